@@ -1,0 +1,53 @@
+import type { ListQuery, Page } from "../kernel/pagination.js";
+import type { AgentDefinition } from "./agentDefinition.js";
+
+/** The mutable head of an agent: which version is latest, and whether it is archived. */
+export interface AgentHead {
+  id: string;
+  workspaceId: string;
+  latestVersion: number;
+  createdAt: number;
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/** One immutable version of an agent's configuration. Never updated, never deleted. */
+export interface StoredPublication {
+  workspaceId: string;
+  agentId: string;
+  version: number;
+  fingerprint: string;
+  definition: AgentDefinition;
+  createdAt: number;
+}
+
+export interface AgentListQuery extends ListQuery {
+  includeArchived: boolean;
+  createdAt?: { gte?: number; lte?: number };
+}
+
+export interface PublicationStore {
+  createAgent(head: AgentHead, first: StoredPublication): Promise<void>;
+  /** Appends the next version only if `expectedLatest` is still the latest (optimistic concurrency). */
+  appendVersion(publication: StoredPublication, expectedLatest: number): Promise<boolean>;
+  getHead(workspaceId: string, agentId: string): Promise<AgentHead | null>;
+  getPublication(workspaceId: string, agentId: string, version: number): Promise<StoredPublication | null>;
+  listAgents(workspaceId: string, query: AgentListQuery): Promise<Page<{ head: AgentHead; latest: StoredPublication }>>;
+  listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<Page<StoredPublication>>;
+  archive(workspaceId: string, agentId: string, now: number): Promise<void>;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  workspaceId: string;
+  keyHash: string;
+  label: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface IamStore {
+  ensureWorkspace(id: string, name: string, now: number): Promise<void>;
+  addApiKey(record: ApiKeyRecord): Promise<void>;
+  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+}

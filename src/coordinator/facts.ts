@@ -1,0 +1,42 @@
+import type { JsonObject } from "../kernel/json.js";
+
+/**
+ * A fact is one entry of a thread's committed history. Its `type` is the product's event vocabulary
+ * (the same names the Managed Agents wire uses: `user.message`, `agent.message`, `session.status_idle`);
+ * `body` holds the type's fields. Edges project facts to their protocol's DTOs.
+ */
+export interface Fact {
+  id: string;
+  type: string;
+  body: JsonObject;
+}
+
+export interface CommittedFact extends Fact {
+  sessionId: string;
+  threadId: string;
+  /** Position in the thread: the thread version right after this fact was appended (1-based). */
+  seq: number;
+  createdAt: number;
+}
+
+export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
+
+export interface PendingAction {
+  /** The id of the fact that waits for an answer (e.g. an `agent.custom_tool_use`). */
+  eventId: string;
+  kind: "custom_tool_result";
+}
+
+export interface SessionUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+export const EMPTY_USAGE: SessionUsage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_input_tokens: 0,
+  cache_creation_input_tokens: 0,
+};

@@ -1,0 +1,212 @@
+import type { AgentDefinition } from "../control/agentDefinition.js";
+import type { ListQuery, Page } from "../kernel/pagination.js";
+import type { CommitOperation, CommitResult } from "./commitOperation.js";
+import type { EnvironmentConfig } from "./environmentConfig.js";
+import type { CommittedFact, Fact, PendingAction, SessionStatus, SessionUsage } from "./facts.js";
+import type { SessionProjection } from "./sessionProjection.js";
+
+// ---------------------------------------------------------------------------------------------
+// Registration: Control publishes, the Coordinator's catalog receives exact snapshots.
+
+export interface ExecutableAgentSnapshot {
+  workspaceId: string;
+  agentId: string;
+  version: number;
+  fingerprint: string;
+  definition: AgentDefinition;
+  publishedAt: number;
+}
+
+export interface RegistrationReceipt {
+  workspaceId: string;
+  agentId: string;
+  version: number;
+  fingerprint: string;
+  registeredAt: number;
+}
+
+/** Idempotent on (workspace, agent, version); same identity with another fingerprint fails closed. */
+export interface ExecutableAgentRegistrar {
+  register(snapshot: ExecutableAgentSnapshot): Promise<RegistrationReceipt>;
+}
+
+export interface CatalogStore {
+  /** Inserts the snapshot or returns the stored one for the same identity (the caller compares). */
+  putIfAbsent(snapshot: ExecutableAgentSnapshot, registeredAt: number): Promise<RegistrationReceipt>;
+  get(workspaceId: string, agentId: string, version: number): Promise<ExecutableAgentSnapshot | null>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environments: each change is an immutable revision; sessions pin one.
+
+export interface EnvironmentRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description: string | null;
+  scope: string | null;
+  metadata: Record<string, string>;
+  config: EnvironmentConfig;
+  revision: number;
+  createdAt: number;
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+export interface EnvironmentStore {
+  create(record: EnvironmentRecord): Promise<void>;
+  get(workspaceId: string, id: string): Promise<EnvironmentRecord | null>;
+  getRevision(environmentId: string, revision: number): Promise<EnvironmentConfig | null>;
+  /** Writes the head; appends a revision when `config` changed (revision already incremented). */
+  update(record: EnvironmentRecord, newRevision: boolean): Promise<void>;
+  list(workspaceId: string, query: ListQuery & { includeArchived: boolean }): Promise<Page<EnvironmentRecord>>;
+  delete(workspaceId: string, id: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions, threads and history.
+
+export interface SessionRecord extends SessionProjection {
+  id: string;
+  workspaceId: string;
+  agent: ExecutableAgentSnapshot;
+  environmentId: string;
+  environmentRevision: number;
+  threadId: string;
+  title: string | null;
+  metadata: Record<string, string>;
+  resources: unknown[];
+  vaultIds: string[];
+  budget: unknown | null;
+  createdAt: number;
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+export interface SessionListQuery extends ListQuery {
+  order: "asc" | "desc";
+  agentId?: string;
+  agentVersion?: number;
+  statuses?: SessionStatus[];
+  includeArchived: boolean;
+  createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+
+export interface EventListQuery extends ListQuery {
+  order: "asc" | "desc";
+  types?: string[];
+  createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+
+export interface SessionStore {
+  create(record: SessionRecord): Promise<void>;
+  get(workspaceId: string, id: string): Promise<SessionRecord | null>;
+  list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /** Title/metadata/archive changes; the facts (e.g. `session.updated`) go through the ledger. */
+  updateFields(
+    id: string,
+    fields: Partial<Pick<SessionRecord, "title" | "metadata" | "archivedAt">>,
+    now: number,
+  ): Promise<void>;
+}
+
+export interface HistoryReader {
+  /** Committed facts of a thread with seq > afterSeq, ascending, at most `limit`. */
+  readThread(threadId: string, afterSeq: number, limit?: number): Promise<CommittedFact[]>;
+  threadVersion(threadId: string): Promise<number>;
+  listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>>;
+}
+
+/** What an input does to the run of its session, decided by the coordinator under the same transaction. */
+export type RunEffect =
+  | { kind: "none" }
+  | { kind: "start"; runId: string }
+  | { kind: "resume" }
+  | { kind: "cancel" };
+
+/**
+ * Appends coordinator-authored facts (user input echoes, status changes) to a session's thread.
+ * `decide` runs inside the transaction with the current session row and active run, so checks
+ * such as "is this tool use still pending" cannot race with another input.
+ */
+export interface InputLedger {
+  append(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+  ): Promise<{ committed: CommittedFact[]; plan: InputPlan }>;
+  /** Returns the response stored for the most recent send to this session if its hash matches. */
+  lastSend(sessionId: string, requestHash: string): Promise<string | null>;
+  rememberSend(sessionId: string, requestHash: string, responseJson: string, now: number): Promise<void>;
+  /**
+   * Appends `session.deleted` as the thread's last fact, erases everything else the session owned
+   * and hides it from reads. Live tails still find the final fact by thread id and close.
+   */
+  deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null>;
+}
+
+export interface InputContext {
+  session: SessionRecord;
+  activeRun: { id: string; state: string; epoch: number } | null;
+}
+
+export interface InputPlan {
+  facts: Fact[];
+  effect: RunEffect;
+  /** Optional value returned to the caller (e.g. the echo of accepted user events). */
+  pendingAfter?: PendingAction[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch, claims and the commit fence.
+
+export interface Activation {
+  runId: string;
+  sessionId: string;
+  threadId: string;
+  workspaceId: string;
+  owner: string;
+  epoch: number;
+  leaseExpiresAt: number;
+  crashCount: number;
+  agent: ExecutableAgentSnapshot;
+  environment: { id: string; revision: number; config: EnvironmentConfig };
+}
+
+export interface ClaimPort {
+  /** Claims the oldest runnable run (queued, or claimed with an expired lease → epoch + 1). */
+  claim(owner: string, leaseMs: number): Promise<Activation | null>;
+  /** Extends the lease; false when the claim is no longer ours (expired, cancelled, reclaimed). */
+  renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
+}
+
+export interface CommitFencePort {
+  commit(op: CommitOperation): Promise<CommitResult>;
+}
+
+export interface DispatchStore extends ClaimPort, CommitFencePort {}
+
+// ---------------------------------------------------------------------------------------------
+// Signals: only lower latency. Correctness never depends on them (polling finishes every run).
+
+export interface WakeSignals {
+  threadCommitted(threadId: string): void;
+  onThreadCommitted(threadId: string, listener: () => void): () => void;
+  dispatchReady(): void;
+  onDispatchReady(listener: () => void): () => void;
+  runCancelled(runId: string): void;
+  onRunCancelled(listener: (runId: string) => void): () => void;
+}
+
+/** Streaming previews (token deltas). Interactive evidence only: never stored, never replayed. */
+export type LiveEvidence =
+  | { kind: "event_start"; eventId: string; eventType: "agent.message" | "agent.thinking" }
+  | { kind: "event_delta"; eventId: string; index: number; text: string }
+  | { kind: "event_abandoned"; eventId: string };
+
+export interface LiveEvidenceBus {
+  publish(sessionId: string, evidence: LiveEvidence): void;
+  subscribe(sessionId: string, listener: (evidence: LiveEvidence) => void): () => void;
+}
+
+export type { ListQuery, Page, SessionUsage };

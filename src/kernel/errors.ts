@@ -1,0 +1,60 @@
+/**
+ * Every error the product raises on purpose carries a stable code. The table below is the one place
+ * that maps a code to its HTTP status and wire error type; edges only read it.
+ */
+export const ERROR_CODES = {
+  invalid_request: { status: 400, type: "invalid_request_error" },
+  invalid_metadata: { status: 400, type: "invalid_request_error" },
+  invalid_config_type_change: { status: 400, type: "invalid_request_error" },
+  environment_archived: { status: 400, type: "invalid_request_error" },
+  agent_archived: { status: 400, type: "invalid_request_error" },
+  session_terminated: { status: 400, type: "invalid_request_error" },
+  tool_use_not_pending: { status: 400, type: "invalid_request_error" },
+  unauthenticated: { status: 401, type: "authentication_error" },
+  permission_denied: { status: 403, type: "permission_error" },
+  not_found: { status: 404, type: "not_found_error" },
+  environment_not_found: { status: 404, type: "not_found_error" },
+  version_mismatch: { status: 409, type: "conflict_error" },
+  session_running: { status: 409, type: "conflict_error" },
+  publication_conflict: { status: 409, type: "conflict_error" },
+  payload_too_large: { status: 413, type: "invalid_request_error" },
+  internal: { status: 500, type: "api_error" },
+  unavailable: { status: 503, type: "overloaded_error" },
+} as const satisfies Record<string, { status: number; type: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class AwakenError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+  /** Deterministic failures tell the SDK not to retry (it retries 409 by default). */
+  readonly retryable: boolean;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; retryable?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "AwakenError";
+    this.code = code;
+    this.details = options.details;
+    this.retryable = options.retryable ?? ERROR_CODES[code].status >= 500;
+  }
+
+  get status(): number {
+    return ERROR_CODES[this.code].status;
+  }
+
+  get wireType(): string {
+    return ERROR_CODES[this.code].type;
+  }
+}
+
+export function notFound(kind: string, id: string): AwakenError {
+  return new AwakenError("not_found", `${kind} ${JSON.stringify(id)} was not found in this workspace.`);
+}
+
+export function invalid(message: string, details?: Record<string, unknown>): AwakenError {
+  return new AwakenError("invalid_request", message, details ? { details } : {});
+}

@@ -1,0 +1,101 @@
+/**
+ * Model inference behind one interface. The runtime speaks these provider-neutral shapes; each
+ * provider maps them to its own wire (Anthropic Messages, OpenAI chat completions, offline script).
+ * Nothing here knows about sessions, threads or history storage.
+ */
+
+export type ModelContentBlock =
+  | { type: "text"; text: string }
+  | {
+      type: "image";
+      source: { type: "base64"; media_type: string; data: string } | { type: "url"; url: string };
+    }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | {
+      type: "tool_result";
+      tool_use_id: string;
+      content: Array<{ type: "text"; text: string }>;
+      is_error: boolean;
+    };
+
+export interface ModelMessage {
+  role: "user" | "assistant";
+  content: ModelContentBlock[];
+}
+
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  /** The agent's model id, e.g. `claude-sonnet-4-6`, `gpt-4o-mini`, `offline-echo`. */
+  model: string;
+  system: string | null;
+  messages: ModelMessage[];
+  tools: ModelToolSpec[];
+  maxTokens: number;
+}
+
+export interface ModelUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+}
+
+export type ModelStopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "stop_sequence";
+
+/** Streaming evidence while the model answers; never stored. `index` is the text block's position. */
+export type ModelStreamEvent = { type: "text_delta"; index: number; text: string };
+
+export interface ModelResponse {
+  /** Text and tool_use blocks in the order the model produced them. */
+  content: Array<
+    | { type: "text"; text: string }
+    | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  >;
+  stopReason: ModelStopReason;
+  usage: ModelUsage;
+}
+
+export interface ModelCallOptions {
+  signal: AbortSignal;
+  onEvent: (event: ModelStreamEvent) => void;
+}
+
+export interface ModelProvider {
+  /** Stable provider name recorded on every model request span: `anthropic`, `openai`, `offline`. */
+  readonly name: string;
+  complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
+}
+
+/** Chooses the provider for a model id; the choice is recorded on the model request span. */
+export interface ProviderRouter {
+  select(model: string): ModelProvider;
+  /** One line per configured provider, for start-up logs. */
+  describe(): string[];
+}
+
+/**
+ * Thrown by providers. `transient` errors (overload, rate limit, 5xx, connection loss) are retried
+ * with backoff by the runtime; others end the turn.
+ */
+export class ProviderError extends Error {
+  readonly kind: "overloaded" | "rate_limited" | "request_failed" | "aborted";
+  readonly transient: boolean;
+  readonly status: number | undefined;
+
+  constructor(
+    kind: ProviderError["kind"],
+    message: string,
+    options: { transient: boolean; status?: number; cause?: unknown },
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProviderError";
+    this.kind = kind;
+    this.transient = options.transient;
+    this.status = options.status;
+  }
+}

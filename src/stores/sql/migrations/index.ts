@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from "kysely";
+import { initial } from "./001_initial.js";
+
+// Migrations are code (not files read at run time) so the compiled package carries them.
+const MIGRATIONS: Record<string, Migration> = {
+  "001_initial": initial,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => MIGRATIONS,
+};

@@ -1,0 +1,122 @@
+/**
+ * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
+ * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
+ */
+export interface Database {
+  // control: IAM
+  workspaces: { id: string; name: string; created_at: number };
+  api_keys: {
+    id: string;
+    workspace_id: string;
+    key_hash: string;
+    label: string;
+    created_at: number;
+    revoked_at: number | null;
+  };
+  // control: immutable publication history
+  agents: {
+    id: string;
+    workspace_id: string;
+    latest_version: number;
+    created_at: number;
+    updated_at: number;
+    archived_at: number | null;
+  };
+  agent_publications: {
+    workspace_id: string;
+    agent_id: string;
+    version: number;
+    fingerprint: string;
+    definition_json: string;
+    created_at: number;
+  };
+  // coordinator: rebuildable executable catalog
+  executable_agents: {
+    workspace_id: string;
+    agent_id: string;
+    version: number;
+    fingerprint: string;
+    snapshot_json: string;
+    registered_at: number;
+  };
+  // coordinator: environments as pinned revisions
+  environments: {
+    id: string;
+    workspace_id: string;
+    name: string;
+    description: string | null;
+    scope: string | null;
+    metadata_json: string;
+    config_type: string;
+    latest_revision: number;
+    created_at: number;
+    updated_at: number;
+    archived_at: number | null;
+  };
+  environment_revisions: {
+    environment_id: string;
+    revision: number;
+    config_json: string;
+    created_at: number;
+  };
+  // coordinator: sessions, threads, committed history
+  sessions: {
+    id: string;
+    workspace_id: string;
+    agent_id: string;
+    agent_version: number;
+    agent_snapshot_json: string;
+    environment_id: string;
+    environment_revision: number;
+    thread_id: string;
+    title: string | null;
+    metadata_json: string;
+    status: string;
+    pending_json: string;
+    usage_json: string;
+    resources_json: string;
+    vault_ids_json: string;
+    budget_json: string | null;
+    created_at: number;
+    updated_at: number;
+    archived_at: number | null;
+    deleted_at: number | null;
+  };
+  threads: { id: string; session_id: string; version: number; created_at: number };
+  events: {
+    thread_id: string;
+    seq: number;
+    id: string;
+    session_id: string;
+    type: string;
+    body_json: string;
+    created_at: number;
+  };
+  // coordinator: dispatch + claims (one row per run)
+  runs: {
+    id: string;
+    session_id: string;
+    thread_id: string;
+    state: string;
+    owner: string | null;
+    epoch: number;
+    lease_expires_at: number | null;
+    available_at: number;
+    crash_count: number;
+    created_at: number;
+    updated_at: number;
+  };
+  commit_operations: {
+    op_id: string;
+    run_id: string;
+    payload_hash: string;
+    receipt_json: string;
+    committed_at: number;
+  };
+  send_receipts: {
+    session_id: string;
+    request_hash: string;
+    response_json: string;
+    created_at: number;
+  };
+}

@@ -1,0 +1,53 @@
+import type { PendingAction, SessionStatus, SessionUsage } from "../../coordinator/facts.js";
+import type { ExecutableAgentSnapshot, SessionRecord } from "../../coordinator/ports.js";
+import { fromJson, toJson } from "./db.js";
+import type { Database } from "./schema.js";
+
+type SessionRow = Database["sessions"];
+
+export function sessionToRow(s: SessionRecord): SessionRow {
+  return {
+    id: s.id,
+    workspace_id: s.workspaceId,
+    agent_id: s.agent.agentId,
+    agent_version: s.agent.version,
+    agent_snapshot_json: toJson(s.agent),
+    environment_id: s.environmentId,
+    environment_revision: s.environmentRevision,
+    thread_id: s.threadId,
+    title: s.title,
+    metadata_json: toJson(s.metadata),
+    status: s.status,
+    pending_json: toJson(s.pending),
+    usage_json: toJson(s.usage),
+    resources_json: toJson(s.resources),
+    vault_ids_json: toJson(s.vaultIds),
+    budget_json: s.budget === null ? null : toJson(s.budget),
+    created_at: s.createdAt,
+    updated_at: s.updatedAt,
+    archived_at: s.archivedAt,
+    deleted_at: null,
+  };
+}
+
+export function rowToSession(r: SessionRow): SessionRecord {
+  return {
+    id: r.id,
+    workspaceId: r.workspace_id,
+    agent: fromJson<ExecutableAgentSnapshot>(r.agent_snapshot_json),
+    environmentId: r.environment_id,
+    environmentRevision: Number(r.environment_revision),
+    threadId: r.thread_id,
+    title: r.title,
+    metadata: fromJson<Record<string, string>>(r.metadata_json),
+    status: r.status as SessionStatus,
+    pending: fromJson<PendingAction[]>(r.pending_json),
+    usage: fromJson<SessionUsage>(r.usage_json),
+    resources: fromJson<unknown[]>(r.resources_json),
+    vaultIds: fromJson<string[]>(r.vault_ids_json),
+    budget: r.budget_json === null ? null : fromJson<unknown>(r.budget_json),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    archivedAt: r.archived_at === null ? null : Number(r.archived_at),
+  };
+}

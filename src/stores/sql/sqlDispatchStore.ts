@@ -1,0 +1,172 @@
+import { decideCommit } from "../../coordinator/commitFence.js";
+import {
+  type CommitOperation,
+  type CommitReceipt,
+  type CommitResult,
+  payloadHash,
+} from "../../coordinator/commitOperation.js";
+import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
+import type { PendingAction } from "../../coordinator/facts.js";
+import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import type { Clock } from "../../kernel/clock.js";
+import { appendFacts } from "./appendFacts.js";
+import { type Db, fromJson, toJson } from "./db.js";
+
+export class SqlDispatchStore implements DispatchStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async claim(owner: string, leaseMs: number): Promise<Activation | null> {
+    return this.db.transaction().execute(async (tx) => {
+      const now = this.clock.now();
+      const run = await tx
+        .selectFrom("runs")
+        .selectAll()
+        .where((eb) =>
+          eb.or([
+            eb.and([eb("state", "=", "queued"), eb("available_at", "<=", now)]),
+            eb.and([eb("state", "=", "claimed"), eb("lease_expires_at", "<=", now)]),
+          ]),
+        )
+        .orderBy("available_at", "asc")
+        .limit(1)
+        .executeTakeFirst();
+      if (!run) return null;
+      const epoch = Number(run.epoch) + 1;
+      // Reclaiming an expired lease means the previous owner crashed (or stalled): count it
+      // against the run's crash budget. A commit resets the count.
+      const crashCount = Number(run.crash_count) + (run.state === "claimed" ? 1 : 0);
+      const leaseExpiresAt = now + leaseMs;
+      const claimed = await tx
+        .updateTable("runs")
+        .set({ state: "claimed", owner, epoch, lease_expires_at: leaseExpiresAt, crash_count: crashCount, updated_at: now })
+        .where("id", "=", run.id)
+        .where("epoch", "=", run.epoch)
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) !== 1) return null;
+      const session = await tx
+        .selectFrom("sessions")
+        .select(["workspace_id", "agent_snapshot_json", "environment_id", "environment_revision"])
+        .where("id", "=", run.session_id)
+        .executeTakeFirstOrThrow();
+      const revision = Number(session.environment_revision);
+      const env = await tx
+        .selectFrom("environment_revisions")
+        .select("config_json")
+        .where("environment_id", "=", session.environment_id)
+        .where("revision", "=", revision)
+        .executeTakeFirst();
+      return {
+        runId: run.id,
+        sessionId: run.session_id,
+        threadId: run.thread_id,
+        workspaceId: session.workspace_id,
+        owner,
+        epoch,
+        leaseExpiresAt,
+        crashCount,
+        agent: fromJson<ExecutableAgentSnapshot>(session.agent_snapshot_json),
+        environment: {
+          id: session.environment_id,
+          revision,
+          config: env ? fromJson<EnvironmentConfig>(env.config_json) : { type: "self_hosted" },
+        },
+      };
+    });
+  }
+
+  async renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean> {
+    const now = this.clock.now();
+    const result = await this.db
+      .updateTable("runs")
+      .set({ lease_expires_at: now + leaseMs, updated_at: now })
+      .where("id", "=", runId)
+      .where("owner", "=", owner)
+      .where("epoch", "=", epoch)
+      .where("state", "=", "claimed")
+      .where("lease_expires_at", ">", now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async commit(op: CommitOperation): Promise<CommitResult> {
+    const hash = payloadHash(op);
+    return this.db.transaction().execute(async (tx): Promise<CommitResult> => {
+      const now = this.clock.now();
+      const existingRow = await tx
+        .selectFrom("commit_operations")
+        .select(["payload_hash", "receipt_json"])
+        .where("op_id", "=", op.opId)
+        .executeTakeFirst();
+      const runRow = await tx
+        .selectFrom("runs")
+        .select(["state", "owner", "epoch", "lease_expires_at", "session_id"])
+        .where("id", "=", op.runId)
+        .executeTakeFirst();
+      const thread = await tx.selectFrom("threads").select("version").where("id", "=", op.threadId).executeTakeFirst();
+      const decision = decideCommit(op, hash, {
+        existing: existingRow
+          ? { payloadHash: existingRow.payload_hash, receipt: fromJson<CommitReceipt>(existingRow.receipt_json) }
+          : null,
+        run: runRow
+          ? {
+              state: runRow.state,
+              owner: runRow.owner,
+              epoch: Number(runRow.epoch),
+              leaseExpiresAt: runRow.lease_expires_at === null ? null : Number(runRow.lease_expires_at),
+            }
+          : null,
+        threadVersion: thread ? Number(thread.version) : -1,
+        now,
+      });
+      if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
+      if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
+      if (!runRow) throw new Error("unreachable: fence accepted a commit without a run");
+
+      const committed = await appendFacts(tx, runRow.session_id, op.threadId, op.expectedVersion, op.facts, now);
+      let settled = op.settle ?? null;
+      if (settled === "awaiting") {
+        // Defensive: a run may only park while something is actually pending; otherwise it stays
+        // runnable so no input is stranded.
+        const session = await tx
+          .selectFrom("sessions")
+          .select("pending_json")
+          .where("id", "=", runRow.session_id)
+          .executeTakeFirstOrThrow();
+        if (fromJson<PendingAction[]>(session.pending_json).length === 0) settled = null;
+      }
+      await tx
+        .updateTable("runs")
+        .set(
+          op.settle
+            ? {
+                state: settled ?? "queued",
+                owner: null,
+                lease_expires_at: null,
+                crash_count: 0,
+                available_at: now,
+                updated_at: now,
+              }
+            : { crash_count: 0, updated_at: now },
+        )
+        .where("id", "=", op.runId)
+        .execute();
+      const receipt: CommitReceipt = {
+        opId: op.opId,
+        runId: op.runId,
+        threadId: op.threadId,
+        versionAfter: op.expectedVersion + op.facts.length,
+        eventIds: committed.map((f) => f.id),
+        committedAt: now,
+        settled: op.settle ?? null,
+      };
+      await tx
+        .insertInto("commit_operations")
+        .values({ op_id: op.opId, run_id: op.runId, payload_hash: hash, receipt_json: toJson(receipt), committed_at: now })
+        .execute();
+      return { ok: true, receipt, duplicate: false };
+    });
+  }
+}

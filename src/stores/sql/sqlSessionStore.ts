@@ -1,0 +1,96 @@
+import type { Page, SessionListQuery, SessionRecord, SessionStore } from "../../coordinator/ports.js";
+import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
+import { rowToSession, sessionToRow } from "./sessionRows.js";
+
+export class SqlSessionStore implements SessionStore {
+  constructor(private readonly db: Db) {}
+
+  async create(record: SessionRecord): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto("sessions").values(sessionToRow(record)).execute();
+      await tx
+        .insertInto("threads")
+        .values({ id: record.threadId, session_id: record.id, version: 0, created_at: record.createdAt })
+        .execute();
+    });
+  }
+
+  async get(workspaceId: string, id: string): Promise<SessionRecord | null> {
+    const row = await this.db
+      .selectFrom("sessions")
+      .selectAll()
+      .where("id", "=", id)
+      .where("workspace_id", "=", workspaceId)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
+    return row ? rowToSession(row) : null;
+  }
+
+  /**
+   * Bidirectional keyset pagination over time-sortable ids. A cursor remembers the boundary id and
+   * which way it points, so `prev_page` walks back from the first row of the page it came from.
+   */
+  async list(workspaceId: string, q: SessionListQuery): Promise<Page<SessionRecord>> {
+    const cursor = decodeCursor(q.cursor);
+    const backwards = cursor?.dir === "prev";
+    const ascending = (q.order === "asc") !== backwards;
+    let query = this.db
+      .selectFrom("sessions")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("deleted_at", "is", null);
+    if (!q.includeArchived) query = query.where("archived_at", "is", null);
+    if (q.agentId) query = query.where("agent_id", "=", q.agentId);
+    if (q.agentVersion !== undefined) query = query.where("agent_version", "=", q.agentVersion);
+    if (q.statuses && q.statuses.length > 0) {
+      // Archived sessions read as terminated (wire §2.3), so the filter must agree with the DTO.
+      const statuses = q.statuses;
+      query = query.where((eb) =>
+        eb.or([
+          eb.and([eb("archived_at", "is", null), eb("status", "in", statuses)]),
+          ...(statuses.includes("terminated") ? [eb("archived_at", "is not", null)] : []),
+        ]),
+      );
+    }
+    const c = q.createdAt;
+    if (c?.gt !== undefined) query = query.where("created_at", ">", c.gt);
+    if (c?.gte !== undefined) query = query.where("created_at", ">=", c.gte);
+    if (c?.lt !== undefined) query = query.where("created_at", "<", c.lt);
+    if (c?.lte !== undefined) query = query.where("created_at", "<=", c.lte);
+    if (cursor && typeof cursor.id === "string") query = query.where("id", ascending ? ">" : "<", cursor.id);
+    const rows = await query
+      .orderBy("id", ascending ? "asc" : "desc")
+      .limit(q.limit + 1)
+      .execute();
+    const hasMore = rows.length > q.limit;
+    const pageRows = rows.slice(0, q.limit);
+    if (backwards) pageRows.reverse();
+    const data = pageRows.map(rowToSession);
+    const first = data[0];
+    const last = data[data.length - 1];
+    const moreAfter = backwards ? cursor !== null : hasMore;
+    const moreBefore = backwards ? hasMore : cursor !== null;
+    return {
+      data,
+      nextCursor: moreAfter && last ? encodeCursor({ id: last.id, dir: "next" }) : null,
+      prevCursor: moreBefore && first ? encodeCursor({ id: first.id, dir: "prev" }) : null,
+    };
+  }
+
+  async updateFields(
+    id: string,
+    fields: Partial<Pick<SessionRecord, "title" | "metadata" | "archivedAt">>,
+    now: number,
+  ): Promise<void> {
+    await this.db
+      .updateTable("sessions")
+      .set({
+        ...(fields.title !== undefined ? { title: fields.title } : {}),
+        ...(fields.metadata !== undefined ? { metadata_json: toJson(fields.metadata) } : {}),
+        ...(fields.archivedAt !== undefined ? { archived_at: fields.archivedAt } : {}),
+        updated_at: now,
+      })
+      .where("id", "=", id)
+      .execute();
+  }
+}

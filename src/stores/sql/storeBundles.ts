@@ -1,0 +1,49 @@
+import type { IamStore, PublicationStore } from "../../control/ports.js";
+import type {
+  CatalogStore,
+  DispatchStore,
+  EnvironmentStore,
+  HistoryReader,
+  InputLedger,
+  SessionStore,
+} from "../../coordinator/ports.js";
+import type { Clock } from "../../kernel/clock.js";
+import type { Db } from "./db.js";
+import { SqlCatalogStore } from "./sqlCatalogStore.js";
+import { SqlDispatchStore } from "./sqlDispatchStore.js";
+import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
+import { SqlHistoryReader } from "./sqlHistoryReader.js";
+import { SqlIamStore } from "./sqlIamStore.js";
+import { SqlInputLedger } from "./sqlInputLedger.js";
+import { SqlPublicationStore } from "./sqlPublicationStore.js";
+import { SqlSessionStore } from "./sqlSessionStore.js";
+
+/** Role-narrowed bundles: each role receives the ports it owns, never the database handle. */
+export interface ControlStores {
+  publications: PublicationStore;
+  iam: IamStore;
+}
+
+export interface CoordinatorStores {
+  catalog: CatalogStore;
+  environments: EnvironmentStore;
+  sessions: SessionStore;
+  history: HistoryReader;
+  ledger: InputLedger;
+  dispatch: DispatchStore;
+}
+
+export function controlStores(db: Db): ControlStores {
+  return { publications: new SqlPublicationStore(db), iam: new SqlIamStore(db) };
+}
+
+export function coordinatorStores(db: Db, clock: Clock): CoordinatorStores {
+  return {
+    catalog: new SqlCatalogStore(db),
+    environments: new SqlEnvironmentStore(db),
+    sessions: new SqlSessionStore(db),
+    history: new SqlHistoryReader(db),
+    ledger: new SqlInputLedger(db),
+    dispatch: new SqlDispatchStore(db, clock),
+  };
+}

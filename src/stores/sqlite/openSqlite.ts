@@ -1,0 +1,33 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, Migrator, SqliteDialect } from "kysely";
+import { migrationProvider } from "../sql/migrations/index.js";
+import type { Database } from "../sql/schema.js";
+
+export interface SqliteHandle {
+  db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens (creating if needed) the embedded SQLite authority. WAL keeps readers (stream tails,
+ * lists) from blocking the writer; `synchronous=NORMAL` in WAL mode is durable across process
+ * crashes (kill -9), which is the failure the all-in-one server must survive.
+ */
+export async function openSqlite(file: string): Promise<SqliteHandle> {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const raw = new SqliteDatabase(file);
+  raw.pragma("journal_mode = WAL");
+  raw.pragma("synchronous = NORMAL");
+  raw.pragma("busy_timeout = 5000");
+  raw.pragma("foreign_keys = ON");
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const migrator = new Migrator({ db, provider: migrationProvider });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw new Error(`SQLite migration failed for ${file}: ${String(error)}`, { cause: error });
+  }
+  return { db, close: () => db.destroy() };
+}

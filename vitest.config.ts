@@ -1,0 +1,12 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Child-process and server tests share two cores; keep parallelism modest so timing-sensitive
+    // lease tests are not starved.
+    maxWorkers: 2,
+  },
+});
