@@ -2,7 +2,7 @@ import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
-import type { CommittedFact, Fact, PendingAction, SessionStatus, SessionUsage } from "./facts.js";
+import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
 import type { SessionProjection } from "./sessionProjection.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -102,12 +102,6 @@ export interface SessionStore {
   create(record: SessionRecord): Promise<void>;
   get(workspaceId: string, id: string): Promise<SessionRecord | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
-  /** Title/metadata/archive changes; the facts (e.g. `session.updated`) go through the ledger. */
-  updateFields(
-    id: string,
-    fields: Partial<Pick<SessionRecord, "title" | "metadata" | "archivedAt">>,
-    now: number,
-  ): Promise<void>;
 }
 
 export interface HistoryReader {
@@ -119,7 +113,6 @@ export interface HistoryReader {
 
 /** What an input does to the run of its session, decided by the coordinator under the same transaction. */
 export type RunEffect =
-  | { kind: "none" }
   | { kind: "start"; runId: string }
   | { kind: "resume" }
   | { kind: "cancel" };
@@ -130,19 +123,21 @@ export type RunEffect =
  * such as "is this tool use still pending" cannot race with another input.
  */
 export interface InputLedger {
-  append(
-    sessionId: string,
-    decide: (ctx: InputContext) => InputPlan,
-    now: number,
-  ): Promise<{ committed: CommittedFact[]; plan: InputPlan }>;
-  /** Returns the response stored for the most recent send to this session if its hash matches. */
-  lastSend(sessionId: string, requestHash: string): Promise<string | null>;
-  rememberSend(sessionId: string, requestHash: string, responseJson: string, now: number): Promise<void>;
+  append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome>;
+  /** The echo stored for the most recent send to this session, if its request hash matches. */
+  lastSend(sessionId: string, requestHash: string): Promise<CommittedFact[] | null>;
   /**
    * Appends `session.deleted` as the thread's last fact, erases everything else the session owned
    * and hides it from reads. Live tails still find the final fact by thread id and close.
    */
   deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null>;
+}
+
+export interface InputOutcome {
+  committed: CommittedFact[];
+  plan: InputPlan;
+  /** The run that was active when the plan was made (cancel/resume applied to it). */
+  activeRunId: string | null;
 }
 
 export interface InputContext {
@@ -152,9 +147,21 @@ export interface InputContext {
 
 export interface InputPlan {
   facts: Fact[];
-  effect: RunEffect;
-  /** Optional value returned to the caller (e.g. the echo of accepted user events). */
-  pendingAfter?: PendingAction[];
+  /** Applied in order after the facts are appended, in the same transaction. */
+  effects: RunEffect[];
+  /** Ids of the facts that echo the caller's events (the send response). */
+  echoIds: string[];
+  /** Field changes to the session row, written in the same transaction as the facts. */
+  sessionPatch?: SessionPatch;
+  /** When set, the echo is remembered under this hash so a retried identical send returns it. */
+  requestHash?: string;
+}
+
+export interface SessionPatch {
+  title?: string | null;
+  metadata?: Record<string, string>;
+  budget?: unknown | null;
+  archivedAt?: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,6 +185,8 @@ export interface ClaimPort {
   claim(owner: string, leaseMs: number): Promise<Activation | null>;
   /** Extends the lease; false when the claim is no longer ours (expired, cancelled, reclaimed). */
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
+  /** Gives a claim back (graceful shutdown) so another worker can take it at once. */
+  release(runId: string, owner: string, epoch: number): Promise<void>;
 }
 
 export interface CommitFencePort {
@@ -210,3 +219,15 @@ export interface LiveEvidenceBus {
 }
 
 export type { ListQuery, Page, SessionUsage };
+
+/** Everything the coordinator's services need, as narrow ports. */
+export interface CoordinatorPorts {
+  catalog: CatalogStore;
+  environments: EnvironmentStore;
+  sessions: SessionStore;
+  history: HistoryReader;
+  ledger: InputLedger;
+  dispatch: DispatchStore;
+  signals: WakeSignals;
+  evidence: LiveEvidenceBus;
+}

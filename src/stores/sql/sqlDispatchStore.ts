@@ -91,6 +91,18 @@ export class SqlDispatchStore implements DispatchStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  async release(runId: string, owner: string, epoch: number): Promise<void> {
+    const now = this.clock.now();
+    await this.db
+      .updateTable("runs")
+      .set({ state: "queued", owner: null, lease_expires_at: null, available_at: now, updated_at: now })
+      .where("id", "=", runId)
+      .where("owner", "=", owner)
+      .where("epoch", "=", epoch)
+      .where("state", "=", "claimed")
+      .execute();
+  }
+
   async commit(op: CommitOperation): Promise<CommitResult> {
     const hash = payloadHash(op);
     return this.db.transaction().execute(async (tx): Promise<CommitResult> => {

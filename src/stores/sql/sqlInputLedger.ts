@@ -1,8 +1,8 @@
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
-import type { InputContext, InputLedger, InputPlan } from "../../coordinator/ports.js";
+import type { InputContext, InputLedger, InputOutcome, InputPlan, SessionPatch } from "../../coordinator/ports.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
-import type { Db } from "./db.js";
+import { type Db, fromJson, type Tx, toJson } from "./db.js";
 import { rowToSession } from "./sessionRows.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
@@ -10,11 +10,7 @@ export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 export class SqlInputLedger implements InputLedger {
   constructor(private readonly db: Db) {}
 
-  async append(
-    sessionId: string,
-    decide: (ctx: InputContext) => InputPlan,
-    now: number,
-  ): Promise<{ committed: CommittedFact[]; plan: InputPlan }> {
+  async append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome> {
     return this.db.transaction().execute(async (tx) => {
       const row = await tx
         .selectFrom("sessions")
@@ -39,61 +35,65 @@ export class SqlInputLedger implements InputLedger {
         .where("id", "=", session.threadId)
         .executeTakeFirstOrThrow();
       const committed = await appendFacts(tx, sessionId, session.threadId, Number(thread.version), plan.facts, now);
-      const effect = plan.effect;
-      if (effect.kind === "start") {
+      if (plan.sessionPatch) await patchSession(tx, sessionId, plan.sessionPatch, now);
+      for (const effect of plan.effects) {
+        if (effect.kind === "start") {
+          await tx
+            .insertInto("runs")
+            .values({
+              id: effect.runId,
+              session_id: sessionId,
+              thread_id: session.threadId,
+              state: "queued",
+              owner: null,
+              epoch: 0,
+              lease_expires_at: null,
+              available_at: now,
+              crash_count: 0,
+              created_at: now,
+              updated_at: now,
+            })
+            .execute();
+        } else if (effect.kind === "resume" && activeRun) {
+          await tx
+            .updateTable("runs")
+            .set({ state: "queued", available_at: now, updated_at: now })
+            .where("id", "=", activeRun.id)
+            .where("state", "=", "awaiting")
+            .execute();
+        } else if (effect.kind === "cancel" && activeRun) {
+          // Advancing the epoch fences off whichever worker holds the claim: its next commit or
+          // settle is stale and rejected.
+          await tx
+            .updateTable("runs")
+            .set({ state: "cancelled", epoch: activeRun.epoch + 1, owner: null, lease_expires_at: null, updated_at: now })
+            .where("id", "=", activeRun.id)
+            .execute();
+        }
+      }
+      if (plan.requestHash) {
+        const echoed = committed.filter((f) => plan.echoIds.includes(f.id));
         await tx
-          .insertInto("runs")
-          .values({
-            id: effect.runId,
-            session_id: sessionId,
-            thread_id: session.threadId,
-            state: "queued",
-            owner: null,
-            epoch: 0,
-            lease_expires_at: null,
-            available_at: now,
-            crash_count: 0,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
-      } else if (effect.kind === "resume" && activeRun) {
-        await tx
-          .updateTable("runs")
-          .set({ state: "queued", available_at: now, updated_at: now })
-          .where("id", "=", activeRun.id)
-          .where("state", "=", "awaiting")
-          .execute();
-      } else if (effect.kind === "cancel" && activeRun) {
-        // Advancing the epoch fences off whichever worker holds the claim: its next commit or
-        // settle is stale and rejected.
-        await tx
-          .updateTable("runs")
-          .set({ state: "cancelled", epoch: activeRun.epoch + 1, owner: null, lease_expires_at: null, updated_at: now })
-          .where("id", "=", activeRun.id)
+          .insertInto("send_receipts")
+          .values({ session_id: sessionId, request_hash: plan.requestHash, response_json: toJson(echoed), created_at: now })
+          .onConflict((oc) =>
+            oc
+              .column("session_id")
+              .doUpdateSet({ request_hash: plan.requestHash, response_json: toJson(echoed), created_at: now }),
+          )
           .execute();
       }
-      return { committed, plan };
+      return { committed, plan, activeRunId: activeRun?.id ?? null };
     });
   }
 
-  async lastSend(sessionId: string, requestHash: string): Promise<string | null> {
+  async lastSend(sessionId: string, requestHash: string): Promise<CommittedFact[] | null> {
     const row = await this.db
       .selectFrom("send_receipts")
       .select(["request_hash", "response_json"])
       .where("session_id", "=", sessionId)
       .executeTakeFirst();
-    return row && row.request_hash === requestHash ? row.response_json : null;
-  }
-
-  async rememberSend(sessionId: string, requestHash: string, responseJson: string, now: number): Promise<void> {
-    await this.db
-      .insertInto("send_receipts")
-      .values({ session_id: sessionId, request_hash: requestHash, response_json: responseJson, created_at: now })
-      .onConflict((oc) =>
-        oc.column("session_id").doUpdateSet({ request_hash: requestHash, response_json: responseJson, created_at: now }),
-      )
-      .execute();
+    return row && row.request_hash === requestHash ? fromJson<CommittedFact[]>(row.response_json) : null;
   }
 
   async deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
@@ -129,6 +129,9 @@ export class SqlInputLedger implements InputLedger {
         .where("state", "in", [...ACTIVE_RUN_STATES])
         .execute();
       await tx.deleteFrom("send_receipts").where("session_id", "=", sessionId).execute();
+      await tx.deleteFrom("commit_operations").where("run_id", "in", (eb) =>
+        eb.selectFrom("runs").select("id").where("session_id", "=", sessionId),
+      ).execute();
       await tx
         .updateTable("sessions")
         .set({ deleted_at: now, metadata_json: "{}", title: null, resources_json: "[]" })
@@ -137,4 +140,18 @@ export class SqlInputLedger implements InputLedger {
       return committed ?? null;
     });
   }
+}
+
+async function patchSession(tx: Tx, sessionId: string, patch: SessionPatch, now: number): Promise<void> {
+  await tx
+    .updateTable("sessions")
+    .set({
+      ...(patch.title !== undefined ? { title: patch.title } : {}),
+      ...(patch.metadata !== undefined ? { metadata_json: toJson(patch.metadata) } : {}),
+      ...(patch.budget !== undefined ? { budget_json: patch.budget === null ? null : toJson(patch.budget) } : {}),
+      ...(patch.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
+      updated_at: now,
+    })
+    .where("id", "=", sessionId)
+    .execute();
 }

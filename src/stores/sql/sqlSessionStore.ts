@@ -1,5 +1,5 @@
 import type { Page, SessionListQuery, SessionRecord, SessionStore } from "../../coordinator/ports.js";
-import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
+import { type Db, decodeCursor, encodeCursor } from "./db.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
 
 export class SqlSessionStore implements SessionStore {
@@ -75,22 +75,5 @@ export class SqlSessionStore implements SessionStore {
       nextCursor: moreAfter && last ? encodeCursor({ id: last.id, dir: "next" }) : null,
       prevCursor: moreBefore && first ? encodeCursor({ id: first.id, dir: "prev" }) : null,
     };
-  }
-
-  async updateFields(
-    id: string,
-    fields: Partial<Pick<SessionRecord, "title" | "metadata" | "archivedAt">>,
-    now: number,
-  ): Promise<void> {
-    await this.db
-      .updateTable("sessions")
-      .set({
-        ...(fields.title !== undefined ? { title: fields.title } : {}),
-        ...(fields.metadata !== undefined ? { metadata_json: toJson(fields.metadata) } : {}),
-        ...(fields.archivedAt !== undefined ? { archived_at: fields.archivedAt } : {}),
-        updated_at: now,
-      })
-      .where("id", "=", id)
-      .execute();
   }
 }

@@ -1,0 +1,130 @@
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { type Logger, pino } from "pino";
+import { AgentService } from "../control/agentService.js";
+import { IamService } from "../control/iamService.js";
+import { EnvironmentService } from "../coordinator/environmentService.js";
+import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
+import type { CoordinatorPorts } from "../coordinator/ports.js";
+import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
+import { LocalRegistrar } from "../coordinator/registrar.js";
+import { SessionService } from "../coordinator/sessionService.js";
+import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
+import { createHttpServer } from "../edge/httpServer.js";
+import { systemClock } from "../kernel/clock.js";
+import { createProviderRouter } from "../providers/router.js";
+import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { openSqlite, type SqliteHandle } from "../stores/sqlite/openSqlite.js";
+import { controlStores, coordinatorStores } from "../stores/sql/storeBundles.js";
+import { Worker } from "../worker/workerLoop.js";
+import type { UpOptions } from "./upOptions.js";
+
+export interface RunningServer {
+  url: string;
+  apiKey: string;
+  apiKeySource: "env" | "generated" | "stored";
+  app: FastifyInstance;
+  stop(): Promise<void>;
+}
+
+/**
+ * The all-in-one composition: Control + Coordinator + in-process Workers on one SQLite file. It
+ * wires the same ports a split deployment uses; nothing here is a shortcut around them.
+ */
+export async function startAllInOne(options: UpOptions, logger: Logger = pino({ level: "info" })): Promise<RunningServer> {
+  const dataDir = resolve(options.dataDir);
+  const clock = systemClock;
+  const sqlite: SqliteHandle = await openSqlite(join(dataDir, "awaken.db"));
+  const control = controlStores(sqlite.db);
+  const coordinatorStoreBundle = coordinatorStores(sqlite.db, clock);
+  const ports: CoordinatorPorts = {
+    ...coordinatorStoreBundle,
+    signals: new InProcessWakeSignals(),
+    evidence: new InProcessLiveEvidenceBus(),
+  };
+
+  const iam = new IamService(control.iam, clock);
+  const { key: apiKey, source: apiKeySource } = resolveApiKey(dataDir, options.apiKey);
+  await iam.bootstrap(apiKey);
+
+  const registrar = new LocalRegistrar(ports.catalog, clock);
+  const agents = new AgentService(control.publications, registrar, clock);
+  const environments = new EnvironmentService(ports.environments, clock);
+  const sessions = new SessionService(ports, clock);
+  const providers = createProviderRouter(options.env);
+
+  let ready = false;
+  const app = createHttpServer(
+    {
+      iam,
+      agents,
+      environments,
+      sessions,
+      clock,
+      stream: {
+        history: ports.history,
+        signals: ports.signals,
+        evidence: ports.evidence,
+        pingMs: options.ssePingMs,
+        pollMs: 1_000,
+      },
+    },
+    { logger, bodyLimitBytes: 32 * 1024 * 1024, isReady: () => ready },
+  );
+
+  const workers: Worker[] = [];
+  if (options.workers > 0) {
+    const worker = new Worker(
+      localWorkerGateway(ports),
+      {
+        providers,
+        clock,
+        retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+        crashBudget: 5,
+        log: logger.child({ component: "worker" }),
+      },
+      { id: "local", concurrency: options.workers, leaseMs: options.leaseMs, pollMs: 500, drainMs: 3_000 },
+    );
+    worker.start();
+    workers.push(worker);
+  }
+
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  ready = true;
+  for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    apiKey,
+    apiKeySource,
+    app,
+    stop: () => {
+      stopping ??= (async () => {
+        ready = false;
+        await Promise.all(workers.map((w) => w.stop()));
+        await app.close();
+        await sqlite.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/**
+ * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
+ * directory so the same key works after every restart.
+ */
+function resolveApiKey(dataDir: string, fromEnv: string | undefined): { key: string; source: RunningServer["apiKeySource"] } {
+  if (fromEnv) return { key: fromEnv, source: "env" };
+  const file = join(dataDir, "api-key");
+  if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), source: "stored" };
+  const key = IamService.generateKey();
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { key, source: "generated" };
+}

@@ -1,0 +1,96 @@
+import { Command, InvalidArgumentError, Option } from "commander";
+import { pino } from "pino";
+import { startAllInOne } from "./allInOne.js";
+
+const HELP_AFTER = `
+Models:
+  claude-*  run on the Anthropic Messages API when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL optional)
+  gpt-*     run on an OpenAI-compatible chat completions API when OPENAI_API_KEY is set (OPENAI_BASE_URL optional)
+  otherwise an OFFLINE model answers: deterministic, no network, every answer starts with
+  "[offline model]". Ask it to "call <tool_name>" to exercise a custom tool round trip.
+
+Environment:
+  AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
+  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+`;
+
+function integer(name: string, min: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+const program = new Command()
+  .name("awaken")
+  .description("Awaken Agents: a self-hostable agent execution platform speaking the Managed Agents wire.")
+  .showHelpAfterError();
+
+program
+  .command("up")
+  .description("Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file.")
+  .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
+  .addOption(new Option("--port <port>", "port to listen on (0 = any free port)").default(4600).argParser(integer("--port", 0)))
+  .addOption(new Option("--data-dir <dir>", "where the SQLite database and the API key live").default(".awaken"))
+  .addOption(
+    new Option("--workers <n>", "in-process worker slots (runs executed at once)").default(4).argParser(integer("--workers", 0)),
+  )
+  .addOption(
+    new Option("--lease-ms <ms>", "claim lease; a crashed run is resumed after it lapses")
+      .default(15_000)
+      .argParser(integer("--lease-ms", 100)),
+  )
+  .addOption(
+    new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams").default(15_000).argParser(integer("--sse-ping-ms", 10)),
+  )
+  .addOption(
+    new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error").default(1_000).argParser(integer("--model-retry-base-ms", 0)),
+  )
+  .addHelpText("after", HELP_AFTER)
+  .action(async (opts) => {
+    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const server = await startAllInOne(
+      {
+        host: opts.host,
+        port: opts.port,
+        dataDir: opts.dataDir,
+        workers: opts.workers,
+        leaseMs: opts.leaseMs,
+        ssePingMs: opts.ssePingMs,
+        apiKey: process.env.AWAKEN_API_KEY || undefined,
+        retry: { baseDelayMs: opts.modelRetryBaseMs },
+        env: process.env,
+      },
+      logger,
+    );
+    const keyNote =
+      server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`;
+    process.stdout.write(
+      `Awaken Agents is listening on ${server.url}\n` +
+        `API key: ${server.apiKey} ${keyNote}\n` +
+        `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n`,
+    );
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, "shutting down");
+      // Hard deadline: a clean stop takes well under this; never hang an orchestrator.
+      setTimeout(() => process.exit(1), 9_000).unref();
+      server.stop().then(
+        () => process.exit(0),
+        (error) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    };
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    process.on("SIGINT", () => shutdown("SIGINT"));
+  });
+
+program.parseAsync(process.argv).catch((error) => {
+  console.error(`awaken: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

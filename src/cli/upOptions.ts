@@ -1,0 +1,15 @@
+import type { RetryPolicy } from "../runtime/retryPolicy.js";
+
+/** Options of `awaken up`, with the defaults documented where they are set (cli/main.ts). */
+export interface UpOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  /** In-process worker slots; 0 runs a server that executes nothing itself. */
+  workers: number;
+  leaseMs: number;
+  ssePingMs: number;
+  apiKey: string | undefined;
+  retry: Partial<RetryPolicy>;
+  env: NodeJS.ProcessEnv;
+}

@@ -1,0 +1,147 @@
+import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import { canonicalJson, fingerprint } from "../kernel/canonicalJson.js";
+import type { Clock } from "../kernel/clock.js";
+import { AwakenError, invalid, notFound } from "../kernel/errors.js";
+import { newId } from "../kernel/ids.js";
+import type { ListQuery, Page } from "../kernel/pagination.js";
+import {
+  type AgentCreateInput,
+  type AgentDefinition,
+  type AgentUpdateInput,
+  applyAgentUpdate,
+  resolveAgentCreate,
+  validateAgentDefinition,
+} from "./agentDefinition.js";
+import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "./ports.js";
+
+export interface AgentView {
+  head: AgentHead;
+  publication: StoredPublication;
+}
+
+/**
+ * Agent authoring. Each change commits an immutable StoredPublication first and registers it with
+ * the Coordinator second, so a registration failure loses nothing and is retried on next use.
+ */
+export class AgentService {
+  constructor(
+    private readonly store: PublicationStore,
+    private readonly registrar: ExecutableAgentRegistrar,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(workspaceId: string, input: AgentCreateInput): Promise<AgentView> {
+    const definition = resolveAgentCreate(input);
+    validateAgentDefinition(definition);
+    const now = this.clock.now();
+    const head: AgentHead = {
+      id: newId("agent", now),
+      workspaceId,
+      latestVersion: 1,
+      createdAt: now,
+      updatedAt: now,
+      archivedAt: null,
+    };
+    const publication = this.publication(workspaceId, head.id, 1, definition, now);
+    await this.store.createAgent(head, publication);
+    await this.register(publication);
+    return { head, publication };
+  }
+
+  async retrieve(workspaceId: string, agentId: string, version?: number): Promise<AgentView> {
+    const head = await this.head(workspaceId, agentId);
+    const publication = await this.store.getPublication(workspaceId, agentId, version ?? head.latestVersion);
+    if (!publication) {
+      throw new AwakenError("not_found", `agent ${agentId} has no version ${version}; it has versions 1-${head.latestVersion}`);
+    }
+    return { head, publication };
+  }
+
+  /**
+   * Optimistic update: `version`, when given, must be the current version. An update that changes
+   * nothing returns the current version instead of minting an identical one.
+   */
+  async update(workspaceId: string, agentId: string, input: AgentUpdateInput): Promise<AgentView> {
+    const head = await this.head(workspaceId, agentId);
+    if (head.archivedAt !== null) {
+      throw new AwakenError("agent_archived", `agent ${agentId} is archived and cannot be updated`);
+    }
+    if (input.version !== undefined && input.version !== head.latestVersion) {
+      throw new AwakenError(
+        "version_mismatch",
+        `agent ${agentId} is at version ${head.latestVersion}, not ${input.version}; retrieve it and apply your change again`,
+        { retryable: false },
+      );
+    }
+    const current = await this.store.getPublication(workspaceId, agentId, head.latestVersion);
+    if (!current) throw new Error(`agent ${agentId} lost its publication ${head.latestVersion}`);
+    const definition = applyAgentUpdate(current.definition, input);
+    validateAgentDefinition(definition);
+    if (canonicalJson(definition) === canonicalJson(current.definition)) return { head, publication: current };
+    const now = this.clock.now();
+    const next = this.publication(workspaceId, agentId, head.latestVersion + 1, definition, now);
+    const appended = await this.store.appendVersion(next, head.latestVersion);
+    if (!appended) {
+      throw new AwakenError("version_mismatch", `agent ${agentId} was updated concurrently; retrieve it and retry`, {
+        retryable: false,
+      });
+    }
+    await this.register(next);
+    return { head: { ...head, latestVersion: next.version, updatedAt: now }, publication: next };
+  }
+
+  async archive(workspaceId: string, agentId: string): Promise<AgentView> {
+    await this.head(workspaceId, agentId);
+    await this.store.archive(workspaceId, agentId, this.clock.now());
+    return this.retrieve(workspaceId, agentId);
+  }
+
+  list(workspaceId: string, query: AgentListQuery): Promise<Page<{ head: AgentHead; latest: StoredPublication }>> {
+    return this.store.listAgents(workspaceId, query);
+  }
+
+  async listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<{ head: AgentHead; page: Page<StoredPublication> }> {
+    const head = await this.head(workspaceId, agentId);
+    return { head, page: await this.store.listVersions(workspaceId, agentId, query) };
+  }
+
+  /**
+   * Resolves what a new session pins: the exact version asked for, or the latest. Registration is
+   * repeated (idempotently) so a publication whose first registration failed still becomes runnable.
+   */
+  async resolveForSession(workspaceId: string, agentId: string, version?: number): Promise<StoredPublication> {
+    const { head, publication } = await this.retrieve(workspaceId, agentId, version);
+    if (head.archivedAt !== null) {
+      throw invalid(`agent ${agentId} is archived and cannot start new sessions`);
+    }
+    await this.register(publication);
+    return publication;
+  }
+
+  private async head(workspaceId: string, agentId: string): Promise<AgentHead> {
+    const head = await this.store.getHead(workspaceId, agentId);
+    if (!head) throw notFound("agent", agentId);
+    return head;
+  }
+
+  private publication(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+    definition: AgentDefinition,
+    now: number,
+  ): StoredPublication {
+    return { workspaceId, agentId, version, fingerprint: fingerprint(definition), definition, createdAt: now };
+  }
+
+  private async register(p: StoredPublication): Promise<void> {
+    await this.registrar.register({
+      workspaceId: p.workspaceId,
+      agentId: p.agentId,
+      version: p.version,
+      fingerprint: p.fingerprint,
+      definition: p.definition,
+      publishedAt: p.createdAt,
+    });
+  }
+}

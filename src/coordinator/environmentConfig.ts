@@ -1,0 +1,148 @@
+/**
+ * An environment's resolved `config` (wire §2.2) and the pure rules for creating and updating it.
+ *
+ * Request params default every field to null ("not set"); the stored form is always complete, so
+ * a worker or sandbox never has to guess a default.
+ */
+import { AwakenError } from "../kernel/errors.js";
+
+export type NetworkingConfig =
+  | { type: "unrestricted" }
+  | { type: "limited"; allowed_hosts: string[]; allow_mcp_servers: boolean; allow_package_managers: boolean };
+
+export const PACKAGE_MANAGERS = ["apt", "cargo", "gem", "go", "npm", "pip"] as const;
+export type PackageManager = (typeof PACKAGE_MANAGERS)[number];
+
+export interface PackagesConfig {
+  type: "packages";
+  apt: string[];
+  cargo: string[];
+  gem: string[];
+  go: string[];
+  npm: string[];
+  pip: string[];
+}
+
+export type EnvironmentConfig =
+  | { type: "cloud"; networking: NetworkingConfig; packages: PackagesConfig }
+  | { type: "self_hosted" };
+
+export type LimitedNetworkingInput = {
+  type: "limited";
+  allowed_hosts?: string[] | null;
+  allow_mcp_servers?: boolean | null;
+  allow_package_managers?: boolean | null;
+};
+export type NetworkingInput = { type: "unrestricted" } | LimitedNetworkingInput;
+export interface PackagesInput {
+  type?: "packages";
+  apt?: string[] | null;
+  cargo?: string[] | null;
+  gem?: string[] | null;
+  go?: string[] | null;
+  npm?: string[] | null;
+  pip?: string[] | null;
+}
+export type EnvironmentConfigInput =
+  | { type: "cloud"; networking?: NetworkingInput | null; packages?: PackagesInput | null }
+  | { type: "self_hosted" };
+
+const UNRESTRICTED: NetworkingConfig = { type: "unrestricted" };
+
+function emptyPackages(): PackagesConfig {
+  return { type: "packages", apt: [], cargo: [], gem: [], go: [], npm: [], pip: [] };
+}
+
+/**
+ * `base` supplies the value of every field the input leaves unset: the SDK says "on update, omitted
+ * fields preserve the existing value", and a `limited` block replacing `unrestricted` starts from the
+ * creation defaults (no hosts, both `allow_*` false).
+ */
+function resolveNetworking(
+  input: NetworkingInput | null | undefined,
+  base: NetworkingConfig,
+): NetworkingConfig {
+  if (input === null || input === undefined) return structuredClone(base);
+  if (input.type === "unrestricted") return { type: "unrestricted" };
+  const prior =
+    base.type === "limited"
+      ? base
+      : { allowed_hosts: [], allow_mcp_servers: false, allow_package_managers: false };
+  return {
+    type: "limited",
+    allowed_hosts: [...(input.allowed_hosts ?? prior.allowed_hosts)],
+    allow_mcp_servers: input.allow_mcp_servers ?? prior.allow_mcp_servers,
+    allow_package_managers: input.allow_package_managers ?? prior.allow_package_managers,
+  };
+}
+
+/** Each package list is its own field: an omitted (or null) list keeps `base`'s list. */
+function resolvePackages(input: PackagesInput | null | undefined, base: PackagesConfig): PackagesConfig {
+  const out = structuredClone(base);
+  if (input === null || input === undefined) return out;
+  for (const manager of PACKAGE_MANAGERS) {
+    const list = input[manager];
+    if (list !== null && list !== undefined) out[manager] = [...list];
+  }
+  return out;
+}
+
+/**
+ * Rules that span fields. Wire §2.2 / SDK: packages under `limited` networking need
+ * `networking.allow_package_managers: true`, since installing them reaches public registries. Only a
+ * non-empty package list counts as "packages specified"; the empty default never trips the rule.
+ */
+export function validateEnvironmentConfig(config: EnvironmentConfig): void {
+  if (config.type !== "cloud" || config.networking.type !== "limited") return;
+  if (config.networking.allow_package_managers) return;
+  const listed = PACKAGE_MANAGERS.filter((m) => config.packages[m].length > 0);
+  if (listed.length > 0) {
+    throw new AwakenError(
+      "invalid_request",
+      `config.networking.allow_package_managers must be true when config.packages lists packages ` +
+        `(${listed.join(", ")}) under limited networking; set it to true or remove the packages`,
+    );
+  }
+}
+
+/** Create: an omitted (or null) config is a cloud environment with unrestricted networking and no packages. */
+export function resolveEnvironmentConfig(
+  input: EnvironmentConfigInput | null | undefined,
+): EnvironmentConfig {
+  if (input === null || input === undefined || input.type === "cloud") {
+    const config: EnvironmentConfig = {
+      type: "cloud",
+      networking: resolveNetworking(input?.networking, UNRESTRICTED),
+      packages: resolvePackages(input?.packages, emptyPackages()),
+    };
+    validateEnvironmentConfig(config);
+    return config;
+  }
+  return { type: "self_hosted" };
+}
+
+/**
+ * Update: an omitted (or null) config keeps the current one; fields the input omits keep their current
+ * values; the type cannot change (400 `invalid_config_type_change`, which the SDK maps to its own class).
+ */
+export function applyEnvironmentConfigUpdate(
+  current: EnvironmentConfig,
+  input: EnvironmentConfigInput | null | undefined,
+): EnvironmentConfig {
+  if (input === null || input === undefined) return structuredClone(current);
+  if (input.type !== current.type) {
+    throw new AwakenError(
+      "invalid_config_type_change",
+      `config.type cannot change from "${current.type}" to "${input.type}" after creation; ` +
+        `create a new environment instead`,
+    );
+  }
+  if (input.type === "self_hosted" || current.type === "self_hosted") return { type: "self_hosted" };
+  const config: EnvironmentConfig = {
+    type: "cloud",
+    networking: resolveNetworking(input.networking, current.networking),
+    packages: resolvePackages(input.packages, current.packages),
+  };
+  validateEnvironmentConfig(config);
+  return config;
+}

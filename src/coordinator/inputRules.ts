@@ -1,0 +1,125 @@
+import { AwakenError } from "../kernel/errors.js";
+import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
+import type { Fact } from "./facts.js";
+import type { InputContext, InputPlan, RunEffect } from "./ports.js";
+
+/** A user event as accepted by an edge, before it becomes a fact. */
+export interface UserInput {
+  type: string;
+  body: JsonObject;
+}
+
+const IDLE_END_TURN: JsonObject = { stop_reason: { type: "end_turn" }, stop_details: null };
+
+/**
+ * Decides what a batch of user events does to the session, inside the ledger's transaction.
+ * Pure: the same context and inputs always give the same plan, and a rejected batch throws before
+ * anything is written, so a bad request changes nothing.
+ */
+export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now: number): InputPlan {
+  const { session, activeRun } = ctx;
+  if (session.archivedAt !== null || session.status === "terminated") {
+    throw new AwakenError(
+      "session_terminated",
+      `session ${session.id} is terminated and accepts no more events; create a new session to continue`,
+    );
+  }
+  const facts: Fact[] = [];
+  const effects: RunEffect[] = [];
+  const echoIds: string[] = [];
+  let pending = session.pending.map((p) => p.eventId);
+  // The run's state as this batch sees it; "new" is a run this batch starts.
+  let runState: string | null = activeRun?.state ?? null;
+  let runIsNew = false;
+
+  const push = (type: string, body: JsonObject): string => {
+    const id = newId("sevt", now);
+    facts.push({ id, type, body });
+    return id;
+  };
+
+  for (const input of inputs) {
+    switch (input.type) {
+      case "user.message": {
+        echoIds.push(push(input.type, input.body));
+        if (runState === null) {
+          effects.push({ kind: "start", runId: newId("run", now) });
+          runState = "queued";
+          runIsNew = true;
+          push("session.status_running", {});
+        }
+        // Otherwise the message is queued input: the running turn (or the run once its pending
+        // actions are answered) reads it from history.
+        break;
+      }
+      case "user.custom_tool_result": {
+        const target = input.body.custom_tool_use_id;
+        if (typeof target !== "string" || !pending.includes(target)) {
+          throw new AwakenError(
+            "tool_use_not_pending",
+            `custom_tool_use_id ${JSON.stringify(target)} is not waiting for a result: it was already answered, ` +
+              "interrupted, or is not an agent.custom_tool_use of this session",
+          );
+        }
+        echoIds.push(push(input.type, input.body));
+        pending = pending.filter((id) => id !== target);
+        if (runState === "awaiting") {
+          if (pending.length === 0) {
+            effects.push({ kind: "resume" });
+            runState = "queued";
+            push("session.status_running", {});
+          } else {
+            push("session.status_idle", {
+              stop_reason: { type: "requires_action", event_ids: [...pending] },
+              stop_details: null,
+            });
+          }
+        }
+        break;
+      }
+      case "user.interrupt": {
+        echoIds.push(push(input.type, input.body));
+        pending = [];
+        if (runState !== null) {
+          if (runIsNew) {
+            // The run this batch started never reached the store: drop it instead of cancelling.
+            const index = effects.findIndex((e) => e.kind === "start");
+            if (index >= 0) effects.splice(index, 1);
+          } else {
+            effects.push({ kind: "cancel" });
+          }
+          runState = null;
+          runIsNew = false;
+          push("session.status_idle", IDLE_END_TURN);
+        }
+        break;
+      }
+      case "system.message": {
+        echoIds.push(push(input.type, input.body));
+        break;
+      }
+      case "user.tool_result": {
+        throw new AwakenError(
+          "tool_use_not_pending",
+          "user.tool_result answers a built-in tool call of a self_hosted environment; this session has no such " +
+            `call waiting (tool_use_id ${JSON.stringify(input.body.tool_use_id)})`,
+        );
+      }
+      case "user.tool_confirmation": {
+        throw new AwakenError(
+          "tool_use_not_pending",
+          `tool_use_id ${JSON.stringify(input.body.tool_use_id)} is not waiting for a confirmation`,
+        );
+      }
+      case "user.define_outcome": {
+        throw new AwakenError("invalid_request", "user.define_outcome is not supported by this server yet");
+      }
+      default:
+        throw new AwakenError("invalid_request", `unknown event type ${JSON.stringify(input.type)}`);
+    }
+  }
+  return { facts, effects, echoIds };
+}
+
+export { IDLE_END_TURN };

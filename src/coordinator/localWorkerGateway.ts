@@ -1,0 +1,23 @@
+import type { WorkerTransport } from "../worker/ports.js";
+import type { CoordinatorPorts } from "./ports.js";
+
+/**
+ * The coordinator side of the worker transport in one process: direct calls into the coordinator's claim, fence and history
+ * ports. Commits still travel as CommitOperations and are checked by the fence like remote ones.
+ */
+export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
+  return {
+    claim: (owner, leaseMs) => ports.dispatch.claim(owner, leaseMs),
+    renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),
+    release: (runId, owner, epoch) => ports.dispatch.release(runId, owner, epoch),
+    commit: async (op) => {
+      const result = await ports.dispatch.commit(op);
+      if (result.ok && !result.duplicate) ports.signals.threadCommitted(op.threadId);
+      return result;
+    },
+    readThread: (threadId, afterSeq) => ports.history.readThread(threadId, afterSeq),
+    publish: (sessionId, evidence) => ports.evidence.publish(sessionId, evidence),
+    onWork: (listener) => ports.signals.onDispatchReady(listener),
+    onRunCancelled: (listener) => ports.signals.onRunCancelled(listener),
+  };
+}

@@ -1,0 +1,196 @@
+import type { Clock } from "../kernel/clock.js";
+import { canonicalJson, sha256Hex } from "../kernel/canonicalJson.js";
+import { AwakenError, invalid, notFound } from "../kernel/errors.js";
+import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
+import { applyMetadataPatch } from "../kernel/metadata.js";
+import type { Page } from "../kernel/pagination.js";
+import { EMPTY_USAGE, type CommittedFact } from "./facts.js";
+import { IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
+import type {
+  CoordinatorPorts,
+  ExecutableAgentSnapshot,
+  InputOutcome,
+  SessionListQuery,
+  SessionRecord,
+} from "./ports.js";
+
+export interface CreateSessionCommand {
+  workspaceId: string;
+  agent: ExecutableAgentSnapshot;
+  environmentId: string;
+  title: string | null;
+  metadata: Record<string, string>;
+  resources: unknown[];
+  vaultIds: string[];
+  budget: unknown | null;
+  initialEvents: UserInput[];
+}
+
+export interface UpdateSessionCommand {
+  title?: string | null;
+  metadata?: Record<string, string | null>;
+  budget?: unknown | null;
+}
+
+/**
+ * Sessions: pin exact references at creation, take input into the committed history, and
+ * persist dispatch before anything executes. Every status change is a fact in the thread.
+ */
+export class SessionService {
+  constructor(
+    private readonly ports: CoordinatorPorts,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
+    const env = await this.ports.environments.get(cmd.workspaceId, cmd.environmentId);
+    if (!env) {
+      throw new AwakenError("environment_not_found", `environment ${JSON.stringify(cmd.environmentId)} was not found`, {
+        details: { error_code: "environment_not_found" },
+      });
+    }
+    if (env.archivedAt !== null) {
+      throw new AwakenError(
+        "environment_archived",
+        `environment ${env.id} is archived and cannot start new sessions; use another environment`,
+        { details: { error_code: "environment_archived" } },
+      );
+    }
+    if (cmd.vaultIds.length > 0) throw invalid("vault_ids: vaults are not supported by this server yet");
+    if (cmd.resources.length > 0) throw invalid("resources: session resources are not supported by this server yet");
+    const now = this.clock.now();
+    const record: SessionRecord = {
+      id: newId("sesn", now),
+      workspaceId: cmd.workspaceId,
+      agent: cmd.agent,
+      environmentId: env.id,
+      environmentRevision: env.revision,
+      threadId: newId("sthr", now),
+      title: cmd.title,
+      metadata: cmd.metadata,
+      resources: cmd.resources,
+      vaultIds: cmd.vaultIds,
+      budget: cmd.budget,
+      status: "idle",
+      pending: [],
+      usage: { ...EMPTY_USAGE },
+      createdAt: now,
+      updatedAt: now,
+      archivedAt: null,
+    };
+    // Validate initial events against the new session before anything is stored.
+    if (cmd.initialEvents.length > 0) planInputs({ session: record, activeRun: null }, cmd.initialEvents, now);
+    await this.ports.sessions.create(record);
+    if (cmd.initialEvents.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialEvents, 0);
+    return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
+  }
+
+  async get(workspaceId: string, id: string): Promise<SessionRecord> {
+    const session = await this.ports.sessions.get(workspaceId, id);
+    if (!session) throw notFound("session", id);
+    return session;
+  }
+
+  list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
+    return this.ports.sessions.list(workspaceId, query);
+  }
+
+  /**
+   * Accepts user events. The SDK retries POSTs without an idempotency key (wire §1.4) and marks
+   * retries with `X-Stainless-Retry-Count > 0`: a retry whose body equals the session's most
+   * recent send returns that send's echo instead of appending again. A first attempt is always
+   * new input, even when it repeats an earlier message word for word.
+   */
+  async send(workspaceId: string, sessionId: string, inputs: UserInput[], retryCount: number): Promise<CommittedFact[]> {
+    await this.get(workspaceId, sessionId);
+    const requestHash = sha256Hex(canonicalJson(inputs));
+    if (retryCount > 0) {
+      const previous = await this.ports.ledger.lastSend(sessionId, requestHash);
+      if (previous) return previous;
+    }
+    const now = this.clock.now();
+    const outcome = await this.ports.ledger.append(
+      sessionId,
+      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash }),
+      now,
+    );
+    this.signal(outcome);
+    return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
+  }
+
+  async update(workspaceId: string, sessionId: string, cmd: UpdateSessionCommand): Promise<SessionRecord> {
+    await this.get(workspaceId, sessionId);
+    const now = this.clock.now();
+    const outcome = await this.ports.ledger.append(
+      sessionId,
+      ({ session }) => {
+        if (cmd.budget !== undefined && cmd.budget !== null && session.budget === null) {
+          throw invalid("budget: a budget cannot be added to a session that was created without one");
+        }
+        const changed: JsonObject = {};
+        const patch: { title?: string | null; metadata?: Record<string, string>; budget?: unknown | null } = {};
+        if (cmd.title !== undefined && cmd.title !== session.title) {
+          patch.title = cmd.title;
+          changed.title = cmd.title;
+        }
+        if (cmd.metadata !== undefined) {
+          const metadata = applyMetadataPatch(session.metadata, cmd.metadata);
+          if (canonicalJson(metadata) !== canonicalJson(session.metadata)) {
+            patch.metadata = metadata;
+            changed.metadata = metadata;
+          }
+        }
+        if (cmd.budget !== undefined && canonicalJson(cmd.budget) !== canonicalJson(session.budget)) {
+          patch.budget = cmd.budget;
+          changed.budget = cmd.budget as JsonObject | null;
+        }
+        const facts = Object.keys(changed).length > 0 ? [{ id: newId("sevt", now), type: "session.updated", body: changed }] : [];
+        return { facts, effects: [], echoIds: [], sessionPatch: patch };
+      },
+      now,
+    );
+    this.signal(outcome);
+    return this.get(workspaceId, sessionId);
+  }
+
+  /** Archiving ends the session: any run is cancelled and the thread records the termination. */
+  async archive(workspaceId: string, sessionId: string): Promise<SessionRecord> {
+    const current = await this.get(workspaceId, sessionId);
+    if (current.archivedAt !== null) return current;
+    const now = this.clock.now();
+    const outcome = await this.ports.ledger.append(
+      sessionId,
+      ({ activeRun, session }) => ({
+        facts: [
+          ...(activeRun && session.status !== "idle"
+            ? [{ id: newId("sevt", now), type: "session.status_idle", body: IDLE_END_TURN }]
+            : []),
+          { id: newId("sevt", now), type: "session.status_terminated", body: {} },
+        ],
+        effects: activeRun ? [{ kind: "cancel" as const }] : [],
+        echoIds: [],
+        sessionPatch: { archivedAt: now },
+      }),
+      now,
+    );
+    this.signal(outcome);
+    return this.get(workspaceId, sessionId);
+  }
+
+  async delete(workspaceId: string, sessionId: string): Promise<void> {
+    const session = await this.get(workspaceId, sessionId);
+    const now = this.clock.now();
+    const fact = await this.ports.ledger.deleteSession(sessionId, { id: newId("sevt", now), type: "session.deleted", body: {} }, now);
+    if (fact) this.ports.signals.threadCommitted(session.threadId);
+  }
+
+  private signal(outcome: InputOutcome): void {
+    const first = outcome.committed[0];
+    if (first) this.ports.signals.threadCommitted(first.threadId);
+    for (const effect of outcome.plan.effects) {
+      if (effect.kind === "start" || effect.kind === "resume") this.ports.signals.dispatchReady();
+      if (effect.kind === "cancel" && outcome.activeRunId) this.ports.signals.runCancelled(outcome.activeRunId);
+    }
+  }
+}

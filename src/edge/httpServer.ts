@@ -1,0 +1,64 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { newId } from "../kernel/ids.js";
+import { healthRoutes } from "./http/healthRoutes.js";
+import { authenticate } from "./managed-agents/auth.js";
+import type { ManagedAgentsDeps } from "./managed-agents/edgeDeps.js";
+import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
+import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
+import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
+import { eventRoutes } from "./managed-agents/routes/eventRoutes.js";
+import { sessionRoutes } from "./managed-agents/routes/sessionRoutes.js";
+
+export interface HttpServerOptions {
+  logger: FastifyBaseLogger;
+  bodyLimitBytes: number;
+  isReady: () => boolean;
+}
+
+/** One HTTP server for every edge. Each protocol adapter registers its own routes. */
+export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimitBytes,
+    genReqId: () => newId("req"),
+    // Streams stay open for hours; the SDK's 600 s timeout only covers the response headers.
+    requestTimeout: 0,
+    keepAliveTimeout: 65_000,
+    // On shutdown, open streams are cut instead of holding the process past its stop deadline.
+    forceCloseConnections: true,
+  });
+
+  // Body-less POSTs (archive) may still carry `content-type: application/json`; treat an empty
+  // body as "no body" instead of a parse error.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("request-id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
+  });
+  installErrorEnvelope(app);
+  healthRoutes(app, options.isReady);
+
+  app.register(async (v1) => {
+    v1.addHook("onRequest", async (request) => {
+      request.principal = await authenticate(deps.iam, request);
+    });
+    agentRoutes(v1, deps);
+    environmentRoutes(v1, deps);
+    sessionRoutes(v1, deps);
+    eventRoutes(v1, deps);
+  });
+  return app;
+}

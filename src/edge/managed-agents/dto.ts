@@ -1,0 +1,93 @@
+import type { AgentHead, StoredPublication } from "../../control/ports.js";
+import type { CommittedFact } from "../../coordinator/facts.js";
+import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
+import { isoTime } from "../../kernel/clock.js";
+import type { Page } from "../../kernel/pagination.js";
+
+// Projections from domain records to the Managed Agents wire (spec §2). Nothing else in the
+// product knows these shapes.
+
+const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
+
+export function agentDto(head: AgentHead, publication: StoredPublication): Record<string, unknown> {
+  const d = publication.definition;
+  const isLatest = publication.version === head.latestVersion;
+  return {
+    id: head.id,
+    type: "agent",
+    name: d.name,
+    description: d.description,
+    system: d.system,
+    model: d.model,
+    tools: d.tools,
+    mcp_servers: d.mcp_servers,
+    skills: d.skills,
+    metadata: d.metadata,
+    multiagent: d.multiagent,
+    execution_identity: d.execution_identity,
+    version: publication.version,
+    created_at: isoTime(head.createdAt),
+    updated_at: isoTime(isLatest ? head.updatedAt : publication.createdAt),
+    archived_at: iso(head.archivedAt),
+  };
+}
+
+export function environmentDto(e: EnvironmentRecord): Record<string, unknown> {
+  return {
+    id: e.id,
+    type: "environment",
+    name: e.name,
+    description: e.description,
+    config: e.config,
+    metadata: e.metadata,
+    ...(e.scope !== null ? { scope: e.scope } : {}),
+    created_at: isoTime(e.createdAt),
+    updated_at: isoTime(e.updatedAt),
+    archived_at: iso(e.archivedAt),
+  };
+}
+
+export function sessionDto(s: SessionRecord, now: number): Record<string, unknown> {
+  const d = s.agent.definition;
+  return {
+    id: s.id,
+    type: "session",
+    // An archived session reads as terminated (wire §2.3).
+    status: s.archivedAt !== null ? "terminated" : s.status,
+    agent: {
+      id: s.agent.agentId,
+      type: "agent",
+      version: s.agent.version,
+      name: d.name,
+      description: d.description,
+      system: d.system,
+      model: d.model,
+      tools: d.tools,
+      mcp_servers: d.mcp_servers,
+      skills: d.skills,
+      execution_identity: d.execution_identity,
+      multiagent: d.multiagent,
+    },
+    environment_id: s.environmentId,
+    resources: s.resources,
+    vault_ids: s.vaultIds,
+    metadata: s.metadata,
+    title: s.title,
+    budget: s.budget,
+    outcome_evaluations: [],
+    stats: { duration_seconds: Math.max(0, Math.round((now - s.createdAt) / 1000)) },
+    usage: { ...s.usage },
+    deployment_id: null,
+    created_at: isoTime(s.createdAt),
+    updated_at: isoTime(s.updatedAt),
+    archived_at: iso(s.archivedAt),
+  };
+}
+
+export function eventDto(f: CommittedFact): Record<string, unknown> {
+  return { id: f.id, type: f.type, ...f.body, processed_at: isoTime(f.createdAt) };
+}
+
+export function pageDto<T>(page: Page<T>, map: (item: T) => unknown): { data: unknown[]; next_page: string | null } {
+  return { data: page.data.map(map), next_page: page.nextCursor };
+}

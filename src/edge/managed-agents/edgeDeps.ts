@@ -1,0 +1,23 @@
+import type { AgentService } from "../../control/agentService.js";
+import type { IamService } from "../../control/iamService.js";
+import type { EnvironmentService } from "../../coordinator/environmentService.js";
+import type { SessionService } from "../../coordinator/sessionService.js";
+import type { Clock } from "../../kernel/clock.js";
+import type { StreamDeps } from "./sessionStream.js";
+
+/** The application ports the Managed Agents edge calls; it holds no state of its own. */
+export interface ManagedAgentsDeps {
+  iam: IamService;
+  agents: AgentService;
+  environments: EnvironmentService;
+  sessions: SessionService;
+  stream: StreamDeps;
+  clock: Clock;
+}
+
+export const toMs = (iso: string | undefined): number | undefined => (iso === undefined ? undefined : Date.parse(iso));
+
+export function rangeMs(range: { gt?: string; gte?: string; lt?: string; lte?: string } | undefined) {
+  if (!range) return undefined;
+  return { gt: toMs(range.gt), gte: toMs(range.gte), lt: toMs(range.lt), lte: toMs(range.lte) };
+}

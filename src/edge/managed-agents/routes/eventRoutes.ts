@@ -1,0 +1,43 @@
+import type { FastifyInstance } from "fastify";
+import { principalOf } from "../auth.js";
+import { eventDto, pageDto } from "../dto.js";
+import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { streamSession } from "../sessionStream.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
+import { toUserInputs } from "./userInputs.js";
+
+type IdParams = { Params: { id: string }; Querystring: RawQuery };
+
+export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+  app.post<IdParams>("/v1/sessions/:id/events", async (request) => {
+    const body = parseBody(sendEventsBodySchema, request.body);
+    const retryCount = Number(request.headers["x-stainless-retry-count"] ?? 0) || 0;
+    const echoed = await deps.sessions.send(
+      principalOf(request).workspaceId,
+      request.params.id,
+      toUserInputs(body.events),
+      retryCount,
+    );
+    return { data: echoed.map(eventDto) };
+  });
+
+  app.get<IdParams>("/v1/sessions/:id/events", async (request) => {
+    const q = parseQuery(listEventsQuerySchema, request.query);
+    const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
+    const page = await deps.stream.history.listEvents(session.id, session.threadId, {
+      limit: q.limit,
+      cursor: q.page ?? null,
+      order: q.order,
+      ...(q.types ? { types: [...q.types] } : {}),
+      ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
+    });
+    return pageDto(page, eventDto);
+  });
+
+  app.get<IdParams>("/v1/sessions/:id/events/stream", async (request, reply) => {
+    const q = parseQuery(streamEventsQuerySchema, request.query);
+    const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
+    streamSession(request, reply, deps.stream, session, new Set(q.event_deltas ?? []));
+  });
+}

@@ -1,0 +1,114 @@
+import type { FastifyInstance } from "fastify";
+import { applyAgentUpdate, validateAgentDefinition } from "../../../control/agentDefinition.js";
+import type { ExecutableAgentSnapshot } from "../../../coordinator/ports.js";
+import { fingerprint } from "../../../kernel/canonicalJson.js";
+import { invalid } from "../../../kernel/errors.js";
+import { principalOf } from "../auth.js";
+import { sessionDto } from "../dto.js";
+import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import {
+  type CreateSessionBody,
+  createSessionBodySchema,
+  listSessionsQuerySchema,
+  updateSessionBodySchema,
+} from "../schemas/sessions.js";
+import { toUserInputs } from "./userInputs.js";
+
+type IdParams = { Params: { id: string } };
+
+export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+  app.post("/v1/sessions", async (request) => {
+    const body = parseBody(createSessionBodySchema, request.body);
+    const workspaceId = principalOf(request).workspaceId;
+    const agent = await pinAgent(deps, workspaceId, body.agent);
+    const session = await deps.sessions.create({
+      workspaceId,
+      agent,
+      environmentId: body.environment_id,
+      title: body.title ?? null,
+      metadata: body.metadata ?? {},
+      resources: body.resources ?? [],
+      vaultIds: body.vault_ids ?? [],
+      budget: body.budget ?? null,
+      initialEvents: toUserInputs(body.initial_events ?? []),
+    });
+    return sessionDto(session, deps.clock.now());
+  });
+
+  app.get<IdParams>("/v1/sessions/:id", async (request) =>
+    sessionDto(await deps.sessions.get(principalOf(request).workspaceId, request.params.id), deps.clock.now()),
+  );
+
+  app.get<{ Querystring: RawQuery }>("/v1/sessions", async (request) => {
+    const q = parseQuery(listSessionsQuerySchema, request.query);
+    const page = await deps.sessions.list(principalOf(request).workspaceId, {
+      limit: q.limit,
+      cursor: q.page ?? null,
+      order: q.order,
+      includeArchived: q.include_archived,
+      ...(q.agent_id ? { agentId: q.agent_id } : {}),
+      ...(q.agent_version !== undefined ? { agentVersion: q.agent_version } : {}),
+      ...(q.statuses ? { statuses: q.statuses } : {}),
+      ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
+    });
+    const now = deps.clock.now();
+    return {
+      data: page.data.map((s) => sessionDto(s, now)),
+      next_page: page.nextCursor,
+      prev_page: page.prevCursor ?? null,
+    };
+  });
+
+  app.post<IdParams>("/v1/sessions/:id", async (request) => {
+    const body = parseBody(updateSessionBodySchema, request.body ?? {});
+    if (body.vault_ids !== undefined) {
+      throw invalid("vault_ids: vaults are attached when a session is created and cannot be changed afterwards");
+    }
+    if (body.agent !== undefined) throw invalid("agent: changing a session's agent tools is not supported yet");
+    const session = await deps.sessions.update(principalOf(request).workspaceId, request.params.id, {
+      ...(body.title !== undefined ? { title: body.title } : {}),
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+      ...(body.budget !== undefined ? { budget: body.budget } : {}),
+    });
+    return sessionDto(session, deps.clock.now());
+  });
+
+  app.delete<IdParams>("/v1/sessions/:id", async (request) => {
+    await deps.sessions.delete(principalOf(request).workspaceId, request.params.id);
+    return { id: request.params.id, type: "session_deleted" };
+  });
+
+  app.post<IdParams>("/v1/sessions/:id/archive", async (request) =>
+    sessionDto(await deps.sessions.archive(principalOf(request).workspaceId, request.params.id), deps.clock.now()),
+  );
+}
+
+/**
+ * Resolves the session's agent to an exact registered version (latest when none is named). With
+ * overrides, the session pins a derived snapshot that only this session uses; it keeps the source
+ * version number and gets its own fingerprint.
+ */
+async function pinAgent(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  ref: CreateSessionBody["agent"],
+): Promise<ExecutableAgentSnapshot> {
+  const id = typeof ref === "string" ? ref : ref.id;
+  const version = typeof ref === "string" ? undefined : ref.version;
+  const publication = await deps.agents.resolveForSession(workspaceId, id, version ?? undefined);
+  let definition = publication.definition;
+  if (typeof ref !== "string" && ref.type === "agent_with_overrides") {
+    const { type: _type, id: _id, version: _version, ...overrides } = ref;
+    definition = applyAgentUpdate(definition, overrides);
+    validateAgentDefinition(definition);
+  }
+  return {
+    workspaceId,
+    agentId: publication.agentId,
+    version: publication.version,
+    fingerprint: definition === publication.definition ? publication.fingerprint : fingerprint(definition),
+    definition,
+    publishedAt: publication.createdAt,
+  };
+}

@@ -1,0 +1,63 @@
+/** The Anthropic Messages API behind the provider port, via the official SDK's streaming call. */
+import Anthropic from "@anthropic-ai/sdk";
+import { toAnthropicParams } from "./anthropicMapping.js";
+import { AnthropicStreamAccumulator } from "./anthropicStream.js";
+import { type ModelProvider, ProviderError } from "./ports.js";
+import { abortedError, classifyFailure } from "./providerFailure.js";
+
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  baseURL?: string;
+}
+
+export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
+  const client = new Anthropic({
+    apiKey: options.apiKey,
+    // Always explicit: left unset, the SDK would consult ANTHROPIC_BASE_URL and local profiles.
+    baseURL: options.baseURL ?? ANTHROPIC_DEFAULT_BASE_URL,
+    // Retries belong to the runtime, which backs off and records every attempt.
+    maxRetries: 0,
+  });
+
+  return {
+    name: "anthropic",
+    async complete(request, { signal, onEvent }) {
+      if (signal.aborted) throw abortedError("anthropic");
+      try {
+        const stream = await client.messages.create(toAnthropicParams(request), { signal });
+        const accumulator = new AnthropicStreamAccumulator(onEvent);
+        for await (const event of stream) accumulator.add(event);
+        // The SDK ends iteration quietly when the signal aborts mid-stream; it does not throw.
+        if (signal.aborted) throw abortedError("anthropic");
+        return accumulator.finish();
+      } catch (error) {
+        throw toProviderError(error, signal);
+      }
+    },
+  };
+}
+
+function toProviderError(error: unknown, signal: AbortSignal): ProviderError {
+  if (signal.aborted || error instanceof Anthropic.APIUserAbortError) return abortedError("anthropic", error);
+  if (error instanceof ProviderError) return error;
+  if (error instanceof Anthropic.APIError) {
+    // An `event: error` inside the stream arrives as an APIError without a status.
+    return classifyFailure({
+      provider: "anthropic",
+      status: error.status,
+      errorType: error.type,
+      message: error.apiMessage ?? error.message,
+      cause: error,
+    });
+  }
+  // Anything else escaped the SDK while reading the body: the connection broke mid-stream.
+  return classifyFailure({
+    provider: "anthropic",
+    status: undefined,
+    errorType: undefined,
+    message: error instanceof Error ? error.message : String(error),
+    cause: error,
+  });
+}

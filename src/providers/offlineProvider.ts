@@ -1,0 +1,80 @@
+/**
+ * A deterministic model that needs no key or network, so the platform works out of the box and
+ * tests can drive whole turns. It streams like a real provider: word deltas, abortable, with an
+ * optional per-delta delay (AWAKEN_OFFLINE_DELAY_MS) that keeps a turn in flight for crash tests.
+ */
+import { offlineReply } from "./offlineScript.js";
+import type { ModelProvider, ModelRequest, ModelResponse } from "./ports.js";
+import { abortedError } from "./providerFailure.js";
+
+export function createOfflineProvider(): ModelProvider {
+  return {
+    name: "offline",
+    async complete(request, { signal, onEvent }): Promise<ModelResponse> {
+      if (signal.aborted) throw abortedError("offline");
+      // Read per call so a test can set the variable after the provider was built.
+      const delayMs = deltaDelayMs(process.env.AWAKEN_OFFLINE_DELAY_MS);
+      const reply = offlineReply(request);
+      for (const [index, block] of reply.content.entries()) {
+        if (block.type !== "text") continue;
+        for (const word of block.text.match(/\s*\S+\s*|\s+/g) ?? []) {
+          if (delayMs > 0) await sleep(delayMs, signal);
+          if (signal.aborted) throw abortedError("offline");
+          onEvent({ type: "text_delta", index, text: word });
+        }
+      }
+      return {
+        content: reply.content,
+        stopReason: reply.stopReason,
+        usage: {
+          input_tokens: Math.ceil(requestCharacters(request) / 4),
+          output_tokens: Math.ceil(outputCharacters(reply.content) / 4),
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      };
+    },
+  };
+}
+
+function deltaDelayMs(raw: string | undefined): number {
+  const value = Number(raw);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortedError("offline"));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** System prompt, every message block's text (tool inputs as JSON) and every tool spec as JSON. */
+function requestCharacters(request: ModelRequest): number {
+  let total = request.system?.length ?? 0;
+  for (const message of request.messages) {
+    for (const block of message.content) {
+      if (block.type === "text") total += block.text.length;
+      if (block.type === "tool_use") total += block.name.length + JSON.stringify(block.input).length;
+      if (block.type === "tool_result") for (const part of block.content) total += part.text.length;
+    }
+  }
+  for (const tool of request.tools) total += JSON.stringify(tool).length;
+  return total;
+}
+
+function outputCharacters(content: ModelResponse["content"]): number {
+  let total = 0;
+  for (const block of content) {
+    total +=
+      block.type === "text" ? block.text.length : block.name.length + JSON.stringify(block.input).length;
+  }
+  return total;
+}

@@ -1,0 +1,26 @@
+import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
+import type { CommittedFact } from "../coordinator/facts.js";
+import type { LiveEvidence } from "../coordinator/ports.js";
+import type { Clock } from "../kernel/clock.js";
+import type { ProviderRouter } from "../providers/ports.js";
+import type { RetryPolicy } from "./retryPolicy.js";
+
+/** What the runtime may touch: committed history (read), the commit fence, live evidence, models. */
+export interface RuntimePorts {
+  readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]>;
+  commit(op: CommitOperation): Promise<CommitResult>;
+  publish(sessionId: string, evidence: LiveEvidence): void;
+  providers: ProviderRouter;
+  clock: Clock;
+  retry: RetryPolicy;
+  /** Crashes (lost claims) a run may suffer between two commits before it is ended. */
+  crashBudget: number;
+  log: RuntimeLog;
+}
+
+export interface RuntimeLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+}
+
+export type TurnOutcome = "settled" | "lost_claim";

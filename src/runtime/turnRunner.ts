@@ -1,0 +1,256 @@
+import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
+import type { CommittedFact, Fact } from "../coordinator/facts.js";
+import type { Activation } from "../coordinator/ports.js";
+import { sleep } from "../kernel/clock.js";
+import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
+import { type ModelResponse, ProviderError, type ModelToolSpec } from "../providers/ports.js";
+import { buildConversation } from "./conversation.js";
+import {
+  idle,
+  type ModelSpan,
+  providerErrorType,
+  responseFacts,
+  sessionError,
+  spanEnd,
+  spanStart,
+  statusFact,
+} from "./modelFacts.js";
+import { nextStep } from "./nextStep.js";
+import type { RuntimePorts, TurnOutcome } from "./ports.js";
+import { retryDelayMs } from "./retryPolicy.js";
+import { usageTotals } from "./usageTotals.js";
+
+type CommitStatus = "ok" | "conflict" | "lost";
+
+const MAX_OUTPUT_TOKENS = 4096;
+
+/**
+ * Runs one claimed activation until the run settles or the claim is lost. Every decision is taken
+ * from committed facts (`nextStep`), every change goes through the commit fence, and a rejected
+ * commit means another owner (or a cancel) took over: the runner stops without side effects.
+ */
+export class TurnRunner {
+  private facts: CommittedFact[] = [];
+  private version = 0;
+
+  constructor(
+    private readonly activation: Activation,
+    private readonly ports: RuntimePorts,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  async run(): Promise<TurnOutcome> {
+    await this.catchUp();
+    if (this.activation.crashCount > this.ports.crashBudget) {
+      const now = this.ports.clock.now();
+      const status = await this.commit(
+        [
+          sessionError(
+            now,
+            "unknown_error",
+            `the run was interrupted by ${this.activation.crashCount} worker crashes without progress; it was stopped`,
+            "exhausted",
+          ),
+          idle(now, { type: "retries_exhausted" }),
+        ],
+        "failed",
+      );
+      return status === "ok" ? "settled" : "lost_claim";
+    }
+    for (;;) {
+      if (this.signal.aborted) return "lost_claim";
+      const step = nextStep(this.facts);
+      const now = this.ports.clock.now();
+      let status: CommitStatus;
+      switch (step.kind) {
+        case "close_dangling_request":
+          // The previous owner died mid-request: record the request as failed, then ask again.
+          status = await this.commit([
+            spanEnd({ startId: step.startId, provider: "unknown", model: this.model() }, now, null, true),
+          ]);
+          break;
+        case "await":
+          status = await this.commit([idle(now, { type: "requires_action", event_ids: step.eventIds })], "awaiting");
+          if (status === "ok") return "settled";
+          break;
+        case "finish":
+          status = await this.commit([idle(now, { type: "end_turn" })], "done");
+          if (status === "ok") return "settled";
+          break;
+        case "call_model": {
+          const result = await this.callModel(step.failedAttempts);
+          if (result === "settled" || result === "lost_claim") return result;
+          status = "ok";
+          break;
+        }
+      }
+      if (status === "lost") return "lost_claim";
+    }
+  }
+
+  private async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
+    const model = this.model();
+    const provider = this.ports.providers.select(model);
+    const span: ModelSpan = { startId: newId("sevt", this.ports.clock.now()), provider: provider.name, model };
+    const started = await this.commit([spanStart(span)]);
+    if (started === "lost") return "lost_claim";
+    if (started === "conflict") return "continue";
+
+    const messageId = newId("sevt", this.ports.clock.now());
+    const textIndexes = new Map<number, number>();
+    let response: ModelResponse;
+    try {
+      response = await provider.complete(
+        {
+          model,
+          system: this.activation.agent.definition.system,
+          messages: buildConversation(this.facts),
+          tools: this.customTools(),
+          maxTokens: MAX_OUTPUT_TOKENS,
+        },
+        {
+          signal: this.signal,
+          onEvent: (event) => {
+            let index = textIndexes.get(event.index);
+            if (index === undefined) {
+              index = textIndexes.size;
+              textIndexes.set(event.index, index);
+              if (index === 0) {
+                this.ports.publish(this.activation.sessionId, {
+                  kind: "event_start",
+                  eventId: messageId,
+                  eventType: "agent.message",
+                });
+              }
+            }
+            this.ports.publish(this.activation.sessionId, {
+              kind: "event_delta",
+              eventId: messageId,
+              index,
+              text: event.text,
+            });
+          },
+        },
+      );
+    } catch (error) {
+      if (textIndexes.size > 0) this.ports.publish(this.activation.sessionId, { kind: "event_abandoned", eventId: messageId });
+      if (this.signal.aborted) return "lost_claim";
+      return this.handleModelError(span, failedAttempts, error);
+    }
+
+    const now = this.ports.clock.now();
+    const { facts: output, toolUseIds } = responseFacts(response, messageId, now);
+    const end = spanEnd(span, now, response.usage, false);
+    const body = [...output, end];
+    const usage = usageTotals([...this.facts, { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now }]);
+    body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
+    const terminal =
+      toolUseIds.length > 0
+        ? { fact: idle(now, { type: "requires_action", event_ids: toolUseIds }), settle: "awaiting" as const }
+        : response.stopReason === "refusal"
+          ? { fact: idle(now, { type: "refusal" }), settle: "done" as const }
+          : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
+    const committed = await this.commit([...body, terminal.fact], terminal.settle);
+    if (committed === "ok") return "settled";
+    if (committed === "lost") return "lost_claim";
+    // New input arrived while the model answered. The answer is still true history: rebase it onto
+    // the new version without the terminal part, and let the loop decide what comes next.
+    const rebased = await this.commit(body);
+    return rebased === "lost" ? "lost_claim" : "continue";
+  }
+
+  private async handleModelError(span: ModelSpan, failedAttempts: number, error: unknown): Promise<TurnOutcome | "continue"> {
+    const providerError = error instanceof ProviderError ? error : null;
+    const message = error instanceof Error ? error.message : String(error);
+    const type = providerErrorType(providerError);
+    const now = this.ports.clock.now();
+    const attempt = failedAttempts + 1;
+    this.ports.log.warn({ runId: this.activation.runId, attempt, error: message }, "model request failed");
+    if (providerError?.transient && attempt <= this.ports.retry.maxRetries) {
+      const status = await this.commit([
+        spanEnd(span, now, null, true),
+        sessionError(now, type, message, "retrying"),
+        statusFact(now, "session.status_rescheduled"),
+      ]);
+      if (status === "lost") return "lost_claim";
+      await sleep(retryDelayMs(this.ports.retry, attempt), this.signal);
+      if (this.signal.aborted) return "lost_claim";
+      const resumed = await this.commit([statusFact(this.ports.clock.now(), "session.status_running")]);
+      return resumed === "lost" ? "lost_claim" : "continue";
+    }
+    const status = await this.commit(
+      [
+        spanEnd(span, now, null, true),
+        sessionError(now, type, message, "exhausted"),
+        idle(now, { type: "retries_exhausted" }),
+      ],
+      "failed",
+    );
+    return status === "ok" ? "settled" : status === "lost" ? "lost_claim" : "continue";
+  }
+
+  /**
+   * One fenced commit. The operation id is derived from the run and the expected version, so a
+   * retry after a lost response is recognised by the store and answered with the original receipt.
+   */
+  private async commit(facts: Fact[], settle?: RunOutcome): Promise<CommitStatus> {
+    const op = {
+      opId: `op_${this.activation.runId}_v${this.version}`,
+      runId: this.activation.runId,
+      threadId: this.activation.threadId,
+      owner: this.activation.owner,
+      epoch: this.activation.epoch,
+      expectedVersion: this.version,
+      facts,
+      ...(settle ? { settle } : {}),
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.ports.commit(op);
+        if (result.ok) {
+          await this.catchUp();
+          return "ok";
+        }
+        return this.rejected(result.rejection);
+      } catch (error) {
+        // Transport or database trouble: the commit may or may not have happened. Retrying the
+        // same operation is safe (same id, same hash).
+        if (attempt >= 5 || this.signal.aborted) throw error;
+        this.ports.log.warn({ runId: op.runId, attempt, error: String(error) }, "commit failed; retrying");
+        await sleep(100 * 2 ** attempt, this.signal);
+      }
+    }
+  }
+
+  private async rejected(rejection: CommitRejection): Promise<CommitStatus> {
+    if (rejection.kind === "version_conflict") {
+      await this.catchUp();
+      return "conflict";
+    }
+    this.ports.log.info({ runId: this.activation.runId, rejection }, "claim lost; abandoning run");
+    return "lost";
+  }
+
+  private async catchUp(): Promise<void> {
+    const fresh = await this.ports.readThread(this.activation.threadId, this.version);
+    for (const fact of fresh) {
+      this.facts.push(fact);
+      this.version = fact.seq;
+    }
+  }
+
+  private model(): string {
+    return this.activation.agent.definition.model.id;
+  }
+
+  private customTools(): ModelToolSpec[] {
+    const tools: ModelToolSpec[] = [];
+    for (const tool of this.activation.agent.definition.tools) {
+      if (tool.type === "custom") {
+        tools.push({ name: tool.name, description: tool.description, input_schema: tool.input_schema });
+      }
+    }
+    return tools;
+  }
+}

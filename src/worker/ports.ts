@@ -1,0 +1,19 @@
+import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
+import type { CommittedFact } from "../coordinator/facts.js";
+import type { Activation, LiveEvidence } from "../coordinator/ports.js";
+
+/**
+ * Everything a worker may ask of the coordinator. In the all-in-one server this is an in-process
+ * adapter; a remote worker gets an HTTP client with the same shape. There is no database here.
+ */
+export interface WorkerTransport {
+  claim(owner: string, leaseMs: number): Promise<Activation | null>;
+  renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
+  release(runId: string, owner: string, epoch: number): Promise<void>;
+  commit(op: CommitOperation): Promise<CommitResult>;
+  readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]>;
+  publish(sessionId: string, evidence: LiveEvidence): void;
+  /** Wake-ups only lower latency; the worker polls regardless. */
+  onWork(listener: () => void): () => void;
+  onRunCancelled(listener: (runId: string) => void): () => void;
+}

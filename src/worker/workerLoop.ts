@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto";
+import type { Activation } from "../coordinator/ports.js";
+import { sleep } from "../kernel/clock.js";
+import type { RuntimePorts } from "../runtime/ports.js";
+import { TurnRunner } from "../runtime/turnRunner.js";
+import type { WorkerTransport } from "./ports.js";
+import type { WorkerOptions } from "./workerOptions.js";
+
+type RuntimeDeps = Omit<RuntimePorts, "readThread" | "commit" | "publish">;
+
+/**
+ * The claim → renew → run → settle loop. A worker identity is its id plus an incarnation chosen at
+ * start, so a restarted worker never mistakes its predecessor's claims for its own.
+ */
+export class Worker {
+  readonly identity: string;
+  private stopping = false;
+  private readonly stopController = new AbortController();
+  private readonly inFlight = new Map<string, { controller: AbortController; epoch: number }>();
+  private slots: Promise<void>[] = [];
+  private wakeWaiters: Array<() => void> = [];
+  private unsubscribe: Array<() => void> = [];
+
+  constructor(
+    private readonly transport: WorkerTransport,
+    private readonly runtime: RuntimeDeps,
+    private readonly options: WorkerOptions,
+  ) {
+    this.identity = `${options.id}.${randomBytes(4).toString("hex")}`;
+  }
+
+  start(): void {
+    this.unsubscribe.push(
+      this.transport.onWork(() => this.wakeAll()),
+      this.transport.onRunCancelled((runId) => this.inFlight.get(runId)?.controller.abort()),
+    );
+    for (let slot = 0; slot < this.options.concurrency; slot++) this.slots.push(this.slotLoop(slot));
+  }
+
+  /** Stops claiming, lets in-flight runs settle for `drainMs`, then releases what is left. */
+  async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    this.wakeAll();
+    const drained = Promise.all(this.slots);
+    const timedOut = await Promise.race([drained.then(() => false), sleep(this.options.drainMs).then(() => true)]);
+    if (timedOut) {
+      this.stopController.abort();
+      await drained;
+    }
+    for (const off of this.unsubscribe) off();
+  }
+
+  private async slotLoop(slot: number): Promise<void> {
+    const owner = `${this.identity}/${slot}`;
+    while (!this.stopping) {
+      let activation: Activation | null = null;
+      try {
+        activation = await this.transport.claim(owner, this.options.leaseMs);
+      } catch (error) {
+        this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
+      }
+      if (!activation) {
+        await this.waitForWork();
+        continue;
+      }
+      await this.execute(activation);
+    }
+  }
+
+  private async execute(activation: Activation): Promise<void> {
+    const controller = new AbortController();
+    const onStop = () => controller.abort();
+    this.stopController.signal.addEventListener("abort", onStop, { once: true });
+    this.inFlight.set(activation.runId, { controller, epoch: activation.epoch });
+    const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
+    const timer = setInterval(() => {
+      this.transport
+        .renew(activation.runId, activation.owner, activation.epoch, this.options.leaseMs)
+        .then((held) => {
+          if (!held) controller.abort();
+        })
+        .catch((error) => this.runtime.log.warn({ runId: activation.runId, error: String(error) }, "renew failed"));
+    }, renewEvery);
+    try {
+      const runner = new TurnRunner(
+        activation,
+        {
+          ...this.runtime,
+          readThread: (threadId, afterSeq) => this.transport.readThread(threadId, afterSeq),
+          commit: (op) => this.transport.commit(op),
+          publish: (sessionId, evidence) => this.transport.publish(sessionId, evidence),
+        },
+        controller.signal,
+      );
+      const outcome = await runner.run();
+      this.runtime.log.info({ runId: activation.runId, epoch: activation.epoch, outcome }, "run slice ended");
+      if (outcome === "lost_claim" && this.stopController.signal.aborted) {
+        // We gave up the run ourselves (shutdown): hand it back instead of letting the lease lapse.
+        await this.transport.release(activation.runId, activation.owner, activation.epoch);
+      }
+    } catch (error) {
+      this.runtime.log.warn({ runId: activation.runId, error: String(error) }, "run failed in the worker; its lease will lapse");
+    } finally {
+      clearInterval(timer);
+      this.stopController.signal.removeEventListener("abort", onStop);
+      this.inFlight.delete(activation.runId);
+    }
+  }
+
+  private waitForWork(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeWaiters = this.wakeWaiters.filter((w) => w !== done);
+        resolve();
+      };
+      const timer = setTimeout(done, this.options.pollMs);
+      this.wakeWaiters.push(done);
+    });
+  }
+
+  private wakeAll(): void {
+    const waiters = this.wakeWaiters;
+    this.wakeWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
