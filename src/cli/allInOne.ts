@@ -6,8 +6,8 @@ import { AgentService } from "../control/agentService.js";
 import { IamService } from "../control/iamService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
-import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
+import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
@@ -15,8 +15,8 @@ import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { openSqlite, type SqliteHandle } from "../stores/sqlite/openSqlite.js";
 import { controlStores, coordinatorStores } from "../stores/sql/storeBundles.js";
+import { openSqlite, type SqliteHandle } from "../stores/sqlite/openSqlite.js";
 import { Worker } from "../worker/workerLoop.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -32,7 +32,10 @@ export interface RunningServer {
  * The all-in-one composition: Control + Coordinator + in-process Workers on one SQLite file. It
  * wires the same ports a split deployment uses; nothing here is a shortcut around them.
  */
-export async function startAllInOne(options: UpOptions, logger: Logger = pino({ level: "info" })): Promise<RunningServer> {
+export async function startAllInOne(
+  options: UpOptions,
+  logger: Logger = pino({ level: "info" }),
+): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
   const sqlite: SqliteHandle = await openSqlite(join(dataDir, "awaken.db"));
@@ -119,7 +122,10 @@ export async function startAllInOne(options: UpOptions, logger: Logger = pino({ 
  * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
  * directory so the same key works after every restart.
  */
-function resolveApiKey(dataDir: string, fromEnv: string | undefined): { key: string; source: RunningServer["apiKeySource"] } {
+function resolveApiKey(
+  dataDir: string,
+  fromEnv: string | undefined,
+): { key: string; source: RunningServer["apiKeySource"] } {
   if (fromEnv) return { key: fromEnv, source: "env" };
   const file = join(dataDir, "api-key");
   if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), source: "stored" };

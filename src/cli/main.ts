@@ -17,7 +17,8 @@ Environment:
 function integer(name: string, min: number) {
   return (value: string) => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
     return n;
   };
 }
@@ -31,10 +32,18 @@ program
   .command("up")
   .description("Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file.")
   .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
-  .addOption(new Option("--port <port>", "port to listen on (0 = any free port)").default(4600).argParser(integer("--port", 0)))
-  .addOption(new Option("--data-dir <dir>", "where the SQLite database and the API key live").default(".awaken"))
   .addOption(
-    new Option("--workers <n>", "in-process worker slots (runs executed at once)").default(4).argParser(integer("--workers", 0)),
+    new Option("--port <port>", "port to listen on (0 = any free port)")
+      .default(4600)
+      .argParser(integer("--port", 0)),
+  )
+  .addOption(
+    new Option("--data-dir <dir>", "where the SQLite database and the API key live").default(".awaken"),
+  )
+  .addOption(
+    new Option("--workers <n>", "in-process worker slots (runs executed at once)")
+      .default(4)
+      .argParser(integer("--workers", 0)),
   )
   .addOption(
     new Option("--lease-ms <ms>", "claim lease; a crashed run is resumed after it lapses")
@@ -42,10 +51,14 @@ program
       .argParser(integer("--lease-ms", 100)),
   )
   .addOption(
-    new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams").default(15_000).argParser(integer("--sse-ping-ms", 10)),
+    new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams")
+      .default(15_000)
+      .argParser(integer("--sse-ping-ms", 10)),
   )
   .addOption(
-    new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error").default(1_000).argParser(integer("--model-retry-base-ms", 0)),
+    new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error")
+      .default(1_000)
+      .argParser(integer("--model-retry-base-ms", 0)),
   )
   .addHelpText("after", HELP_AFTER)
   .action(async (opts) => {

@@ -52,7 +52,10 @@ export class AgentService {
     const head = await this.head(workspaceId, agentId);
     const publication = await this.store.getPublication(workspaceId, agentId, version ?? head.latestVersion);
     if (!publication) {
-      throw new AwakenError("not_found", `agent ${agentId} has no version ${version}; it has versions 1-${head.latestVersion}`);
+      throw new AwakenError(
+        "not_found",
+        `agent ${agentId} has no version ${version}; it has versions 1-${head.latestVersion}`,
+      );
     }
     return { head, publication };
   }
@@ -77,14 +80,19 @@ export class AgentService {
     if (!current) throw new Error(`agent ${agentId} lost its publication ${head.latestVersion}`);
     const definition = applyAgentUpdate(current.definition, input);
     validateAgentDefinition(definition);
-    if (canonicalJson(definition) === canonicalJson(current.definition)) return { head, publication: current };
+    if (canonicalJson(definition) === canonicalJson(current.definition))
+      return { head, publication: current };
     const now = this.clock.now();
     const next = this.publication(workspaceId, agentId, head.latestVersion + 1, definition, now);
     const appended = await this.store.appendVersion(next, head.latestVersion);
     if (!appended) {
-      throw new AwakenError("version_mismatch", `agent ${agentId} was updated concurrently; retrieve it and retry`, {
-        retryable: false,
-      });
+      throw new AwakenError(
+        "version_mismatch",
+        `agent ${agentId} was updated concurrently; retrieve it and retry`,
+        {
+          retryable: false,
+        },
+      );
     }
     await this.register(next);
     return { head: { ...head, latestVersion: next.version, updatedAt: now }, publication: next };
@@ -96,11 +104,18 @@ export class AgentService {
     return this.retrieve(workspaceId, agentId);
   }
 
-  list(workspaceId: string, query: AgentListQuery): Promise<Page<{ head: AgentHead; latest: StoredPublication }>> {
+  list(
+    workspaceId: string,
+    query: AgentListQuery,
+  ): Promise<Page<{ head: AgentHead; latest: StoredPublication }>> {
     return this.store.listAgents(workspaceId, query);
   }
 
-  async listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<{ head: AgentHead; page: Page<StoredPublication> }> {
+  async listVersions(
+    workspaceId: string,
+    agentId: string,
+    query: ListQuery,
+  ): Promise<{ head: AgentHead; page: Page<StoredPublication> }> {
     const head = await this.head(workspaceId, agentId);
     return { head, page: await this.store.listVersions(workspaceId, agentId, query) };
   }
@@ -109,7 +124,11 @@ export class AgentService {
    * Resolves what a new session pins: the exact version asked for, or the latest. Registration is
    * repeated (idempotently) so a publication whose first registration failed still becomes runnable.
    */
-  async resolveForSession(workspaceId: string, agentId: string, version?: number): Promise<StoredPublication> {
+  async resolveForSession(
+    workspaceId: string,
+    agentId: string,
+    version?: number,
+  ): Promise<StoredPublication> {
     const { head, publication } = await this.retrieve(workspaceId, agentId, version);
     if (head.archivedAt !== null) {
       throw invalid(`agent ${agentId} is archived and cannot start new sessions`);
@@ -131,7 +150,14 @@ export class AgentService {
     definition: AgentDefinition,
     now: number,
   ): StoredPublication {
-    return { workspaceId, agentId, version, fingerprint: fingerprint(definition), definition, createdAt: now };
+    return {
+      workspaceId,
+      agentId,
+      version,
+      fingerprint: fingerprint(definition),
+      definition,
+      createdAt: now,
+    };
   }
 
   private async register(p: StoredPublication): Promise<void> {

@@ -47,7 +47,8 @@ export class IamService {
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
     const record = await this.store.findApiKeyByHash(hash);
-    const principal = record && record.revokedAt === null ? { workspaceId: record.workspaceId, apiKeyId: record.id } : null;
+    const principal =
+      record && record.revokedAt === null ? { workspaceId: record.workspaceId, apiKeyId: record.id } : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
     return principal;

@@ -32,7 +32,10 @@ export interface PublicationStore {
   appendVersion(publication: StoredPublication, expectedLatest: number): Promise<boolean>;
   getHead(workspaceId: string, agentId: string): Promise<AgentHead | null>;
   getPublication(workspaceId: string, agentId: string, version: number): Promise<StoredPublication | null>;
-  listAgents(workspaceId: string, query: AgentListQuery): Promise<Page<{ head: AgentHead; latest: StoredPublication }>>;
+  listAgents(
+    workspaceId: string,
+    query: AgentListQuery,
+  ): Promise<Page<{ head: AgentHead; latest: StoredPublication }>>;
   listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<Page<StoredPublication>>;
   archive(workspaceId: string, agentId: string, now: number): Promise<void>;
 }

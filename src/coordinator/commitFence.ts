@@ -25,7 +25,10 @@ export function decideCommit(op: CommitOperation, opHash: string, state: FenceSt
     if (state.existing.payloadHash === opHash) return { kind: "duplicate", receipt: state.existing.receipt };
     return {
       kind: "reject",
-      rejection: { kind: "operation_conflict", reason: `operation ${op.opId} was committed with another payload` },
+      rejection: {
+        kind: "operation_conflict",
+        reason: `operation ${op.opId} was committed with another payload`,
+      },
     };
   }
   const run = state.run;
@@ -36,7 +39,10 @@ export function decideCommit(op: CommitOperation, opHash: string, state: FenceSt
   if (run.epoch !== op.epoch || run.owner !== op.owner) {
     return {
       kind: "reject",
-      rejection: { kind: "stale_claim", reason: `claim epoch ${run.epoch} is current, operation holds ${op.epoch}` },
+      rejection: {
+        kind: "stale_claim",
+        reason: `claim epoch ${run.epoch} is current, operation holds ${op.epoch}`,
+      },
     };
   }
   if (run.leaseExpiresAt === null || run.leaseExpiresAt <= state.now) {

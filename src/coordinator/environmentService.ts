@@ -56,9 +56,13 @@ export class EnvironmentService {
   async get(workspaceId: string, id: string): Promise<EnvironmentRecord> {
     const record = await this.store.get(workspaceId, id);
     if (!record) {
-      throw new AwakenError("environment_not_found", `environment ${JSON.stringify(id)} was not found in this workspace`, {
-        details: { error_code: "environment_not_found" },
-      });
+      throw new AwakenError(
+        "environment_not_found",
+        `environment ${JSON.stringify(id)} was not found in this workspace`,
+        {
+          details: { error_code: "environment_not_found" },
+        },
+      );
     }
     return record;
   }
@@ -100,7 +104,10 @@ export class EnvironmentService {
     await this.store.delete(workspaceId, id);
   }
 
-  list(workspaceId: string, query: ListQuery & { includeArchived: boolean }): Promise<Page<EnvironmentRecord>> {
+  list(
+    workspaceId: string,
+    query: ListQuery & { includeArchived: boolean },
+  ): Promise<Page<EnvironmentRecord>> {
     return this.store.list(workspaceId, query);
   }
 }

@@ -59,7 +59,10 @@ export interface EnvironmentStore {
   getRevision(environmentId: string, revision: number): Promise<EnvironmentConfig | null>;
   /** Writes the head; appends a revision when `config` changed (revision already incremented). */
   update(record: EnvironmentRecord, newRevision: boolean): Promise<void>;
-  list(workspaceId: string, query: ListQuery & { includeArchived: boolean }): Promise<Page<EnvironmentRecord>>;
+  list(
+    workspaceId: string,
+    query: ListQuery & { includeArchived: boolean },
+  ): Promise<Page<EnvironmentRecord>>;
   delete(workspaceId: string, id: string): Promise<boolean>;
 }
 
@@ -112,10 +115,7 @@ export interface HistoryReader {
 }
 
 /** What an input does to the run of its session, decided by the coordinator under the same transaction. */
-export type RunEffect =
-  | { kind: "start"; runId: string }
-  | { kind: "resume" }
-  | { kind: "cancel" };
+export type RunEffect = { kind: "start"; runId: string } | { kind: "resume" } | { kind: "cancel" };
 
 /**
  * Appends coordinator-authored facts (user input echoes, status changes) to a session's thread.

@@ -1,6 +1,11 @@
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
-import type { CatalogStore, ExecutableAgentRegistrar, ExecutableAgentSnapshot, RegistrationReceipt } from "./ports.js";
+import type {
+  CatalogStore,
+  ExecutableAgentRegistrar,
+  ExecutableAgentSnapshot,
+  RegistrationReceipt,
+} from "./ports.js";
 
 /**
  * The in-process registrar used by the all-in-one server. A split deployment swaps in an HTTP

@@ -45,7 +45,8 @@ export function projectFacts(state: SessionProjection, facts: readonly Fact[]): 
             input_tokens: usage.input_tokens + num(u.input_tokens),
             output_tokens: usage.output_tokens + num(u.output_tokens),
             cache_read_input_tokens: usage.cache_read_input_tokens + num(u.cache_read_input_tokens),
-            cache_creation_input_tokens: usage.cache_creation_input_tokens + num(u.cache_creation_input_tokens),
+            cache_creation_input_tokens:
+              usage.cache_creation_input_tokens + num(u.cache_creation_input_tokens),
           };
         }
         break;

@@ -1,11 +1,11 @@
-import type { Clock } from "../kernel/clock.js";
 import { canonicalJson, sha256Hex } from "../kernel/canonicalJson.js";
+import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
-import { EMPTY_USAGE, type CommittedFact } from "./facts.js";
+import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
 import { IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
 import type {
   CoordinatorPorts,
@@ -46,9 +46,13 @@ export class SessionService {
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
     const env = await this.ports.environments.get(cmd.workspaceId, cmd.environmentId);
     if (!env) {
-      throw new AwakenError("environment_not_found", `environment ${JSON.stringify(cmd.environmentId)} was not found`, {
-        details: { error_code: "environment_not_found" },
-      });
+      throw new AwakenError(
+        "environment_not_found",
+        `environment ${JSON.stringify(cmd.environmentId)} was not found`,
+        {
+          details: { error_code: "environment_not_found" },
+        },
+      );
     }
     if (env.archivedAt !== null) {
       throw new AwakenError(
@@ -58,7 +62,8 @@ export class SessionService {
       );
     }
     if (cmd.vaultIds.length > 0) throw invalid("vault_ids: vaults are not supported by this server yet");
-    if (cmd.resources.length > 0) throw invalid("resources: session resources are not supported by this server yet");
+    if (cmd.resources.length > 0)
+      throw invalid("resources: session resources are not supported by this server yet");
     const now = this.clock.now();
     const record: SessionRecord = {
       id: newId("sesn", now),
@@ -80,7 +85,8 @@ export class SessionService {
       archivedAt: null,
     };
     // Validate initial events against the new session before anything is stored.
-    if (cmd.initialEvents.length > 0) planInputs({ session: record, activeRun: null }, cmd.initialEvents, now);
+    if (cmd.initialEvents.length > 0)
+      planInputs({ session: record, activeRun: null }, cmd.initialEvents, now);
     await this.ports.sessions.create(record);
     if (cmd.initialEvents.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialEvents, 0);
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
@@ -102,7 +108,12 @@ export class SessionService {
    * recent send returns that send's echo instead of appending again. A first attempt is always
    * new input, even when it repeats an earlier message word for word.
    */
-  async send(workspaceId: string, sessionId: string, inputs: UserInput[], retryCount: number): Promise<CommittedFact[]> {
+  async send(
+    workspaceId: string,
+    sessionId: string,
+    inputs: UserInput[],
+    retryCount: number,
+  ): Promise<CommittedFact[]> {
     await this.get(workspaceId, sessionId);
     const requestHash = sha256Hex(canonicalJson(inputs));
     if (retryCount > 0) {
@@ -129,7 +140,8 @@ export class SessionService {
           throw invalid("budget: a budget cannot be added to a session that was created without one");
         }
         const changed: JsonObject = {};
-        const patch: { title?: string | null; metadata?: Record<string, string>; budget?: unknown | null } = {};
+        const patch: { title?: string | null; metadata?: Record<string, string>; budget?: unknown | null } =
+          {};
         if (cmd.title !== undefined && cmd.title !== session.title) {
           patch.title = cmd.title;
           changed.title = cmd.title;
@@ -145,7 +157,10 @@ export class SessionService {
           patch.budget = cmd.budget;
           changed.budget = cmd.budget as JsonObject | null;
         }
-        const facts = Object.keys(changed).length > 0 ? [{ id: newId("sevt", now), type: "session.updated", body: changed }] : [];
+        const facts =
+          Object.keys(changed).length > 0
+            ? [{ id: newId("sevt", now), type: "session.updated", body: changed }]
+            : [];
         return { facts, effects: [], echoIds: [], sessionPatch: patch };
       },
       now,
@@ -181,7 +196,11 @@ export class SessionService {
   async delete(workspaceId: string, sessionId: string): Promise<void> {
     const session = await this.get(workspaceId, sessionId);
     const now = this.clock.now();
-    const fact = await this.ports.ledger.deleteSession(sessionId, { id: newId("sevt", now), type: "session.deleted", body: {} }, now);
+    const fact = await this.ports.ledger.deleteSession(
+      sessionId,
+      { id: newId("sevt", now), type: "session.deleted", body: {} },
+      now,
+    );
     if (fact) this.ports.signals.threadCommitted(session.threadId);
   }
 
@@ -190,7 +209,8 @@ export class SessionService {
     if (first) this.ports.signals.threadCommitted(first.threadId);
     for (const effect of outcome.plan.effects) {
       if (effect.kind === "start" || effect.kind === "resume") this.ports.signals.dispatchReady();
-      if (effect.kind === "cancel" && outcome.activeRunId) this.ports.signals.runCancelled(outcome.activeRunId);
+      if (effect.kind === "cancel" && outcome.activeRunId)
+        this.ports.signals.runCancelled(outcome.activeRunId);
     }
   }
 }

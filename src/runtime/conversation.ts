@@ -40,7 +40,9 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
       case "system.message":
         add(
           "user",
-          userContent(body.content).map((b) => (b.type === "text" ? { ...b, text: `[system message] ${b.text}` } : b)),
+          userContent(body.content).map((b) =>
+            b.type === "text" ? { ...b, text: `[system message] ${b.text}` } : b,
+          ),
         );
         break;
       case "agent.message":
@@ -86,20 +88,30 @@ function userContent(content: unknown): ModelContentBlock[] {
   for (const block of content) {
     if (!block || typeof block !== "object") continue;
     const b = block as Record<string, unknown>;
-    if (b.type === "text" && typeof b.text === "string" && b.text) blocks.push({ type: "text", text: b.text });
+    if (b.type === "text" && typeof b.text === "string" && b.text)
+      blocks.push({ type: "text", text: b.text });
     else if (b.type === "image") {
       const source = b.source as Record<string, unknown> | undefined;
-      if (source?.type === "base64" && typeof source.data === "string" && typeof source.media_type === "string") {
-        blocks.push({ type: "image", source: { type: "base64", media_type: source.media_type, data: source.data } });
+      if (
+        source?.type === "base64" &&
+        typeof source.data === "string" &&
+        typeof source.media_type === "string"
+      ) {
+        blocks.push({
+          type: "image",
+          source: { type: "base64", media_type: source.media_type, data: source.data },
+        });
       } else if (source?.type === "url" && typeof source.url === "string") {
         blocks.push({ type: "image", source: { type: "url", url: source.url } });
-      } else blocks.push({ type: "text", text: "[an image this server cannot pass to the model was omitted]" });
+      } else
+        blocks.push({ type: "text", text: "[an image this server cannot pass to the model was omitted]" });
     } else if (b.type === "document") {
       const source = b.source as Record<string, unknown> | undefined;
       if (source?.type === "text" && typeof source.data === "string") {
         const title = typeof b.title === "string" ? `${b.title}\n` : "";
         blocks.push({ type: "text", text: `${title}${source.data}` });
-      } else blocks.push({ type: "text", text: "[a document this server cannot pass to the model was omitted]" });
+      } else
+        blocks.push({ type: "text", text: "[a document this server cannot pass to the model was omitted]" });
     }
   }
   return blocks;
@@ -108,7 +120,10 @@ function userContent(content: unknown): ModelContentBlock[] {
 function textBlocks(content: unknown): ModelContentBlock[] {
   if (!Array.isArray(content)) return [];
   return content
-    .filter((b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string" && b.text !== "")
+    .filter(
+      (b): b is { type: "text"; text: string } =>
+        b?.type === "text" && typeof b.text === "string" && b.text !== "",
+    )
     .map((b) => ({ type: "text", text: b.text }));
 }
 
@@ -123,5 +138,7 @@ function resultText(content: unknown): Array<{ type: "text"; text: string }> {
 }
 
 function asObject(value: unknown): Record<string, unknown> {
-  return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return value && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }

@@ -10,7 +10,11 @@ export interface ModelSpan {
 }
 
 export function spanStart(span: ModelSpan): Fact {
-  return { id: span.startId, type: "span.model_request_start", body: { provider: span.provider, model: span.model } };
+  return {
+    id: span.startId,
+    type: "span.model_request_start",
+    body: { provider: span.provider, model: span.model },
+  };
 }
 
 export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, isError: boolean): Fact {
@@ -33,12 +37,20 @@ export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, 
 }
 
 /** The facts a successful model response becomes: its text as one message, each tool use on its own. */
-export function responseFacts(response: ModelResponse, messageId: string, now: number): { facts: Fact[]; toolUseIds: string[] } {
+export function responseFacts(
+  response: ModelResponse,
+  messageId: string,
+  now: number,
+): { facts: Fact[]; toolUseIds: string[] } {
   const facts: Fact[] = [];
   const toolUseIds: string[] = [];
   const text = response.content.filter((b) => b.type === "text" && b.text !== "");
   if (text.length > 0) {
-    facts.push({ id: messageId, type: "agent.message", body: { content: text.map((b) => ({ ...b })) as JsonObject[] } });
+    facts.push({
+      id: messageId,
+      type: "agent.message",
+      body: { content: text.map((b) => ({ ...b })) as JsonObject[] },
+    });
   }
   for (const block of response.content) {
     if (block.type !== "tool_use") continue;
@@ -46,7 +58,11 @@ export function responseFacts(response: ModelResponse, messageId: string, now: n
     toolUseIds.push(id);
     // Only custom tools are offered to the model in this build, so every tool use is the client's
     // to answer (wire §3.4.3).
-    facts.push({ id, type: "agent.custom_tool_use", body: { name: block.name, input: block.input as JsonObject } });
+    facts.push({
+      id,
+      type: "agent.custom_tool_use",
+      body: { name: block.name, input: block.input as JsonObject },
+    });
   }
   return { facts, toolUseIds };
 }

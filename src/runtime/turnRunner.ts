@@ -4,7 +4,7 @@ import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
-import { type ModelResponse, ProviderError, type ModelToolSpec } from "../providers/ports.js";
+import { type ModelResponse, type ModelToolSpec, ProviderError } from "../providers/ports.js";
 import { buildConversation } from "./conversation.js";
 import {
   idle,
@@ -71,7 +71,10 @@ export class TurnRunner {
           ]);
           break;
         case "await":
-          status = await this.commit([idle(now, { type: "requires_action", event_ids: step.eventIds })], "awaiting");
+          status = await this.commit(
+            [idle(now, { type: "requires_action", event_ids: step.eventIds })],
+            "awaiting",
+          );
           if (status === "ok") return "settled";
           break;
         case "finish":
@@ -92,7 +95,11 @@ export class TurnRunner {
   private async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.model();
     const provider = this.ports.providers.select(model);
-    const span: ModelSpan = { startId: newId("sevt", this.ports.clock.now()), provider: provider.name, model };
+    const span: ModelSpan = {
+      startId: newId("sevt", this.ports.clock.now()),
+      provider: provider.name,
+      model,
+    };
     const started = await this.commit([spanStart(span)]);
     if (started === "lost") return "lost_claim";
     if (started === "conflict") return "continue";
@@ -134,7 +141,8 @@ export class TurnRunner {
         },
       );
     } catch (error) {
-      if (textIndexes.size > 0) this.ports.publish(this.activation.sessionId, { kind: "event_abandoned", eventId: messageId });
+      if (textIndexes.size > 0)
+        this.ports.publish(this.activation.sessionId, { kind: "event_abandoned", eventId: messageId });
       if (this.signal.aborted) return "lost_claim";
       return this.handleModelError(span, failedAttempts, error);
     }
@@ -143,7 +151,10 @@ export class TurnRunner {
     const { facts: output, toolUseIds } = responseFacts(response, messageId, now);
     const end = spanEnd(span, now, response.usage, false);
     const body = [...output, end];
-    const usage = usageTotals([...this.facts, { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now }]);
+    const usage = usageTotals([
+      ...this.facts,
+      { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
+    ]);
     body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
     const terminal =
       toolUseIds.length > 0
@@ -160,7 +171,11 @@ export class TurnRunner {
     return rebased === "lost" ? "lost_claim" : "continue";
   }
 
-  private async handleModelError(span: ModelSpan, failedAttempts: number, error: unknown): Promise<TurnOutcome | "continue"> {
+  private async handleModelError(
+    span: ModelSpan,
+    failedAttempts: number,
+    error: unknown,
+  ): Promise<TurnOutcome | "continue"> {
     const providerError = error instanceof ProviderError ? error : null;
     const message = error instanceof Error ? error.message : String(error);
     const type = providerErrorType(providerError);

@@ -43,7 +43,10 @@ export class Worker {
     this.stopping = true;
     this.wakeAll();
     const drained = Promise.all(this.slots);
-    const timedOut = await Promise.race([drained.then(() => false), sleep(this.options.drainMs).then(() => true)]);
+    const timedOut = await Promise.race([
+      drained.then(() => false),
+      sleep(this.options.drainMs).then(() => true),
+    ]);
     if (timedOut) {
       this.stopController.abort();
       await drained;
@@ -80,7 +83,9 @@ export class Worker {
         .then((held) => {
           if (!held) controller.abort();
         })
-        .catch((error) => this.runtime.log.warn({ runId: activation.runId, error: String(error) }, "renew failed"));
+        .catch((error) =>
+          this.runtime.log.warn({ runId: activation.runId, error: String(error) }, "renew failed"),
+        );
     }, renewEvery);
     try {
       const runner = new TurnRunner(
@@ -100,7 +105,10 @@ export class Worker {
         await this.transport.release(activation.runId, activation.owner, activation.epoch);
       }
     } catch (error) {
-      this.runtime.log.warn({ runId: activation.runId, error: String(error) }, "run failed in the worker; its lease will lapse");
+      this.runtime.log.warn(
+        { runId: activation.runId, error: String(error) },
+        "run failed in the worker; its lease will lapse",
+      );
     } finally {
       clearInterval(timer);
       this.stopController.signal.removeEventListener("abort", onStop);

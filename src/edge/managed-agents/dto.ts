@@ -88,6 +88,9 @@ export function eventDto(f: CommittedFact): Record<string, unknown> {
   return { id: f.id, type: f.type, ...f.body, processed_at: isoTime(f.createdAt) };
 }
 
-export function pageDto<T>(page: Page<T>, map: (item: T) => unknown): { data: unknown[]; next_page: string | null } {
+export function pageDto<T>(
+  page: Page<T>,
+  map: (item: T) => unknown,
+): { data: unknown[]; next_page: string | null } {
   return { data: page.data.map(map), next_page: page.nextCursor };
 }

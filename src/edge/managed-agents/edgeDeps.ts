@@ -15,7 +15,8 @@ export interface ManagedAgentsDeps {
   clock: Clock;
 }
 
-export const toMs = (iso: string | undefined): number | undefined => (iso === undefined ? undefined : Date.parse(iso));
+export const toMs = (iso: string | undefined): number | undefined =>
+  iso === undefined ? undefined : Date.parse(iso);
 
 export function rangeMs(range: { gt?: string; gte?: string; lt?: string; lte?: string } | undefined) {
   if (!range) return undefined;

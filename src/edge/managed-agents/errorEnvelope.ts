@@ -9,7 +9,12 @@ const SDK_ERROR_CODES = new Set([
   "environment_not_found",
 ]);
 
-export function errorBody(type: string, message: string, requestId: string, details?: Record<string, unknown>) {
+export function errorBody(
+  type: string,
+  message: string,
+  requestId: string,
+  details?: Record<string, unknown>,
+) {
   return { type: "error", error: { type, message, ...(details ? { details } : {}) }, request_id: requestId };
 }
 
@@ -24,17 +29,27 @@ export function installErrorEnvelope(app: FastifyInstance): void {
     }
     const fe = error as FastifyError;
     if (fe.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.status(413).send(errorBody("invalid_request_error", "Request body is too large.", request.id));
+      return reply
+        .status(413)
+        .send(errorBody("invalid_request_error", "Request body is too large.", request.id));
     }
     if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
       return reply
         .status(400)
-        .send(errorBody("invalid_request_error", "Send the request body as JSON (content-type: application/json).", request.id));
+        .send(
+          errorBody(
+            "invalid_request_error",
+            "Send the request body as JSON (content-type: application/json).",
+            request.id,
+          ),
+        );
     }
     if (error instanceof SyntaxError || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
       return reply
         .status(400)
-        .send(errorBody("invalid_request_error", `Request body is not valid JSON: ${error.message}`, request.id));
+        .send(
+          errorBody("invalid_request_error", `Request body is not valid JSON: ${error.message}`, request.id),
+        );
     }
     if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
       return reply.status(fe.statusCode).send(errorBody("invalid_request_error", error.message, request.id));
@@ -42,11 +57,23 @@ export function installErrorEnvelope(app: FastifyInstance): void {
     request.log.error({ err: error }, "unhandled error");
     return reply
       .status(500)
-      .send(errorBody("api_error", `Internal server error. Quote request id ${request.id} when reporting it.`, request.id));
+      .send(
+        errorBody(
+          "api_error",
+          `Internal server error. Quote request id ${request.id} when reporting it.`,
+          request.id,
+        ),
+      );
   });
   app.setNotFoundHandler((request, reply) => {
     reply
       .status(404)
-      .send(errorBody("not_found_error", `No route for ${request.method} ${request.url.split("?")[0]}.`, request.id));
+      .send(
+        errorBody(
+          "not_found_error",
+          `No route for ${request.method} ${request.url.split("?")[0]}.`,
+          request.id,
+        ),
+      );
   });
 }

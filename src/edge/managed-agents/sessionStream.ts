@@ -1,6 +1,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { CommittedFact } from "../../coordinator/facts.js";
-import type { HistoryReader, LiveEvidence, LiveEvidenceBus, SessionRecord, WakeSignals } from "../../coordinator/ports.js";
+import type {
+  HistoryReader,
+  LiveEvidence,
+  LiveEvidenceBus,
+  SessionRecord,
+  WakeSignals,
+} from "../../coordinator/ports.js";
 import { eventDto } from "./dto.js";
 
 export interface StreamDeps {
@@ -78,13 +84,20 @@ export function streamSession(
       if (evidence.kind === "event_start") {
         if (!deltaTypes.has(evidence.eventType)) return;
         previews.add(evidence.eventId);
-        write("event_start", { type: "event_start", event: { id: evidence.eventId, type: evidence.eventType } });
+        write("event_start", {
+          type: "event_start",
+          event: { id: evidence.eventId, type: evidence.eventType },
+        });
       } else if (evidence.kind === "event_delta") {
         if (!previews.has(evidence.eventId)) return;
         write("event_delta", {
           type: "event_delta",
           event_id: evidence.eventId,
-          delta: { type: "content_delta", content: { type: "text", text: evidence.text }, index: evidence.index },
+          delta: {
+            type: "content_delta",
+            content: { type: "text", text: evidence.text },
+            index: evidence.index,
+          },
         });
       } else {
         previews.delete(evidence.eventId);

@@ -1,6 +1,11 @@
-import type { CommittedFact, Fact, PendingAction, SessionUsage } from "../../coordinator/facts.js";
+import type {
+  CommittedFact,
+  Fact,
+  PendingAction,
+  SessionStatus,
+  SessionUsage,
+} from "../../coordinator/facts.js";
 import { projectFacts } from "../../coordinator/sessionProjection.js";
-import type { SessionStatus } from "../../coordinator/facts.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 
 /**

@@ -22,7 +22,8 @@ export function decodeCursor(cursor: string | null): Record<string, string | num
   if (!cursor) return null;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (value && typeof value === "object" && !Array.isArray(value)) return value as Record<string, string | number>;
+    if (value && typeof value === "object" && !Array.isArray(value))
+      return value as Record<string, string | number>;
   } catch {
     // fall through
   }

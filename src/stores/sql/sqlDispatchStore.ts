@@ -41,7 +41,14 @@ export class SqlDispatchStore implements DispatchStore {
       const leaseExpiresAt = now + leaseMs;
       const claimed = await tx
         .updateTable("runs")
-        .set({ state: "claimed", owner, epoch, lease_expires_at: leaseExpiresAt, crash_count: crashCount, updated_at: now })
+        .set({
+          state: "claimed",
+          owner,
+          epoch,
+          lease_expires_at: leaseExpiresAt,
+          crash_count: crashCount,
+          updated_at: now,
+        })
         .where("id", "=", run.id)
         .where("epoch", "=", run.epoch)
         .executeTakeFirst();
@@ -117,10 +124,17 @@ export class SqlDispatchStore implements DispatchStore {
         .select(["state", "owner", "epoch", "lease_expires_at", "session_id"])
         .where("id", "=", op.runId)
         .executeTakeFirst();
-      const thread = await tx.selectFrom("threads").select("version").where("id", "=", op.threadId).executeTakeFirst();
+      const thread = await tx
+        .selectFrom("threads")
+        .select("version")
+        .where("id", "=", op.threadId)
+        .executeTakeFirst();
       const decision = decideCommit(op, hash, {
         existing: existingRow
-          ? { payloadHash: existingRow.payload_hash, receipt: fromJson<CommitReceipt>(existingRow.receipt_json) }
+          ? {
+              payloadHash: existingRow.payload_hash,
+              receipt: fromJson<CommitReceipt>(existingRow.receipt_json),
+            }
           : null,
         run: runRow
           ? {
@@ -137,7 +151,14 @@ export class SqlDispatchStore implements DispatchStore {
       if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
       if (!runRow) throw new Error("unreachable: fence accepted a commit without a run");
 
-      const committed = await appendFacts(tx, runRow.session_id, op.threadId, op.expectedVersion, op.facts, now);
+      const committed = await appendFacts(
+        tx,
+        runRow.session_id,
+        op.threadId,
+        op.expectedVersion,
+        op.facts,
+        now,
+      );
       let settled = op.settle ?? null;
       if (settled === "awaiting") {
         // Defensive: a run may only park while something is actually pending; otherwise it stays
@@ -176,7 +197,13 @@ export class SqlDispatchStore implements DispatchStore {
       };
       await tx
         .insertInto("commit_operations")
-        .values({ op_id: op.opId, run_id: op.runId, payload_hash: hash, receipt_json: toJson(receipt), committed_at: now })
+        .values({
+          op_id: op.opId,
+          run_id: op.runId,
+          payload_hash: hash,
+          receipt_json: toJson(receipt),
+          committed_at: now,
+        })
         .execute();
       return { ok: true, receipt, duplicate: false };
     });

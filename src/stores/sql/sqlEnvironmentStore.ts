@@ -59,7 +59,10 @@ export class SqlEnvironmentStore implements EnvironmentStore {
     });
   }
 
-  async list(workspaceId: string, q: ListQuery & { includeArchived: boolean }): Promise<Page<EnvironmentRecord>> {
+  async list(
+    workspaceId: string,
+    q: ListQuery & { includeArchived: boolean },
+  ): Promise<Page<EnvironmentRecord>> {
     const cursor = decodeCursor(q.cursor);
     let query = this.selectHeads().where("environments.workspace_id", "=", workspaceId);
     if (!q.includeArchived) query = query.where("environments.archived_at", "is", null);

@@ -19,7 +19,11 @@ export class SqlHistoryReader implements HistoryReader {
   }
 
   async threadVersion(threadId: string): Promise<number> {
-    const row = await this.db.selectFrom("threads").select("version").where("id", "=", threadId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom("threads")
+      .select("version")
+      .where("id", "=", threadId)
+      .executeTakeFirst();
     return row ? Number(row.version) : 0;
   }
 

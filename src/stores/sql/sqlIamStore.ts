@@ -28,7 +28,11 @@ export class SqlIamStore implements IamStore {
   }
 
   async findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
-    const row = await this.db.selectFrom("api_keys").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+    const row = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("key_hash", "=", keyHash)
+      .executeTakeFirst();
     if (!row) return null;
     return {
       id: row.id,

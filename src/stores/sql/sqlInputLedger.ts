@@ -1,5 +1,11 @@
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
-import type { InputContext, InputLedger, InputOutcome, InputPlan, SessionPatch } from "../../coordinator/ports.js";
+import type {
+  InputContext,
+  InputLedger,
+  InputOutcome,
+  InputPlan,
+  SessionPatch,
+} from "../../coordinator/ports.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
 import { type Db, fromJson, type Tx, toJson } from "./db.js";
@@ -10,7 +16,11 @@ export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 export class SqlInputLedger implements InputLedger {
   constructor(private readonly db: Db) {}
 
-  async append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome> {
+  async append(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+  ): Promise<InputOutcome> {
     return this.db.transaction().execute(async (tx) => {
       const row = await tx
         .selectFrom("sessions")
@@ -34,7 +44,14 @@ export class SqlInputLedger implements InputLedger {
         .select("version")
         .where("id", "=", session.threadId)
         .executeTakeFirstOrThrow();
-      const committed = await appendFacts(tx, sessionId, session.threadId, Number(thread.version), plan.facts, now);
+      const committed = await appendFacts(
+        tx,
+        sessionId,
+        session.threadId,
+        Number(thread.version),
+        plan.facts,
+        now,
+      );
       if (plan.sessionPatch) await patchSession(tx, sessionId, plan.sessionPatch, now);
       for (const effect of plan.effects) {
         if (effect.kind === "start") {
@@ -66,7 +83,13 @@ export class SqlInputLedger implements InputLedger {
           // settle is stale and rejected.
           await tx
             .updateTable("runs")
-            .set({ state: "cancelled", epoch: activeRun.epoch + 1, owner: null, lease_expires_at: null, updated_at: now })
+            .set({
+              state: "cancelled",
+              epoch: activeRun.epoch + 1,
+              owner: null,
+              lease_expires_at: null,
+              updated_at: now,
+            })
             .where("id", "=", activeRun.id)
             .execute();
         }
@@ -75,11 +98,20 @@ export class SqlInputLedger implements InputLedger {
         const echoed = committed.filter((f) => plan.echoIds.includes(f.id));
         await tx
           .insertInto("send_receipts")
-          .values({ session_id: sessionId, request_hash: plan.requestHash, response_json: toJson(echoed), created_at: now })
+          .values({
+            session_id: sessionId,
+            request_hash: plan.requestHash,
+            response_json: toJson(echoed),
+            created_at: now,
+          })
           .onConflict((oc) =>
             oc
               .column("session_id")
-              .doUpdateSet({ request_hash: plan.requestHash, response_json: toJson(echoed), created_at: now }),
+              .doUpdateSet({
+                request_hash: plan.requestHash,
+                response_json: toJson(echoed),
+                created_at: now,
+              }),
           )
           .execute();
       }
@@ -110,7 +142,14 @@ export class SqlInputLedger implements InputLedger {
         .select("version")
         .where("id", "=", session.thread_id)
         .executeTakeFirstOrThrow();
-      const [committed] = await appendFacts(tx, sessionId, session.thread_id, Number(thread.version), [deletedFact], now);
+      const [committed] = await appendFacts(
+        tx,
+        sessionId,
+        session.thread_id,
+        Number(thread.version),
+        [deletedFact],
+        now,
+      );
       await tx
         .deleteFrom("events")
         .where("thread_id", "=", session.thread_id)
@@ -129,9 +168,10 @@ export class SqlInputLedger implements InputLedger {
         .where("state", "in", [...ACTIVE_RUN_STATES])
         .execute();
       await tx.deleteFrom("send_receipts").where("session_id", "=", sessionId).execute();
-      await tx.deleteFrom("commit_operations").where("run_id", "in", (eb) =>
-        eb.selectFrom("runs").select("id").where("session_id", "=", sessionId),
-      ).execute();
+      await tx
+        .deleteFrom("commit_operations")
+        .where("run_id", "in", (eb) => eb.selectFrom("runs").select("id").where("session_id", "=", sessionId))
+        .execute();
       await tx
         .updateTable("sessions")
         .set({ deleted_at: now, metadata_json: "{}", title: null, resources_json: "[]" })
@@ -148,7 +188,9 @@ async function patchSession(tx: Tx, sessionId: string, patch: SessionPatch, now:
     .set({
       ...(patch.title !== undefined ? { title: patch.title } : {}),
       ...(patch.metadata !== undefined ? { metadata_json: toJson(patch.metadata) } : {}),
-      ...(patch.budget !== undefined ? { budget_json: patch.budget === null ? null : toJson(patch.budget) } : {}),
+      ...(patch.budget !== undefined
+        ? { budget_json: patch.budget === null ? null : toJson(patch.budget) }
+        : {}),
       ...(patch.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
       updated_at: now,
     })

@@ -49,7 +49,11 @@ export class SqlPublicationStore implements PublicationStore {
     return row ? toHead(row) : null;
   }
 
-  async getPublication(workspaceId: string, agentId: string, version: number): Promise<StoredPublication | null> {
+  async getPublication(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+  ): Promise<StoredPublication | null> {
     const row = await this.db
       .selectFrom("agent_publications")
       .selectAll()
@@ -119,7 +123,10 @@ export class SqlPublicationStore implements PublicationStore {
       .execute();
     const data = rows.slice(0, q.limit).map(toPublication);
     const last = data[data.length - 1];
-    return { data, nextCursor: rows.length > q.limit && last ? encodeCursor({ version: last.version }) : null };
+    return {
+      data,
+      nextCursor: rows.length > q.limit && last ? encodeCursor({ version: last.version }) : null,
+    };
   }
 
   async archive(workspaceId: string, agentId: string, now: number): Promise<void> {

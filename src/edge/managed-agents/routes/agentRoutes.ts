@@ -32,7 +32,11 @@ export function agentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.post<IdParams>("/v1/agents/:id", async (request) => {
     const body = parseBody(updateAgentBodySchema, request.body ?? {});
-    const { head, publication } = await deps.agents.update(principalOf(request).workspaceId, request.params.id, body);
+    const { head, publication } = await deps.agents.update(
+      principalOf(request).workspaceId,
+      request.params.id,
+      body,
+    );
     return agentDto(head, publication);
   });
 
@@ -48,16 +52,23 @@ export function agentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   });
 
   app.post<IdParams>("/v1/agents/:id/archive", async (request) => {
-    const { head, publication } = await deps.agents.archive(principalOf(request).workspaceId, request.params.id);
+    const { head, publication } = await deps.agents.archive(
+      principalOf(request).workspaceId,
+      request.params.id,
+    );
     return agentDto(head, publication);
   });
 
   app.get<IdParams>("/v1/agents/:id/versions", async (request) => {
     const query = parseQuery(listAgentVersionsQuerySchema, request.query);
-    const { head, page } = await deps.agents.listVersions(principalOf(request).workspaceId, request.params.id, {
-      limit: query.limit,
-      cursor: query.page ?? null,
-    });
+    const { head, page } = await deps.agents.listVersions(
+      principalOf(request).workspaceId,
+      request.params.id,
+      {
+        limit: query.limit,
+        cursor: query.page ?? null,
+      },
+    );
     return pageDto(page, (publication) => agentDto(head, publication));
   });
 }

@@ -2,9 +2,9 @@ import type { FastifyInstance } from "fastify";
 import { principalOf } from "../auth.js";
 import { eventDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
-import { streamSession } from "../sessionStream.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
+import { streamSession } from "../sessionStream.js";
 import { toUserInputs } from "./userInputs.js";
 
 type IdParams = { Params: { id: string }; Querystring: RawQuery };

@@ -37,7 +37,10 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
   });
 
   app.get<IdParams>("/v1/sessions/:id", async (request) =>
-    sessionDto(await deps.sessions.get(principalOf(request).workspaceId, request.params.id), deps.clock.now()),
+    sessionDto(
+      await deps.sessions.get(principalOf(request).workspaceId, request.params.id),
+      deps.clock.now(),
+    ),
   );
 
   app.get<{ Querystring: RawQuery }>("/v1/sessions", async (request) => {
@@ -63,9 +66,12 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
   app.post<IdParams>("/v1/sessions/:id", async (request) => {
     const body = parseBody(updateSessionBodySchema, request.body ?? {});
     if (body.vault_ids !== undefined) {
-      throw invalid("vault_ids: vaults are attached when a session is created and cannot be changed afterwards");
+      throw invalid(
+        "vault_ids: vaults are attached when a session is created and cannot be changed afterwards",
+      );
     }
-    if (body.agent !== undefined) throw invalid("agent: changing a session's agent tools is not supported yet");
+    if (body.agent !== undefined)
+      throw invalid("agent: changing a session's agent tools is not supported yet");
     const session = await deps.sessions.update(principalOf(request).workspaceId, request.params.id, {
       ...(body.title !== undefined ? { title: body.title } : {}),
       ...(body.metadata ? { metadata: body.metadata } : {}),
@@ -80,7 +86,10 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
   });
 
   app.post<IdParams>("/v1/sessions/:id/archive", async (request) =>
-    sessionDto(await deps.sessions.archive(principalOf(request).workspaceId, request.params.id), deps.clock.now()),
+    sessionDto(
+      await deps.sessions.archive(principalOf(request).workspaceId, request.params.id),
+      deps.clock.now(),
+    ),
   );
 }
 

@@ -103,7 +103,11 @@ export const initial: Migration = {
       .addColumn("archived_at", "bigint")
       .addColumn("deleted_at", "bigint")
       .execute();
-    await db.schema.createIndex("sessions_by_workspace").on("sessions").columns(["workspace_id", "id"]).execute();
+    await db.schema
+      .createIndex("sessions_by_workspace")
+      .on("sessions")
+      .columns(["workspace_id", "id"])
+      .execute();
 
     await db.schema
       .createTable("threads")

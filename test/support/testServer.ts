@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import { pino } from "pino";
+import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
+
+export interface TestServer {
+  server: RunningServer;
+  client: Anthropic;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export const TEST_API_KEY = "sk-awaken-test-key";
+
+/**
+ * The real all-in-one server on a temporary SQLite file and an ephemeral port, in this process.
+ * Tests talk to it only over HTTP through the official SDK.
+ */
+export async function startTestServer(
+  options: {
+    env?: NodeJS.ProcessEnv;
+    leaseMs?: number;
+    ssePingMs?: number;
+    retryBaseMs?: number;
+    workers?: number;
+  } = {},
+): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
+  const server = await startAllInOne(
+    {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir,
+      workers: options.workers ?? 2,
+      leaseMs: options.leaseMs ?? 5_000,
+      ssePingMs: options.ssePingMs ?? 15_000,
+      apiKey: TEST_API_KEY,
+      retry: { baseDelayMs: options.retryBaseMs ?? 10, maxDelayMs: 50 },
+      env: options.env ?? {},
+    },
+    pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
+  );
+  const client = new Anthropic({ baseURL: server.url, apiKey: TEST_API_KEY, maxRetries: 0 });
+  return {
+    server,
+    client,
+    dataDir,
+    close: async () => {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
