@@ -1,0 +1,120 @@
+import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
+import { EMPTY_USAGE } from "../../src/coordinator/facts.js";
+import type { ExecutableAgentSnapshot, SessionRecord } from "../../src/coordinator/ports.js";
+import type { Clock } from "../../src/kernel/clock.js";
+import { newId } from "../../src/kernel/ids.js";
+import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
+import { type CoordinatorStores, coordinatorStores } from "../../src/stores/sql/storeBundles.js";
+
+export class ManualClock implements Clock {
+  constructor(public ms = 1_800_000_000_000) {}
+  now(): number {
+    return this.ms;
+  }
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export const TEST_AGENT: ExecutableAgentSnapshot = {
+  workspaceId: "wrkspc_test",
+  agentId: "agent_test",
+  version: 1,
+  fingerprint: "f",
+  publishedAt: 0,
+  definition: {
+    name: "t",
+    description: null,
+    system: null,
+    model: { id: "offline-test" },
+    tools: [],
+    mcp_servers: [],
+    skills: [],
+    metadata: {},
+    multiagent: null,
+    execution_identity: null,
+  },
+};
+
+export interface StoreFixture {
+  handle: SqliteHandle;
+  stores: CoordinatorStores;
+  clock: ManualClock;
+  session: SessionRecord;
+}
+
+/** A real SQLite store (in memory) holding one session with one queued run. */
+export async function sessionWithQueuedRun(): Promise<StoreFixture & { runId: string }> {
+  const clock = new ManualClock();
+  const handle = await openSqlite(":memory:");
+  const stores = coordinatorStores(handle.db, clock);
+  const now = clock.now();
+  await stores.environments.create({
+    id: "env_test",
+    workspaceId: "wrkspc_test",
+    name: "e",
+    description: null,
+    scope: null,
+    metadata: {},
+    config: { type: "self_hosted" },
+    revision: 1,
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+  });
+  const session: SessionRecord = {
+    id: newId("sesn", now),
+    workspaceId: "wrkspc_test",
+    agent: TEST_AGENT,
+    environmentId: "env_test",
+    environmentRevision: 1,
+    threadId: newId("sthr", now),
+    title: null,
+    metadata: {},
+    resources: [],
+    vaultIds: [],
+    budget: null,
+    status: "idle",
+    pending: [],
+    usage: { ...EMPTY_USAGE },
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+  };
+  await stores.sessions.create(session);
+  const runId = newId("run", now);
+  await stores.ledger.append(
+    session.id,
+    () => ({
+      facts: [{ id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } }],
+      effects: [{ kind: "start", runId }],
+      echoIds: [],
+    }),
+    now,
+  );
+  return { handle, stores, clock, session, runId };
+}
+
+export function op(
+  fixture: StoreFixture & { runId: string },
+  claim: { owner: string; epoch: number },
+  expectedVersion: number,
+  factCount: number,
+  settle?: CommitOperation["settle"],
+): CommitOperation {
+  const facts = Array.from({ length: factCount }, () => ({
+    id: newId("sevt", fixture.clock.now()),
+    type: "agent.message",
+    body: { content: [{ type: "text", text: "x" }] },
+  }));
+  return {
+    opId: `op_${fixture.runId}_v${expectedVersion}_${claim.owner}_${claim.epoch}`,
+    runId: fixture.runId,
+    threadId: fixture.session.threadId,
+    owner: claim.owner,
+    epoch: claim.epoch,
+    expectedVersion,
+    facts,
+    ...(settle ? { settle } : {}),
+  };
+}
