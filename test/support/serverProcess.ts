@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import Anthropic from "@anthropic-ai/sdk";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ENTRY = `${ROOT}dist/cli/main.js`;
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  client: Anthropic;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code (or signal name) once the process ended. */
+  exited: Promise<number | string>;
+}
+
+/**
+ * Starts the built `awaken up` as a real child process (as a user would run it) on an ephemeral
+ * port and waits for the URL it prints.
+ */
+export async function startServerProcess(options: {
+  dataDir: string;
+  apiKey: string;
+  env?: NodeJS.ProcessEnv;
+  args?: string[];
+}): Promise<ServerProcess> {
+  if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run \`npm run build\` first (npm test does)`);
+  const child = spawn(
+    process.execPath,
+    [ENTRY, "up", "--port", "0", "--data-dir", options.dataDir, ...(options.args ?? [])],
+    {
+      env: { PATH: process.env.PATH, AWAKEN_API_KEY: options.apiKey, AWAKEN_LOG_LEVEL: "warn", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (chunk) => {
+    out += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    err += chunk;
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}\n${err}`)), 15_000);
+    const check = () => {
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", check);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before listening:\n${out}\n${err}`));
+    });
+  });
+  return {
+    child,
+    url,
+    client: new Anthropic({ baseURL: url, apiKey: options.apiKey, maxRetries: 0 }),
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+  };
+}
