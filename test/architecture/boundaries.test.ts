@@ -1,0 +1,101 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
+
+/**
+ * Which contexts each context may import (DESIGN.md §2). An allow-list, so a new arrow has to be
+ * argued for here. Exceptions name single files that are contracts shared across contexts.
+ */
+const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
+  kernel: { contexts: [] },
+  providers: { contexts: ["kernel"] },
+  control: { contexts: ["kernel"], files: ["coordinator/ports.ts"] },
+  coordinator: {
+    contexts: ["kernel"],
+    // The publication contract the catalog stores, and the worker transport the gateway serves.
+    files: ["control/agentDefinition.ts", "worker/ports.ts"],
+  },
+  runtime: { contexts: ["kernel", "providers", "coordinator"] },
+  worker: { contexts: ["kernel", "runtime", "coordinator"] },
+  stores: { contexts: ["kernel", "coordinator", "control"] },
+  edge: { contexts: ["kernel", "coordinator", "control"] },
+  resources: { contexts: ["kernel"] },
+  sandbox: { contexts: ["kernel"] },
+  secrets: { contexts: ["kernel"] },
+  console: { contexts: ["kernel"] },
+  cli: { contexts: ["*"] },
+};
+
+/** Files of a context that other rules forbid importing even when the context is allowed. */
+const FORBIDDEN_FILES: Record<string, RegExp[]> = {
+  // A worker reaches the coordinator only through its transport port, never its services or stores.
+  worker: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
+  runtime: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
+  // Edges call application services, never the fence or the stores behind them.
+  edge: [/^coordinator\/(commitFence|sqlDispatch)/],
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+  return specs.filter((s) => s.startsWith("."));
+}
+
+/** `from` and `target` are paths under src/, e.g. `worker/workerLoop.ts`, `stores/sql/db.ts`. */
+function crossesBoundary(from: string, target: string): boolean {
+  const context = from.split("/")[0]!;
+  const rule = ALLOWED[context];
+  if (!rule) return true;
+  const targetContext = target.split("/")[0]!;
+  if (targetContext === context || rule.contexts.includes("*")) return false;
+  const allowed = rule.contexts.includes(targetContext) || (rule.files ?? []).includes(target);
+  const forbidden = (FORBIDDEN_FILES[context] ?? []).some((re) => re.test(target));
+  return !allowed || forbidden;
+}
+
+function violations(): string[] {
+  const found: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = relative(SRC, file).split(sep).join("/");
+    const context = from.split("/")[0]!;
+    if (!ALLOWED[context]) {
+      found.push(`${from}: folder "${context}" is not a known context; add it to DESIGN.md §2 and this test`);
+      continue;
+    }
+    for (const spec of importsOf(file)) {
+      const target = relative(SRC, resolve(dirname(file), spec)).split(sep).join("/").replace(/\.js$/, ".ts");
+      if (crossesBoundary(from, target)) found.push(`${from} imports ${target}`);
+    }
+  }
+  return found;
+}
+
+describe("context boundaries (DESIGN.md §2)", () => {
+  it("no import crosses a forbidden boundary", () => {
+    expect(violations()).toEqual([]);
+  });
+
+  it("the checker reports the arrows DESIGN.md forbids", () => {
+    expect(crossesBoundary("worker/workerLoop.ts", "stores/sql/db.ts")).toBe(true);
+    expect(crossesBoundary("worker/workerLoop.ts", "coordinator/sessionService.ts")).toBe(true);
+    expect(crossesBoundary("runtime/turnRunner.ts", "edge/httpServer.ts")).toBe(true);
+    expect(crossesBoundary("runtime/turnRunner.ts", "stores/sql/db.ts")).toBe(true);
+    expect(crossesBoundary("edge/httpServer.ts", "stores/sql/db.ts")).toBe(true);
+    expect(crossesBoundary("coordinator/sessionService.ts", "control/agentService.ts")).toBe(true);
+    expect(crossesBoundary("providers/router.ts", "coordinator/ports.ts")).toBe(true);
+    expect(crossesBoundary("worker/workerLoop.ts", "runtime/turnRunner.ts")).toBe(false);
+    // Guard against an import regex that silently matches nothing.
+    expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);
+  });
+});
