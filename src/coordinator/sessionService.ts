@@ -205,12 +205,13 @@ export class SessionService {
   }
 
   private signal(outcome: InputOutcome): void {
-    const first = outcome.committed[0];
-    if (first) this.ports.signals.threadCommitted(first.threadId);
+    // Workers first: the run is the latency that matters; stream readers follow right after.
     for (const effect of outcome.plan.effects) {
       if (effect.kind === "start" || effect.kind === "resume") this.ports.signals.dispatchReady();
       if (effect.kind === "cancel" && outcome.activeRunId)
         this.ports.signals.runCancelled(outcome.activeRunId);
     }
+    const first = outcome.committed[0];
+    if (first) this.ports.signals.threadCommitted(first.threadId);
   }
 }

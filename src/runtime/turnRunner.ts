@@ -44,7 +44,7 @@ export class TurnRunner {
     await this.catchUp();
     if (this.activation.crashCount > this.ports.crashBudget) {
       const now = this.ports.clock.now();
-      const status = await this.commit(
+      const status = await this.commitLanding(
         [
           sessionError(
             now,
@@ -66,9 +66,7 @@ export class TurnRunner {
       switch (step.kind) {
         case "close_dangling_request":
           // The previous owner died mid-request: record the request as failed, then ask again.
-          status = await this.commit([
-            spanEnd({ startId: step.startId, provider: "unknown", model: this.model() }, now, null, true),
-          ]);
+          status = await this.commit([spanEnd(this.danglingSpan(step.startId), now, null, true)]);
           break;
         case "await":
           status = await this.commit(
@@ -167,7 +165,7 @@ export class TurnRunner {
     if (committed === "lost") return "lost_claim";
     // New input arrived while the model answered. The answer is still true history: rebase it onto
     // the new version without the terminal part, and let the loop decide what comes next.
-    const rebased = await this.commit(body);
+    const rebased = await this.commitLanding(body);
     return rebased === "lost" ? "lost_claim" : "continue";
   }
 
@@ -183,7 +181,7 @@ export class TurnRunner {
     const attempt = failedAttempts + 1;
     this.ports.log.warn({ runId: this.activation.runId, attempt, error: message }, "model request failed");
     if (providerError?.transient && attempt <= this.ports.retry.maxRetries) {
-      const status = await this.commit([
+      const status = await this.commitLanding([
         spanEnd(span, now, null, true),
         sessionError(now, type, message, "retrying"),
         statusFact(now, "session.status_rescheduled"),
@@ -191,10 +189,12 @@ export class TurnRunner {
       if (status === "lost") return "lost_claim";
       await sleep(retryDelayMs(this.ports.retry, attempt), this.signal);
       if (this.signal.aborted) return "lost_claim";
-      const resumed = await this.commit([statusFact(this.ports.clock.now(), "session.status_running")]);
+      const resumed = await this.commitLanding([
+        statusFact(this.ports.clock.now(), "session.status_running"),
+      ]);
       return resumed === "lost" ? "lost_claim" : "continue";
     }
-    const status = await this.commit(
+    const status = await this.commitLanding(
       [
         spanEnd(span, now, null, true),
         sessionError(now, type, message, "exhausted"),
@@ -202,7 +202,19 @@ export class TurnRunner {
       ],
       "failed",
     );
-    return status === "ok" ? "settled" : status === "lost" ? "lost_claim" : "continue";
+    return status === "ok" ? "settled" : "lost_claim";
+  }
+
+  /**
+   * Commits facts that record what already happened (a failure, a finished answer, a status
+   * change), which stay true whatever input was appended meanwhile: a version conflict is not a
+   * reason to drop them, so they are retried on the new version until they land or the claim is lost.
+   */
+  private async commitLanding(facts: Fact[], settle?: RunOutcome): Promise<"ok" | "lost"> {
+    for (;;) {
+      const status = await this.commit(facts, settle);
+      if (status !== "conflict") return status;
+    }
   }
 
   /**
@@ -224,7 +236,12 @@ export class TurnRunner {
       try {
         const result = await this.ports.commit(op);
         if (result.ok) {
-          await this.catchUp();
+          if (!result.duplicate && result.receipt.versionAfter === op.expectedVersion + facts.length) {
+            // Our facts landed exactly at the expected version: we know the history without a read.
+            this.adopt(op.facts, result.receipt.committedAt);
+          } else {
+            await this.catchUp();
+          }
           return "ok";
         }
         return this.rejected(result.rejection);
@@ -247,12 +264,37 @@ export class TurnRunner {
     return "lost";
   }
 
+  private adopt(facts: Fact[], committedAt: number): void {
+    for (const fact of facts) {
+      this.version += 1;
+      this.facts.push({
+        ...fact,
+        sessionId: this.activation.sessionId,
+        threadId: this.activation.threadId,
+        seq: this.version,
+        createdAt: committedAt,
+      });
+    }
+  }
+
   private async catchUp(): Promise<void> {
     const fresh = await this.ports.readThread(this.activation.threadId, this.version);
     for (const fact of fresh) {
       this.facts.push(fact);
       this.version = fact.seq;
     }
+  }
+
+  /** The span a dead owner opened, named as its start recorded it. */
+  private danglingSpan(startId: string): ModelSpan {
+    const start = this.facts.find((fact) => fact.id === startId);
+    const provider = start?.body.provider;
+    const model = start?.body.model;
+    return {
+      startId,
+      provider: typeof provider === "string" ? provider : "unknown",
+      model: typeof model === "string" ? model : this.model(),
+    };
   }
 
   private model(): string {

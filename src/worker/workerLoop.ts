@@ -31,7 +31,9 @@ export class Worker {
 
   start(): void {
     this.unsubscribe.push(
-      this.transport.onWork(() => this.wakeAll()),
+      // One signal = one unit of work: wake one idle slot, not all of them, so idle slots do not
+      // queue empty claim transactions in front of the run that was just dispatched.
+      this.transport.onWork(() => this.wakeOne()),
       this.transport.onRunCancelled((runId) => this.inFlight.get(runId)?.controller.abort()),
     );
     for (let slot = 0; slot < this.options.concurrency; slot++) this.slots.push(this.slotLoop(slot));
@@ -126,6 +128,10 @@ export class Worker {
       const timer = setTimeout(done, this.options.pollMs);
       this.wakeWaiters.push(done);
     });
+  }
+
+  private wakeOne(): void {
+    this.wakeWaiters[0]?.();
   }
 
   private wakeAll(): void {

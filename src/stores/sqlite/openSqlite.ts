@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, SqliteDialect } from "kysely";
 import { migrationProvider } from "../sql/migrations/index.js";
 import type { Database } from "../sql/schema.js";
+import { withStatementCache } from "./statementCache.js";
 
 export interface SqliteHandle {
   db: Kysely<Database>;
@@ -22,7 +23,7 @@ export async function openSqlite(file: string): Promise<SqliteHandle> {
   raw.pragma("synchronous = NORMAL");
   raw.pragma("busy_timeout = 5000");
   raw.pragma("foreign_keys = ON");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error } = await migrator.migrateToLatest();
   if (error) {
