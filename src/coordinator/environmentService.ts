@@ -81,7 +81,7 @@ export class EnvironmentService {
       name: cmd.name ?? current.name,
       description: cmd.description !== undefined ? cmd.description || null : current.description,
       scope: cmd.scope !== undefined ? cmd.scope : current.scope,
-      metadata: applyMetadataPatch(current.metadata, cmd.metadata, { emptyDeletes: true }),
+      metadata: applyMetadataPatch(current.metadata, cmd.metadata, { emptyStringDeletes: true }),
       config,
       revision: configChanged ? current.revision + 1 : current.revision,
       updatedAt: this.clock.now(),

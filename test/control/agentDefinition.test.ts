@@ -6,7 +6,6 @@ import {
   type AgentToolInput,
   type AgentToolset,
   applyAgentUpdate,
-  applyMetadataPatch,
   countTools,
   type McpToolset,
   resolveAgentCreate,
@@ -15,6 +14,7 @@ import {
   type WebFetchToolConfig,
 } from "../../src/control/agentDefinition.js";
 import { AwakenError } from "../../src/kernel/errors.js";
+import { applyMetadataPatch } from "../../src/kernel/metadata.js";
 
 const base: AgentCreateInput = { name: "Agent", model: "claude-opus-5-5" };
 
@@ -175,13 +175,16 @@ describe("resolveAgentCreate", () => {
   });
 
   it("does not alias the input's nested objects", () => {
-    const input: AgentCreateInput = {
+    const schema: { type: "object"; x?: number } = { type: "object" };
+    const multiagent = { type: "coordinator", agents: ["a"] };
+    const def = resolveAgentCreate({
       ...base,
-      tools: [custom("t")],
-      multiagent: { type: "coordinator", agents: ["a"] },
-    };
-    const def = resolveAgentCreate(input);
-    (input.tools?.[0] as { input_schema: { type: string; x?: number } }).input_schema.x = 1;
+      tools: [{ type: "custom", name: "t", description: "d", input_schema: schema }],
+      multiagent,
+    });
+    schema.x = 1;
+    multiagent.agents.push("b");
+    expect(def.multiagent).toEqual({ type: "coordinator", agents: ["a"] });
     expect(def.tools[0]).toEqual({
       type: "custom",
       name: "t",

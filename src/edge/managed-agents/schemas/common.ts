@@ -4,7 +4,7 @@
  * normalisation (wire §1.3), and the schema pieces several resources share.
  */
 import { z } from "zod";
-import { METADATA_LIMITS, metadataProblems } from "../../../control/agentDefinition.js";
+import { METADATA_LIMITS, metadataProblems } from "../../../kernel/metadata.js";
 import { AwakenError, type ErrorCode } from "../../../kernel/errors.js";
 
 // ---------------------------------------------------------------------------------------------------
@@ -400,5 +400,3 @@ export const metadataSchema = z.custom<Record<string, string>>().superRefine(che
  * result is checked again when the patch is applied.
  */
 export const metadataPatchSchema = z.custom<Record<string, string | null>>().superRefine(checkMetadata(true));
-
-export { METADATA_LIMITS };
