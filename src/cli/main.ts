@@ -63,7 +63,29 @@ program
   .addHelpText("after", HELP_AFTER)
   .action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
-    const server = await startAllInOne(
+    // Signal handlers go in before anything is printed: a supervisor may send SIGTERM the moment
+    // it reads the banner, and an unhandled SIGTERM would kill the process without a clean stop.
+    let server: Awaited<ReturnType<typeof startAllInOne>> | null = null;
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, "shutting down");
+      // Hard deadline: a clean stop takes well under this; never hang an orchestrator.
+      setTimeout(() => process.exit(1), 9_000).unref();
+      if (!server) return; // still starting: the start-up path below stops it when it is ready
+      server.stop().then(
+        () => process.exit(0),
+        (error) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    };
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    process.on("SIGINT", () => shutdown("SIGINT"));
+
+    server = await startAllInOne(
       {
         host: opts.host,
         port: opts.port,
@@ -77,6 +99,10 @@ program
       },
       logger,
     );
+    if (stopping) {
+      await server.stop();
+      process.exit(0);
+    }
     const keyNote =
       server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`;
     process.stdout.write(
@@ -84,23 +110,6 @@ program
         `API key: ${server.apiKey} ${keyNote}\n` +
         `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n`,
     );
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, "shutting down");
-      // Hard deadline: a clean stop takes well under this; never hang an orchestrator.
-      setTimeout(() => process.exit(1), 9_000).unref();
-      server.stop().then(
-        () => process.exit(0),
-        (error) => {
-          logger.error({ err: error }, "shutdown failed");
-          process.exit(1);
-        },
-      );
-    };
-    process.on("SIGTERM", () => shutdown("SIGTERM"));
-    process.on("SIGINT", () => shutdown("SIGINT"));
   });
 
 program.parseAsync(process.argv).catch((error) => {
