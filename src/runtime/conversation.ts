@@ -31,7 +31,7 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
     unanswered.clear();
   };
 
-  for (const fact of facts) {
+  for (const fact of inModelOrder(facts)) {
     const body = fact.body;
     switch (fact.type) {
       case "user.message":
@@ -81,6 +81,41 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
   return messages;
 }
 
+const INPUT_TYPES = new Set(["user.message", "system.message", "user.custom_tool_result", "user.interrupt"]);
+
+/**
+ * History order is commit order, but input committed while a model request was open reached the
+ * model only after that request's answer (which is committed with the request's end). Such input is
+ * moved after the end, so the conversation reads as the model lived it and never ends on an answer
+ * that precedes the input it did not see.
+ */
+function inModelOrder(facts: readonly CommittedFact[]): CommittedFact[] {
+  const ordered: CommittedFact[] = [];
+  let open: string | null = null;
+  let held: CommittedFact[] = [];
+  const release = () => {
+    ordered.push(...held);
+    held = [];
+  };
+  for (const fact of facts) {
+    if (fact.type === "span.model_request_start") {
+      release();
+      open = fact.id;
+      ordered.push(fact);
+    } else if (fact.type === "span.model_request_end" && fact.body.model_request_start_id === open) {
+      ordered.push(fact);
+      release();
+      open = null;
+    } else if (open !== null && INPUT_TYPES.has(fact.type)) {
+      held.push(fact);
+    } else {
+      ordered.push(fact);
+    }
+  }
+  release();
+  return ordered;
+}
+
 function userContent(content: unknown): ModelContentBlock[] {
   if (typeof content === "string") return content ? [{ type: "text", text: content }] : [];
   if (!Array.isArray(content)) return [];
@@ -88,7 +123,7 @@ function userContent(content: unknown): ModelContentBlock[] {
   for (const block of content) {
     if (!block || typeof block !== "object") continue;
     const b = block as Record<string, unknown>;
-    if (b.type === "text" && typeof b.text === "string" && b.text)
+    if (b.type === "text" && typeof b.text === "string" && hasText(b.text))
       blocks.push({ type: "text", text: b.text });
     else if (b.type === "image") {
       const source = b.source as Record<string, unknown> | undefined;
@@ -122,19 +157,25 @@ function textBlocks(content: unknown): ModelContentBlock[] {
   return content
     .filter(
       (b): b is { type: "text"; text: string } =>
-        b?.type === "text" && typeof b.text === "string" && b.text !== "",
+        b?.type === "text" && typeof b.text === "string" && hasText(b.text),
     )
     .map((b) => ({ type: "text", text: b.text }));
 }
 
 function resultText(content: unknown): Array<{ type: "text"; text: string }> {
-  if (typeof content === "string") return [{ type: "text", text: content || "(no output)" }];
+  if (typeof content === "string")
+    return [{ type: "text", text: hasText(content) ? content : "(no output)" }];
   if (!Array.isArray(content) || content.length === 0) return [{ type: "text", text: "(no output)" }];
   return content.map((b) =>
     b?.type === "text" && typeof b.text === "string"
-      ? { type: "text" as const, text: b.text || "(no output)" }
+      ? { type: "text" as const, text: hasText(b.text) ? b.text : "(no output)" }
       : { type: "text" as const, text: `[${String(b?.type ?? "unknown")} content omitted]` },
   );
+}
+
+/** Providers reject empty and whitespace-only text blocks (models do emit e.g. "\n\n" before a tool call). */
+function hasText(text: string): boolean {
+  return text.trim() !== "";
 }
 
 function asObject(value: unknown): Record<string, unknown> {

@@ -5,7 +5,10 @@ export type Step =
   | { kind: "close_dangling_request"; startId: string }
   /** Custom tool uses wait for client answers: park the run. */
   | { kind: "await"; eventIds: string[] }
-  /** There is input the model has not answered yet. `failedAttempts` counts retried errors. */
+  /**
+   * There is input the model has not answered yet. `failedAttempts` counts the model errors since
+   * the last answer in this turn (an idle ends a turn; queued input does not reset the count).
+   */
   | { kind: "call_model"; failedAttempts: number }
   /** Nothing left to do in this turn. */
   | { kind: "finish" };
@@ -17,7 +20,7 @@ const INPUT_TYPES = new Set(["user.message", "user.custom_tool_result", "system.
  * any worker: no decision depends on memory that a crash would lose.
  */
 export function nextStep(facts: readonly CommittedFact[]): Step {
-  const ended = new Set<string>();
+  const startedAt = new Map<string, number>();
   let danglingStart: string | null = null;
   let lastAnsweredAt = -1;
   let lastInputAt = -1;
@@ -28,19 +31,25 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
     switch (fact.type) {
       case "span.model_request_start":
         danglingStart = fact.id;
+        startedAt.set(fact.id, fact.seq);
         break;
       case "span.model_request_end": {
         const startId = String(fact.body.model_request_start_id);
-        ended.add(startId);
         if (danglingStart === startId) danglingStart = null;
         if (fact.body.is_error !== true) {
-          lastAnsweredAt = fact.seq;
+          // An answer covers the input committed before its request started; input that arrived
+          // while the model was answering (committed before the end) still waits for a reply.
+          lastAnsweredAt = Math.max(lastAnsweredAt, startedAt.get(startId) ?? fact.seq);
           errorsSinceAnswer = 0;
         }
         break;
       }
       case "session.error":
         errorsSinceAnswer += 1;
+        break;
+      case "session.status_idle":
+        // The turn ended (answered, parked, exhausted or interrupted): the next one starts fresh.
+        errorsSinceAnswer = 0;
         break;
       case "agent.custom_tool_use":
         pending.push(fact.id);
@@ -58,10 +67,7 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
         errorsSinceAnswer = 0;
         break;
       default:
-        if (INPUT_TYPES.has(fact.type)) {
-          lastInputAt = fact.seq;
-          errorsSinceAnswer = 0;
-        }
+        if (INPUT_TYPES.has(fact.type)) lastInputAt = fact.seq;
     }
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };

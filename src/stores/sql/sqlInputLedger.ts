@@ -105,13 +105,11 @@ export class SqlInputLedger implements InputLedger {
             created_at: now,
           })
           .onConflict((oc) =>
-            oc
-              .column("session_id")
-              .doUpdateSet({
-                request_hash: plan.requestHash,
-                response_json: toJson(echoed),
-                created_at: now,
-              }),
+            oc.column("session_id").doUpdateSet({
+              request_hash: plan.requestHash,
+              response_json: toJson(echoed),
+              created_at: now,
+            }),
           )
           .execute();
       }

@@ -1,0 +1,342 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { CommittedFact } from "../../src/coordinator/facts.js";
+import type { JsonObject } from "../../src/kernel/json.js";
+import { nextStep, type Step } from "../../src/runtime/nextStep.js";
+
+/** Builds a thread's history: each fact gets the next seq, ids are readable. */
+class History {
+  readonly facts: CommittedFact[] = [];
+  private counter = 0;
+
+  add(type: string, body: JsonObject = {}, id = `sevt_${++this.counter}`): string {
+    this.facts.push({
+      id,
+      type,
+      body,
+      sessionId: "sesn_1",
+      threadId: "sthr_1",
+      seq: this.facts.length + 1,
+      createdAt: 0,
+    });
+    return id;
+  }
+  message(text = "hi"): string {
+    return this.add("user.message", { content: [{ type: "text", text }] });
+  }
+  start(): string {
+    return this.add("span.model_request_start", { provider: "fake", model: "m" });
+  }
+  end(startId: string, isError = false): string {
+    return this.add("span.model_request_end", { model_request_start_id: startId, is_error: isError });
+  }
+  /** A successful model request answering with text and `tools` custom tool uses. */
+  answer(tools = 0): string[] {
+    const start = this.start();
+    this.add("agent.message", { content: [{ type: "text", text: "answer" }] });
+    const ids = Array.from({ length: tools }, () =>
+      this.add("agent.custom_tool_use", { name: "t", input: {} }),
+    );
+    this.end(start);
+    this.add("session.usage", { usage: {} });
+    return ids;
+  }
+  fail(retry: "retrying" | "exhausted" = "retrying"): void {
+    this.end(this.start(), true);
+    this.add("session.error", { error: { type: "model_overloaded_error", retry_status: { type: retry } } });
+    if (retry === "retrying") this.add("session.status_rescheduled");
+    else this.idle("retries_exhausted");
+  }
+  result(toolUseId: string): string {
+    return this.add("user.custom_tool_result", { custom_tool_use_id: toolUseId, content: [] });
+  }
+  idle(type: string, eventIds?: string[]): string {
+    const stop: JsonObject = eventIds ? { type, event_ids: eventIds } : { type };
+    return this.add("session.status_idle", { stop_reason: stop, stop_details: null });
+  }
+  step(): Step {
+    return nextStep(this.facts);
+  }
+}
+
+describe("nextStep on hand-written histories", () => {
+  it("an empty history has nothing to do", () => {
+    expect(new History().step()).toEqual({ kind: "finish" });
+  });
+
+  it("new input calls the model; an answer finishes the turn", () => {
+    const h = new History();
+    h.message();
+    h.add("session.status_running");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    h.answer();
+    expect(h.step()).toEqual({ kind: "finish" });
+    h.idle("end_turn");
+    h.message("again");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("system.message alone counts as input", () => {
+    const h = new History();
+    h.add("system.message", { content: [{ type: "text", text: "be brief" }] });
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("a request start without an end is closed before anything else", () => {
+    const h = new History();
+    h.message();
+    const first = h.start();
+    expect(h.step()).toEqual({ kind: "close_dangling_request", startId: first });
+    h.end(first, true);
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    const second = h.start();
+    h.add("agent.custom_tool_use", { name: "t", input: {} });
+    expect(h.step()).toEqual({ kind: "close_dangling_request", startId: second });
+  });
+
+  it("input that arrived while the model was answering still needs an answer", () => {
+    const h = new History();
+    h.message("first");
+    const start = h.start();
+    h.message("second, queued mid-answer");
+    h.add("agent.message", { content: [{ type: "text", text: "answer to first" }] });
+    h.end(start);
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    h.answer();
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+
+  it("custom tool uses park the run until every one is answered", () => {
+    const h = new History();
+    h.message();
+    const [a, b] = h.answer(2) as [string, string];
+    expect(h.step()).toEqual({ kind: "await", eventIds: [a, b] });
+    h.idle("requires_action", [a, b]);
+    h.result(b);
+    expect(h.step()).toEqual({ kind: "await", eventIds: [a] });
+    h.message("queued while waiting");
+    expect(h.step()).toEqual({ kind: "await", eventIds: [a] });
+    h.result(a);
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("a result for an unknown id does not unpark the run", () => {
+    const h = new History();
+    h.message();
+    const [a] = h.answer(1) as [string];
+    h.result("sevt_unknown");
+    expect(h.step()).toEqual({ kind: "await", eventIds: [a] });
+  });
+
+  it("an interrupt drops pending tool uses and ends the turn; later input starts a new one", () => {
+    const h = new History();
+    h.message();
+    h.answer(2);
+    h.add("user.interrupt");
+    h.idle("end_turn");
+    expect(h.step()).toEqual({ kind: "finish" });
+    h.message("after the interrupt");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("an interrupt during a request still leaves its start to close", () => {
+    const h = new History();
+    h.message();
+    const start = h.start();
+    h.add("user.interrupt");
+    h.idle("end_turn");
+    expect(h.step()).toEqual({ kind: "close_dangling_request", startId: start });
+    h.end(start, true);
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+
+  it("counts consecutive failures; queued input does not reset the count, an answer does", () => {
+    const h = new History();
+    h.message();
+    h.fail();
+    h.add("session.status_running");
+    h.fail();
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 2 });
+    h.message("are you there?");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 2 });
+    h.fail();
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 3 });
+    h.answer(1);
+    const [pending] = h.facts.filter((f) => f.type === "agent.custom_tool_use").map((f) => f.id);
+    h.result(pending as string);
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("an exhausted turn ends the count: the next message starts from zero", () => {
+    const h = new History();
+    h.message();
+    for (let i = 0; i < 4; i++) h.fail();
+    h.fail("exhausted");
+    h.message("try again");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("an interrupt resets the count too", () => {
+    const h = new History();
+    h.message();
+    h.fail();
+    h.add("user.interrupt");
+    h.message();
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Model-based: a small simulation of what the runtime and the input rules commit, with its own
+// account of where the run stands, compared with nextStep after every operation.
+// ---------------------------------------------------------------------------------------------
+
+type Op =
+  | { kind: "message" }
+  | { kind: "answer"; tools: number }
+  | { kind: "answer_with_queued_input" }
+  | { kind: "fail" }
+  | { kind: "exhaust" }
+  | { kind: "result"; pick: number }
+  | { kind: "interrupt" }
+  | { kind: "crash" };
+
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.constant<Op>({ kind: "message" }),
+  fc.integer({ min: 0, max: 3 }).map<Op>((tools) => ({ kind: "answer", tools })),
+  fc.constant<Op>({ kind: "answer_with_queued_input" }),
+  fc.constant<Op>({ kind: "fail" }),
+  fc.constant<Op>({ kind: "exhaust" }),
+  fc.nat(5).map<Op>((pick) => ({ kind: "result", pick })),
+  fc.constant<Op>({ kind: "interrupt" }),
+  fc.constant<Op>({ kind: "crash" }),
+);
+
+class Simulation {
+  readonly h = new History();
+  pending: string[] = [];
+  dangling: string | null = null;
+  unanswered = false;
+  errors = 0;
+
+  apply(op: Op): void {
+    if (this.dangling !== null && op.kind !== "message" && op.kind !== "interrupt") {
+      // A new owner closes the crashed request first (no session.error: it is not a model error).
+      this.h.end(this.dangling, true);
+      this.dangling = null;
+    }
+    const canCall = this.dangling === null && this.pending.length === 0 && this.unanswered;
+    switch (op.kind) {
+      case "message":
+        this.h.message();
+        this.unanswered = true;
+        return;
+      case "answer":
+        if (!canCall) return;
+        this.pending = this.h.answer(op.tools);
+        this.unanswered = false;
+        this.errors = 0;
+        if (this.pending.length > 0) this.h.idle("requires_action", [...this.pending]);
+        else this.h.idle("end_turn");
+        return;
+      case "answer_with_queued_input": {
+        if (!canCall) return;
+        const start = this.h.start();
+        this.h.message("queued");
+        this.h.add("agent.message", { content: [{ type: "text", text: "partial view" }] });
+        this.h.end(start);
+        this.errors = 0;
+        return;
+      }
+      case "fail":
+        if (!canCall) return;
+        this.h.fail();
+        this.h.add("session.status_running");
+        this.errors += 1;
+        return;
+      case "exhaust":
+        if (!canCall) return;
+        this.h.fail("exhausted");
+        this.errors = 0;
+        return;
+      case "result": {
+        const id = this.pending[op.pick % Math.max(1, this.pending.length)];
+        if (id === undefined) return;
+        this.h.result(id);
+        this.pending = this.pending.filter((p) => p !== id);
+        this.unanswered = true;
+        if (this.pending.length === 0) this.h.add("session.status_running");
+        else {
+          this.h.idle("requires_action", [...this.pending]);
+          this.errors = 0;
+        }
+        return;
+      }
+      case "interrupt":
+        this.h.add("user.interrupt");
+        this.h.idle("end_turn");
+        this.pending = [];
+        this.unanswered = false;
+        this.errors = 0;
+        return;
+      case "crash":
+        if (!canCall) return;
+        this.dangling = this.h.start();
+        return;
+    }
+  }
+
+  expected(): Step {
+    if (this.dangling !== null) return { kind: "close_dangling_request", startId: this.dangling };
+    if (this.pending.length > 0) return { kind: "await", eventIds: this.pending };
+    if (this.unanswered) return { kind: "call_model", failedAttempts: this.errors };
+    return { kind: "finish" };
+  }
+}
+
+describe("nextStep against a simulation of the runtime", () => {
+  it("agrees with the simulation after every operation", () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+        const sim = new Simulation();
+        for (const op of ops) {
+          sim.apply(op);
+          expect(nextStep(sim.h.facts)).toEqual(sim.expected());
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("ignores status, usage and preview facts", () => {
+    const noise = fc.constantFrom(
+      "session.status_running",
+      "session.status_rescheduled",
+      "session.usage",
+      "agent.thinking",
+      "session.updated",
+    );
+    fc.assert(
+      fc.property(
+        fc.array(opArb, { maxLength: 25 }),
+        fc.array(fc.tuple(fc.nat(), noise), { maxLength: 8 }),
+        (ops, inserts) => {
+          const sim = new Simulation();
+          for (const op of ops) sim.apply(op);
+          const facts = [...sim.h.facts];
+          for (const [at, type] of inserts) {
+            facts.splice(at % (facts.length + 1), 0, {
+              ...facts[0],
+              id: `noise_${at}`,
+              type,
+              body: {},
+            } as CommittedFact);
+          }
+          const renumbered = facts.map((fact, index) => ({ ...fact, seq: index + 1 }));
+          expect(nextStep(renumbered)).toEqual(nextStep(sim.h.facts));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
