@@ -85,6 +85,7 @@ export async function startAllInOne(
         clock,
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         crashBudget: 5,
+        modelIdleTimeoutMs: options.modelIdleTimeoutMs,
         log: logger.child({ component: "worker" }),
       },
       { id: "local", concurrency: options.workers, leaseMs: options.leaseMs, pollMs: 500, drainMs: 3_000 },

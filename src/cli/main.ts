@@ -60,6 +60,11 @@ program
       .default(1_000)
       .argParser(integer("--model-retry-base-ms", 0)),
   )
+  .addOption(
+    new Option("--model-idle-timeout-s <s>", "abort and retry a model stream silent for this long")
+      .default(300)
+      .argParser(integer("--model-idle-timeout-s", 1)),
+  )
   .addHelpText("after", HELP_AFTER)
   .action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
@@ -92,6 +97,7 @@ program
         dataDir: opts.dataDir,
         workers: opts.workers,
         leaseMs: opts.leaseMs,
+        modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
         ssePingMs: opts.ssePingMs,
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         retry: { baseDelayMs: opts.modelRetryBaseMs },

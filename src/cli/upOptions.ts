@@ -8,6 +8,8 @@ export interface UpOptions {
   /** In-process worker slots; 0 runs a server that executes nothing itself. */
   workers: number;
   leaseMs: number;
+  /** A model stream silent this long is aborted and retried (default 300 s). */
+  modelIdleTimeoutMs: number;
   ssePingMs: number;
   apiKey: string | undefined;
   retry: Partial<RetryPolicy>;

@@ -15,6 +15,8 @@ export interface RuntimePorts {
   retry: RetryPolicy;
   /** Crashes (lost claims) a run may suffer between two commits before it is ended. */
   crashBudget: number;
+  /** A model stream with no event for this long is aborted and retried as a transient error. */
+  modelIdleTimeoutMs: number;
   log: RuntimeLog;
 }
 

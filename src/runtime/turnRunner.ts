@@ -19,6 +19,7 @@ import {
 import { nextStep } from "./nextStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
+import { StallGuard } from "./stallGuard.js";
 import { usageTotals } from "./usageTotals.js";
 
 type CommitStatus = "ok" | "conflict" | "lost";
@@ -105,6 +106,7 @@ export class TurnRunner {
     const messageId = newId("sevt", this.ports.clock.now());
     const textIndexes = new Map<number, number>();
     let response: ModelResponse;
+    const guard = new StallGuard(this.signal, this.ports.modelIdleTimeoutMs);
     try {
       response = await provider.complete(
         {
@@ -115,8 +117,9 @@ export class TurnRunner {
           maxTokens: MAX_OUTPUT_TOKENS,
         },
         {
-          signal: this.signal,
+          signal: guard.signal,
           onEvent: (event) => {
+            guard.touch();
             let index = textIndexes.get(event.index);
             if (index === undefined) {
               index = textIndexes.size;
@@ -142,7 +145,16 @@ export class TurnRunner {
       if (textIndexes.size > 0)
         this.ports.publish(this.activation.sessionId, { kind: "event_abandoned", eventId: messageId });
       if (this.signal.aborted) return "lost_claim";
-      return this.handleModelError(span, failedAttempts, error);
+      const cause = guard.stalled
+        ? new ProviderError(
+            "request_failed",
+            `the model stream sent nothing for ${Math.round(this.ports.modelIdleTimeoutMs / 1000)} s`,
+            { transient: true, cause: error },
+          )
+        : error;
+      return this.handleModelError(span, failedAttempts, cause);
+    } finally {
+      guard.dispose();
     }
 
     const now = this.ports.clock.now();

@@ -38,6 +38,7 @@ async function startServer(dataDir: string, retryMs: number) {
       dataDir,
       workers: 2,
       leaseMs: 5_000,
+      modelIdleTimeoutMs: 300_000,
       ssePingMs: 15_000,
       apiKey: TEST_API_KEY,
       retry: { baseDelayMs: retryMs, maxDelayMs: retryMs },

@@ -24,6 +24,8 @@ export async function startTestServer(
     leaseMs?: number;
     ssePingMs?: number;
     retryBaseMs?: number;
+    retryMaxMs?: number;
+    modelIdleTimeoutMs?: number;
     workers?: number;
   } = {},
 ): Promise<TestServer> {
@@ -35,9 +37,13 @@ export async function startTestServer(
       dataDir,
       workers: options.workers ?? 2,
       leaseMs: options.leaseMs ?? 5_000,
+      modelIdleTimeoutMs: options.modelIdleTimeoutMs ?? 300_000,
       ssePingMs: options.ssePingMs ?? 15_000,
       apiKey: TEST_API_KEY,
-      retry: { baseDelayMs: options.retryBaseMs ?? 10, maxDelayMs: 50 },
+      retry: {
+        baseDelayMs: options.retryBaseMs ?? 10,
+        maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),
+      },
       env: options.env ?? {},
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
