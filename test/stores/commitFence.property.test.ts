@@ -37,6 +37,8 @@ describe("the commit fence under random interleavings (real SQLite)", () => {
           const lastOp = new Map<number, { op: CommitOperation; receipt: CommitReceipt | null }>();
           let highestEpoch = 0;
           let settled = false;
+          // Each new operation gets a fresh id; only `retryLast` repeats one.
+          let attempts = 0;
           const acknowledged: string[] = [];
           const initialVersion = await fx.stores.history.threadVersion(fx.session.threadId);
 
@@ -66,7 +68,7 @@ describe("the commit fence under random interleavings (real SQLite)", () => {
               const h = held.get(a.worker);
               if (!h) continue;
               const version = await fx.stores.history.threadVersion(fx.session.threadId);
-              const operation = op(fx, h, version, a.facts, a.settle ? "done" : undefined);
+              const operation = op(fx, h, version, a.facts, a.settle ? "done" : undefined, ++attempts);
               const result = await fx.stores.dispatch.commit(operation);
               const mayCommit = !settled && h.epoch === highestEpoch && h.leaseUntil > now;
               expect(result.ok).toBe(mayCommit);

@@ -101,6 +101,7 @@ export function op(
   expectedVersion: number,
   factCount: number,
   settle?: CommitOperation["settle"],
+  attempt = 0,
 ): CommitOperation {
   const facts = Array.from({ length: factCount }, () => ({
     id: newId("sevt", fixture.clock.now()),
@@ -108,7 +109,7 @@ export function op(
     body: { content: [{ type: "text", text: "x" }] },
   }));
   return {
-    opId: `op_${fixture.runId}_v${expectedVersion}_${claim.owner}_${claim.epoch}`,
+    opId: `op_${fixture.runId}_v${expectedVersion}_${claim.owner}_${claim.epoch}_${attempt}`,
     runId: fixture.runId,
     threadId: fixture.session.threadId,
     owner: claim.owner,

@@ -76,7 +76,7 @@ export function sessionDto(s: SessionRecord, now: number): Record<string, unknow
     budget: s.budget,
     outcome_evaluations: [],
     stats: { duration_seconds: Math.max(0, Math.round((now - s.createdAt) / 1000)) },
-    usage: { ...s.usage },
+    usage: usageDto(s.usage),
     deployment_id: null,
     created_at: isoTime(s.createdAt),
     updated_at: isoTime(s.updatedAt),
@@ -85,7 +85,32 @@ export function sessionDto(s: SessionRecord, now: number): Record<string, unknow
 }
 
 export function eventDto(f: CommittedFact): Record<string, unknown> {
-  return { id: f.id, type: f.type, ...f.body, processed_at: isoTime(f.createdAt) };
+  const body =
+    f.type === "session.usage" && isRecord(f.body.usage)
+      ? { ...f.body, usage: usageDto(f.body.usage) }
+      : f.body;
+  return { id: f.id, type: f.type, ...body, processed_at: isoTime(f.createdAt) };
+}
+
+/**
+ * Cumulative usage as the wire reports it (SDK `BetaManagedAgentsSessionUsage` and the `session.usage`
+ * snapshot): cache writes are broken down by TTL under `cache_creation`. The product records one
+ * total; it never asks for the 1-hour TTL, so every cache write is a 5-minute one. The flat
+ * `cache_creation_input_tokens` total stays alongside for existing readers (the SDK ignores it).
+ */
+function usageDto(usage: object): Record<string, unknown> {
+  const cacheWrites = (usage as Record<string, unknown>).cache_creation_input_tokens;
+  return {
+    ...usage,
+    cache_creation: {
+      ephemeral_5m_input_tokens: typeof cacheWrites === "number" ? cacheWrites : 0,
+      ephemeral_1h_input_tokens: 0,
+    },
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function pageDto<T>(

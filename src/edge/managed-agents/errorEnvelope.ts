@@ -22,8 +22,11 @@ export function errorBody(
 export function installErrorEnvelope(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AwakenError | Error, request, reply) => {
     if (error instanceof AwakenError) {
-      const details =
-        error.details ?? (SDK_ERROR_CODES.has(error.code) ? { error_code: error.code } : undefined);
+      // The SDK picks its error class from `error.details.error_code`, so a code it knows is always
+      // present, even when the error carries other details (e.g. the validation issues).
+      const details = SDK_ERROR_CODES.has(error.code)
+        ? { ...error.details, error_code: error.code }
+        : error.details;
       if (!error.retryable) reply.header("x-should-retry", "false");
       return reply.status(error.status).send(errorBody(error.wireType, error.message, request.id, details));
     }

@@ -231,7 +231,11 @@ const effortLevel = z.enum(EFFORT_LEVELS);
 const modelConfigSchema = z.strictObject({
   id: requiredString,
   /** Bare level or `{type}`; the stored form is always the object. */
-  effort: z.union([effortLevel, z.strictObject({ type: effortLevel })]).nullish(),
+  effort: z
+    .union([effortLevel, z.strictObject({ type: effortLevel })], {
+      error: `expected one of ${EFFORT_LEVELS.map((l) => `"${l}"`).join(", ")}, bare or as {"type": …}`,
+    })
+    .nullish(),
   speed: z.enum(["standard", "fast"]).nullish(),
   inference_geo: z.string().min(1).nullish(),
 });

@@ -46,7 +46,14 @@ export const textBlockSchema = z.strictObject({
     .max(EVENT_LIMITS.textLength, { error: `must be at most ${EVENT_LIMITS.textLength} characters` }),
 });
 
-const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+/**
+ * The SDK types `media_type` as an open string; these are the image types the model accepts, so others
+ * are refused here rather than failing later as a `session.error`.
+ */
+const IMAGE_MEDIA_TYPES: readonly string[] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+const imageMediaType = z.string().refine((v) => IMAGE_MEDIA_TYPES.includes(v), {
+  message: `expected one of ${IMAGE_MEDIA_TYPES.map((t) => JSON.stringify(t)).join(", ")}`,
+});
 
 const urlSource = z.strictObject({ type: z.literal("url"), url: z.url({ protocol: /^https?$/ }) });
 const fileSource = z.strictObject({ type: z.literal("file"), file_id: requiredString });
@@ -58,7 +65,7 @@ const imageBlockSchema = z.strictObject({
     [
       z.strictObject({
         type: z.literal("base64"),
-        media_type: z.enum(IMAGE_MEDIA_TYPES),
+        media_type: imageMediaType,
         data: requiredString,
       }),
       urlSource,
@@ -218,37 +225,35 @@ function checkSystemMessagePlacement(
   events: readonly EventParams[],
   ctx: z.core.$RefinementCtx<EventParams[]>,
 ) {
-  let seen = false;
-  events.forEach((event, index) => {
-    if (event.type !== "system.message") return;
-    if (seen) {
-      ctx.addIssue({
-        code: "custom",
-        path: [index],
-        message: "at most one system.message is allowed per request; put all its text blocks in one event",
-      });
-      return;
-    }
-    seen = true;
-    if (index !== events.length - 1) {
-      ctx.addIssue({
-        code: "custom",
-        path: [index],
-        message: "system.message must be the last event in the request",
-      });
-      return;
-    }
-    const previous = events[index - 1];
-    if (!previous || !SYSTEM_MESSAGE_ANCHORS.includes(previous.type)) {
-      ctx.addIssue({
-        code: "custom",
-        path: [index],
-        message:
-          "system.message must immediately follow the user.message, user.tool_result or " +
-          "user.custom_tool_result it accompanies, in the same request",
-      });
-    }
-  });
+  const positions = events.flatMap((event, index) => (event.type === "system.message" ? [index] : []));
+  const [index, second] = positions;
+  if (index === undefined) return;
+  if (second !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: [second],
+      message: "at most one system.message is allowed per request; put all its text blocks in one event",
+    });
+    return;
+  }
+  if (index !== events.length - 1) {
+    ctx.addIssue({
+      code: "custom",
+      path: [index],
+      message: "system.message must be the last event in the request",
+    });
+    return;
+  }
+  const previous = events[index - 1];
+  if (!previous || !SYSTEM_MESSAGE_ANCHORS.includes(previous.type)) {
+    ctx.addIssue({
+      code: "custom",
+      path: [index],
+      message:
+        "system.message must immediately follow the user.message, user.tool_result or " +
+        "user.custom_tool_result it accompanies, in the same request",
+    });
+  }
 }
 
 /** POST /v1/sessions/{id}/events */
