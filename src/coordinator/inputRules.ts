@@ -88,6 +88,7 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
             if (index >= 0) effects.splice(index, 1);
           } else {
             effects.push({ kind: "cancel" });
+            facts.push(...closeOpenRequest(ctx, now));
           }
           runState = null;
           runIsNew = false;
@@ -120,6 +121,33 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
     }
   }
   return { facts, effects, echoIds };
+}
+
+/**
+ * A cancelled worker can no longer commit, so the coordinator closes the model request it left open:
+ * the preview it was streaming ends (wire §3.2) and the span does not dangle into the next turn.
+ */
+export function closeOpenRequest(ctx: InputContext, now: number): Fact[] {
+  const open = ctx.openModelRequest;
+  if (!open) return [];
+  return [
+    {
+      id: newId("sevt", now),
+      type: "span.model_request_end",
+      body: {
+        model_request_start_id: open.startId,
+        is_error: true,
+        provider: open.provider,
+        model: open.model,
+        model_usage: {
+          input_tokens: 0,
+          output_tokens: 0,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0,
+        },
+      },
+    },
+  ];
 }
 
 export { IDLE_END_TURN };

@@ -143,6 +143,8 @@ export interface InputOutcome {
 export interface InputContext {
   session: SessionRecord;
   activeRun: { id: string; state: string; epoch: number } | null;
+  /** A model request the active run started and has not ended (closed on cancel). */
+  openModelRequest: { startId: string; provider: string; model: string } | null;
 }
 
 export interface InputPlan {

@@ -6,7 +6,7 @@ import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
 import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
-import { IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
+import { closeOpenRequest, IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
 import type {
   CoordinatorPorts,
   ExecutableAgentSnapshot,
@@ -86,7 +86,7 @@ export class SessionService {
     };
     // Validate initial events against the new session before anything is stored.
     if (cmd.initialEvents.length > 0)
-      planInputs({ session: record, activeRun: null }, cmd.initialEvents, now);
+      planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialEvents, now);
     await this.ports.sessions.create(record);
     if (cmd.initialEvents.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialEvents, 0);
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
@@ -176,14 +176,15 @@ export class SessionService {
     const now = this.clock.now();
     const outcome = await this.ports.ledger.append(
       sessionId,
-      ({ activeRun, session }) => ({
+      (ctx) => ({
         facts: [
-          ...(activeRun && session.status !== "idle"
+          ...closeOpenRequest(ctx, now),
+          ...(ctx.activeRun && ctx.session.status !== "idle"
             ? [{ id: newId("sevt", now), type: "session.status_idle", body: IDLE_END_TURN }]
             : []),
           { id: newId("sevt", now), type: "session.status_terminated", body: {} },
         ],
-        effects: activeRun ? [{ kind: "cancel" as const }] : [],
+        effects: ctx.activeRun ? [{ kind: "cancel" as const }] : [],
         echoIds: [],
         sessionPatch: { archivedAt: now },
       }),

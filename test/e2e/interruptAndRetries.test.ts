@@ -51,12 +51,14 @@ describe("user.interrupt", () => {
     expect(interrupt).toMatchObject({ type: "user.interrupt" });
     const idle = await reader.until((e) => e.type === "session.status_idle", { from });
     expect(stopReason(idle)).toEqual({ type: "end_turn" });
-    expect(
-      reader.events
-        .slice(from)
-        .filter((e) => e.type !== "event_delta")
-        .map((e) => e.id),
-    ).toEqual([interrupt.id, idle.id]);
+    // The interrupt, the coordinator closing the cut-off model request, the idle: nothing else.
+    const afterSend = reader.events.slice(from).filter((e) => e.type !== "event_delta");
+    expect(afterSend.map((e) => e.type)).toEqual([
+      "user.interrupt",
+      "span.model_request_end",
+      "session.status_idle",
+    ]);
+    expect([afterSend[0]?.id, afterSend[2]?.id]).toEqual([interrupt.id, idle.id]);
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
 
     // Outlive the interrupted reply: had it kept running it would be complete by now.
@@ -79,15 +81,9 @@ describe("user.interrupt", () => {
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
   });
 
-  // Product bug outside the files this suite may change. SDK 1.14 (`BetaManagedAgentsEventStart`,
-  // `EventStreamParams.event_deltas`): "If the producing model request ends without that event (an
-  // error or interrupt mid-stream), its terminal span.model_request_end closes the preview." The
-  // interrupt commits `user.interrupt` + `session.status_idle` but no `span.model_request_end`; the
-  // open span is only closed by the *next* run's `close_dangling_request` step (after new input, inside
-  // the next turn), and never after an archive. Closing it needs the open span id inside the input
-  // ledger's transaction (src/coordinator/ports.ts `InputContext` + src/stores/sql/sqlInputLedger.ts),
-  // so `planInputs` can emit the span end before the idle when it cancels the run.
-  it.fails("an interrupted model request is closed by its span.model_request_end before the idle", async () => {
+  // SDK 1.14 (`BetaManagedAgentsEventStart`): "If the producing model request ends without that event
+  // (an error or interrupt mid-stream), its terminal span.model_request_end closes the preview."
+  it("an interrupted model request is closed by its span.model_request_end before the idle", async () => {
     const { session } = await createSession(t.client);
     const reader = await StreamReader.open(t.client, session.id, { event_deltas: ["agent.message"] });
     process.env.AWAKEN_OFFLINE_DELAY_MS = String(DELAY_MS);
@@ -155,6 +151,28 @@ describe("user.interrupt", () => {
     expect(sent.data?.map((e) => e.type)).toEqual(["user.interrupt"]);
     expect((await history(t.client, session.id)).map((e) => e.type)).toEqual(["user.interrupt"]);
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
+  });
+
+  it("archiving a session mid-turn closes its open model request and terminates it", async () => {
+    const { session } = await createSession(t.client);
+    const reader = await StreamReader.open(t.client, session.id, { event_deltas: ["agent.message"] });
+    process.env.AWAKEN_OFFLINE_DELAY_MS = String(DELAY_MS);
+    await t.client.beta.sessions.events.send(session.id, { events: [userMessage(LONG)] });
+    await reader.until((e) => e.type === "event_delta");
+    await t.client.beta.sessions.archive(session.id);
+    await reader.until((e) => e.type === "session.status_terminated");
+    delete process.env.AWAKEN_OFFLINE_DELAY_MS;
+    // The server closes the stream after session.status_terminated.
+    await reader.end();
+    const events = await history(t.client, session.id);
+    const starts = events.filter((e) => e.type === "span.model_request_start").map((e) => e.id);
+    const ends = events
+      .filter((e) => e.type === "span.model_request_end")
+      .map((e) => (e as unknown as { model_request_start_id: string }).model_request_start_id);
+    expect(starts).toHaveLength(1);
+    expect(ends).toEqual(starts);
+    expect(events.at(-1)?.type).toBe("session.status_terminated");
+    expect(events.some((e) => e.type === "agent.message")).toBe(false);
   });
 });
 

@@ -38,7 +38,8 @@ export class SqlInputLedger implements InputLedger {
         .orderBy("created_at", "desc")
         .executeTakeFirst();
       const activeRun = run ? { id: run.id, state: run.state, epoch: Number(run.epoch) } : null;
-      const plan = decide({ session, activeRun });
+      const openModelRequest = run?.state === "claimed" ? await openRequest(tx, session.threadId) : null;
+      const plan = decide({ session, activeRun, openModelRequest });
       const thread = await tx
         .selectFrom("threads")
         .select("version")
@@ -178,6 +179,21 @@ export class SqlInputLedger implements InputLedger {
       return committed ?? null;
     });
   }
+}
+
+/** The last model request span of the thread, if it was started and not ended. */
+async function openRequest(tx: Tx, threadId: string): Promise<InputContext["openModelRequest"]> {
+  const last = await tx
+    .selectFrom("events")
+    .select(["id", "type", "body_json"])
+    .where("thread_id", "=", threadId)
+    .where("type", "in", ["span.model_request_start", "span.model_request_end"])
+    .orderBy("seq", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  if (!last || last.type !== "span.model_request_start") return null;
+  const body = fromJson<{ provider?: string; model?: string }>(last.body_json);
+  return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
 }
 
 async function patchSession(tx: Tx, sessionId: string, patch: SessionPatch, now: number): Promise<void> {
