@@ -74,7 +74,10 @@ function violations(): string[] {
       continue;
     }
     for (const spec of importsOf(file)) {
-      const target = relative(SRC, resolve(dirname(file), spec)).split(sep).join("/").replace(/\.js$/, ".ts");
+      const target = relative(SRC, resolve(dirname(file), spec))
+        .split(sep)
+        .join("/")
+        .replace(/\.js$/, ".ts");
       if (crossesBoundary(from, target)) found.push(`${from} imports ${target}`);
     }
   }

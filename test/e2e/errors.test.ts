@@ -294,6 +294,26 @@ describe("request validation answers with the error envelope and commits nothing
     expect(await snapshot(session.id)).toEqual(before);
   });
 
+  it("a page cursor that this list did not produce is a 400, never a silent restart from page one", async () => {
+    const sessionsPage = await t.client.beta.sessions.list({ limit: 1, include_archived: true });
+    await createSession(t.client);
+    const foreign = (await t.client.beta.sessions.list({ limit: 1 })).next_page;
+    expect(sessionsPage.data.length).toBe(1);
+    expect(foreign).toBeTruthy();
+    for (const page of ["garbage", foreign as string]) {
+      await expectApiError(t.client.beta.agents.list({ page }), Anthropic.BadRequestError, {
+        status: 400,
+        type: "invalid_request_error",
+        message: ["page: not a cursor returned by this list"],
+      });
+    }
+    await expectApiError(
+      t.client.beta.sessions.events.list(sessionId, { page: "garbage" }),
+      Anthropic.BadRequestError,
+      { status: 400, type: "invalid_request_error", message: ["next_page"] },
+    );
+  });
+
   it("an agent update with a stale version is a 409 the SDK must not retry, and changes nothing", async () => {
     const agent = await t.client.beta.agents.create({ name: "Versioned", model: MODEL });
     await t.client.beta.agents.update(agent.id, { version: 1, description: "v2" });

@@ -46,7 +46,8 @@ async function waitForIdle(client: Anthropic, sessionId: string, stopReason: str
     const events = await history(client, sessionId);
     const last = events[events.length - 1] as { type: string; stop_reason?: { type: string } } | undefined;
     if (last?.type === "session.status_idle" && last.stop_reason?.type === stopReason) return events;
-    if (Date.now() > deadline) throw new Error(`no ${stopReason} idle; history: ${events.map((e) => e.type).join(", ")}`);
+    if (Date.now() > deadline)
+      throw new Error(`no ${stopReason} idle; history: ${events.map((e) => e.type).join(", ")}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

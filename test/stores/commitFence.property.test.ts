@@ -51,11 +51,16 @@ describe("the commit fence under random interleavings (real SQLite)", () => {
               if (activation) {
                 // A claim is only granted when nobody holds a live lease, and always at a new epoch.
                 for (const [w, h] of held) {
-                  if (w !== a.worker && h.epoch === highestEpoch) expect(h.leaseUntil).toBeLessThanOrEqual(now);
+                  if (w !== a.worker && h.epoch === highestEpoch)
+                    expect(h.leaseUntil).toBeLessThanOrEqual(now);
                 }
                 expect(activation.epoch).toBe(highestEpoch + 1);
                 highestEpoch = activation.epoch;
-                held.set(a.worker, { owner: activation.owner, epoch: activation.epoch, leaseUntil: activation.leaseExpiresAt });
+                held.set(a.worker, {
+                  owner: activation.owner,
+                  epoch: activation.epoch,
+                  leaseUntil: activation.leaseExpiresAt,
+                });
               }
             } else if (a.kind === "renew") {
               const h = held.get(a.worker);

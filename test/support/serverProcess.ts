@@ -31,7 +31,12 @@ export async function startServerProcess(options: {
     process.execPath,
     [ENTRY, "up", "--port", "0", "--data-dir", options.dataDir, ...(options.args ?? [])],
     {
-      env: { PATH: process.env.PATH, AWAKEN_API_KEY: options.apiKey, AWAKEN_LOG_LEVEL: "warn", ...options.env },
+      env: {
+        PATH: process.env.PATH,
+        AWAKEN_API_KEY: options.apiKey,
+        AWAKEN_LOG_LEVEL: "warn",
+        ...options.env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -47,7 +52,10 @@ export async function startServerProcess(options: {
     child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}\n${err}`)), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in time:\n${out}\n${err}`)),
+      15_000,
+    );
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match?.[1]) {

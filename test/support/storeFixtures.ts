@@ -3,8 +3,8 @@ import { EMPTY_USAGE } from "../../src/coordinator/facts.js";
 import type { ExecutableAgentSnapshot, SessionRecord } from "../../src/coordinator/ports.js";
 import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
-import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
 import { type CoordinatorStores, coordinatorStores } from "../../src/stores/sql/storeBundles.js";
+import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
 
 export class ManualClock implements Clock {
   constructor(public ms = 1_800_000_000_000) {}
@@ -86,7 +86,9 @@ export async function sessionWithQueuedRun(): Promise<StoreFixture & { runId: st
   await stores.ledger.append(
     session.id,
     () => ({
-      facts: [{ id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } }],
+      facts: [
+        { id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } },
+      ],
       effects: [{ kind: "start", runId }],
       echoIds: [],
     }),

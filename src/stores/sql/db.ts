@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import { invalid } from "../../kernel/errors.js";
 import type { Database } from "./schema.js";
 
 export type Db = Kysely<Database>;
@@ -14,18 +15,31 @@ export function fromJson<T>(text: string): T {
 }
 
 /** Cursors are opaque to clients: base64url of a small JSON position. */
-export function encodeCursor(position: Record<string, string | number>): string {
-  return Buffer.from(JSON.stringify(position)).toString("base64url");
+export function encodeCursor(list: string, position: Record<string, string | number>): string {
+  return Buffer.from(JSON.stringify({ ...position, list })).toString("base64url");
 }
 
-export function decodeCursor(cursor: string | null): Record<string, string | number> | null {
+/**
+ * Reads a cursor this list produced. A cursor that does not decode, or that another list produced
+ * (its `list` tag differs), is a client error: silently restarting from page one would repeat data.
+ */
+export function decodeCursor(list: string, cursor: string | null): Record<string, string | number> | null {
   if (!cursor) return null;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (value && typeof value === "object" && !Array.isArray(value))
-      return value as Record<string, string | number>;
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
-    // fall through
+    value = null;
   }
-  return null;
+  if (
+    !value ||
+    typeof value !== "object" ||
+    Array.isArray(value) ||
+    (value as { list?: unknown }).list !== list
+  ) {
+    throw invalid(
+      "page: not a cursor returned by this list; pass the next_page (or prev_page) value unchanged",
+    );
+  }
+  return value as Record<string, string | number>;
 }

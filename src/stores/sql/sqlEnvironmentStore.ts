@@ -63,7 +63,7 @@ export class SqlEnvironmentStore implements EnvironmentStore {
     workspaceId: string,
     q: ListQuery & { includeArchived: boolean },
   ): Promise<Page<EnvironmentRecord>> {
-    const cursor = decodeCursor(q.cursor);
+    const cursor = decodeCursor("environments", q.cursor);
     let query = this.selectHeads().where("environments.workspace_id", "=", workspaceId);
     if (!q.includeArchived) query = query.where("environments.archived_at", "is", null);
     if (cursor && typeof cursor.id === "string") query = query.where("environments.id", "<", cursor.id);
@@ -73,7 +73,10 @@ export class SqlEnvironmentStore implements EnvironmentStore {
       .execute();
     const data = rows.slice(0, q.limit).map(toRecord);
     const last = data[data.length - 1];
-    return { data, nextCursor: rows.length > q.limit && last ? encodeCursor({ id: last.id }) : null };
+    return {
+      data,
+      nextCursor: rows.length > q.limit && last ? encodeCursor("environments", { id: last.id }) : null,
+    };
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {

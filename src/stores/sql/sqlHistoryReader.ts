@@ -28,7 +28,7 @@ export class SqlHistoryReader implements HistoryReader {
   }
 
   async listEvents(sessionId: string, threadId: string, q: EventListQuery): Promise<Page<CommittedFact>> {
-    const cursor = decodeCursor(q.cursor);
+    const cursor = decodeCursor("events", q.cursor);
     const asc = q.order === "asc";
     let query = this.db
       .selectFrom("events")
@@ -48,6 +48,9 @@ export class SqlHistoryReader implements HistoryReader {
       .execute();
     const data = rows.slice(0, q.limit).map(rowToFact);
     const last = data[data.length - 1];
-    return { data, nextCursor: rows.length > q.limit && last ? encodeCursor({ seq: last.seq }) : null };
+    return {
+      data,
+      nextCursor: rows.length > q.limit && last ? encodeCursor("events", { seq: last.seq }) : null,
+    };
   }
 }

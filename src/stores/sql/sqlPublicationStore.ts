@@ -68,7 +68,7 @@ export class SqlPublicationStore implements PublicationStore {
     workspaceId: string,
     q: AgentListQuery,
   ): Promise<Page<{ head: AgentHead; latest: StoredPublication }>> {
-    const cursor = decodeCursor(q.cursor);
+    const cursor = decodeCursor("agents", q.cursor);
     let query = this.db
       .selectFrom("agents")
       .innerJoin("agent_publications", (join) =>
@@ -106,11 +106,14 @@ export class SqlPublicationStore implements PublicationStore {
       };
     });
     const last = data[data.length - 1];
-    return { data, nextCursor: rows.length > q.limit && last ? encodeCursor({ id: last.head.id }) : null };
+    return {
+      data,
+      nextCursor: rows.length > q.limit && last ? encodeCursor("agents", { id: last.head.id }) : null,
+    };
   }
 
   async listVersions(workspaceId: string, agentId: string, q: ListQuery): Promise<Page<StoredPublication>> {
-    const cursor = decodeCursor(q.cursor);
+    const cursor = decodeCursor("agent_versions", q.cursor);
     let query = this.db
       .selectFrom("agent_publications")
       .selectAll()
@@ -125,7 +128,8 @@ export class SqlPublicationStore implements PublicationStore {
     const last = data[data.length - 1];
     return {
       data,
-      nextCursor: rows.length > q.limit && last ? encodeCursor({ version: last.version }) : null,
+      nextCursor:
+        rows.length > q.limit && last ? encodeCursor("agent_versions", { version: last.version }) : null,
     };
   }
 

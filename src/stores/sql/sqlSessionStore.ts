@@ -31,7 +31,7 @@ export class SqlSessionStore implements SessionStore {
    * which way it points, so `prev_page` walks back from the first row of the page it came from.
    */
   async list(workspaceId: string, q: SessionListQuery): Promise<Page<SessionRecord>> {
-    const cursor = decodeCursor(q.cursor);
+    const cursor = decodeCursor("sessions", q.cursor);
     const backwards = cursor?.dir === "prev";
     const ascending = (q.order === "asc") !== backwards;
     let query = this.db
@@ -72,8 +72,8 @@ export class SqlSessionStore implements SessionStore {
     const moreBefore = backwards ? hasMore : cursor !== null;
     return {
       data,
-      nextCursor: moreAfter && last ? encodeCursor({ id: last.id, dir: "next" }) : null,
-      prevCursor: moreBefore && first ? encodeCursor({ id: first.id, dir: "prev" }) : null,
+      nextCursor: moreAfter && last ? encodeCursor("sessions", { id: last.id, dir: "next" }) : null,
+      prevCursor: moreBefore && first ? encodeCursor("sessions", { id: first.id, dir: "prev" }) : null,
     };
   }
 }
