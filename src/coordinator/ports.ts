@@ -124,8 +124,8 @@ export type RunEffect = { kind: "start"; runId: string } | { kind: "resume" } | 
  */
 export interface InputLedger {
   append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome>;
-  /** The echo stored for the most recent send to this session, if its request hash matches. */
-  lastSend(sessionId: string, requestHash: string): Promise<CommittedFact[] | null>;
+  /** The echo stored for the most recent send to this session, if its hash matches and it is recent. */
+  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null>;
   /**
    * Appends `session.deleted` as the thread's last fact, erases everything else the session owned
    * and hides it from reads. Live tails still find the final fact by thread id and close.

@@ -15,6 +15,12 @@ import type {
   SessionRecord,
 } from "./ports.js";
 
+/**
+ * How long a retried send is matched against the previous one. It covers the SDK's retry schedule
+ * including its 600 s request timeout; an identical retry after that is taken as new input.
+ */
+export const SEND_RETRY_WINDOW_MS = 11 * 60_000;
+
 export interface CreateSessionCommand {
   workspaceId: string;
   agent: ExecutableAgentSnapshot;
@@ -88,7 +94,8 @@ export class SessionService {
     if (cmd.initialEvents.length > 0)
       planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialEvents, now);
     await this.ports.sessions.create(record);
-    if (cmd.initialEvents.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialEvents, 0);
+    if (cmd.initialEvents.length > 0)
+      await this.send(cmd.workspaceId, record.id, cmd.initialEvents, { retryCount: 0 });
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
   }
 
@@ -105,19 +112,23 @@ export class SessionService {
   /**
    * Accepts user events. The SDK retries POSTs without an idempotency key (wire §1.4) and marks
    * retries with `X-Stainless-Retry-Count > 0`: a retry whose body equals the session's most
-   * recent send returns that send's echo instead of appending again. A first attempt is always
-   * new input, even when it repeats an earlier message word for word.
+   * recent send, within `SEND_RETRY_WINDOW_MS`, returns that send's echo instead of appending
+   * again. A first attempt is always new input, even when it repeats an earlier message word for
+   * word. Clients that can send an `Idempotency-Key` header get exact deduplication by key instead.
    */
   async send(
     workspaceId: string,
     sessionId: string,
     inputs: UserInput[],
-    retryCount: number,
+    attempt: { retryCount: number; idempotencyKey?: string | undefined },
   ): Promise<CommittedFact[]> {
     await this.get(workspaceId, sessionId);
-    const requestHash = sha256Hex(canonicalJson(inputs));
-    if (retryCount > 0) {
-      const previous = await this.ports.ledger.lastSend(sessionId, requestHash);
+    const requestHash = attempt.idempotencyKey
+      ? sha256Hex(`idempotency-key:${attempt.idempotencyKey}`)
+      : sha256Hex(canonicalJson(inputs));
+    if (attempt.idempotencyKey || attempt.retryCount > 0) {
+      const since = this.clock.now() - SEND_RETRY_WINDOW_MS;
+      const previous = await this.ports.ledger.lastSend(sessionId, requestHash, since);
       if (previous) return previous;
     }
     const now = this.clock.now();

@@ -249,4 +249,25 @@ describe("events.send retries (wire §1.1, §1.4: POSTs are retried without an i
     const messages = (await history(t.client, session.id)).filter((e) => e.type === "user.message");
     expect(messages.map(textOf)).toEqual(["first words", "other words"]);
   });
+  it("an Idempotency-Key header deduplicates exactly: same key returns the echo, a new key is new input", async () => {
+    const { session } = await createSession(t.client);
+    const reader = await StreamReader.open(t.client, session.id);
+    const send = (key: string) =>
+      t.client.beta.sessions.events.send(
+        session.id,
+        { events: [userMessage("keyed")] },
+        { headers: { "Idempotency-Key": key } },
+      );
+    const first = await send("k-1");
+    await reader.until(isEndTurnIdle);
+    const again = await send("k-1");
+    expect(again.data?.map((e) => e.id)).toEqual(first.data?.map((e) => e.id));
+    const fresh = await send("k-2");
+    expect(fresh.data?.[0]?.id).not.toBe(first.data?.[0]?.id);
+    const freshEcho = await reader.until((e) => e.id === fresh.data?.[0]?.id);
+    await reader.until(isEndTurnIdle, { from: reader.events.indexOf(freshEcho) });
+    await reader.close();
+    const messages = (await history(t.client, session.id)).filter((e) => e.type === "user.message");
+    expect(messages.map((m) => m.id)).toEqual([first.data?.[0]?.id, fresh.data?.[0]?.id]);
+  });
 });

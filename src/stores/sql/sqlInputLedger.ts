@@ -118,11 +118,12 @@ export class SqlInputLedger implements InputLedger {
     });
   }
 
-  async lastSend(sessionId: string, requestHash: string): Promise<CommittedFact[] | null> {
+  async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {
     const row = await this.db
       .selectFrom("send_receipts")
       .select(["request_hash", "response_json"])
       .where("session_id", "=", sessionId)
+      .where("created_at", ">=", notBefore)
       .executeTakeFirst();
     return row && row.request_hash === requestHash ? fromJson<CommittedFact[]>(row.response_json) : null;
   }

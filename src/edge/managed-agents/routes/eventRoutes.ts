@@ -13,11 +13,15 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   app.post<IdParams>("/v1/sessions/:id/events", async (request) => {
     const body = parseBody(sendEventsBodySchema, request.body);
     const retryCount = Number(request.headers["x-stainless-retry-count"] ?? 0) || 0;
+    const key = request.headers["idempotency-key"];
     const echoed = await deps.sessions.send(
       principalOf(request).workspaceId,
       request.params.id,
       toUserInputs(body.events),
-      retryCount,
+      {
+        retryCount,
+        idempotencyKey: typeof key === "string" && key.trim() ? key.trim() : undefined,
+      },
     );
     return { data: echoed.map(eventDto) };
   });

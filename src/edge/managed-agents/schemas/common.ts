@@ -4,8 +4,8 @@
  * normalisation (wire §1.3), and the schema pieces several resources share.
  */
 import { z } from "zod";
-import { METADATA_LIMITS, metadataProblems } from "../../../kernel/metadata.js";
 import { AwakenError, type ErrorCode } from "../../../kernel/errors.js";
+import { METADATA_LIMITS, metadataProblems } from "../../../kernel/metadata.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Messages
