@@ -1,0 +1,94 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { LocalRegistrar } from "../../src/coordinator/registrar.js";
+import { AwakenError } from "../../src/kernel/errors.js";
+import { op, sessionWithQueuedRun, TEST_AGENT } from "../support/storeFixtures.js";
+
+type Fixture = Awaited<ReturnType<typeof sessionWithQueuedRun>>;
+let fx: Fixture;
+afterEach(async () => {
+  await fx?.handle.close();
+});
+
+describe("claims and the commit fence on SQLite", () => {
+  it("a queued run is claimed at epoch 1 and cannot be claimed twice while the lease is live", async () => {
+    fx = await sessionWithQueuedRun();
+    const a = await fx.stores.dispatch.claim("w1", 1_000);
+    expect(a?.epoch).toBe(1);
+    expect(await fx.stores.dispatch.claim("w2", 1_000)).toBeNull();
+  });
+
+  it("an expired claim is reclaimed with epoch + 1, counted as a crash, and the old owner's commit is rejected", async () => {
+    fx = await sessionWithQueuedRun();
+    const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    fx.clock.advance(1_001);
+    const next = (await fx.stores.dispatch.claim("w2", 1_000))!;
+    expect(next.epoch).toBe(old.epoch + 1);
+    expect(next.crashCount).toBe(1);
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    const stale = await fx.stores.dispatch.commit(op(fx, old, version, 1));
+    expect(stale).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
+    expect(await fx.stores.dispatch.renew(fx.runId, old.owner, old.epoch, 1_000)).toBe(false);
+  });
+
+  it("a stale epoch cannot settle a run", async () => {
+    fx = await sessionWithQueuedRun();
+    const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    fx.clock.advance(1_001);
+    await fx.stores.dispatch.claim("w2", 1_000);
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    const result = await fx.stores.dispatch.commit(op(fx, old, version, 0, "done"));
+    expect(result.ok).toBe(false);
+    expect(await fx.stores.dispatch.claim("w3", 1_000)).toBeNull(); // still held by w2, not settled
+  });
+
+  it("a retried operation returns the original receipt and appends nothing; another payload under its id conflicts", async () => {
+    fx = await sessionWithQueuedRun();
+    const claim = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    const operation = op(fx, claim, version, 2);
+    const first = await fx.stores.dispatch.commit(operation);
+    const retry = await fx.stores.dispatch.commit(operation);
+    expect(first.ok && retry.ok && retry.duplicate).toBe(true);
+    if (first.ok && retry.ok) expect(retry.receipt).toEqual(first.receipt);
+    expect(await fx.stores.history.threadVersion(fx.session.threadId)).toBe(version + 2);
+    const conflicting = await fx.stores.dispatch.commit({ ...operation, facts: operation.facts.slice(0, 1) });
+    expect(conflicting).toMatchObject({ ok: false, rejection: { kind: "operation_conflict" } });
+  });
+
+  it("a commit at a version that moved on is a version conflict and appends nothing", async () => {
+    fx = await sessionWithQueuedRun();
+    const claim = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    const result = await fx.stores.dispatch.commit(op(fx, claim, version - 1, 1));
+    expect(result).toEqual({ ok: false, rejection: { kind: "version_conflict", currentVersion: version } });
+    expect(await fx.stores.history.threadVersion(fx.session.threadId)).toBe(version);
+  });
+
+  it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {
+    fx = await sessionWithQueuedRun();
+    const claim = (await fx.stores.dispatch.claim("w1", 60_000))!;
+    await fx.stores.dispatch.release(fx.runId, claim.owner, claim.epoch);
+    const next = (await fx.stores.dispatch.claim("w2", 60_000))!;
+    expect(next.epoch).toBe(claim.epoch + 1);
+    expect(next.crashCount).toBe(0);
+  });
+});
+
+describe("the local registrar", () => {
+  it("is idempotent on (workspace, agent, version) and fails closed on another fingerprint", async () => {
+    fx = await sessionWithQueuedRun();
+    const registrar = new LocalRegistrar(fx.stores.catalog, fx.clock);
+    const first = await registrar.register(TEST_AGENT);
+    fx.clock.advance(10);
+    expect(await registrar.register(TEST_AGENT)).toEqual(first);
+    const changed = {
+      ...TEST_AGENT,
+      fingerprint: "other",
+      definition: { ...TEST_AGENT.definition, name: "x" },
+    };
+    const error = await registrar.register(changed).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AwakenError);
+    expect((error as AwakenError).code).toBe("publication_conflict");
+    expect(await fx.stores.catalog.get(TEST_AGENT.workspaceId, TEST_AGENT.agentId, 1)).toEqual(TEST_AGENT);
+  });
+});
