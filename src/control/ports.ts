@@ -54,3 +54,9 @@ export interface IamStore {
   addApiKey(record: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
 }
+
+/** Control's role-narrowed store bundle. */
+export interface ControlStores {
+  publications: PublicationStore;
+  iam: IamStore;
+}

@@ -222,14 +222,18 @@ export interface LiveEvidenceBus {
 
 export type { ListQuery, Page, SessionUsage };
 
-/** Everything the coordinator's services need, as narrow ports. */
-export interface CoordinatorPorts {
+/** The coordinator's role-narrowed store bundle: the ports it owns, never a database handle. */
+export interface CoordinatorStores {
   catalog: CatalogStore;
   environments: EnvironmentStore;
   sessions: SessionStore;
   history: HistoryReader;
   ledger: InputLedger;
   dispatch: DispatchStore;
+}
+
+/** Everything the coordinator's services need, as narrow ports. */
+export interface CoordinatorPorts extends CoordinatorStores {
   signals: WakeSignals;
   evidence: LiveEvidenceBus;
 }

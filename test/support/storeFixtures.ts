@@ -1,9 +1,13 @@
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
 import { EMPTY_USAGE } from "../../src/coordinator/facts.js";
-import type { ExecutableAgentSnapshot, SessionRecord } from "../../src/coordinator/ports.js";
+import type {
+  CoordinatorStores,
+  ExecutableAgentSnapshot,
+  SessionRecord,
+} from "../../src/coordinator/ports.js";
 import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
-import { type CoordinatorStores, coordinatorStores } from "../../src/stores/sql/storeBundles.js";
+import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
 
 export class ManualClock implements Clock {

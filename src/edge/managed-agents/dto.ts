@@ -1,3 +1,4 @@
+import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, StoredPublication } from "../../control/ports.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
@@ -9,12 +10,9 @@ import type { Page } from "../../kernel/pagination.js";
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
-export function agentDto(head: AgentHead, publication: StoredPublication): Record<string, unknown> {
-  const d = publication.definition;
-  const isLatest = publication.version === head.latestVersion;
+/** The configuration fields an agent and a session's agent snapshot share. */
+function definitionFields(d: AgentDefinition) {
   return {
-    id: head.id,
-    type: "agent",
     name: d.name,
     description: d.description,
     system: d.system,
@@ -22,9 +20,19 @@ export function agentDto(head: AgentHead, publication: StoredPublication): Recor
     tools: d.tools,
     mcp_servers: d.mcp_servers,
     skills: d.skills,
-    metadata: d.metadata,
-    multiagent: d.multiagent,
     execution_identity: d.execution_identity,
+    multiagent: d.multiagent,
+  };
+}
+
+export function agentDto(head: AgentHead, publication: StoredPublication): Record<string, unknown> {
+  const d = publication.definition;
+  const isLatest = publication.version === head.latestVersion;
+  return {
+    id: head.id,
+    type: "agent",
+    ...definitionFields(d),
+    metadata: d.metadata,
     version: publication.version,
     created_at: isoTime(head.createdAt),
     updated_at: isoTime(isLatest ? head.updatedAt : publication.createdAt),
@@ -58,15 +66,7 @@ export function sessionDto(s: SessionRecord, now: number): Record<string, unknow
       id: s.agent.agentId,
       type: "agent",
       version: s.agent.version,
-      name: d.name,
-      description: d.description,
-      system: d.system,
-      model: d.model,
-      tools: d.tools,
-      mcp_servers: d.mcp_servers,
-      skills: d.skills,
-      execution_identity: d.execution_identity,
-      multiagent: d.multiagent,
+      ...definitionFields(d),
     },
     environment_id: s.environmentId,
     resources: s.resources,

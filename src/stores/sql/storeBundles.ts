@@ -1,12 +1,5 @@
-import type { IamStore, PublicationStore } from "../../control/ports.js";
-import type {
-  CatalogStore,
-  DispatchStore,
-  EnvironmentStore,
-  HistoryReader,
-  InputLedger,
-  SessionStore,
-} from "../../coordinator/ports.js";
+import type { ControlStores } from "../../control/ports.js";
+import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { Db } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
@@ -19,20 +12,6 @@ import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
 
 /** Role-narrowed bundles: each role receives the ports it owns, never the database handle. */
-export interface ControlStores {
-  publications: PublicationStore;
-  iam: IamStore;
-}
-
-export interface CoordinatorStores {
-  catalog: CatalogStore;
-  environments: EnvironmentStore;
-  sessions: SessionStore;
-  history: HistoryReader;
-  ledger: InputLedger;
-  dispatch: DispatchStore;
-}
-
 export function controlStores(db: Db): ControlStores {
   return { publications: new SqlPublicationStore(db), iam: new SqlIamStore(db) };
 }
