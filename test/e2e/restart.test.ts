@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Anthropic from "@anthropic-ai/sdk";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
@@ -54,6 +55,18 @@ async function waitForIdle(client: Anthropic, sessionId: string, stopReason: str
 
 function expectSoundHistory(events: Array<{ id: string; type: string }>) {
   expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+  // In the database itself: versions 1..N with no gap, no two facts at one version, same order.
+  const db = new Database(join(dataDir, "awaken.db"), { readonly: true });
+  try {
+    const rows = db.prepare("select id, seq from events order by thread_id, seq").all() as Array<{
+      id: string;
+      seq: number;
+    }>;
+    expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+    expect(rows.map((r) => r.id)).toEqual(events.map((e) => e.id));
+  } finally {
+    db.close();
+  }
   // Every model request that started also ended exactly once.
   const starts = events.filter((e) => e.type === "span.model_request_start").map((e) => e.id);
   const ends = events
