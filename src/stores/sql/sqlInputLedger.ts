@@ -192,7 +192,7 @@ async function openRequest(tx: Tx, threadId: string): Promise<InputContext["open
     .orderBy("seq", "desc")
     .limit(1)
     .executeTakeFirst();
-  if (!last || last.type !== "span.model_request_start") return null;
+  if (last?.type !== "span.model_request_start") return null;
   const body = fromJson<{ provider?: string; model?: string }>(last.body_json);
   return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
 }

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { AwakenError, type ErrorCode } from "../../../kernel/errors.js";
-import { METADATA_LIMITS, metadataProblems } from "../../../kernel/metadata.js";
+import { metadataProblems } from "../../../kernel/metadata.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Messages
