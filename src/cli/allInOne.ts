@@ -15,8 +15,9 @@ import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { controlStores, coordinatorStores } from "../stores/sql/storeBundles.js";
+import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite, type SqliteHandle } from "../stores/sqlite/openSqlite.js";
+import { sqliteCoordinatorStores } from "../stores/sqlite/sqliteStores.js";
 import { Worker } from "../worker/workerLoop.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -40,7 +41,7 @@ export async function startAllInOne(
   const clock = systemClock;
   const sqlite: SqliteHandle = await openSqlite(join(dataDir, "awaken.db"));
   const control = controlStores(sqlite.db);
-  const coordinatorStoreBundle = coordinatorStores(sqlite.db, clock);
+  const coordinatorStoreBundle = sqliteCoordinatorStores(sqlite, clock);
   const ports: CoordinatorPorts = {
     ...coordinatorStoreBundle,
     signals: new InProcessWakeSignals(),

@@ -12,7 +12,8 @@ export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
     release: (runId, owner, epoch) => ports.dispatch.release(runId, owner, epoch),
     commit: async (op) => {
       const result = await ports.dispatch.commit(op);
-      if (result.ok && !result.duplicate) ports.signals.threadCommitted(op.threadId);
+      if (result.ok && !result.duplicate)
+        ports.signals.threadCommitted(op.threadId, result.receipt.versionAfter);
       return result;
     },
     readThread: (threadId, afterSeq) => ports.history.readThread(threadId, afterSeq),

@@ -201,8 +201,12 @@ export interface DispatchStore extends ClaimPort, CommitFencePort {}
 // Signals: only lower latency. Correctness never depends on them (polling finishes every run).
 
 export interface WakeSignals {
-  threadCommitted(threadId: string): void;
-  onThreadCommitted(threadId: string, listener: () => void): () => void;
+  /**
+   * `version` is the thread version the commit produced. Readers that read only up to it keep
+   * their output in commit order even while later commits land during their (async) read.
+   */
+  threadCommitted(threadId: string, version: number): void;
+  onThreadCommitted(threadId: string, listener: (version: number) => void): () => void;
   dispatchReady(): void;
   onDispatchReady(listener: () => void): () => void;
   runCancelled(runId: string): void;

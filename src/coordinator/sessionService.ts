@@ -213,7 +213,7 @@ export class SessionService {
       { id: newId("sevt", now), type: "session.deleted", body: {} },
       now,
     );
-    if (fact) this.ports.signals.threadCommitted(session.threadId);
+    if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
   }
 
   private signal(outcome: InputOutcome): void {
@@ -223,7 +223,7 @@ export class SessionService {
       if (effect.kind === "cancel" && outcome.activeRunId)
         this.ports.signals.runCancelled(outcome.activeRunId);
     }
-    const first = outcome.committed[0];
-    if (first) this.ports.signals.threadCommitted(first.threadId);
+    const last = outcome.committed[outcome.committed.length - 1];
+    if (last) this.ports.signals.threadCommitted(last.threadId, last.seq);
   }
 }

@@ -10,11 +10,11 @@ export class InProcessWakeSignals implements WakeSignals {
     this.emitter.setMaxListeners(0);
   }
 
-  threadCommitted(threadId: string): void {
-    this.emitter.emit(`thread:${threadId}`);
+  threadCommitted(threadId: string, version: number): void {
+    this.emitter.emit(`thread:${threadId}`, version);
   }
 
-  onThreadCommitted(threadId: string, listener: () => void): () => void {
+  onThreadCommitted(threadId: string, listener: (version: number) => void): () => void {
     this.emitter.on(`thread:${threadId}`, listener);
     return () => this.emitter.off(`thread:${threadId}`, listener);
   }

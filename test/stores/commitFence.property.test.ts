@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { CommitOperation, CommitReceipt } from "../../src/coordinator/commitOperation.js";
-import { op, sessionWithQueuedRun } from "../support/storeFixtures.js";
+import { BACKEND_NAMES, op, sessionWithQueuedRun } from "../support/storeFixtures.js";
 
 const LEASE_MS = 1_000;
 const WORKERS = ["w1", "w2", "w3"] as const;
@@ -26,11 +26,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant("retryLast" as const), worker: fc.integer({ min: 0, max: 2 }) }),
 );
 
-describe("the commit fence under random interleavings (real SQLite)", () => {
+describe.each(BACKEND_NAMES)("the commit fence under random interleavings: %s", (backend) => {
   it("never accepts a stale epoch, never puts two facts at one version, never loses an acknowledged commit", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 40 }), async (actions) => {
-        const fx = await sessionWithQueuedRun();
+        const fx = await sessionWithQueuedRun(backend);
         try {
           // What each worker believes it holds, and the truth the model tracks.
           const held = new Map<number, { owner: string; epoch: number; leaseUntil: number }>();

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { LocalRegistrar } from "../../src/coordinator/registrar.js";
 import { AwakenError } from "../../src/kernel/errors.js";
-import { op, sessionWithQueuedRun, TEST_AGENT } from "../support/storeFixtures.js";
+import { BACKEND_NAMES, op, sessionWithQueuedRun, TEST_AGENT } from "../support/storeFixtures.js";
 
 type Fixture = Awaited<ReturnType<typeof sessionWithQueuedRun>>;
 let fx: Fixture;
@@ -9,16 +9,16 @@ afterEach(async () => {
   await fx?.handle.close();
 });
 
-describe("claims and the commit fence on SQLite", () => {
+describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
   it("a queued run is claimed at epoch 1 and cannot be claimed twice while the lease is live", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const a = await fx.stores.dispatch.claim("w1", 1_000);
     expect(a?.epoch).toBe(1);
     expect(await fx.stores.dispatch.claim("w2", 1_000)).toBeNull();
   });
 
   it("an expired claim is reclaimed with epoch + 1, counted as a crash, and the old owner's commit is rejected", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
     fx.clock.advance(1_001);
     const next = (await fx.stores.dispatch.claim("w2", 1_000))!;
@@ -31,7 +31,7 @@ describe("claims and the commit fence on SQLite", () => {
   });
 
   it("a stale epoch cannot settle a run", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
     fx.clock.advance(1_001);
     await fx.stores.dispatch.claim("w2", 1_000);
@@ -42,7 +42,7 @@ describe("claims and the commit fence on SQLite", () => {
   });
 
   it("a retried operation returns the original receipt and appends nothing; another payload under its id conflicts", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const claim = (await fx.stores.dispatch.claim("w1", 1_000))!;
     const version = await fx.stores.history.threadVersion(fx.session.threadId);
     const operation = op(fx, claim, version, 2);
@@ -56,7 +56,7 @@ describe("claims and the commit fence on SQLite", () => {
   });
 
   it("a commit at a version that moved on is a version conflict and appends nothing", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const claim = (await fx.stores.dispatch.claim("w1", 1_000))!;
     const version = await fx.stores.history.threadVersion(fx.session.threadId);
     const result = await fx.stores.dispatch.commit(op(fx, claim, version - 1, 1));
@@ -65,7 +65,7 @@ describe("claims and the commit fence on SQLite", () => {
   });
 
   it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {
-    fx = await sessionWithQueuedRun();
+    fx = await sessionWithQueuedRun(backend);
     const claim = (await fx.stores.dispatch.claim("w1", 60_000))!;
     await fx.stores.dispatch.release(fx.runId, claim.owner, claim.epoch);
     const next = (await fx.stores.dispatch.claim("w2", 60_000))!;

@@ -9,6 +9,7 @@ import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
 import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
+import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 
 export class ManualClock implements Clock {
   constructor(public ms = 1_800_000_000_000) {}
@@ -47,11 +48,24 @@ export interface StoreFixture {
   session: SessionRecord;
 }
 
+/**
+ * Store implementations under one conformance suite: the dialect-neutral Kysely stores (which
+ * PostgreSQL will use) and SQLite's synchronous hot paths, both on a real SQLite database.
+ */
+export const STORE_BACKENDS = {
+  "kysely stores on SQLite": (handle: SqliteHandle, clock: Clock) => coordinatorStores(handle.db, clock),
+  "SQLite synchronous stores": (handle: SqliteHandle, clock: Clock) => sqliteCoordinatorStores(handle, clock),
+} as const;
+export type StoreBackend = keyof typeof STORE_BACKENDS;
+export const BACKEND_NAMES = Object.keys(STORE_BACKENDS) as StoreBackend[];
+
 /** A real SQLite store (in memory) holding one session with one queued run. */
-export async function sessionWithQueuedRun(): Promise<StoreFixture & { runId: string }> {
+export async function sessionWithQueuedRun(
+  backend: StoreBackend = "SQLite synchronous stores",
+): Promise<StoreFixture & { runId: string }> {
   const clock = new ManualClock();
   const handle = await openSqlite(":memory:");
-  const stores = coordinatorStores(handle.db, clock);
+  const stores = STORE_BACKENDS[backend](handle, clock);
   const now = clock.now();
   await stores.environments.create({
     id: "env_test",

@@ -19,6 +19,7 @@ export interface StreamDeps {
 }
 
 const CLOSING_TYPES = new Set(["session.deleted", "session.status_terminated"]);
+const PAGE = 500;
 
 /**
  * Live tail of a session (wire §1.6): only facts committed after the connection opened, read from
@@ -64,10 +65,14 @@ export function streamSession(
       close();
     });
   };
-  const pump = () =>
+  // `upTo` is the version a commit signal announced: reading no further keeps facts committed
+  // later (during this async read) behind the previews that were published before them.
+  const pump = (upTo?: number) =>
     enqueue(async () => {
       if (closed || cursor === null) return;
-      const facts: CommittedFact[] = await deps.history.readThread(session.threadId, cursor, 500);
+      const limit = upTo === undefined ? PAGE : Math.min(PAGE, upTo - cursor);
+      if (limit <= 0) return;
+      const facts: CommittedFact[] = await deps.history.readThread(session.threadId, cursor, limit);
       for (const fact of facts) {
         cursor = fact.seq;
         previews.delete(fact.id);
@@ -77,7 +82,7 @@ export function streamSession(
           return;
         }
       }
-      if (facts.length === 500) pump();
+      if (facts.length === limit && (upTo === undefined || cursor < upTo)) pump(upTo);
     });
   const onEvidence = (evidence: LiveEvidence) =>
     enqueue(() => {
@@ -107,7 +112,7 @@ export function streamSession(
   // Subscribe before reading the start position so nothing committed in between is missed.
   cleanups.push(deps.signals.onThreadCommitted(session.threadId, pump));
   if (deltaTypes.size > 0) cleanups.push(deps.evidence.subscribe(session.id, onEvidence));
-  const poll = setInterval(pump, deps.pollMs);
+  const poll = setInterval(() => pump(), deps.pollMs);
   const ping = setInterval(() => enqueue(() => write("ping", { type: "ping" })), deps.pingMs);
   cleanups.push(
     () => clearInterval(poll),

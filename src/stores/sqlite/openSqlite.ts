@@ -4,10 +4,13 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, Migrator, SqliteDialect } from "kysely";
 import { migrationProvider } from "../sql/migrations/index.js";
 import type { Database } from "../sql/schema.js";
-import { withStatementCache } from "./statementCache.js";
+import { cachedPrepare, kyselyDatabase } from "./statementCache.js";
+import { SyncWriter } from "./syncWriter.js";
 
 export interface SqliteHandle {
   db: Kysely<Database>;
+  /** Synchronous transactions for the hot write paths (see SyncWriter). */
+  writer: SyncWriter;
   close(): Promise<void>;
 }
 
@@ -23,12 +26,13 @@ export async function openSqlite(file: string): Promise<SqliteHandle> {
   raw.pragma("synchronous = NORMAL");
   raw.pragma("busy_timeout = 5000");
   raw.pragma("foreign_keys = ON");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  const prepare = cachedPrepare(raw);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: kyselyDatabase(raw, prepare) }) });
   const migrator = new Migrator({ db, provider: migrationProvider });
   const { error } = await migrator.migrateToLatest();
   if (error) {
     await db.destroy();
     throw new Error(`SQLite migration failed for ${file}: ${String(error)}`, { cause: error });
   }
-  return { db, close: () => db.destroy() };
+  return { db, writer: new SyncWriter(raw, prepare), close: () => db.destroy() };
 }

@@ -143,6 +143,7 @@ export const initial: Migration = {
       .addColumn("updated_at", "bigint", (c) => c.notNull())
       .execute();
     await db.schema.createIndex("runs_claimable").on("runs").columns(["state", "available_at"]).execute();
+    await db.schema.createIndex("runs_lapsed").on("runs").columns(["state", "lease_expires_at"]).execute();
     await db.schema.createIndex("runs_by_session").on("runs").columns(["session_id", "state"]).execute();
 
     await db.schema

@@ -1,0 +1,198 @@
+import { decideCommit } from "../../coordinator/commitFence.js";
+import {
+  type CommitOperation,
+  type CommitReceipt,
+  type CommitResult,
+  payloadHash,
+} from "../../coordinator/commitOperation.js";
+import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
+import type { PendingAction } from "../../coordinator/facts.js";
+import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import type { Clock } from "../../kernel/clock.js";
+import { appendFactsSync } from "./syncAppendFacts.js";
+import type { SyncWriter } from "./syncWriter.js";
+
+interface RunRow {
+  id: string;
+  session_id: string;
+  thread_id: string;
+  state: string;
+  owner: string | null;
+  epoch: number;
+  lease_expires_at: number | null;
+  crash_count: number;
+}
+
+/**
+ * Claims and the commit fence on SQLite, each one synchronous transaction. Same rules as the
+ * dialect-neutral `stores/sql/sqlDispatchStore.ts` (which PostgreSQL uses); both run the same
+ * conformance tests and share the pure decision `decideCommit`.
+ */
+export class SqliteDispatchStore implements DispatchStore {
+  constructor(
+    private readonly writer: SyncWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  claim(owner: string, leaseMs: number): Promise<Activation | null> {
+    return this.writer.write((sql) => {
+      const now = this.clock.now();
+      // Two indexed lookups instead of one OR: queued work first, then lapsed leases.
+      const run =
+        sql.get<RunRow>(
+          "select * from runs where state = 'queued' and available_at <= ? order by available_at limit 1",
+          now,
+        ) ??
+        sql.get<RunRow>(
+          "select * from runs where state = 'claimed' and lease_expires_at <= ? order by lease_expires_at limit 1",
+          now,
+        );
+      if (!run) return null;
+      const epoch = run.epoch + 1;
+      // Reclaiming a lapsed lease means the previous owner crashed or stalled: count it.
+      const crashCount = run.crash_count + (run.state === "claimed" ? 1 : 0);
+      const leaseExpiresAt = now + leaseMs;
+      sql.run(
+        "update runs set state = 'claimed', owner = ?, epoch = ?, lease_expires_at = ?, crash_count = ?, updated_at = ? where id = ?",
+        owner,
+        epoch,
+        leaseExpiresAt,
+        crashCount,
+        now,
+        run.id,
+      );
+      const session = sql.get<{
+        workspace_id: string;
+        agent_snapshot_json: string;
+        environment_id: string;
+        environment_revision: number;
+      }>(
+        "select workspace_id, agent_snapshot_json, environment_id, environment_revision from sessions where id = ?",
+        run.session_id,
+      );
+      if (!session) throw new Error(`run ${run.id} has no session`);
+      const env = sql.get<{ config_json: string }>(
+        "select config_json from environment_revisions where environment_id = ? and revision = ?",
+        session.environment_id,
+        session.environment_revision,
+      );
+      return {
+        runId: run.id,
+        sessionId: run.session_id,
+        threadId: run.thread_id,
+        workspaceId: session.workspace_id,
+        owner,
+        epoch,
+        leaseExpiresAt,
+        crashCount,
+        agent: JSON.parse(session.agent_snapshot_json) as ExecutableAgentSnapshot,
+        environment: {
+          id: session.environment_id,
+          revision: session.environment_revision,
+          config: env ? (JSON.parse(env.config_json) as EnvironmentConfig) : { type: "self_hosted" },
+        },
+      };
+    });
+  }
+
+  renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean> {
+    return this.writer.write((sql) => {
+      const now = this.clock.now();
+      return (
+        sql.run(
+          "update runs set lease_expires_at = ?, updated_at = ? where id = ? and owner = ? and epoch = ? and state = 'claimed' and lease_expires_at > ?",
+          now + leaseMs,
+          now,
+          runId,
+          owner,
+          epoch,
+          now,
+        ) === 1
+      );
+    });
+  }
+
+  async release(runId: string, owner: string, epoch: number): Promise<void> {
+    await this.writer.write((sql) => {
+      const now = this.clock.now();
+      sql.run(
+        "update runs set state = 'queued', owner = null, lease_expires_at = null, available_at = ?, updated_at = ? where id = ? and owner = ? and epoch = ? and state = 'claimed'",
+        now,
+        now,
+        runId,
+        owner,
+        epoch,
+      );
+    });
+  }
+
+  commit(op: CommitOperation): Promise<CommitResult> {
+    const hash = payloadHash(op);
+    return this.writer.write((sql): CommitResult => {
+      const now = this.clock.now();
+      const existing = sql.get<{ payload_hash: string; receipt_json: string }>(
+        "select payload_hash, receipt_json from commit_operations where op_id = ?",
+        op.opId,
+      );
+      const run = sql.get<RunRow>("select * from runs where id = ?", op.runId);
+      const thread = sql.get<{ version: number }>("select version from threads where id = ?", op.threadId);
+      const decision = decideCommit(op, hash, {
+        existing: existing
+          ? {
+              payloadHash: existing.payload_hash,
+              receipt: JSON.parse(existing.receipt_json) as CommitReceipt,
+            }
+          : null,
+        run: run
+          ? { state: run.state, owner: run.owner, epoch: run.epoch, leaseExpiresAt: run.lease_expires_at }
+          : null,
+        threadVersion: thread ? thread.version : -1,
+        now,
+      });
+      if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
+      if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
+      if (!run) throw new Error("unreachable: fence accepted a commit without a run");
+
+      const committed = appendFactsSync(sql, run.session_id, op.threadId, op.expectedVersion, op.facts, now);
+      if (op.settle) {
+        let state: string = op.settle;
+        if (op.settle === "awaiting") {
+          // A run may only park while something is pending; otherwise it stays runnable so no
+          // input is stranded.
+          const session = sql.get<{ pending_json: string }>(
+            "select pending_json from sessions where id = ?",
+            run.session_id,
+          );
+          if ((JSON.parse(session?.pending_json ?? "[]") as PendingAction[]).length === 0) state = "queued";
+        }
+        sql.run(
+          "update runs set state = ?, owner = null, lease_expires_at = null, crash_count = 0, available_at = ?, updated_at = ? where id = ?",
+          state,
+          now,
+          now,
+          op.runId,
+        );
+      } else {
+        sql.run("update runs set crash_count = 0, updated_at = ? where id = ?", now, op.runId);
+      }
+      const receipt: CommitReceipt = {
+        opId: op.opId,
+        runId: op.runId,
+        threadId: op.threadId,
+        versionAfter: op.expectedVersion + op.facts.length,
+        eventIds: committed.map((f) => f.id),
+        committedAt: now,
+        settled: op.settle ?? null,
+      };
+      sql.run(
+        "insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at) values (?, ?, ?, ?, ?)",
+        op.opId,
+        op.runId,
+        hash,
+        JSON.stringify(receipt),
+        now,
+      );
+      return { ok: true, receipt, duplicate: false };
+    });
+  }
+}

@@ -1,0 +1,128 @@
+import type { CommittedFact, Fact } from "../../coordinator/facts.js";
+import type {
+  InputContext,
+  InputLedger,
+  InputOutcome,
+  InputPlan,
+  SessionPatch,
+} from "../../coordinator/ports.js";
+import { notFound } from "../../kernel/errors.js";
+import type { Database } from "../sql/schema.js";
+import { rowToSession } from "../sql/sessionRows.js";
+import type { SqlInputLedger } from "../sql/sqlInputLedger.js";
+import { appendFactsSync } from "./syncAppendFacts.js";
+import type { SyncSql, SyncWriter } from "./syncWriter.js";
+
+/**
+ * The input ledger on SQLite: `append` (every user event) runs as one synchronous transaction;
+ * the rarer operations use the dialect-neutral ledger, which PostgreSQL uses for everything.
+ */
+export class SqliteInputLedger implements InputLedger {
+  constructor(
+    private readonly writer: SyncWriter,
+    private readonly fallback: SqlInputLedger,
+  ) {}
+
+  append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome> {
+    return this.writer.write((sql) => {
+      const row = sql.get<Database["sessions"]>(
+        "select * from sessions where id = ? and deleted_at is null",
+        sessionId,
+      );
+      if (!row) throw notFound("session", sessionId);
+      const session = rowToSession(row);
+      const run = sql.get<{ id: string; state: string; epoch: number }>(
+        "select id, state, epoch from runs where session_id = ? and state in ('queued', 'claimed', 'awaiting') order by created_at desc limit 1",
+        sessionId,
+      );
+      const openModelRequest = run?.state === "claimed" ? openRequest(sql, session.threadId) : null;
+      const plan = decide({ session, activeRun: run ?? null, openModelRequest });
+      const thread = sql.get<{ version: number }>(
+        "select version from threads where id = ?",
+        session.threadId,
+      );
+      const committed = appendFactsSync(
+        sql,
+        sessionId,
+        session.threadId,
+        thread?.version ?? 0,
+        plan.facts,
+        now,
+      );
+      if (plan.sessionPatch) patchSession(sql, sessionId, plan.sessionPatch, now);
+      for (const effect of plan.effects) {
+        if (effect.kind === "start") {
+          sql.run(
+            "insert into runs (id, session_id, thread_id, state, owner, epoch, lease_expires_at, available_at, crash_count, created_at, updated_at) values (?, ?, ?, 'queued', null, 0, null, ?, 0, ?, ?)",
+            effect.runId,
+            sessionId,
+            session.threadId,
+            now,
+            now,
+            now,
+          );
+        } else if (effect.kind === "resume" && run) {
+          sql.run(
+            "update runs set state = 'queued', available_at = ?, updated_at = ? where id = ? and state = 'awaiting'",
+            now,
+            now,
+            run.id,
+          );
+        } else if (effect.kind === "cancel" && run) {
+          // Advancing the epoch fences off whichever worker holds the claim.
+          sql.run(
+            "update runs set state = 'cancelled', epoch = ?, owner = null, lease_expires_at = null, updated_at = ? where id = ?",
+            run.epoch + 1,
+            now,
+            run.id,
+          );
+        }
+      }
+      if (plan.requestHash) {
+        const echoed = JSON.stringify(committed.filter((f) => plan.echoIds.includes(f.id)));
+        sql.run(
+          "insert into send_receipts (session_id, request_hash, response_json, created_at) values (?, ?, ?, ?) on conflict (session_id) do update set request_hash = excluded.request_hash, response_json = excluded.response_json, created_at = excluded.created_at",
+          sessionId,
+          plan.requestHash,
+          echoed,
+          now,
+        );
+      }
+      return { committed, plan, activeRunId: run?.id ?? null };
+    });
+  }
+
+  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {
+    return this.fallback.lastSend(sessionId, requestHash, notBefore);
+  }
+
+  deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
+    return this.fallback.deleteSession(sessionId, deletedFact, now);
+  }
+}
+
+function openRequest(sql: SyncSql, threadId: string): InputContext["openModelRequest"] {
+  const last = sql.get<{ id: string; type: string; body_json: string }>(
+    "select id, type, body_json from events where thread_id = ? and type in ('span.model_request_start', 'span.model_request_end') order by seq desc limit 1",
+    threadId,
+  );
+  if (last?.type !== "span.model_request_start") return null;
+  const body = JSON.parse(last.body_json) as { provider?: string; model?: string };
+  return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
+}
+
+function patchSession(sql: SyncSql, sessionId: string, patch: SessionPatch, now: number): void {
+  if (patch.title !== undefined)
+    sql.run("update sessions set title = ? where id = ?", patch.title, sessionId);
+  if (patch.metadata !== undefined) {
+    sql.run("update sessions set metadata_json = ? where id = ?", JSON.stringify(patch.metadata), sessionId);
+  }
+  if (patch.budget !== undefined) {
+    const budget = patch.budget === null ? null : JSON.stringify(patch.budget);
+    sql.run("update sessions set budget_json = ? where id = ?", budget, sessionId);
+  }
+  if (patch.archivedAt !== undefined) {
+    sql.run("update sessions set archived_at = ? where id = ?", patch.archivedAt, sessionId);
+  }
+  sql.run("update sessions set updated_at = ? where id = ?", now, sessionId);
+}
