@@ -180,6 +180,8 @@ export interface Activation {
   crashCount: number;
   agent: ExecutableAgentSnapshot;
   environment: { id: string; revision: number; config: EnvironmentConfig };
+  /** The thread's committed facts at claim time, read in the claim's transaction. */
+  history: CommittedFact[];
 }
 
 export interface ClaimPort {

@@ -10,6 +10,14 @@ afterEach(async () => {
 });
 
 describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
+  it("a claim's activation carries the thread's committed history", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const activation = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    const history = await fx.stores.history.readThread(fx.session.threadId, 0);
+    expect(history.map((f) => f.type)).toEqual(["user.message"]);
+    expect(activation.history).toEqual(history);
+  });
+
   it("a queued run is claimed at epoch 1 and cannot be claimed twice while the lease is live", async () => {
     fx = await sessionWithQueuedRun(backend);
     const a = await fx.stores.dispatch.claim("w1", 1_000);

@@ -9,7 +9,7 @@ import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
-import { appendFacts } from "./appendFacts.js";
+import { appendFacts, rowToFact } from "./appendFacts.js";
 import { type Db, fromJson, toJson } from "./db.js";
 
 export class SqlDispatchStore implements DispatchStore {
@@ -80,6 +80,14 @@ export class SqlDispatchStore implements DispatchStore {
           revision,
           config: env ? fromJson<EnvironmentConfig>(env.config_json) : { type: "self_hosted" },
         },
+        history: (
+          await tx
+            .selectFrom("events")
+            .selectAll()
+            .where("thread_id", "=", run.thread_id)
+            .orderBy("seq", "asc")
+            .execute()
+        ).map(rowToFact),
       };
     });
   }

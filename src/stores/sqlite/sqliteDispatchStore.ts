@@ -9,6 +9,7 @@ import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
+import { readThreadSync } from "./sqliteHistoryReader.js";
 import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncWriter } from "./syncWriter.js";
 
@@ -91,6 +92,7 @@ export class SqliteDispatchStore implements DispatchStore {
           revision: session.environment_revision,
           config: env ? (JSON.parse(env.config_json) as EnvironmentConfig) : { type: "self_hosted" },
         },
+        history: readThreadSync(sql, run.thread_id, 0, 1_000_000),
       };
     });
   }

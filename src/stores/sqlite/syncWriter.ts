@@ -36,4 +36,10 @@ export class SyncWriter {
     while (this.raw.inTransaction) await nextTurn();
     return this.raw.transaction(() => fn(this.sql)).immediate();
   }
+
+  /** A synchronous read; it too waits for an open Kysely transaction, whose writes it would see. */
+  async read<T>(fn: (sql: SyncSql) => T): Promise<T> {
+    while (this.raw.inTransaction) await nextTurn();
+    return fn(this.sql);
+  }
 }

@@ -1,0 +1,48 @@
+import type { CommittedFact } from "../../coordinator/facts.js";
+import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
+import { rowToFact } from "../sql/appendFacts.js";
+import type { Database } from "../sql/schema.js";
+import type { SqlHistoryReader } from "../sql/sqlHistoryReader.js";
+import type { SyncSql, SyncWriter } from "./syncWriter.js";
+
+/**
+ * History on SQLite: the tail reads every stream and worker make after each commit run
+ * synchronously; the filtered, paginated list uses the dialect-neutral reader.
+ */
+export class SqliteHistoryReader implements HistoryReader {
+  constructor(
+    private readonly writer: SyncWriter,
+    private readonly fallback: SqlHistoryReader,
+  ) {}
+
+  readThread(threadId: string, afterSeq: number, limit = 10_000): Promise<CommittedFact[]> {
+    return this.writer.read((sql) => readThreadSync(sql, threadId, afterSeq, limit));
+  }
+
+  threadVersion(threadId: string): Promise<number> {
+    return this.writer.read(
+      (sql) =>
+        sql.get<{ version: number }>("select version from threads where id = ?", threadId)?.version ?? 0,
+    );
+  }
+
+  listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>> {
+    return this.fallback.listEvents(sessionId, threadId, query);
+  }
+}
+
+export function readThreadSync(
+  sql: SyncSql,
+  threadId: string,
+  afterSeq: number,
+  limit: number,
+): CommittedFact[] {
+  return sql
+    .all<Database["events"]>(
+      "select * from events where thread_id = ? and seq > ? order by seq limit ?",
+      threadId,
+      afterSeq,
+      limit,
+    )
+    .map(rowToFact);
+}
