@@ -113,6 +113,11 @@ async function level(concurrency) {
       `p50 ${percentile(perTurn, 50)} ms, mean ${mean(perTurn).toFixed(2)} ms, p99 ${percentile(perTurn, 99)} ms ` +
       `(message→requires_action mean ${mean(serverSide.first).toFixed(2)} ms, result→end_turn mean ${mean(serverSide.second).toFixed(2)} ms)`,
   );
+  return {
+    turnsPerSecond: samples.length / (elapsed / 1000),
+    p50: percentile(totals, 50),
+    serverMean: mean(perTurn),
+  };
 }
 
 /** The all-in-one server as its own process, as a user runs it, so client CPU is not counted. */
@@ -184,4 +189,15 @@ async function countWrites(dataDir) {
 console.log(
   `Awaken turn benchmark: offline model, one custom tool round trip per turn, ${totalTurns} turns per level`,
 );
-for (const c of levels) await level(c);
+const results = [];
+for (const c of levels) results.push({ c, ...(await level(c)) });
+// Ratios measured in this one run: how throughput scales with concurrency, and what share of the
+// client-observed turn the platform itself spends (the rest is HTTP, SSE delivery and the client).
+const base = results[0];
+for (const r of results) {
+  console.log(
+    `ratio concurrency ${r.c} vs ${base.c}: throughput ×${(r.turnsPerSecond / base.turnsPerSecond).toFixed(2)}, ` +
+      `p50 latency ×${(r.p50 / base.p50).toFixed(2)}; platform share of the client-observed p50 turn ` +
+      `${((100 * r.serverMean) / r.p50).toFixed(0)}%`,
+  );
+}
