@@ -4,14 +4,8 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
-import {
-  type AgentCreateInput,
-  type AgentDefinition,
-  type AgentUpdateInput,
-  applyAgentUpdate,
-  resolveAgentCreate,
-  validateAgentDefinition,
-} from "./agentDefinition.js";
+import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
+import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "./ports.js";
 
 export interface AgentView {

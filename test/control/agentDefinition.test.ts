@@ -1,18 +1,20 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type {
+  AgentCreateInput,
+  AgentDefinition,
+  AgentToolInput,
+  AgentToolset,
+  McpToolset,
+  WebFetchToolConfig,
+} from "../../src/control/agentDefinition.js";
 import {
-  type AgentCreateInput,
-  type AgentDefinition,
-  type AgentToolInput,
-  type AgentToolset,
   applyAgentUpdate,
   countTools,
-  type McpToolset,
   resolveAgentCreate,
   resolveTool,
   validateAgentDefinition,
-  type WebFetchToolConfig,
-} from "../../src/control/agentDefinition.js";
+} from "../../src/control/agentResolution.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 import { applyMetadataPatch } from "../../src/kernel/metadata.js";
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { applyAgentUpdate, validateAgentDefinition } from "../../../control/agentDefinition.js";
+import { applyAgentUpdate, validateAgentDefinition } from "../../../control/agentResolution.js";
 import type { ExecutableAgentSnapshot } from "../../../coordinator/ports.js";
 import { fingerprint } from "../../../kernel/canonicalJson.js";
 import { invalid } from "../../../kernel/errors.js";
