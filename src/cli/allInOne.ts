@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
@@ -15,23 +15,24 @@ import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { controlStores } from "../stores/sql/storeBundles.js";
-import { openSqlite, type SqliteHandle } from "../stores/sqlite/openSqlite.js";
-import { sqliteCoordinatorStores } from "../stores/sqlite/sqliteStores.js";
 import { Worker } from "../worker/workerLoop.js";
+import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
 export interface RunningServer {
   url: string;
   apiKey: string;
   apiKeySource: "env" | "generated" | "stored";
+  /** Which database holds the authority (no password). */
+  storage: string;
   app: FastifyInstance;
   stop(): Promise<void>;
 }
 
 /**
- * The all-in-one composition: Control + Coordinator + in-process Workers on one SQLite file. It
- * wires the same ports a split deployment uses; nothing here is a shortcut around them.
+ * The all-in-one composition: Control + Coordinator + in-process Workers on one SQLite file, or on
+ * PostgreSQL when a database URL is given (`storage.ts` picks). It wires the same ports a split
+ * deployment uses; nothing here is a shortcut around them.
  */
 export async function startAllInOne(
   options: UpOptions,
@@ -39,11 +40,10 @@ export async function startAllInOne(
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
-  const sqlite: SqliteHandle = await openSqlite(join(dataDir, "awaken.db"));
-  const control = controlStores(sqlite.db);
-  const coordinatorStoreBundle = sqliteCoordinatorStores(sqlite, clock);
+  const storage = await openStorage({ dataDir, databaseUrl: options.databaseUrl }, clock, logger);
+  const control = storage.control;
   const ports: CoordinatorPorts = {
-    ...coordinatorStoreBundle,
+    ...storage.coordinator,
     signals: new InProcessWakeSignals(),
     evidence: new InProcessLiveEvidenceBus(),
   };
@@ -107,13 +107,14 @@ export async function startAllInOne(
     url,
     apiKey,
     apiKeySource,
+    storage: storage.description,
     app,
     stop: () => {
       stopping ??= (async () => {
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
         await app.close();
-        await sqlite.close();
+        await storage.close();
       })();
       return stopping;
     },
@@ -132,6 +133,8 @@ function resolveApiKey(
   const file = join(dataDir, "api-key");
   if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), source: "stored" };
   const key = IamService.generateKey();
+  // With PostgreSQL nothing else creates the data directory.
+  mkdirSync(dataDir, { recursive: true });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return { key, source: "generated" };

@@ -1,8 +1,19 @@
 import { Command, InvalidArgumentError, Option } from "commander";
 import { pino } from "pino";
 import { startAllInOne } from "./allInOne.js";
+import { migrateDatabase } from "./migrate.js";
 
-const HELP_AFTER = `
+const STORAGE_HELP = `
+Storage:
+  default               an embedded SQLite file, <data-dir>/awaken.db (one process)
+  --database-url URL    PostgreSQL instead, e.g. postgres://user:pass@host:5432/awaken; add
+                        ?options=-c%20search_path%3Dmyschema to use a schema other than public
+                        (it must exist). --data-dir still holds the API key file.
+  Opening a database migrates it to the latest schema (awaken up does, awaken migrate does only
+  that); on PostgreSQL under an advisory lock, so replicas starting together migrate it once.
+`;
+
+const HELP_AFTER = `${STORAGE_HELP}
 Models:
   claude-*  run on the Anthropic Messages API when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL optional)
   gpt-*     run on an OpenAI-compatible chat completions API when OPENAI_API_KEY is set (OPENAI_BASE_URL optional)
@@ -30,7 +41,9 @@ const program = new Command()
 
 program
   .command("up")
-  .description("Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file.")
+  .description(
+    "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
+  )
   .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
   .addOption(
     new Option("--port <port>", "port to listen on (0 = any free port)")
@@ -38,7 +51,13 @@ program
       .argParser(integer("--port", 0)),
   )
   .addOption(
-    new Option("--data-dir <dir>", "where the SQLite database and the API key live").default(".awaken"),
+    new Option(
+      "--data-dir <dir>",
+      "where the API key (and the SQLite database, without --database-url) live",
+    ).default(".awaken"),
+  )
+  .addOption(
+    new Option("--database-url <url>", "keep the authority in PostgreSQL (postgres://…) instead of SQLite"),
   )
   .addOption(
     new Option("--workers <n>", "in-process worker slots (runs executed at once)")
@@ -95,6 +114,7 @@ program
         host: opts.host,
         port: opts.port,
         dataDir: opts.dataDir,
+        databaseUrl: opts.databaseUrl,
         workers: opts.workers,
         leaseMs: opts.leaseMs,
         modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
@@ -114,8 +134,31 @@ program
     process.stdout.write(
       `Awaken Agents is listening on ${server.url}\n` +
         `API key: ${server.apiKey} ${keyNote}\n` +
-        `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n`,
+        `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n` +
+        `Storage: ${server.storage}\n`,
     );
+  });
+
+program
+  .command("migrate")
+  .description(
+    "Bring the database to the latest schema and print what was applied (awaken up also does this on start).",
+  )
+  .addOption(
+    new Option("--data-dir <dir>", "migrate <dir>/awaken.db (without --database-url)").default(".awaken"),
+  )
+  .addOption(new Option("--database-url <url>", "migrate this PostgreSQL database (postgres://…) instead"))
+  .addHelpText("after", STORAGE_HELP)
+  .action(async (opts) => {
+    const report = await migrateDatabase({ dataDir: opts.dataDir, databaseUrl: opts.databaseUrl });
+    const lines =
+      report.applied.length === 0
+        ? [`${report.target}: already up to date, nothing applied`]
+        : [
+            `${report.target}: applied ${report.applied.length} migration(s)`,
+            ...report.applied.map((n) => `  ${n}`),
+          ];
+    process.stdout.write(`${lines.join("\n")}\n`);
   });
 
 program.parseAsync(process.argv).catch((error) => {

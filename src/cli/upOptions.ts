@@ -4,7 +4,10 @@ import type { RetryPolicy } from "../runtime/retryPolicy.js";
 export interface UpOptions {
   host: string;
   port: number;
+  /** Holds the API key file, and the SQLite database unless `databaseUrl` is set. */
   dataDir: string;
+  /** `postgres://…`: keep the authority in PostgreSQL instead of `<dataDir>/awaken.db`. */
+  databaseUrl?: string | undefined;
   /** In-process worker slots; 0 runs a server that executes nothing itself. */
   workers: number;
   leaseMs: number;

@@ -47,7 +47,16 @@ async function upOnce(dataDir: string): Promise<{ out: string; stop: () => Promi
 describe("awaken up", () => {
   it("--help explains the options and labels the offline model", async () => {
     const { stdout } = await run(process.execPath, [BIN, "up", "--help"]);
-    for (const text of ["--host", "--port", "--data-dir", "OFFLINE", "AWAKEN_API_KEY", "ANTHROPIC_API_KEY"]) {
+    for (const text of [
+      "--host",
+      "--port",
+      "--data-dir",
+      "--database-url",
+      "PostgreSQL",
+      "OFFLINE",
+      "AWAKEN_API_KEY",
+      "ANTHROPIC_API_KEY",
+    ]) {
       expect(stdout).toContain(text);
     }
   });

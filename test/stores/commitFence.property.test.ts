@@ -1,7 +1,7 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { CommitOperation, CommitReceipt } from "../../src/coordinator/commitOperation.js";
-import { BACKEND_NAMES, op, sessionWithQueuedRun } from "../support/storeFixtures.js";
+import { BACKEND_NAMES, backendUnavailable, op, sessionWithQueuedRun } from "../support/storeFixtures.js";
 
 const LEASE_MS = 1_000;
 const WORKERS = ["w1", "w2", "w3"] as const;
@@ -27,6 +27,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 describe.each(BACKEND_NAMES)("the commit fence under random interleavings: %s", (backend) => {
+  beforeEach((ctx) => {
+    const reason = backendUnavailable(backend);
+    if (reason) ctx.skip(reason);
+  });
+
   it("never accepts a stale epoch, never puts two facts at one version, never loses an acknowledged commit", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 40 }), async (actions) => {

@@ -1,7 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalRegistrar } from "../../src/coordinator/registrar.js";
 import { AwakenError } from "../../src/kernel/errors.js";
-import { BACKEND_NAMES, op, sessionWithQueuedRun, TEST_AGENT } from "../support/storeFixtures.js";
+import {
+  BACKEND_NAMES,
+  backendUnavailable,
+  op,
+  sessionWithQueuedRun,
+  TEST_AGENT,
+} from "../support/storeFixtures.js";
 
 type Fixture = Awaited<ReturnType<typeof sessionWithQueuedRun>>;
 let fx: Fixture;
@@ -10,6 +16,11 @@ afterEach(async () => {
 });
 
 describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
+  beforeEach((ctx) => {
+    const reason = backendUnavailable(backend);
+    if (reason) ctx.skip(reason);
+  });
+
   it("a claim's activation carries the thread's committed history", async () => {
     fx = await sessionWithQueuedRun(backend);
     const activation = (await fx.stores.dispatch.claim("w1", 1_000))!;

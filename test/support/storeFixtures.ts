@@ -7,9 +7,11 @@ import type {
 } from "../../src/coordinator/ports.js";
 import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
+import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
 import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
-import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
+import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
+import { openTestPostgres, postgresUnavailable } from "./postgresFixtures.js";
 
 export class ManualClock implements Clock {
   constructor(public ms = 1_800_000_000_000) {}
@@ -41,34 +43,73 @@ export const TEST_AGENT: ExecutableAgentSnapshot = {
   },
 };
 
+/** Opened stores and how to dispose of everything they hold (database, schema, pool). */
+export interface OpenedStores {
+  stores: CoordinatorStores;
+  close(): Promise<void>;
+}
+
 export interface StoreFixture {
-  handle: SqliteHandle;
+  handle: { close(): Promise<void> };
   stores: CoordinatorStores;
   clock: ManualClock;
   session: SessionRecord;
 }
 
 /**
- * Store implementations under one conformance suite: the dialect-neutral Kysely stores (which
- * PostgreSQL will use) and SQLite's synchronous hot paths, both on a real SQLite database.
+ * Store implementations under one conformance suite, each on a real, fresh database: the
+ * dialect-neutral Kysely stores on SQLite and on PostgreSQL (its own schema per fixture), and
+ * SQLite's synchronous hot paths.
  */
 export const STORE_BACKENDS = {
-  "kysely stores on SQLite": (handle: SqliteHandle, clock: Clock) => coordinatorStores(handle.db, clock),
-  "SQLite synchronous stores": (handle: SqliteHandle, clock: Clock) => sqliteCoordinatorStores(handle, clock),
+  "kysely stores on SQLite": async (clock: Clock): Promise<OpenedStores> => {
+    const handle = await openSqlite(":memory:");
+    return { stores: coordinatorStores(handle.db, clock), close: () => handle.close() };
+  },
+  "SQLite synchronous stores": async (clock: Clock): Promise<OpenedStores> => {
+    const handle = await openSqlite(":memory:");
+    return { stores: sqliteCoordinatorStores(handle, clock), close: () => handle.close() };
+  },
+  "kysely stores on PostgreSQL": async (clock: Clock): Promise<OpenedStores> => {
+    const pg = await openTestPostgres();
+    return { stores: postgresCoordinatorStores(pg.handle, clock), close: () => pg.dispose() };
+  },
 } as const;
 export type StoreBackend = keyof typeof STORE_BACKENDS;
 export const BACKEND_NAMES = Object.keys(STORE_BACKENDS) as StoreBackend[];
 
-/** A real SQLite store (in memory) holding one session with one queued run. */
+/**
+ * Why a backend cannot run on this machine, or null. Only PostgreSQL can be missing, and only
+ * outside CI (see `postgresUnavailable`); the suites skip it then, visibly, with this reason.
+ */
+export function backendUnavailable(backend: StoreBackend): string | null {
+  return backend === "kysely stores on PostgreSQL" ? postgresUnavailable() : null;
+}
+
+/** A fresh store holding one session with one queued run. */
 export async function sessionWithQueuedRun(
   backend: StoreBackend = "SQLite synchronous stores",
 ): Promise<StoreFixture & { runId: string }> {
   const clock = new ManualClock();
-  const handle = await openSqlite(":memory:");
-  const stores = STORE_BACKENDS[backend](handle, clock);
+  const opened = await STORE_BACKENDS[backend](clock);
+  try {
+    const fixture = await seedQueuedRun(opened.stores, clock);
+    return { ...fixture, handle: { close: () => opened.close() } };
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+/** Seeds an environment, a session and one queued run into `stores`. */
+export async function seedQueuedRun(
+  stores: CoordinatorStores,
+  clock: ManualClock,
+): Promise<Omit<StoreFixture, "handle"> & { runId: string }> {
   const now = clock.now();
+  const environmentId = newId("env", now);
   await stores.environments.create({
-    id: "env_test",
+    id: environmentId,
     workspaceId: "wrkspc_test",
     name: "e",
     description: null,
@@ -84,7 +125,7 @@ export async function sessionWithQueuedRun(
     id: newId("sesn", now),
     workspaceId: "wrkspc_test",
     agent: TEST_AGENT,
-    environmentId: "env_test",
+    environmentId,
     environmentRevision: 1,
     threadId: newId("sthr", now),
     title: null,
@@ -112,11 +153,11 @@ export async function sessionWithQueuedRun(
     }),
     now,
   );
-  return { handle, stores, clock, session, runId };
+  return { stores, clock, session, runId };
 }
 
 export function op(
-  fixture: StoreFixture & { runId: string },
+  fixture: Pick<StoreFixture, "clock" | "session"> & { runId: string },
   claim: { owner: string; epoch: number },
   expectedVersion: number,
   factCount: number,

@@ -15,8 +15,8 @@ export interface TestServer {
 export const TEST_API_KEY = "sk-awaken-test-key";
 
 /**
- * The real all-in-one server on a temporary SQLite file and an ephemeral port, in this process.
- * Tests talk to it only over HTTP through the official SDK.
+ * The real all-in-one server on a temporary SQLite file (or the PostgreSQL `databaseUrl`) and an
+ * ephemeral port, in this process. Tests talk to it only over HTTP through the official SDK.
  */
 export async function startTestServer(
   options: {
@@ -27,6 +27,7 @@ export async function startTestServer(
     retryMaxMs?: number;
     modelIdleTimeoutMs?: number;
     workers?: number;
+    databaseUrl?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -35,6 +36,7 @@ export async function startTestServer(
       host: "127.0.0.1",
       port: 0,
       dataDir,
+      databaseUrl: options.databaseUrl,
       workers: options.workers ?? 2,
       leaseMs: options.leaseMs ?? 5_000,
       modelIdleTimeoutMs: options.modelIdleTimeoutMs ?? 300_000,

@@ -6,6 +6,24 @@ export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 export type DbOrTx = Db | Tx;
 
+/**
+ * The backend a dialect-neutral store runs on. Most SQL is the same on both; what differs is
+ * concurrency: SQLite has one writer at a time (no row locks, no `FOR UPDATE`), while PostgreSQL
+ * runs transactions side by side, so the stores take row locks there.
+ */
+export type SqlDialect = "sqlite" | "postgres";
+
+/**
+ * Starts a transaction. On PostgreSQL it is explicitly READ COMMITTED: the stores lock the rows they
+ * decide on (`FOR UPDATE`) and rely on every statement after the lock seeing the latest committed
+ * rows. Under REPEATABLE READ or SERIALIZABLE (a server default someone may have set) a lock on a row
+ * changed since the snapshot fails with a serialization error instead of waiting.
+ */
+export function begin(db: Db, dialect: SqlDialect) {
+  const builder = db.transaction();
+  return dialect === "postgres" ? builder.setIsolationLevel("read committed") : builder;
+}
+
 export function toJson(value: unknown): string {
   return JSON.stringify(value);
 }

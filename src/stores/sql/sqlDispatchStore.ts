@@ -10,16 +10,33 @@ import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { appendFacts, rowToFact } from "./appendFacts.js";
-import { type Db, fromJson, toJson } from "./db.js";
+import { begin, type Db, fromJson, type SqlDialect, toJson } from "./db.js";
 
+/**
+ * Claims and the commit fence in dialect-neutral Kysely. SQLite serialises writers, so its
+ * transactions need nothing more. On PostgreSQL transactions run side by side, and the rows a
+ * decision reads are locked first, always in the same order — thread, then run — by every writer
+ * (this store and the input ledger), so a decision cannot be overtaken and locks never deadlock:
+ * - claim: `FOR UPDATE SKIP LOCKED` on the run row, so concurrent claimers take different runs and
+ *   never wait on each other (a run whose row is locked is being committed, cancelled or claimed);
+ * - commit: the thread row, then the run row `FOR UPDATE`, so no claim, cancel or other commit can
+ *   change the epoch, the lease or the version between the fence decision and the append;
+ * - renew and release: one conditional UPDATE each, which PostgreSQL evaluates atomically against
+ *   the latest row version (it waits for a concurrent writer, then re-checks the WHERE).
+ */
 export class SqlDispatchStore implements DispatchStore {
+  private readonly rowLocks: boolean;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+    private readonly dialect: SqlDialect = "sqlite",
+  ) {
+    this.rowLocks = dialect === "postgres";
+  }
 
   async claim(owner: string, leaseMs: number): Promise<Activation | null> {
-    return this.db.transaction().execute(async (tx) => {
+    return begin(this.db, this.dialect).execute(async (tx) => {
       const now = this.clock.now();
       const run = await tx
         .selectFrom("runs")
@@ -32,6 +49,7 @@ export class SqlDispatchStore implements DispatchStore {
         )
         .orderBy("available_at", "asc")
         .limit(1)
+        .$if(this.rowLocks, (qb) => qb.forUpdate().skipLocked())
         .executeTakeFirst();
       if (!run) return null;
       const epoch = Number(run.epoch) + 1;
@@ -120,23 +138,27 @@ export class SqlDispatchStore implements DispatchStore {
 
   async commit(op: CommitOperation): Promise<CommitResult> {
     const hash = payloadHash(op);
-    return this.db.transaction().execute(async (tx): Promise<CommitResult> => {
-      const now = this.clock.now();
-      const existingRow = await tx
-        .selectFrom("commit_operations")
-        .select(["payload_hash", "receipt_json"])
-        .where("op_id", "=", op.opId)
+    return begin(this.db, this.dialect).execute(async (tx): Promise<CommitResult> => {
+      // Locks first (PostgreSQL), thread then run; every read after them sees the latest commits.
+      const thread = await tx
+        .selectFrom("threads")
+        .select("version")
+        .where("id", "=", op.threadId)
+        .$if(this.rowLocks, (qb) => qb.forUpdate())
         .executeTakeFirst();
       const runRow = await tx
         .selectFrom("runs")
         .select(["state", "owner", "epoch", "lease_expires_at", "session_id"])
         .where("id", "=", op.runId)
+        .$if(this.rowLocks, (qb) => qb.forUpdate())
         .executeTakeFirst();
-      const thread = await tx
-        .selectFrom("threads")
-        .select("version")
-        .where("id", "=", op.threadId)
+      const existingRow = await tx
+        .selectFrom("commit_operations")
+        .select(["payload_hash", "receipt_json"])
+        .where("op_id", "=", op.opId)
         .executeTakeFirst();
+      // Read after the locks were granted, so a lease that lapsed while waiting counts as lapsed.
+      const now = this.clock.now();
       const decision = decideCommit(op, hash, {
         existing: existingRow
           ? {

@@ -8,20 +8,34 @@ import type {
 } from "../../coordinator/ports.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
-import { type Db, fromJson, type Tx, toJson } from "./db.js";
+import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
 import { rowToSession } from "./sessionRows.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 
+/**
+ * Coordinator-authored appends. On PostgreSQL each transaction first locks the session's thread row
+ * and then its active run row — the same order as the fenced commit in `sqlDispatchStore.ts` — so
+ * `decide` sees a projection, run and version that cannot change before the append, and a
+ * concurrent commit waits and then meets a clean `version_conflict` instead of a key collision.
+ */
 export class SqlInputLedger implements InputLedger {
-  constructor(private readonly db: Db) {}
+  private readonly rowLocks: boolean;
+
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: SqlDialect = "sqlite",
+  ) {
+    this.rowLocks = dialect === "postgres";
+  }
 
   async append(
     sessionId: string,
     decide: (ctx: InputContext) => InputPlan,
     now: number,
   ): Promise<InputOutcome> {
-    return this.db.transaction().execute(async (tx) => {
+    return begin(this.db, this.dialect).execute(async (tx) => {
+      if (this.rowLocks) await lockThreadOf(tx, sessionId);
       const row = await tx
         .selectFrom("sessions")
         .selectAll()
@@ -36,6 +50,7 @@ export class SqlInputLedger implements InputLedger {
         .where("session_id", "=", sessionId)
         .where("state", "in", [...ACTIVE_RUN_STATES])
         .orderBy("created_at", "desc")
+        .$if(this.rowLocks, (qb) => qb.forUpdate())
         .executeTakeFirst();
       const activeRun = run ? { id: run.id, state: run.state, epoch: Number(run.epoch) } : null;
       const openModelRequest = run?.state === "claimed" ? await openRequest(tx, session.threadId) : null;
@@ -129,7 +144,8 @@ export class SqlInputLedger implements InputLedger {
   }
 
   async deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
-    return this.db.transaction().execute(async (tx) => {
+    return begin(this.db, this.dialect).execute(async (tx) => {
+      if (this.rowLocks) await lockThreadOf(tx, sessionId);
       const session = await tx
         .selectFrom("sessions")
         .select(["thread_id"])
@@ -180,6 +196,19 @@ export class SqlInputLedger implements InputLedger {
       return committed ?? null;
     });
   }
+}
+
+/**
+ * PostgreSQL: locks the session's thread row (a thread belongs to one session for life). Every
+ * append to a thread holds this lock until it commits, so the append path is serialised per thread.
+ */
+async function lockThreadOf(tx: Tx, sessionId: string): Promise<void> {
+  await tx
+    .selectFrom("threads")
+    .select("id")
+    .where("id", "=", (eb) => eb.selectFrom("sessions").select("thread_id").where("id", "=", sessionId))
+    .forUpdate()
+    .execute();
 }
 
 /** The last model request span of the thread, if it was started and not ended. */

@@ -1,7 +1,7 @@
 import type { ControlStores } from "../../control/ports.js";
 import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
-import type { Db } from "./db.js";
+import type { Db, SqlDialect } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
 import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
@@ -16,13 +16,14 @@ export function controlStores(db: Db): ControlStores {
   return { publications: new SqlPublicationStore(db), iam: new SqlIamStore(db) };
 }
 
-export function coordinatorStores(db: Db, clock: Clock): CoordinatorStores {
+/** `dialect` tells the writers that decide under concurrency (ledger, dispatch) which locks to take. */
+export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "sqlite"): CoordinatorStores {
   return {
     catalog: new SqlCatalogStore(db),
     environments: new SqlEnvironmentStore(db),
     sessions: new SqlSessionStore(db),
     history: new SqlHistoryReader(db),
-    ledger: new SqlInputLedger(db),
-    dispatch: new SqlDispatchStore(db, clock),
+    ledger: new SqlInputLedger(db, dialect),
+    dispatch: new SqlDispatchStore(db, clock, dialect),
   };
 }

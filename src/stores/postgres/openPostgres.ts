@@ -1,0 +1,124 @@
+import { Kysely, PostgresDialect, sql } from "kysely";
+import pg from "pg";
+import { migrateToLatest } from "../sql/migrations/migrate.js";
+import type { Database } from "../sql/schema.js";
+
+export interface PostgresHandle {
+  db: Kysely<Database>;
+  /** The schema the tables live in (the first existing schema on the connection's search_path). */
+  schema: string;
+  /** Migrations this open applied; empty when another replica (or an earlier start) already had. */
+  applied: string[];
+  close(): Promise<void>;
+}
+
+export interface PostgresOpenOptions {
+  /** Pool size (default 10). */
+  maxConnections?: number;
+  /**
+   * Use (and create if missing) this schema as the search_path. Tests isolate themselves this way.
+   * A deployment names its schema in the URL instead (`?options=-c search_path=x`; it must exist).
+   */
+  schema?: string;
+  /** Errors of idle pooled connections (server restart, network): pg emits them on the pool. */
+  onIdleError?: (error: Error) => void;
+}
+
+/**
+ * A fixed key for `pg_advisory_lock`, shared by every replica ("AWAKEN" in ASCII). Advisory locks
+ * are per database, so all schemas in one database migrate one at a time, which is harmless.
+ * Whatever drops a schema in a shared database should hold it too: Kysely's Migrator inspects the
+ * tables of every schema, by name, and fails when one vanishes in the middle of that query.
+ */
+export const MIGRATION_LOCK_KEY = 0x4157414b454e;
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/**
+ * Opens the PostgreSQL authority: a Kysely `PostgresDialect` on a `pg` pool, migrated to the latest
+ * schema before it is returned.
+ */
+export async function openPostgres(url: string, options: PostgresOpenOptions = {}): Promise<PostgresHandle> {
+  if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+    throw new Error(`schema "${options.schema}" must match ${SCHEMA_NAME} (lower-case letters, digits, _)`);
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    types: int8AsNumber(),
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
+  // the pool drops that connection and opens a new one on the next query.
+  pool.on("error", options.onIdleError ?? (() => {}));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    const { schema, applied } = await migrateUnderLock(db, options.schema);
+    return { db, schema, applied, close: () => db.destroy() };
+  } catch (error) {
+    await db.destroy();
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot open PostgreSQL ${redact(url)}: ${reason}`, { cause: error });
+  }
+}
+
+/**
+ * Runs the migrations while holding a session-level advisory lock on a fixed key, so replicas that
+ * start together migrate exactly once: the first applies, the others wait and then find nothing to
+ * do. Kysely's Migrator locks too, but only around applying migrations; it first creates its own
+ * bookkeeping tables (and here our schema) with `CREATE … IF NOT EXISTS`, which PostgreSQL does not
+ * make safe against a concurrent twin (it can fail on the catalog's unique index). The lock covers
+ * all of it, whatever locking a given Kysely version does inside. The lock lives on one pooled
+ * connection; if that connection dies, PostgreSQL releases the lock with it.
+ */
+async function migrateUnderLock(
+  db: Kysely<Database>,
+  wantedSchema: string | undefined,
+): Promise<{ schema: string; applied: string[] }> {
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    try {
+      if (wantedSchema) await sql`create schema if not exists ${sql.id(wantedSchema)}`.execute(conn);
+      const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(conn);
+      const schema = rows[0]?.schema;
+      if (!schema) {
+        throw new Error("no schema on the connection's search_path exists; create it or fix the search_path");
+      }
+      if (wantedSchema && schema !== wantedSchema) {
+        // pg lets `options` in the URL override the one set here.
+        throw new Error(`the URL's search_path selects schema ${schema}, not ${wantedSchema}`);
+      }
+      return { schema, applied: await migrateToLatest(conn, `schema ${schema}`, schema) };
+    } finally {
+      await sql`select pg_advisory_unlock(${sql.lit(MIGRATION_LOCK_KEY)})`.execute(conn);
+    }
+  });
+}
+
+/**
+ * int8 (`bigint`) comes back from pg as a string by default, because it may exceed 2^53. Ours are
+ * millisecond times, versions, epochs and counts: far below that. The parser is set on this pool's
+ * own type table, not pg's global defaults, so other pg users in the process are unaffected; a value
+ * that would lose precision fails loudly instead of being rounded.
+ */
+function int8AsNumber(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(pg.types.builtins.INT8, (text: string) => {
+    const value = Number(text);
+    if (!Number.isSafeInteger(value))
+      throw new RangeError(`int8 value ${text} exceeds the safe integer range`);
+    return value;
+  });
+  return types;
+}
+
+/** The URL without its password, for error messages. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "the database URL";
+  }
+}
