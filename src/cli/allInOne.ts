@@ -10,11 +10,11 @@ import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
-import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -44,13 +44,14 @@ export async function startAllInOne(
   const control = storage.control;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
-    signals: new InProcessWakeSignals(),
+    signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
   };
 
   const iam = new IamService(control.iam, clock);
   const { key: apiKey, source: apiKeySource } = resolveApiKey(dataDir, options.apiKey);
   await iam.bootstrap(apiKey);
+  if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
 
   const registrar = new LocalRegistrar(ports.catalog, clock);
   const agents = new AgentService(control.publications, registrar, clock);
@@ -71,10 +72,22 @@ export async function startAllInOne(
         signals: ports.signals,
         evidence: ports.evidence,
         pingMs: options.ssePingMs,
-        pollMs: 1_000,
+        pollMs: options.streamPollMs ?? 1_000,
       },
     },
-    { logger, bodyLimitBytes: 32 * 1024 * 1024, isReady: () => ready },
+    {
+      logger,
+      bodyLimitBytes: 32 * 1024 * 1024,
+      isReady: () => ready,
+      workerTransport: options.workerToken
+        ? {
+            gateway: localWorkerGateway(ports),
+            token: options.workerToken,
+            leaseMs: options.leaseMs,
+            pollMs: 50,
+          }
+        : undefined,
+    },
   );
 
   const workers: Worker[] = [];
@@ -89,7 +102,13 @@ export async function startAllInOne(
         modelIdleTimeoutMs: options.modelIdleTimeoutMs,
         log: logger.child({ component: "worker" }),
       },
-      { id: "local", concurrency: options.workers, leaseMs: options.leaseMs, pollMs: 500, drainMs: 3_000 },
+      {
+        id: "local",
+        concurrency: options.workers,
+        leaseMs: options.leaseMs,
+        pollMs: options.workerPollMs ?? 500,
+        drainMs: 3_000,
+      },
     );
     worker.start();
     workers.push(worker);
@@ -138,4 +157,11 @@ function resolveApiKey(
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return { key, source: "generated" };
+}
+
+/** A weak token, or one that is also an API key, would let API clients act as workers: refuse. */
+function checkWorkerToken(token: string, apiKey: string): void {
+  if (token.length < MIN_WORKER_TOKEN_LENGTH)
+    throw new Error(`AWAKEN_WORKER_TOKEN must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
+  if (token === apiKey) throw new Error("AWAKEN_WORKER_TOKEN must differ from the API key");
 }

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { pino } from "pino";
 import { startAllInOne } from "./allInOne.js";
 import { migrateDatabase } from "./migrate.js";
+import { type RunningWorker, startRemoteWorker, WorkerConfigError } from "./worker.js";
 
 const STORAGE_HELP = `
 Storage:
@@ -23,6 +24,8 @@ Models:
 Environment:
   AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
   AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+  AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
+                        commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
 
 function integer(name: string, min: number) {
@@ -120,6 +123,7 @@ program
         modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
         ssePingMs: opts.ssePingMs,
         apiKey: process.env.AWAKEN_API_KEY || undefined,
+        workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
         retry: { baseDelayMs: opts.modelRetryBaseMs },
         env: process.env,
       },
@@ -159,6 +163,87 @@ program
             ...report.applied.map((n) => `  ${n}`),
           ];
     process.stdout.write(`${lines.join("\n")}\n`);
+  });
+
+const WORKER_HELP = `
+A worker has no database: it claims runs from a coordinator (awaken up, any --workers) over HTTP,
+renews their leases, commits every step through the coordinator's fence and settles them. Start
+and stop any number of them at will; a worker killed mid-run is resumed by another once its lease
+(the coordinator's --lease-ms) lapses. SIGTERM drains: in-flight runs get 3 s, then are handed back.
+
+Environment:
+  AWAKEN_WORKER_TOKEN     required: the shared token, the same on the coordinator (≥ 16 characters)
+  AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
+  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+
+Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
+token or coordinator URL, and a coordinator that rejects the token (401).
+`;
+
+program
+  .command("worker")
+  .description("Run a remote worker that executes runs for a coordinator over HTTP (no database access).")
+  .addOption(new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://10.0.0.5:4600"))
+  .addOption(
+    new Option("--concurrency <n>", "runs executed at once")
+      .default(4)
+      .argParser(integer("--concurrency", 1)),
+  )
+  .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
+  .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp())
+  .addOption(
+    new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error")
+      .default(1_000)
+      .argParser(integer("--model-retry-base-ms", 0)),
+  )
+  .addOption(
+    new Option("--model-idle-timeout-s <s>", "abort and retry a model stream silent for this long")
+      .default(300)
+      .argParser(integer("--model-idle-timeout-s", 1)),
+  )
+  .addHelpText("after", WORKER_HELP)
+  .action(async (opts) => {
+    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    let worker: RunningWorker | null = null;
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, "worker shutting down");
+      setTimeout(() => process.exit(1), 9_000).unref();
+      if (!worker) return; // still connecting: the start-up path below exits
+      worker.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
+    process.on("SIGINT", () => shutdown("SIGINT"));
+    try {
+      worker = await startRemoteWorker(
+        {
+          coordinatorUrl: opts.coordinatorUrl,
+          databaseUrl: opts.databaseUrl,
+          concurrency: opts.concurrency,
+          id: opts.id,
+          modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+          modelRetryBaseMs: opts.modelRetryBaseMs,
+          env: process.env,
+        },
+        logger,
+        () => stopping,
+      );
+    } catch (error) {
+      if (!(error instanceof WorkerConfigError)) throw error;
+      console.error(`awaken worker refuses to start: ${error.message}`);
+      process.exit(2);
+    }
+    if (!worker || stopping) {
+      await worker?.stop();
+      process.exit(0);
+    }
+    process.stdout.write(`Awaken worker ${worker.identity} is running\n`);
   });
 
 program.parseAsync(process.argv).catch((error) => {

@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { ControlStores } from "../control/ports.js";
-import type { CoordinatorStores } from "../coordinator/ports.js";
-import type { Clock } from "../kernel/clock.js";
+import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
+import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
+import { type Clock, sleep } from "../kernel/clock.js";
+import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
@@ -16,14 +18,19 @@ export interface StorageOptions {
   databaseUrl?: string | undefined;
 }
 
-/** The role-narrowed store bundles of one backend, and how to close it. */
+/** The role-narrowed store bundles of one backend, its wake signals, and how to close them. */
 export interface Storage {
   /** For logs and the start-up banner; never contains a password. */
   description: string;
   control: ControlStores;
   coordinator: CoordinatorStores;
+  /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
+  signals: WakeSignals;
   close(): Promise<void>;
 }
+
+/** How long start-up waits for the first LISTEN before serving anyway (polling covers the gap). */
+const LISTEN_START_TIMEOUT_MS = 5_000;
 
 export function sqliteFile(dataDir: string): string {
   return join(dataDir, "awaken.db");
@@ -38,11 +45,28 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     });
     const description = `PostgreSQL ${redact(options.databaseUrl)} (schema ${handle.schema})`;
     log.info({ applied: handle.applied }, `storage: ${description}`);
+    const signals = new NotifyWakeSignals({
+      db: handle.db,
+      connectionString: options.databaseUrl,
+      schema: handle.schema,
+      log: logger.child({ component: "wake-signals" }),
+    });
+    // A replica that serves before it hears other replicas would make its first streams poll.
+    const listening = await Promise.race([
+      signals.whenListening().then(() => true),
+      sleep(LISTEN_START_TIMEOUT_MS).then(() => false),
+    ]);
+    if (!listening) log.warn("wake LISTEN not up yet; serving anyway (streams and workers poll)");
     return {
       description,
       control: postgresControlStores(handle),
       coordinator: postgresCoordinatorStores(handle, clock),
-      close: () => handle.close(),
+      signals,
+      close: async () => {
+        // Signals first: pending NOTIFYs still need the pool.
+        await signals.close();
+        await handle.close();
+      },
     };
   }
   const file = sqliteFile(options.dataDir);
@@ -52,6 +76,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
     coordinator: sqliteCoordinatorStores(handle, clock),
+    signals: new InProcessWakeSignals(),
     close: () => handle.close(),
   };
 }

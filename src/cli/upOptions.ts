@@ -14,7 +14,15 @@ export interface UpOptions {
   /** A model stream silent this long is aborted and retried (default 300 s). */
   modelIdleTimeoutMs: number;
   ssePingMs: number;
+  /**
+   * Safety-net polling of streams (default 1 s) and idle worker slots (default 500 ms): wake
+   * signals normally come first. Tests raise these so a prompt result proves the signal path.
+   */
+  streamPollMs?: number | undefined;
+  workerPollMs?: number | undefined;
   apiKey: string | undefined;
+  /** AWAKEN_WORKER_TOKEN: when set, remote workers may claim and commit over HTTP with it. */
+  workerToken?: string | undefined;
   retry: Partial<RetryPolicy>;
   env: NodeJS.ProcessEnv;
 }

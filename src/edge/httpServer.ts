@@ -8,11 +8,14 @@ import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
 import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
 import { eventRoutes } from "./managed-agents/routes/eventRoutes.js";
 import { sessionRoutes } from "./managed-agents/routes/sessionRoutes.js";
+import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
   isReady: () => boolean;
+  /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
+  workerTransport?: WorkerRouteDeps | undefined;
 }
 
 /** One HTTP server for every edge. Each protocol adapter registers its own routes. */
@@ -60,5 +63,7 @@ export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOpt
     sessionRoutes(v1, deps);
     eventRoutes(v1, deps);
   });
+  const workerTransport = options.workerTransport;
+  if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));
   return app;
 }

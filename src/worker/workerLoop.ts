@@ -119,6 +119,8 @@ export class Worker {
   }
 
   private waitForWork(): Promise<void> {
+    // A slot whose claim was in flight when stop() woke everyone must not sleep a poll interval.
+    if (this.stopping) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

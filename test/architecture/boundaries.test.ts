@@ -21,7 +21,11 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   runtime: { contexts: ["kernel", "providers", "coordinator"] },
   worker: { contexts: ["kernel", "runtime", "coordinator"] },
   stores: { contexts: ["kernel", "coordinator", "control"] },
-  edge: { contexts: ["kernel", "coordinator", "control"] },
+  // The worker transport's port and wire schema, which the worker-transport edge serves.
+  edge: {
+    contexts: ["kernel", "coordinator", "control"],
+    files: ["worker/ports.ts", "worker/transportWire.ts"],
+  },
   resources: { contexts: ["kernel"] },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },

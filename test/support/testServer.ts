@@ -28,6 +28,8 @@ export async function startTestServer(
     modelIdleTimeoutMs?: number;
     workers?: number;
     databaseUrl?: string;
+    streamPollMs?: number;
+    workerPollMs?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -37,6 +39,8 @@ export async function startTestServer(
       port: 0,
       dataDir,
       databaseUrl: options.databaseUrl,
+      streamPollMs: options.streamPollMs,
+      workerPollMs: options.workerPollMs,
       workers: options.workers ?? 2,
       leaseMs: options.leaseMs ?? 5_000,
       modelIdleTimeoutMs: options.modelIdleTimeoutMs ?? 300_000,

@@ -1,0 +1,122 @@
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { sleep, systemClock } from "../kernel/clock.js";
+import { createProviderRouter } from "../providers/router.js";
+import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
+import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
+import { Worker } from "../worker/workerLoop.js";
+
+export interface RemoteWorkerOptions {
+  coordinatorUrl: string | undefined;
+  /** Only here to be refused: a worker never touches an authoritative database. */
+  databaseUrl: string | undefined;
+  concurrency: number;
+  id: string | undefined;
+  modelIdleTimeoutMs: number;
+  modelRetryBaseMs: number;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Forbidden or missing configuration: `awaken worker` prints the reason and exits non-zero. */
+export class WorkerConfigError extends Error {}
+
+/** DESIGN.md §5: forbidden configuration is an error at start-up, not a warning. */
+export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; token: string } {
+  const dbUrl = options.databaseUrl ?? options.env.AWAKEN_DATABASE_URL ?? options.env.DATABASE_URL;
+  if (dbUrl) {
+    const source = options.databaseUrl
+      ? "--database-url"
+      : options.env.AWAKEN_DATABASE_URL
+        ? "AWAKEN_DATABASE_URL"
+        : "DATABASE_URL";
+    throw new WorkerConfigError(
+      `a worker never opens the database, but ${source} is set: remove it. A worker reaches the ` +
+        "coordinator only over HTTP (--coordinator-url); only `awaken up` takes a database URL.",
+    );
+  }
+  const url = options.coordinatorUrl ?? options.env.AWAKEN_COORDINATOR_URL;
+  if (!url) throw new WorkerConfigError("missing --coordinator-url (e.g. http://10.0.0.5:4600)");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new WorkerConfigError(`--coordinator-url is not a URL: ${url}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new WorkerConfigError(`--coordinator-url must be http:// or https://, got ${parsed.protocol}`);
+  const token = options.env[WORKER_TOKEN_ENV];
+  if (!token)
+    throw new WorkerConfigError(
+      `missing ${WORKER_TOKEN_ENV}: set the same shared token on the coordinator (awaken up) and here`,
+    );
+  if (token.length < MIN_WORKER_TOKEN_LENGTH)
+    throw new WorkerConfigError(`${WORKER_TOKEN_ENV} must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
+  return { url: parsed.toString(), token };
+}
+
+export interface RunningWorker {
+  identity: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Connects to the coordinator (retrying while it is unreachable), learns its lease, then runs the
+ * same claim → renew → run → settle loop as the in-process worker, over HTTP. `stopped` ends the
+ * connection attempts early when a signal arrives before the coordinator answered.
+ */
+export async function startRemoteWorker(
+  options: RemoteWorkerOptions,
+  logger: Logger,
+  stopped: () => boolean,
+): Promise<RunningWorker | null> {
+  const { url, token } = checkWorkerConfig(options);
+  const log = logger.child({ component: "worker" });
+  const transport = new HttpWorkerTransport({ baseUrl: url, token, log });
+  let config: Awaited<ReturnType<HttpWorkerTransport["config"]>> | null = null;
+  while (!config) {
+    if (stopped()) return null;
+    try {
+      config = await transport.config();
+    } catch (error) {
+      if (error instanceof CoordinatorRejected) throw rejectionReason(error, url);
+      // Unreachable: the transport already logged it once; keep trying until it answers.
+      await sleep(1_000);
+    }
+  }
+  const providers = createProviderRouter(options.env);
+  for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+  const worker = new Worker(
+    transport,
+    {
+      providers,
+      clock: systemClock,
+      retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: options.modelRetryBaseMs },
+      crashBudget: 5,
+      modelIdleTimeoutMs: options.modelIdleTimeoutMs,
+      log,
+    },
+    {
+      id: options.id ?? `${hostname()}-${process.pid}`,
+      concurrency: options.concurrency,
+      leaseMs: config.leaseMs,
+      pollMs: config.pollMs,
+      drainMs: 3_000,
+    },
+  );
+  worker.start();
+  log.info({ coordinator: url, identity: worker.identity, leaseMs: config.leaseMs }, "worker connected");
+  return { identity: worker.identity, stop: () => worker.stop() };
+}
+
+function rejectionReason(error: CoordinatorRejected, url: string): WorkerConfigError {
+  if (error.status === 401)
+    return new WorkerConfigError(
+      `the coordinator at ${url} rejected the worker token (401): ${WORKER_TOKEN_ENV} must match the coordinator's`,
+    );
+  if (error.status === 404)
+    return new WorkerConfigError(
+      `the coordinator at ${url} serves no worker routes (404): start it with ${WORKER_TOKEN_ENV} set`,
+    );
+  return new WorkerConfigError(error.message);
+}

@@ -1,0 +1,203 @@
+import { createHash, randomBytes } from "node:crypto";
+import { type Kysely, sql } from "kysely";
+import pg from "pg";
+import { z } from "zod";
+import type { WakeSignals } from "../../coordinator/ports.js";
+import { InProcessWakeSignals } from "../../coordinator/wakeSignals.js";
+import { sleep } from "../../kernel/clock.js";
+import type { Database } from "../sql/schema.js";
+
+/** The two log levels this uses; a pino logger fits. */
+export interface SignalLog {
+  info(object: object, message: string): void;
+  warn(object: object, message: string): void;
+}
+
+export interface NotifyWakeSignalsOptions {
+  /** The pool that publishes (`pg_notify` runs as one short autocommit statement). */
+  db: Kysely<Database>;
+  /** For the dedicated LISTEN connection; it needs no search_path, channels are per database. */
+  connectionString: string;
+  /** Replicas share signals only when they share the schema (tests run many schemas in one database). */
+  schema: string;
+  log: SignalLog;
+  /** Reconnect backoff after the LISTEN connection is lost (defaults 250 ms doubling to 5 s). */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+}
+
+/** What one notification carries (a few dozen bytes; NOTIFY allows 8000). */
+type Signal =
+  | { kind: "thread"; thread: string; version: number }
+  | { kind: "dispatch" }
+  | { kind: "cancel"; run: string };
+
+const Payload = z.discriminatedUnion("kind", [
+  z.object({ from: z.string(), kind: z.literal("thread"), thread: z.string(), version: z.number() }),
+  z.object({ from: z.string(), kind: z.literal("dispatch") }),
+  z.object({ from: z.string(), kind: z.literal("cancel"), run: z.string() }),
+]);
+
+/** PostgreSQL identifiers (channel names) are at most 63 bytes. */
+export function channelFor(schema: string): string {
+  const readable = `awaken_wake_${schema}`;
+  if (Buffer.byteLength(readable) <= 63) return readable;
+  return `awaken_wake_${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
+}
+
+/**
+ * Wake signals shared by replicas through PostgreSQL LISTEN/NOTIFY. Local listeners hear a signal
+ * at once (as in-process); other replicas hear it through `pg_notify`. Only latency depends on
+ * this: streams and workers poll committed rows anyway, so a lost notification (connection down,
+ * publish failed) delays, never loses, work. Hence publishing never throws into a commit.
+ */
+export class NotifyWakeSignals implements WakeSignals {
+  private readonly local = new InProcessWakeSignals();
+  /** Our own notifications come back to our LISTEN; this id drops them so nothing fires twice. */
+  private readonly sender = randomBytes(8).toString("hex");
+  private readonly channel: string;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly stop = new AbortController();
+  private client: pg.Client | null = null;
+  private pid: number | null = null;
+  private listeningWaiters: Array<() => void> = [];
+  private readonly loop: Promise<void>;
+
+  constructor(private readonly options: NotifyWakeSignalsOptions) {
+    this.channel = channelFor(options.schema);
+    this.loop = this.listenLoop();
+  }
+
+  threadCommitted(threadId: string, version: number): void {
+    this.local.threadCommitted(threadId, version);
+    this.publish({ kind: "thread", thread: threadId, version });
+  }
+
+  onThreadCommitted(threadId: string, listener: (version: number) => void): () => void {
+    return this.local.onThreadCommitted(threadId, listener);
+  }
+
+  dispatchReady(): void {
+    this.local.dispatchReady();
+    this.publish({ kind: "dispatch" });
+  }
+
+  onDispatchReady(listener: () => void): () => void {
+    return this.local.onDispatchReady(listener);
+  }
+
+  runCancelled(runId: string): void {
+    this.local.runCancelled(runId);
+    this.publish({ kind: "cancel", run: runId });
+  }
+
+  onRunCancelled(listener: (runId: string) => void): () => void {
+    return this.local.onRunCancelled(listener);
+  }
+
+  /** The backend pid of the LISTEN connection while it is up (operators and tests look for it). */
+  get listenerPid(): number | null {
+    return this.pid;
+  }
+
+  /** Resolves once the LISTEN connection is up (at once if it is). */
+  whenListening(): Promise<void> {
+    if (this.pid !== null) return Promise.resolve();
+    return new Promise((resolve) => this.listeningWaiters.push(resolve));
+  }
+
+  /** Stops listening and waits for notifications still being published, before the pool closes. */
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.client?.end().catch(() => {});
+    await this.loop;
+    for (const resolve of this.listeningWaiters.splice(0)) resolve();
+    await Promise.all(this.pending);
+  }
+
+  private publish(signal: Signal): void {
+    if (this.stop.signal.aborted) return;
+    const payload = JSON.stringify({ from: this.sender, ...signal });
+    const sent = sql`select pg_notify(${this.channel}, ${payload})`
+      .execute(this.options.db)
+      .then(
+        () => {},
+        (error: unknown) =>
+          this.options.log.warn(
+            { err: error, signal: signal.kind },
+            "wake NOTIFY failed; replicas fall back to polling",
+          ),
+      )
+      .finally(() => this.pending.delete(sent));
+    this.pending.add(sent);
+  }
+
+  private deliver(raw: string | undefined): void {
+    let parsed: z.infer<typeof Payload>;
+    try {
+      parsed = Payload.parse(JSON.parse(raw ?? ""));
+    } catch (error) {
+      this.options.log.warn({ err: error, payload: raw }, "ignored a malformed wake notification");
+      return;
+    }
+    if (parsed.from === this.sender) return;
+    if (parsed.kind === "thread") this.local.threadCommitted(parsed.thread, parsed.version);
+    else if (parsed.kind === "dispatch") this.local.dispatchReady();
+    else this.local.runCancelled(parsed.run);
+  }
+
+  /** Connect, LISTEN, wait for the connection to end, and again with backoff until closed. */
+  private async listenLoop(): Promise<void> {
+    const min = this.options.retryMinMs ?? 250;
+    const max = this.options.retryMaxMs ?? 5_000;
+    let delay = min;
+    let everListened = false;
+    while (!this.stop.signal.aborted) {
+      const client = new pg.Client({
+        connectionString: this.options.connectionString,
+        application_name: "awaken-wake-listener",
+        keepAlive: true,
+      });
+      const ended = new Promise<unknown>((resolve) => {
+        client.on("error", resolve);
+        client.on("end", () => resolve(null));
+      });
+      this.client = client;
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+        const { rows } = await client.query<{ pid: number }>("select pg_backend_pid() as pid");
+        this.pid = rows[0]?.pid ?? -1;
+      } catch (error) {
+        await client.end().catch(() => {});
+        if (this.stop.signal.aborted) break;
+        this.options.log.warn(
+          { err: error, retryInMs: delay },
+          "wake LISTEN connection failed; retrying (streams and workers keep polling)",
+        );
+        await sleep(delay, this.stop.signal);
+        delay = Math.min(delay * 2, max);
+        continue;
+      }
+      client.on("notification", (message) => this.deliver(message.payload));
+      this.options.log.info(
+        { channel: this.channel, pid: this.pid },
+        everListened ? "wake LISTEN reconnected" : "wake LISTEN connected",
+      );
+      // Dispatches announced while we were deaf would otherwise wait for the next worker poll.
+      if (everListened) this.local.dispatchReady();
+      everListened = true;
+      delay = min;
+      for (const resolve of this.listeningWaiters.splice(0)) resolve();
+
+      const reason = await ended;
+      this.pid = null;
+      this.client = null;
+      await client.end().catch(() => {});
+      if (this.stop.signal.aborted) break;
+      this.options.log.warn({ err: reason }, "wake LISTEN connection lost; reconnecting");
+    }
+    this.client = null;
+    this.pid = null;
+  }
+}

@@ -1,0 +1,196 @@
+import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
+import type { CommittedFact } from "../coordinator/facts.js";
+import type { Activation, LiveEvidence } from "../coordinator/ports.js";
+import { sleep } from "../kernel/clock.js";
+import type { RuntimeLog } from "../runtime/ports.js";
+import type { WorkerTransport } from "./ports.js";
+import {
+  MAX_CLAIM_WAIT_MS,
+  requestSchema,
+  responseSchema,
+  WORKER_ROUTE_PREFIX,
+  WORKER_ROUTES,
+  type WorkerRequest,
+  type WorkerResponse,
+  type WorkerRouteName,
+} from "./transportWire.js";
+
+export interface HttpTransportOptions {
+  /** The coordinator's base URL, e.g. `http://10.0.0.5:4600`. */
+  baseUrl: string;
+  token: string;
+  log: RuntimeLog;
+  /** How long a claim may wait on the coordinator for new work (long-poll). */
+  claimWaitMs?: number;
+  /** Attempts of an idempotent call on connection errors, with doubling backoff from `retryBaseMs`. */
+  attempts?: number;
+  retryBaseMs?: number;
+}
+
+/** A call the coordinator answered with an error status: retrying the same request will not help. */
+export class CoordinatorRejected extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "CoordinatorRejected";
+  }
+}
+
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+/**
+ * `WorkerTransport` over HTTP for a worker with no database. Calls that are safe to repeat are
+ * retried on connection errors: renew/release/read are idempotent, and a commit carries its
+ * operation id, so a retry after a lost response gets the original receipt from the fence. A claim
+ * is not retried: a lost claim response leaves a run held until its lease lapses, and the worker
+ * loop claims again anyway. Wake-ups come from the claim's long-poll, cancellation from renew
+ * answering `held: false`.
+ */
+export class HttpWorkerTransport implements WorkerTransport {
+  private readonly base: string;
+  private readonly claimWaitMs: number;
+  private readonly attempts: number;
+  private readonly retryBaseMs: number;
+  private unreachable = false;
+  private evidenceQueue: WorkerRequest<"evidence">["items"] = [];
+  private evidenceSending: Promise<void> | null = null;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, "");
+    this.claimWaitMs = Math.min(options.claimWaitMs ?? 1_000, MAX_CLAIM_WAIT_MS);
+    this.attempts = options.attempts ?? 6;
+    this.retryBaseMs = options.retryBaseMs ?? 100;
+  }
+
+  /** The coordinator's worker settings; also proves the URL and the token before any claim. */
+  config(): Promise<WorkerResponse<"config">> {
+    return this.call("config", {}, true);
+  }
+
+  async claim(owner: string, _leaseMs: number): Promise<Activation | null> {
+    const { activation } = await this.call("claim", { owner, waitMs: this.claimWaitMs }, false);
+    return activation;
+  }
+
+  async renew(runId: string, owner: string, epoch: number, _leaseMs: number): Promise<boolean> {
+    return (await this.call("renew", { runId, owner, epoch }, true)).held;
+  }
+
+  async release(runId: string, owner: string, epoch: number): Promise<void> {
+    await this.call("release", { runId, owner, epoch }, true);
+  }
+
+  async commit(op: CommitOperation): Promise<CommitResult> {
+    // Previews of a message must reach streams before the fact that makes them history.
+    await this.flushEvidence();
+    return this.call("commit", { op }, true);
+  }
+
+  async readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]> {
+    return (await this.call("readThread", { threadId, afterSeq }, true)).facts;
+  }
+
+  publish(sessionId: string, evidence: LiveEvidence): void {
+    this.evidenceQueue.push({ sessionId, evidence });
+    // One batch in flight at a time; deltas that arrive meanwhile travel together in the next one.
+    this.evidenceSending ??= this.drainEvidence();
+  }
+
+  onWork(_listener: () => void): () => void {
+    return () => {};
+  }
+
+  onRunCancelled(_listener: (runId: string) => void): () => void {
+    return () => {};
+  }
+
+  private flushEvidence(): Promise<void> {
+    return this.evidenceSending ?? Promise.resolve();
+  }
+
+  private async drainEvidence(): Promise<void> {
+    while (this.evidenceQueue.length > 0) {
+      const items = this.evidenceQueue;
+      this.evidenceQueue = [];
+      // Evidence is never authority: a lost batch only thins a preview, so it is not retried.
+      await this.call("evidence", { items }, false).catch((error) =>
+        this.options.log.warn({ error: String(error) }, "live evidence batch dropped"),
+      );
+    }
+    this.evidenceSending = null;
+  }
+
+  private async call<R extends WorkerRouteName>(
+    name: R,
+    body: WorkerRequest<R>,
+    idempotent: boolean,
+  ): Promise<WorkerResponse<R>> {
+    const url = `${this.base}${WORKER_ROUTE_PREFIX}${WORKER_ROUTES[name].path}`;
+    const payload = JSON.stringify(requestSchema(name).parse(body));
+    const timeoutMs = name === "claim" ? this.claimWaitMs + 15_000 : 30_000;
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${this.options.token}`, "content-type": "application/json" },
+          body: payload,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+      } catch (error) {
+        this.noteUnreachable(error);
+        if (!idempotent || attempt >= this.attempts) throw error;
+        await sleep(this.retryBaseMs * 2 ** (attempt - 1));
+        continue;
+      }
+      this.noteReachable();
+      if (response.ok) return responseSchema(name).parse(await response.json());
+      const message = await errorMessage(response);
+      if (idempotent && RETRYABLE_STATUS.has(response.status) && attempt < this.attempts) {
+        await sleep(this.retryBaseMs * 2 ** (attempt - 1));
+        continue;
+      }
+      throw new CoordinatorRejected(
+        response.status,
+        `coordinator answered ${response.status} to ${name}: ${message}`,
+      );
+    }
+  }
+
+  /** One line per outage, not one per call: a down coordinator must not flood the log. */
+  private noteUnreachable(error: unknown): void {
+    if (this.unreachable) return;
+    this.unreachable = true;
+    this.options.log.warn(
+      { coordinator: this.base, error: errorText(error) },
+      "coordinator unreachable; retrying (runs resume from their last commit once it is back)",
+    );
+  }
+
+  private noteReachable(): void {
+    if (!this.unreachable) return;
+    this.unreachable = false;
+    this.options.log.info({ coordinator: this.base }, "coordinator reachable again");
+  }
+}
+
+async function errorMessage(response: Response): Promise<string> {
+  const text = await response.text().catch(() => "");
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof body.error?.message === "string") return body.error.message;
+  } catch {
+    // not the error envelope: show the raw text
+  }
+  return text.slice(0, 300);
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+  }
+  return String(error);
+}

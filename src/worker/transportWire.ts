@@ -1,0 +1,155 @@
+/**
+ * The remote worker transport's wire, declared once: the coordinator's HTTP routes parse requests
+ * with these schemas and the worker's HTTP client parses responses with them. Field names mirror
+ * the ports' types (camelCase) so nothing is mapped by hand on either side.
+ *
+ * Nested documents the coordinator already validated when they were written (an agent definition,
+ * an environment config, fact bodies) are checked only as JSON objects: the worker receives the
+ * exact stored form and the runtime reads it, so re-declaring those shapes here would only drift.
+ */
+import { z } from "zod";
+import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
+import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
+import type { JsonObject } from "../kernel/json.js";
+
+/** Every worker route lives under this prefix, outside the API-key-authenticated Managed Agents API. */
+export const WORKER_ROUTE_PREFIX = "/v1/awaken/worker";
+/** The shared secret both sides read; the worker sends it as `Authorization: Bearer <token>`. */
+export const WORKER_TOKEN_ENV = "AWAKEN_WORKER_TOKEN";
+/** Upper bound of a claim's long-poll, so a stopping worker is never held for long. */
+export const MAX_CLAIM_WAIT_MS = 2_000;
+/** Shorter tokens are refused at start-up on both sides: the token is all that guards the fence. */
+export const MIN_WORKER_TOKEN_LENGTH = 16;
+
+const isObject = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const jsonObject = z.custom<JsonObject>(isObject, "expected a JSON object");
+const id = z.string().min(1).max(200);
+const count = z.number().int().nonnegative();
+
+export const factSchema = z.object({ id, type: z.string().min(1), body: jsonObject });
+
+export const committedFactSchema = factSchema.extend({
+  sessionId: id,
+  threadId: id,
+  seq: count,
+  createdAt: count,
+});
+
+export const commitOperationSchema = z.object({
+  opId: id,
+  runId: id,
+  threadId: id,
+  owner: id,
+  epoch: count,
+  expectedVersion: count,
+  facts: z.array(factSchema),
+  settle: z.enum(["done", "awaiting", "failed"]).optional(),
+});
+
+const commitReceiptSchema = z.object({
+  opId: id,
+  runId: id,
+  threadId: id,
+  versionAfter: count,
+  eventIds: z.array(id),
+  committedAt: count,
+  settled: z.enum(["done", "awaiting", "failed"]).nullable(),
+});
+
+export const commitResultSchema = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), receipt: commitReceiptSchema, duplicate: z.boolean() }),
+  z.object({
+    ok: z.literal(false),
+    rejection: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("stale_claim"), reason: z.string() }),
+      z.object({ kind: z.literal("version_conflict"), currentVersion: count }),
+      z.object({ kind: z.literal("operation_conflict"), reason: z.string() }),
+    ]),
+  }),
+]);
+
+const activationSchema = z.object({
+  runId: id,
+  sessionId: id,
+  threadId: id,
+  workspaceId: id,
+  owner: id,
+  epoch: count,
+  leaseExpiresAt: count,
+  crashCount: count,
+  agent: z.object({
+    workspaceId: id,
+    agentId: id,
+    version: count,
+    fingerprint: z.string(),
+    definition: z.custom<ExecutableAgentSnapshot["definition"]>(isObject, "expected an agent definition"),
+    publishedAt: count,
+  }),
+  environment: z.object({
+    id,
+    revision: count,
+    config: z.custom<EnvironmentConfig>(isObject, "expected an environment config"),
+  }),
+  history: z.array(committedFactSchema),
+});
+
+const evidenceSchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("event_start"),
+    eventId: id,
+    eventType: z.enum(["agent.message", "agent.thinking"]),
+  }),
+  z.object({ kind: z.literal("event_delta"), eventId: id, index: count, text: z.string() }),
+  z.object({ kind: z.literal("event_abandoned"), eventId: id }),
+]);
+
+const claimRef = z.object({ runId: id, owner: id, epoch: count });
+const empty = z.object({});
+
+/**
+ * Every route: its path under the prefix, what it accepts and what it answers. Leases are the
+ * coordinator's setting (`awaken up --lease-ms`): a worker learns it from `config` and never sends
+ * one, so a misconfigured worker cannot hold runs longer than the operator allows.
+ */
+export const WORKER_ROUTES = {
+  config: { path: "/config", request: empty, response: z.object({ leaseMs: count, pollMs: count }) },
+  claim: {
+    path: "/claim",
+    request: z.object({ owner: id, waitMs: count.max(MAX_CLAIM_WAIT_MS) }),
+    response: z.object({ activation: activationSchema.nullable() }),
+  },
+  renew: { path: "/renew", request: claimRef, response: z.object({ held: z.boolean() }) },
+  release: { path: "/release", request: claimRef, response: empty },
+  commit: { path: "/commit", request: z.object({ op: commitOperationSchema }), response: commitResultSchema },
+  readThread: {
+    path: "/read-thread",
+    request: z.object({ threadId: id, afterSeq: count }),
+    response: z.object({ facts: z.array(committedFactSchema) }),
+  },
+  evidence: {
+    path: "/evidence",
+    request: z.object({ items: z.array(z.object({ sessionId: id, evidence: evidenceSchema })).max(10_000) }),
+    response: empty,
+  },
+} as const;
+
+export type WorkerRouteName = keyof typeof WORKER_ROUTES;
+export type WorkerRequest<R extends WorkerRouteName> = z.infer<(typeof WORKER_ROUTES)[R]["request"]>;
+export type WorkerResponse<R extends WorkerRouteName> = z.infer<(typeof WORKER_ROUTES)[R]["response"]>;
+
+// Compile-time proof that the wire carries exactly what the ports exchange.
+type Assert<T extends true> = T;
+export type WireMatchesPorts = Assert<
+  WorkerResponse<"claim">["activation"] extends Activation | null ? true : false
+>;
+
+// Indexing WORKER_ROUTES with a generic name yields a union of schemas TypeScript cannot narrow;
+// these two accessors state the per-route pairing once.
+export function requestSchema<R extends WorkerRouteName>(name: R): z.ZodType<WorkerRequest<R>> {
+  return WORKER_ROUTES[name].request as unknown as z.ZodType<WorkerRequest<R>>;
+}
+export function responseSchema<R extends WorkerRouteName>(name: R): z.ZodType<WorkerResponse<R>> {
+  return WORKER_ROUTES[name].response as unknown as z.ZodType<WorkerResponse<R>>;
+}

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  createSession,
+  isActionIdle,
+  isEndTurnIdle,
+  stopReason,
+  userMessage,
+  WEATHER_TOOL,
+  type WireEvent,
+  waitForHistory,
+} from "../support/sdkHelpers.js";
+import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { spawnWorker, startWorker, type WorkerProcess } from "../support/workerProcess.js";
+
+const KEY = "sk-awaken-remote-worker-test";
+const TOKEN = "worker-token-0123456789abcdef";
+let dataDir: string;
+let server: ServerProcess;
+let workers: WorkerProcess[] = [];
+
+beforeEach(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "awaken-remote-"));
+  // No in-process workers: every run below is executed by a separate `awaken worker` process.
+  server = await startServerProcess({
+    dataDir,
+    apiKey: KEY,
+    env: { AWAKEN_WORKER_TOKEN: TOKEN },
+    args: ["--workers", "0", "--lease-ms", "1000"],
+  });
+});
+afterEach(async () => {
+  for (const p of [...workers, server]) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+  workers = [];
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function worker(env: NodeJS.ProcessEnv = {}, token = TOKEN): Promise<WorkerProcess> {
+  const w = await startWorker(server.url, token, env);
+  workers.push(w);
+  return w;
+}
+
+/** No fact twice, every model request that started ended exactly once. */
+function expectSoundHistory(events: WireEvent[]) {
+  expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+  const starts = events.filter((e) => e.type === "span.model_request_start").map((e) => e.id);
+  const ends = events.filter((e) => e.type === "span.model_request_end").map((e) => e.model_request_start_id);
+  expect([...ends].sort()).toEqual([...starts].sort());
+}
+
+const workerRoute = (path: string, auth: string) =>
+  fetch(`${server.url}/v1/awaken/worker${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${auth}`, "content-type": "application/json" },
+    body: "{}",
+  });
+
+describe("remote workers over the worker transport", () => {
+  it("two worker processes run a turn and a custom tool round trip", async () => {
+    await worker();
+    await worker();
+    const client = server.client;
+    const { session } = await createSession(client, { tools: [WEATHER_TOOL] });
+
+    await client.beta.sessions.events.send(session.id, { events: [userMessage("hello there")] });
+    let events = await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 15_000);
+    expect(JSON.stringify(events.find((e) => e.type === "agent.message"))).toContain("You said: hello there");
+
+    await client.beta.sessions.events.send(session.id, { events: [userMessage("call get_weather")] });
+    events = await waitForHistory(client, session.id, (h) => h.some(isActionIdle), 15_000);
+    const toolUse = events.find((e) => e.type === "agent.custom_tool_use");
+    expect(stopReason(events.at(-1))?.event_ids).toEqual([toolUse?.id]);
+    await client.beta.sessions.events.send(session.id, {
+      events: [
+        {
+          type: "user.custom_tool_result",
+          custom_tool_use_id: toolUse!.id,
+          content: [{ type: "text", text: "sunny, 21 C" }],
+        },
+      ],
+    });
+    events = await waitForHistory(client, session.id, (h) => h.filter(isEndTurnIdle).length === 2, 15_000);
+    const answer = events.filter((e) => e.type === "agent.message").at(-1);
+    expect(JSON.stringify(answer)).toContain("Tool result received: sunny, 21 C");
+    expectSoundHistory(events);
+  }, 60_000);
+
+  it("kill -9 a worker mid-model-call: another worker resumes after the lease lapses, no duplicates", async () => {
+    // Slow deltas keep the first worker's model call in flight long enough to kill it there.
+    const doomed = await worker({ AWAKEN_OFFLINE_DELAY_MS: "2000" });
+    const client = server.client;
+    const { session } = await createSession(client);
+    await client.beta.sessions.events.send(session.id, { events: [userMessage("survive the crash")] });
+    await waitForHistory(client, session.id, (h) => h.some((e) => e.type === "span.model_request_start"));
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+
+    await worker();
+    const events = await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 20_000);
+    expectSoundHistory(events);
+    expect(events.filter((e) => e.type === "user.message")).toHaveLength(1);
+    const messages = events.filter((e) => e.type === "agent.message");
+    expect(messages).toHaveLength(1);
+    expect(JSON.stringify(messages[0])).toContain("You said: survive the crash");
+    // The crashed request is recorded as ended (failed), then asked again once.
+    expect(events.filter((e) => e.type === "span.model_request_start")).toHaveLength(2);
+  }, 60_000);
+
+  it("a wrong token or an API key gets 401, and a worker with a wrong token refuses to start", async () => {
+    expect((await workerRoute("/config", "wrong-token-0123456789")).status).toBe(401);
+    expect((await workerRoute("/claim", KEY)).status).toBe(401);
+    const ok = await workerRoute("/config", TOKEN);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toMatchObject({ leaseMs: 1000 });
+
+    const w = spawnWorker(["--coordinator-url", server.url], {
+      AWAKEN_WORKER_TOKEN: "wrong-token-0123456789",
+    });
+    workers.push(w);
+    expect(await w.exited).not.toBe(0);
+    expect(w.stderr()).toMatch(/rejected the worker token \(401\)/);
+  }, 30_000);
+
+  it("SIGTERM stops an idle worker cleanly", async () => {
+    const w = await worker();
+    w.child.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+  }, 30_000);
+});
+
+describe("awaken worker refuses forbidden or missing configuration", () => {
+  const refuse = async (args: string[], env: NodeJS.ProcessEnv) => {
+    const w = spawnWorker(args, env);
+    const code = await w.exited;
+    expect(code).not.toBe(0);
+    return w.stderr();
+  };
+
+  it("refuses a database URL, from the flag or the environment", async () => {
+    const flag = await refuse(["--coordinator-url", "http://127.0.0.1:1", "--database-url", "x"], {
+      AWAKEN_WORKER_TOKEN: TOKEN,
+    });
+    expect(flag).toMatch(/refuses to start: a worker never opens the database, but --database-url is set/);
+    const env = await refuse(["--coordinator-url", "http://127.0.0.1:1"], {
+      AWAKEN_WORKER_TOKEN: TOKEN,
+      DATABASE_URL: "postgres://x",
+    });
+    expect(env).toMatch(/DATABASE_URL is set/);
+  });
+
+  it("refuses a missing token or coordinator URL", async () => {
+    expect(await refuse(["--coordinator-url", "http://127.0.0.1:1"], {})).toMatch(
+      /missing AWAKEN_WORKER_TOKEN/,
+    );
+    expect(await refuse([], { AWAKEN_WORKER_TOKEN: TOKEN })).toMatch(/missing --coordinator-url/);
+  });
+});

@@ -1,0 +1,146 @@
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  channelFor,
+  NotifyWakeSignals,
+  type SignalLog,
+} from "../../src/stores/postgres/notifyWakeSignals.js";
+import { openPostgres, type PostgresHandle } from "../../src/stores/postgres/openPostgres.js";
+import {
+  openTestPostgres,
+  postgresUnavailable,
+  type TestPostgres,
+  testDatabaseUrl,
+} from "../support/postgresFixtures.js";
+
+// Two instances on one schema stand for two replicas sharing a database.
+let fixture: TestPostgres | undefined;
+const opened: NotifyWakeSignals[] = [];
+
+beforeEach(async (ctx) => {
+  const reason = postgresUnavailable();
+  if (reason) ctx.skip(reason);
+  fixture = await openTestPostgres();
+});
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  await fixture?.dispose();
+  fixture = undefined;
+});
+
+const quiet: SignalLog = { info: () => {}, warn: () => {} };
+
+async function replica(log: SignalLog = quiet, own?: PostgresHandle): Promise<NotifyWakeSignals> {
+  const handle = own ?? (opened.length === 0 ? fixture!.handle : await fixture!.openReplica());
+  const signals = new NotifyWakeSignals({
+    db: handle.db,
+    connectionString: testDatabaseUrl(),
+    schema: fixture!.schema,
+    log,
+    retryMinMs: 50,
+    retryMaxMs: 200,
+  });
+  opened.push(signals);
+  await signals.whenListening();
+  return signals;
+}
+
+function until<T>(what: string, register: (done: (value: T) => void) => void, ms = 3_000): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+    register((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    });
+  });
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+describe("NotifyWakeSignals", () => {
+  it("delivers thread, dispatch and cancel signals to the other replica, and once locally", async () => {
+    const a = await replica();
+    const b = await replica();
+    const onA: string[] = [];
+    a.onThreadCommitted("thr_1", (v) => onA.push(`thread:${v}`));
+    a.onDispatchReady(() => onA.push("dispatch"));
+    a.onRunCancelled((r) => onA.push(`cancel:${r}`));
+
+    const version = until<number>("thread on B", (done) => b.onThreadCommitted("thr_1", done));
+    a.threadCommitted("thr_1", 7);
+    expect(await version).toBe(7);
+
+    const dispatched = until<void>("dispatch on B", (done) => b.onDispatchReady(() => done()));
+    a.dispatchReady();
+    await dispatched;
+
+    const cancelled = until<string>("cancel on B", (done) => b.onRunCancelled(done));
+    a.runCancelled("run_9");
+    expect(await cancelled).toBe("run_9");
+
+    // A's own notifications come back on its LISTEN; they must not fire its listeners again.
+    await settle();
+    expect(onA).toEqual(["thread:7", "dispatch", "cancel:run_9"]);
+  });
+
+  it("does not hear replicas of another schema (channels are per schema)", () => {
+    expect(channelFor("a")).not.toBe(channelFor("b"));
+    expect(Buffer.byteLength(channelFor("x".repeat(63)))).toBeLessThanOrEqual(63);
+  });
+
+  it("reconnects after its LISTEN connection is terminated, logs it, and delivers again", async () => {
+    const events: string[] = [];
+    const log: SignalLog = { info: (_o, m) => events.push(m), warn: (_o, m) => events.push(m) };
+    const a = await replica();
+    const b = await replica(log);
+    const before = b.listenerPid;
+    expect(before).not.toBeNull();
+
+    const admin = new pg.Client({ connectionString: testDatabaseUrl() });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ killed: boolean }>("select pg_terminate_backend($1) as killed", [
+        before,
+      ]);
+      expect(rows[0]?.killed).toBe(true);
+    } finally {
+      await admin.end();
+    }
+
+    await until<void>("reconnect", (done) => {
+      const check = setInterval(() => {
+        if (b.listenerPid !== null && b.listenerPid !== before) {
+          clearInterval(check);
+          done();
+        }
+      }, 20);
+    });
+    expect(events).toContain("wake LISTEN connection lost; reconnecting");
+    expect(events).toContain("wake LISTEN reconnected");
+
+    const version = until<number>("thread on B after reconnect", (done) =>
+      b.onThreadCommitted("thr_2", done),
+    );
+    a.threadCommitted("thr_2", 3);
+    expect(await version).toBe(3);
+  });
+
+  it("a failed publish is logged and swallowed: the commit it follows already happened", async () => {
+    const warnings: string[] = [];
+    const pool = await openPostgres(testDatabaseUrl(), { schema: fixture!.schema, maxConnections: 1 });
+    const a = await replica({ info: () => {}, warn: (_o, m) => warnings.push(m) }, pool);
+    const heard: number[] = [];
+    a.onThreadCommitted("thr_3", (v) => heard.push(v));
+    await pool.close(); // the pool that publishes is gone
+    expect(() => a.threadCommitted("thr_3", 1)).not.toThrow();
+    expect(heard).toEqual([1]);
+    await until<void>("the warning", (done) => {
+      const check = setInterval(() => {
+        if (warnings.some((w) => w.startsWith("wake NOTIFY failed"))) {
+          clearInterval(check);
+          done();
+        }
+      }, 20);
+    });
+  });
+});
