@@ -19,6 +19,8 @@ export class Worker {
   private readonly inFlight = new Map<string, { controller: AbortController; epoch: number }>();
   private slots: Promise<void>[] = [];
   private wakeWaiters: Array<() => void> = [];
+  /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
+  private pendingWakes = 0;
   private unsubscribe: Array<() => void> = [];
 
   constructor(
@@ -121,6 +123,10 @@ export class Worker {
   private waitForWork(): Promise<void> {
     // A slot whose claim was in flight when stop() woke everyone must not sleep a poll interval.
     if (this.stopping) return Promise.resolve();
+    if (this.pendingWakes > 0) {
+      this.pendingWakes -= 1;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -133,7 +139,11 @@ export class Worker {
   }
 
   private wakeOne(): void {
-    this.wakeWaiters[0]?.();
+    const waiter = this.wakeWaiters[0];
+    if (waiter) waiter();
+    // Every slot is busy (or mid-claim, possibly just before the run became visible): remember the
+    // signal so the next slot to look for work claims again at once instead of sleeping a poll.
+    else this.pendingWakes = Math.min(this.pendingWakes + 1, this.options.concurrency);
   }
 
   private wakeAll(): void {

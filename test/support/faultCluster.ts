@@ -1,0 +1,100 @@
+/**
+ * Real processes on a fresh PostgreSQL schema for the fault suite: `awaken up --workers 0`
+ * replicas (they execute nothing themselves) and `awaken worker` children, all sharing one worker
+ * token. `dispose` kills whatever is left (SIGKILL also ends a SIGSTOPped process) and drops the
+ * schema.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { emptySchema } from "./postgresFixtures.js";
+import { type ServerProcess, startServerProcess } from "./serverProcess.js";
+import { startWorker, type WorkerProcess } from "./workerProcess.js";
+
+export const FAULT_API_KEY = "sk-awaken-fault-suite-key";
+export const FAULT_WORKER_TOKEN = "fault-suite-worker-token-0123456789";
+
+export interface FaultCluster {
+  /** The fresh schema's URL (`search_path` set), for the invariant checks. */
+  databaseUrl: string;
+  replicas: ServerProcess[];
+  workers: WorkerProcess[];
+  startReplica(args?: string[]): Promise<ServerProcess>;
+  startWorker(coordinatorUrl: string, env?: NodeJS.ProcessEnv, args?: string[]): Promise<WorkerProcess>;
+  dispose(): Promise<void>;
+}
+
+export async function startFaultCluster(options: { leaseMs: number }): Promise<FaultCluster> {
+  const schema = await emptySchema();
+  const dataDirs: string[] = [];
+  const replicas: ServerProcess[] = [];
+  const workers: WorkerProcess[] = [];
+  return {
+    databaseUrl: schema.url,
+    replicas,
+    workers,
+    async startReplica(args = []) {
+      const dataDir = mkdtempSync(join(tmpdir(), "awaken-fault-"));
+      dataDirs.push(dataDir);
+      const replica = await startServerProcess({
+        dataDir,
+        apiKey: FAULT_API_KEY,
+        env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN },
+        args: [
+          "--database-url",
+          schema.url,
+          "--workers",
+          "0",
+          "--lease-ms",
+          String(options.leaseMs),
+          ...args,
+        ],
+      });
+      replicas.push(replica);
+      return replica;
+    },
+    async startWorker(coordinatorUrl, env = {}, args = []) {
+      const worker = await startWorker(coordinatorUrl, FAULT_WORKER_TOKEN, env, args);
+      workers.push(worker);
+      return worker;
+    },
+    async dispose() {
+      const all = [...workers, ...replicas];
+      for (const p of all)
+        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+      await Promise.all(all.map((p) => p.exited));
+      for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+      await schema.drop();
+    },
+  };
+}
+
+/** Resolves once `condition` holds, polling every `everyMs`; fails with `what` after `timeoutMs`. */
+export async function until<T>(
+  what: string,
+  condition: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 15_000,
+  everyMs = 25,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** The worker's pino log lines (stderr, JSON) as objects; non-JSON lines are skipped. */
+export function logLines(worker: WorkerProcess): Array<Record<string, unknown>> {
+  const lines: Array<Record<string, unknown>> = [];
+  for (const line of worker.stderr().split("\n")) {
+    if (!line.startsWith("{")) continue;
+    try {
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut mid-write: skip it
+    }
+  }
+  return lines;
+}
