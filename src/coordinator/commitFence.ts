@@ -21,8 +21,20 @@ export type FenceDecision =
  * the expected version.
  */
 export function decideCommit(op: CommitOperation, opHash: string, state: FenceState): FenceDecision {
+  const run = state.run;
   if (state.existing) {
     if (state.existing.payloadHash === opHash) return { kind: "duplicate", receipt: state.existing.receipt };
+    // Operation ids are per run and version, so a stale owner usually collides with the id its
+    // successor used: report the cause (a lost claim), not the symptom.
+    if (run && run.epoch !== op.epoch) {
+      return {
+        kind: "reject",
+        rejection: {
+          kind: "stale_claim",
+          reason: `claim epoch ${run.epoch} is current, operation holds ${op.epoch}`,
+        },
+      };
+    }
     return {
       kind: "reject",
       rejection: {
@@ -31,7 +43,6 @@ export function decideCommit(op: CommitOperation, opHash: string, state: FenceSt
       },
     };
   }
-  const run = state.run;
   if (!run) return { kind: "reject", rejection: { kind: "stale_claim", reason: "run not found" } };
   if (run.state !== "claimed") {
     return { kind: "reject", rejection: { kind: "stale_claim", reason: `run is ${run.state}, not claimed` } };

@@ -75,9 +75,9 @@ describe("fault: a worker stalled past its lease", () => {
       15_000,
     );
     const rejection = lost.rejection as { kind: string; reason: string };
-    // The new owner already committed at that version under the same derived operation id, so the
-    // fence answers operation_conflict; had it not, the epoch check answers stale_claim.
-    expect(["stale_claim", "operation_conflict"]).toContain(rejection.kind);
+    // The new owner may already have used the same derived operation id; either way the fence
+    // names the cause: the claim's epoch moved on.
+    expect(rejection.kind).toBe("stale_claim");
     console.log(
       `workerStalledPastLease: the late commit was rejected as ${rejection.kind}: ${rejection.reason}`,
     );

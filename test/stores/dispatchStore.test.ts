@@ -49,6 +49,18 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect(await fx.stores.dispatch.renew(fx.runId, old.owner, old.epoch, 1_000)).toBe(false);
   });
 
+  it("a stale owner reusing its successor's operation id is told its claim is stale", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    fx.clock.advance(1_001);
+    const next = (await fx.stores.dispatch.claim("w2", 1_000))!;
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    const landed = await fx.stores.dispatch.commit({ ...op(fx, next, version, 1), opId: "op_shared" });
+    expect(landed.ok).toBe(true);
+    const late = await fx.stores.dispatch.commit({ ...op(fx, old, version, 1), opId: "op_shared" });
+    expect(late).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
+  });
+
   it("a stale epoch cannot settle a run", async () => {
     fx = await sessionWithQueuedRun(backend);
     const old = (await fx.stores.dispatch.claim("w1", 1_000))!;
