@@ -1,0 +1,69 @@
+import { InvalidArgumentError, Option } from "commander";
+import type { Logger } from "pino";
+
+/** A commander parser for integer options with a lower bound and a message naming the option. */
+export function integer(name: string, min: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min)
+      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+/** Model call options shared by every process that runs the runtime (awaken up, awaken worker). */
+export function modelOptions(): Option[] {
+  return [
+    new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error")
+      .default(1_000)
+      .argParser(integer("--model-retry-base-ms", 0)),
+    new Option("--model-idle-timeout-s <s>", "abort and retry a model stream silent for this long")
+      .default(300)
+      .argParser(integer("--model-idle-timeout-s", 1)),
+  ];
+}
+
+export interface Stoppable {
+  stop(): Promise<void>;
+}
+
+/**
+ * SIGTERM/SIGINT handling installed before anything is printed: a supervisor may send SIGTERM the
+ * moment it reads the banner, and an unhandled SIGTERM would kill the process without a clean stop.
+ * `ready` hands over what to stop; a signal during start-up stops it as soon as it exists.
+ */
+export function installShutdown(
+  logger: Logger,
+  label: string,
+): { stopping: () => boolean; ready: (s: Stoppable) => Promise<boolean> } {
+  let target: Stoppable | null = null;
+  let stopping = false;
+  const stop = (s: Stoppable) =>
+    s.stop().then(
+      () => process.exit(0),
+      (error) => {
+        logger.error({ err: error }, `${label} shutdown failed`);
+        process.exit(1);
+      },
+    );
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, `${label} shutting down`);
+    // Hard deadline: a clean stop takes well under this; never hang an orchestrator.
+    setTimeout(() => process.exit(1), 9_000).unref();
+    if (target) void stop(target);
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  return {
+    stopping: () => stopping,
+    /** Returns false when a signal already arrived (the caller must not announce itself). */
+    ready: async (s) => {
+      target = s;
+      if (!stopping) return true;
+      await stop(s);
+      return false;
+    },
+  };
+}

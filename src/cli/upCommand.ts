@@ -1,0 +1,89 @@
+import { Command, Option } from "commander";
+import { pino } from "pino";
+import { startAllInOne } from "./allInOne.js";
+import { installShutdown, integer, modelOptions } from "./commandSupport.js";
+import { STORAGE_HELP } from "./migrateCommand.js";
+
+const HELP_AFTER = `${STORAGE_HELP}
+Models:
+  claude-*  run on the Anthropic Messages API when ANTHROPIC_API_KEY is set (ANTHROPIC_BASE_URL optional)
+  gpt-*     run on an OpenAI-compatible chat completions API when OPENAI_API_KEY is set (OPENAI_BASE_URL optional)
+  otherwise an OFFLINE model answers: deterministic, no network, every answer starts with
+  "[offline model]". Ask it to "call <tool_name>" to exercise a custom tool round trip.
+
+Environment:
+  AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
+  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+  AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
+                        commit runs over HTTP with this shared token; unset, those routes do not exist
+`;
+
+/** `awaken up`: the all-in-one server. */
+export function upCommand(): Command {
+  const command = new Command("up")
+    .description(
+      "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
+    )
+    .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
+    .addOption(
+      new Option("--port <port>", "port to listen on (0 = any free port)")
+        .default(4600)
+        .argParser(integer("--port", 0)),
+    )
+    .addOption(
+      new Option(
+        "--data-dir <dir>",
+        "where the API key (and the SQLite database, without --database-url) live",
+      ).default(".awaken"),
+    )
+    .addOption(
+      new Option("--database-url <url>", "keep the authority in PostgreSQL (postgres://…) instead of SQLite"),
+    )
+    .addOption(
+      new Option("--workers <n>", "in-process worker slots (runs executed at once)")
+        .default(4)
+        .argParser(integer("--workers", 0)),
+    )
+    .addOption(
+      new Option("--lease-ms <ms>", "claim lease; a crashed run is resumed after it lapses")
+        .default(15_000)
+        .argParser(integer("--lease-ms", 100)),
+    )
+    .addOption(
+      new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams")
+        .default(15_000)
+        .argParser(integer("--sse-ping-ms", 10)),
+    )
+    .addHelpText("after", HELP_AFTER);
+  for (const option of modelOptions()) command.addOption(option);
+  return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
+    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const lifecycle = installShutdown(logger, "server");
+    const server = await startAllInOne(
+      {
+        host: opts.host,
+        port: opts.port,
+        dataDir: opts.dataDir,
+        databaseUrl: opts.databaseUrl,
+        workers: opts.workers,
+        leaseMs: opts.leaseMs,
+        modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+        ssePingMs: opts.ssePingMs,
+        apiKey: process.env.AWAKEN_API_KEY || undefined,
+        workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
+        retry: { baseDelayMs: opts.modelRetryBaseMs },
+        env: process.env,
+      },
+      logger,
+    );
+    if (!(await lifecycle.ready(server))) return;
+    const keyNote =
+      server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`;
+    process.stdout.write(
+      `Awaken Agents is listening on ${server.url}\n` +
+        `API key: ${server.apiKey} ${keyNote}\n` +
+        `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n` +
+        `Storage: ${server.storage}\n`,
+    );
+  });
+}

@@ -1,0 +1,63 @@
+import { Command, Option } from "commander";
+import { pino } from "pino";
+import { installShutdown, integer, modelOptions } from "./commandSupport.js";
+import { startRemoteWorker, WorkerConfigError } from "./worker.js";
+
+const WORKER_HELP = `
+A worker has no database: it claims runs from a coordinator (awaken up, any --workers) over HTTP,
+renews their leases, commits every step through the coordinator's fence and settles them. Start
+and stop any number of them at will; a worker killed mid-run is resumed by another once its lease
+(the coordinator's --lease-ms) lapses. SIGTERM drains: in-flight runs get 3 s, then are handed back.
+
+Environment:
+  AWAKEN_WORKER_TOKEN     required: the shared token, the same on the coordinator (≥ 16 characters)
+  AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
+  ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
+  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+
+Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
+token or coordinator URL, and a coordinator that rejects the token (401).
+`;
+
+/** `awaken worker`: a remote worker with no database. */
+export function workerCommand(): Command {
+  const command = new Command("worker")
+    .description("Run a remote worker that executes runs for a coordinator over HTTP (no database access).")
+    .addOption(new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://10.0.0.5:4600"))
+    .addOption(
+      new Option("--concurrency <n>", "runs executed at once")
+        .default(4)
+        .argParser(integer("--concurrency", 1)),
+    )
+    .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
+    .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp())
+    .addHelpText("after", WORKER_HELP);
+  for (const option of modelOptions()) command.addOption(option);
+  return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
+    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const lifecycle = installShutdown(logger, "worker");
+    let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
+    try {
+      worker = await startRemoteWorker(
+        {
+          coordinatorUrl: opts.coordinatorUrl,
+          databaseUrl: opts.databaseUrl,
+          concurrency: opts.concurrency,
+          id: opts.id,
+          modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+          modelRetryBaseMs: opts.modelRetryBaseMs,
+          env: process.env,
+        },
+        logger,
+        lifecycle.stopping,
+      );
+    } catch (error) {
+      if (!(error instanceof WorkerConfigError)) throw error;
+      console.error(`awaken worker refuses to start: ${error.message}`);
+      process.exit(2);
+    }
+    if (!worker) process.exit(0); // stopped while connecting
+    if (!(await lifecycle.ready(worker))) return;
+    process.stdout.write(`Awaken worker ${worker.identity} is running\n`);
+  });
+}
