@@ -24,8 +24,12 @@ export interface FaultCluster {
   dispose(): Promise<void>;
 }
 
-export async function startFaultCluster(options: { leaseMs: number }): Promise<FaultCluster> {
-  const schema = await emptySchema();
+/** `baseUrl` selects another server than the shared test one (e.g. a private, restartable one). */
+export async function startFaultCluster(options: {
+  leaseMs: number;
+  baseUrl?: string;
+}): Promise<FaultCluster> {
+  const schema = await emptySchema(options.baseUrl);
   const dataDirs: string[] = [];
   const replicas: ServerProcess[] = [];
   const workers: WorkerProcess[] = [];

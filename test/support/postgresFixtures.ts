@@ -83,10 +83,11 @@ export async function openTestPostgres(): Promise<TestPostgres> {
 
 /**
  * An empty schema (nothing migrated) and a URL that selects it, for tests that start the server
- * the way an operator would: from a URL alone.
+ * the way an operator would: from a URL alone. `url` defaults to the shared test server.
  */
-export async function emptySchema(): Promise<{ schema: string; url: string; drop(): Promise<void> }> {
-  const url = testDatabaseUrl();
+export async function emptySchema(
+  url = testDatabaseUrl(),
+): Promise<{ schema: string; url: string; drop(): Promise<void> }> {
   const schema = freshSchemaName();
   await withClient(url, (client) => client.query(`create schema ${pg.escapeIdentifier(schema)}`));
   return {

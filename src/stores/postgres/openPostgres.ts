@@ -51,6 +51,11 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
   // the pool drops that connection and opens a new one on the next query.
   pool.on("error", options.onIdleError ?? (() => {}));
+  // pg-pool listens only while a connection is idle. A checked-out one that loses its server
+  // between statements (inside a transaction, no query active) emits 'error' with no listener and
+  // crashes the process; with this no-op the next statement fails instead, and the pool drops the
+  // broken connection on release (it is no longer queryable).
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const { schema, applied } = await migrateUnderLock(db, options.schema);
