@@ -57,7 +57,7 @@ describe("the crash budget (DESIGN.md §3; issue 3 fault case 8)", () => {
     expect(error?.body).toMatchObject({
       error: { type: "unknown_error", retry_status: { type: "exhausted" } },
     });
-    expect(String((error?.body.error as { message: string }).message)).toContain("crashes");
+    expect(String((error!.body.error as { message: string }).message)).toContain("crashes");
     expect(idle?.type).toBe("session.status_idle");
     expect(idle?.body).toMatchObject({ stop_reason: { type: "retries_exhausted" } });
     // Terminal: nothing is left to claim, and the session takes new input afterwards.
