@@ -5,10 +5,10 @@ import {
   type CommitResult,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
-import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { PendingAction } from "../../coordinator/facts.js";
-import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
+import { activationFromRows } from "./activationRows.js";
 import { appendFacts, rowToFact } from "./appendFacts.js";
 import { begin, type Db, fromJson, type SqlDialect, toJson } from "./db.js";
 
@@ -76,37 +76,32 @@ export class SqlDispatchStore implements DispatchStore {
         .select(["workspace_id", "agent_snapshot_json", "environment_id", "environment_revision"])
         .where("id", "=", run.session_id)
         .executeTakeFirstOrThrow();
-      const revision = Number(session.environment_revision);
       const env = await tx
         .selectFrom("environment_revisions")
         .select("config_json")
         .where("environment_id", "=", session.environment_id)
-        .where("revision", "=", revision)
+        .where("revision", "=", Number(session.environment_revision))
         .executeTakeFirst();
-      return {
-        runId: run.id,
-        sessionId: run.session_id,
-        threadId: run.thread_id,
-        workspaceId: session.workspace_id,
-        owner,
-        epoch,
-        leaseExpiresAt,
-        crashCount,
-        agent: fromJson<ExecutableAgentSnapshot>(session.agent_snapshot_json),
-        environment: {
-          id: session.environment_id,
-          revision,
-          config: env ? fromJson<EnvironmentConfig>(env.config_json) : { type: "self_hosted" },
+      const history = await tx
+        .selectFrom("events")
+        .selectAll()
+        .where("thread_id", "=", run.thread_id)
+        .orderBy("seq", "asc")
+        .execute();
+      return activationFromRows(
+        {
+          runId: run.id,
+          sessionId: run.session_id,
+          threadId: run.thread_id,
+          owner,
+          epoch,
+          leaseExpiresAt,
+          crashCount,
         },
-        history: (
-          await tx
-            .selectFrom("events")
-            .selectAll()
-            .where("thread_id", "=", run.thread_id)
-            .orderBy("seq", "asc")
-            .execute()
-        ).map(rowToFact),
-      };
+        session,
+        env?.config_json,
+        history.map(rowToFact),
+      );
     });
   }
 

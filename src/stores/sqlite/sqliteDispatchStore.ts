@@ -5,10 +5,10 @@ import {
   type CommitResult,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
-import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { PendingAction } from "../../coordinator/facts.js";
-import type { Activation, DispatchStore, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
+import { activationFromRows } from "../sql/activationRows.js";
 import { readThreadSync } from "./sqliteHistoryReader.js";
 import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncWriter } from "./syncWriter.js";
@@ -77,23 +77,20 @@ export class SqliteDispatchStore implements DispatchStore {
         session.environment_id,
         session.environment_revision,
       );
-      return {
-        runId: run.id,
-        sessionId: run.session_id,
-        threadId: run.thread_id,
-        workspaceId: session.workspace_id,
-        owner,
-        epoch,
-        leaseExpiresAt,
-        crashCount,
-        agent: JSON.parse(session.agent_snapshot_json) as ExecutableAgentSnapshot,
-        environment: {
-          id: session.environment_id,
-          revision: session.environment_revision,
-          config: env ? (JSON.parse(env.config_json) as EnvironmentConfig) : { type: "self_hosted" },
+      return activationFromRows(
+        {
+          runId: run.id,
+          sessionId: run.session_id,
+          threadId: run.thread_id,
+          owner,
+          epoch,
+          leaseExpiresAt,
+          crashCount,
         },
-        history: readThreadSync(sql, run.thread_id, 0, 1_000_000),
-      };
+        session,
+        env?.config_json,
+        readThreadSync(sql, run.thread_id, 0, 1_000_000),
+      );
     });
   }
 
