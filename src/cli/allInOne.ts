@@ -16,6 +16,7 @@ import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { createSandboxes } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -58,6 +59,7 @@ export async function startAllInOne(
   const environments = new EnvironmentService(ports.environments, clock);
   const sessions = new SessionService(ports, clock);
   const providers = createProviderRouter(options.env);
+  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"));
 
   let ready = false;
   const app = createHttpServer(
@@ -96,6 +98,7 @@ export async function startAllInOne(
       localWorkerGateway(ports),
       {
         providers,
+        sandboxes,
         clock,
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         crashBudget: 5,
@@ -132,6 +135,7 @@ export async function startAllInOne(
       stopping ??= (async () => {
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
+        await sandboxes.close();
         await app.close();
         await storage.close();
       })();

@@ -6,6 +6,7 @@ import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { createSandboxes } from "./sandboxes.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;
@@ -15,6 +16,8 @@ export interface RemoteWorkerOptions {
   id: string | undefined;
   modelIdleTimeoutMs: number;
   modelRetryBaseMs: number;
+  /** Sessions' sandbox workspaces on this worker's host. */
+  workspaceDir: string;
   env: NodeJS.ProcessEnv;
 }
 
@@ -85,11 +88,13 @@ export async function startRemoteWorker(
     }
   }
   const providers = createProviderRouter(options.env);
+  const sandboxes = createSandboxes(options.workspaceDir);
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   const worker = new Worker(
     transport,
     {
       providers,
+      sandboxes,
       clock: systemClock,
       retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: options.modelRetryBaseMs },
       crashBudget: 5,
@@ -106,7 +111,13 @@ export async function startRemoteWorker(
   );
   worker.start();
   log.info({ coordinator: url, identity: worker.identity, leaseMs: config.leaseMs }, "worker connected");
-  return { identity: worker.identity, stop: () => worker.stop() };
+  return {
+    identity: worker.identity,
+    stop: async () => {
+      await worker.stop();
+      await sandboxes.close();
+    },
+  };
 }
 
 function rejectionReason(error: CoordinatorRejected, url: string): WorkerConfigError {

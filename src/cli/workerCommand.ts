@@ -29,6 +29,11 @@ export function workerCommand(): Command {
         .default(4)
         .argParser(integer("--concurrency", 1)),
     )
+    .addOption(
+      new Option("--workspace-dir <path>", "where sessions' sandbox workspaces live on this host").default(
+        ".awaken/workspaces",
+      ),
+    )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp())
     .addHelpText("after", WORKER_HELP);
@@ -46,6 +51,7 @@ export function workerCommand(): Command {
           id: opts.id,
           modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
           modelRetryBaseMs: opts.modelRetryBaseMs,
+          workspaceDir: opts.workspaceDir,
           env: process.env,
         },
         logger,

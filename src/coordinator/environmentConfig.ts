@@ -23,8 +23,20 @@ export interface PackagesConfig {
   pip: string[];
 }
 
+/**
+ * Awaken extension (not in the Managed Agents wire): how a cloud environment isolates Hand tools.
+ * `bwrap` is the default; `none` (a plain subprocess, no isolation) must be asked for explicitly.
+ * Part of the revision, so a session's tier is frozen with the revision it pinned.
+ */
+export type SandboxTierName = "bwrap" | "none";
+export const SANDBOX_TIER_NAMES: readonly SandboxTierName[] = ["bwrap", "none"];
+export const DEFAULT_SANDBOX_TIER: SandboxTierName = "bwrap";
+export interface SandboxConfig {
+  tier: SandboxTierName;
+}
+
 export type EnvironmentConfig =
-  | { type: "cloud"; networking: NetworkingConfig; packages: PackagesConfig }
+  | { type: "cloud"; networking: NetworkingConfig; packages: PackagesConfig; sandbox: SandboxConfig }
   | { type: "self_hosted" };
 
 export type LimitedNetworkingInput = {
@@ -43,8 +55,16 @@ export interface PackagesInput {
   npm?: string[] | null;
   pip?: string[] | null;
 }
+export interface SandboxInput {
+  tier?: SandboxTierName | null;
+}
 export type EnvironmentConfigInput =
-  | { type: "cloud"; networking?: NetworkingInput | null; packages?: PackagesInput | null }
+  | {
+      type: "cloud";
+      networking?: NetworkingInput | null;
+      packages?: PackagesInput | null;
+      sandbox?: SandboxInput | null;
+    }
   | { type: "self_hosted" };
 
 const UNRESTRICTED: NetworkingConfig = { type: "unrestricted" };
@@ -87,6 +107,20 @@ function resolvePackages(input: PackagesInput | null | undefined, base: Packages
   return out;
 }
 
+/** An omitted tier keeps `base`'s (on create: the default). Revisions stored before the field existed read as the default. */
+function resolveSandbox(
+  input: SandboxInput | null | undefined,
+  base: SandboxConfig | undefined,
+): SandboxConfig {
+  return { tier: input?.tier ?? base?.tier ?? DEFAULT_SANDBOX_TIER };
+}
+
+/** The tier a stored cloud config asks for, tolerating revisions written before the field existed. */
+export function sandboxTierOf(config: EnvironmentConfig): SandboxTierName | null {
+  if (config.type !== "cloud") return null;
+  return (config.sandbox as SandboxConfig | undefined)?.tier ?? DEFAULT_SANDBOX_TIER;
+}
+
 /**
  * Rules that span fields. Wire §2.2 / SDK: packages under `limited` networking need
  * `networking.allow_package_managers: true`, since installing them reaches public registries. Only a
@@ -114,6 +148,7 @@ export function resolveEnvironmentConfig(
       type: "cloud",
       networking: resolveNetworking(input?.networking, UNRESTRICTED),
       packages: resolvePackages(input?.packages, emptyPackages()),
+      sandbox: resolveSandbox(input?.sandbox, undefined),
     };
     validateEnvironmentConfig(config);
     return config;
@@ -142,6 +177,7 @@ export function applyEnvironmentConfigUpdate(
     type: "cloud",
     networking: resolveNetworking(input.networking, current.networking),
     packages: resolvePackages(input.packages, current.packages),
+    sandbox: resolveSandbox(input.sandbox, current.sandbox),
   };
   validateEnvironmentConfig(config);
   return config;

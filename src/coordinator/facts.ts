@@ -40,3 +40,13 @@ export const EMPTY_USAGE: SessionUsage = {
   cache_read_input_tokens: 0,
   cache_creation_input_tokens: 0,
 };
+
+/**
+ * Facts the runtime needs for recovery but no protocol shows (e.g. "this tool call started,
+ * attempt 2"). They hold a thread version like any fact; edges skip them when projecting.
+ */
+export const INTERNAL_FACT_PREFIX = "awaken.";
+
+export function isInternalFact(type: string): boolean {
+  return type.startsWith(INTERNAL_FACT_PREFIX);
+}

@@ -49,13 +49,15 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
         add("assistant", textBlocks(body.content));
         break;
       case "agent.custom_tool_use":
+      case "agent.tool_use":
         add("assistant", [
           { type: "tool_use", id: fact.id, name: String(body.name), input: asObject(body.input) },
         ]);
         unanswered.add(fact.id);
         break;
-      case "user.custom_tool_result": {
-        const id = String(body.custom_tool_use_id);
+      case "user.custom_tool_result":
+      case "agent.tool_result": {
+        const id = String(fact.type === "agent.tool_result" ? body.tool_use_id : body.custom_tool_use_id);
         unanswered.delete(id);
         add("user", [
           {

@@ -2,6 +2,7 @@ import type { Fact } from "../coordinator/facts.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import type { ModelResponse, ModelUsage, ProviderError } from "../providers/ports.js";
+import type { CatalogEntry } from "./toolCatalog.js";
 
 export interface ModelSpan {
   startId: string;
@@ -36,14 +37,20 @@ export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, 
   };
 }
 
-/** The facts a successful model response becomes: its text as one message, each tool use on its own. */
+/**
+ * The facts a successful model response becomes: its text as one message, each tool use on its own.
+ * A Hand tool becomes `agent.tool_use` (the server runs it; wire §3.4 case 1) with the permission
+ * the catalog evaluated; anything else is `agent.custom_tool_use`, the client's to answer.
+ */
 export function responseFacts(
   response: ModelResponse,
   messageId: string,
   now: number,
-): { facts: Fact[]; toolUseIds: string[] } {
+  catalog: ReadonlyMap<string, CatalogEntry>,
+): { facts: Fact[]; customToolUseIds: string[]; handToolUseIds: string[] } {
   const facts: Fact[] = [];
-  const toolUseIds: string[] = [];
+  const customToolUseIds: string[] = [];
+  const handToolUseIds: string[] = [];
   const text = response.content.filter((b) => b.type === "text" && b.text !== "");
   if (text.length > 0) {
     facts.push({
@@ -55,16 +62,29 @@ export function responseFacts(
   for (const block of response.content) {
     if (block.type !== "tool_use") continue;
     const id = newId("sevt", now);
-    toolUseIds.push(id);
-    // Only custom tools are offered to the model in this build, so every tool use is the client's
-    // to answer (wire §3.4.3).
-    facts.push({
-      id,
-      type: "agent.custom_tool_use",
-      body: { name: block.name, input: block.input as JsonObject },
-    });
+    const entry = catalog.get(block.name);
+    if (entry?.kind === "hand") {
+      handToolUseIds.push(id);
+      facts.push({
+        id,
+        type: "agent.tool_use",
+        body: {
+          name: block.name,
+          input: block.input as JsonObject,
+          evaluated_permission: "allow",
+          evaluation: { type: entry.policy.type },
+        },
+      });
+    } else {
+      customToolUseIds.push(id);
+      facts.push({
+        id,
+        type: "agent.custom_tool_use",
+        body: { name: block.name, input: block.input as JsonObject },
+      });
+    }
   }
-  return { facts, toolUseIds };
+  return { facts, customToolUseIds, handToolUseIds };
 }
 
 export function providerErrorType(error: ProviderError | null): string {

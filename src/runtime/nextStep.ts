@@ -1,8 +1,15 @@
 import type { CommittedFact } from "../coordinator/facts.js";
+import type { JsonObject } from "../kernel/json.js";
+import { TOOL_EXECUTION } from "./toolFacts.js";
 
 export type Step =
   /** A model request was started and never ended (the worker died): close its span, then go on. */
   | { kind: "close_dangling_request"; startId: string }
+  /**
+   * A Hand tool use has no result yet: run it (attempt `attempts + 1`). `attempts > 0` means an
+   * earlier owner started it and died before committing the result.
+   */
+  | { kind: "run_tool"; toolUseId: string; name: string; input: JsonObject; attempts: number }
   /** Custom tool uses wait for client answers: park the run. */
   | { kind: "await"; eventIds: string[] }
   /**
@@ -26,6 +33,8 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
   let lastInputAt = -1;
   let errorsSinceAnswer = 0;
   const pending: string[] = [];
+  /** Hand tool uses without a result, in call order, with the attempts their intents recorded. */
+  const handCalls = new Map<string, { name: string; input: JsonObject; attempts: number }>();
 
   for (const fact of facts) {
     switch (fact.type) {
@@ -54,6 +63,22 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
       case "agent.custom_tool_use":
         pending.push(fact.id);
         break;
+      case "agent.tool_use":
+        handCalls.set(fact.id, {
+          name: String(fact.body.name),
+          input: isObject(fact.body.input) ? fact.body.input : {},
+          attempts: 0,
+        });
+        break;
+      case TOOL_EXECUTION: {
+        const call = handCalls.get(String(fact.body.tool_use_id));
+        if (call) call.attempts = Math.max(call.attempts, Number(fact.body.attempt));
+        break;
+      }
+      case "agent.tool_result":
+        handCalls.delete(String(fact.body.tool_use_id));
+        lastInputAt = fact.seq;
+        break;
       case "user.custom_tool_result": {
         const index = pending.indexOf(String(fact.body.custom_tool_use_id));
         if (index >= 0) pending.splice(index, 1);
@@ -62,6 +87,7 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
       }
       case "user.interrupt":
         pending.length = 0;
+        handCalls.clear();
         // An interrupt ends the turn: older input counts as handled.
         lastAnsweredAt = fact.seq;
         errorsSinceAnswer = 0;
@@ -71,7 +97,12 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
     }
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
+  for (const [toolUseId, call] of handCalls) return { kind: "run_tool", toolUseId, ...call };
   if (pending.length > 0) return { kind: "await", eventIds: pending };
   if (lastInputAt > lastAnsweredAt) return { kind: "call_model", failedAttempts: errorsSinceAnswer };
   return { kind: "finish" };
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -3,14 +3,20 @@ import type { CommittedFact } from "../coordinator/facts.js";
 import type { LiveEvidence } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
 import type { ProviderRouter } from "../providers/ports.js";
+import type { SandboxProvider } from "../sandbox/ports.js";
 import type { RetryPolicy } from "./retryPolicy.js";
 
-/** What the runtime may touch: committed history (read), the commit fence, live evidence, models. */
+/**
+ * What the runtime may touch: committed history (read), the commit fence, live evidence, models,
+ * sandboxes.
+ */
 export interface RuntimePorts {
   readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]>;
   commit(op: CommitOperation): Promise<CommitResult>;
   publish(sessionId: string, evidence: LiveEvidence): void;
   providers: ProviderRouter;
+  /** Where Hand tools run: the tier the session's environment revision names, or a refusal. */
+  sandboxes: SandboxProvider;
   clock: Clock;
   retry: RetryPolicy;
   /** Crashes (lost claims) a run may suffer between two commits before it is ended. */

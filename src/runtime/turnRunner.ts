@@ -1,11 +1,14 @@
 import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
+import { sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
-import { type ModelResponse, type ModelToolSpec, ProviderError } from "../providers/ports.js";
+import { type ModelResponse, ProviderError } from "../providers/ports.js";
+import { type SandboxSpec, SandboxUnavailableError } from "../sandbox/ports.js";
 import { buildConversation } from "./conversation.js";
+import type { HandToolResult } from "./handTools.js";
 import {
   idle,
   type ModelSpan,
@@ -16,10 +19,12 @@ import {
   spanStart,
   statusFact,
 } from "./modelFacts.js";
-import { nextStep } from "./nextStep.js";
+import { nextStep, type Step } from "./nextStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
 import { StallGuard } from "./stallGuard.js";
+import { type CatalogEntry, toolCatalog } from "./toolCatalog.js";
+import { indeterminateText, toolExecution, toolResult } from "./toolFacts.js";
 import { usageTotals } from "./usageTotals.js";
 
 type CommitStatus = "ok" | "conflict" | "lost";
@@ -34,12 +39,15 @@ const MAX_OUTPUT_TOKENS = 4096;
 export class TurnRunner {
   private facts: CommittedFact[] = [];
   private version = 0;
+  private readonly catalog: Map<string, CatalogEntry>;
 
   constructor(
     private readonly activation: Activation,
     private readonly ports: RuntimePorts,
     private readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.catalog = toolCatalog(activation.agent.definition, activation.environment.config);
+  }
 
   async run(): Promise<TurnOutcome> {
     // The claim delivered the committed history. Anything committed since is caught up by the first
@@ -74,6 +82,12 @@ export class TurnRunner {
           // The previous owner died mid-request: record the request as failed, then ask again.
           status = await this.commit([spanEnd(this.danglingSpan(step.startId), now, null, true)]);
           break;
+        case "run_tool": {
+          const result = await this.runTool(step);
+          if (result === "lost") return "lost_claim";
+          status = result;
+          break;
+        }
         case "await":
           status = await this.commit(
             [idle(now, { type: "requires_action", event_ids: step.eventIds })],
@@ -118,7 +132,7 @@ export class TurnRunner {
           model,
           system: this.activation.agent.definition.system,
           messages: buildConversation(this.facts),
-          tools: this.customTools(),
+          tools: [...this.catalog.values()].map((entry) => entry.spec),
           maxTokens: MAX_OUTPUT_TOKENS,
         },
         {
@@ -163,7 +177,11 @@ export class TurnRunner {
     }
 
     const now = this.ports.clock.now();
-    const { facts: output, toolUseIds } = responseFacts(response, messageId, now);
+    const {
+      facts: output,
+      customToolUseIds,
+      handToolUseIds,
+    } = responseFacts(response, messageId, now, this.catalog);
     const end = spanEnd(span, now, response.usage, false);
     const body = [...output, end];
     const usage = usageTotals([
@@ -171,9 +189,17 @@ export class TurnRunner {
       { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
     ]);
     body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
+    if (handToolUseIds.length > 0) {
+      // The server runs these next; the loop finds them in the committed facts (`run_tool`).
+      const landed = await this.commitLanding(body);
+      return landed === "lost" ? "lost_claim" : "continue";
+    }
     const terminal =
-      toolUseIds.length > 0
-        ? { fact: idle(now, { type: "requires_action", event_ids: toolUseIds }), settle: "awaiting" as const }
+      customToolUseIds.length > 0
+        ? {
+            fact: idle(now, { type: "requires_action", event_ids: customToolUseIds }),
+            settle: "awaiting" as const,
+          }
         : response.stopReason === "refusal"
           ? { fact: idle(now, { type: "refusal" }), settle: "done" as const }
           : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
@@ -184,6 +210,68 @@ export class TurnRunner {
     // the new version without the terminal part, and let the loop decide what comes next.
     const rebased = await this.commitLanding(body);
     return rebased === "lost" ? "lost_claim" : "continue";
+  }
+
+  /**
+   * One Hand tool call, made safe against crashes: its intent (with the attempt number) is
+   * committed before it runs and its result after. A call an earlier owner started and never
+   * finished is run again only when the tool is repeatable; otherwise the model is told its outcome
+   * is unknown (DESIGN.md §3). After a lost claim the sandbox command is killed and nothing is
+   * written back.
+   */
+  private async runTool(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
+    const entry = this.catalog.get(step.name);
+    const now = this.ports.clock.now();
+    if (entry?.kind !== "hand") {
+      return this.commitLanding([
+        toolResult(now, step.toolUseId, `the ${step.name} tool is not available to this session`, true),
+      ]);
+    }
+    if (step.attempts > 0 && !entry.tool.repeatable) {
+      this.ports.log.warn(
+        { runId: this.activation.runId, toolUseId: step.toolUseId, tool: step.name },
+        "tool call interrupted by a crash is not repeatable; reporting it as indeterminate",
+      );
+      return this.commitLanding([toolResult(now, step.toolUseId, indeterminateText(step.name), true)]);
+    }
+    // A conflict here means new input (say an interrupt) landed first: decide again from it.
+    const started = await this.commit([toolExecution(now, step.toolUseId, step.attempts + 1)]);
+    if (started !== "ok") return started;
+
+    let outcome: HandToolResult;
+    try {
+      const sandbox = await this.ports.sandboxes.realize(this.sandboxSpec());
+      outcome = await entry.tool.run(sandbox, step.input, this.signal);
+    } catch (error) {
+      if (this.signal.aborted) return "lost";
+      const message = error instanceof Error ? error.message : String(error);
+      this.ports.log.warn({ runId: this.activation.runId, tool: step.name, error: message }, "tool failed");
+      outcome = {
+        text:
+          error instanceof SandboxUnavailableError
+            ? `the sandbox for this session could not be started: ${message}`
+            : `the ${step.name} tool failed: ${message}`,
+        isError: true,
+      };
+    }
+    if (this.signal.aborted) return "lost";
+    return this.commitLanding([
+      toolResult(this.ports.clock.now(), step.toolUseId, outcome.text, outcome.isError),
+    ]);
+  }
+
+  /** The sandbox the pinned environment revision asks for (the catalog offers Hand tools only in cloud). */
+  private sandboxSpec(): SandboxSpec {
+    const config = this.activation.environment.config;
+    if (config.type !== "cloud") throw new Error("Hand tools run only in cloud environments");
+    return {
+      tier: sandboxTierOf(config) ?? "bwrap",
+      sessionId: this.activation.sessionId,
+      networking:
+        config.networking.type === "limited"
+          ? { type: "limited", allowed_hosts: [...config.networking.allowed_hosts] }
+          : { type: "unrestricted" },
+    };
   }
 
   private async handleModelError(
@@ -316,15 +404,5 @@ export class TurnRunner {
 
   private model(): string {
     return this.activation.agent.definition.model.id;
-  }
-
-  private customTools(): ModelToolSpec[] {
-    const tools: ModelToolSpec[] = [];
-    for (const tool of this.activation.agent.definition.tools) {
-      if (tool.type === "custom") {
-        tools.push({ name: tool.name, description: tool.description, input_schema: tool.input_schema });
-      }
-    }
-    return tools;
   }
 }

@@ -18,7 +18,11 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     // The publication contract the catalog stores, and the worker transport the gateway serves.
     files: ["control/agentDefinition.ts", "worker/ports.ts"],
   },
-  runtime: { contexts: ["kernel", "providers", "coordinator"] },
+  runtime: {
+    contexts: ["kernel", "providers", "coordinator"],
+    // The agent definition it executes, and the sandbox contract its Hand tools run in.
+    files: ["control/agentDefinition.ts", "sandbox/ports.ts"],
+  },
   worker: { contexts: ["kernel", "runtime", "coordinator"] },
   stores: { contexts: ["kernel", "coordinator", "control"] },
   // The worker transport's port and wire schema, which the worker-transport edge serves.

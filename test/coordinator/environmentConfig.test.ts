@@ -3,6 +3,7 @@ import {
   applyEnvironmentConfigUpdate,
   type EnvironmentConfig,
   resolveEnvironmentConfig,
+  sandboxTierOf,
 } from "../../src/coordinator/environmentConfig.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 
@@ -20,7 +21,12 @@ function rejection(fn: () => unknown): AwakenError {
 
 describe("resolveEnvironmentConfig", () => {
   it("an omitted or null config is cloud with unrestricted networking and empty package lists", () => {
-    const expected = { type: "cloud", networking: { type: "unrestricted" }, packages: emptyPackages };
+    const expected = {
+      type: "cloud",
+      networking: { type: "unrestricted" },
+      packages: emptyPackages,
+      sandbox: { tier: "bwrap" },
+    };
     expect(resolveEnvironmentConfig(undefined)).toEqual(expected);
     expect(resolveEnvironmentConfig(null)).toEqual(expected);
     expect(resolveEnvironmentConfig({ type: "cloud" })).toEqual(expected);
@@ -38,6 +44,7 @@ describe("resolveEnvironmentConfig", () => {
         allow_package_managers: false,
       },
       packages: emptyPackages,
+      sandbox: { tier: "bwrap" },
     });
   });
 
@@ -126,7 +133,23 @@ describe("applyEnvironmentConfigUpdate", () => {
         allow_package_managers: true,
       },
       packages: { ...emptyPackages, pip: ["numpy"], apt: ["curl"], npm: ["left-pad"] },
+      sandbox: { tier: "bwrap" },
     });
+  });
+
+  it("the sandbox tier (Awaken extension) defaults to bwrap, is kept when omitted and changes when given", () => {
+    const none = applyEnvironmentConfigUpdate(current, { type: "cloud", sandbox: { tier: "none" } });
+    expect(none).toMatchObject({ sandbox: { tier: "none" } });
+    expect(applyEnvironmentConfigUpdate(none, { type: "cloud", sandbox: null })).toMatchObject({
+      sandbox: { tier: "none" },
+    });
+    expect(applyEnvironmentConfigUpdate(none, { type: "cloud", sandbox: {} })).toMatchObject({
+      sandbox: { tier: "none" },
+    });
+    // A revision stored before the field existed reads as the default tier.
+    const legacy = { type: "cloud", networking: { type: "unrestricted" }, packages: emptyPackages };
+    expect(sandboxTierOf(legacy as EnvironmentConfig)).toBe("bwrap");
+    expect(sandboxTierOf({ type: "self_hosted" })).toBeNull();
   });
 
   it("switching to unrestricted drops the limited fields; switching back starts from creation defaults", () => {

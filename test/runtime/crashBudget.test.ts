@@ -3,6 +3,7 @@ import type { ProviderRouter } from "../../src/providers/ports.js";
 import { createProviderRouter } from "../../src/providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
 import { TurnRunner } from "../../src/runtime/turnRunner.js";
+import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
 import { sessionWithQueuedRun } from "../support/storeFixtures.js";
 
 const LEASE_MS = 1_000;
@@ -16,6 +17,8 @@ afterEach(async () => {
 });
 
 /** A model that must never be called: a run past its crash budget ends without asking it. */
+/** No tier at all: a run that reached a Hand tool would get a refusal, never a sandbox. */
+const noSandboxes = new TieredSandboxProvider({});
 const untouchable: ProviderRouter = {
   select: () => {
     throw new Error("the model was called for a run that exhausted its crash budget");
@@ -41,6 +44,7 @@ describe("the crash budget (DESIGN.md §3; issue 3 fault case 8)", () => {
         commit: (op) => stores.dispatch.commit(op),
         publish: () => {},
         providers: untouchable,
+        sandboxes: noSandboxes,
         clock: fx.clock,
         retry: DEFAULT_RETRY_POLICY,
         crashBudget: CRASH_BUDGET,
@@ -80,6 +84,7 @@ describe("the crash budget (DESIGN.md §3; issue 3 fault case 8)", () => {
         commit: (op) => stores.dispatch.commit(op),
         publish: () => {},
         providers: createProviderRouter({}),
+        sandboxes: noSandboxes,
         clock: fx.clock,
         retry: DEFAULT_RETRY_POLICY,
         crashBudget: CRASH_BUDGET,

@@ -186,6 +186,66 @@ describe("nextStep on hand-written histories", () => {
   });
 });
 
+describe("nextStep with Hand tools (server-run, DESIGN.md §3 side effects)", () => {
+  /** A model answer calling `bash` server-side and, optionally, a custom tool for the client. */
+  function handAnswer(h: History, withCustom = false): { hand: string; custom?: string } {
+    const start = h.start();
+    const hand = h.add("agent.tool_use", { name: "bash", input: { command: "ls" } });
+    const custom = withCustom ? h.add("agent.custom_tool_use", { name: "t", input: {} }) : undefined;
+    h.end(start);
+    return custom ? { hand, custom } : { hand };
+  }
+
+  it("a Hand tool use without a result is run first, with no attempt before", () => {
+    const h = new History();
+    h.message();
+    const { hand } = handAnswer(h);
+    expect(h.step()).toEqual({
+      kind: "run_tool",
+      toolUseId: hand,
+      name: "bash",
+      input: { command: "ls" },
+      attempts: 0,
+    });
+  });
+
+  it("an intent without a result counts as an attempt: a crash happened mid-call", () => {
+    const h = new History();
+    h.message();
+    const { hand } = handAnswer(h);
+    h.add("awaken.tool_execution", { tool_use_id: hand, attempt: 1 });
+    expect(h.step()).toMatchObject({ kind: "run_tool", toolUseId: hand, attempts: 1 });
+    h.add("awaken.tool_execution", { tool_use_id: hand, attempt: 2 });
+    expect(h.step()).toMatchObject({ kind: "run_tool", attempts: 2 });
+  });
+
+  it("the result is new input for the model", () => {
+    const h = new History();
+    h.message();
+    const { hand } = handAnswer(h);
+    h.add("awaken.tool_execution", { tool_use_id: hand, attempt: 1 });
+    h.add("agent.tool_result", { tool_use_id: hand, content: [], is_error: false });
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+
+  it("server-run tools go before parking on the client's custom tools", () => {
+    const h = new History();
+    h.message();
+    const { hand, custom } = handAnswer(h, true);
+    expect(h.step()).toMatchObject({ kind: "run_tool", toolUseId: hand });
+    h.add("agent.tool_result", { tool_use_id: hand, content: [], is_error: false });
+    expect(h.step()).toEqual({ kind: "await", eventIds: [custom] });
+  });
+
+  it("an interrupt drops a pending Hand tool use", () => {
+    const h = new History();
+    h.message();
+    handAnswer(h);
+    h.add("user.interrupt");
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // Model-based: a small simulation of what the runtime and the input rules commit, with its own
 // account of where the run stands, compared with nextStep after every operation.

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { CommittedFact } from "../../coordinator/facts.js";
+import { type CommittedFact, isInternalFact } from "../../coordinator/facts.js";
 import type {
   HistoryReader,
   LiveEvidence,
@@ -76,6 +76,7 @@ export function streamSession(
       for (const fact of facts) {
         cursor = fact.seq;
         previews.delete(fact.id);
+        if (isInternalFact(fact.type)) continue;
         write(fact.type, eventDto(fact));
         if (CLOSING_TYPES.has(fact.type)) {
           close();

@@ -1,4 +1,4 @@
-import type { CommittedFact } from "../../coordinator/facts.js";
+import { type CommittedFact, INTERNAL_FACT_PREFIX } from "../../coordinator/facts.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
 import { rowToFact } from "./appendFacts.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
@@ -34,7 +34,9 @@ export class SqlHistoryReader implements HistoryReader {
       .selectFrom("events")
       .selectAll()
       .where("thread_id", "=", threadId)
-      .where("session_id", "=", sessionId);
+      .where("session_id", "=", sessionId)
+      // Recovery bookkeeping (e.g. tool intents) holds a version but is no protocol's event.
+      .where("type", "not like", `${INTERNAL_FACT_PREFIX}%`);
     if (q.types && q.types.length > 0) query = query.where("type", "in", q.types);
     const c = q.createdAt;
     if (c?.gt !== undefined) query = query.where("created_at", ">", c.gt);

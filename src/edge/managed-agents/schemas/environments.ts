@@ -6,6 +6,7 @@
  * `applyEnvironmentConfigUpdate` give those nulls their meaning and check the cross-field rules.
  */
 import { z } from "zod";
+import { SANDBOX_TIER_NAMES } from "../../../coordinator/environmentConfig.js";
 import {
   boundedString,
   discriminatorError,
@@ -64,6 +65,8 @@ export const environmentConfigSchema = z.discriminatedUnion(
       type: z.literal("cloud"),
       networking: networkingSchema.nullish(),
       packages: packagesSchema.nullish(),
+      // Awaken extension: the Hand tools' isolation tier (see environmentConfig.ts).
+      sandbox: z.strictObject({ tier: z.enum(SANDBOX_TIER_NAMES).nullish() }).nullish(),
     }),
     z.strictObject({ type: z.literal("self_hosted") }),
   ],

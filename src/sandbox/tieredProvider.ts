@@ -1,0 +1,42 @@
+import {
+  type Sandbox,
+  type SandboxProvider,
+  type SandboxSpec,
+  type SandboxTier,
+  SandboxUnavailableError,
+} from "./ports.js";
+
+/** What to tell an operator whose host lacks a tier. */
+const HOW_TO_GET: Record<SandboxTier, string> = {
+  bwrap: "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on every worker host",
+  none: "the `none` tier needs nothing; this worker was started without it",
+};
+
+/**
+ * Routes each session to the provider of the tier its frozen environment revision names. A tier
+ * this host cannot realize is refused, never replaced by a weaker one.
+ */
+export class TieredSandboxProvider implements SandboxProvider {
+  constructor(private readonly tiers: Partial<Record<SandboxTier, SandboxProvider>>) {}
+
+  realize(spec: SandboxSpec): Promise<Sandbox> {
+    const provider = this.tiers[spec.tier];
+    if (!provider) {
+      return Promise.reject(
+        new SandboxUnavailableError(
+          spec.tier,
+          `the "${spec.tier}" sandbox tier is not available on this worker: ${HOW_TO_GET[spec.tier]}`,
+        ),
+      );
+    }
+    return provider.realize(spec);
+  }
+
+  async destroy(sessionId: string): Promise<void> {
+    for (const provider of Object.values(this.tiers)) await provider.destroy(sessionId);
+  }
+
+  async close(): Promise<void> {
+    for (const provider of Object.values(this.tiers)) await provider.close();
+  }
+}
