@@ -47,7 +47,8 @@ async function handSession(client: Anthropic) {
 }
 
 const workerArgs = () => ["--concurrency", "1", "--workspace-dir", workspaces];
-const ofType = (facts: Array<{ type: string }>, type: string) => facts.filter((f) => f.type === type);
+const ofType = <F extends { type: string }>(facts: F[], type: string): F[] =>
+  facts.filter((f) => f.type === type);
 const isEndTurn = (f: { type: string; body: Record<string, unknown> }) =>
   f.type === "session.status_idle" && (f.body.stop_reason as { type?: string })?.type === "end_turn";
 const resultText = (f: { body: Record<string, unknown> } | undefined) =>
