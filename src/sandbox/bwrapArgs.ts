@@ -1,0 +1,185 @@
+/**
+ * The command line of one bwrap exec: `bash` closing inherited descriptors, then `prlimit`
+ * (resource limits, inherited across bwrap's exec) wrapping `bwrap` with the flags measured to hold
+ * (sandbox-and-secrets.md). Pure: the host facts it needs (tool paths, the /bin-/lib layout) are
+ * passed in, so the argv can be read and tested alone.
+ */
+
+export interface ResourceLimits {
+  /** RLIMIT_CPU: CPU seconds per exec (wall clock is the exec's own timeout). */
+  cpuSeconds: number;
+  /** RLIMIT_NPROC: counts every process of the sandbox's host uid, so it bounds a fork bomb. */
+  processes: number;
+  /** RLIMIT_FSIZE: largest single file written; not a disk quota. */
+  fileSizeBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** Size of the private tmpfs at /tmp (memory-backed, so it is a memory bound too). */
+  tmpBytes: number;
+}
+
+export const DEFAULT_LIMITS: ResourceLimits = {
+  cpuSeconds: 600,
+  processes: 256,
+  fileSizeBytes: 2 ** 30,
+  openFiles: 1024,
+  tmpBytes: 64 * 2 ** 20,
+};
+
+/**
+ * RLIMIT_AS is kept at 16 GiB: lower breaks WebAssembly, the JVM and Go, which reserve address
+ * space they never touch (pitfall 3). Real memory limits belong to cgroups, not to this tier.
+ */
+export const ADDRESS_SPACE_BYTES = 2 ** 34;
+
+/** The extra descriptors the child is spawned with (after stdin, stdout, stderr). */
+export const SANDBOX_FDS = { passwd: 3, group: 4, seccomp: 5 } as const;
+
+export const SANDBOX_WORKSPACE = "/workspace";
+/** The identity inside the user namespace; the host sees the allocated unprivileged uid instead. */
+const INNER_ID = 1000;
+const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/**
+ * The only /etc entries the sandbox sees: what the dynamic loader, TLS, name lookup and `update-
+ * alternatives` links need. Binding all of /etc would leak host configuration (pitfall 5).
+ */
+const ETC_ENTRIES = [
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "alternatives",
+  "ssl",
+  "ca-certificates",
+  "nsswitch.conf",
+  "localtime",
+  "hosts",
+  "resolv.conf",
+];
+
+/** How a top-level system path (/bin, /lib64, ...) exists on the host: merged-/usr link or dir. */
+export type SystemEntry = { path: string; symlinkTo: string } | { path: string; directory: true };
+
+/**
+ * bwrap hands every descriptor it inherits to the command, and Node closes only its own (they are
+ * close-on-exec). A worker started holding others (a supervisor's pipe, a socket a native module
+ * opened) would pass them into every sandbox: close all but stdio and bwrap's three first.
+ */
+const CLOSE_INHERITED_FDS = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${SANDBOX_FDS.seccomp})); then { exec {fd}>&-; } 2>/dev/null; fi; done; exec "$@"`;
+
+export interface BwrapInvocation {
+  bashPath: string;
+  prlimitPath: string;
+  bwrapPath: string;
+  limits: ResourceLimits;
+  systemEntries: SystemEntry[];
+  workspaceHostPath: string;
+  /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
+  argv: string[];
+}
+
+export function bwrapCommand(invocation: BwrapInvocation): { command: string; args: string[] } {
+  const { limits } = invocation;
+  const prlimit = [
+    `--cpu=${limits.cpuSeconds}`,
+    `--as=${ADDRESS_SPACE_BYTES}`,
+    `--nproc=${limits.processes}`,
+    `--fsize=${limits.fileSizeBytes}`,
+    `--nofile=${limits.openFiles}`,
+    "--",
+  ];
+  const bwrap = [
+    // Private user, PID, IPC, UTS, cgroup and network namespaces. No `--share-net`: it would give
+    // the command the host's loopback (databases, local services).
+    "--unshare-all",
+    "--unshare-user",
+    // No nested user namespaces: they are where most unprivileged kernel attack surface starts.
+    "--disable-userns",
+    // If bwrap is killed (timeout), the namespace's init dies with it, and every process in the
+    // PID namespace with that init, setsid/nohup/double-forked ones included. bwrap itself dies
+    // with its parent, the worker, so a crashed worker leaves no sandbox running.
+    "--die-with-parent",
+    // A new session: no TIOCSTI into a terminal of the worker.
+    "--new-session",
+    "--cap-drop",
+    "ALL",
+    "--uid",
+    String(INNER_ID),
+    "--gid",
+    String(INNER_ID),
+    "--hostname",
+    "sandbox",
+    ...systemBinds(invocation.systemEntries),
+    ...etcBinds(),
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(limits.tmpBytes),
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    invocation.workspaceHostPath,
+    SANDBOX_WORKSPACE,
+    // bwrap's root is a tmpfs the sandbox user owns: without this, `touch /etc/x` would succeed
+    // (landing nowhere, but a command must not believe it can write there). /workspace, /tmp and
+    // /dev are mounts of their own and stay writable.
+    "--remount-ro",
+    "/",
+    "--chdir",
+    SANDBOX_WORKSPACE,
+    "--clearenv",
+    "--setenv",
+    "PATH",
+    SANDBOX_PATH,
+    "--setenv",
+    "HOME",
+    SANDBOX_WORKSPACE,
+    "--setenv",
+    "LANG",
+    "C.UTF-8",
+    "--seccomp",
+    String(SANDBOX_FDS.seccomp),
+    "--",
+    ...invocation.argv,
+  ];
+  return {
+    command: invocation.bashPath,
+    args: [
+      "-c",
+      CLOSE_INHERITED_FDS,
+      "bash",
+      invocation.prlimitPath,
+      ...prlimit,
+      invocation.bwrapPath,
+      ...bwrap,
+    ],
+  };
+}
+
+function systemBinds(entries: SystemEntry[]): string[] {
+  const args = ["--ro-bind", "/usr", "/usr"];
+  for (const entry of entries) {
+    if ("symlinkTo" in entry) args.push("--symlink", entry.symlinkTo, entry.path);
+    else args.push("--ro-bind", entry.path, entry.path);
+  }
+  return args;
+}
+
+function etcBinds(): string[] {
+  const args = ["--perms", "0755", "--dir", "/etc"];
+  for (const name of ETC_ENTRIES) args.push("--ro-bind-try", `/etc/${name}`, `/etc/${name}`);
+  args.push("--perms", "0644", "--ro-bind-data", String(SANDBOX_FDS.passwd), "/etc/passwd");
+  args.push("--perms", "0644", "--ro-bind-data", String(SANDBOX_FDS.group), "/etc/group");
+  return args;
+}
+
+/** The sandbox's /etc/passwd: its own user, and `nobody` for ids the namespace does not map. */
+export const SANDBOX_PASSWD = [
+  `sandbox:x:${INNER_ID}:${INNER_ID}:sandbox:${SANDBOX_WORKSPACE}:/bin/sh`,
+  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin",
+  "",
+].join("\n");
+
+export const SANDBOX_GROUP = [`sandbox:x:${INNER_ID}:`, "nogroup:x:65534:", ""].join("\n");

@@ -1,0 +1,362 @@
+import { spawnSync } from "node:child_process";
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type BwrapSandbox, BwrapTierProvider, bwrapAvailable } from "../../src/sandbox/bwrapTier.js";
+import { type ExecRequest, SandboxUnavailableError } from "../../src/sandbox/ports.js";
+
+/**
+ * The bwrap tier against real bubblewrap and real processes. A host without bwrap fails this file
+ * (it does not skip it): the tier is the Linux default and CI installs it (.ci/run).
+ */
+
+const IS_ROOT = process.getuid?.() === 0;
+/** ptrace and io_uring_setup, for perl's `syscall`. */
+const SYSCALL =
+  process.arch === "arm64" ? { ptrace: 117, ioUringSetup: 425 } : { ptrace: 101, ioUringSetup: 425 };
+
+let root: string;
+let provider: BwrapTierProvider;
+let sandbox: BwrapSandbox;
+
+function run(target: BwrapSandbox, argv: string[], overrides: Partial<ExecRequest> = {}) {
+  return target.exec({
+    argv,
+    timeoutMs: 10_000,
+    maxOutputBytes: 1_000_000,
+    signal: new AbortController().signal,
+    ...overrides,
+  });
+}
+
+function hostUidOf(target: BwrapSandbox): number {
+  return target.owner?.uid ?? process.getuid!();
+}
+
+/** Polls until `check` holds or `ms` pass; returns whether it held. */
+async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+let installed = false;
+
+beforeAll(async () => {
+  installed = await bwrapAvailable();
+  if (!installed) return;
+  root = await mkdtemp(join(tmpdir(), "bwrap-tier-"));
+  // mkdtemp makes a 0700 directory; sandbox uids must be able to pass through it.
+  await chmod(root, 0o711);
+  provider = new BwrapTierProvider({
+    workspaceRoot: join(root, "workspaces"),
+    uidRange: { first: 231_000, last: 231_999 },
+  });
+  sandbox = await provider.realize({
+    tier: "bwrap",
+    sessionId: "s-main",
+    networking: { type: "unrestricted" },
+  });
+});
+
+// Each test fails, rather than skips, on a host without bwrap, and says what to do.
+beforeEach(() => {
+  if (!installed) {
+    throw new Error(
+      "bubblewrap is not installed on this host: install it (apt-get install -y bubblewrap); .ci/run does this in CI",
+    );
+  }
+});
+
+afterAll(async () => {
+  await provider?.close();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("bwrap tier: what the command can see and touch", () => {
+  it("cannot read /etc/shadow or /root", async () => {
+    const shadow = await run(sandbox, ["cat", "/etc/shadow"]);
+    expect(shadow.exitCode).not.toBe(0);
+    const rootHome = await run(sandbox, ["ls", "/root"]);
+    expect(rootHome.exitCode).not.toBe(0);
+  });
+
+  it("runs as a non-root user that the host sees as the allocated unprivileged uid", async () => {
+    const id = await run(sandbox, ["id", "-u"]);
+    expect(id.exitCode).toBe(0);
+    expect(id.stdout.trim()).not.toBe("0");
+    const hostUid = hostUidOf(sandbox);
+    expect(hostUid).not.toBe(0);
+    if (IS_ROOT) expect(hostUid).toBeGreaterThanOrEqual(231_000);
+
+    // A live command, seen from the host's /proc.
+    const stop = new AbortController();
+    const sleeping = run(sandbox, ["sleep", "30"], { signal: stop.signal }).catch(() => null);
+    const seen = await eventually(async () => (await liveProcessCount(hostUid)) > 0, 3_000);
+    stop.abort();
+    await sleeping;
+    expect(seen).toBe(true);
+
+    // And a file it writes is the host uid's.
+    await run(sandbox, ["touch", "owned"]);
+    expect((await stat(join(sandbox.hostWorkspace, "owned"))).uid).toBe(hostUid);
+  });
+
+  it("cannot write outside /workspace and /tmp", async () => {
+    for (const path of ["/usr/x", "/etc/x", "/x", "/bin/x"]) {
+      const result = await run(sandbox, ["touch", path]);
+      expect(result.exitCode, path).not.toBe(0);
+      expect(result.stderr, path).toMatch(/Read-only file system|Permission denied/);
+    }
+    await expect(stat("/usr/x")).rejects.toThrow();
+  });
+
+  it("keeps /workspace across execs and on the host", async () => {
+    expect(sandbox.workspacePath).toBe("/workspace");
+    const write = await run(sandbox, ["sh", "-c", "pwd && echo hello > note.txt"]);
+    expect(write.stdout.trim()).toBe("/workspace");
+    const read = await run(sandbox, ["cat", "note.txt"]);
+    expect(read.stdout).toBe("hello\n");
+    expect(await readFile(join(sandbox.hostWorkspace, "note.txt"), "utf8")).toBe("hello\n");
+    const mode = (await stat(sandbox.hostWorkspace)).mode & 0o777;
+    expect(mode).toBe(0o700);
+  });
+
+  it("inherits no descriptor of the worker's beyond stdio", async () => {
+    // `ls` itself holds one (3, the directory it lists).
+    const result = await run(sandbox, ["ls", "/proc/self/fd"]);
+    expect(result.stdout.split("\n").filter(Boolean).sort()).toEqual(["0", "1", "2", "3"]);
+  });
+
+  it("passes stdin to the command", async () => {
+    const result = await run(sandbox, ["cat"], { stdin: "from the worker" });
+    expect(result.stdout).toBe("from the worker");
+  });
+
+  it("bounds /tmp by its tmpfs size", async () => {
+    const result = await run(sandbox, ["sh", "-c", "head -c 100000000 /dev/zero > /tmp/big"]);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toMatch(/No space left/);
+  });
+
+  it("has no TCP to the host's loopback, nor any route out", async () => {
+    let connections = 0;
+    const server: Server = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const result = await run(sandbox, ["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port}`]);
+      expect(result.exitCode).not.toBe(0);
+      expect(connections).toBe(0);
+      const out = await run(sandbox, ["bash", "-c", "exec 3<>/dev/tcp/1.1.1.1/80"]);
+      expect(out.exitCode).not.toBe(0);
+      expect(out.stderr).toMatch(/Network is unreachable/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("gets a clean environment, not the worker's", async () => {
+    process.env.AWAKEN_PLANTED_SECRET = "sk-planted-7f3a9c";
+    try {
+      const result = await run(sandbox, ["env"]);
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).not.toContain("sk-planted-7f3a9c");
+      const names = result.stdout
+        .trim()
+        .split("\n")
+        .map((line) => line.split("=")[0])
+        .sort();
+      expect(names).toEqual(["HOME", "LANG", "PATH", "PWD"]);
+    } finally {
+      delete process.env.AWAKEN_PLANTED_SECRET;
+    }
+  });
+
+  it("refuses the syscalls of the seccomp filter", async () => {
+    const ptrace = await run(sandbox, [
+      "perl",
+      "-e",
+      `my $r = syscall(${SYSCALL.ptrace}, 0, 0, 0, 0); print "$r ", $!+0`,
+    ]);
+    expect(ptrace.stdout).toBe("-1 1"); // EPERM; unfiltered, PTRACE_TRACEME succeeds (0).
+    const ioUring = await run(sandbox, [
+      "perl",
+      "-e",
+      `my $r = syscall(${SYSCALL.ioUringSetup}, 1, 0); print "$r ", $!+0`,
+    ]);
+    expect(ioUring.stdout).toBe("-1 1"); // EPERM; unfiltered, a null params pointer gives EFAULT.
+    // Without the filter, --disable-userns would answer ENOSPC ("No space left on device").
+    const userns = await run(sandbox, ["unshare", "-U", "true"]);
+    expect(userns.exitCode).not.toBe(0);
+    expect(userns.stderr).toMatch(/Operation not permitted/);
+  });
+});
+
+describe("bwrap tier: runaway commands", () => {
+  it("kills everything a timed-out command started, setsid and nohup children included", async () => {
+    const started = Date.now();
+    const result = await run(
+      sandbox,
+      ["bash", "-c", "sleep 100 & setsid sleep 100 & nohup sleep 100 >/dev/null 2>&1 & (sleep 100 &); wait"],
+      { timeoutMs: 1_000 },
+    );
+    expect(result.timedOut).toBe(true);
+    expect(Date.now() - started).toBeLessThan(4_000);
+    const hostUid = hostUidOf(sandbox);
+    const gone = await eventually(async () => (await liveProcessCount(hostUid)) === 0, 3_000);
+    expect(gone).toBe(true);
+  });
+
+  it("bounds a fork bomb by the process limit, and the sandbox works afterwards", async () => {
+    const hostUid = hostUidOf(sandbox);
+    const bomb = run(sandbox, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], { timeoutMs: 1_500 });
+    let peak = 0;
+    const sampling = setInterval(async () => {
+      const count = await liveProcessCount(hostUid);
+      peak = Math.max(peak, count);
+    }, 50);
+    const result = await bomb;
+    clearInterval(sampling);
+    expect(result.timedOut).toBe(true);
+    // bash reports the refused forks; the sampled peak stays within RLIMIT_NPROC (256 by default).
+    expect(result.stderr).toMatch(/fork: .*Resource temporarily unavailable/);
+    expect(peak).toBeGreaterThan(50);
+    expect(peak).toBeLessThanOrEqual(256);
+    expect(await eventually(async () => (await liveProcessCount(hostUid)) === 0, 3_000)).toBe(true);
+    const after = await run(sandbox, ["echo", "still here"]);
+    expect(after.stdout).toBe("still here\n");
+  });
+
+  it("truncates output past maxOutputBytes", async () => {
+    const result = await run(sandbox, ["sh", "-c", "head -c 200000 /dev/zero | tr '\\0' a"], {
+      maxOutputBytes: 1_000,
+    });
+    expect(result.truncated).toBe(true);
+    expect(result.stdout.length).toBe(1_000);
+  });
+});
+
+describe("bwrap tier: sessions", () => {
+  it("gives two sessions different uids and workspaces neither can read", async () => {
+    const a = await provider.realize({
+      tier: "bwrap",
+      sessionId: "s-a",
+      networking: { type: "unrestricted" },
+    });
+    const b = await provider.realize({
+      tier: "bwrap",
+      sessionId: "s-b",
+      networking: { type: "limited", allowed_hosts: ["example.com"] },
+    });
+    await run(a, ["sh", "-c", "echo secret-of-a > mine"]);
+    // The other workspace is not mounted in b at all...
+    const fromB = await run(b, ["cat", join(a.hostWorkspace, "mine")]);
+    expect(fromB.exitCode).not.toBe(0);
+    expect(fromB.stdout).toBe("");
+    if (IS_ROOT) {
+      expect(a.owner!.uid).not.toBe(b.owner!.uid);
+      // ...and even on the host, b's uid cannot read a's workspace (0700, owned by a's uid).
+      const onHost = spawnSync("cat", [join(a.hostWorkspace, "mine")], {
+        uid: b.owner!.uid,
+        gid: b.owner!.gid,
+      });
+      expect(onHost.status).not.toBe(0);
+      expect(onHost.stdout.toString()).toBe("");
+    }
+  });
+
+  it("realizes idempotently, and destroy deletes the workspace and frees the uid", async () => {
+    const spec = { tier: "bwrap", sessionId: "s-idem", networking: { type: "unrestricted" } } as const;
+    const first = await provider.realize(spec);
+    const second = await provider.realize(spec);
+    expect(second).toBe(first);
+    await run(first, ["touch", "leftover"]);
+
+    const stop = new AbortController();
+    const running = run(first, ["sleep", "30"], { signal: stop.signal });
+    await provider.destroy("s-idem");
+    await expect(running).rejects.toThrow();
+    await expect(stat(first.hostWorkspace)).rejects.toThrow();
+    await expect(run(first, ["true"])).rejects.toThrow(/destroyed/);
+
+    const again = await provider.realize(spec);
+    expect(again).not.toBe(first);
+    expect((await run(again, ["ls", "-A"])).stdout).toBe("");
+  });
+
+  it.runIf(IS_ROOT)("re-owns a workspace left by another uid without following planted links", async () => {
+    const spec = { tier: "bwrap", sessionId: "s-restart", networking: { type: "unrestricted" } } as const;
+    const before = await provider.realize(spec);
+    await run(before, ["sh", "-c", "mkdir -p d && echo kept > d/file && ln -s /etc/shadow d/shadow"]);
+    // A restarted worker: another pool, the same workspace root.
+    const restarted = new BwrapTierProvider({
+      workspaceRoot: join(root, "workspaces"),
+      uidRange: { first: 233_000, last: 233_099 },
+    });
+    try {
+      const after = await restarted.realize(spec);
+      expect(after.owner!.uid).not.toBe(before.owner!.uid);
+      expect((await run(after, ["cat", "d/file"])).stdout).toBe("kept\n");
+      expect((await lstat(join(after.hostWorkspace, "d", "shadow"))).uid).toBe(after.owner!.uid);
+      expect((await stat("/etc/shadow")).uid).toBe(0);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it.runIf(IS_ROOT)("refuses a workspace root the sandbox uid cannot pass through", async () => {
+    const closed = await mkdtemp(join(tmpdir(), "bwrap-closed-"));
+    const blocked = new BwrapTierProvider({ workspaceRoot: join(closed, "workspaces") });
+    try {
+      const error = await blocked
+        .realize({ tier: "bwrap", sessionId: "s-closed", networking: { type: "unrestricted" } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SandboxUnavailableError);
+      expect((error as Error).message).toMatch(/chmod o\+x/);
+    } finally {
+      await blocked.close();
+      await rm(closed, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses with SandboxUnavailableError when bwrap is not installed", async () => {
+    const path = process.env.PATH;
+    process.env.PATH = join(root, "empty-bin");
+    try {
+      const bare = new BwrapTierProvider({ workspaceRoot: join(root, "bare") });
+      const error = await bare
+        .realize({ tier: "bwrap", sessionId: "s-bare", networking: { type: "unrestricted" } })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(SandboxUnavailableError);
+      expect((error as Error).message).toMatch(/apt-get install bubblewrap/);
+      await bare.close();
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+});
+
+/**
+ * How many host processes run with real uid `uid`, read from /proc. Zombies are not counted: bwrap's
+ * inner init, killed with its namespace, is reparented to host PID 1 and waits there to be reaped
+ * (sandbox-and-secrets.md, pitfall 7); it runs nothing.
+ */
+async function liveProcessCount(uid: number): Promise<number> {
+  let count = 0;
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+    const zombie = /^State:\s+Z/m.test(status);
+    if (!zombie && Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) count += 1;
+  }
+  return count;
+}
