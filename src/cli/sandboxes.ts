@@ -1,12 +1,18 @@
 import { resolve } from "node:path";
+import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
 import { NoneTierProvider } from "../sandbox/noneTier.js";
 import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
 
 /**
  * The sandbox tiers this process can realize, each session's workspace under `workspaceRoot`.
- * Which tier a session gets is not decided here: its environment revision names it, and a tier
- * missing on this host is refused with instructions, never swapped for another.
+ * Which tier a session gets is not decided here: its environment revision names it. The bwrap
+ * tier checks its host prerequisites on first use and refuses with install instructions when they
+ * are missing; it is never swapped for another tier.
  */
 export function createSandboxes(workspaceRoot: string): TieredSandboxProvider {
-  return new TieredSandboxProvider({ none: new NoneTierProvider(resolve(workspaceRoot)) });
+  const root = resolve(workspaceRoot);
+  return new TieredSandboxProvider({
+    bwrap: new BwrapTierProvider({ workspaceRoot: root }),
+    none: new NoneTierProvider(root),
+  });
 }

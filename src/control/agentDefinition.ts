@@ -16,7 +16,24 @@
 export type PermissionPolicyType = "always_allow" | "always_ask" | "auto";
 export interface PermissionPolicy {
   type: PermissionPolicyType;
+  /**
+   * Awaken extension, `auto` only: the operator's rules the runtime gate evaluates. Part of the
+   * publication, so a session pins the rules of its agent version. Absent when there are none.
+   */
+  rules?: PermissionRule[];
 }
+
+export type PermissionEffect = "allow" | "ask" | "deny";
+/**
+ * `match` is a glob over the call's subject (bash: the command; read/write/edit: the file path,
+ * normalized, relative paths under `/workspace`; glob/grep: the search path or pattern): `*` is
+ * any run of characters (spaces and slashes included), `?` one character. No `match` = any call.
+ */
+export interface PermissionRule {
+  effect: PermissionEffect;
+  match?: string;
+}
+export const MAX_PERMISSION_RULES = 64;
 
 export const EFFORT_LEVELS = ["low", "medium", "high", "xhigh", "max"] as const;
 export type EffortLevel = (typeof EFFORT_LEVELS)[number];

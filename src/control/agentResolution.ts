@@ -49,15 +49,29 @@ function resolveDefaultConfig(
 ): ToolDefaultConfig {
   return {
     enabled: input?.enabled ?? DEFAULT_TOOL_ENABLED,
-    permission_policy: { type: (input?.permission_policy ?? fallbackPolicy).type },
+    permission_policy: resolvePolicy(input?.permission_policy ?? fallbackPolicy),
   };
+}
+
+/** Rules only mean something to `auto`; elsewhere they are refused rather than silently kept. */
+function resolvePolicy(policy: PermissionPolicy): PermissionPolicy {
+  const rules = policy.rules ?? [];
+  if (rules.length > 0 && policy.type !== "auto") {
+    fail(`permission_policy.rules apply only to {"type":"auto"}; "${policy.type}" takes no rules`);
+  }
+  return rules.length > 0
+    ? {
+        type: policy.type,
+        rules: rules.map((r) => (r.match === undefined ? { effect: r.effect } : { ...r })),
+      }
+    : { type: policy.type };
 }
 
 /** A per-tool override inherits whatever it leaves unset from its toolset's resolved default. */
 function resolveOverride(input: ToolDefaultConfigInput, defaults: ToolDefaultConfig): ToolConfigBase {
   return {
     enabled: input.enabled ?? defaults.enabled,
-    permission_policy: { type: (input.permission_policy ?? defaults.permission_policy).type },
+    permission_policy: resolvePolicy(input.permission_policy ?? defaults.permission_policy),
   };
 }
 

@@ -21,11 +21,26 @@ export interface CommittedFact extends Fact {
 
 export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
 
+/** The answer a client owes: one per tool use the run is parked on (wire §3.4). */
+export type AnswerKind = "custom_tool_result" | "tool_result" | "tool_confirmation";
+
 export interface PendingAction {
-  /** The id of the fact that waits for an answer (e.g. an `agent.custom_tool_use`). */
+  /** The id of the fact that waits for an answer (an `agent.custom_tool_use` or `agent.tool_use`). */
   eventId: string;
-  kind: "custom_tool_result";
+  kind: AnswerKind;
+  /**
+   * For a confirmation: who runs the tool once allowed — this server (`server`, cloud) or the
+   * client, which then owes a `user.tool_result` (self_hosted).
+   */
+  afterAllow?: "server" | "tool_result";
 }
+
+/**
+ * Committed with a built-in tool use that waits for a client (a confirmation, or a result from a
+ * self-hosted worker). With the run's awaiting settle it forms the resume ticket: which calls wait
+ * for which answer, under the run's pinned snapshot. Internal (see `isInternalFact`).
+ */
+export const TOOL_AWAITS = "awaken.tool_awaits";
 
 export interface SessionUsage {
   input_tokens: number;

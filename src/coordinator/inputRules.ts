@@ -1,7 +1,7 @@
 import { AwakenError } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
-import type { Fact } from "./facts.js";
+import type { AnswerKind, Fact } from "./facts.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 
 /** A user event as accepted by an edge, before it becomes a fact. */
@@ -28,7 +28,7 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
   const facts: Fact[] = [];
   const effects: RunEffect[] = [];
   const echoIds: string[] = [];
-  let pending = session.pending.map((p) => p.eventId);
+  let pending = session.pending.map((p) => ({ ...p }));
   // The run's state as this batch sees it; "new" is a run this batch starts.
   let runState: string | null = activeRun?.state ?? null;
   let runIsNew = false;
@@ -37,6 +37,26 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
     const id = newId("sevt", now);
     facts.push({ id, type, body });
     return id;
+  };
+  const isPending = (id: unknown, kind: AnswerKind): id is string =>
+    typeof id === "string" && pending.some((p) => p.eventId === id && p.kind === kind);
+  /**
+   * One answer landed. The parked run resumes once nothing is pending; a partial answer re-emits
+   * the idle with the ids still waiting, so every client sees what is left.
+   */
+  const answered = (id: string | null) => {
+    if (id !== null) pending = pending.filter((p) => p.eventId !== id);
+    if (runState !== "awaiting") return;
+    if (pending.length === 0) {
+      effects.push({ kind: "resume" });
+      runState = "queued";
+      push("session.status_running", {});
+    } else {
+      push("session.status_idle", {
+        stop_reason: { type: "requires_action", event_ids: [...new Set(pending.map((p) => p.eventId))] },
+        stop_details: null,
+      });
+    }
   };
 
   for (const input of inputs) {
@@ -55,7 +75,7 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
       }
       case "user.custom_tool_result": {
         const target = input.body.custom_tool_use_id;
-        if (typeof target !== "string" || !pending.includes(target)) {
+        if (!isPending(target, "custom_tool_result")) {
           throw new AwakenError(
             "tool_use_not_pending",
             `custom_tool_use_id ${JSON.stringify(target)} is not waiting for a result: it was already answered, ` +
@@ -63,19 +83,7 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
           );
         }
         echoIds.push(push(input.type, input.body));
-        pending = pending.filter((id) => id !== target);
-        if (runState === "awaiting") {
-          if (pending.length === 0) {
-            effects.push({ kind: "resume" });
-            runState = "queued";
-            push("session.status_running", {});
-          } else {
-            push("session.status_idle", {
-              stop_reason: { type: "requires_action", event_ids: [...pending] },
-              stop_details: null,
-            });
-          }
-        }
+        answered(target);
         break;
       }
       case "user.interrupt": {
@@ -101,17 +109,54 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
         break;
       }
       case "user.tool_result": {
-        throw new AwakenError(
-          "tool_use_not_pending",
-          "user.tool_result answers a built-in tool call of a self_hosted environment; this session has no such " +
-            `call waiting (tool_use_id ${JSON.stringify(input.body.tool_use_id)})`,
-        );
+        const target = input.body.tool_use_id;
+        if (!isPending(target, "tool_result")) {
+          throw new AwakenError(
+            "tool_use_not_pending",
+            `tool_use_id ${JSON.stringify(target)} is not waiting for a user.tool_result: only a built-in tool ` +
+              "call of a self_hosted environment that is allowed and not yet answered takes one (answered, " +
+              "interrupted, still awaiting its confirmation, or run by the server are not)",
+          );
+        }
+        echoIds.push(push(input.type, input.body));
+        answered(target);
+        break;
       }
       case "user.tool_confirmation": {
-        throw new AwakenError(
-          "tool_use_not_pending",
-          `tool_use_id ${JSON.stringify(input.body.tool_use_id)} is not waiting for a confirmation`,
-        );
+        const target = input.body.tool_use_id;
+        const asked = pending.find((p) => p.eventId === target && p.kind === "tool_confirmation");
+        if (typeof target !== "string" || !asked) {
+          throw new AwakenError(
+            "tool_use_not_pending",
+            `tool_use_id ${JSON.stringify(target)} is not waiting for a confirmation: it was already answered, ` +
+              "interrupted, or its tool call did not ask",
+          );
+        }
+        // Echoed into history and streams: the SDK's runner releases a held call only when it sees it.
+        echoIds.push(push(input.type, input.body));
+        pending = pending.filter((p) => p !== asked);
+        if (input.body.result === "allow") {
+          // Cloud: the resumed run executes it. Self-hosted: the client's worker now owes the result.
+          if (asked.afterAllow === "tool_result") pending.push({ eventId: target, kind: "tool_result" });
+        } else {
+          // Denied: the tool never runs; the model is told so by the server, nobody posts a result.
+          const message = input.body.deny_message;
+          push("agent.tool_result", {
+            tool_use_id: target,
+            content: [
+              {
+                type: "text",
+                text:
+                  typeof message === "string" && message.trim() !== ""
+                    ? `The user denied this tool call: ${message}`
+                    : "The user denied this tool call.",
+              },
+            ],
+            is_error: true,
+          });
+        }
+        answered(null);
+        break;
       }
       case "user.define_outcome": {
         throw new AwakenError("invalid_request", "user.define_outcome is not supported by this server yet");

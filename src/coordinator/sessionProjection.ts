@@ -1,4 +1,10 @@
-import type { Fact, PendingAction, SessionStatus, SessionUsage } from "./facts.js";
+import {
+  type Fact,
+  type PendingAction,
+  type SessionStatus,
+  type SessionUsage,
+  TOOL_AWAITS,
+} from "./facts.js";
 
 /** The parts of a session row that are projections of its committed facts. */
 export interface SessionProjection {
@@ -32,6 +38,33 @@ export function projectFacts(state: SessionProjection, facts: readonly Fact[]): 
         break;
       case "user.custom_tool_result": {
         const answered = fact.body.custom_tool_use_id;
+        pending = pending.filter((p) => p.eventId !== answered);
+        break;
+      }
+      case TOOL_AWAITS: {
+        const kind = fact.body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result";
+        const afterAllow = fact.body.after_allow === "tool_result" ? "tool_result" : "server";
+        pending = [
+          ...pending,
+          kind === "tool_confirmation"
+            ? { eventId: String(fact.body.tool_use_id), kind, afterAllow }
+            : { eventId: String(fact.body.tool_use_id), kind },
+        ];
+        break;
+      }
+      case "user.tool_confirmation": {
+        const id = fact.body.tool_use_id;
+        const asked = pending.find((p) => p.eventId === id && p.kind === "tool_confirmation");
+        pending = pending.filter((p) => !(p.eventId === id && p.kind === "tool_confirmation"));
+        // Allowed for a self-hosted worker: the call now waits for its result.
+        if (asked?.afterAllow === "tool_result" && fact.body.result === "allow") {
+          pending = [...pending, { eventId: asked.eventId, kind: "tool_result" }];
+        }
+        break;
+      }
+      case "user.tool_result":
+      case "agent.tool_result": {
+        const answered = fact.body.tool_use_id;
         pending = pending.filter((p) => p.eventId !== answered);
         break;
       }

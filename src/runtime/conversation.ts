@@ -56,8 +56,11 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
         unanswered.add(fact.id);
         break;
       case "user.custom_tool_result":
+      case "user.tool_result":
       case "agent.tool_result": {
-        const id = String(fact.type === "agent.tool_result" ? body.tool_use_id : body.custom_tool_use_id);
+        const id = String(
+          fact.type === "user.custom_tool_result" ? body.custom_tool_use_id : body.tool_use_id,
+        );
         unanswered.delete(id);
         add("user", [
           {

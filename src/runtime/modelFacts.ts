@@ -1,8 +1,10 @@
-import type { Fact } from "../coordinator/facts.js";
+import { type Fact, TOOL_AWAITS } from "../coordinator/facts.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import type { ModelResponse, ModelUsage, ProviderError } from "../providers/ports.js";
+import { evaluatePermission } from "./permissionGate.js";
 import type { CatalogEntry } from "./toolCatalog.js";
+import { toolResult } from "./toolFacts.js";
 
 export interface ModelSpan {
   startId: string;
@@ -37,20 +39,31 @@ export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, 
   };
 }
 
+/** What a model answer asks for next, besides its facts. */
+export interface ResponsePlan {
+  facts: Fact[];
+  /** Tool uses the server runs next (allowed built-in tools of a cloud environment). */
+  serverRuns: number;
+  /** Calls the gate denied: their error results are already among the facts. */
+  denied: number;
+  /** Ids a client must answer (custom results, confirmations, self-hosted results), in call order. */
+  awaiting: string[];
+}
+
 /**
  * The facts a successful model response becomes: its text as one message, each tool use on its own.
- * A Hand tool becomes `agent.tool_use` (the server runs it; wire §3.4 case 1) with the permission
- * the catalog evaluated; anything else is `agent.custom_tool_use`, the client's to answer.
+ * A built-in tool use becomes `agent.tool_use` with the permission gate's decision (wire §3.4):
+ * denied calls get their error result at once, calls waiting for a client get a `TOOL_AWAITS` fact
+ * in the same commit. Anything else is `agent.custom_tool_use`, the client's to answer.
  */
 export function responseFacts(
   response: ModelResponse,
   messageId: string,
   now: number,
   catalog: ReadonlyMap<string, CatalogEntry>,
-): { facts: Fact[]; customToolUseIds: string[]; handToolUseIds: string[] } {
-  const facts: Fact[] = [];
-  const customToolUseIds: string[] = [];
-  const handToolUseIds: string[] = [];
+): ResponsePlan {
+  const plan: ResponsePlan = { facts: [], serverRuns: 0, denied: 0, awaiting: [] };
+  const { facts } = plan;
   const text = response.content.filter((b) => b.type === "text" && b.text !== "");
   if (text.length > 0) {
     facts.push({
@@ -62,29 +75,55 @@ export function responseFacts(
   for (const block of response.content) {
     if (block.type !== "tool_use") continue;
     const id = newId("sevt", now);
+    const input = block.input as JsonObject;
     const entry = catalog.get(block.name);
-    if (entry?.kind === "hand") {
-      handToolUseIds.push(id);
-      facts.push({
-        id,
-        type: "agent.tool_use",
-        body: {
-          name: block.name,
-          input: block.input as JsonObject,
-          evaluated_permission: "allow",
-          evaluation: { type: entry.policy.type },
-        },
-      });
+    if (entry?.kind !== "hand") {
+      plan.awaiting.push(id);
+      facts.push({ id, type: "agent.custom_tool_use", body: { name: block.name, input } });
+      continue;
+    }
+    const decision = evaluatePermission(entry.policy, block.name, input);
+    facts.push({
+      id,
+      type: "agent.tool_use",
+      body: {
+        name: block.name,
+        input,
+        evaluated_permission: decision.permission,
+        evaluation: decision.evaluation,
+      },
+    });
+    if (decision.permission === "deny") {
+      plan.denied += 1;
+      facts.push(toolResult(now, id, `This call was denied and did not run: ${decision.reason}.`, true));
+    } else if (decision.permission === "ask") {
+      plan.awaiting.push(id);
+      facts.push(
+        toolAwaits(now, id, "tool_confirmation", entry.runsOn === "client" ? "tool_result" : "server"),
+      );
+    } else if (entry.runsOn === "client") {
+      plan.awaiting.push(id);
+      facts.push(toolAwaits(now, id, "tool_result"));
     } else {
-      customToolUseIds.push(id);
-      facts.push({
-        id,
-        type: "agent.custom_tool_use",
-        body: { name: block.name, input: block.input as JsonObject },
-      });
+      plan.serverRuns += 1;
     }
   }
-  return { facts, customToolUseIds, handToolUseIds };
+  return plan;
+}
+
+function toolAwaits(
+  now: number,
+  toolUseId: string,
+  answer: "tool_confirmation" | "tool_result",
+  afterAllow?: "server" | "tool_result",
+): Fact {
+  return {
+    id: newId("sevt", now),
+    type: TOOL_AWAITS,
+    body: afterAllow
+      ? { tool_use_id: toolUseId, answer, after_allow: afterAllow }
+      : { tool_use_id: toolUseId, answer },
+  };
 }
 
 export function providerErrorType(error: ProviderError | null): string {

@@ -1,4 +1,4 @@
-import type { CommittedFact } from "../coordinator/facts.js";
+import { type CommittedFact, TOOL_AWAITS } from "../coordinator/facts.js";
 import type { JsonObject } from "../kernel/json.js";
 import { TOOL_EXECUTION } from "./toolFacts.js";
 
@@ -10,7 +10,7 @@ export type Step =
    * earlier owner started it and died before committing the result.
    */
   | { kind: "run_tool"; toolUseId: string; name: string; input: JsonObject; attempts: number }
-  /** Custom tool uses wait for client answers: park the run. */
+  /** Tool uses wait for client answers (results or confirmations): park the run. */
   | { kind: "await"; eventIds: string[] }
   /**
    * There is input the model has not answered yet. `failedAttempts` counts the model errors since
@@ -19,6 +19,14 @@ export type Step =
   | { kind: "call_model"; failedAttempts: number }
   /** Nothing left to do in this turn. */
   | { kind: "finish" };
+
+interface HandCall {
+  name: string;
+  input: JsonObject;
+  attempts: number;
+  waiting: "tool_confirmation" | "tool_result" | null;
+  afterAllow: "server" | "tool_result";
+}
 
 const INPUT_TYPES = new Set(["user.message", "user.custom_tool_result", "system.message"]);
 
@@ -33,8 +41,13 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
   let lastInputAt = -1;
   let errorsSinceAnswer = 0;
   const pending: string[] = [];
-  /** Hand tool uses without a result, in call order, with the attempts their intents recorded. */
-  const handCalls = new Map<string, { name: string; input: JsonObject; attempts: number }>();
+  /**
+   * Built-in tool uses without a result, in call order: the attempts their intents recorded, and
+   * the client answer each still waits for (null: nothing, the server may run it).
+   */
+  const handCalls = new Map<string, HandCall>();
+  /** Every tool use in call order, so a parked run lists what it waits for in that order. */
+  const callOrder: string[] = [];
 
   for (const fact of facts) {
     switch (fact.type) {
@@ -61,21 +74,42 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
         errorsSinceAnswer = 0;
         break;
       case "agent.custom_tool_use":
+        callOrder.push(fact.id);
         pending.push(fact.id);
         break;
       case "agent.tool_use":
+        callOrder.push(fact.id);
         handCalls.set(fact.id, {
           name: String(fact.body.name),
           input: isObject(fact.body.input) ? fact.body.input : {},
           attempts: 0,
+          waiting: null,
+          afterAllow: "server",
         });
         break;
+      case TOOL_AWAITS: {
+        const call = handCalls.get(String(fact.body.tool_use_id));
+        if (!call) break;
+        call.waiting = fact.body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result";
+        call.afterAllow = fact.body.after_allow === "tool_result" ? "tool_result" : "server";
+        break;
+      }
+      case "user.tool_confirmation": {
+        const call = handCalls.get(String(fact.body.tool_use_id));
+        if (call?.waiting !== "tool_confirmation") break;
+        // Allowed: the server runs it, or the self-hosted client now owes its result. Denied: the
+        // denial result committed with the confirmation closes the call.
+        call.waiting =
+          fact.body.result === "allow" && call.afterAllow === "tool_result" ? "tool_result" : null;
+        break;
+      }
       case TOOL_EXECUTION: {
         const call = handCalls.get(String(fact.body.tool_use_id));
         if (call) call.attempts = Math.max(call.attempts, Number(fact.body.attempt));
         break;
       }
       case "agent.tool_result":
+      case "user.tool_result":
         handCalls.delete(String(fact.body.tool_use_id));
         lastInputAt = fact.seq;
         break;
@@ -97,8 +131,13 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
     }
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
-  for (const [toolUseId, call] of handCalls) return { kind: "run_tool", toolUseId, ...call };
-  if (pending.length > 0) return { kind: "await", eventIds: pending };
+  for (const [toolUseId, call] of handCalls) {
+    if (call.waiting === null) {
+      return { kind: "run_tool", toolUseId, name: call.name, input: call.input, attempts: call.attempts };
+    }
+  }
+  const awaiting = callOrder.filter((id) => pending.includes(id) || handCalls.has(id));
+  if (awaiting.length > 0) return { kind: "await", eventIds: awaiting };
   if (lastInputAt > lastAnsweredAt) return { kind: "call_model", failedAttempts: errorsSinceAnswer };
   return { kind: "finish" };
 }

@@ -177,11 +177,8 @@ export class TurnRunner {
     }
 
     const now = this.ports.clock.now();
-    const {
-      facts: output,
-      customToolUseIds,
-      handToolUseIds,
-    } = responseFacts(response, messageId, now, this.catalog);
+    const plan = responseFacts(response, messageId, now, this.catalog);
+    const output = plan.facts;
     const end = spanEnd(span, now, response.usage, false);
     const body = [...output, end];
     const usage = usageTotals([
@@ -189,15 +186,18 @@ export class TurnRunner {
       { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
     ]);
     body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
-    if (handToolUseIds.length > 0) {
-      // The server runs these next; the loop finds them in the committed facts (`run_tool`).
+    if (plan.serverRuns > 0 || plan.denied > 0) {
+      // Work for the server first (run the allowed calls, or let the model read its denials); the
+      // loop finds it in the committed facts and parks on client answers afterwards.
       const landed = await this.commitLanding(body);
       return landed === "lost" ? "lost_claim" : "continue";
     }
+    // Parking commits the ticket (the tool uses and what each awaits) with the awaiting settle, in
+    // one transaction, before any stream or client can see the request.
     const terminal =
-      customToolUseIds.length > 0
+      plan.awaiting.length > 0
         ? {
-            fact: idle(now, { type: "requires_action", event_ids: customToolUseIds }),
+            fact: idle(now, { type: "requires_action", event_ids: plan.awaiting }),
             settle: "awaiting" as const,
           }
         : response.stopReason === "refusal"

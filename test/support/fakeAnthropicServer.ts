@@ -100,27 +100,33 @@ async function writeReply(
     case "tool_use": {
       let index = 0;
       if (reply.text) await sse.textBlock(index++, reply.text, 0);
-      const input = JSON.stringify(reply.input);
-      sse.send("content_block_start", {
-        type: "content_block_start",
-        index,
-        content_block: {
-          type: "tool_use",
-          id: reply.id ?? `toolu_fake_${serial}`,
-          name: reply.name,
-          input: {},
-        },
-      });
-      // The real API opens every tool input with an empty fragment.
-      for (const partial of ["", ...jsonFragments(input)]) {
-        sse.send("content_block_delta", {
-          type: "content_block_delta",
+      const calls = [{ name: reply.name, input: reply.input, id: reply.id }, ...(reply.more ?? [])];
+      let produced = reply.text ?? "";
+      for (const [n, call] of calls.entries()) {
+        const input = JSON.stringify(call.input);
+        produced += input;
+        sse.send("content_block_start", {
+          type: "content_block_start",
           index,
-          delta: { type: "input_json_delta", partial_json: partial },
+          content_block: {
+            type: "tool_use",
+            id: ("id" in call && call.id) || `toolu_fake_${serial}_${n}`,
+            name: call.name,
+            input: {},
+          },
         });
+        // The real API opens every tool input with an empty fragment.
+        for (const partial of ["", ...jsonFragments(input)]) {
+          sse.send("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "input_json_delta", partial_json: partial },
+          });
+        }
+        sse.send("content_block_stop", { type: "content_block_stop", index });
+        index += 1;
       }
-      sse.send("content_block_stop", { type: "content_block_stop", index });
-      sse.finish("tool_use", outputTokens(usage, (reply.text ?? "") + input));
+      sse.finish("tool_use", outputTokens(usage, produced));
       return;
     }
   }

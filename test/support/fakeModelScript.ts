@@ -30,6 +30,8 @@ export type ScriptedReply =
       /** Text the model says before calling the tool. */
       text?: string;
       usage?: ScriptedUsage;
+      /** Further tool uses in the same answer (parallel tool calls). */
+      more?: Array<{ name: string; input: Record<string, unknown> }>;
     }
   | { kind: "error"; status: number; errorType?: string; message?: string }
   /** Starts a 200 stream, sends `text`, then an in-stream error event (Anthropic `event: error`). */

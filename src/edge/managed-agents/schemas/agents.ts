@@ -10,6 +10,7 @@ import { z } from "zod";
 import {
   BUILTIN_TOOL_NAMES,
   EFFORT_LEVELS,
+  MAX_PERMISSION_RULES,
   SIMPLE_BUILTIN_TOOL_NAMES,
 } from "../../../control/agentDefinition.js";
 import {
@@ -43,6 +44,16 @@ export const AGENT_LIMITS = {
 
 export const permissionPolicySchema = z.strictObject({
   type: z.enum(["always_allow", "always_ask", "auto"]),
+  // Awaken extension: the operator's rules for `auto` (see control/agentDefinition.ts).
+  rules: z
+    .array(
+      z.strictObject({
+        effect: z.enum(["allow", "ask", "deny"]),
+        match: z.string().min(1).max(1_000).optional(),
+      }),
+    )
+    .max(MAX_PERMISSION_RULES)
+    .optional(),
 });
 
 const overrideFields = {
