@@ -4,7 +4,7 @@
  * gate; `ask` parks the run with its ticket committed before anyone sees the request; answers are
  * validated, idempotent and echoed; deny never runs the tool.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
@@ -205,10 +205,9 @@ describe("always_ask: the run parks on a confirmation", () => {
     });
     events = await waitForHistory(t.client, s.id, (h) => h.some(isEndTurnIdle));
     // Only the allowed call ran; the model got all three results in one follow-up request.
-    const { readFileSync } = await import("node:fs");
     expect(readFileSync(join(workspace(s.id), "log.txt"), "utf8")).toBe("one\n");
     const followUp = fake.requests.at(-1)?.body as { messages: Array<{ role: string; content: unknown }> };
-    const results = (followUp.messages.at(-1)?.content as Array<{ type: string }>).filter(
+    const results = ((followUp.messages.at(-1)?.content ?? []) as Array<{ type: string }>).filter(
       (b) => b.type === "tool_result",
     );
     expect(results).toHaveLength(3);
