@@ -1,7 +1,7 @@
 import type { AgentDefinition, PermissionPolicy } from "../control/agentDefinition.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { ModelToolSpec } from "../providers/ports.js";
-import { HAND_TOOLS, type HandTool } from "./handTools.js";
+import { HAND_TOOLS, type HandTool } from "./hand/index.js";
 
 export type CatalogEntry =
   | { kind: "custom"; spec: ModelToolSpec }

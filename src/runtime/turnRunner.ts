@@ -8,7 +8,7 @@ import type { JsonObject } from "../kernel/json.js";
 import { type ModelResponse, ProviderError } from "../providers/ports.js";
 import { type SandboxSpec, SandboxUnavailableError } from "../sandbox/ports.js";
 import { buildConversation } from "./conversation.js";
-import type { HandToolResult } from "./handTools.js";
+import type { HandToolResult } from "./hand/index.js";
 import {
   idle,
   type ModelSpan,

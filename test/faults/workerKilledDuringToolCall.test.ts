@@ -1,7 +1,7 @@
 /**
  * Fault case 7: kill -9 a worker while a server-side (Hand) tool call is executing. The call's
  * intent was committed before it ran; the next worker must not silently run it again. It re-runs
- * the call only when the tool is declared safe to repeat (`read`); otherwise (`bash`) the call ends
+ * the call only when the tool is declared safe to repeat (`grep`); otherwise (`bash`) the call ends
  * as indeterminate and the model is told so (DESIGN.md §3).
  *
  * Both workers share one workspace directory, as two workers on one host do, so the test can see
@@ -107,33 +107,34 @@ describe("fault: a worker killed while a Hand tool call executes", () => {
     expect(report.violations).toEqual([]);
   }, 45_000);
 
-  it("read (safe to repeat): the next worker runs it again as attempt 2 and the model gets its result", async () => {
+  it("grep (safe to repeat): the next worker runs it again as attempt 2 and the model gets its result", async () => {
     const c = cluster!;
     const replica = await c.startReplica();
     const first = await c.startWorker(replica.url, {}, workerArgs());
     const session = await handSession(replica.client);
     const client = replica.client;
 
-    // A FIFO makes the read block until the test writes to it: a call that is surely in flight.
+    // A FIFO named as grep's path makes the search wait until the test writes to it (grep reads a
+    // FIFO it is given, like GNU grep; `read` refuses one): a call that is surely in flight.
     await client.beta.sessions.events.send(session.id, {
       events: [userMessage('call bash {"command":"mkfifo pipe"}')],
     });
     await until("the FIFO", async () => (await sessionFacts(c.databaseUrl, session.id)).some(isEndTurn));
     await client.beta.sessions.events.send(session.id, {
-      events: [userMessage('call read {"file_path":"pipe"}')],
+      events: [userMessage('call grep {"pattern":"written","path":"pipe"}')],
     });
-    const readIntent = (attempt: number) => async () => {
+    const grepIntent = (attempt: number) => async () => {
       const facts = await sessionFacts(c.databaseUrl, session.id);
-      const use = ofType(facts, "agent.tool_use").find((f) => f.body.name === "read");
+      const use = ofType(facts, "agent.tool_use").find((f) => f.body.name === "grep");
       return ofType(facts, "awaken.tool_execution").find(
         (f) => f.body.tool_use_id === use?.id && f.body.attempt === attempt,
       );
     };
-    await until("the read's first attempt", readIntent(1));
+    await until("the grep's first attempt", grepIntent(1));
     first.child.kill("SIGKILL");
 
     await c.startWorker(replica.url, {}, workerArgs());
-    await until("the read's second attempt", readIntent(2), 20_000);
+    await until("the grep's second attempt", grepIntent(2), 20_000);
     // Opening the FIFO for writing waits for the second attempt's reader (the first one died with
     // its worker, so it cannot take the data).
     await writeFile(join(workspaces, session.id, "pipe"), "written by the test\n");
@@ -146,11 +147,11 @@ describe("fault: a worker killed while a Hand tool call executes", () => {
       },
       20_000,
     );
-    const readUse = ofType(facts, "agent.tool_use").find((f) => f.body.name === "read");
-    const results = ofType(facts, "agent.tool_result").filter((f) => f.body.tool_use_id === readUse?.id);
+    const grepUse = ofType(facts, "agent.tool_use").find((f) => f.body.name === "grep");
+    const results = ofType(facts, "agent.tool_result").filter((f) => f.body.tool_use_id === grepUse?.id);
     expect(results).toHaveLength(1);
     expect(results[0]?.body.is_error).toBe(false);
-    expect(resultText(results[0])).toBe("     1\twritten by the test\n");
+    expect(resultText(results[0])).toBe("pipe:1:written by the test");
     expect(JSON.stringify(ofType(facts, "agent.message").at(-1)?.body)).toContain("written by the test");
 
     const report = await checkHistoryInvariants(c.databaseUrl);
