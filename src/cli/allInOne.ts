@@ -4,12 +4,14 @@ import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { AgentService } from "../control/agentService.js";
 import { IamService } from "../control/iamService.js";
+import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
+import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
@@ -57,7 +59,9 @@ export async function startAllInOne(
   const registrar = new LocalRegistrar(ports.catalog, clock);
   const agents = new AgentService(control.publications, registrar, clock);
   const environments = new EnvironmentService(ports.environments, clock);
-  const sessions = new SessionService(ports, clock);
+  const workQueue = new WorkQueueService(ports.workQueue, ports.environments, clock);
+  const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
+  const sessions = new SessionService(ports, clock, workQueue);
   const providers = createProviderRouter(options.env);
   const sandboxes = createSandboxes(join(options.dataDir, "workspaces"));
 
@@ -68,6 +72,8 @@ export async function startAllInOne(
       agents,
       environments,
       sessions,
+      environmentKeys,
+      workQueue,
       clock,
       stream: {
         history: ports.history,

@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { upCommand } from "./upCommand.js";
 import { workerCommand } from "./workerCommand.js";
@@ -9,7 +10,8 @@ const program = new Command()
   .showHelpAfterError()
   .addCommand(upCommand())
   .addCommand(migrateCommand())
-  .addCommand(workerCommand());
+  .addCommand(workerCommand())
+  .addCommand(environmentKeysCommand());
 
 program.parseAsync(process.argv).catch((error) => {
   console.error(`awaken: ${error instanceof Error ? error.message : String(error)}`);

@@ -4,6 +4,7 @@ import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
 import type { SessionProjection } from "./sessionProjection.js";
+import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
 // ---------------------------------------------------------------------------------------------
 // Registration: Control publishes, the Coordinator's catalog receives exact snapshots.
@@ -123,7 +124,17 @@ export type RunEffect = { kind: "start"; runId: string } | { kind: "resume" } | 
  * such as "is this tool use still pending" cannot race with another input.
  */
 export interface InputLedger {
-  append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome>;
+  /**
+   * `precondition`, when given, is checked inside the same transaction before `decide`; when it
+   * fails the append throws and nothing is written (a send under a sessions token whose work lease
+   * is no longer held).
+   */
+  append(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+    precondition?: AppendPrecondition,
+  ): Promise<InputOutcome>;
   /** The echo stored for the most recent send to this session, if its hash matches and it is recent. */
   lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null>;
   /**
@@ -236,10 +247,101 @@ export interface CoordinatorStores {
   history: HistoryReader;
   ledger: InputLedger;
   dispatch: DispatchStore;
+  workQueue: WorkQueueStore;
+  environmentKeys: EnvironmentKeyStore;
 }
 
 /** Everything the coordinator's services need, as narrow ports. */
 export interface CoordinatorPorts extends CoordinatorStores {
   signals: WakeSignals;
   evidence: LiveEvidenceBus;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Self-hosted environments (wire §2.8, §4): environment keys, the work queue, sessions tokens.
+
+/** A condition the input ledger checks inside its append transaction. */
+export type AppendPrecondition = { kind: "work_lease" } & WorkLeaseClaim;
+
+/** An environment key (Awaken extension): authenticates one self_hosted environment's worker. */
+export interface EnvironmentKeyRecord {
+  id: string;
+  workspaceId: string;
+  environmentId: string;
+  name: string | null;
+  /** SHA-256 of the key; the key itself is shown once, at creation. */
+  keyHash: string;
+  /** A recognisable, non-secret fragment (`sk-awaken-env-…wxyz`). */
+  keyHint: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface EnvironmentKeyStore {
+  create(record: EnvironmentKeyRecord): Promise<void>;
+  list(workspaceId: string, environmentId: string, query: ListQuery): Promise<Page<EnvironmentKeyRecord>>;
+  get(workspaceId: string, environmentId: string, keyId: string): Promise<EnvironmentKeyRecord | null>;
+  /** Sets `revoked_at` unless already set; returns the key as stored afterwards. */
+  revoke(
+    workspaceId: string,
+    environmentId: string,
+    keyId: string,
+    now: number,
+  ): Promise<EnvironmentKeyRecord | null>;
+  findByHash(keyHash: string): Promise<EnvironmentKeyRecord | null>;
+}
+
+/** What a sessions token is bound to (immutable), and the lease of its work item as it stands. */
+export interface SessionsTokenBinding {
+  workId: string;
+  epoch: number;
+  workspaceId: string;
+  environmentId: string;
+  sessionId: string;
+  item: WorkItemRecord;
+}
+
+export interface WorkQueueStats {
+  depth: number;
+  pending: number;
+  oldestQueuedAt: number | null;
+  workersPolling: number;
+}
+
+export interface WorkQueueStore {
+  /**
+   * Queues `item` unless its session already has a work item that is not stopped (one live item
+   * per session, enforced by a unique index). Returns the item queued, or null.
+   */
+  enqueue(item: WorkItemRecord, now: number): Promise<WorkItemRecord | null>;
+  /**
+   * In one transaction: takes the oldest deliverable item of the environment (`deliverable`),
+   * delivers it (`deliver`: epoch + 1) and stores the new sessions token's hash bound to that
+   * epoch. Concurrent polls never take the same item.
+   */
+  poll(
+    environmentId: string,
+    workerId: string | null,
+    reclaimOlderThanMs: number,
+    tokenHash: string,
+    now: number,
+  ): Promise<WorkItemRecord | null>;
+  /** Records that a worker polled (stats' `workers_polling`). */
+  notePoller(environmentId: string, workerId: string, now: number): Promise<void>;
+  /** Reads the item and applies `decide` in one transaction (row-locked on PostgreSQL); writes `next`. */
+  transition<T>(
+    environmentId: string,
+    workId: string,
+    decide: (item: WorkItemRecord) => WorkChange<T>,
+  ): Promise<T | null>;
+  get(environmentId: string, workId: string): Promise<WorkItemRecord | null>;
+  list(environmentId: string, query: ListQuery): Promise<Page<WorkItemRecord>>;
+  stats(environmentId: string, reclaimOlderThanMs: number, now: number): Promise<WorkQueueStats>;
+  findToken(tokenHash: string): Promise<SessionsTokenBinding | null>;
+}
+
+/** How the session service asks for a self-hosted worker when a session starts or wakes. */
+export interface SessionWorkHook {
+  /** Queues a work item for the session when its environment is self_hosted and none is live. */
+  needsWorker(session: SessionRecord): Promise<void>;
 }

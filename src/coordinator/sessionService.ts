@@ -8,11 +8,13 @@ import type { Page } from "../kernel/pagination.js";
 import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
 import type {
+  AppendPrecondition,
   CoordinatorPorts,
   ExecutableAgentSnapshot,
   InputOutcome,
   SessionListQuery,
   SessionRecord,
+  SessionWorkHook,
 } from "./ports.js";
 
 /**
@@ -47,6 +49,8 @@ export class SessionService {
   constructor(
     private readonly ports: CoordinatorPorts,
     private readonly clock: Clock,
+    /** Queues self-hosted work when a session of a self_hosted environment starts or wakes. */
+    private readonly work?: SessionWorkHook,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -94,6 +98,7 @@ export class SessionService {
     if (cmd.initialEvents.length > 0)
       planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialEvents, now);
     await this.ports.sessions.create(record);
+    await this.work?.needsWorker(record);
     if (cmd.initialEvents.length > 0)
       await this.send(cmd.workspaceId, record.id, cmd.initialEvents, { retryCount: 0 });
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
@@ -120,9 +125,14 @@ export class SessionService {
     workspaceId: string,
     sessionId: string,
     inputs: UserInput[],
-    attempt: { retryCount: number; idempotencyKey?: string | undefined },
+    attempt: {
+      retryCount: number;
+      idempotencyKey?: string | undefined;
+      /** Checked in the append's transaction (a self-hosted worker's send must hold its lease). */
+      precondition?: AppendPrecondition | undefined;
+    },
   ): Promise<CommittedFact[]> {
-    await this.get(workspaceId, sessionId);
+    const session = await this.get(workspaceId, sessionId);
     const requestHash = attempt.idempotencyKey
       ? sha256Hex(`idempotency-key:${attempt.idempotencyKey}`)
       : sha256Hex(canonicalJson(inputs));
@@ -136,8 +146,12 @@ export class SessionService {
       sessionId,
       (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash }),
       now,
+      attempt.precondition,
     );
     this.signal(outcome);
+    // Input that starts or resumes a run wakes a dormant self-hosted session (its item stopped).
+    if (this.work && outcome.plan.effects.some((e) => e.kind !== "cancel"))
+      await this.work.needsWorker(session);
     return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
   }
 

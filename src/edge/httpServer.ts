@@ -1,13 +1,15 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
+import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
 import { healthRoutes } from "./http/healthRoutes.js";
-import { authenticate } from "./managed-agents/auth.js";
+import { authenticate, authorize } from "./managed-agents/auth.js";
 import type { ManagedAgentsDeps } from "./managed-agents/edgeDeps.js";
 import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
 import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
 import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
 import { eventRoutes } from "./managed-agents/routes/eventRoutes.js";
 import { sessionRoutes } from "./managed-agents/routes/sessionRoutes.js";
+import { workRoutes } from "./managed-agents/routes/workRoutes.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -55,13 +57,18 @@ export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOpt
   healthRoutes(app, options.isReady);
 
   app.register(async (v1) => {
+    // Each route declares the principals it accepts (`config.access`; API key only by default).
     v1.addHook("onRequest", async (request) => {
-      request.principal = await authenticate(deps.iam, request);
+      const principal = await authenticate(deps, request);
+      authorize(principal, request);
+      request.principal = principal;
     });
     agentRoutes(v1, deps);
     environmentRoutes(v1, deps);
     sessionRoutes(v1, deps);
     eventRoutes(v1, deps);
+    workRoutes(v1, deps);
+    environmentKeyRoutes(v1, deps);
   });
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));

@@ -18,6 +18,13 @@ export const ERROR_CODES = {
   session_running: { status: 409, type: "conflict_error" },
   publication_conflict: { status: 409, type: "conflict_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
+  // Self-hosted work queue (wire §2.8, §4). The SDK picks BetaHeartbeatPreconditionFailedError from
+  // "412 heartbeat_precondition_failed"; a lost lease is a 412 too, so the SDK's runners give up on
+  // it instead of retrying (they retry 409s); a stopped item answers 409 with x-should-retry: false.
+  heartbeat_precondition_failed: { status: 412, type: "invalid_request_error" },
+  work_lease_lost: { status: 412, type: "invalid_request_error" },
+  work_stopped: { status: 409, type: "conflict_error" },
+  work_state_conflict: { status: 409, type: "conflict_error" },
   internal: { status: 500, type: "api_error" },
   unavailable: { status: 503, type: "overloaded_error" },
 } as const satisfies Record<string, { status: number; type: string }>;

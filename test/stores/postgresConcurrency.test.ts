@@ -178,7 +178,12 @@ describe("PostgreSQL: migrations", () => {
       Array.from({ length: 4 }, () => openPostgres(testDatabaseUrl(), { schema, maxConnections: 2 })),
     );
     try {
-      expect(handles.map((h) => h.applied).sort()).toEqual([[], [], [], ["001_initial"]]);
+      expect(handles.map((h) => h.applied).sort()).toEqual([
+        [],
+        [],
+        [],
+        ["001_initial", "002_self_hosted_work"],
+      ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
     } finally {
       await Promise.all(handles.map((h) => h.close()));

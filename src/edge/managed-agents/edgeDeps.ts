@@ -1,7 +1,9 @@
 import type { AgentService } from "../../control/agentService.js";
 import type { IamService } from "../../control/iamService.js";
+import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
+import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { StreamDeps } from "./sessionStream.js";
 
@@ -11,6 +13,9 @@ export interface ManagedAgentsDeps {
   agents: AgentService;
   environments: EnvironmentService;
   sessions: SessionService;
+  /** Self-hosted environments: keys (an Awaken extension) and the work queue (wire §2.8). */
+  environmentKeys: EnvironmentKeyService;
+  workQueue: WorkQueueService;
   stream: StreamDeps;
   clock: Clock;
 }

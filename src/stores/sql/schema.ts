@@ -119,4 +119,37 @@ export interface Database {
     response_json: string;
     created_at: number;
   };
+  // coordinator: self-hosted environments (migration 002)
+  environment_keys: {
+    id: string;
+    workspace_id: string;
+    environment_id: string;
+    name: string | null;
+    key_hash: string;
+    key_hint: string;
+    created_at: number;
+    revoked_at: number | null;
+  };
+  work_items: {
+    id: string;
+    workspace_id: string;
+    environment_id: string;
+    session_id: string;
+    state: string;
+    metadata_json: string;
+    owner: string | null;
+    epoch: number;
+    polled_at: number | null;
+    acknowledged_at: number | null;
+    started_at: number | null;
+    last_heartbeat_at: number | null;
+    lease_expires_at: number | null;
+    ttl_seconds: number;
+    stop_requested_at: number | null;
+    stopped_at: number | null;
+    created_at: number;
+    updated_at: number;
+  };
+  work_tokens: { token_hash: string; work_id: string; epoch: number; created_at: number };
+  work_pollers: { environment_id: string; worker_id: string; last_polled_at: number };
 }

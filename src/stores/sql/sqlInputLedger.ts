@@ -1,11 +1,13 @@
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
 import type {
+  AppendPrecondition,
   InputContext,
   InputLedger,
   InputOutcome,
   InputPlan,
   SessionPatch,
 } from "../../coordinator/ports.js";
+import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
 import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
@@ -33,9 +35,11 @@ export class SqlInputLedger implements InputLedger {
     sessionId: string,
     decide: (ctx: InputContext) => InputPlan,
     now: number,
+    precondition?: AppendPrecondition,
   ): Promise<InputOutcome> {
     return begin(this.db, this.dialect).execute(async (tx) => {
       if (this.rowLocks) await lockThreadOf(tx, sessionId);
+      if (precondition) await this.checkWorkLease(tx, sessionId, precondition, now);
       const row = await tx
         .selectFrom("sessions")
         .selectAll()
@@ -131,6 +135,37 @@ export class SqlInputLedger implements InputLedger {
       }
       return { committed, plan, activeRunId: activeRun?.id ?? null };
     });
+  }
+
+  /**
+   * The lease a sessions token's send must still hold, read in the append's transaction. On
+   * PostgreSQL the item row is share-locked (after the thread row, the ledger's lock order), so no
+   * heartbeat, stop or re-delivery can move the lease until this append commits.
+   */
+  private async checkWorkLease(
+    tx: Tx,
+    sessionId: string,
+    precondition: AppendPrecondition,
+    now: number,
+  ): Promise<void> {
+    const row = await tx
+      .selectFrom("work_items")
+      .select(["session_id", "state", "epoch", "lease_expires_at"])
+      .where("id", "=", precondition.workId)
+      .$if(this.rowLocks, (qb) => qb.forShare())
+      .executeTakeFirst();
+    const problem = workLeaseProblem(
+      row && {
+        sessionId: row.session_id,
+        state: row.state as WorkState,
+        epoch: Number(row.epoch),
+        leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+      },
+      precondition,
+      sessionId,
+      now,
+    );
+    if (problem) throw problem;
   }
 
   async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {

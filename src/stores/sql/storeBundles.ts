@@ -4,12 +4,14 @@ import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
+import { SqlEnvironmentKeyStore } from "./sqlEnvironmentKeyStore.js";
 import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
 import { SqlHistoryReader } from "./sqlHistoryReader.js";
 import { SqlIamStore } from "./sqlIamStore.js";
 import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
+import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
 /** Role-narrowed bundles: each role receives the ports it owns, never the database handle. */
 export function controlStores(db: Db): ControlStores {
@@ -25,5 +27,7 @@ export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "s
     history: new SqlHistoryReader(db),
     ledger: new SqlInputLedger(db, dialect),
     dispatch: new SqlDispatchStore(db, clock, dialect),
+    workQueue: new SqlWorkQueueStore(db, dialect),
+    environmentKeys: new SqlEnvironmentKeyStore(db),
   };
 }

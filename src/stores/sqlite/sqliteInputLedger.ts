@@ -1,11 +1,13 @@
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
 import type {
+  AppendPrecondition,
   InputContext,
   InputLedger,
   InputOutcome,
   InputPlan,
   SessionPatch,
 } from "../../coordinator/ports.js";
+import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
 import type { Database } from "../sql/schema.js";
 import { rowToSession } from "../sql/sessionRows.js";
@@ -23,8 +25,14 @@ export class SqliteInputLedger implements InputLedger {
     private readonly fallback: SqlInputLedger,
   ) {}
 
-  append(sessionId: string, decide: (ctx: InputContext) => InputPlan, now: number): Promise<InputOutcome> {
+  append(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+    precondition?: AppendPrecondition,
+  ): Promise<InputOutcome> {
     return this.writer.write((sql) => {
+      if (precondition) checkWorkLease(sql, sessionId, precondition, now);
       const row = sql.get<Database["sessions"]>(
         "select * from sessions where id = ? and deleted_at is null",
         sessionId,
@@ -99,6 +107,31 @@ export class SqliteInputLedger implements InputLedger {
   deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
     return this.fallback.deleteSession(sessionId, deletedFact, now);
   }
+}
+
+/** A sessions token's send must still hold its work lease; checked in the append's transaction. */
+function checkWorkLease(
+  sql: SyncSql,
+  sessionId: string,
+  precondition: AppendPrecondition,
+  now: number,
+): void {
+  const row = sql.get<{ session_id: string; state: string; epoch: number; lease_expires_at: number | null }>(
+    "select session_id, state, epoch, lease_expires_at from work_items where id = ?",
+    precondition.workId,
+  );
+  const problem = workLeaseProblem(
+    row && {
+      sessionId: row.session_id,
+      state: row.state as WorkState,
+      epoch: Number(row.epoch),
+      leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    },
+    precondition,
+    sessionId,
+    now,
+  );
+  if (problem) throw problem;
 }
 
 function openRequest(sql: SyncSql, threadId: string): InputContext["openModelRequest"] {

@@ -5,12 +5,13 @@ import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
 import { streamSession } from "../sessionStream.js";
+import { SESSION_SCOPED, sendPrecondition } from "../sessionTokenAccess.js";
 import { toUserInputs } from "./userInputs.js";
 
 type IdParams = { Params: { id: string }; Querystring: RawQuery };
 
 export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  app.post<IdParams>("/v1/sessions/:id/events", async (request) => {
+  app.post<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) => {
     const body = parseBody(sendEventsBodySchema, request.body);
     const retryCount = Number(request.headers["x-stainless-retry-count"] ?? 0) || 0;
     const key = request.headers["idempotency-key"];
@@ -21,12 +22,13 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
       {
         retryCount,
         idempotencyKey: typeof key === "string" && key.trim() ? key.trim() : undefined,
+        precondition: sendPrecondition(request),
       },
     );
     return { data: echoed.map(eventDto) };
   });
 
-  app.get<IdParams>("/v1/sessions/:id/events", async (request) => {
+  app.get<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) => {
     const q = parseQuery(listEventsQuerySchema, request.query);
     const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
     const page = await deps.stream.history.listEvents(session.id, session.threadId, {
@@ -39,9 +41,13 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
     return pageDto(page, eventDto);
   });
 
-  app.get<IdParams>("/v1/sessions/:id/events/stream", async (request, reply) => {
-    const q = parseQuery(streamEventsQuerySchema, request.query);
-    const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
-    streamSession(request, reply, deps.stream, session, new Set(q.event_deltas ?? []));
-  });
+  app.get<IdParams>(
+    "/v1/sessions/:id/events/stream",
+    { config: { access: SESSION_SCOPED } },
+    async (request, reply) => {
+      const q = parseQuery(streamEventsQuerySchema, request.query);
+      const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
+      streamSession(request, reply, deps.stream, session, new Set(q.event_deltas ?? []));
+    },
+  );
 }

@@ -13,6 +13,7 @@ import {
   listSessionsQuerySchema,
   updateSessionBodySchema,
 } from "../schemas/sessions.js";
+import { SESSION_SCOPED } from "../sessionTokenAccess.js";
 import { toUserInputs } from "./userInputs.js";
 
 type IdParams = { Params: { id: string } };
@@ -36,7 +37,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
     return sessionDto(session, deps.clock.now());
   });
 
-  app.get<IdParams>("/v1/sessions/:id", async (request) =>
+  app.get<IdParams>("/v1/sessions/:id", { config: { access: SESSION_SCOPED } }, async (request) =>
     sessionDto(
       await deps.sessions.get(principalOf(request).workspaceId, request.params.id),
       deps.clock.now(),

@@ -1,9 +1,11 @@
 import type { Migration, MigrationProvider } from "kysely";
 import { initial } from "./001_initial.js";
+import { selfHostedWork } from "./002_self_hosted_work.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
   "001_initial": initial,
+  "002_self_hosted_work": selfHostedWork,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from "fastify";
+import { principalOf, type RouteAccess } from "../managed-agents/auth.js";
+import { pageDto } from "../managed-agents/dto.js";
+import type { ManagedAgentsDeps } from "../managed-agents/edgeDeps.js";
+import { parseBody, parseQuery, type RawQuery } from "../managed-agents/schemas/common.js";
+import {
+  createEnvironmentKeyBodySchema,
+  listEnvironmentKeysQuerySchema,
+} from "../managed-agents/schemas/work.js";
+import { environmentKeyDto } from "../managed-agents/selfHostedDto.js";
+
+type EnvParams = { Params: { environment_id: string }; Querystring: RawQuery };
+type KeyParams = { Params: { environment_id: string; key_id: string } };
+
+/** Minting and revoking credentials is an administrator's act: an API key only. */
+const ADMIN: RouteAccess = { accepts: ["api_key"] };
+
+/**
+ * Environment keys, an Awaken extension to the Managed Agents wire (no SDK endpoint mints them):
+ * - `POST /v1/awaken/environments/{environment_id}/keys` `{name?}` → the key, shown only this once;
+ * - `GET  /v1/awaken/environments/{environment_id}/keys` → the keys without the secret (`key_hint`);
+ * - `POST /v1/awaken/environments/{environment_id}/keys/{key_id}/revoke` → the key with `revoked_at`.
+ * Only self_hosted environments have keys. `awaken environment-keys` calls these over HTTP.
+ */
+export function environmentKeyRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+  app.post<EnvParams>(
+    "/v1/awaken/environments/:environment_id/keys",
+    { config: { access: ADMIN } },
+    async (request) => {
+      const body = parseBody(createEnvironmentKeyBodySchema, request.body ?? {});
+      const { record, key } = await deps.environmentKeys.create(
+        principalOf(request).workspaceId,
+        request.params.environment_id,
+        body.name ?? null,
+      );
+      return environmentKeyDto(record, key);
+    },
+  );
+
+  app.get<EnvParams>(
+    "/v1/awaken/environments/:environment_id/keys",
+    { config: { access: ADMIN } },
+    async (request) => {
+      const q = parseQuery(listEnvironmentKeysQuerySchema, request.query);
+      const page = await deps.environmentKeys.list(
+        principalOf(request).workspaceId,
+        request.params.environment_id,
+        {
+          limit: q.limit,
+          cursor: q.page ?? null,
+        },
+      );
+      return pageDto(page, (k) => environmentKeyDto(k));
+    },
+  );
+
+  app.post<KeyParams>(
+    "/v1/awaken/environments/:environment_id/keys/:key_id/revoke",
+    { config: { access: ADMIN } },
+    async (request) =>
+      environmentKeyDto(
+        await deps.environmentKeys.revoke(
+          principalOf(request).workspaceId,
+          request.params.environment_id,
+          request.params.key_id,
+        ),
+      ),
+  );
+}

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { history, isEndTurnIdle, MODEL, sleep, userMessage } from "../support/sdkHelpers.js";
+import { createEnvironmentKey } from "../support/selfHosted.js";
+import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+
+// The SDK's own self-hosted runner (`client.beta.environments.work.worker()`, lib/environments) against
+// Awaken: poll → ack → heartbeat → session retrieve with the sessions token → SessionToolRunner →
+// force-stop. The session makes no tool calls: running the agent toolset on `agent.tool_use` is the
+// runtime side of issue 4 (permission gate / `user.tool_result`), tested with that work.
+
+let t: TestServer;
+let workdir: string;
+beforeAll(async () => {
+  t = await startTestServer({ workers: 1 });
+  workdir = mkdtempSync(join(tmpdir(), "awaken-env-worker-"));
+});
+afterAll(async () => {
+  await t.close();
+  rmSync(workdir, { recursive: true, force: true });
+});
+
+interface SeenRequest {
+  method: string;
+  path: string;
+  credential: "api key" | "environment key" | "sessions token" | "other";
+  status?: number;
+}
+
+/** A fetch that records who called what, so the test can see which credential each call used. */
+function recordingFetch(seen: SeenRequest[]): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const auth = request.headers.get("authorization") ?? "";
+    const token = auth.replace(/^Bearer\s+/i, "");
+    const entry: SeenRequest = {
+      method: request.method,
+      path: new URL(request.url).pathname,
+      credential: token.startsWith("sk-awaken-sess-")
+        ? "sessions token"
+        : token.startsWith("sk-awaken-env-")
+          ? "environment key"
+          : token === TEST_API_KEY
+            ? "api key"
+            : "other",
+    };
+    seen.push(entry);
+    const response = await fetch(input, init);
+    entry.status = response.status;
+    return response;
+  };
+}
+
+describe("the SDK's EnvironmentWorker against Awaken", () => {
+  it("claims a session's work item, heartbeats, reads the session with its sessions token, runs the tool runner and force-stops", async () => {
+    const env = await t.client.beta.environments.create({ name: "worker", config: { type: "self_hosted" } });
+    const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
+    const agent = await t.client.beta.agents.create({ name: "Self-hosted", model: MODEL });
+    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+
+    const seen: SeenRequest[] = [];
+    const workerClient = new Anthropic({
+      baseURL: t.server.url,
+      apiKey: TEST_API_KEY,
+      fetch: recordingFetch(seen),
+      logLevel: "off",
+    });
+    const stop = new AbortController();
+    const running = workerClient.beta.environments.work
+      .worker({
+        environmentId: env.id,
+        environmentKey: key,
+        workdir,
+        maxIdleMs: 300,
+        workerId: "sdk-worker-1",
+      })
+      .run(stop.signal);
+
+    try {
+      const item = await waitFor(async () => {
+        for await (const w of t.client.beta.environments.work.list(
+          env.id,
+          {},
+          { headers: { authorization: `Bearer ${key}` } },
+        )) {
+          if (w.data.id === session.id && w.state === "active") return w;
+        }
+        return null;
+      });
+      expect(item.started_at).not.toBeNull();
+      expect((await t.client.beta.environments.work.stats(env.id)).workers_polling).toBe(1);
+
+      // A turn while the worker serves the session: the runner sees it end and, idle, lets go.
+      await t.client.beta.sessions.events.send(session.id, { events: [userMessage("hello from the test")] });
+      const stopped = await waitFor(async () => {
+        const w = await t.client.beta.environments.work.retrieve(item.id, { environment_id: env.id });
+        return w.state === "stopped" ? w : null;
+      });
+      expect(stopped.stopped_at).not.toBeNull();
+      expect((await history(t.client, session.id)).some(isEndTurnIdle)).toBe(true);
+    } finally {
+      stop.abort();
+      await running.catch(() => undefined);
+    }
+
+    const calls = (credential: SeenRequest["credential"]) =>
+      seen.filter((r) => r.credential === credential).map((r) => `${r.method} ${r.path}`);
+    const workPath = `/v1/environments/${env.id}/work`;
+    // Polling and acknowledging use the environment key; everything about the item, its token.
+    expect(calls("environment key")).toContain(`GET ${workPath}/poll`);
+    expect(calls("environment key").some((c) => /\/ack$/.test(c))).toBe(true);
+    const byToken = calls("sessions token");
+    expect(byToken.some((c) => /^POST .*\/heartbeat$/.test(c))).toBe(true);
+    expect(byToken).toContain(`GET /v1/sessions/${session.id}`);
+    expect(byToken).toContain(`GET /v1/sessions/${session.id}/events/stream`);
+    expect(byToken).toContain(`GET /v1/sessions/${session.id}/events`);
+    expect(byToken.some((c) => /^POST .*\/stop$/.test(c))).toBe(true);
+    // Every call the worker made with the token succeeded (a 4xx would end its runner early).
+    expect(seen.filter((r) => r.credential === "sessions token" && (r.status ?? 0) >= 400)).toEqual([]);
+    // The parent client's API key never went on the wire.
+    expect(calls("api key")).toEqual([]);
+  });
+});
+
+async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== null) return value;
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await sleep(50);
+  }
+}
