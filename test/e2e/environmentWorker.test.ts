@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
@@ -9,8 +9,7 @@ import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testS
 
 // The SDK's own self-hosted runner (`client.beta.environments.work.worker()`, lib/environments) against
 // Awaken: poll → ack → heartbeat → session retrieve with the sessions token → SessionToolRunner →
-// force-stop. The session makes no tool calls: running the agent toolset on `agent.tool_use` is the
-// runtime side of issue 4 (permission gate / `user.tool_result`), tested with that work.
+// force-stop; and the same worker running a session's built-in tool calls with the SDK's own toolset.
 
 let t: TestServer;
 let workdir: string;
@@ -123,6 +122,76 @@ describe("the SDK's EnvironmentWorker against Awaken", () => {
     // The parent client's API key never went on the wire.
     expect(calls("api key")).toEqual([]);
   });
+});
+
+describe("the SDK's EnvironmentWorker runs a self-hosted session's built-in tools", () => {
+  it("bash, write, read, edit and grep calls run in the worker's workdir and their results resume the run", async () => {
+    const env = await t.client.beta.environments.create({ name: "tools", config: { type: "self_hosted" } });
+    const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
+    const agent = await t.client.beta.agents.create({
+      name: "Self-hosted tools",
+      model: MODEL,
+      tools: [{ type: "agent_toolset_20260401" }],
+    });
+    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    const seen: SeenRequest[] = [];
+    const workerClient = new Anthropic({
+      baseURL: t.server.url,
+      apiKey: TEST_API_KEY,
+      fetch: recordingFetch(seen),
+      logLevel: "off",
+    });
+    const stop = new AbortController();
+    const running = workerClient.beta.environments.work
+      .worker({
+        environmentId: env.id,
+        environmentKey: key,
+        workdir,
+        maxIdleMs: 2_000,
+        workerId: "sdk-tools",
+      })
+      .run(stop.signal);
+
+    // The offline model calls the tool each message names; each call parks the run until the
+    // worker's user.tool_result arrives.
+    const steps: Array<[string, Record<string, unknown>]> = [
+      ["bash", { command: "mkdir -p src && echo from-bash > src/made.txt" }],
+      ["write", { file_path: "src/notes.md", content: "hello world\n" }],
+      ["edit", { file_path: "src/notes.md", old_string: "world", new_string: "awaken" }],
+      ["read", { file_path: "src/notes.md" }],
+      ["grep", { pattern: "from-bash" }],
+    ];
+    try {
+      for (const [tool, input] of steps) {
+        const before = (await history(t.client, session.id)).filter(isEndTurnIdle).length;
+        await t.client.beta.sessions.events.send(session.id, {
+          events: [userMessage(`call ${tool} ${JSON.stringify(input)}`)],
+        });
+        await waitFor(async () => {
+          const events = await history(t.client, session.id);
+          return events.filter(isEndTurnIdle).length > before ? events : null;
+        }, 15_000);
+      }
+    } finally {
+      stop.abort();
+      await running.catch(() => undefined);
+    }
+
+    const events = await history(t.client, session.id);
+    const uses = events.filter((e) => e.type === "agent.tool_use");
+    const results = events.filter((e) => e.type === "user.tool_result");
+    expect(uses.map((e) => e.name)).toEqual(steps.map(([tool]) => tool));
+    expect(results.map((e) => e.tool_use_id)).toEqual(uses.map((e) => e.id));
+    expect(results.map((e) => e.is_error)).toEqual([false, false, false, false, false]);
+    const text = (e: (typeof results)[number]) => JSON.stringify(e.content);
+    expect(text(results[3]!)).toContain("hello awaken");
+    expect(text(results[4]!)).toContain("made.txt");
+    expect(readFileSync(join(workdir, "src/made.txt"), "utf8")).toBe("from-bash\n");
+    // Every result was posted with the item's sessions token, and accepted.
+    const posts = seen.filter((r) => r.method === "POST" && r.path === `/v1/sessions/${session.id}/events`);
+    expect(posts.length).toBeGreaterThanOrEqual(steps.length);
+    expect(posts.every((r) => r.credential === "sessions token" && r.status === 200)).toBe(true);
+  }, 60_000);
 });
 
 async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
