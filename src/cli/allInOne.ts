@@ -61,9 +61,15 @@ export async function startAllInOne(
   const environments = new EnvironmentService(ports.environments, clock);
   const workQueue = new WorkQueueService(ports.workQueue, ports.environments, clock);
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
-  const sessions = new SessionService(ports, clock, workQueue);
-  const providers = createProviderRouter(options.env);
   const sandboxes = createSandboxes(join(options.dataDir, "workspaces"));
+  // A session's workspace lives as long as the session: in-process workers share this host, so its
+  // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
+  const sessions = new SessionService(ports, clock, workQueue, async (sessionId) => {
+    await sandboxes.destroy(sessionId).catch((error: unknown) => {
+      logger.warn({ sessionId, err: error }, "could not delete the session's workspace");
+    });
+  });
+  const providers = createProviderRouter(options.env);
 
   let ready = false;
   const app = createHttpServer(

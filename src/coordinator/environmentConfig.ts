@@ -31,8 +31,18 @@ export interface PackagesConfig {
 export type SandboxTierName = "bwrap" | "none";
 export const SANDBOX_TIER_NAMES: readonly SandboxTierName[] = ["bwrap", "none"];
 export const DEFAULT_SANDBOX_TIER: SandboxTierName = "bwrap";
+/**
+ * When a session's sandbox begins (seed 000, "Choose when the Sandbox should begin"): `eager`
+ * realizes it when a run starts, before the model or any tool; `on_tool_use` runs model-only turns
+ * with no sandbox and realizes exactly one at the first Hand tool. Frozen per session with the
+ * revision it pins.
+ */
+export type SandboxProvisioning = "eager" | "on_tool_use";
+export const SANDBOX_PROVISIONING: readonly SandboxProvisioning[] = ["eager", "on_tool_use"];
+export const DEFAULT_SANDBOX_PROVISIONING: SandboxProvisioning = "on_tool_use";
 export interface SandboxConfig {
   tier: SandboxTierName;
+  provisioning: SandboxProvisioning;
 }
 
 export type EnvironmentConfig =
@@ -57,6 +67,7 @@ export interface PackagesInput {
 }
 export interface SandboxInput {
   tier?: SandboxTierName | null;
+  provisioning?: SandboxProvisioning | null;
 }
 export type EnvironmentConfigInput =
   | {
@@ -107,12 +118,24 @@ function resolvePackages(input: PackagesInput | null | undefined, base: Packages
   return out;
 }
 
-/** An omitted tier keeps `base`'s (on create: the default). Revisions stored before the field existed read as the default. */
+/**
+ * An omitted field keeps `base`'s (on create: the default). Revisions stored before a field existed
+ * read as its default.
+ */
 function resolveSandbox(
   input: SandboxInput | null | undefined,
-  base: SandboxConfig | undefined,
+  base: Partial<SandboxConfig> | undefined,
 ): SandboxConfig {
-  return { tier: input?.tier ?? base?.tier ?? DEFAULT_SANDBOX_TIER };
+  return {
+    tier: input?.tier ?? base?.tier ?? DEFAULT_SANDBOX_TIER,
+    provisioning: input?.provisioning ?? base?.provisioning ?? DEFAULT_SANDBOX_PROVISIONING,
+  };
+}
+
+/** The provisioning a stored cloud config asks for (revisions from before the field: the default). */
+export function sandboxProvisioningOf(config: EnvironmentConfig): SandboxProvisioning | null {
+  if (config.type !== "cloud") return null;
+  return (config.sandbox as Partial<SandboxConfig> | undefined)?.provisioning ?? DEFAULT_SANDBOX_PROVISIONING;
 }
 
 /** The tier a stored cloud config asks for, tolerating revisions written before the field existed. */

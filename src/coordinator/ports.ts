@@ -345,3 +345,9 @@ export interface SessionWorkHook {
   /** Queues a work item for the session when its environment is self_hosted and none is live. */
   needsWorker(session: SessionRecord): Promise<void>;
 }
+
+/**
+ * Told after a session was deleted, so what lives outside the database for it (its sandbox
+ * workspace on this host) goes too. Best effort: the deletion itself is already committed.
+ */
+export type SessionDeletedHook = (sessionId: string) => Promise<void>;

@@ -12,10 +12,12 @@ import type {
   CoordinatorPorts,
   ExecutableAgentSnapshot,
   InputOutcome,
+  SessionDeletedHook,
   SessionListQuery,
   SessionRecord,
   SessionWorkHook,
 } from "./ports.js";
+import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 
 /**
  * How long a retried send is matched against the previous one. It covers the SDK's retry schedule
@@ -51,6 +53,7 @@ export class SessionService {
     private readonly clock: Clock,
     /** Queues self-hosted work when a session of a self_hosted environment starts or wakes. */
     private readonly work?: SessionWorkHook,
+    private readonly onDeleted?: SessionDeletedHook,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -71,6 +74,7 @@ export class SessionService {
         { details: { error_code: "environment_archived" } },
       );
     }
+    admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
     if (cmd.vaultIds.length > 0) throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0)
       throw invalid("resources: session resources are not supported by this server yet");
@@ -228,6 +232,7 @@ export class SessionService {
       now,
     );
     if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
+    await this.onDeleted?.(sessionId);
   }
 
   private signal(outcome: InputOutcome): void {

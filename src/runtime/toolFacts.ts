@@ -28,3 +28,17 @@ export function indeterminateText(name: string): string {
     `Check its effects before running it again.`
   );
 }
+
+/**
+ * The session's sandbox was realized for the first time: which tier, under which provisioning, and
+ * how long it took. Internal; one per session. Sandbox start-up latency, apart from the tools' own.
+ */
+export const SANDBOX_REALIZED = "awaken.sandbox_realized";
+
+export function sandboxRealized(now: number, tier: string, provisioning: string, realizeMs: number): Fact {
+  return {
+    id: newId("sevt", now),
+    type: SANDBOX_REALIZED,
+    body: { tier, provisioning, realize_ms: realizeMs },
+  };
+}

@@ -1,12 +1,16 @@
 import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
-import { sandboxTierOf } from "../coordinator/environmentConfig.js";
+import {
+  type EnvironmentConfig,
+  sandboxProvisioningOf,
+  sandboxTierOf,
+} from "../coordinator/environmentConfig.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { type ModelResponse, ProviderError } from "../providers/ports.js";
-import { type SandboxSpec, SandboxUnavailableError } from "../sandbox/ports.js";
+import { type Sandbox, type SandboxSpec, SandboxUnavailableError } from "../sandbox/ports.js";
 import { buildConversation } from "./conversation.js";
 import type { HandToolResult } from "./hand/index.js";
 import {
@@ -24,7 +28,13 @@ import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
 import { StallGuard } from "./stallGuard.js";
 import { type CatalogEntry, toolCatalog } from "./toolCatalog.js";
-import { indeterminateText, toolExecution, toolResult } from "./toolFacts.js";
+import {
+  indeterminateText,
+  SANDBOX_REALIZED,
+  sandboxRealized,
+  toolExecution,
+  toolResult,
+} from "./toolFacts.js";
 import { usageTotals } from "./usageTotals.js";
 
 type CommitStatus = "ok" | "conflict" | "lost";
@@ -40,6 +50,7 @@ export class TurnRunner {
   private facts: CommittedFact[] = [];
   private version = 0;
   private readonly catalog: Map<string, CatalogEntry>;
+  private sandboxRecorded = false;
 
   constructor(
     private readonly activation: Activation,
@@ -72,6 +83,8 @@ export class TurnRunner {
       );
       return status === "ok" ? "settled" : "lost_claim";
     }
+    const provisioned = await this.provisionEagerly();
+    if (provisioned !== "ok") return provisioned === "failed" ? "settled" : "lost_claim";
     for (;;) {
       if (this.signal.aborted) return "lost_claim";
       const step = nextStep(this.facts);
@@ -239,9 +252,11 @@ export class TurnRunner {
     if (started !== "ok") return started;
 
     let outcome: HandToolResult;
+    let realized: Fact | null = null;
     try {
-      const sandbox = await this.ports.sandboxes.realize(this.sandboxSpec());
-      outcome = await entry.tool.run(sandbox, step.input, this.signal);
+      const provisioned = await this.provision();
+      realized = provisioned.fact;
+      outcome = await entry.tool.run(provisioned.sandbox, step.input, this.signal);
     } catch (error) {
       if (this.signal.aborted) return "lost";
       const message = error instanceof Error ? error.message : String(error);
@@ -255,9 +270,69 @@ export class TurnRunner {
       };
     }
     if (this.signal.aborted) return "lost";
-    return this.commitLanding([
-      toolResult(this.ports.clock.now(), step.toolUseId, outcome.text, outcome.isError),
-    ]);
+    const result = toolResult(this.ports.clock.now(), step.toolUseId, outcome.text, outcome.isError);
+    return this.commitLanding(realized ? [realized, result] : [result]);
+  }
+
+  /**
+   * The session's sandbox. The first realization the history has not recorded yet comes with an
+   * internal fact carrying its latency, so sandbox start-up is measured apart from the tool's own
+   * time and from session creation (one per session, whichever worker realized it).
+   */
+  private async provision(): Promise<{ sandbox: Sandbox; fact: Fact | null }> {
+    const spec = this.sandboxSpec();
+    const started = performance.now();
+    const sandbox = await this.ports.sandboxes.realize(spec);
+    if (this.facts.some((f) => f.type === SANDBOX_REALIZED) || this.sandboxRecorded)
+      return { sandbox, fact: null };
+    this.sandboxRecorded = true;
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    this.ports.log.info({ sessionId: spec.sessionId, tier: spec.tier, ms }, "sandbox realized");
+    return {
+      sandbox,
+      fact: sandboxRealized(
+        this.ports.clock.now(),
+        spec.tier,
+        sandboxProvisioningOf(this.environment()) ?? "on_tool_use",
+        ms,
+      ),
+    };
+  }
+
+  /**
+   * `eager` provisioning: the sandbox exists before the model or any tool runs (realizing is
+   * idempotent, so a resumed run just finds it). A tier that cannot be realized ends the run with
+   * a clear error instead of running without its sandbox.
+   */
+  private async provisionEagerly(): Promise<"ok" | "lost" | "failed"> {
+    const config = this.environment();
+    if (config.type !== "cloud" || sandboxProvisioningOf(config) !== "eager") return "ok";
+    try {
+      const { fact } = await this.provision();
+      if (!fact) return "ok";
+      return (await this.commitLanding([fact])) === "ok" ? "ok" : "lost";
+    } catch (error) {
+      if (this.signal.aborted) return "lost";
+      const message = error instanceof Error ? error.message : String(error);
+      const now = this.ports.clock.now();
+      const status = await this.commitLanding(
+        [
+          sessionError(
+            now,
+            "unknown_error",
+            `the session's sandbox could not be started: ${message}`,
+            "terminal",
+          ),
+          idle(now, { type: "retries_exhausted" }),
+        ],
+        "failed",
+      );
+      return status === "ok" ? "failed" : "lost";
+    }
+  }
+
+  private environment(): EnvironmentConfig {
+    return this.activation.environment.config;
   }
 
   /** The sandbox the pinned environment revision asks for (the catalog offers Hand tools only in cloud). */

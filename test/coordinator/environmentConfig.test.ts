@@ -25,7 +25,7 @@ describe("resolveEnvironmentConfig", () => {
       type: "cloud",
       networking: { type: "unrestricted" },
       packages: emptyPackages,
-      sandbox: { tier: "bwrap" },
+      sandbox: { tier: "bwrap", provisioning: "on_tool_use" },
     };
     expect(resolveEnvironmentConfig(undefined)).toEqual(expected);
     expect(resolveEnvironmentConfig(null)).toEqual(expected);
@@ -44,7 +44,7 @@ describe("resolveEnvironmentConfig", () => {
         allow_package_managers: false,
       },
       packages: emptyPackages,
-      sandbox: { tier: "bwrap" },
+      sandbox: { tier: "bwrap", provisioning: "on_tool_use" },
     });
   });
 
@@ -133,7 +133,7 @@ describe("applyEnvironmentConfigUpdate", () => {
         allow_package_managers: true,
       },
       packages: { ...emptyPackages, pip: ["numpy"], apt: ["curl"], npm: ["left-pad"] },
-      sandbox: { tier: "bwrap" },
+      sandbox: { tier: "bwrap", provisioning: "on_tool_use" },
     });
   });
 

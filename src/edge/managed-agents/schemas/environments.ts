@@ -6,7 +6,7 @@
  * `applyEnvironmentConfigUpdate` give those nulls their meaning and check the cross-field rules.
  */
 import { z } from "zod";
-import { SANDBOX_TIER_NAMES } from "../../../coordinator/environmentConfig.js";
+import { SANDBOX_PROVISIONING, SANDBOX_TIER_NAMES } from "../../../coordinator/environmentConfig.js";
 import {
   boundedString,
   discriminatorError,
@@ -66,7 +66,12 @@ export const environmentConfigSchema = z.discriminatedUnion(
       networking: networkingSchema.nullish(),
       packages: packagesSchema.nullish(),
       // Awaken extension: the Hand tools' isolation tier (see environmentConfig.ts).
-      sandbox: z.strictObject({ tier: z.enum(SANDBOX_TIER_NAMES).nullish() }).nullish(),
+      sandbox: z
+        .strictObject({
+          tier: z.enum(SANDBOX_TIER_NAMES).nullish(),
+          provisioning: z.enum(SANDBOX_PROVISIONING).nullish(),
+        })
+        .nullish(),
     }),
     z.strictObject({ type: z.literal("self_hosted") }),
   ],

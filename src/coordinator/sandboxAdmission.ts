@@ -1,0 +1,28 @@
+import type { AgentDefinition } from "../control/agentDefinition.js";
+import { invalid } from "../kernel/errors.js";
+import { type EnvironmentConfig, sandboxProvisioningOf } from "./environmentConfig.js";
+
+/**
+ * Admission for `sandbox_provisioning: on_tool_use` (DESIGN.md §7): a session may start without a
+ * sandbox only when nothing needs local state before the first Hand tool. Anything that does is
+ * refused at session creation, naming the rule, instead of silently provisioning eagerly.
+ * (Non-native backends — ACP, A2A — will join this list when they exist: they need the sandbox to
+ * start.)
+ */
+export function admitSandboxProvisioning(
+  agent: AgentDefinition,
+  environment: EnvironmentConfig,
+  resources: readonly unknown[],
+): void {
+  if (sandboxProvisioningOf(environment) !== "on_tool_use") return;
+  const reasons: string[] = [];
+  if (agent.skills.length > 0)
+    reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
+  if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
+  if (resources.length > 0) reasons.push("the session mounts resources (files or repositories)");
+  if (reasons.length === 0) return;
+  throw invalid(
+    `sandbox_provisioning "on_tool_use" cannot start this session: ${reasons.join("; ")}. These need ` +
+      'the sandbox before the first tool call: set config.sandbox.provisioning to "eager" on the environment',
+  );
+}
