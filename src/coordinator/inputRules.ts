@@ -134,11 +134,13 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
         }
         // Echoed into history and streams: the SDK's runner releases a held call only when it sees it.
         echoIds.push(push(input.type, input.body));
-        pending = pending.filter((p) => p !== asked);
-        if (input.body.result === "allow") {
-          // Cloud: the resumed run executes it. Self-hosted: the client's worker now owes the result.
-          if (asked.afterAllow === "tool_result") pending.push({ eventId: target, kind: "tool_result" });
-        } else {
+        // Cloud allow: the resumed run executes it. Self-hosted allow: the client's worker now owes the
+        // result, in the call's place (idles list pending ids in call order).
+        const owesResult = input.body.result === "allow" && asked.afterAllow === "tool_result";
+        pending = owesResult
+          ? pending.map((p) => (p === asked ? { eventId: target, kind: "tool_result" as const } : p))
+          : pending.filter((p) => p !== asked);
+        if (input.body.result !== "allow") {
           // Denied: the tool never runs; the model is told so by the server, nobody posts a result.
           const message = input.body.deny_message;
           push("agent.tool_result", {

@@ -55,11 +55,11 @@ export function projectFacts(state: SessionProjection, facts: readonly Fact[]): 
       case "user.tool_confirmation": {
         const id = fact.body.tool_use_id;
         const asked = pending.find((p) => p.eventId === id && p.kind === "tool_confirmation");
-        pending = pending.filter((p) => !(p.eventId === id && p.kind === "tool_confirmation"));
-        // Allowed for a self-hosted worker: the call now waits for its result.
-        if (asked?.afterAllow === "tool_result" && fact.body.result === "allow") {
-          pending = [...pending, { eventId: asked.eventId, kind: "tool_result" }];
-        }
+        // Allowed for a self-hosted worker: the call now waits for its result, in its place.
+        const owesResult = asked?.afterAllow === "tool_result" && fact.body.result === "allow";
+        pending = owesResult
+          ? pending.map((p) => (p === asked ? { eventId: p.eventId, kind: "tool_result" as const } : p))
+          : pending.filter((p) => p !== asked);
         break;
       }
       case "user.tool_result":

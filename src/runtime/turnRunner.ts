@@ -69,8 +69,16 @@ export class TurnRunner {
     }
     if (this.activation.crashCount > this.ports.crashBudget) {
       const now = this.ports.clock.now();
+      // A request a dead owner left open is closed in the same commit, so it never dangles into
+      // the session's next turn.
+      const step = nextStep(this.facts);
+      const close =
+        step.kind === "close_dangling_request"
+          ? [spanEnd(this.danglingSpan(step.startId), now, null, true)]
+          : [];
       const status = await this.commitLanding(
         [
+          ...close,
           sessionError(
             now,
             "unknown_error",
