@@ -1,203 +1,139 @@
 #!/usr/bin/env node
-// Turn latency benchmark: N concurrent sessions, each doing one turn with one custom tool round
-// trip against the offline model, through the official SDK over loopback HTTP.
-// Usage: npm run bench -- [--concurrency 1,8,32] [--turns 200]
-// Prints turns/s, p50/p99 from user.message to the final idle, and SQLite write transactions per turn.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// Turn benchmark (issue 3, "Performance"): turns/s and turn latency at several concurrency levels
+// for three deployments, the platform's durable commits/s against the raw single-row commit rate
+// of the same database measured in the same run, and commits vs facts per turn.
+//
+// Usage: npm run bench -- [--topologies sqlite,pg,pg-remote] [--concurrency 1,8,64] [--turns N]
+//                         [--raw-seconds 3]
+//   --turns        timed turns per level (default max(200, 8 × concurrency), so each of the
+//                  concurrent lanes does several turns and the ramp-up/drain stays a small share)
+//   PostgreSQL     AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
+//                  postgres://postgres@127.0.0.1:5432/test; every level runs in a fresh schema,
+//                  dropped afterwards.
+// Results go to stdout; progress goes to stderr.
+import { cpus, loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import Anthropic from "@anthropic-ai/sdk";
+import { benchDatabaseUrl, redact, withClient } from "./postgres.mjs";
+import { rawPostgresCommits, rawSqliteCommits } from "./rawCommits.mjs";
+import { detailLines, goalLines, summarize, summaryTable } from "./report.mjs";
+import { withScope } from "./scope.mjs";
+import { TOPOLOGIES } from "./topologies.mjs";
+import { runLevel } from "./turnDriver.mjs";
 
 const { values } = parseArgs({
-  options: { concurrency: { type: "string", default: "1,8,32" }, turns: { type: "string", default: "200" } },
+  options: {
+    topologies: { type: "string", default: Object.keys(TOPOLOGIES).join(",") },
+    concurrency: { type: "string", default: "1,8,64" },
+    turns: { type: "string" },
+    "raw-seconds": { type: "string", default: "3" },
+  },
 });
+
+const topologies = values.topologies.split(",").map((name) => name.trim());
+for (const name of topologies) {
+  if (!TOPOLOGIES[name]) fail(`unknown topology "${name}" (known: ${Object.keys(TOPOLOGIES).join(", ")})`);
+}
 const levels = values.concurrency.split(",").map(Number);
-const totalTurns = Number(values.turns);
+if (levels.some((c) => !Number.isInteger(c) || c < 1)) fail("--concurrency must list positive integers");
+if (values.turns !== undefined && !(Number(values.turns) >= 1)) fail("--turns must be a positive number");
+const turnsFor = (c) => (values.turns ? Math.floor(Number(values.turns)) : Math.max(200, 8 * c));
+const rawSeconds = Number(values["raw-seconds"]);
+if (!(rawSeconds > 0)) fail("--raw-seconds must be a positive number");
+const databaseUrl = benchDatabaseUrl();
+const backends = new Set(topologies.map((name) => TOPOLOGIES[name].backend));
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const fmt = (ms) => `${ms.toFixed(2)} ms`;
-
-async function waitIdle(iterator, reason) {
-  for (;;) {
-    const { value, done } = await iterator.next();
-    if (done) throw new Error("stream ended early");
-    if (value.type === "session.status_idle" && value.stop_reason.type === reason) return value;
-  }
+function fail(message) {
+  console.error(`bench: ${message}`);
+  process.exit(2);
 }
 
-async function oneTurn(client, agentId, envId) {
-  const session = await client.beta.sessions.create({ agent: agentId, environment_id: envId });
-  const stream = await client.beta.sessions.events.stream(session.id);
-  const it = stream[Symbol.asyncIterator]();
-  const t0 = performance.now();
-  await client.beta.sessions.events.send(session.id, {
-    events: [{ type: "user.message", content: [{ type: "text", text: 'call lookup {"q":"bench"}' }] }],
-  });
-  const awaiting = await waitIdle(it, "requires_action");
-  const t1 = performance.now();
-  await client.beta.sessions.events.send(session.id, {
-    events: [
-      {
-        type: "user.custom_tool_result",
-        custom_tool_use_id: awaiting.stop_reason.event_ids[0],
-        content: [{ type: "text", text: "42" }],
-      },
-    ],
-  });
-  await waitIdle(it, "end_turn");
-  const t2 = performance.now();
-  stream.controller.abort();
-  return { sessionId: session.id, total: t2 - t0, toTool: t1 - t0, afterTool: t2 - t1 };
-}
-
-async function level(concurrency) {
-  const dataDir = mkdtempSync(join(tmpdir(), "awaken-bench-"));
-  const server = await startServer(dataDir, Math.max(4, concurrency));
-  const client = new Anthropic({ baseURL: server.url, apiKey: "bench", maxRetries: 0 });
-  const agent = await client.beta.agents.create({
-    name: "bench",
-    model: "offline-bench",
-    tools: [
-      {
-        type: "custom",
-        name: "lookup",
-        description: "look up",
-        input_schema: { type: "object", properties: { q: { type: "string" } } },
-      },
-    ],
-  });
-  const env = await client.beta.environments.create({ name: "bench" });
-  // Warm-up: JIT, SQLite page cache, HTTP keep-alive.
-  for (let i = 0; i < Math.min(20, totalTurns); i++) await oneTurn(client, agent.id, env.id);
-
-  const samples = [];
-  let next = 0;
+/** Progress lines on stderr, stamped with the seconds since this step began. */
+const progress = (tag) => {
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < totalTurns) {
-        next++;
-        samples.push(await oneTurn(client, agent.id, env.id));
-      }
-    }),
-  );
-  const elapsed = performance.now() - started;
-  const counts = await countWrites(dataDir);
-  const serverSide = await serverTurnTimes(
-    client,
-    samples.map((s) => s.sessionId),
-  );
-  server.child.kill("SIGTERM");
-  await new Promise((resolve) => server.child.on("exit", resolve));
-  rmSync(dataDir, { recursive: true, force: true });
-
-  const totals = samples.map((s) => s.total).sort((a, b) => a - b);
-  const half = samples.map((s) => s.toTool).sort((a, b) => a - b);
-  const turns = counts.turns;
-  console.log(
-    `concurrency ${String(concurrency).padStart(3)}: ${samples.length} turns in ${(elapsed / 1000).toFixed(2)} s = ` +
-      `${(samples.length / (elapsed / 1000)).toFixed(1)} turns/s | user.message→idle(end_turn) p50 ${fmt(percentile(totals, 50))} ` +
-      `p99 ${fmt(percentile(totals, 99))} | message→requires_action p50 ${fmt(percentile(half, 50))} | ` +
-      `writes/turn: ${(counts.fenced / turns).toFixed(2)} fenced commits + ${(counts.inputs / turns).toFixed(2)} input appends + ` +
-      `${(counts.claims / turns).toFixed(2)} claims = ${((counts.fenced + counts.inputs + counts.claims) / turns).toFixed(2)}`,
-  );
-  // Timestamps have 1 ms resolution: the percentiles are whole milliseconds, the mean over many
-  // turns is finer. Together the two halves are the platform's time per turn (the offline model
-  // answers in microseconds, so this is overhead, not model time).
-  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const perTurn = serverSide.first.map((x, i) => x + serverSide.second[i]).sort((a, b) => a - b);
-  console.log(
-    `                 server-side platform time per turn (committed input → committed idle, both halves): ` +
-      `p50 ${percentile(perTurn, 50)} ms, mean ${mean(perTurn).toFixed(2)} ms, p99 ${percentile(perTurn, 99)} ms ` +
-      `(message→requires_action mean ${mean(serverSide.first).toFixed(2)} ms, result→end_turn mean ${mean(serverSide.second).toFixed(2)} ms)`,
-  );
-  return {
-    turnsPerSecond: samples.length / (elapsed / 1000),
-    p50: percentile(totals, 50),
-    serverMean: mean(perTurn),
-  };
-}
-
-/** The all-in-one server as its own process, as a user runs it, so client CPU is not counted. */
-async function startServer(dataDir, workers) {
-  const child = spawn(
-    process.execPath,
-    [
-      new URL("../dist/cli/main.js", import.meta.url).pathname,
-      "up",
-      "--port",
-      "0",
-      "--data-dir",
-      dataDir,
-      "--workers",
-      String(workers),
-    ],
-    {
-      env: { PATH: process.env.PATH, AWAKEN_API_KEY: "bench", AWAKEN_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  let out = "";
-  const url = await new Promise((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, url };
-}
-
-/** Platform time per half-turn as the server recorded it: committed input → committed idle. */
-async function serverTurnTimes(client, sessionIds) {
-  const first = [];
-  const second = [];
-  for (const id of sessionIds) {
-    const events = [];
-    for await (const e of client.beta.sessions.events.list(id, { limit: 100 })) events.push(e);
-    const at = (e) => Date.parse(e.processed_at);
-    const message = events.find((e) => e.type === "user.message");
-    const idles = events.filter((e) => e.type === "session.status_idle");
-    const result = events.find((e) => e.type === "user.custom_tool_result");
-    first.push(at(idles[0]) - at(message));
-    second.push(at(idles[1]) - at(result));
-  }
-  const sort = (xs) => xs.sort((a, b) => a - b);
-  return { first: sort(first), second: sort(second) };
-}
-
-/** Counts durable write transactions from what they left behind in the database. */
-async function countWrites(dataDir) {
-  const { default: Database } = await import("better-sqlite3");
-  const db = new Database(join(dataDir, "awaken.db"), { readonly: true });
-  const one = (sql) => Object.values(db.prepare(sql).get())[0];
-  const result = {
-    turns: one("select count(*) from runs"),
-    fenced: one("select count(*) from commit_operations"),
-    // Each session had two sends (message, tool result); each is one ledger transaction.
-    inputs: one("select count(*) from events where type in ('user.message','user.custom_tool_result')"),
-    // Every claim advances the run's epoch by one.
-    claims: one("select coalesce(sum(epoch),0) from runs"),
-  };
-  db.close();
-  return result;
-}
+  return (message) =>
+    process.stderr.write(`[${tag} +${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+};
 
 console.log(
-  `Awaken turn benchmark: offline model, one custom tool round trip per turn, ${totalTurns} turns per level`,
+  `Awaken turn benchmark, ${new Date().toISOString()}: Node ${process.version}, ${cpus().length} CPUs ` +
+    `(${cpus()[0]?.model ?? "?"}), load average ${loadavg()[0].toFixed(2)} at start (client, servers and ` +
+    `database share the machine); offline model; one custom tool round trip per turn; ` +
+    `turns per level: ${levels.map((c) => `c=${c}: ${turnsFor(c)}`).join(", ")}`,
 );
-const results = [];
-for (const c of levels) results.push({ c, ...(await level(c)) });
-// Ratios measured in this one run: how throughput scales with concurrency, and what share of the
-// client-observed turn the platform itself spends (the rest is HTTP, SSE delivery and the client).
-const base = results[0];
-for (const r of results) {
-  console.log(
-    `ratio concurrency ${r.c} vs ${base.c}: throughput ×${(r.turnsPerSecond / base.turnsPerSecond).toFixed(2)}, ` +
-      `p50 latency ×${(r.p50 / base.p50).toFixed(2)}; platform share of the client-observed p50 turn ` +
-      `${((100 * r.serverMean) / r.p50).toFixed(0)}%`,
-  );
+if (backends.has("postgres")) {
+  const version = await withClient(databaseUrl, async (client) => {
+    const { rows } = await client.query("select current_setting('server_version') as v");
+    const sync = await client.query("select current_setting('synchronous_commit') as v");
+    return `${rows[0].v}, synchronous_commit=${sync.rows[0].v}`;
+  });
+  console.log(`PostgreSQL ${version} at ${redact(databaseUrl)}`);
 }
+
+/**
+ * The machine's limit, measured right before and right after each level (with no server running)
+ * rather than once per run: the client, the servers and the database share a small machine whose
+ * background load varies, so the yardstick is taken under the conditions of the figure it is
+ * compared with, and the two readings show how much those conditions drifted.
+ */
+function rawCommits(backend, concurrency, say) {
+  if (backend === "sqlite") {
+    // One writer whatever the concurrency (see rawSqliteCommits): the same ceiling for every level.
+    say(`raw: single-row INSERT commits for ${rawSeconds} s on one SQLite connection`);
+    return rawSqliteCommits(rawSeconds);
+  }
+  say(`raw: single-row INSERT commits for ${rawSeconds} s on ${concurrency} PostgreSQL connection(s)`);
+  return rawPostgresCommits(databaseUrl, concurrency, rawSeconds);
+}
+
+// Every topology × level on an empty store, torn down before the next one.
+const rows = [];
+for (const name of topologies) {
+  const topology = TOPOLOGIES[name];
+  for (const concurrency of levels) {
+    const say = progress(`${name} c=${concurrency}`);
+    try {
+      const rawBefore = await rawCommits(topology.backend, concurrency, say);
+      say(`starting: ${topology.describe(concurrency)}`);
+      const level = await withScope(async (scope) => {
+        const running = await topology.start(scope, { concurrency, databaseUrl });
+        const result = await runLevel({
+          url: running.url,
+          concurrency,
+          turns: turnsFor(concurrency),
+          counts: running.counts,
+          progress: say,
+        });
+        say("stopping");
+        return result;
+      });
+      const rawAfter = await rawCommits(topology.backend, concurrency, say);
+      const row = summarize({
+        topology: name,
+        concurrency,
+        raw: [rawBefore, rawAfter],
+        level,
+      });
+      rows.push(row);
+      for (const line of detailLines(row)) console.log(line);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      say(`FAILED: ${reason}`);
+      rows.push({ topology: name, concurrency, error: reason });
+    }
+  }
+}
+
+console.log("");
+console.log(`Summary (${new Date().toISOString()}, load average ${loadavg()[0].toFixed(2)} at the end):`);
+console.log("");
+for (const line of summaryTable(rows)) console.log(line);
+console.log("");
+console.log(
+  "commits = durable write transactions in the timed part (fenced commits + input appends + claims); " +
+    "raw = plain single-row INSERT commits/s on as many connections as the level's concurrency, same " +
+    "database, the mean of a reading just before and one just after the level (SQLite: one connection, its " +
+    "single writer, at every level); " +
+    "facts = event rows; p50/p99 = client-observed turn (user.message sent → idle end_turn).",
+);
+for (const line of goalLines(rows, topologies)) console.log(line);
+if (rows.some((row) => row.error)) process.exitCode = 1;

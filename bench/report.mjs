@@ -1,0 +1,112 @@
+// Turns raw measurements into the figures the issue asks for, and prints them: one detail line per
+// level as it finishes, then one summary table (Markdown, so it can be pasted into
+// docs/operations.md as printed) and the two goals of issue 3.
+
+/** Issue 3: the platform's commits/s at concurrency 8 must reach half the raw single-row rate. */
+export const RATIO_GOAL = 0.5;
+export const RATIO_GOAL_CONCURRENCY = 8;
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sortedBy = (xs, key) => xs.map(key).sort((a, b) => a - b);
+const fixed = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
+const percent = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–");
+
+/**
+ * One row of the summary from a finished level (see turnDriver.runLevel) and the raw rates read
+ * before and after it; their mean is the yardstick.
+ */
+export function summarize({ topology, concurrency, raw: rawReadings, level }) {
+  const { samples, elapsedMs, writes, commits, server } = level;
+  const raw = mean(rawReadings);
+  const turns = samples.length;
+  const seconds = elapsedMs / 1000;
+  const totals = sortedBy(samples, (s) => s.total);
+  const commitsPerSecond = commits / seconds;
+  return {
+    topology,
+    concurrency,
+    turns,
+    seconds,
+    turnsPerSecond: turns / seconds,
+    p50: percentile(totals, 50),
+    p99: percentile(totals, 99),
+    toToolP50: percentile(
+      sortedBy(samples, (s) => s.toTool),
+      50,
+    ),
+    commitsPerSecond,
+    raw,
+    rawReadings,
+    ratio: commitsPerSecond / raw,
+    commitsPerTurn: commits / turns,
+    factsPerTurn: writes.facts / turns,
+    perTurn: { fenced: writes.fenced / turns, inputs: writes.inputs / turns, claims: writes.claims / turns },
+    server: { p50: percentile(server, 50), mean: mean(server), p99: percentile(server, 99) },
+  };
+}
+
+export function detailLines(row) {
+  const t = row.perTurn;
+  return [
+    `${row.topology} c=${row.concurrency}: ${row.turns} turns in ${fixed(row.seconds, 2)} s = ` +
+      `${fixed(row.turnsPerSecond, 1)} turns/s | turn p50 ${fixed(row.p50, 1)} ms, p99 ${fixed(row.p99, 1)} ms ` +
+      `(message→requires_action p50 ${fixed(row.toToolP50, 1)} ms)`,
+    `    commits: ${fixed(row.commitsPerSecond, 0)}/s = ${percent(row.ratio)} of raw ${fixed(row.raw, 0)}/s ` +
+      `(${row.rawReadings.map((r) => fixed(r, 0)).join(" before, ")} after) | ` +
+      `per turn ${fixed(t.fenced, 2)} fenced + ${fixed(t.inputs, 2)} inputs + ${fixed(t.claims, 2)} claims = ` +
+      `${fixed(row.commitsPerTurn, 2)} commits vs ${fixed(row.factsPerTurn, 2)} facts`,
+    // The committed timestamps have 1 ms resolution: the mean over many turns is the finer figure.
+    `    server-side platform time per turn (input committed → idle committed, both halves): ` +
+      `p50 ${row.server.p50} ms, mean ${fixed(row.server.mean, 2)} ms, p99 ${row.server.p99} ms`,
+  ];
+}
+
+export function summaryTable(rows) {
+  const header =
+    "| topology | concurrency | turns/s | p50 ms | p99 ms | commits/s | raw commits/s | ours/raw | commits/turn | facts/turn |";
+  const lines = [header, "|---|---|---|---|---|---|---|---|---|---|"];
+  for (const row of rows) {
+    if (row.error) {
+      lines.push(`| ${row.topology} | ${row.concurrency} | failed: ${row.error} | | | | | | | |`);
+      continue;
+    }
+    lines.push(
+      `| ${row.topology} | ${row.concurrency} | ${fixed(row.turnsPerSecond, 1)} | ${fixed(row.p50, 1)} | ` +
+        `${fixed(row.p99, 1)} | ${fixed(row.commitsPerSecond, 0)} | ${fixed(row.raw, 0)} | ${percent(row.ratio)} | ` +
+        `${fixed(row.commitsPerTurn, 2)} | ${fixed(row.factsPerTurn, 2)} |`,
+    );
+  }
+  return lines;
+}
+
+/** One verdict line per topology for each goal; "not measured" when its level did not run. */
+export function goalLines(rows, topologies) {
+  const lines = [
+    `Goal (issue 3): our commits/s ≥ ${100 * RATIO_GOAL}% of the raw single-row commit rate at ` +
+      `concurrency ${RATIO_GOAL_CONCURRENCY}:`,
+  ];
+  for (const topology of topologies) {
+    const row = rows.find(
+      (r) => r.topology === topology && r.concurrency === RATIO_GOAL_CONCURRENCY && !r.error,
+    );
+    lines.push(
+      row
+        ? `  ${topology}: ${percent(row.ratio)} → ${row.ratio >= RATIO_GOAL ? "met" : "NOT met"}`
+        : `  ${topology}: not measured`,
+    );
+  }
+  lines.push("Goal: commits per turn ≤ facts per turn:");
+  for (const topology of topologies) {
+    const measured = rows.filter((r) => r.topology === topology && !r.error);
+    const missed = measured.filter((r) => r.commitsPerTurn > r.factsPerTurn);
+    lines.push(
+      measured.length === 0
+        ? `  ${topology}: not measured`
+        : missed.length === 0
+          ? `  ${topology}: met at every level`
+          : `  ${topology}: NOT met at c=${missed.map((r) => r.concurrency).join(", ")}`,
+    );
+  }
+  return lines;
+}

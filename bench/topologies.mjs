@@ -1,0 +1,110 @@
+// The three deployments the bench compares. Each `start` brings one up on an empty store and
+// registers everything it created on the scope; it returns the URL clients use and a function
+// that counts the store's durable writes (bench/storeCounts.mjs).
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshSchema } from "./postgres.mjs";
+import { startAwaken } from "./processes.mjs";
+import { postgresCounts, sqliteCounts } from "./storeCounts.mjs";
+
+export const API_KEY = "bench";
+const SERVER_READY = /listening on (http:\/\/\S+)/;
+const WORKER_READY = /Awaken worker (\S+) is running/;
+const REMOTE_WORKERS = 2;
+
+/**
+ * Worker slots for a concurrency level: at least one per concurrent session, so a turn never waits
+ * for a slot (the bench measures the platform, not an undersized pool), and at least the default 4.
+ */
+const slotsFor = (concurrency) => Math.max(4, concurrency);
+
+function tempDir(scope) {
+  const dir = mkdtempSync(join(tmpdir(), "awaken-bench-"));
+  scope.defer(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startServer(scope, { dataDir, databaseUrl, workers, env = {} }) {
+  const args = ["up", "--port", "0", "--data-dir", dataDir, "--workers", String(workers)];
+  if (databaseUrl) args.push("--database-url", databaseUrl);
+  const { match } = await startAwaken(scope, {
+    label: "awaken up",
+    args,
+    env: { AWAKEN_API_KEY: API_KEY, ...env },
+    ready: SERVER_READY,
+  });
+  return match[1];
+}
+
+export const TOPOLOGIES = {
+  sqlite: {
+    label: "SQLite all-in-one",
+    backend: "sqlite",
+    describe: (c) => `up --data-dir <tmp> --workers ${slotsFor(c)}`,
+    async start(scope, { concurrency }) {
+      const dataDir = tempDir(scope);
+      const url = await startServer(scope, { dataDir, workers: slotsFor(concurrency) });
+      return { url, counts: () => sqliteCounts(join(dataDir, "awaken.db")) };
+    },
+  },
+  pg: {
+    label: "PostgreSQL, in-process workers",
+    backend: "postgres",
+    describe: (c) => `up --database-url <schema> --workers ${slotsFor(c)}`,
+    async start(scope, { concurrency, databaseUrl }) {
+      const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
+      // The data dir stays empty here (the API key comes from the environment); a temp dir keeps
+      // the server from creating ./.awaken in the repository.
+      const url = await startServer(scope, {
+        dataDir: tempDir(scope),
+        databaseUrl: schemaUrl,
+        workers: slotsFor(concurrency),
+      });
+      return { url, counts: () => postgresCounts(schemaUrl) };
+    },
+  },
+  "pg-remote": {
+    label: `PostgreSQL, ${REMOTE_WORKERS} remote workers`,
+    backend: "postgres",
+    describe: (c) =>
+      `up --database-url <schema> --workers 0 + ${REMOTE_WORKERS}× worker --concurrency ${remoteSlots(c)}`,
+    async start(scope, { concurrency, databaseUrl }) {
+      const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
+      // The same token on the server and the workers; it must differ from the API key.
+      const token = randomBytes(24).toString("hex");
+      const url = await startServer(scope, {
+        dataDir: tempDir(scope),
+        databaseUrl: schemaUrl,
+        workers: 0,
+        env: { AWAKEN_WORKER_TOKEN: token },
+      });
+      // Started in parallel; each prints its banner once the coordinator accepted its token.
+      await Promise.all(
+        Array.from({ length: REMOTE_WORKERS }, (_, i) =>
+          startAwaken(scope, {
+            label: `awaken worker ${i + 1}`,
+            args: [
+              "worker",
+              "--coordinator-url",
+              url,
+              "--concurrency",
+              String(remoteSlots(concurrency)),
+              "--id",
+              `bench-${i + 1}`,
+            ],
+            env: { AWAKEN_WORKER_TOKEN: token },
+            ready: WORKER_READY,
+          }),
+        ),
+      );
+      return { url, counts: () => postgresCounts(schemaUrl) };
+    },
+  },
+};
+
+/** Slots per remote worker: together at least `slotsFor(c)`. */
+function remoteSlots(concurrency) {
+  return Math.ceil(slotsFor(concurrency) / REMOTE_WORKERS);
+}
