@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
@@ -192,6 +192,66 @@ describe("the SDK's EnvironmentWorker runs a self-hosted session's built-in tool
     expect(posts.length).toBeGreaterThanOrEqual(steps.length);
     expect(posts.every((r) => r.credential === "sessions token" && r.status === 200)).toBe(true);
   }, 60_000);
+});
+
+describe("the SDK's EnvironmentWorker after its lease is lost", () => {
+  it("a result the worker posts after its item was stopped is rejected (412) and changes nothing", async () => {
+    const env = await t.client.beta.environments.create({ name: "loss", config: { type: "self_hosted" } });
+    const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
+    const agent = await t.client.beta.agents.create({
+      name: "Self-hosted loss",
+      model: MODEL,
+      tools: [{ type: "agent_toolset_20260401" }],
+    });
+    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    const seen: SeenRequest[] = [];
+    const workerClient = new Anthropic({
+      baseURL: t.server.url,
+      apiKey: TEST_API_KEY,
+      fetch: recordingFetch(seen),
+      logLevel: "off",
+    });
+    const stop = new AbortController();
+    const running = workerClient.beta.environments.work
+      .worker({ environmentId: env.id, environmentKey: key, workdir, maxIdleMs: 5_000, workerId: "sdk-loss" })
+      .run(stop.signal);
+    const marker = join(workdir, "late.txt");
+    try {
+      await t.client.beta.sessions.events.send(session.id, {
+        events: [userMessage('call bash {"command":"touch started.txt; sleep 1.5; echo late > late.txt"}')],
+      });
+      // The worker holds the item and is running the command...
+      const item = await waitFor(async () => {
+        if (!existsSync(join(workdir, "started.txt"))) return null;
+        for await (const w of t.client.beta.environments.work.list(
+          env.id,
+          {},
+          { headers: { authorization: `Bearer ${key}` } },
+        )) {
+          if (w.data.id === session.id && w.state === "active") return w;
+        }
+        return null;
+      });
+      // ...when the operator stops its item: the lease is gone while the tool still runs.
+      await t.client.beta.environments.work.stop(item.id, { environment_id: env.id, force: true });
+      await waitFor(async () => (existsSync(marker) ? true : null), 10_000);
+      // The late result was posted with the old token and refused inside the append's transaction.
+      const late = await waitFor(async () => {
+        const posts = seen.filter(
+          (r) => r.method === "POST" && r.path === `/v1/sessions/${session.id}/events`,
+        );
+        return posts.find((r) => r.status !== undefined) ?? null;
+      });
+      expect(late).toMatchObject({ credential: "sessions token", status: 412 });
+    } finally {
+      stop.abort();
+      await running.catch(() => undefined);
+    }
+    const events = await history(t.client, session.id);
+    expect(events.some((e) => e.type === "user.tool_result")).toBe(false);
+    expect(events.at(-1)?.type).toBe("session.status_idle");
+    expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
+  }, 30_000);
 });
 
 async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
