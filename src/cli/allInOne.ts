@@ -3,7 +3,9 @@ import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { AgentService } from "../control/agentService.js";
+import { CredentialService } from "../control/credentialService.js";
 import { IamService } from "../control/iamService.js";
+import { VaultService } from "../control/vaultService.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
@@ -16,6 +18,9 @@ import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { FieldSealer } from "../secrets/fieldSealer.js";
+import { LocalSecretStore } from "../secrets/localSecretStore.js";
+import { loadMasterKey, MASTER_KEY_ENV } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { createSandboxes } from "./sandboxes.js";
@@ -43,7 +48,20 @@ export async function startAllInOne(
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
-  const storage = await openStorage({ dataDir, databaseUrl: options.databaseUrl }, clock, logger);
+  // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
+  const {
+    masterKey,
+    source: masterKeySource,
+    file: masterKeyFile,
+  } = loadMasterKey({
+    env: options.env,
+    dataDir,
+  });
+  const storage = await openStorage(
+    { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
+    clock,
+    logger,
+  );
   const control = storage.control;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
@@ -55,6 +73,18 @@ export async function startAllInOne(
   const { key: apiKey, source: apiKeySource } = resolveApiKey(dataDir, options.apiKey);
   await iam.bootstrap(apiKey);
   if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
+
+  logger.info(
+    { component: "secrets", masterKeyId: masterKey.id, source: masterKeySource },
+    `master key ${masterKey.id} ${masterKeySource === "generated" ? "generated into" : "from"} ${masterKeyFile ?? MASTER_KEY_ENV}`,
+  );
+  const vaults = new VaultService(control.vaults, clock);
+  const credentials = new CredentialService(
+    control.credentials,
+    vaults,
+    new FieldSealer(new LocalSecretStore(masterKey)),
+    clock,
+  );
 
   const registrar = new LocalRegistrar(ports.catalog, clock);
   const agents = new AgentService(control.publications, registrar, clock);
@@ -80,6 +110,8 @@ export async function startAllInOne(
       sessions,
       environmentKeys,
       workQueue,
+      vaults,
+      credentials,
       clock,
       stream: {
         history: ports.history,
@@ -150,6 +182,7 @@ export async function startAllInOne(
         await sandboxes.close();
         await app.close();
         await storage.close();
+        masterKey.key.fill(0);
       })();
       return stopping;
     },

@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { startAllInOne } from "./allInOne.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
+import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
 const HELP_AFTER = `${STORAGE_HELP}
 Models:
@@ -14,6 +15,8 @@ Models:
 Environment:
   AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
   AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+  AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
+                        <data-dir>/master.key, mode 0600); replicas must share it; back it up
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
@@ -38,6 +41,14 @@ export function upCommand(): Command {
     )
     .addOption(
       new Option("--database-url <url>", "keep the authority in PostgreSQL (postgres://…) instead of SQLite"),
+    )
+    .addOption(
+      new Option(
+        "--db-pool-size <n>",
+        "with --database-url: the most PostgreSQL connections the server opens for queries (the wake LISTEN uses one more)",
+      )
+        .default(DEFAULT_DB_POOL_SIZE)
+        .argParser(integer("--db-pool-size", 1)),
     )
     .addOption(
       new Option("--workers <n>", "in-process worker slots (runs executed at once)")
@@ -65,6 +76,7 @@ export function upCommand(): Command {
         port: opts.port,
         dataDir: opts.dataDir,
         databaseUrl: opts.databaseUrl,
+        dbPoolSize: opts.dbPoolSize,
         workers: opts.workers,
         leaseMs: opts.leaseMs,
         modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,

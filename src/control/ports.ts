@@ -1,5 +1,6 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { AgentDefinition } from "./agentDefinition.js";
+import type { CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
 export interface AgentHead {
@@ -59,4 +60,7 @@ export interface IamStore {
 export interface ControlStores {
   publications: PublicationStore;
   iam: IamStore;
+  /** Vault ingress: credential metadata in clear, secret fields only as sealed records. */
+  vaults: VaultStore;
+  credentials: CredentialStore;
 }

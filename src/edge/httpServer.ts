@@ -9,7 +9,9 @@ import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
 import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
 import { eventRoutes } from "./managed-agents/routes/eventRoutes.js";
 import { sessionRoutes } from "./managed-agents/routes/sessionRoutes.js";
+import { vaultRoutes } from "./managed-agents/routes/vaultRoutes.js";
 import { workRoutes } from "./managed-agents/routes/workRoutes.js";
+import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -23,7 +25,8 @@ export interface HttpServerOptions {
 /** One HTTP server for every edge. Each protocol adapter registers its own routes. */
 export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
-    loggerInstance: options.logger,
+    // Request and child loggers inherit the redaction: credential secrets never reach a log line.
+    loggerInstance: options.logger.child({}, { redact: { paths: SECRET_LOG_PATHS, censor: "[redacted]" } }),
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     genReqId: () => newId("req"),
@@ -69,6 +72,7 @@ export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOpt
     eventRoutes(v1, deps);
     workRoutes(v1, deps);
     environmentKeyRoutes(v1, deps);
+    vaultRoutes(v1, deps);
   });
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));

@@ -10,6 +10,9 @@ export const ERROR_CODES = {
   agent_archived: { status: 400, type: "invalid_request_error" },
   session_terminated: { status: 400, type: "invalid_request_error" },
   tool_use_not_pending: { status: 400, type: "invalid_request_error" },
+  vault_archived: { status: 400, type: "invalid_request_error" },
+  credential_archived: { status: 400, type: "invalid_request_error" },
+  credential_immutable_field: { status: 400, type: "invalid_request_error" },
   unauthenticated: { status: 401, type: "authentication_error" },
   permission_denied: { status: 403, type: "permission_error" },
   not_found: { status: 404, type: "not_found_error" },
@@ -17,6 +20,8 @@ export const ERROR_CODES = {
   version_mismatch: { status: 409, type: "conflict_error" },
   session_running: { status: 409, type: "conflict_error" },
   publication_conflict: { status: 409, type: "conflict_error" },
+  // Another live credential in the vault already serves this MCP server URL / environment variable.
+  credential_usage_conflict: { status: 409, type: "conflict_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
   // Self-hosted work queue (wire §2.8, §4). The SDK picks BetaHeartbeatPreconditionFailedError from
   // "412 heartbeat_precondition_failed"; a lost lease is a 412 too, so the SDK's runners give up on

@@ -32,7 +32,9 @@ export type IdPrefix =
   | "key"
   | "req"
   | "op"
-  | "wkr";
+  | "wkr"
+  | "vlt"
+  | "vcrd";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeRandom(16)}`;

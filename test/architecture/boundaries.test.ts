@@ -12,7 +12,12 @@ const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   kernel: { contexts: [] },
   providers: { contexts: ["kernel"] },
-  control: { contexts: ["kernel"], files: ["coordinator/ports.ts"] },
+  control: {
+    contexts: ["kernel"],
+    // Vault ingress seals through the SecretStore's port (and reads its typed open failure); it
+    // never imports an implementation, the master key or the plaintext codec.
+    files: ["coordinator/ports.ts", "secrets/ports.ts", "secrets/errors.ts"],
+  },
   coordinator: {
     contexts: ["kernel"],
     // The publication contract the catalog stores, and the worker transport the gateway serves.
@@ -105,6 +110,8 @@ describe("context boundaries (DESIGN.md §2)", () => {
     expect(crossesBoundary("edge/httpServer.ts", "stores/sql/db.ts")).toBe(true);
     expect(crossesBoundary("coordinator/sessionService.ts", "control/agentService.ts")).toBe(true);
     expect(crossesBoundary("providers/router.ts", "coordinator/ports.ts")).toBe(true);
+    expect(crossesBoundary("control/credentialService.ts", "secrets/localSecretStore.ts")).toBe(true);
+    expect(crossesBoundary("edge/httpServer.ts", "secrets/ports.ts")).toBe(true);
     expect(crossesBoundary("worker/workerLoop.ts", "runtime/turnRunner.ts")).toBe(false);
     // Guard against an import regex that silently matches nothing.
     expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);

@@ -120,6 +120,37 @@ describe("PostgreSQL: the commit fence across replicas", () => {
     }
   });
 
+  it("a retried operation queued behind its original (with and without facts): the retry gets the original receipt, never an error", async () => {
+    for (const factCount of [0, 2]) {
+      for (let round = 0; round < ROUNDS / 4; round++) {
+        const fx = await seedQueuedRun(a, clock);
+        const claim = (await a.dispatch.claim("w1", LEASE_MS))!;
+        const version = await a.history.threadVersion(fx.session.threadId);
+        const operation = op(fx, claim, version, factCount, round % 2 === 0 ? undefined : "done");
+        // Both commits start (and take their statement snapshots) while a third transaction holds
+        // the thread row, so whichever goes second decides after the first has committed.
+        const racing = await pg!.handle.db.transaction().execute(async (tx) => {
+          await tx
+            .selectFrom("threads")
+            .select("id")
+            .where("id", "=", fx.session.threadId)
+            .forUpdate()
+            .execute();
+          const both = Promise.all([a.dispatch.commit(operation), b.dispatch.commit(operation)]);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          return { both };
+        });
+        const results = await racing.both;
+        expect(results.every((r) => r.ok)).toBe(true);
+        expect(results.map((r) => (r.ok ? r.duplicate : null)).sort()).toEqual([false, true]);
+        const [first, second] = results.map((r) => (r.ok ? r.receipt : null));
+        expect(first).toEqual(second);
+        const after = await a.history.readThread(fx.session.threadId, version);
+        expect(after.map((f) => f.id)).toEqual(operation.facts.map((f) => f.id));
+      }
+    }
+  });
+
   it("user input racing with a commit: both land in order or the commit meets a version conflict, never an error", async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const fx = await seedQueuedRun(a, clock);
@@ -182,7 +213,7 @@ describe("PostgreSQL: migrations", () => {
         [],
         [],
         [],
-        ["001_initial", "002_self_hosted_work"],
+        ["001_initial", "002_self_hosted_work", "003_vaults"],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
     } finally {

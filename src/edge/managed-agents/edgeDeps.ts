@@ -1,5 +1,7 @@
 import type { AgentService } from "../../control/agentService.js";
+import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
+import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
@@ -16,6 +18,9 @@ export interface ManagedAgentsDeps {
   /** Self-hosted environments: keys (an Awaken extension) and the work queue (wire §2.8). */
   environmentKeys: EnvironmentKeyService;
   workQueue: WorkQueueService;
+  /** Vault ingress (wire §2.7, §5): secret-free projections out, sealed revisions stored. */
+  vaults: VaultService;
+  credentials: CredentialService;
   stream: StreamDeps;
   clock: Clock;
 }

@@ -51,7 +51,11 @@ export function installErrorEnvelope(app: FastifyInstance): void {
       return reply
         .status(400)
         .send(
-          errorBody("invalid_request_error", `Request body is not valid JSON: ${error.message}`, request.id),
+          errorBody(
+            "invalid_request_error",
+            `Request body is not valid JSON: ${jsonErrorWithoutInput(error.message)}`,
+            request.id,
+          ),
         );
     }
     if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) {
@@ -79,4 +83,13 @@ export function installErrorEnvelope(app: FastifyInstance): void {
         ),
       );
   });
+}
+
+/**
+ * V8's JSON errors quote a slice of the input (`Unexpected token 's', ..."{"token": sk-…"... is not
+ * valid JSON`). A body may carry a credential secret, so such a message is not passed on; the
+ * position-style ones (`… in JSON at position 21`) quote nothing and are kept.
+ */
+function jsonErrorWithoutInput(message: string): string {
+  return /is not valid JSON$/.test(message) ? "unexpected token (the input is not quoted back)" : message;
 }

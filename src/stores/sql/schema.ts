@@ -152,4 +152,43 @@ export interface Database {
   };
   work_tokens: { token_hash: string; work_id: string; epoch: number; created_at: number };
   work_pollers: { environment_id: string; worker_id: string; last_polled_at: number };
+  // control: vaults and credentials (migration 003). Revisions hold sealed material only.
+  vaults: {
+    id: string;
+    workspace_id: string;
+    display_name: string;
+    metadata_json: string;
+    created_at: number;
+    updated_at: number;
+    archived_at: number | null;
+    deleted_at: number | null;
+  };
+  vault_credentials: {
+    id: string;
+    workspace_id: string;
+    vault_id: string;
+    display_name: string | null;
+    metadata_json: string;
+    auth_type: string;
+    usage_key: string;
+    latest_revision: number;
+    created_at: number;
+    updated_at: number;
+    archived_at: number | null;
+    deleted_at: number | null;
+  };
+  vault_credential_revisions: {
+    credential_id: string;
+    revision: number;
+    workspace_id: string;
+    auth_json: string;
+    secret_fields_json: string;
+    seal_format: number;
+    master_key_id: string;
+    /** base64 of the SecretStore's wrapped data key. */
+    wrapped_key: string;
+    /** base64 of the SecretStore's ciphertext. */
+    sealed_material: string;
+    created_at: number;
+  };
 }

@@ -3,6 +3,7 @@ import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
+import { SqlCredentialStore } from "./sqlCredentialStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
 import { SqlEnvironmentKeyStore } from "./sqlEnvironmentKeyStore.js";
 import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
@@ -11,11 +12,17 @@ import { SqlIamStore } from "./sqlIamStore.js";
 import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
+import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
 /** Role-narrowed bundles: each role receives the ports it owns, never the database handle. */
 export function controlStores(db: Db): ControlStores {
-  return { publications: new SqlPublicationStore(db), iam: new SqlIamStore(db) };
+  return {
+    publications: new SqlPublicationStore(db),
+    iam: new SqlIamStore(db),
+    vaults: new SqlVaultStore(db),
+    credentials: new SqlCredentialStore(db),
+  };
 }
 
 /** `dialect` tells the writers that decide under concurrency (ledger, dispatch) which locks to take. */

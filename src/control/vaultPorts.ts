@@ -1,0 +1,90 @@
+import type { ListQuery, Page } from "../kernel/pagination.js";
+import type { SealedSecret } from "../secrets/ports.js";
+import type { CredentialAuthType, PublicCredentialAuth } from "./credentialAuth.js";
+
+/** A vault: a named collection of credentials in one workspace. */
+export interface VaultRecord {
+  id: string;
+  workspaceId: string;
+  displayName: string;
+  metadata: Record<string, string>;
+  createdAt: number;
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/** The mutable head of a credential: naming, lifecycle, and which revision is current. */
+export interface CredentialHead {
+  id: string;
+  workspaceId: string;
+  vaultId: string;
+  displayName: string | null;
+  metadata: Record<string, string>;
+  authType: CredentialAuthType;
+  /** `mcp:<server url>` or `env:<name>`: one live credential per vault per usage. */
+  usageKey: string;
+  latestRevision: number;
+  createdAt: number;
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/**
+ * One immutable revision: the secret-free auth in clear, and the secret fields sealed for exactly
+ * (credential, revision, workspace). Rotation appends one; nothing ever updates one.
+ */
+export interface CredentialRevision {
+  workspaceId: string;
+  credentialId: string;
+  revision: number;
+  auth: PublicCredentialAuth;
+  /** Names of the sealed fields (e.g. `refresh_token`), so callers need not open to know them. */
+  secretFields: string[];
+  sealed: SealedSecret;
+  createdAt: number;
+}
+
+export interface CredentialView {
+  head: CredentialHead;
+  revision: CredentialRevision;
+}
+
+export type VaultListQuery = ListQuery & { includeArchived: boolean };
+
+export interface VaultStore {
+  create(vault: VaultRecord): Promise<void>;
+  /** Null when missing, deleted, or in another workspace. */
+  get(workspaceId: string, vaultId: string): Promise<VaultRecord | null>;
+  update(vault: VaultRecord): Promise<void>;
+  list(workspaceId: string, query: VaultListQuery): Promise<Page<VaultRecord>>;
+  /**
+   * Deletes the vault and every credential in it: heads become tombstones (so a later admission can
+   * say "deleted" rather than "unknown") and every sealed revision is erased.
+   */
+  delete(workspaceId: string, vaultId: string, now: number): Promise<boolean>;
+}
+
+export type CreateCredentialResult = { created: true } | { created: false; conflictWith: string | null };
+
+export interface CredentialStore {
+  /** Fails (without writing) when a live credential of the vault already has the same usage key. */
+  create(head: CredentialHead, first: CredentialRevision): Promise<CreateCredentialResult>;
+  /** The head and its latest revision; null when missing, deleted, or not in that vault/workspace. */
+  get(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView | null>;
+  getRevision(
+    workspaceId: string,
+    credentialId: string,
+    revision: number,
+  ): Promise<CredentialRevision | null>;
+  /** Appends `revision` and moves the head to it, only if the head is still at `expectedLatest`. */
+  appendRevision(
+    head: CredentialHead,
+    revision: CredentialRevision,
+    expectedLatest: number,
+  ): Promise<boolean>;
+  /** Name, metadata and lifecycle changes that need no new revision. */
+  updateHead(head: CredentialHead): Promise<void>;
+  list(workspaceId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialView>>;
+  /** Tombstones the head and erases every sealed revision of it. */
+  delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean>;
+}

@@ -1,0 +1,70 @@
+/**
+ * The SecretStore port: the one way credential material is sealed at ingress and opened for a holder.
+ * Implementations: `LocalSecretStore` (envelope encryption under a local master key). A KMS or an
+ * external vault plugs in behind the same two calls (see README.md).
+ */
+
+/**
+ * Which exact credential revision a sealed record belongs to. It is bound into the ciphertext as
+ * additional authenticated data, and callers take it from the database row that holds the record,
+ * never from the record itself: a ciphertext copied to another credential, revision or workspace
+ * does not open.
+ */
+export interface RevisionIdentity {
+  credentialId: string;
+  revision: number;
+  workspaceId: string;
+}
+
+/**
+ * What a store keeps for one revision. Every field is stored in its own column next to the identity;
+ * `format` and `masterKeyId` are authenticated too, so editing them in the row breaks the open.
+ */
+export interface SealedSecret {
+  /** Envelope format version (part of the authenticated data). */
+  format: number;
+  /** Names the key-encryption key (rotation picks the key by it). Never the key itself. */
+  masterKeyId: string;
+  /** The per-revision data key, encrypted under the key-encryption key. */
+  wrappedKey: Buffer;
+  /** The material, encrypted under the data key. */
+  ciphertext: Buffer;
+}
+
+/**
+ * Seal/open on raw bytes. Both fail closed: `open` throws `SecretOpenError` for any record that does
+ * not authenticate against the identity given, and returns nothing partial. The caller owns the
+ * plaintext Buffers on both sides and zeroes them (`buf.fill(0)`) when done.
+ */
+export interface SecretStore {
+  seal(identity: RevisionIdentity, plaintext: Buffer): Promise<SealedSecret>;
+  open(identity: RevisionIdentity, sealed: SealedSecret): Promise<Buffer>;
+}
+
+/** A sealed revision and the names (never values) of the secret fields inside it. */
+export interface SealedFields {
+  sealed: SealedSecret;
+  fieldNames: string[];
+}
+
+/** The previous revision a rotation starts from, as read from its row. */
+export interface PreviousRevision {
+  identity: RevisionIdentity;
+  sealed: SealedSecret;
+  fieldNames: readonly string[];
+}
+
+/**
+ * What vault ingress (Control) asks of custody. A credential's secret part is a small set of named
+ * fields (`token`, `refresh_token`, …). Rotation seals revision n+1 from revision n plus a patch
+ * (a string replaces a field, `null` removes it, absent keeps it), so the fields a rotation keeps are
+ * re-sealed inside `secrets/` and never reach the caller in plaintext.
+ */
+export interface CredentialSealer {
+  seal(identity: RevisionIdentity, fields: Readonly<Record<string, string>>): Promise<SealedFields>;
+  reseal(
+    previous: PreviousRevision,
+    next: RevisionIdentity,
+    patch: Readonly<Record<string, string | null>>,
+  ): Promise<SealedFields>;
+}

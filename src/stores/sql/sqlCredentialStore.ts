@@ -1,0 +1,173 @@
+import type {
+  CreateCredentialResult,
+  CredentialHead,
+  CredentialRevision,
+  CredentialStore,
+  CredentialView,
+  VaultListQuery,
+} from "../../control/vaultPorts.js";
+import type { Page } from "../../kernel/pagination.js";
+import { headRow, isUniqueViolation, revisionRow, toHead, toRevision } from "./credentialRows.js";
+import { type Db, decodeCursor, encodeCursor } from "./db.js";
+
+/**
+ * Credential heads and their immutable revisions. Dialect-neutral: the only decision under
+ * concurrency (which rotation wins) is one conditional UPDATE of the head, and the one-live-credential
+ * rule is a unique index, so neither backend needs explicit locks.
+ */
+export class SqlCredentialStore implements CredentialStore {
+  constructor(private readonly db: Db) {}
+
+  async create(head: CredentialHead, first: CredentialRevision): Promise<CreateCredentialResult> {
+    try {
+      await this.db.transaction().execute(async (tx) => {
+        await tx.insertInto("vault_credentials").values(headRow(head)).execute();
+        await tx.insertInto("vault_credential_revisions").values(revisionRow(first)).execute();
+      });
+      return { created: true };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const existing = await this.db
+        .selectFrom("vault_credentials")
+        .select("id")
+        .where("vault_id", "=", head.vaultId)
+        .where("usage_key", "=", head.usageKey)
+        .where("archived_at", "is", null)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      return { created: false, conflictWith: existing?.id ?? null };
+    }
+  }
+
+  async get(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView | null> {
+    const row = await this.selectViews(workspaceId, vaultId)
+      .where("vault_credentials.id", "=", credentialId)
+      .executeTakeFirst();
+    return row ? toView(row) : null;
+  }
+
+  async getRevision(
+    workspaceId: string,
+    credentialId: string,
+    revision: number,
+  ): Promise<CredentialRevision | null> {
+    const row = await this.db
+      .selectFrom("vault_credential_revisions")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("credential_id", "=", credentialId)
+      .where("revision", "=", revision)
+      .executeTakeFirst();
+    return row ? toRevision(row) : null;
+  }
+
+  async appendRevision(
+    head: CredentialHead,
+    revision: CredentialRevision,
+    expectedLatest: number,
+  ): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      // Head first: on PostgreSQL a concurrent rotation waits on this row lock and then finds the
+      // head moved (0 rows) instead of colliding on the revision's primary key.
+      const { id, workspace_id, vault_id, created_at, deleted_at, ...changes } = headRow(head);
+      const moved = await tx
+        .updateTable("vault_credentials")
+        .set(changes)
+        .where("id", "=", id)
+        .where("workspace_id", "=", workspace_id)
+        .where("latest_revision", "=", expectedLatest)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) !== 1) return false;
+      await tx.insertInto("vault_credential_revisions").values(revisionRow(revision)).execute();
+      return true;
+    });
+  }
+
+  async updateHead(head: CredentialHead): Promise<void> {
+    const { id, workspace_id, vault_id, created_at, deleted_at, latest_revision, ...changes } = headRow(head);
+    await this.db
+      .updateTable("vault_credentials")
+      .set(changes)
+      .where("id", "=", id)
+      .where("workspace_id", "=", workspace_id)
+      .where("deleted_at", "is", null)
+      .execute();
+  }
+
+  async list(workspaceId: string, vaultId: string, q: VaultListQuery): Promise<Page<CredentialView>> {
+    const cursor = decodeCursor("vault_credentials", q.cursor);
+    let query = this.selectViews(workspaceId, vaultId);
+    if (!q.includeArchived) query = query.where("vault_credentials.archived_at", "is", null);
+    if (cursor && typeof cursor.id === "string") query = query.where("vault_credentials.id", "<", cursor.id);
+    const rows = await query
+      .orderBy("vault_credentials.id", "desc")
+      .limit(q.limit + 1)
+      .execute();
+    const data = rows.slice(0, q.limit).map(toView);
+    const last = data[data.length - 1];
+    return {
+      data,
+      nextCursor:
+        rows.length > q.limit && last ? encodeCursor("vault_credentials", { id: last.head.id }) : null,
+    };
+  }
+
+  async delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const result = await tx
+        .updateTable("vault_credentials")
+        .set({ deleted_at: now, updated_at: now })
+        .where("workspace_id", "=", workspaceId)
+        .where("vault_id", "=", vaultId)
+        .where("id", "=", credentialId)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      // Erasing the sealed revisions is what makes a delete final: the material is gone, not hidden.
+      await tx.deleteFrom("vault_credential_revisions").where("credential_id", "=", credentialId).execute();
+      return true;
+    });
+  }
+
+  /** Live heads of one vault joined with their latest revision. */
+  private selectViews(workspaceId: string, vaultId: string) {
+    return this.db
+      .selectFrom("vault_credentials")
+      .innerJoin("vault_credential_revisions", (join) =>
+        join
+          .onRef("vault_credential_revisions.credential_id", "=", "vault_credentials.id")
+          .onRef("vault_credential_revisions.revision", "=", "vault_credentials.latest_revision"),
+      )
+      .selectAll("vault_credentials")
+      .select([
+        "vault_credential_revisions.credential_id",
+        "vault_credential_revisions.revision",
+        "vault_credential_revisions.workspace_id as revision_workspace_id",
+        "vault_credential_revisions.auth_json",
+        "vault_credential_revisions.secret_fields_json",
+        "vault_credential_revisions.seal_format",
+        "vault_credential_revisions.master_key_id",
+        "vault_credential_revisions.wrapped_key",
+        "vault_credential_revisions.sealed_material",
+        "vault_credential_revisions.created_at as revision_created_at",
+      ])
+      .where("vault_credentials.workspace_id", "=", workspaceId)
+      .where("vault_credentials.vault_id", "=", vaultId)
+      .where("vault_credentials.deleted_at", "is", null);
+  }
+}
+
+type ViewRow = Awaited<ReturnType<ReturnType<SqlCredentialStore["selectViews"]>["executeTakeFirstOrThrow"]>>;
+
+function toView(row: ViewRow): CredentialView {
+  return {
+    head: toHead(row),
+    // The revision's own columns: its identity is what its seal is bound to, not the head's.
+    revision: toRevision({
+      ...row,
+      workspace_id: row.revision_workspace_id,
+      created_at: row.revision_created_at,
+    }),
+  };
+}
