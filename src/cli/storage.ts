@@ -16,7 +16,12 @@ export interface StorageOptions {
   dataDir: string;
   /** `postgres://…`; when absent the embedded SQLite file `<dataDir>/awaken.db` is used. */
   databaseUrl?: string | undefined;
+  /** PostgreSQL connections this process may open for queries (default 20); the wake LISTEN has its own. */
+  poolSize?: number | undefined;
 }
+
+/** `awaken up --db-pool-size` default: pg's own default of 10 queues requests under load. */
+export const DEFAULT_DB_POOL_SIZE = 20;
 
 /** The role-narrowed store bundles of one backend, its wake signals, and how to close them. */
 export interface Storage {
@@ -40,10 +45,12 @@ export function sqliteFile(dataDir: string): string {
 export async function openStorage(options: StorageOptions, clock: Clock, logger: Logger): Promise<Storage> {
   if (options.databaseUrl) {
     const log = logger.child({ component: "postgres" });
+    const poolSize = options.poolSize ?? DEFAULT_DB_POOL_SIZE;
     const handle = await openPostgres(options.databaseUrl, {
+      maxConnections: poolSize,
       onIdleError: (error) => log.warn({ err: error }, "idle PostgreSQL connection failed; it is replaced"),
     });
-    const description = `PostgreSQL ${redact(options.databaseUrl)} (schema ${handle.schema})`;
+    const description = `PostgreSQL ${redact(options.databaseUrl)} (schema ${handle.schema}), pool of ${poolSize} connections`;
     log.info({ applied: handle.applied }, `storage: ${description}`);
     const signals = new NotifyWakeSignals({
       db: handle.db,

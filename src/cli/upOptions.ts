@@ -8,6 +8,8 @@ export interface UpOptions {
   dataDir: string;
   /** `postgres://…`: keep the authority in PostgreSQL instead of `<dataDir>/awaken.db`. */
   databaseUrl?: string | undefined;
+  /** With `databaseUrl`: the most PostgreSQL connections the server's pool opens (default 20). */
+  dbPoolSize?: number | undefined;
   /** In-process worker slots; 0 runs a server that executes nothing itself. */
   workers: number;
   leaseMs: number;

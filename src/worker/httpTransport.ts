@@ -6,6 +6,7 @@ import type { RuntimeLog } from "../runtime/ports.js";
 import type { WorkerTransport } from "./ports.js";
 import {
   MAX_CLAIM_WAIT_MS,
+  MAX_EVIDENCE_ITEMS,
   requestSchema,
   responseSchema,
   WORKER_ROUTE_PREFIX,
@@ -40,6 +41,8 @@ export class CoordinatorRejected extends Error {
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
+type EvidenceItem = WorkerRequest<"evidence">["items"][number];
+
 /**
  * `WorkerTransport` over HTTP for a worker with no database. Calls that are safe to repeat are
  * retried on connection errors: renew/release/read are idempotent, and a commit carries its
@@ -47,6 +50,13 @@ const RETRYABLE_STATUS = new Set([502, 503, 504]);
  * is not retried: a lost claim response leaves a run held until its lease lapses, and the worker
  * loop claims again anyway. Wake-ups come from the claim's long-poll, cancellation from renew
  * answering `held: false`.
+ *
+ * Live evidence (previews) is batched: what is published in one turn of the event loop leaves in
+ * one request, one batch at a time so batches arrive in order. A commit waits only for a batch in
+ * flight that carries its own session's previews, and takes that session's pending ones along
+ * (the coordinator publishes them before it applies the commit): previews still precede the facts
+ * that end them, and a model that answers at once (or faster than a round trip) costs no evidence
+ * request at all.
  */
 export class HttpWorkerTransport implements WorkerTransport {
   private readonly base: string;
@@ -54,8 +64,10 @@ export class HttpWorkerTransport implements WorkerTransport {
   private readonly attempts: number;
   private readonly retryBaseMs: number;
   private unreachable = false;
-  private evidenceQueue: WorkerRequest<"evidence">["items"] = [];
-  private evidenceSending: Promise<void> | null = null;
+  private evidenceQueue: EvidenceItem[] = [];
+  /** The evidence batch in flight, and the sessions it carries previews of. */
+  private batch: { sent: Promise<void>; sessions: Set<string> } | null = null;
+  private batchScheduled = false;
 
   constructor(private readonly options: HttpTransportOptions) {
     this.base = options.baseUrl.replace(/\/+$/, "");
@@ -82,10 +94,16 @@ export class HttpWorkerTransport implements WorkerTransport {
     await this.call("release", { runId, owner, epoch }, true);
   }
 
-  async commit(op: CommitOperation): Promise<CommitResult> {
+  async commit(op: CommitOperation, sessionId?: string): Promise<CommitResult> {
     // Previews of a message must reach streams before the fact that makes them history.
-    await this.flushEvidence();
-    return this.call("commit", { op }, true);
+    if (sessionId === undefined) {
+      await this.flushEvidence();
+      return this.call("commit", { op }, true);
+    }
+    while (this.batch?.sessions.has(sessionId)) await this.batch.sent;
+    const evidence = this.takeEvidence(sessionId);
+    // A retry repeats the same body; the coordinator publishes a commit's previews only once.
+    return this.call("commit", evidence.length > 0 ? { op, evidence } : { op }, true);
   }
 
   async readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]> {
@@ -94,8 +112,7 @@ export class HttpWorkerTransport implements WorkerTransport {
 
   publish(sessionId: string, evidence: LiveEvidence): void {
     this.evidenceQueue.push({ sessionId, evidence });
-    // One batch in flight at a time; deltas that arrive meanwhile travel together in the next one.
-    this.evidenceSending ??= this.drainEvidence();
+    this.scheduleBatch();
   }
 
   onWork(_listener: () => void): () => void {
@@ -106,20 +123,58 @@ export class HttpWorkerTransport implements WorkerTransport {
     return () => {};
   }
 
-  private flushEvidence(): Promise<void> {
-    return this.evidenceSending ?? Promise.resolve();
+  /**
+   * The next batch leaves on the next turn of the event loop, never while one is in flight: deltas
+   * that arrive meanwhile travel together, and a commit made in the same turn (a model that
+   * answered at once) takes its session's along instead.
+   */
+  private scheduleBatch(): void {
+    if (this.batchScheduled || this.batch || this.evidenceQueue.length === 0) return;
+    this.batchScheduled = true;
+    setImmediate(() => {
+      this.batchScheduled = false;
+      this.sendBatch();
+    });
   }
 
-  private async drainEvidence(): Promise<void> {
-    while (this.evidenceQueue.length > 0) {
-      const items = this.evidenceQueue;
-      this.evidenceQueue = [];
-      // Evidence is never authority: a lost batch only thins a preview, so it is not retried.
-      await this.call("evidence", { items }, false).catch((error) =>
-        this.options.log.warn({ error: String(error) }, "live evidence batch dropped"),
+  private sendBatch(): void {
+    if (this.batch || this.evidenceQueue.length === 0) return;
+    const items = this.evidenceQueue.splice(0, MAX_EVIDENCE_ITEMS);
+    const sent = this.call("evidence", { items }, false)
+      .then(
+        () => {},
+        // Evidence is never authority: a lost batch only thins a preview, so it is not retried.
+        (error: unknown) => this.options.log.warn({ error: String(error) }, "live evidence batch dropped"),
+      )
+      .finally(() => {
+        this.batch = null;
+        this.scheduleBatch();
+      });
+    this.batch = { sent, sessions: new Set(items.map((item) => item.sessionId)) };
+  }
+
+  /** Sends every pending preview, for a commit whose session is unknown. */
+  private async flushEvidence(): Promise<void> {
+    while (this.batch || this.evidenceQueue.length > 0) {
+      if (this.batch) await this.batch.sent;
+      else this.sendBatch();
+    }
+  }
+
+  /** Removes one session's pending previews from the queue (the others keep their order). */
+  private takeEvidence(sessionId: string): EvidenceItem[] {
+    const taken: EvidenceItem[] = [];
+    const kept: EvidenceItem[] = [];
+    for (const item of this.evidenceQueue) (item.sessionId === sessionId ? taken : kept).push(item);
+    if (taken.length === 0) return taken;
+    this.evidenceQueue = kept;
+    if (taken.length > MAX_EVIDENCE_ITEMS) {
+      this.options.log.warn(
+        { sessionId, dropped: taken.length - MAX_EVIDENCE_ITEMS },
+        "live evidence past the per-request limit dropped",
       );
     }
-    this.evidenceSending = null;
+    return taken.slice(0, MAX_EVIDENCE_ITEMS);
   }
 
   private async call<R extends WorkerRouteName>(

@@ -10,7 +10,12 @@ export interface WorkerTransport {
   claim(owner: string, leaseMs: number): Promise<Activation | null>;
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
   release(runId: string, owner: string, epoch: number): Promise<void>;
-  commit(op: CommitOperation): Promise<CommitResult>;
+  /**
+   * `sessionId` names the session the operation's run belongs to: previews of that session
+   * published before must reach streams before the operation's facts. Without it a transport
+   * holds the commit until every pending preview went out.
+   */
+  commit(op: CommitOperation, sessionId?: string): Promise<CommitResult>;
   readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]>;
   publish(sessionId: string, evidence: LiveEvidence): void;
   /** Wake-ups only lower latency; the worker polls regardless. */

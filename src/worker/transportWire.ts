@@ -105,6 +105,10 @@ const evidenceSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("event_abandoned"), eventId: id }),
 ]);
 
+/** The most preview items one request carries (an evidence batch, or a commit's pending previews). */
+export const MAX_EVIDENCE_ITEMS = 10_000;
+const evidenceItems = z.array(z.object({ sessionId: id, evidence: evidenceSchema })).max(MAX_EVIDENCE_ITEMS);
+
 const claimRef = z.object({ runId: id, owner: id, epoch: count });
 const empty = z.object({});
 
@@ -122,7 +126,14 @@ export const WORKER_ROUTES = {
   },
   renew: { path: "/renew", request: claimRef, response: z.object({ held: z.boolean() }) },
   release: { path: "/release", request: claimRef, response: empty },
-  commit: { path: "/commit", request: z.object({ op: commitOperationSchema }), response: commitResultSchema },
+  commit: {
+    path: "/commit",
+    // `evidence`: previews still pending when the commit left (they end with it). The coordinator
+    // publishes them before it applies the operation, so they precede the facts on every stream,
+    // without a round trip of their own.
+    request: z.object({ op: commitOperationSchema, evidence: evidenceItems.optional() }),
+    response: commitResultSchema,
+  },
   readThread: {
     path: "/read-thread",
     request: z.object({ threadId: id, afterSeq: count }),
@@ -130,7 +141,7 @@ export const WORKER_ROUTES = {
   },
   evidence: {
     path: "/evidence",
-    request: z.object({ items: z.array(z.object({ sessionId: id, evidence: evidenceSchema })).max(10_000) }),
+    request: z.object({ items: evidenceItems }),
     response: empty,
   },
 } as const;

@@ -53,6 +53,9 @@ export class Worker {
     ]);
     if (timedOut) {
       this.stopController.abort();
+      // Each run has its own controller, aborted here: one listener per run on a shared signal
+      // would pile up past Node's limit of ten (MaxListenersExceededWarning) and leak on errors.
+      for (const run of this.inFlight.values()) run.controller.abort();
       await drained;
     }
     for (const off of this.unsubscribe) off();
@@ -77,8 +80,9 @@ export class Worker {
 
   private async execute(activation: Activation): Promise<void> {
     const controller = new AbortController();
-    const onStop = () => controller.abort();
-    this.stopController.signal.addEventListener("abort", onStop, { once: true });
+    // A claim answered after stop() gave up draining starts aborted (stop() aborts only the runs
+    // it finds in flight).
+    if (this.stopController.signal.aborted) controller.abort();
     this.inFlight.set(activation.runId, { controller, epoch: activation.epoch });
     const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
     const timer = setInterval(() => {
@@ -97,7 +101,7 @@ export class Worker {
         {
           ...this.runtime,
           readThread: (threadId, afterSeq) => this.transport.readThread(threadId, afterSeq),
-          commit: (op) => this.transport.commit(op),
+          commit: (op) => this.transport.commit(op, activation.sessionId),
           publish: (sessionId, evidence) => this.transport.publish(sessionId, evidence),
         },
         controller.signal,
@@ -115,7 +119,6 @@ export class Worker {
       );
     } finally {
       clearInterval(timer);
-      this.stopController.signal.removeEventListener("abort", onStop);
       this.inFlight.delete(activation.runId);
     }
   }

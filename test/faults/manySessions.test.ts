@@ -42,7 +42,7 @@ async function scalar(db: pg.Client, sql: string, params: unknown[] = []): Promi
 
 async function heldBy(db: pg.Client, workerId: string): Promise<Array<{ id: string; epoch: number }>> {
   const { rows } = await db.query<{ id: string; epoch: string }>(
-    "select id, epoch from runs where state = 'claimed' and owner like $1",
+    "select id, epoch from runs where state = 'claimed' and owner like $1 order by id",
     [`${workerId}.%`],
   );
   return rows.map((r) => ({ id: r.id, epoch: Number(r.epoch) }));
@@ -90,8 +90,15 @@ describe("fault: many sessions, two replicas, three workers, one killed", () => 
           if (finished < SESSIONS / 4) return null;
           if ((await heldBy(db, "doomed")).length === 0) return null;
           doomed.child.kill("SIGSTOP");
-          await new Promise((resolve) => setTimeout(resolve, 200));
-          const frozen = await heldBy(db, "doomed");
+          // Requests it sent before the freeze may still land: read until two reads 250 ms apart
+          // agree, so what it holds is what it will hold.
+          let frozen = await heldBy(db, "doomed");
+          for (let settled = false; !settled; ) {
+            await new Promise((resolve) => setTimeout(resolve, 250));
+            const again = await heldBy(db, "doomed");
+            settled = JSON.stringify(again) === JSON.stringify(frozen);
+            frozen = again;
+          }
           if (frozen.length === 0) doomed.child.kill("SIGCONT");
           return frozen.length > 0 ? frozen : null;
         },

@@ -8,7 +8,7 @@ import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
 import { newId } from "../../src/kernel/ids.js";
 import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
-import { createSession, userMessage } from "../support/sdkHelpers.js";
+import { createSession, StreamReader, userMessage } from "../support/sdkHelpers.js";
 
 const KEY = "sk-awaken-http-transport-test";
 const TOKEN = "worker-token-fence-0123456789";
@@ -85,6 +85,48 @@ describe("the HTTP worker transport keeps the commit fence", () => {
     const stale = await transport.commit(thinkingOp(first!, version + 1));
     expect(stale).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
     expect(await transport.renew(second!.runId, second!.owner, second!.epoch, 0)).toBe(true);
+  });
+
+  it("a commit's previews reach streams before its facts, and a retried commit does not repeat them", async () => {
+    await queuedRun();
+    const activation = await transport.claim("worker-a/0", 0);
+    const client = new Anthropic({ baseURL: server.url, apiKey: KEY, maxRetries: 0 });
+    const reader = await StreamReader.open(client, activation!.sessionId, {
+      event_deltas: ["agent.thinking"],
+    });
+    try {
+      const op = thinkingOp(activation!, activation!.history.at(-1)!.seq);
+      const thinkingId = op.facts[0]!.id;
+      const body = JSON.stringify({
+        op,
+        evidence: [
+          {
+            sessionId: activation!.sessionId,
+            evidence: { kind: "event_start", eventId: thinkingId, eventType: "agent.thinking" },
+          },
+          {
+            sessionId: activation!.sessionId,
+            evidence: { kind: "event_delta", eventId: thinkingId, index: 0, text: "hmm" },
+          },
+        ],
+      });
+      // The same request twice, as a retry after a lost response sends it.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await fetch(`${server.url}/v1/awaken/worker/commit`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+          body,
+        });
+        expect(await response.json()).toMatchObject({ ok: true, duplicate: attempt === 1 });
+      }
+      await reader.until((e) => e.id === thinkingId);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const types = reader.events.map((e) => e.type).filter((t) => t !== "ping");
+      expect(types.slice(-3)).toEqual(["event_start", "event_delta", "agent.thinking"]);
+      expect(types.filter((t) => t === "event_delta")).toHaveLength(1);
+    } finally {
+      await reader.close();
+    }
   });
 
   it("an empty queue answers null, and a bad request is refused with 400", async () => {

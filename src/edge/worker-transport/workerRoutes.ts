@@ -10,6 +10,7 @@ import {
   type WorkerResponse,
   type WorkerRouteName,
 } from "../../worker/transportWire.js";
+import { ClaimWakeups } from "./claimWakeups.js";
 
 export interface WorkerRouteDeps {
   /** The coordinator side of the transport (`localWorkerGateway`): same fence, same signals. */
@@ -38,18 +39,29 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   });
 
   const { gateway } = deps;
+  // One subscription for every waiting claim: each dispatch signal wakes one of them.
+  const wakeups = new ClaimWakeups();
+  const unsubscribe = gateway.onWork(() => wakeups.wakeOne());
+  app.addHook("onClose", async () => unsubscribe());
+
   route(app, "config", async () => ({ leaseMs: deps.leaseMs, pollMs: deps.pollMs }));
   route(app, "claim", async (body, request, reply) => {
-    const gone = connectionClosed(request, reply);
-    let activation = await gateway.claim(body.owner, deps.leaseMs);
-    if (!activation && body.waitMs > 0) {
-      await wake(gateway, body.waitMs);
-      if (!gone()) activation = await gateway.claim(body.owner, deps.leaseMs);
+    const client = watchClient(request, reply);
+    const claim = () => wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs));
+    let activation = await claim();
+    if (!activation && body.waitMs > 0 && !client.gone()) {
+      const woken = await wakeups.wait(body.waitMs, client.signal);
+      // Woken or not (polling), look again, unless nobody is left to receive the answer: then the
+      // signal is the next waiting claim's.
+      if (!client.gone()) activation = await claim();
+      else if (woken) wakeups.wakeOne();
     }
-    // A worker that hung up can never receive this claim: hand it back instead of letting it lapse.
-    if (activation && gone()) {
+    // A worker that hung up can never receive this claim: hand it back instead of letting it lapse,
+    // and let another waiting claim take it.
+    if (activation && client.gone()) {
       await gateway.release(activation.runId, activation.owner, activation.epoch);
       activation = null;
+      wakeups.wakeOne();
     }
     return { activation };
   });
@@ -60,7 +72,16 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     await gateway.release(b.runId, b.owner, b.epoch);
     return {};
   });
-  route(app, "commit", (b) => gateway.commit(b.op));
+  // A commit's previews are published before it is applied, so every stream shows them before the
+  // facts that end them. A retried commit (same operation, owner and epoch) repeats its body:
+  // its previews are published only the first time.
+  const published = new RecentKeys(PUBLISHED_COMMITS_REMEMBERED);
+  route(app, "commit", (b) => {
+    if (b.evidence && b.evidence.length > 0 && published.add(`${b.op.opId} ${b.op.owner} ${b.op.epoch}`)) {
+      for (const item of b.evidence) gateway.publish(item.sessionId, item.evidence);
+    }
+    return gateway.commit(b.op);
+  });
   route(app, "readThread", async (b) => ({ facts: await gateway.readThread(b.threadId, b.afterSeq) }));
   route(app, "evidence", async (b) => {
     for (const item of b.items) gateway.publish(item.sessionId, item.evidence);
@@ -91,24 +112,35 @@ function digest(value: string): Buffer {
   return createHash("sha256").update(value, "utf8").digest();
 }
 
-/** Resolves on the next dispatch signal or after `ms`, whichever comes first. */
-function wake(gateway: WorkerTransport, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      off();
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const off = gateway.onWork(done);
-  });
-}
-
-function connectionClosed(request: FastifyRequest, reply: FastifyReply): () => boolean {
-  let closed = false;
+/** Whether the client of a long-poll is still there; `signal` aborts the moment it hangs up. */
+function watchClient(
+  request: FastifyRequest,
+  reply: FastifyReply,
+): { gone: () => boolean; signal: AbortSignal } {
+  const closed = new AbortController();
   // `close` before the response was written means the client went away mid long-poll.
   reply.raw.once("close", () => {
-    if (!reply.raw.writableEnded) closed = true;
+    if (!reply.raw.writableEnded) closed.abort();
   });
-  return () => closed || request.raw.socket.destroyed;
+  return { gone: () => closed.signal.aborted || request.raw.socket.destroyed, signal: closed.signal };
+}
+
+/** Retried commits arrive within seconds of the first attempt; this many is ample. */
+const PUBLISHED_COMMITS_REMEMBERED = 10_000;
+
+/** The most recent keys seen, up to a bound (the oldest is forgotten first). */
+class RecentKeys {
+  private readonly keys = new Set<string>();
+  constructor(private readonly limit: number) {}
+
+  /** False when the key was seen recently. */
+  add(key: string): boolean {
+    if (this.keys.has(key)) return false;
+    this.keys.add(key);
+    if (this.keys.size > this.limit) {
+      const oldest = this.keys.values().next().value;
+      if (oldest !== undefined) this.keys.delete(oldest);
+    }
+    return true;
+  }
 }

@@ -1,0 +1,65 @@
+/**
+ * Wake-ups of the long-poll claims waiting in this process: one dispatch signal (one run became
+ * claimable) wakes ONE waiting claim, the one that waited longest, as the in-process worker wakes
+ * one idle slot. Waking every waiter would send them all to claim the same run, and all but one
+ * would come back empty and claim again.
+ *
+ * Wake-ups only lower latency: a claim that is not woken claims again when its wait ends, so
+ * polling alone still finishes every run. A signal is never silently lost while some claim could
+ * still use it: one that arrives while no claim waits but some are mid-claim (their query may have
+ * run before the run was visible) is kept for the next claim that would wait; a waiter whose client
+ * hung up leaves the line at once; and a claim that gets a signal (or a run) it cannot deliver
+ * hands it on with `wakeOne()`.
+ */
+export class ClaimWakeups {
+  private waiters: Array<() => void> = [];
+  private claiming = 0;
+  private pending = 0;
+
+  /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
+  async claim<T>(attempt: () => Promise<T>): Promise<T> {
+    this.claiming += 1;
+    try {
+      return await attempt();
+    } finally {
+      this.claiming -= 1;
+    }
+  }
+
+  /**
+   * Waits for a signal: resolves `true` when woken, `false` after `ms` or as soon as `cancelled`
+   * aborts (the client went away), without taking a signal meant for another claim.
+   */
+  wait(ms: number, cancelled: AbortSignal): Promise<boolean> {
+    if (cancelled.aborted) return Promise.resolve(false);
+    if (this.pending > 0) {
+      this.pending -= 1;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const finish = (woken: boolean) => {
+        clearTimeout(timer);
+        cancelled.removeEventListener("abort", leave);
+        this.waiters = this.waiters.filter((w) => w !== wake);
+        resolve(woken);
+      };
+      const wake = () => finish(true);
+      const leave = () => finish(false);
+      const timer = setTimeout(leave, ms);
+      cancelled.addEventListener("abort", leave, { once: true });
+      this.waiters.push(wake);
+    });
+  }
+
+  /** One run became claimable: wake the longest-waiting claim, or keep the signal for one mid-claim. */
+  wakeOne(): void {
+    const waiter = this.waiters[0];
+    if (waiter) waiter();
+    else if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
+  }
+
+  /** Claims waiting now (for tests and diagnostics). */
+  get waiting(): number {
+    return this.waiters.length;
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * The claim long-poll of the worker routes, against a fake coordinator (a queue of claimable runs
+ * and a dispatch signal the test fires): one signal wakes one waiting claim, polling alone still
+ * finds every run, and a claim whose client hung up never swallows a wake-up.
+ */
+import Fastify, { type FastifyInstance } from "fastify";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Activation } from "../../src/coordinator/ports.js";
+import { workerTransportRoutes } from "../../src/edge/worker-transport/workerRoutes.js";
+import type { WorkerTransport } from "../../src/worker/ports.js";
+
+const TOKEN = "worker-token-claim-wakeups-01";
+
+interface FakeCoordinator {
+  gateway: WorkerTransport;
+  /** Makes a run claimable (without a signal). */
+  offer(runId: string): void;
+  /** The dispatch signal: one run became claimable. */
+  signal(): void;
+  claims: number;
+  released: string[];
+  /**
+   * Holds the next claim until the test lets it go on; `"empty"` makes it find nothing, as a
+   * database query whose snapshot predates the run would.
+   */
+  holdNextClaim(): Promise<(answer?: "empty") => void>;
+}
+
+function fakeCoordinator(): FakeCoordinator {
+  const runs: string[] = [];
+  const listeners = new Set<() => void>();
+  let hold: ((proceed: (answer?: "empty") => void) => void) | null = null;
+  const fake: FakeCoordinator = {
+    claims: 0,
+    released: [],
+    offer: (runId) => runs.push(runId),
+    signal: () => {
+      for (const listener of [...listeners]) listener();
+    },
+    holdNextClaim: () => new Promise((resolve) => (hold = resolve)),
+    gateway: {
+      claim: async (owner) => {
+        fake.claims += 1;
+        if (hold) {
+          const held = hold;
+          hold = null;
+          const answer = await new Promise<"empty" | undefined>((proceed) => held(proceed));
+          if (answer === "empty") return null;
+        }
+        const runId = runs.shift();
+        return runId ? ({ runId, owner, epoch: 1 } as unknown as Activation) : null;
+      },
+      renew: async () => true,
+      release: async (runId) => {
+        fake.released.push(runId);
+        runs.unshift(runId);
+      },
+      commit: async () => {
+        throw new Error("not used");
+      },
+      readThread: async () => [],
+      publish: () => {},
+      onWork: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      onRunCancelled: () => () => {},
+    },
+  };
+  return fake;
+}
+
+let app: FastifyInstance;
+let url: string;
+let coordinator: FakeCoordinator;
+
+beforeEach(async () => {
+  coordinator = fakeCoordinator();
+  // An aborted fetch leaves its socket half-open for a few seconds: do not wait for it on close.
+  app = Fastify({ forceCloseConnections: true });
+  app.register(async (scope) =>
+    workerTransportRoutes(scope, { gateway: coordinator.gateway, token: TOKEN, leaseMs: 5_000, pollMs: 50 }),
+  );
+  url = await app.listen({ host: "127.0.0.1", port: 0 });
+});
+afterEach(async () => {
+  await app.close();
+});
+
+interface PendingClaim {
+  owner: string;
+  settled: boolean;
+  response: Promise<{ activation: { runId: string } | null } | "aborted">;
+  hangUp(): void;
+}
+
+function longPoll(owner: string, waitMs = 2_000): PendingClaim {
+  const controller = new AbortController();
+  const claim: PendingClaim = {
+    owner,
+    settled: false,
+    hangUp: () => controller.abort(),
+    response: fetch(`${url}/v1/awaken/worker/claim`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ owner, waitMs }),
+      signal: controller.signal,
+    })
+      .then((r) => r.json() as Promise<{ activation: { runId: string } | null }>)
+      .catch(() => "aborted" as const)
+      .finally(() => {
+        claim.settled = true;
+      }),
+  };
+  return claim;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until `n` claims have run their first (empty) look and are waiting. */
+async function waitingClaims(n: number): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (coordinator.claims < n) {
+    if (Date.now() > deadline) throw new Error(`only ${coordinator.claims} of ${n} claims arrived`);
+    await sleep(5);
+  }
+  await sleep(20);
+}
+
+describe("the claim long-poll", () => {
+  it("one dispatch signal wakes one waiting claim, not all of them", async () => {
+    const claims = ["w/0", "w/1", "w/2", "w/3"].map((owner) => longPoll(owner));
+    await waitingClaims(4);
+    coordinator.offer("run_a");
+    coordinator.signal();
+    await sleep(300);
+
+    // The longest-waiting claim took the run; the others still wait (no empty answers, no re-claims).
+    expect(claims.map((c) => c.settled)).toEqual([true, false, false, false]);
+    expect(await claims[0]!.response).toEqual({ activation: { runId: "run_a", owner: "w/0", epoch: 1 } });
+    expect(coordinator.claims).toBe(5);
+
+    // The next signal wakes the next claim in line.
+    coordinator.offer("run_b");
+    coordinator.signal();
+    expect(await claims[1]!.response).toMatchObject({ activation: { runId: "run_b" } });
+    expect(claims.slice(2).map((c) => c.settled)).toEqual([false, false]);
+    for (const c of claims) c.hangUp();
+  });
+
+  it("polling alone finds a run that came without a signal", async () => {
+    const claim = longPoll("w/0", 200);
+    await waitingClaims(1);
+    coordinator.offer("run_quiet");
+    expect(await claim.response).toMatchObject({ activation: { runId: "run_quiet" } });
+  });
+
+  it("a signal that lands while a claim is mid-query is kept for it: it looks again at once", async () => {
+    const held = coordinator.holdNextClaim();
+    const claim = longPoll("w/0", 2_000);
+    const proceed = await held;
+    // The run and its signal arrive while the claim's first look runs, which misses the run.
+    coordinator.offer("run_late");
+    coordinator.signal();
+    const started = Date.now();
+    proceed("empty");
+    expect(await claim.response).toMatchObject({ activation: { runId: "run_late" } });
+    // Without the kept signal it would have waited its whole long-poll (2 s) before looking again.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(coordinator.claims).toBe(2);
+  });
+
+  it("a claim whose client hung up leaves the line: the signal wakes the next one", async () => {
+    const gone = longPoll("w/gone");
+    await waitingClaims(1);
+    const next = longPoll("w/next");
+    await waitingClaims(2);
+    gone.hangUp();
+    await gone.response;
+    await sleep(50);
+
+    coordinator.offer("run_a");
+    coordinator.signal();
+    const started = Date.now();
+    expect(await next.response).toMatchObject({ activation: { runId: "run_a" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a woken claim whose client hung up during its look hands the run back and wakes the next", async () => {
+    const gone = longPoll("w/gone");
+    await waitingClaims(1);
+    const next = longPoll("w/next");
+    await waitingClaims(2);
+
+    // The signal wakes `gone`; while its look runs, its client hangs up.
+    const held = coordinator.holdNextClaim();
+    coordinator.offer("run_a");
+    coordinator.signal();
+    const proceed = await held;
+    gone.hangUp();
+    await gone.response;
+    await sleep(50);
+    proceed();
+
+    const started = Date.now();
+    expect(await next.response).toMatchObject({ activation: { runId: "run_a", owner: "w/next" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(coordinator.released).toEqual(["run_a"]);
+  });
+});
