@@ -1,7 +1,8 @@
 /**
- * The command line of one bwrap exec: `bash` closing inherited descriptors, then `prlimit`
+ * The command line of one bwrap sandbox: `bash` closing inherited descriptors, then `prlimit`
  * (resource limits, inherited across bwrap's exec) wrapping `bwrap` with the flags measured to hold
- * (sandbox-and-secrets.md). Pure: the host facts it needs (tool paths, the /bin-/lib layout) are
+ * (sandbox-and-secrets.md), running `argv`: a session's supervisor (supervisor.ts), or one command
+ * (the one-shot sandbox an exec gets while another runs). Pure: the host facts it needs (tool paths, the /bin-/lib layout) are
  * passed in, so the argv can be read and tested alone.
  */
 
@@ -14,7 +15,10 @@ export interface ResourceLimits {
   fileSizeBytes: number;
   /** RLIMIT_NOFILE. */
   openFiles: number;
-  /** Size of the private tmpfs at /tmp (memory-backed, so it is a memory bound too). */
+  /**
+   * Size of each of the private tmpfs at /tmp and /dev/shm (memory-backed, so a memory bound too;
+   * the rest of /dev is read-only).
+   */
   tmpBytes: number;
 }
 
@@ -115,6 +119,16 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     "/proc",
     "--dev",
     "/dev",
+    // The IPC namespace's POSIX message queues, visible, so the live sandbox's supervisor can
+    // remove what a command left there (it cannot mount anything itself).
+    "--mqueue",
+    "/dev/mqueue",
+    // bwrap's /dev is an unbounded tmpfs the sandbox user owns: /dev/shm gets a bounded tmpfs of
+    // its own and the rest of /dev is made read-only below (device nodes stay usable).
+    "--size",
+    String(limits.tmpBytes),
+    "--tmpfs",
+    "/dev/shm",
     "--size",
     String(limits.tmpBytes),
     "--tmpfs",
@@ -127,6 +141,8 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     // /dev are mounts of their own and stay writable.
     "--remount-ro",
     "/",
+    "--remount-ro",
+    "/dev",
     "--chdir",
     SANDBOX_WORKSPACE,
     "--clearenv",

@@ -12,8 +12,13 @@ export interface BwrapHost {
   bashPath: string;
   bwrapPath: string;
   prlimitPath: string;
+  /** The live sandbox's supervisor runs on it; under /usr, so the sandbox sees the same file. */
+  perlPath: string;
   systemEntries: SystemEntry[];
 }
+
+/** perl as the sandbox sees it (only /usr is bound): Debian's perl-base, essential everywhere. */
+const PERL_PATHS = ["/usr/bin/perl", "/usr/local/bin/perl"];
 
 /**
  * Top-level system paths besides /usr: on a merged-/usr host (Debian 12) they are links into /usr
@@ -23,8 +28,8 @@ const SYSTEM_PATHS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /**
  * Finds the tools on the worker's PATH once, as absolute paths: the sandboxed child is spawned
- * with an empty environment, so it could not look them up itself. Null when bwrap (or prlimit or
- * bash, both always present on Debian) is missing or does not run.
+ * with an empty environment, so it could not look them up itself. Null when bwrap (or prlimit, bash
+ * or perl, all always present on Debian) is missing or does not run.
  */
 export async function probeBwrapHost(): Promise<BwrapHost | null> {
   const [bashPath, bwrapPath, prlimitPath] = await Promise.all([
@@ -32,13 +37,14 @@ export async function probeBwrapHost(): Promise<BwrapHost | null> {
     locate("bwrap"),
     locate("prlimit"),
   ]);
-  if (bashPath === null || bwrapPath === null || prlimitPath === null) return null;
+  const perlPath = await firstExecutable(PERL_PATHS);
+  if (bashPath === null || bwrapPath === null || prlimitPath === null || perlPath === null) return null;
   try {
     await execFileAsync(bwrapPath, ["--version"], { timeout: 5_000 });
   } catch {
     return null;
   }
-  return { bashPath, bwrapPath, prlimitPath, systemEntries: await systemEntries() };
+  return { bashPath, bwrapPath, prlimitPath, perlPath, systemEntries: await systemEntries() };
 }
 
 /** Whether this host can run the bwrap tier at all (for wiring: which tiers a worker offers). */
@@ -46,15 +52,18 @@ export async function bwrapAvailable(): Promise<boolean> {
   return (await probeBwrapHost()) !== null;
 }
 
-async function locate(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? "/usr/bin:/bin").split(delimiter)) {
-    if (dir === "") continue;
-    const candidate = join(dir, name);
+function locate(name: string): Promise<string | null> {
+  const dirs = (process.env.PATH ?? "/usr/bin:/bin").split(delimiter).filter((dir) => dir !== "");
+  return firstExecutable(dirs.map((dir) => join(dir, name)));
+}
+
+async function firstExecutable(candidates: string[]): Promise<string | null> {
+  for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
       return candidate;
     } catch {
-      // Not in this directory.
+      // Not there.
     }
   }
   return null;

@@ -1,29 +1,14 @@
-import type { StdioOptions } from "node:child_process";
-import { type FileHandle, mkdtemp, open, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import {
-  bwrapCommand,
-  DEFAULT_LIMITS,
-  type ResourceLimits,
-  SANDBOX_FDS,
-  SANDBOX_GROUP,
-  SANDBOX_PASSWD,
-  SANDBOX_WORKSPACE,
-} from "./bwrapArgs.js";
-import { type BwrapHost, probeBwrapHost } from "./bwrapHost.js";
-import {
-  type ExecRequest,
-  type ExecResult,
-  type Sandbox,
-  type SandboxProvider,
-  type SandboxSpec,
-  SandboxUnavailableError,
-} from "./ports.js";
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapArgs.js";
+import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
+import type { ExecRequest, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
-import { HostUidPool, type UidRange } from "./sandboxUsers.js";
+import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
 import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
-import { seccompProgram } from "./seccompFilter.js";
+import { NotAcceptedError, SupervisedBwrap } from "./supervisedBwrap.js";
+import { type PooledSandbox, WarmPool } from "./warmPool.js";
 import { workspaceDirectory } from "./workspaces.js";
 
 export { bwrapAvailable } from "./bwrapHost.js";
@@ -34,46 +19,83 @@ export interface BwrapTierOptions {
   /** Host uids handed to sandboxes when the worker runs as root; disjoint per worker on a host. */
   uidRange?: UidRange;
   limits?: Partial<ResourceLimits>;
+  /**
+   * Sandboxes kept started ahead of sessions (each with a uid of its own and an empty slot for a
+   * workspace), so a new session's first command does not wait for bwrap. 0 disables the pool.
+   * The pool fills on the first `realize` or on `warm()`. Default 2.
+   */
+  poolSize?: number;
+  /**
+   * A session's sandbox left idle this long is stopped; its next command starts it again (same
+   * workspace, same uid), as after a crash. 0 keeps it running until the session ends. Default
+   * 10 minutes.
+   */
+  idleTimeoutMs?: number;
 }
 
-/** Host facts checked once, and the files whose descriptors every exec passes to bwrap. */
-interface Prerequisites {
-  host: BwrapHost;
-  /** Private directory with `passwd`, `group` and `seccomp.bpf`. */
-  stateDir: string;
-}
-
-const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) on every worker host";
+const DEFAULT_POOL_SIZE = 2;
+const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+/** Where pooled sandboxes' slots live: under the workspace root (same filesystem, for rename). */
+const POOL_DIR = ".pool";
+/** When the pool is refilled after a session took from it, if its first command has not come. */
+const REFILL_DELAY_MS = 1_000;
+/** How long destroy waits for the last processes of a sandbox's uid to go before freeing it. */
+const TEARDOWN_WAIT_MS = 2_000;
 
 /**
- * The `bwrap` tier: every exec runs in a fresh bubblewrap sandbox over the session's workspace
- * (mounted at /workspace), as a host uid of its own, never as root, with the flags and limits in
- * bwrapArgs.ts and the seccomp filter in seccompFilter.ts. Nothing runs between execs; what a
- * command leaves behind is its workspace.
+ * The `bwrap` tier: one long-lived bubblewrap sandbox per session (bwrap running a small
+ * supervisor, supervisor.ts), over the session's workspace (mounted at /workspace), as a host uid
+ * of its own, never as root, with the flags and limits in bwrapArgs.ts and the seccomp filter in
+ * seccompFilter.ts. Each exec is a request to the supervisor: the command runs in its own process
+ * group, and when it ends (exit, timeout or abort) every process it left in the sandbox is killed,
+ * /tmp and /dev/shm are emptied: what a command leaves behind is its workspace, as when every
+ * command had a sandbox of its own. A sandbox whose supervisor died is restarted by the next
+ * exec; an exec arriving while another runs gets a one-shot sandbox of its own (same workspace,
+ * same uid).
  *
- * A worker running as root (it is here) hands each live sandbox an unused unprivileged host uid:
- * bwrap started as host root maps the sandbox to host uid 0 and could read /etc/shadow. A worker
- * that is not root cannot switch uids and runs bwrap as itself.
+ * New sessions take a pre-started sandbox from a warm pool when one is ready: its empty slot
+ * directory is renamed to become the session's workspace (the bind follows the directory, so the
+ * sandbox sees exactly that one directory, never another session's). A session whose workspace
+ * already exists (a worker restart) starts a sandbox of its own over it.
+ *
+ * A worker running as root (it is here) hands each sandbox, pooled ones included, an unused
+ * unprivileged host uid, freed only when that sandbox is gone: bwrap started as host root maps
+ * the sandbox to host uid 0 and could read /etc/shadow. A worker that is not root cannot switch
+ * uids and runs bwrap as itself.
  */
 export class BwrapTierProvider implements SandboxProvider {
-  private readonly pool: HostUidPool;
+  private readonly uids: HostUidPool;
   private readonly limits: ResourceLimits;
   private readonly live = new Map<string, Promise<BwrapSandbox>>();
+  private readonly pool: WarmPool;
+  private readonly idleTimeoutMs: number;
   private prerequisites: Promise<Prerequisites> | null = null;
+  private staleSlotsSwept: Promise<void> | null = null;
+  private closed = false;
 
   constructor(private readonly options: BwrapTierOptions) {
-    this.pool = new HostUidPool(options.uidRange);
+    this.uids = new HostUidPool(options.uidRange);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    if (!Number.isInteger(poolSize) || poolSize < 0) throw new Error(`not a pool size: ${poolSize}`);
+    this.pool = new WarmPool(
+      poolSize,
+      () => this.startPooled(),
+      (entry) => this.discardPooled(entry),
+    );
   }
 
   realize(spec: SandboxSpec): Promise<BwrapSandbox> {
     if (spec.tier !== "bwrap") {
       return Promise.reject(new Error(`the bwrap provider got a "${spec.tier}" spec`));
     }
+    if (this.closed) return Promise.reject(new Error("the bwrap provider is closed"));
     // Networking: `unrestricted` and `limited` alike get no network at all for now (a private
     // network namespace with only its own loopback). `--share-net` is not an option: it hands the
     // command the host's loopback. Egress through a host-side allowlist proxy reached from inside
-    // the namespace is the follow-up (issue 5); until then no spec can widen this.
+    // the namespace is the follow-up (issue 5); until then no spec can widen this, and every
+    // pooled sandbox fits every spec.
     const existing = this.live.get(spec.sessionId);
     if (existing) return existing;
     const started = this.start(spec.sessionId);
@@ -82,6 +104,22 @@ export class BwrapTierProvider implements SandboxProvider {
       if (this.live.get(spec.sessionId) === started) this.live.delete(spec.sessionId);
     });
     return started;
+  }
+
+  /**
+   * Fills the warm pool now (rather than on the first `realize`) and resolves once it is ready, or
+   * rejects with `SandboxUnavailableError` when this host cannot run the tier.
+   */
+  async warm(): Promise<void> {
+    await this.checkPrerequisites();
+    await this.sweepStaleSlots();
+    this.pool.fill();
+    await this.pool.settled();
+  }
+
+  /** Pooled sandboxes ready right now (for benches and tests). */
+  get pooled(): number {
+    return this.pool.readyCount;
   }
 
   async destroy(sessionId: string): Promise<void> {
@@ -93,9 +131,10 @@ export class BwrapTierProvider implements SandboxProvider {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const entries = [...this.live.values()];
     this.live.clear();
-    await Promise.all(entries.map((entry) => this.stop(entry)));
+    await Promise.all([this.pool.close(), ...entries.map((entry) => this.stop(entry))]);
     const prerequisites = await this.prerequisites?.catch(() => null);
     this.prerequisites = null;
     if (prerequisites) await rm(prerequisites.stateDir, { recursive: true, force: true });
@@ -104,27 +143,120 @@ export class BwrapTierProvider implements SandboxProvider {
   private async start(sessionId: string): Promise<BwrapSandbox> {
     const prerequisites = await this.checkPrerequisites();
     const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, sessionId);
+    // The pool is refilled once this session's first command is done (or after a while): starting
+    // a sandbox meanwhile would compete with that command for the CPU and the event loop.
+    let refilled = false;
+    const refill = () => {
+      if (refilled) return;
+      refilled = true;
+      clearTimeout(fallback);
+      void this.sweepStaleSlots().then(() => this.pool.fill());
+    };
+    const fallback = setTimeout(refill, REFILL_DELAY_MS);
+    fallback.unref();
+    const options = { idleTimeoutMs: this.idleTimeoutMs, onFirstExec: refill };
+    const pooled = await this.claimPooled(hostWorkspace);
+    if (pooled) {
+      return new BwrapSandbox(pooled.owner, hostWorkspace, this.launchBase(prerequisites), {
+        ...options,
+        live: pooled.process,
+      });
+    }
     const owner = await this.allocateOwner();
     try {
       await prepareWorkspace(hostWorkspace, owner);
+      const base = this.launchBase(prerequisites);
+      const live = await SupervisedBwrap.start({ ...base, owner, workspaceHostPath: hostWorkspace });
+      return new BwrapSandbox(owner, hostWorkspace, base, { ...options, live });
     } catch (error) {
-      if (owner) this.pool.release(owner.uid);
+      if (owner) this.uids.release(owner.uid);
       throw error;
     }
-    return new BwrapSandbox(owner, hostWorkspace, prerequisites, this.limits);
   }
 
-  /** Waits out the sandbox's running commands, then frees its uid. */
+  /**
+   * A pooled sandbox whose slot is now `hostWorkspace`, or null. rename(2) moves the slot only onto
+   * a path that does not exist or is an empty directory: an existing workspace is never replaced,
+   * and the sandbox goes back to the pool untouched.
+   */
+  private async claimPooled(hostWorkspace: string): Promise<PooledSandbox | null> {
+    const entry = this.pool.take();
+    if (!entry) return null;
+    try {
+      await mkdir(dirname(hostWorkspace), { recursive: true, mode: 0o711 });
+      await rename(entry.slot, hostWorkspace);
+      return entry;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") this.pool.giveBack(entry);
+      else await this.discardPooled(entry);
+      return null;
+    }
+  }
+
+  private async startPooled(): Promise<PooledSandbox> {
+    const prerequisites = await this.checkPrerequisites();
+    const owner = await this.allocateOwner();
+    const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
+    try {
+      await prepareWorkspace(slot, owner);
+      const sandbox = await SupervisedBwrap.start({
+        ...this.launchBase(prerequisites),
+        owner,
+        workspaceHostPath: slot,
+      });
+      return { owner, slot, process: sandbox };
+    } catch (error) {
+      if (owner) this.uids.release(owner.uid);
+      await rm(slot, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async discardPooled(entry: PooledSandbox): Promise<void> {
+    await entry.process.kill();
+    if (entry.owner) await this.releaseWhenGone(entry.owner.uid);
+    await rm(entry.slot, { recursive: true, force: true });
+  }
+
+  /** Slots a crashed earlier worker process left (never used, so empty): removed once. */
+  private sweepStaleSlots(): Promise<void> {
+    this.staleSlotsSwept ??= (async () => {
+      const dir = join(this.options.workspaceRoot, POOL_DIR);
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) {
+        const pid = Number(name.split("-")[0]);
+        if (pid === process.pid || (Number.isInteger(pid) && processExists(pid))) continue;
+        await rm(join(dir, name), { recursive: true, force: true });
+      }
+    })();
+    return this.staleSlotsSwept;
+  }
+
+  /** Kills the sandbox and what runs in it, then frees its uid. */
   private async stop(entry: Promise<BwrapSandbox>): Promise<void> {
     const sandbox = await entry.catch(() => null);
     if (!sandbox) return;
     await sandbox.shutdown();
-    if (sandbox.owner) this.pool.release(sandbox.owner.uid);
+    if (sandbox.owner) await this.releaseWhenGone(sandbox.owner.uid);
+  }
+
+  /**
+   * Frees a killed sandbox's uid once nothing runs as it any more. One with a process that would
+   * not die in time (stuck in the kernel) stays reserved for the life of this worker: a new
+   * sandbox must never share a uid, and so a process budget, with anything.
+   */
+  private async releaseWhenGone(uid: number): Promise<void> {
+    if (await waitForNoProcesses(uid, TEARDOWN_WAIT_MS)) this.uids.release(uid);
+  }
+
+  private launchBase(prerequisites: Prerequisites): Pick<BwrapLaunch, "prerequisites" | "limits"> {
+    return { prerequisites, limits: this.limits };
   }
 
   private async allocateOwner(): Promise<HostOwner | null> {
     if (process.getuid?.() !== 0) return null;
-    const uid = await this.pool.allocate();
+    const uid = await this.uids.allocate();
     return { uid, gid: uid };
   }
 
@@ -134,51 +266,53 @@ export class BwrapTierProvider implements SandboxProvider {
   }
 }
 
-async function loadPrerequisites(): Promise<Prerequisites> {
-  if (process.platform !== "linux") {
-    throw new SandboxUnavailableError("bwrap", `the bwrap tier needs Linux, not ${process.platform}`);
-  }
-  let seccomp: Buffer;
+function processExists(pid: number): boolean {
   try {
-    seccomp = seccompProgram();
+    process.kill(pid, 0);
+    return true;
   } catch (error) {
-    throw new SandboxUnavailableError("bwrap", (error as Error).message);
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-  const host = await probeBwrapHost();
-  if (host === null) {
-    throw new SandboxUnavailableError(
-      "bwrap",
-      `bubblewrap (bwrap), prlimit or bash is missing or does not run on this worker: ${INSTALL_HINT}`,
-    );
-  }
-  const stateDir = await mkdtemp(join(tmpdir(), "awaken-bwrap-"));
-  await writeFile(join(stateDir, "passwd"), SANDBOX_PASSWD);
-  await writeFile(join(stateDir, "group"), SANDBOX_GROUP);
-  await writeFile(join(stateDir, "seccomp.bpf"), seccomp);
-  return { host, stateDir };
 }
 
-/** One session's sandbox: its workspace, its host uid, and the commands running in it. */
+/** One session's sandbox: its workspace, its host uid, and the live bwrap its commands run in. */
 export class BwrapSandbox implements Sandbox {
   readonly tier = "bwrap" as const;
   readonly workspacePath = SANDBOX_WORKSPACE;
   /** Aborted by destroy/close: kills whatever still runs and refuses new execs. */
   private readonly stopping = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  private live: SupervisedBwrap | null;
+  /** The live sandbox is running a command (or being started for one). */
+  private liveBusy = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly idleTimeoutMs: number;
+  private onFirstExec: (() => void) | undefined;
 
   constructor(
     /** The unprivileged host uid the sandbox runs as; null when the worker itself is not root. */
     readonly owner: HostOwner | null,
     /** The workspace as the host sees it. */
     readonly hostWorkspace: string,
-    private readonly prerequisites: Prerequisites,
-    private readonly limits: ResourceLimits,
-  ) {}
+    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits">,
+    options: { live: SupervisedBwrap | null; idleTimeoutMs: number; onFirstExec?: () => void },
+  ) {
+    this.live = options.live;
+    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.onFirstExec = options.onFirstExec;
+    this.armIdleTimer();
+  }
+
+  /** The live bwrap process, if one runs (tests look inside). */
+  get process(): SupervisedBwrap | null {
+    return this.live;
+  }
 
   exec(request: ExecRequest): Promise<ExecResult> {
     if (this.stopping.signal.aborted) return Promise.reject(new Error("the sandbox has been destroyed"));
     if (request.argv.length === 0) return Promise.reject(new Error("exec: empty argv"));
-    const run = this.run(request);
+    const guarded = { ...request, signal: AbortSignal.any([request.signal, this.stopping.signal]) };
+    const run = this.liveBusy ? this.runOneShot(guarded) : this.runLive(guarded);
     this.running.add(run);
     const forget = () => this.running.delete(run);
     run.then(forget, forget);
@@ -187,52 +321,75 @@ export class BwrapSandbox implements Sandbox {
 
   async shutdown(): Promise<void> {
     this.stopping.abort(new Error("the sandbox has been destroyed"));
-    await Promise.allSettled([...this.running]);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    const live = this.live;
+    this.live = null;
+    await Promise.all([live?.kill(), Promise.allSettled([...this.running])]);
   }
 
-  private async run(request: ExecRequest): Promise<ExecResult> {
-    // Never as host root, whatever path led here: root's bwrap maps the sandbox onto host uid 0.
-    const hostUid = this.owner?.uid ?? process.getuid?.();
-    if (hostUid === 0 || hostUid === undefined) throw new Error("refusing to start bwrap as host root");
-    const { host } = this.prerequisites;
-    const { command, args } = bwrapCommand({
-      ...host,
-      limits: this.limits,
-      workspaceHostPath: this.hostWorkspace,
-      argv: request.argv,
-    });
-    const files = await this.openSandboxFiles();
+  private async runLive(request: ExecRequest): Promise<ExecResult> {
+    this.liveBusy = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     try {
-      const stdio: StdioOptions = ["pipe", "pipe", "pipe"];
-      stdio[SANDBOX_FDS.passwd] = files.passwd.fd;
-      stdio[SANDBOX_FDS.group] = files.group.fd;
-      stdio[SANDBOX_FDS.seccomp] = files.seccomp.fd;
-      return await execInProcessGroup(
-        command,
-        args,
-        { ...request, signal: AbortSignal.any([request.signal, this.stopping.signal]) },
-        // An empty environment for prlimit and bwrap; bwrap sets the command's own (--setenv).
-        // cwd "/": the worker's directory may not be reachable by the sandbox uid.
-        { cwd: "/", env: {}, stdio, ...(this.owner ?? {}) },
-      );
+      for (let attempt = 0; ; attempt += 1) {
+        const live = await this.ensureLive();
+        try {
+          return await live.exec(request);
+        } catch (error) {
+          // The sandbox died before the command reached it: it never ran, so run it on a new one.
+          if (!(error instanceof NotAcceptedError) || attempt > 0 || request.signal.aborted) throw error;
+        }
+      }
     } finally {
-      await Promise.all(Object.values(files).map((file) => file.close()));
+      this.liveBusy = false;
+      this.armIdleTimer();
+      const onFirstExec = this.onFirstExec;
+      this.onFirstExec = undefined;
+      onFirstExec?.();
     }
   }
 
-  /** Fresh descriptors per exec: bwrap reads each to its end. */
-  private async openSandboxFiles(): Promise<Record<"passwd" | "group" | "seccomp", FileHandle>> {
-    const { stateDir } = this.prerequisites;
-    const opened = await Promise.allSettled(
-      ["passwd", "group", "seccomp.bpf"].map((name) => open(join(stateDir, name), "r")),
-    );
-    const handles = opened.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
-    const failure = opened.find((result) => result.status === "rejected");
-    if (failure) {
-      await Promise.all(handles.map((handle) => handle.close()));
-      throw failure.reason;
+  /** The live sandbox, started again (same workspace, same uid) when it is not running. */
+  private async ensureLive(): Promise<SupervisedBwrap> {
+    if (this.live?.alive) return this.live;
+    const live = await SupervisedBwrap.start({
+      ...this.base,
+      owner: this.owner,
+      workspaceHostPath: this.hostWorkspace,
+    });
+    if (this.stopping.signal.aborted) {
+      await live.kill();
+      throw new Error("the sandbox has been destroyed");
     }
-    const [passwd, group, seccomp] = handles;
-    return { passwd: passwd!, group: group!, seccomp: seccomp! };
+    this.live = live;
+    return live;
+  }
+
+  /**
+   * A command arriving while another runs gets a sandbox of its own for its lifetime, as every
+   * command did before the live sandbox: the live one's sweep must not kill what it started.
+   */
+  private async runOneShot(request: ExecRequest): Promise<ExecResult> {
+    const prepared = await prepareSpawn(
+      { ...this.base, owner: this.owner, workspaceHostPath: this.hostWorkspace },
+      request.argv,
+    );
+    try {
+      return await execInProcessGroup(prepared.command, prepared.args, request, prepared.options);
+    } finally {
+      await prepared.close();
+    }
+  }
+
+  private armIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    if (this.idleTimeoutMs <= 0 || this.stopping.signal.aborted) return;
+    this.idleTimer = setTimeout(() => {
+      if (this.liveBusy || !this.live) return;
+      const live = this.live;
+      this.live = null;
+      void live.kill();
+    }, this.idleTimeoutMs);
+    this.idleTimer.unref();
   }
 }

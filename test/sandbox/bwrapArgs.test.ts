@@ -6,6 +6,7 @@ const invocation = {
   bashPath: "/usr/bin/bash",
   prlimitPath: "/usr/bin/prlimit",
   bwrapPath: "/usr/bin/bwrap",
+  perlPath: "/usr/bin/perl",
   limits: DEFAULT_LIMITS,
   systemEntries: [
     { path: "/bin", symlinkTo: "usr/bin" },
@@ -66,6 +67,11 @@ describe("bwrapCommand", () => {
     expect(writable).toEqual(["/srv/workspaces/s-1"]);
     expect(hasOption("--bind", "/srv/workspaces/s-1", "/workspace")).toBe(true);
     expect(hasOption("--size", String(64 * 2 ** 20), "--tmpfs", "/tmp")).toBe(true);
+    // bwrap's /dev is an unbounded tmpfs: /dev/shm is bounded, and the rest made read-only.
+    expect(hasOption("--size", String(64 * 2 ** 20), "--tmpfs", "/dev/shm")).toBe(true);
+    expect(bwrapArgs.indexOf("/dev/shm")).toBeGreaterThan(bwrapArgs.indexOf("--dev"));
+    expect(hasOption("--remount-ro", "/dev")).toBe(true);
+    expect(hasOption("--mqueue", "/dev/mqueue")).toBe(true);
     // The root is made read-only after the last mount, so only the mounts stay writable.
     expect(bwrapArgs.indexOf("--remount-ro")).toBeGreaterThan(bwrapArgs.lastIndexOf("--bind"));
   });

@@ -94,10 +94,11 @@ describe("bwrap tier: what the command can see and touch", () => {
     expect(hostUid).not.toBe(0);
     if (IS_ROOT) expect(hostUid).toBeGreaterThanOrEqual(231_000);
 
-    // A live command, seen from the host's /proc.
+    // A live command, seen from the host's /proc (besides the sandbox's own bwrap and supervisor).
+    const infrastructure = await livePids(hostUid);
     const stop = new AbortController();
     const sleeping = run(sandbox, ["sleep", "30"], { signal: stop.signal }).catch(() => null);
-    const seen = await eventually(async () => (await liveProcessCount(hostUid)) > 0, 3_000);
+    const seen = await eventually(async () => (await extraPids(hostUid, infrastructure)).length > 0, 3_000);
     stop.abort();
     await sleeping;
     expect(seen).toBe(true);
@@ -203,6 +204,8 @@ describe("bwrap tier: what the command can see and touch", () => {
 
 describe("bwrap tier: runaway commands", () => {
   it("kills everything a timed-out command started, setsid and nohup children included", async () => {
+    const hostUid = hostUidOf(sandbox);
+    const infrastructure = await livePids(hostUid);
     const started = Date.now();
     const result = await run(
       sandbox,
@@ -211,13 +214,14 @@ describe("bwrap tier: runaway commands", () => {
     );
     expect(result.timedOut).toBe(true);
     expect(Date.now() - started).toBeLessThan(4_000);
-    const hostUid = hostUidOf(sandbox);
-    const gone = await eventually(async () => (await liveProcessCount(hostUid)) === 0, 3_000);
-    expect(gone).toBe(true);
+    // Nothing is left but the sandbox itself (bwrap, its init and the supervisor), which lives on.
+    expect(await extraPids(hostUid, infrastructure)).toEqual([]);
+    expect(await livePids(hostUid)).toEqual(infrastructure);
   });
 
   it("bounds a fork bomb by the process limit, and the sandbox works afterwards", async () => {
     const hostUid = hostUidOf(sandbox);
+    const infrastructure = await livePids(hostUid);
     const bomb = run(sandbox, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], { timeoutMs: 1_500 });
     let peak = 0;
     const sampling = setInterval(async () => {
@@ -231,7 +235,7 @@ describe("bwrap tier: runaway commands", () => {
     expect(result.stderr).toMatch(/fork: .*Resource temporarily unavailable/);
     expect(peak).toBeGreaterThan(50);
     expect(peak).toBeLessThanOrEqual(256);
-    expect(await eventually(async () => (await liveProcessCount(hostUid)) === 0, 3_000)).toBe(true);
+    expect(await extraPids(hostUid, infrastructure)).toEqual([]);
     const after = await run(sandbox, ["echo", "still here"]);
     expect(after.stdout).toBe("still here\n");
   });
@@ -285,6 +289,8 @@ describe("bwrap tier: sessions", () => {
     const running = run(first, ["sleep", "30"], { signal: stop.signal });
     await provider.destroy("s-idem");
     await expect(running).rejects.toThrow();
+    // Destroy returns once the sandbox is gone: nothing runs as its uid any more.
+    if (IS_ROOT) expect(await liveProcessCount(hostUidOf(first))).toBe(0);
     await expect(stat(first.hostWorkspace)).rejects.toThrow();
     await expect(run(first, ["true"])).rejects.toThrow(/destroyed/);
 
@@ -346,17 +352,29 @@ describe("bwrap tier: sessions", () => {
 });
 
 /**
- * How many host processes run with real uid `uid`, read from /proc. Zombies are not counted: bwrap's
- * inner init, killed with its namespace, is reparented to host PID 1 and waits there to be reaped
- * (sandbox-and-secrets.md, pitfall 7); it runs nothing.
+ * The host processes running with real uid `uid`, read from /proc, sorted. Zombies are not counted:
+ * bwrap's inner init, killed with its namespace, is reparented to host PID 1 and waits there to be
+ * reaped (sandbox-and-secrets.md, pitfall 7); it runs nothing.
  */
-async function liveProcessCount(uid: number): Promise<number> {
-  let count = 0;
+async function livePids(uid: number): Promise<number[]> {
+  const pids: number[] = [];
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
     const zombie = /^State:\s+Z/m.test(status);
-    if (!zombie && Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) count += 1;
+    if (!zombie && Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) pids.push(Number(pid));
   }
-  return count;
+  return pids.sort((a, b) => a - b);
+}
+
+async function liveProcessCount(uid: number): Promise<number> {
+  return (await livePids(uid)).length;
+}
+
+/**
+ * The processes of `uid` besides `infrastructure` (the live sandbox's bwrap, its init and its
+ * supervisor, taken while it was idle): what commands started and left running.
+ */
+async function extraPids(uid: number, infrastructure: number[]): Promise<number[]> {
+  return (await livePids(uid)).filter((pid) => !infrastructure.includes(pid));
 }
