@@ -1,5 +1,7 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 export interface UidRange {
   /** First host uid handed out (inclusive). */
@@ -16,15 +18,22 @@ export const DEFAULT_UID_RANGE: UidRange = { first: 200_000, last: 265_535 };
  *
  * "Unused" means: not handed out by this pool, not an account in /etc/passwd or group in
  * /etc/group, and owning no process on the host right now. Files a released uid left elsewhere on
- * the host are harmless to its next holder: a sandbox sees no host path but its binds. Workers on
- * one host must be given disjoint ranges; this pool coordinates only within its own process.
+ * the host are harmless to its next holder: a sandbox sees no host path but its binds.
+ *
+ * Several processes on one host (test workers, an all-in-one server beside a remote worker) may
+ * draw from the same range: each uid handed out is also claimed host-wide by creating a lease file
+ * (`O_EXCL`) naming the holder's pid, so two processes never hand out one uid. A lease whose pid is
+ * gone is stale and taken over.
  */
 export class HostUidPool {
   private readonly taken = new Set<number>();
   /** A uid checked unused and already reserved, so the next `allocate` need not scan the host. */
   private spare: Promise<number> | null = null;
 
-  constructor(private readonly range: UidRange = DEFAULT_UID_RANGE) {
+  constructor(
+    private readonly range: UidRange = DEFAULT_UID_RANGE,
+    private readonly leaseDir: string = DEFAULT_LEASE_DIR,
+  ) {
     const { first, last } = range;
     if (
       !Number.isInteger(first) ||
@@ -58,19 +67,72 @@ export class HostUidPool {
   }
 
   release(uid: number): void {
-    this.taken.delete(uid);
+    if (!this.taken.delete(uid)) return;
+    try {
+      unlinkSync(join(this.leaseDir, String(uid)));
+    } catch {
+      // Already gone: nothing to release.
+    }
   }
 
   private async scanAndTake(): Promise<number> {
     const busy = await hostIdsInUse();
+    mkdirSync(this.leaseDir, { recursive: true, mode: 0o700 });
     for (let uid = this.range.first; uid <= this.range.last; uid += 1) {
       if (this.taken.has(uid) || busy.has(uid)) continue;
+      if (!this.claimHostWide(uid)) continue;
       this.taken.add(uid);
       return uid;
     }
     throw new Error(`no free host uid left in ${this.range.first}–${this.range.last}`);
   }
+
+  /** Creates the uid's lease file, taking over a stale one (its pid is gone). */
+  private claimHostWide(uid: number): boolean {
+    const path = join(this.leaseDir, String(uid));
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        const fd = openSync(path, "wx", 0o600);
+        writeSync(fd, String(process.pid));
+        closeSync(fd);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        if (holderAlive(path)) return false;
+        try {
+          unlinkSync(path);
+        } catch {
+          // Another process took it over first; the next attempt sees its lease.
+        }
+      }
+    }
+    return false;
+  }
 }
+
+function holderAlive(leasePath: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(leasePath, "utf8");
+  } catch {
+    return false;
+  }
+  // Empty: its holder created it and has not written its pid yet. Never take that over.
+  if (text === "") return true;
+  const pid = Number(text);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Host-wide uid leases live here (root's `/run` when writable, else the temp dir). */
+const DEFAULT_LEASE_DIR =
+  process.getuid?.() === 0 ? "/run/awaken-sandbox-uids" : join(tmpdir(), "awaken-sandbox-uids");
 
 /** Ids of accounts, groups and running processes (real, effective, saved and fs uids). */
 async function hostIdsInUse(): Promise<Set<number>> {
