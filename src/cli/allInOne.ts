@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { AgentService } from "../control/agentService.js";
+import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
 import { IamService } from "../control/iamService.js";
 import { VaultService } from "../control/vaultService.js";
@@ -79,11 +80,36 @@ export async function startAllInOne(
     `master key ${masterKey.id} ${masterKeySource === "generated" ? "generated into" : "from"} ${masterKeyFile ?? MASTER_KEY_ENV}`,
   );
   const vaults = new VaultService(control.vaults, clock);
-  const credentials = new CredentialService(
+  const sealer = new FieldSealer(new LocalSecretStore(masterKey));
+  const credentials = new CredentialService(control.credentials, vaults, sealer, clock);
+  // Pinning at session creation and admission + open for in-process holders (issue 6).
+  const custody = new CredentialCustody(
+    control.vaults,
     control.credentials,
-    vaults,
-    new FieldSealer(new LocalSecretStore(masterKey)),
+    sealer,
+    control.credentialOpens,
+    async (workspaceId, sessionId) =>
+      (await ports.sessions.get(workspaceId, sessionId))?.credentialPins ?? null,
     clock,
+    {
+      // A holder's mcp_oauth refresh is committed through vault ingress like any rotation (sealed
+      // there), from exactly the pinned revision.
+      rotate: async (pin, fromRevision, fields) => {
+        const view = await credentials.update(pin.workspaceId, pin.vaultId, pin.credentialId, {
+          expectedRevision: fromRevision,
+          auth: {
+            type: "mcp_oauth",
+            access_token: fields.accessToken,
+            expires_at: fields.expiresAt,
+            ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
+          },
+        });
+        return view.revision.revision;
+      },
+      advancePins: async (workspaceId, sessionId, pins) => {
+        await ports.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
+      },
+    },
   );
 
   const registrar = new LocalRegistrar(ports.catalog, clock);
@@ -94,11 +120,17 @@ export async function startAllInOne(
   const sandboxes = createSandboxes(join(options.dataDir, "workspaces"));
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
-  const sessions = new SessionService(ports, clock, workQueue, async (sessionId) => {
-    await sandboxes.destroy(sessionId).catch((error: unknown) => {
-      logger.warn({ sessionId, err: error }, "could not delete the session's workspace");
-    });
-  });
+  const sessions = new SessionService(
+    ports,
+    clock,
+    workQueue,
+    async (sessionId) => {
+      await sandboxes.destroy(sessionId).catch((error: unknown) => {
+        logger.warn({ sessionId, err: error }, "could not delete the session's workspace");
+      });
+    },
+    custody,
+  );
   const providers = createProviderRouter(options.env);
 
   let ready = false;
@@ -148,6 +180,7 @@ export async function startAllInOne(
         crashBudget: 5,
         modelIdleTimeoutMs: options.modelIdleTimeoutMs,
         log: logger.child({ component: "worker" }),
+        credentials: custody,
       },
       {
         id: "local",

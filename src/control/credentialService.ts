@@ -27,6 +27,8 @@ export interface UpdateCredentialCommand {
   /** Undefined leaves the name; null clears it. */
   displayName?: string | null | undefined;
   metadata?: Record<string, string | null> | null | undefined;
+  /** Rotate only from this revision (the holder's refresh of a pinned revision); else version_mismatch. */
+  expectedRevision?: number | undefined;
 }
 
 export interface CredentialValidation {
@@ -105,6 +107,12 @@ export class CredentialService {
       metadata: applyMetadataPatch(current.head.metadata, cmd.metadata),
       updatedAt: now,
     };
+    if (cmd.expectedRevision !== undefined && current.revision.revision !== cmd.expectedRevision) {
+      throw new AwakenError(
+        "version_mismatch",
+        `credential ${credentialId} is at revision ${current.revision.revision}, not ${cmd.expectedRevision}`,
+      );
+    }
     const resolved = cmd.auth ? resolveCredentialUpdate(current.revision.auth, cmd.auth, now) : null;
     if (!resolved?.changed) {
       await this.store.updateHead(head);

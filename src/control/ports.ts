@@ -1,6 +1,6 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { AgentDefinition } from "./agentDefinition.js";
-import type { CredentialStore, VaultStore } from "./vaultPorts.js";
+import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
 export interface AgentHead {
@@ -63,4 +63,6 @@ export interface ControlStores {
   /** Vault ingress: credential metadata in clear, secret fields only as sealed records. */
   vaults: VaultStore;
   credentials: CredentialStore;
+  /** Every open of a pinned credential by a holder (who, which pin, which holder, when). */
+  credentialOpens: CredentialOpenAudit;
 }

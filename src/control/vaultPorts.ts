@@ -88,3 +88,32 @@ export interface CredentialStore {
   /** Tombstones the head and erases every sealed revision of it. */
   delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean>;
 }
+
+/** One open (or refusal) of a pinned credential by a last-mile holder. Never material. */
+export interface CredentialOpenRecord {
+  id: string;
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  /** The worker identity holding the run's claim, and the claim's epoch. */
+  owner: string;
+  epoch: number;
+  vaultId: string;
+  credentialId: string;
+  revision: number;
+  usageKey: string;
+  holder: string;
+  outcome: "opened" | "refreshed" | "refused";
+  reason: string | null;
+  /** For `refreshed`: the revision the refresh committed. */
+  refreshedTo: number | null;
+  createdAt: number;
+}
+
+/** The open audit: append-only; read by operators (and tests) per session. */
+export interface CredentialOpenAudit {
+  record(entry: CredentialOpenRecord): Promise<void>;
+  listForSession(workspaceId: string, sessionId: string): Promise<CredentialOpenRecord[]>;
+  /** The revision a holder's refresh of exactly this revision committed, if one did. */
+  refreshedFrom(workspaceId: string, credentialId: string, revision: number): Promise<number | null>;
+}

@@ -33,6 +33,8 @@ export interface PendingAction {
    * client, which then owes a `user.tool_result` (self_hosted).
    */
   afterAllow?: "server" | "tool_result";
+  /** The call is an `agent.mcp_tool_use`: its denial is an `agent.mcp_tool_result`. */
+  mcp?: true;
 }
 
 /**

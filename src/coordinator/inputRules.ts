@@ -143,19 +143,17 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
         if (input.body.result !== "allow") {
           // Denied: the tool never runs; the model is told so by the server, nobody posts a result.
           const message = input.body.deny_message;
-          push("agent.tool_result", {
-            tool_use_id: target,
-            content: [
-              {
-                type: "text",
-                text:
-                  typeof message === "string" && message.trim() !== ""
-                    ? `The user denied this tool call: ${message}`
-                    : "The user denied this tool call.",
-              },
-            ],
-            is_error: true,
-          });
+          const content = [
+            {
+              type: "text",
+              text:
+                typeof message === "string" && message.trim() !== ""
+                  ? `The user denied this tool call: ${message}`
+                  : "The user denied this tool call.",
+            },
+          ];
+          if (asked.mcp) push("agent.mcp_tool_result", { mcp_tool_use_id: target, content, is_error: true });
+          else push("agent.tool_result", { tool_use_id: target, content, is_error: true });
         }
         answered(null);
         break;

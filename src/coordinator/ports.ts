@@ -68,6 +68,57 @@ export interface EnvironmentStore {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Credential pins (issue 6): Control freezes them into the session baseline; a holder opens one.
+
+/** The last-mile holders a pin may name. The MCP connection to the pin's server is the first. */
+export type CredentialHolderKind = "mcp_connection";
+
+/**
+ * One credential frozen into a session: which exact revision, for which use, opened by which holder.
+ * Secret-free by construction; the material stays sealed in the vault's revision row.
+ */
+export interface CredentialPin {
+  credentialId: string;
+  vaultId: string;
+  revision: number;
+  workspaceId: string;
+  authType: "static_bearer" | "mcp_oauth";
+  /** What the credential serves: the MCP server URL (and the agent's name for that server). */
+  usage: { kind: "mcp_server"; url: string; mcpServerName: string };
+  /** Holder policy: the only holders admission lets open it. */
+  holders: CredentialHolderKind[];
+}
+
+/** Freezes pins at session creation (Control implements it; the coordinator only asks). */
+export interface CredentialPinner {
+  /** Throws a client error (unknown or archived vault) before anything is stored. */
+  pin(workspaceId: string, vaultIds: readonly string[], agent: AgentDefinition): Promise<CredentialPin[]>;
+}
+
+/** A run's request to materialize one pinned credential for one holder. */
+export interface CredentialOpenRequest {
+  workspaceId: string;
+  sessionId: string;
+  /** Who asks: the run and the claim it holds (audited). */
+  runId: string;
+  owner: string;
+  epoch: number;
+  holder: CredentialHolderKind;
+  /** The use: the MCP server (by URL) this connection is for. */
+  mcpServerUrl: string;
+}
+
+/**
+ * What a holder gets. `none`: the session pinned nothing for that use (the holder goes without).
+ * `bearer`: the admitted material, in a Buffer the holder zeroes once it handed it on. `refused`:
+ * admission failed (archived, deleted, wrong holder or use, does not open), with a secret-free reason.
+ */
+export type CredentialOpening =
+  | { kind: "none" }
+  | { kind: "bearer"; token: Buffer; credentialId: string; revision: number }
+  | { kind: "refused"; credentialId: string; revision: number; reason: string };
+
+// ---------------------------------------------------------------------------------------------
 // Sessions, threads and history.
 
 export interface SessionRecord extends SessionProjection {
@@ -81,6 +132,11 @@ export interface SessionRecord extends SessionProjection {
   metadata: Record<string, string>;
   resources: unknown[];
   vaultIds: string[];
+  /**
+   * The credentials frozen at creation from `vaultIds` (ids, revisions, usage, holder policy; never
+   * material). A run opens only these, exactly these revisions, whatever was rotated since.
+   */
+  credentialPins: CredentialPin[];
   budget: unknown | null;
   createdAt: number;
   updatedAt: number;
@@ -104,6 +160,11 @@ export interface EventListQuery extends ListQuery {
 
 export interface SessionStore {
   create(record: SessionRecord): Promise<void>;
+  /**
+   * Moves a session's pins (only ever by a holder's `mcp_oauth` refresh of the pinned revision:
+   * the same grant's successor, never a replacement credential). Optional for test doubles.
+   */
+  updateCredentialPins?(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void>;
   get(workspaceId: string, id: string): Promise<SessionRecord | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
 }

@@ -44,11 +44,12 @@ export function projectFacts(state: SessionProjection, facts: readonly Fact[]): 
       case TOOL_AWAITS: {
         const kind = fact.body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result";
         const afterAllow = fact.body.after_allow === "tool_result" ? "tool_result" : "server";
+        const mcp = fact.body.mcp === true ? { mcp: true as const } : {};
         pending = [
           ...pending,
           kind === "tool_confirmation"
-            ? { eventId: String(fact.body.tool_use_id), kind, afterAllow }
-            : { eventId: String(fact.body.tool_use_id), kind },
+            ? { eventId: String(fact.body.tool_use_id), kind, afterAllow, ...mcp }
+            : { eventId: String(fact.body.tool_use_id), kind, ...mcp },
         ];
         break;
       }
@@ -65,6 +66,11 @@ export function projectFacts(state: SessionProjection, facts: readonly Fact[]): 
       case "user.tool_result":
       case "agent.tool_result": {
         const answered = fact.body.tool_use_id;
+        pending = pending.filter((p) => p.eventId !== answered);
+        break;
+      }
+      case "agent.mcp_tool_result": {
+        const answered = fact.body.mcp_tool_use_id;
         pending = pending.filter((p) => p.eventId !== answered);
         break;
       }

@@ -10,6 +10,7 @@ import { closeOpenRequest, IDLE_END_TURN, planInputs, type UserInput } from "./i
 import type {
   AppendPrecondition,
   CoordinatorPorts,
+  CredentialPinner,
   ExecutableAgentSnapshot,
   InputOutcome,
   SessionDeletedHook,
@@ -54,6 +55,8 @@ export class SessionService {
     /** Queues self-hosted work when a session of a self_hosted environment starts or wakes. */
     private readonly work?: SessionWorkHook,
     private readonly onDeleted?: SessionDeletedHook,
+    /** Freezes the session's credential pins from `vault_ids` (absent: vault_ids are refused). */
+    private readonly pinner?: CredentialPinner,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -75,9 +78,15 @@ export class SessionService {
       );
     }
     admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
-    if (cmd.vaultIds.length > 0) throw invalid("vault_ids: vaults are not supported by this server yet");
+    if (cmd.vaultIds.length > 0 && !this.pinner)
+      throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0)
       throw invalid("resources: session resources are not supported by this server yet");
+    // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
+    const credentialPins =
+      cmd.vaultIds.length > 0 && this.pinner
+        ? await this.pinner.pin(cmd.workspaceId, cmd.vaultIds, cmd.agent.definition)
+        : [];
     const now = this.clock.now();
     const record: SessionRecord = {
       id: newId("sesn", now),
@@ -90,6 +99,7 @@ export class SessionService {
       metadata: cmd.metadata,
       resources: cmd.resources,
       vaultIds: cmd.vaultIds,
+      credentialPins,
       budget: cmd.budget,
       status: "idle",
       pending: [],

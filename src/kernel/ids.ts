@@ -34,7 +34,8 @@ export type IdPrefix =
   | "op"
   | "wkr"
   | "vlt"
-  | "vcrd";
+  | "vcrd"
+  | "copn";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeRandom(16)}`;

@@ -50,6 +50,7 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
         break;
       case "agent.custom_tool_use":
       case "agent.tool_use":
+      case "agent.mcp_tool_use":
         add("assistant", [
           { type: "tool_use", id: fact.id, name: String(body.name), input: asObject(body.input) },
         ]);
@@ -57,9 +58,14 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
         break;
       case "user.custom_tool_result":
       case "user.tool_result":
-      case "agent.tool_result": {
+      case "agent.tool_result":
+      case "agent.mcp_tool_result": {
         const id = String(
-          fact.type === "user.custom_tool_result" ? body.custom_tool_use_id : body.tool_use_id,
+          fact.type === "user.custom_tool_result"
+            ? body.custom_tool_use_id
+            : fact.type === "agent.mcp_tool_result"
+              ? body.mcp_tool_use_id
+              : body.tool_use_id,
         );
         unanswered.delete(id);
         add("user", [

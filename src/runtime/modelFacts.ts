@@ -4,7 +4,7 @@ import type { JsonObject } from "../kernel/json.js";
 import type { ModelResponse, ModelUsage, ProviderError } from "../providers/ports.js";
 import { evaluatePermission } from "./permissionGate.js";
 import type { CatalogEntry } from "./toolCatalog.js";
-import { toolResult } from "./toolFacts.js";
+import { mcpToolResult, toolResult } from "./toolFacts.js";
 
 export interface ModelSpan {
   startId: string;
@@ -77,6 +77,38 @@ export function responseFacts(
     const id = newId("sevt", now);
     const input = block.input as JsonObject;
     const entry = catalog.get(block.name);
+    if (entry?.kind === "mcp") {
+      // Server-executed through the same gate (wire §3.4 case 6); a confirmation resumes on the server.
+      const decision = evaluatePermission(entry.policy, entry.tool, input);
+      facts.push({
+        id,
+        type: "agent.mcp_tool_use",
+        body: {
+          name: entry.tool,
+          mcp_server_name: entry.server,
+          input,
+          evaluated_permission: decision.permission,
+          evaluation: decision.evaluation,
+        },
+      });
+      if (decision.permission === "deny") {
+        plan.denied += 1;
+        facts.push(
+          mcpToolResult(
+            now,
+            id,
+            [{ type: "text", text: `This call was denied and did not run: ${decision.reason}.` }],
+            true,
+          ),
+        );
+      } else if (decision.permission === "ask") {
+        plan.awaiting.push(id);
+        facts.push(toolAwaits(now, id, "tool_confirmation", "server", true));
+      } else {
+        plan.serverRuns += 1;
+      }
+      continue;
+    }
     if (entry?.kind !== "hand") {
       plan.awaiting.push(id);
       facts.push({ id, type: "agent.custom_tool_use", body: { name: block.name, input } });
@@ -116,14 +148,14 @@ function toolAwaits(
   toolUseId: string,
   answer: "tool_confirmation" | "tool_result",
   afterAllow?: "server" | "tool_result",
+  mcp = false,
 ): Fact {
-  return {
-    id: newId("sevt", now),
-    type: TOOL_AWAITS,
-    body: afterAllow
-      ? { tool_use_id: toolUseId, answer, after_allow: afterAllow }
-      : { tool_use_id: toolUseId, answer },
-  };
+  const body: JsonObject = afterAllow
+    ? { tool_use_id: toolUseId, answer, after_allow: afterAllow }
+    : { tool_use_id: toolUseId, answer };
+  // An MCP call's answers (a denial) are `agent.mcp_tool_result`s: the ticket says which kind it is.
+  if (mcp) body.mcp = true;
+  return { id: newId("sevt", now), type: TOOL_AWAITS, body };
 }
 
 export function providerErrorType(error: ProviderError | null): string {
@@ -138,11 +170,13 @@ export function sessionError(
   type: string,
   message: string,
   retryStatus: "retrying" | "exhausted" | "terminal",
+  /** Type-specific fields (e.g. `mcp_server_name`). */
+  extra: JsonObject = {},
 ): Fact {
   return {
     id: newId("sevt", now),
     type: "session.error",
-    body: { error: { type, message, retry_status: { type: retryStatus } } },
+    body: { error: { type, message, retry_status: { type: retryStatus }, ...extra } },
   };
 }
 

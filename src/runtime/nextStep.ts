@@ -9,7 +9,15 @@ export type Step =
    * A Hand tool use has no result yet: run it (attempt `attempts + 1`). `attempts > 0` means an
    * earlier owner started it and died before committing the result.
    */
-  | { kind: "run_tool"; toolUseId: string; name: string; input: JsonObject; attempts: number }
+  | {
+      kind: "run_tool";
+      toolUseId: string;
+      name: string;
+      input: JsonObject;
+      attempts: number;
+      /** Set for an MCP call (`agent.mcp_tool_use`): the server it goes to. */
+      mcpServerName?: string;
+    }
   /** Tool uses wait for client answers (results or confirmations): park the run. */
   | { kind: "await"; eventIds: string[] }
   /**
@@ -22,6 +30,7 @@ export type Step =
 
 interface HandCall {
   name: string;
+  mcpServerName: string | null;
   input: JsonObject;
   attempts: number;
   waiting: "tool_confirmation" | "tool_result" | null;
@@ -78,9 +87,11 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
         pending.push(fact.id);
         break;
       case "agent.tool_use":
+      case "agent.mcp_tool_use":
         callOrder.push(fact.id);
         handCalls.set(fact.id, {
           name: String(fact.body.name),
+          mcpServerName: fact.type === "agent.mcp_tool_use" ? String(fact.body.mcp_server_name) : null,
           input: isObject(fact.body.input) ? fact.body.input : {},
           attempts: 0,
           waiting: null,
@@ -113,6 +124,10 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
         handCalls.delete(String(fact.body.tool_use_id));
         lastInputAt = fact.seq;
         break;
+      case "agent.mcp_tool_result":
+        handCalls.delete(String(fact.body.mcp_tool_use_id));
+        lastInputAt = fact.seq;
+        break;
       case "user.custom_tool_result": {
         const index = pending.indexOf(String(fact.body.custom_tool_use_id));
         if (index >= 0) pending.splice(index, 1);
@@ -133,7 +148,14 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
   for (const [toolUseId, call] of handCalls) {
     if (call.waiting === null) {
-      return { kind: "run_tool", toolUseId, name: call.name, input: call.input, attempts: call.attempts };
+      return {
+        kind: "run_tool",
+        toolUseId,
+        name: call.name,
+        input: call.input,
+        attempts: call.attempts,
+        ...(call.mcpServerName === null ? {} : { mcpServerName: call.mcpServerName }),
+      };
     }
   }
   const awaiting = callOrder.filter((id) => pending.includes(id) || handCalls.has(id));

@@ -1,6 +1,6 @@
 import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
 import type { CommittedFact } from "../coordinator/facts.js";
-import type { LiveEvidence } from "../coordinator/ports.js";
+import type { CredentialOpening, CredentialOpenRequest, LiveEvidence } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
@@ -24,6 +24,17 @@ export interface RuntimePorts {
   /** A model stream with no event for this long is aborted and retried as a transient error. */
   modelIdleTimeoutMs: number;
   log: RuntimeLog;
+  /**
+   * Credential custody for last-mile holders (the MCP connections). In process, Control's admission
+   * answers directly; absent (a remote worker, today), holders get no credential and a server that
+   * requires one fails the run with `mcp_authentication_failed_error`.
+   */
+  credentials?: CredentialHolderPort;
+}
+
+/** Opens the session's pinned credential for one holder, after admission. Never a replacement. */
+export interface CredentialHolderPort {
+  open(request: CredentialOpenRequest): Promise<CredentialOpening>;
 }
 
 export interface RuntimeLog {

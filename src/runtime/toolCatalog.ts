@@ -1,7 +1,8 @@
-import type { AgentDefinition, PermissionPolicy } from "../control/agentDefinition.js";
+import type { AgentDefinition, McpServer, PermissionPolicy } from "../control/agentDefinition.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { ModelToolSpec } from "../providers/ports.js";
 import { HAND_TOOLS, type HandTool } from "./hand/index.js";
+import type { McpToolInfo } from "./mcp/mcpSessions.js";
 
 export type CatalogEntry =
   | { kind: "custom"; spec: ModelToolSpec }
@@ -12,6 +13,16 @@ export type CatalogEntry =
       policy: PermissionPolicy;
       /** `server`: this worker runs it in the sandbox (cloud); `client`: a self-hosted worker does. */
       runsOn: "server" | "client";
+    }
+  | {
+      kind: "mcp";
+      spec: ModelToolSpec;
+      /** The agent's name for the server (`mcp_server_name`) and the tool's own name there. */
+      server: string;
+      tool: string;
+      policy: PermissionPolicy;
+      /** Re-run after a crash only when the server annotates the tool `idempotentHint: true`. */
+      repeatable: boolean;
     };
 
 /**
@@ -49,4 +60,48 @@ export function toolCatalog(
     }
   }
   return catalog;
+}
+
+/** The MCP servers a run connects to: those an enabled `mcp_toolset` of the agent refers to. */
+export function mcpServersOf(agent: AgentDefinition): McpServer[] {
+  const named = new Set(agent.tools.flatMap((t) => (t.type === "mcp_toolset" ? [t.mcp_server_name] : [])));
+  return agent.mcp_servers.filter((server) => named.has(server.name));
+}
+
+/**
+ * Adds one server's listed tools to the catalog under the toolset's policies (a tool's own config,
+ * else the toolset default; disabled tools are not offered). The model sees each tool under its
+ * own MCP name, as `agent.mcp_tool_use.name` carries it; a name another tool already holds is not
+ * offered (returned, so the caller can say so) rather than renamed behind the model's back.
+ */
+export function addMcpTools(
+  catalog: Map<string, CatalogEntry>,
+  agent: AgentDefinition,
+  server: string,
+  tools: readonly McpToolInfo[],
+): string[] {
+  const skipped: string[] = [];
+  const toolset = agent.tools.find((t) => t.type === "mcp_toolset" && t.mcp_server_name === server);
+  if (toolset?.type !== "mcp_toolset") return skipped;
+  for (const tool of tools) {
+    const config = toolset.configs.find((c) => c.name === tool.name) ?? toolset.default_config;
+    if (!config.enabled) continue;
+    if (catalog.has(tool.name)) {
+      skipped.push(tool.name);
+      continue;
+    }
+    catalog.set(tool.name, {
+      kind: "mcp",
+      spec: {
+        name: tool.name,
+        description: tool.description ?? "",
+        input_schema: tool.inputSchema as ModelToolSpec["input_schema"],
+      },
+      server,
+      tool: tool.name,
+      policy: config.permission_policy,
+      repeatable: tool.idempotent,
+    });
+  }
+  return skipped;
 }

@@ -1,5 +1,6 @@
 import type { Fact } from "../coordinator/facts.js";
 import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
 
 /**
  * Committed right before a Hand tool runs: the call's intent. A call found with this fact and no
@@ -17,6 +18,20 @@ export function toolResult(now: number, toolUseId: string, text: string, isError
     id: newId("sevt", now),
     type: "agent.tool_result",
     body: { tool_use_id: toolUseId, content: [{ type: "text", text }], is_error: isError },
+  };
+}
+
+/** The result of an MCP call (wire §3.2: `agent.mcp_tool_result`), content as the server gave it. */
+export function mcpToolResult(
+  now: number,
+  mcpToolUseId: string,
+  content: JsonObject[],
+  isError: boolean,
+): Fact {
+  return {
+    id: newId("sevt", now),
+    type: "agent.mcp_tool_result",
+    body: { mcp_tool_use_id: mcpToolUseId, content, is_error: isError },
   };
 }
 

@@ -1,3 +1,4 @@
+import type { McpServer } from "../control/agentDefinition.js";
 import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
 import {
   type EnvironmentConfig,
@@ -5,7 +6,7 @@ import {
   sandboxTierOf,
 } from "../coordinator/environmentConfig.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
-import type { Activation } from "../coordinator/ports.js";
+import type { Activation, CredentialOpening } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
@@ -13,6 +14,7 @@ import { type ModelResponse, ProviderError } from "../providers/ports.js";
 import { type Sandbox, type SandboxSpec, SandboxUnavailableError } from "../sandbox/ports.js";
 import { buildConversation } from "./conversation.js";
 import type { HandToolResult } from "./hand/index.js";
+import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
 import {
   idle,
   type ModelSpan,
@@ -27,9 +29,10 @@ import { nextStep, type Step } from "./nextStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
 import { StallGuard } from "./stallGuard.js";
-import { type CatalogEntry, toolCatalog } from "./toolCatalog.js";
+import { addMcpTools, type CatalogEntry, mcpServersOf, toolCatalog } from "./toolCatalog.js";
 import {
   indeterminateText,
+  mcpToolResult,
   SANDBOX_REALIZED,
   sandboxRealized,
   toolExecution,
@@ -51,6 +54,10 @@ export class TurnRunner {
   private version = 0;
   private readonly catalog: Map<string, CatalogEntry>;
   private sandboxRecorded = false;
+  /** The agent's MCP servers; connected (and their tools catalogued) when the run first needs them. */
+  private readonly mcpServers: McpServer[];
+  private mcp: McpSessions | null = null;
+  private mcpReady = false;
 
   constructor(
     private readonly activation: Activation,
@@ -58,9 +65,19 @@ export class TurnRunner {
     private readonly signal: AbortSignal,
   ) {
     this.catalog = toolCatalog(activation.agent.definition, activation.environment.config);
+    this.mcpServers = mcpServersOf(activation.agent.definition);
   }
 
   async run(): Promise<TurnOutcome> {
+    try {
+      return await this.runTurns();
+    } finally {
+      // MCP connections live as long as the run that opened them (their credential with them).
+      await this.mcp?.close();
+    }
+  }
+
+  private async runTurns(): Promise<TurnOutcome> {
     // The claim delivered the committed history. Anything committed since is caught up by the first
     // commit's version check, so no read is needed here.
     for (const fact of this.activation.history) {
@@ -104,6 +121,22 @@ export class TurnRunner {
           status = await this.commit([spanEnd(this.danglingSpan(step.startId), now, null, true)]);
           break;
         case "run_tool": {
+          if (step.mcpServerName !== undefined) {
+            const ready = await this.ensureMcp([
+              mcpToolResult(
+                now,
+                step.toolUseId,
+                [
+                  {
+                    type: "text",
+                    text: `MCP server ${step.mcpServerName} is unavailable; the call did not run.`,
+                  },
+                ],
+                true,
+              ),
+            ]);
+            if (ready !== "ok") return ready === "lost" ? "lost_claim" : "settled";
+          }
           const result = await this.runTool(step);
           if (result === "lost") return "lost_claim";
           status = result;
@@ -121,6 +154,8 @@ export class TurnRunner {
           if (status === "ok") return "settled";
           break;
         case "call_model": {
+          const ready = await this.ensureMcp([]);
+          if (ready !== "ok") return ready === "lost" ? "lost_claim" : "settled";
           const result = await this.callModel(step.failedAttempts);
           if (result === "settled" || result === "lost_claim") return result;
           status = "ok";
@@ -241,6 +276,7 @@ export class TurnRunner {
    * written back.
    */
   private async runTool(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
+    if (step.mcpServerName !== undefined) return this.runMcpTool(step, step.mcpServerName);
     const entry = this.catalog.get(step.name);
     const now = this.ports.clock.now();
     if (entry?.kind !== "hand") {
@@ -280,6 +316,138 @@ export class TurnRunner {
     if (this.signal.aborted) return "lost";
     const result = toolResult(this.ports.clock.now(), step.toolUseId, outcome.text, outcome.isError);
     return this.commitLanding(realized ? [realized, result] : [result]);
+  }
+
+  /**
+   * Connects the agent's MCP servers (once per run) and adds their tools to the catalog. The
+   * connection is the holder of its server's pinned credential, opened through admission only now
+   * and never after the claim was lost. A server that cannot be reached or refuses the credential
+   * ends the turn cleanly: `session.error` with its `mcp_server_name`, then idle (`closing` first,
+   * e.g. the error result of the call that needed it).
+   */
+  private async ensureMcp(closing: Fact[]): Promise<"ok" | "lost" | "failed"> {
+    if (this.mcpReady || this.mcpServers.length === 0) return "ok";
+    this.mcp ??= new McpSessions((server) => this.openCredential(server), this.signal);
+    try {
+      for (const server of this.mcpServers) {
+        this.admitMcpEgress(server);
+        const tools = await this.mcp.connect(server);
+        const skipped = addMcpTools(this.catalog, this.activation.agent.definition, server.name, tools);
+        if (skipped.length > 0) {
+          this.ports.log.warn(
+            { runId: this.activation.runId, mcpServer: server.name, tools: skipped },
+            "MCP tools not offered: another tool of the agent has the same name",
+          );
+        }
+      }
+      this.mcpReady = true;
+      return "ok";
+    } catch (error) {
+      if (error instanceof McpConnectAborted || this.signal.aborted) return "lost";
+      if (!(error instanceof McpServerFailure)) throw error;
+      this.ports.log.warn(
+        { runId: this.activation.runId, mcpServer: error.serverName, type: error.type, error: error.message },
+        "MCP server unavailable",
+      );
+      const now = this.ports.clock.now();
+      const status = await this.commitLanding(
+        [
+          ...closing,
+          sessionError(now, error.type, error.message, "exhausted", { mcp_server_name: error.serverName }),
+          idle(now, { type: "retries_exhausted" }),
+        ],
+        "failed",
+      );
+      return status === "ok" ? "failed" : "lost";
+    }
+  }
+
+  /**
+   * A `limited` environment reaches only what it lists: an MCP server needs `allow_mcp_servers`, or
+   * its host in `allowed_hosts` (wire §2.4). Checked before any credential is opened.
+   */
+  private admitMcpEgress(server: McpServer): void {
+    const config = this.environment();
+    if (config.type !== "cloud" || config.networking.type !== "limited") return;
+    if (config.networking.allow_mcp_servers) return;
+    const url = new URL(server.url);
+    const allowed = config.networking.allowed_hosts;
+    if (allowed.includes(url.hostname) || allowed.includes(url.host)) return;
+    throw new McpServerFailure(
+      "mcp_connection_failed_error",
+      server.name,
+      `the environment's networking is limited and does not allow MCP server ${server.name} (${url.host}): ` +
+        "set allow_mcp_servers, or list the host in allowed_hosts",
+    );
+  }
+
+  private async openCredential(server: McpServer): Promise<CredentialOpening> {
+    const custody = this.ports.credentials;
+    if (!custody) return { kind: "none" };
+    const a = this.activation;
+    return custody.open({
+      workspaceId: a.workspaceId,
+      sessionId: a.sessionId,
+      runId: a.runId,
+      owner: a.owner,
+      epoch: a.epoch,
+      holder: "mcp_connection",
+      mcpServerUrl: server.url,
+    });
+  }
+
+  /**
+   * One MCP call, with the Hand tools' crash discipline: intent before, result after. MCP calls
+   * act on a remote system, so one an earlier owner started is run again only when its server
+   * annotates the tool `idempotentHint: true`; otherwise the model is told its outcome is unknown.
+   */
+  private async runMcpTool(step: Extract<Step, { kind: "run_tool" }>, server: string): Promise<CommitStatus> {
+    const now = this.ports.clock.now();
+    const text = (t: string) => [{ type: "text", text: t }];
+    let entry: Extract<CatalogEntry, { kind: "mcp" }> | null = null;
+    for (const e of this.catalog.values()) {
+      if (e.kind === "mcp" && e.server === server && e.tool === step.name) entry = e;
+    }
+    if (!entry || !this.mcp) {
+      return this.commitLanding([
+        mcpToolResult(
+          now,
+          step.toolUseId,
+          text(`the ${step.name} tool of MCP server ${server} is not available to this session`),
+          true,
+        ),
+      ]);
+    }
+    if (step.attempts > 0 && !entry.repeatable) {
+      this.ports.log.warn(
+        { runId: this.activation.runId, toolUseId: step.toolUseId, tool: step.name, mcpServer: server },
+        "MCP call interrupted by a crash is not idempotent; reporting it as indeterminate",
+      );
+      return this.commitLanding([
+        mcpToolResult(now, step.toolUseId, text(indeterminateText(step.name)), true),
+      ]);
+    }
+    const started = await this.commit([toolExecution(now, step.toolUseId, step.attempts + 1)]);
+    if (started !== "ok") return started;
+    let outcome: McpCallOutcome;
+    try {
+      outcome = await this.mcp.call(server, entry.tool, step.input);
+    } catch (error) {
+      if (this.signal.aborted) return "lost";
+      const message = error instanceof Error ? error.message : String(error);
+      this.ports.log.warn(
+        { runId: this.activation.runId, tool: step.name, mcpServer: server, error: message },
+        "MCP call failed",
+      );
+      outcome = {
+        content: text(`the ${step.name} tool of MCP server ${server} failed: ${message}`),
+        isError: true,
+      };
+    }
+    if (this.signal.aborted) return "lost";
+    return this.commitLanding([
+      mcpToolResult(this.ports.clock.now(), step.toolUseId, outcome.content, outcome.isError),
+    ]);
   }
 
   /**

@@ -1,8 +1,10 @@
 import type {
+  CredentialOpener,
   CredentialSealer,
   PreviousRevision,
   RevisionIdentity,
   SealedFields,
+  SealedSecret,
   SecretStore,
 } from "./ports.js";
 import { decodeFields, encodeFields } from "./secretFields.js";
@@ -12,7 +14,7 @@ import { decodeFields, encodeFields } from "./secretFields.js";
  * record per revision out. Every Buffer holding material is zeroed before the call returns. The
  * strings handed in are the request's own (JSON parsing already made them); none is made here.
  */
-export class FieldSealer implements CredentialSealer {
+export class FieldSealer implements CredentialSealer, CredentialOpener {
   constructor(private readonly store: SecretStore) {}
 
   async seal(identity: RevisionIdentity, fields: Readonly<Record<string, string>>): Promise<SealedFields> {
@@ -45,6 +47,17 @@ export class FieldSealer implements CredentialSealer {
       return await this.sealMap(next, replaced);
     } finally {
       opened?.fill(0);
+    }
+  }
+
+  async openField(identity: RevisionIdentity, sealed: SealedSecret, field: string): Promise<Buffer | null> {
+    const opened = await this.store.open(identity, sealed);
+    try {
+      const value = decodeFields(opened).get(field);
+      // A copy: the view dies with `opened`, which is zeroed below whatever happens.
+      return value ? Buffer.from(value) : null;
+    } finally {
+      opened.fill(0);
     }
   }
 

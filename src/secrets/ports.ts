@@ -68,3 +68,13 @@ export interface CredentialSealer {
     patch: Readonly<Record<string, string | null>>,
   ): Promise<SealedFields>;
 }
+
+/**
+ * What admission asks of custody once a pin passed its checks: one named field of one exact
+ * revision, for one holder. The rest of the opened record is zeroed inside `secrets/`; the caller
+ * owns the returned Buffer and zeroes it once the holder took it. Throws `SecretOpenError` when the
+ * record does not authenticate against the identity (taken from the row, never from the record).
+ */
+export interface CredentialOpener {
+  openField(identity: RevisionIdentity, sealed: SealedSecret, field: string): Promise<Buffer | null>;
+}

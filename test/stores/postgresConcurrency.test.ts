@@ -213,7 +213,7 @@ describe("PostgreSQL: migrations", () => {
         [],
         [],
         [],
-        ["001_initial", "002_self_hosted_work", "003_vaults"],
+        ["001_initial", "002_self_hosted_work", "003_vaults", "004_credential_pins"],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
     } finally {

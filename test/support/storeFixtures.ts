@@ -132,6 +132,7 @@ export async function seedQueuedRun(
     metadata: {},
     resources: [],
     vaultIds: [],
+    credentialPins: [],
     budget: null,
     status: "idle",
     pending: [],

@@ -76,6 +76,8 @@ export interface Database {
     usage_json: string;
     resources_json: string;
     vault_ids_json: string;
+    /** The credential pins frozen at creation (migration 004); ids and revisions, never material. */
+    credential_pins_json: string;
     budget_json: string | null;
     created_at: number;
     updated_at: number;
@@ -189,6 +191,24 @@ export interface Database {
     wrapped_key: string;
     /** base64 of the SecretStore's ciphertext. */
     sealed_material: string;
+    created_at: number;
+  };
+  // control: every credential open by a last-mile holder (migration 004). No material.
+  credential_opens: {
+    id: string;
+    workspace_id: string;
+    session_id: string;
+    run_id: string;
+    owner: string;
+    epoch: number;
+    vault_id: string;
+    credential_id: string;
+    revision: number;
+    usage_key: string;
+    holder: string;
+    outcome: string;
+    reason: string | null;
+    refreshed_to: number | null;
     created_at: number;
   };
 }

@@ -1,5 +1,5 @@
 import type { PendingAction, SessionStatus, SessionUsage } from "../../coordinator/facts.js";
-import type { ExecutableAgentSnapshot, SessionRecord } from "../../coordinator/ports.js";
+import type { CredentialPin, ExecutableAgentSnapshot, SessionRecord } from "../../coordinator/ports.js";
 import { fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 
@@ -22,6 +22,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     usage_json: toJson(s.usage),
     resources_json: toJson(s.resources),
     vault_ids_json: toJson(s.vaultIds),
+    credential_pins_json: toJson(s.credentialPins),
     budget_json: s.budget === null ? null : toJson(s.budget),
     created_at: s.createdAt,
     updated_at: s.updatedAt,
@@ -45,6 +46,9 @@ export function rowToSession(r: SessionRow): SessionRecord {
     usage: fromJson<SessionUsage>(r.usage_json),
     resources: fromJson<unknown[]>(r.resources_json),
     vaultIds: fromJson<string[]>(r.vault_ids_json),
+    // Rows read by a writer that selected fewer columns carry no pins; sessions created before
+    // migration 004 pinned nothing.
+    credentialPins: r.credential_pins_json ? fromJson<CredentialPin[]>(r.credential_pins_json) : [],
     budget: r.budget_json === null ? null : fromJson<unknown>(r.budget_json),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),

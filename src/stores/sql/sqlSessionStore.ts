@@ -1,5 +1,11 @@
-import type { Page, SessionListQuery, SessionRecord, SessionStore } from "../../coordinator/ports.js";
-import { type Db, decodeCursor, encodeCursor } from "./db.js";
+import type {
+  CredentialPin,
+  Page,
+  SessionListQuery,
+  SessionRecord,
+  SessionStore,
+} from "../../coordinator/ports.js";
+import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
 
 export class SqlSessionStore implements SessionStore {
@@ -13,6 +19,15 @@ export class SqlSessionStore implements SessionStore {
         .values({ id: record.threadId, session_id: record.id, version: 0, created_at: record.createdAt })
         .execute();
     });
+  }
+
+  async updateCredentialPins(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void> {
+    await this.db
+      .updateTable("sessions")
+      .set({ credential_pins_json: toJson(pins) })
+      .where("id", "=", sessionId)
+      .where("workspace_id", "=", workspaceId)
+      .execute();
   }
 
   async get(workspaceId: string, id: string): Promise<SessionRecord | null> {

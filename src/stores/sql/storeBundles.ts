@@ -3,6 +3,7 @@ import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
+import { SqlCredentialOpenAudit } from "./sqlCredentialOpenAudit.js";
 import { SqlCredentialStore } from "./sqlCredentialStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
 import { SqlEnvironmentKeyStore } from "./sqlEnvironmentKeyStore.js";
@@ -22,6 +23,7 @@ export function controlStores(db: Db): ControlStores {
     iam: new SqlIamStore(db),
     vaults: new SqlVaultStore(db),
     credentials: new SqlCredentialStore(db),
+    credentialOpens: new SqlCredentialOpenAudit(db),
   };
 }
 

@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from "kysely";
 import { initial } from "./001_initial.js";
 import { selfHostedWork } from "./002_self_hosted_work.js";
 import { vaults } from "./003_vaults.js";
+import { credentialPins } from "./004_credential_pins.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
   "001_initial": initial,
   "002_self_hosted_work": selfHostedWork,
   "003_vaults": vaults,
+  "004_credential_pins": credentialPins,
 };
 
 export const migrationProvider: MigrationProvider = {

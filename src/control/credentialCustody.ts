@@ -1,0 +1,355 @@
+import type {
+  CredentialHolderKind,
+  CredentialOpening,
+  CredentialOpenRequest,
+  CredentialPin,
+  CredentialPinner,
+} from "../coordinator/ports.js";
+import type { Clock } from "../kernel/clock.js";
+import { AwakenError, invalid, notFound } from "../kernel/errors.js";
+import { newId } from "../kernel/ids.js";
+import { SecretOpenError } from "../secrets/errors.js";
+import type { CredentialOpener } from "../secrets/ports.js";
+import type { AgentDefinition } from "./agentDefinition.js";
+import { SECRET_FIELDS } from "./credentialAuth.js";
+import { mcpUsageKey } from "./credentialResolution.js";
+import type {
+  CredentialOpenAudit,
+  CredentialRevision,
+  CredentialStore,
+  CredentialView,
+  VaultStore,
+} from "./vaultPorts.js";
+
+/** What a holder's `mcp_oauth` refresh needs beyond the stores (wired by the composition). */
+export interface RefreshDeps {
+  /**
+   * Commits the refreshed token as the credential's next revision through vault ingress, only if
+   * the credential is still at `fromRevision`; returns the new revision (throws version_mismatch).
+   */
+  rotate(
+    pin: CredentialPin,
+    fromRevision: number,
+    fields: { accessToken: string; expiresAt: string | null; refreshToken: string | null },
+  ): Promise<number>;
+  /** Moves the session's pins (the refreshed pin replaces the expired one). */
+  advancePins(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void>;
+  fetch?: typeof fetch;
+}
+
+/** An access token this close to its expiry is refreshed before use. */
+const EXPIRY_MARGIN_MS = 30_000;
+const TOKEN_ENDPOINT_TIMEOUT_MS = 15_000;
+
+/** The one holder an MCP credential may be opened for: the connection to its own server. */
+const MCP_HOLDERS: CredentialHolderKind[] = ["mcp_connection"];
+const PAGE = 100;
+
+/**
+ * Custody after ingress (issue 6, seed "Pin the credential before the Run starts"):
+ *
+ * - `pin` freezes, at session creation, which exact revision of which credential serves each of the
+ *   agent's MCP servers, from the session's `vault_ids` (in the order given: the first vault with a
+ *   live credential for a server URL wins). Only ids, revisions, usage and holder policy are kept.
+ * - `open` is admission plus the last mile: a run asks for its session's pin for one use and one
+ *   holder; the pin (never a search for a replacement) is checked against the store (workspace,
+ *   vault and credential not archived or deleted, holder allowed, the credential still serves that
+ *   use), then exactly that revision is opened and only the one field the holder needs is returned.
+ *   Every open and every refusal is audited, without material.
+ */
+export class CredentialCustody implements CredentialPinner {
+  constructor(
+    private readonly vaults: VaultStore,
+    private readonly credentials: CredentialStore,
+    private readonly opener: CredentialOpener,
+    private readonly audit: CredentialOpenAudit,
+    /** The session's frozen pins (null: no such session in that workspace). */
+    private readonly sessionPins: (workspaceId: string, sessionId: string) => Promise<CredentialPin[] | null>,
+    private readonly clock: Clock,
+    /** Without it an expired `mcp_oauth` pin is refused instead of refreshed. */
+    private readonly refresh?: RefreshDeps,
+  ) {}
+
+  async pin(
+    workspaceId: string,
+    vaultIds: readonly string[],
+    agent: AgentDefinition,
+  ): Promise<CredentialPin[]> {
+    if (new Set(vaultIds).size !== vaultIds.length) throw invalid("vault_ids: a vault is listed twice");
+    const live = new Map<string, CredentialView>();
+    for (const vaultId of vaultIds) {
+      const vault = await this.vaults.get(workspaceId, vaultId);
+      if (!vault) throw notFound("vault", vaultId);
+      if (vault.archivedAt !== null) {
+        throw new AwakenError(
+          "vault_archived",
+          `vault_ids: vault ${vaultId} is archived; archived vaults cannot be attached to new sessions`,
+        );
+      }
+      for (const view of await this.liveCredentials(workspaceId, vaultId)) {
+        if (!live.has(view.head.usageKey)) live.set(view.head.usageKey, view);
+      }
+    }
+    const pins: CredentialPin[] = [];
+    for (const server of agent.mcp_servers) {
+      const view = live.get(mcpUsageKey(server.url));
+      if (!view) continue;
+      const { head } = view;
+      if (head.authType !== "static_bearer" && head.authType !== "mcp_oauth") continue;
+      pins.push({
+        credentialId: head.id,
+        vaultId: head.vaultId,
+        revision: head.latestRevision,
+        workspaceId,
+        authType: head.authType,
+        usage: { kind: "mcp_server", url: server.url, mcpServerName: server.name },
+        holders: [...MCP_HOLDERS],
+      });
+    }
+    return pins;
+  }
+
+  async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
+    const pins = await this.sessionPins(request.workspaceId, request.sessionId);
+    const usageKey = mcpUsageKey(request.mcpServerUrl);
+    const pin = pins?.find((p) => p.usage.kind === "mcp_server" && mcpUsageKey(p.usage.url) === usageKey);
+    if (!pin) return { kind: "none" };
+    let admitted = await this.admit(pin, request, usageKey);
+    if (typeof admitted !== "string" && admitted.expired) {
+      admitted = await this.refreshed(pin, pins ?? [], request, usageKey);
+    }
+    if (typeof admitted === "string") {
+      await this.record(pin, request, usageKey, "refused", admitted);
+      return { kind: "refused", credentialId: pin.credentialId, revision: pin.revision, reason: admitted };
+    }
+    // After a refresh, the admitted pin is the session's moved pin (same credential, next revision).
+    return this.openAdmitted(admitted.pin, admitted.revision, request, usageKey);
+  }
+
+  /** Opens exactly the admitted revision's one field the holder needs; audits the open. */
+  private async openAdmitted(
+    pin: CredentialPin,
+    row: CredentialRevision,
+    request: CredentialOpenRequest,
+    usageKey: string,
+  ): Promise<CredentialOpening> {
+    const field = pin.authType === "static_bearer" ? SECRET_FIELDS.token : SECRET_FIELDS.accessToken;
+    let token: Buffer | null;
+    try {
+      token = await this.opener.openField(
+        { credentialId: pin.credentialId, revision: pin.revision, workspaceId: pin.workspaceId },
+        row.sealed,
+        field,
+      );
+    } catch (error) {
+      if (!(error instanceof SecretOpenError)) throw error;
+      const reason = `the sealed revision did not open (${error.reason})`;
+      await this.record(pin, request, usageKey, "refused", reason);
+      return { kind: "refused", credentialId: pin.credentialId, revision: pin.revision, reason };
+    }
+    if (!token) {
+      const reason = `the pinned revision holds no ${field}`;
+      await this.record(pin, request, usageKey, "refused", reason);
+      return { kind: "refused", credentialId: pin.credentialId, revision: pin.revision, reason };
+    }
+    try {
+      await this.record(pin, request, usageKey, "opened", null);
+    } catch (error) {
+      // No audit, no material.
+      token.fill(0);
+      throw error;
+    }
+    return { kind: "bearer", token, credentialId: pin.credentialId, revision: pin.revision };
+  }
+
+  listOpens(workspaceId: string, sessionId: string) {
+    return this.audit.listForSession(workspaceId, sessionId);
+  }
+
+  /**
+   * The checks before anything opens: a refusal reason, or the pinned revision's row (with whether
+   * its `mcp_oauth` access token has expired, which the caller may refresh).
+   */
+  private async admit(
+    pin: CredentialPin,
+    request: CredentialOpenRequest,
+    usageKey: string,
+  ): Promise<string | { pin: CredentialPin; revision: CredentialRevision; expired: boolean }> {
+    if (pin.workspaceId !== request.workspaceId) return "the pin belongs to another workspace";
+    if (!pin.holders.includes(request.holder))
+      return `the pin's holder policy does not allow the ${request.holder} holder`;
+    const vault = await this.vaults.get(pin.workspaceId, pin.vaultId);
+    if (!vault) return `vault ${pin.vaultId} was deleted`;
+    if (vault.archivedAt !== null) return `vault ${pin.vaultId} is archived`;
+    const view = await this.credentials.get(pin.workspaceId, pin.vaultId, pin.credentialId);
+    if (!view) return `credential ${pin.credentialId} was deleted`;
+    if (view.head.archivedAt !== null) return `credential ${pin.credentialId} is archived`;
+    if (view.head.usageKey !== usageKey || view.head.authType !== pin.authType)
+      return `credential ${pin.credentialId} does not serve this MCP server`;
+    const revision = await this.credentials.getRevision(pin.workspaceId, pin.credentialId, pin.revision);
+    if (!revision) return `revision ${pin.revision} of credential ${pin.credentialId} is gone`;
+    const expired =
+      revision.auth.type === "mcp_oauth" &&
+      revision.auth.expires_at !== null &&
+      Date.parse(revision.auth.expires_at) <= this.clock.now() + EXPIRY_MARGIN_MS;
+    return { pin, revision, expired };
+  }
+
+  /**
+   * The pinned `mcp_oauth` revision expired: its successor by refresh, never another credential.
+   * If a holder already refreshed exactly this revision, that revision is adopted (the grant's
+   * refresh token may have been rotated by it). Otherwise, and only while the credential is still at
+   * the pinned revision (an operator rotation since is not ours to follow), the pinned refresh token
+   * is exchanged at the token endpoint and the result committed through vault ingress as the next
+   * revision. The session's pin then moves to that revision; the refresh is audited.
+   */
+  private async refreshed(
+    pin: CredentialPin,
+    pins: CredentialPin[],
+    request: CredentialOpenRequest,
+    usageKey: string,
+  ): Promise<string | { pin: CredentialPin; revision: CredentialRevision; expired: boolean }> {
+    const expiredReason = `the pinned access token of credential ${pin.credentialId} (revision ${pin.revision}) expired`;
+    if (!this.refresh) return `${expiredReason} and this server cannot refresh it`;
+    const row = await this.credentials.getRevision(pin.workspaceId, pin.credentialId, pin.revision);
+    if (row?.auth.type !== "mcp_oauth" || !row.auth.refresh)
+      return `${expiredReason} and it has no refresh configuration`;
+    let to = await this.audit.refreshedFrom(pin.workspaceId, pin.credentialId, pin.revision);
+    if (to === null) {
+      const exchanged = await this.exchange(pin, row);
+      if (typeof exchanged === "string") return `${expiredReason}; refreshing it failed: ${exchanged}`;
+      try {
+        to = await this.refresh.rotate(pin, pin.revision, exchanged);
+      } catch (error) {
+        if (!(error instanceof AwakenError && error.code === "version_mismatch")) throw error;
+        // Another holder refreshed it first (adopt that), or an operator rotated it (not ours).
+        to = await this.audit.refreshedFrom(pin.workspaceId, pin.credentialId, pin.revision);
+        if (to === null)
+          return `${expiredReason} and the credential was rotated since this session pinned it`;
+      }
+      await this.record(pin, request, usageKey, "refreshed", null, to);
+    }
+    const next: CredentialPin = { ...pin, revision: to };
+    await this.refresh.advancePins(
+      request.workspaceId,
+      request.sessionId,
+      pins.map((p) => (p === pin ? next : p)),
+    );
+    const admitted = await this.admit(next, request, usageKey);
+    if (typeof admitted === "string") return admitted;
+    if (admitted.expired) return `${expiredReason} and its refreshed revision ${to} expired too`;
+    return admitted;
+  }
+
+  /** One refresh_token grant (RFC 6749 §6). Returns the new token fields, or why it failed. */
+  private async exchange(
+    pin: CredentialPin,
+    row: CredentialRevision,
+  ): Promise<string | { accessToken: string; expiresAt: string | null; refreshToken: string | null }> {
+    if (row.auth.type !== "mcp_oauth" || !row.auth.refresh) return "no refresh configuration";
+    const refresh = row.auth.refresh;
+    const identity = { credentialId: pin.credentialId, revision: pin.revision, workspaceId: pin.workspaceId };
+    const refreshToken = await this.opener.openField(identity, row.sealed, SECRET_FIELDS.refreshToken);
+    const clientSecret =
+      refresh.token_endpoint_auth.type === "none"
+        ? null
+        : await this.opener.openField(identity, row.sealed, SECRET_FIELDS.clientSecret);
+    if (!refreshToken) {
+      clientSecret?.fill(0);
+      return "the pinned revision holds no refresh_token";
+    }
+    // The token endpoint takes form fields: these strings cannot be zeroed (as request bodies at
+    // ingress); the Buffers they came from are.
+    const form = new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken.toString("utf8"),
+    });
+    refreshToken.fill(0);
+    const headers: Record<string, string> = {
+      "content-type": "application/x-www-form-urlencoded",
+      accept: "application/json",
+    };
+    if (refresh.token_endpoint_auth.type === "client_secret_basic" && clientSecret) {
+      const basic = `${encodeURIComponent(refresh.client_id)}:${encodeURIComponent(clientSecret.toString("utf8"))}`;
+      headers.authorization = `Basic ${Buffer.from(basic, "utf8").toString("base64")}`;
+    } else {
+      form.set("client_id", refresh.client_id);
+      if (clientSecret) form.set("client_secret", clientSecret.toString("utf8"));
+    }
+    clientSecret?.fill(0);
+    if (refresh.scope) form.set("scope", refresh.scope);
+    if (refresh.resource) form.set("resource", refresh.resource);
+    let response: Response;
+    try {
+      response = await (this.refresh?.fetch ?? fetch)(refresh.token_endpoint, {
+        method: "POST",
+        headers,
+        body: form.toString(),
+        signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
+      });
+    } catch (error) {
+      return `the token endpoint could not be reached (${error instanceof Error ? error.name : "error"})`;
+    }
+    let body: Record<string, unknown> = {};
+    try {
+      body = (await response.json()) as Record<string, unknown>;
+    } catch {
+      // Reported by status below.
+    }
+    if (!response.ok || typeof body.access_token !== "string" || body.access_token === "") {
+      // Only the OAuth error code: an endpoint's description could echo what it was sent.
+      const code = typeof body.error === "string" ? ` (${body.error.slice(0, 64)})` : "";
+      return `the token endpoint answered HTTP ${response.status}${code}`;
+    }
+    const expiresIn = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : null;
+    return {
+      accessToken: body.access_token,
+      expiresAt: expiresIn === null ? null : new Date(this.clock.now() + expiresIn * 1000).toISOString(),
+      refreshToken:
+        typeof body.refresh_token === "string" && body.refresh_token !== "" ? body.refresh_token : null,
+    };
+  }
+
+  private async record(
+    pin: CredentialPin,
+    request: CredentialOpenRequest,
+    usageKey: string,
+    outcome: "opened" | "refreshed" | "refused",
+    reason: string | null,
+    refreshedTo: number | null = null,
+  ): Promise<void> {
+    const now = this.clock.now();
+    await this.audit.record({
+      id: newId("copn", now),
+      workspaceId: request.workspaceId,
+      sessionId: request.sessionId,
+      runId: request.runId,
+      owner: request.owner,
+      epoch: request.epoch,
+      vaultId: pin.vaultId,
+      credentialId: pin.credentialId,
+      revision: pin.revision,
+      usageKey,
+      holder: request.holder,
+      outcome,
+      reason,
+      refreshedTo,
+      createdAt: now,
+    });
+  }
+
+  private async liveCredentials(workspaceId: string, vaultId: string): Promise<CredentialView[]> {
+    const out: CredentialView[] = [];
+    let cursor: string | null = null;
+    do {
+      const page = await this.credentials.list(workspaceId, vaultId, {
+        limit: PAGE,
+        cursor,
+        includeArchived: false,
+      });
+      out.push(...page.data.filter((v) => v.head.archivedAt === null));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+}
