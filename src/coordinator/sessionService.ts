@@ -163,8 +163,10 @@ export class SessionService {
       attempt.precondition,
     );
     this.signal(outcome);
-    // Input that starts or resumes a run wakes a dormant self-hosted session (its item stopped).
-    if (this.work && outcome.plan.effects.some((e) => e.kind !== "cancel"))
+    // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may
+    // start or resume a run, or be queued behind a running turn that will soon ask the client's
+    // worker for tool results. `needsWorker` queues nothing while an item is live.
+    if (this.work && inputs.some((input) => input.type !== "user.interrupt"))
       await this.work.needsWorker(session);
     return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
   }
