@@ -520,7 +520,11 @@ export class TurnRunner {
       sessionId: this.activation.sessionId,
       networking:
         config.networking.type === "limited"
-          ? { type: "limited", allowed_hosts: [...config.networking.allowed_hosts] }
+          ? {
+              type: "limited",
+              allowed_hosts: [...config.networking.allowed_hosts],
+              allow_package_managers: config.networking.allow_package_managers,
+            }
           : { type: "unrestricted" },
     };
   }

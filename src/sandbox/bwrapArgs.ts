@@ -6,6 +6,8 @@
  * passed in, so the argv can be read and tested alone.
  */
 
+import { EGRESS_PROXY_URL, EGRESS_SANDBOX_DIR } from "./egressProxy.js";
+
 export interface ResourceLimits {
   /** RLIMIT_CPU: CPU seconds per exec (wall clock is the exec's own timeout). */
   cpuSeconds: number;
@@ -78,8 +80,23 @@ export interface BwrapInvocation {
   limits: ResourceLimits;
   systemEntries: SystemEntry[];
   workspaceHostPath: string;
+  /**
+   * Host directory holding the sandbox's egress proxy socket (egressProxy.ts), bound read-only at
+   * `EGRESS_SANDBOX_DIR`; the commands get `HTTP(S)_PROXY` pointing at the supervisor's relay.
+   * Without it the sandbox has no egress at all.
+   */
+  egressDir?: string;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
+}
+
+/** The proxy variables every command of a sandbox with egress gets (both spellings). */
+function proxyEnv(): string[] {
+  const args: string[] = [];
+  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) {
+    args.push("--setenv", name, EGRESS_PROXY_URL);
+  }
+  return args;
 }
 
 export function bwrapCommand(invocation: BwrapInvocation): { command: string; args: string[] } {
@@ -136,6 +153,8 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     "--bind",
     invocation.workspaceHostPath,
     SANDBOX_WORKSPACE,
+    // The egress proxy's socket: read-only, so a command can connect to it but not replace it.
+    ...(invocation.egressDir === undefined ? [] : ["--ro-bind", invocation.egressDir, EGRESS_SANDBOX_DIR]),
     // bwrap's root is a tmpfs the sandbox user owns: without this, `touch /etc/x` would succeed
     // (landing nowhere, but a command must not believe it can write there). /workspace, /tmp and
     // /dev are mounts of their own and stay writable.
@@ -155,6 +174,8 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     "--setenv",
     "LANG",
     "C.UTF-8",
+    // NO_PROXY stays unset (--clearenv): everything goes through the proxy.
+    ...(invocation.egressDir === undefined ? [] : proxyEnv()),
     "--seccomp",
     String(SANDBOX_FDS.seccomp),
     "--",

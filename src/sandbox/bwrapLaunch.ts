@@ -57,6 +57,8 @@ export interface BwrapLaunch {
   owner: HostOwner | null;
   /** Host directory bound at /workspace. */
   workspaceHostPath: string;
+  /** Host directory of the sandbox's egress proxy socket (egressProxy.ts); none: no egress. */
+  egressDir?: string;
 }
 
 /** A spawnable bwrap command and the descriptors it reads at start; close them once spawned. */
@@ -78,6 +80,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     ...launch.prerequisites.host,
     limits: launch.limits,
     workspaceHostPath: launch.workspaceHostPath,
+    ...(launch.egressDir === undefined ? {} : { egressDir: launch.egressDir }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);

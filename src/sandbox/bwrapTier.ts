@@ -3,6 +3,7 @@ import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapArgs.js";
 import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
+import { EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
 import type { ExecRequest, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
 import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
@@ -31,6 +32,12 @@ export interface BwrapTierOptions {
    * 10 minutes.
    */
   idleTimeoutMs?: number;
+  /**
+   * The egress proxies' name resolution, address policy and refusal log (egressProxy.ts). Tests
+   * only, for `resolve` and `allowAddress`: the defaults (the host's resolver, public addresses
+   * only) are the product's.
+   */
+  egress?: EgressProxyOptions;
 }
 
 const DEFAULT_POOL_SIZE = 2;
@@ -91,14 +98,15 @@ export class BwrapTierProvider implements SandboxProvider {
       return Promise.reject(new Error(`the bwrap provider got a "${spec.tier}" spec`));
     }
     if (this.closed) return Promise.reject(new Error("the bwrap provider is closed"));
-    // Networking: `unrestricted` and `limited` alike get no network at all for now (a private
-    // network namespace with only its own loopback). `--share-net` is not an option: it hands the
-    // command the host's loopback. Egress through a host-side allowlist proxy reached from inside
-    // the namespace is the follow-up (issue 5); until then no spec can widen this, and every
-    // pooled sandbox fits every spec.
+    // Networking: every sandbox keeps a private network namespace (only its own loopback; never
+    // `--share-net`, which hands the command the host's loopback). Its only egress is its own host
+    // proxy (egressProxy.ts), reached through the supervisor's relay, whose policy is the spec's:
+    // `limited` lets its allowed_hosts through, `unrestricted` any host; both refuse non-public
+    // addresses. A pooled sandbox's proxy lets nothing through until a session takes it and sets
+    // its policy, so every pooled sandbox fits every spec.
     const existing = this.live.get(spec.sessionId);
     if (existing) return existing;
-    const started = this.start(spec.sessionId);
+    const started = this.start(spec);
     this.live.set(spec.sessionId, started);
     started.catch(() => {
       if (this.live.get(spec.sessionId) === started) this.live.delete(spec.sessionId);
@@ -140,9 +148,9 @@ export class BwrapTierProvider implements SandboxProvider {
     if (prerequisites) await rm(prerequisites.stateDir, { recursive: true, force: true });
   }
 
-  private async start(sessionId: string): Promise<BwrapSandbox> {
+  private async start(spec: SandboxSpec): Promise<BwrapSandbox> {
     const prerequisites = await this.checkPrerequisites();
-    const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, sessionId);
+    const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, spec.sessionId);
     // The pool is refilled once this session's first command is done (or after a while): starting
     // a sandbox meanwhile would compete with that command for the CPU and the event loop.
     let refilled = false;
@@ -157,18 +165,25 @@ export class BwrapTierProvider implements SandboxProvider {
     const options = { idleTimeoutMs: this.idleTimeoutMs, onFirstExec: refill };
     const pooled = await this.claimPooled(hostWorkspace);
     if (pooled) {
-      return new BwrapSandbox(pooled.owner, hostWorkspace, this.launchBase(prerequisites), {
-        ...options,
-        live: pooled.process,
-      });
+      pooled.egress.setPolicy(spec.networking);
+      return new BwrapSandbox(
+        pooled.owner,
+        hostWorkspace,
+        { ...this.launchBase(prerequisites), egressDir: pooled.egress.directory },
+        { ...options, live: pooled.process, egress: pooled.egress },
+      );
     }
     const owner = await this.allocateOwner();
+    let egress: EgressProxy | null = null;
     try {
       await prepareWorkspace(hostWorkspace, owner);
-      const base = this.launchBase(prerequisites);
+      egress = await EgressProxy.start(owner, this.options.egress);
+      egress.setPolicy(spec.networking);
+      const base = { ...this.launchBase(prerequisites), egressDir: egress.directory };
       const live = await SupervisedBwrap.start({ ...base, owner, workspaceHostPath: hostWorkspace });
-      return new BwrapSandbox(owner, hostWorkspace, base, { ...options, live });
+      return new BwrapSandbox(owner, hostWorkspace, base, { ...options, live, egress });
     } catch (error) {
+      await egress?.close();
       if (owner) this.uids.release(owner.uid);
       throw error;
     }
@@ -198,15 +213,20 @@ export class BwrapTierProvider implements SandboxProvider {
     const prerequisites = await this.checkPrerequisites();
     const owner = await this.allocateOwner();
     const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
+    let egress: EgressProxy | null = null;
     try {
       await prepareWorkspace(slot, owner);
+      // No policy yet: nothing gets out until a session takes this sandbox.
+      egress = await EgressProxy.start(owner, this.options.egress);
       const sandbox = await SupervisedBwrap.start({
         ...this.launchBase(prerequisites),
         owner,
         workspaceHostPath: slot,
+        egressDir: egress.directory,
       });
-      return { owner, slot, process: sandbox };
+      return { owner, slot, process: sandbox, egress };
     } catch (error) {
+      await egress?.close();
       if (owner) this.uids.release(owner.uid);
       await rm(slot, { recursive: true, force: true });
       throw error;
@@ -215,6 +235,7 @@ export class BwrapTierProvider implements SandboxProvider {
 
   private async discardPooled(entry: PooledSandbox): Promise<void> {
     await entry.process.kill();
+    await entry.egress.close();
     if (entry.owner) await this.releaseWhenGone(entry.owner.uid);
     await rm(entry.slot, { recursive: true, force: true });
   }
@@ -288,16 +309,24 @@ export class BwrapSandbox implements Sandbox {
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly idleTimeoutMs: number;
   private onFirstExec: (() => void) | undefined;
+  private readonly egress: EgressProxy | null;
 
   constructor(
     /** The unprivileged host uid the sandbox runs as; null when the worker itself is not root. */
     readonly owner: HostOwner | null,
     /** The workspace as the host sees it. */
     readonly hostWorkspace: string,
-    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits">,
-    options: { live: SupervisedBwrap | null; idleTimeoutMs: number; onFirstExec?: () => void },
+    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits" | "egressDir">,
+    options: {
+      live: SupervisedBwrap | null;
+      idleTimeoutMs: number;
+      onFirstExec?: () => void;
+      /** The sandbox's egress proxy; closed with it. */
+      egress?: EgressProxy;
+    },
   ) {
     this.live = options.live;
+    this.egress = options.egress ?? null;
     this.idleTimeoutMs = options.idleTimeoutMs;
     this.onFirstExec = options.onFirstExec;
     this.armIdleTimer();
@@ -325,6 +354,7 @@ export class BwrapSandbox implements Sandbox {
     const live = this.live;
     this.live = null;
     await Promise.all([live?.kill(), Promise.allSettled([...this.running])]);
+    await this.egress?.close();
   }
 
   private async runLive(request: ExecRequest): Promise<ExecResult> {
@@ -368,8 +398,22 @@ export class BwrapSandbox implements Sandbox {
   /**
    * A command arriving while another runs gets a sandbox of its own for its lifetime, as every
    * command did before the live sandbox: the live one's sweep must not kill what it started.
+   * With egress it is a supervised sandbox of its own (its supervisor is the relay to the proxy,
+   * on the one-shot's own loopback), killed once the command is done.
    */
   private async runOneShot(request: ExecRequest): Promise<ExecResult> {
+    if (this.base.egressDir !== undefined) {
+      const oneShot = await SupervisedBwrap.start({
+        ...this.base,
+        owner: this.owner,
+        workspaceHostPath: this.hostWorkspace,
+      });
+      try {
+        return await oneShot.exec(request);
+      } finally {
+        await oneShot.kill();
+      }
+    }
     const prepared = await prepareSpawn(
       { ...this.base, owner: this.owner, workspaceHostPath: this.hostWorkspace },
       request.argv,

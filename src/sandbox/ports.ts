@@ -12,7 +12,14 @@ export interface SandboxSpec {
   /** Owner of the workspace: one sandbox (and one workspace) per session, never shared. */
   sessionId: string;
   /** `unrestricted`, or `limited` (no egress but through the allowlist proxy; issue 5). */
-  networking: { type: "unrestricted" } | { type: "limited"; allowed_hosts: string[] };
+  networking:
+    | { type: "unrestricted" }
+    | {
+        type: "limited";
+        allowed_hosts: string[];
+        /** Also the public package registries (pip, npm, cargo, gem, go); absent means false. */
+        allow_package_managers?: boolean;
+      };
 }
 
 export interface ExecRequest {

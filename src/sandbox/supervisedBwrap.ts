@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { type BwrapLaunch, prepareSpawn } from "./bwrapLaunch.js";
+import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
 import { type ExecRequest, type ExecResult, SandboxUnavailableError } from "./ports.js";
 import { execLine, killLine, parseMessage, type SupervisorMessage, supervisorArgv } from "./supervisor.js";
 
@@ -119,7 +120,12 @@ export class SupervisedBwrap {
 
   /** Starts bwrap with the supervisor over `launch.workspaceHostPath` and waits until it listens. */
   static async start(launch: BwrapLaunch): Promise<SupervisedBwrap> {
-    const prepared = await prepareSpawn(launch, supervisorArgv(launch.prerequisites.host.perlPath));
+    const proxySocket =
+      launch.egressDir === undefined ? undefined : `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`;
+    const prepared = await prepareSpawn(
+      launch,
+      supervisorArgv(launch.prerequisites.host.perlPath, process.arch, proxySocket),
+    );
     let sandbox: SupervisedBwrap;
     try {
       sandbox = new SupervisedBwrap(prepared.command, prepared.args, prepared.options);

@@ -16,13 +16,21 @@
  *   {"op":"exit","id":N,"error":"…"}           the command could not be started
  *
  * Per request it runs the argv as the leader of a new process group, in /workspace, with the
- * environment bwrap gave the supervisor (exactly the one-shot command's: PATH, HOME, LANG, PWD),
+ * environment bwrap gave the supervisor (exactly the one-shot command's: PATH, HOME, LANG, PWD, and
+ * the proxy variables when the sandbox has egress),
  * feeds it the stdin, and forwards its output. When the leader exits, times out or is aborted, it
  * kills the group and then every other process of the sandbox but itself and bwrap's init
  * (`kill(-1)` spares both), until none is left: nothing a command started outlives it, as when each
  * command had a sandbox of its own. It then empties /tmp and /dev/shm and removes POSIX message
  * queues and System V IPC objects, so the next command starts from what a fresh sandbox would give
  * it.
+ *
+ * With a proxy socket (its third argument: the host egress proxy's unix socket, egressProxy.ts,
+ * as bound into the sandbox) it also listens on 127.0.0.1:3128, the sandbox's own loopback, and
+ * relays each connection to that socket, in its select loop while a command runs (non-blocking
+ * both ways: a command that stops reading holds up nothing). When the command ends its
+ * connections are closed with it. The sandbox's network namespace has nothing else: this relay is
+ * its only way out, and the proxy decides what gets through.
  *
  * The supervisor makes itself non-dumpable: a command (same uid) can still kill it (the host then
  * restarts the sandbox), but cannot read or write its memory or descriptors through /proc.
@@ -36,7 +44,8 @@ const SYSCALLS: Record<string, { clockGettime: number; prctl: number }> = {
 
 export const SUPERVISOR_SCRIPT = String.raw`
 use strict;
-my ($NR_CLOCK_GETTIME, $NR_PRCTL) = map { 0 + $_ } @ARGV;
+my ($NR_CLOCK_GETTIME, $NR_PRCTL) = map { 0 + $_ } @ARGV[0, 1];
+my $PROXY_SOCKET = $ARGV[2] // '';
 @ARGV = ();
 $0 = 'supervisor';
 syscall($NR_PRCTL, 4, 0, 0, 0, 0) == 0 or die "supervisor: prctl(PR_SET_DUMPABLE): $!\n";
@@ -64,6 +73,84 @@ sub send_line {
     if (!defined $n) { next if retry(); exit 0 }
     substr($line, 0, $n, '');
   }
+}
+
+# Egress: 127.0.0.1:3128 on the sandbox's own loopback, each connection relayed to the host
+# proxy's unix socket (egressProxy.ts). Served only while a command runs; what is left of its
+# connections when it ends is closed with it.
+my $listener;
+my @relays;
+# Perl's socket builtins, no module (Socket alone adds ~10 ms to every start); the constants are
+# Linux's on x86_64 and aarch64 alike. Every descriptor they open is close-on-exec.
+my ($AF_UNIX, $AF_INET, $SOCK_STREAM, $SOL_SOCKET, $SO_REUSEADDR) = (1, 2, 1, 1, 2);
+sub nonblocking {
+  my $fl = fcntl($_[0], $F_GETFL, 0);
+  fcntl($_[0], $F_SETFL, $fl | $O_NONBLOCK) if defined $fl;
+}
+if (length $PROXY_SOCKET) {
+  socket($listener, $AF_INET, $SOCK_STREAM, 0) or die "supervisor: socket: $!\n";
+  setsockopt($listener, $SOL_SOCKET, $SO_REUSEADDR, pack('l', 1));
+  bind($listener, pack('S n C4 x8', $AF_INET, 3128, 127, 0, 0, 1)) or die "supervisor: bind 127.0.0.1:3128: $!\n";
+  listen($listener, 128) or die "supervisor: listen: $!\n";
+  nonblocking($listener);
+}
+
+sub accept_relays {
+  while (accept(my $client, $listener)) {
+    my $upstream;
+    if (!(socket($upstream, $AF_UNIX, $SOCK_STREAM, 0) && connect($upstream, pack('S Z108', $AF_UNIX, $PROXY_SOCKET)))) {
+      close($client);
+      next;
+    }
+    nonblocking($_) for $client, $upstream;
+    my $up = { from => $client, to => $upstream, buf => '', eof => 0 };
+    my $down = { from => $upstream, to => $client, buf => '', eof => 0 };
+    push @relays, [$up, $down];
+  }
+}
+
+sub close_relays {
+  for my $relay (@relays) { close($_->{from}) for @$relay }
+  @relays = ();
+  return unless $listener;
+  while (accept(my $client, $listener)) { close($client) }
+}
+
+sub relay_select {
+  my ($rin, $win) = @_;
+  for my $relay (@relays) {
+    for my $dir (@$relay) {
+      if (length $dir->{buf}) { vec($$win, fileno($dir->{to}), 1) = 1 }
+      elsif (!$dir->{eof}) { vec($$rin, fileno($dir->{from}), 1) = 1 }
+    }
+  }
+  vec($$rin, fileno($listener), 1) = 1 if $listener;
+}
+
+sub relay_step {
+  my ($rout, $wout) = @_;
+  accept_relays() if $listener && vec($rout, fileno($listener), 1);
+  my @kept;
+  RELAY: for my $relay (@relays) {
+    for my $dir (@$relay) {
+      if (length $dir->{buf} && vec($wout, fileno($dir->{to}), 1)) {
+        my $n = syswrite($dir->{to}, $dir->{buf});
+        if (!defined $n) { next if retry(); close($_->{from}) for @$relay; next RELAY }
+        substr($dir->{buf}, 0, $n, '');
+        shutdown($dir->{to}, 1) if $dir->{eof} && !length $dir->{buf};
+      } elsif (!length $dir->{buf} && !$dir->{eof} && vec($rout, fileno($dir->{from}), 1)) {
+        my $n = sysread($dir->{from}, $dir->{buf}, $CHUNK);
+        if (!defined $n) { next if retry(); close($_->{from}) for @$relay; next RELAY }
+        if ($n == 0) { $dir->{eof} = 1; shutdown($dir->{to}, 1) }
+      }
+    }
+    if ($relay->[0]{eof} && $relay->[1]{eof} && !length($relay->[0]{buf}) && !length($relay->[1]{buf})) {
+      close($_->{from}) for @$relay;
+      next RELAY;
+    }
+    push @kept, $relay;
+  }
+  @relays = @kept;
 }
 
 my $inbuf = '';
@@ -174,6 +261,7 @@ sub run_command {
     }
     if (defined $status && !$swept) {
       sweep($pid);
+      close_relays();
       $swept = 1;
       $settle_until = now() + 1;
     }
@@ -192,8 +280,10 @@ sub run_command {
     vec($rin, fileno($wake_r), 1) = 1;
     vec($rin, 0, 1) = 1 if $control_open;
     vec($win, fileno($in_w), 1) = 1 if $in_w;
+    relay_select(\$rin, \$win) if !defined $status;
     my $ready = select(my $rout = $rin, my $wout = $win, undef, $wait);
     next if $ready <= 0;
+    relay_step($rout, $wout) if !defined $status;
     if (vec($rout, fileno($wake_r), 1)) { sysread($wake_r, my $drain, 512) }
     for my $fd (1, 2) {
       my $fh = $outputs{$fd} or next;
@@ -229,6 +319,7 @@ sub run_command {
   }
   close($_) for values %outputs;
   close($in_w) if $in_w;
+  close_relays();
   my $signal = defined $status ? $status & 127 : 9;
   my $code = defined $status && $signal == 0 ? $status >> 8 : 'null';
   $signal = 'null' if $signal == 0;
@@ -248,12 +339,21 @@ while (1) {
 sweep(0);
 `;
 
-/** `perl -e SCRIPT …`: the argv bwrap runs as the sandbox's command. */
-export function supervisorArgv(perlPath: string, arch: string = process.arch): string[] {
+/**
+ * `perl -e SCRIPT …`: the argv bwrap runs as the sandbox's command. With `proxySocket` (the host
+ * egress proxy's socket as the sandbox sees it) the supervisor relays 127.0.0.1:3128 to it.
+ */
+export function supervisorArgv(
+  perlPath: string,
+  arch: string = process.arch,
+  proxySocket?: string,
+): string[] {
   const numbers = SYSCALLS[arch];
   if (!numbers)
     throw new Error(`the bwrap tier's supervisor is built for x86_64 and aarch64 only, not ${arch}`);
-  return [perlPath, "-e", SUPERVISOR_SCRIPT, String(numbers.clockGettime), String(numbers.prctl)];
+  const argv = [perlPath, "-e", SUPERVISOR_SCRIPT, String(numbers.clockGettime), String(numbers.prctl)];
+  if (proxySocket !== undefined) argv.push(proxySocket);
+  return argv;
 }
 
 /** A request line, strings hex-encoded. */

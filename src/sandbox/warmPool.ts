@@ -1,3 +1,4 @@
+import type { EgressProxy } from "./egressProxy.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 import type { SupervisedBwrap } from "./supervisedBwrap.js";
 
@@ -12,6 +13,8 @@ export interface PooledSandbox {
   /** The slot directory, bound at /workspace. */
   slot: string;
   process: SupervisedBwrap;
+  /** Its egress proxy, with no policy (nothing let through) until a session takes it. */
+  egress: EgressProxy;
 }
 
 /**

@@ -82,6 +82,24 @@ describe("bwrapCommand", () => {
     expect(hasOption("--seccomp", "5")).toBe(true);
     expect(args.slice(separator + 1)).toEqual(["--share-net", "echo", "hi"]);
   });
+
+  it("without an egress directory: no proxy socket and no proxy variables", () => {
+    expect(bwrapArgs.join(" ")).not.toMatch(/awaken-egress|PROXY|proxy/);
+  });
+
+  it("with one: binds it read-only, points the proxy variables at the relay, never shares the network", () => {
+    const withEgress = bwrapCommand({ ...invocation, egressDir: "/tmp/awaken-egress-x" }).args;
+    const inner = withEgress.slice(withEgress.indexOf("/usr/bin/bwrap") + 1, withEgress.lastIndexOf("--"));
+    const has = (...values: string[]) =>
+      inner.some((_, i) => values.every((value, j) => inner[i + j] === value));
+    expect(has("--ro-bind", "/tmp/awaken-egress-x", "/run/awaken-egress")).toBe(true);
+    for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"]) {
+      expect(has("--setenv", name, "http://127.0.0.1:3128")).toBe(true);
+    }
+    expect(inner.join(" ")).not.toMatch(/NO_PROXY|no_proxy/);
+    expect(inner).toContain("--unshare-all");
+    expect(inner).not.toContain("--share-net");
+  });
 });
 
 const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 };

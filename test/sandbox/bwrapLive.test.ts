@@ -271,8 +271,8 @@ describe("bwrap live sandbox: one bwrap and supervisor per session", () => {
     const slow = run(sandbox, ["sh", "-c", "sleep 0.5; echo slow"]);
     await new Promise((resolve) => setTimeout(resolve, 100));
     const fast = await run(sandbox, ["sh", "-c", "ps -eo comm=; sleep 100 &"]);
-    // bwrap's init, the shell and ps: no supervisor, and not the slow command.
-    expect(fast.stdout.split("\n").filter(Boolean).sort()).toEqual(["bwrap", "ps", "sh"]);
+    // bwrap's init, its own supervisor (the egress relay), the shell and ps: not the slow command.
+    expect(fast.stdout.split("\n").filter(Boolean).sort()).toEqual(["bwrap", "ps", "sh", "supervisor"]);
     expect((await slow).stdout).toBe("slow\n");
   });
 });

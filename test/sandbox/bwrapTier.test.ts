@@ -176,7 +176,18 @@ describe("bwrap tier: what the command can see and touch", () => {
         .split("\n")
         .map((line) => line.split("=")[0])
         .sort();
-      expect(names).toEqual(["HOME", "LANG", "PATH", "PWD"]);
+      // And the egress proxy's variables (egressProxy.ts), pointing inside the sandbox.
+      expect(names).toEqual([
+        "HOME",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+        "LANG",
+        "PATH",
+        "PWD",
+        "http_proxy",
+        "https_proxy",
+      ]);
+      expect(result.stdout).toContain("HTTPS_PROXY=http://127.0.0.1:3128\n");
     } finally {
       delete process.env.AWAKEN_PLANTED_SECRET;
     }

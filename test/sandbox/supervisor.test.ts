@@ -58,6 +58,10 @@ describe("the live sandbox's supervisor protocol", () => {
     const argv = supervisorArgv("/usr/bin/perl");
     expect(argv.slice(0, 3)).toEqual(["/usr/bin/perl", "-e", SUPERVISOR_SCRIPT]);
     expect(() => supervisorArgv("/usr/bin/perl", "s390x")).toThrow(/x86_64 and aarch64/);
+    expect(argv).toHaveLength(5);
+    expect(supervisorArgv("/usr/bin/perl", process.arch, "/run/awaken-egress/proxy.sock").slice(5)).toEqual([
+      "/run/awaken-egress/proxy.sock",
+    ]);
     const checked = spawnSync("perl", ["-c", "-e", SUPERVISOR_SCRIPT], { encoding: "utf8" });
     expect(checked.status, checked.stderr).toBe(0);
     expect(checked.stderr).toMatch(/syntax OK/);

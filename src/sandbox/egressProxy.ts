@@ -1,0 +1,446 @@
+/**
+ * The host side of a bwrap sandbox's egress (issue 5; sandbox-and-secrets.md pitfall 8): an HTTP
+ * proxy, one per sandbox, listening on a unix socket in a private host directory that is bound
+ * into the sandbox. The sandbox keeps its own network namespace (no route out, only its own
+ * loopback); its supervisor relays 127.0.0.1:3128 inside to this socket (supervisor.ts), and the
+ * commands get `HTTP_PROXY`/`HTTPS_PROXY` pointing there. Nothing else leaves the sandbox.
+ *
+ * It serves `CONNECT host:port` (HTTPS and any other TLS: the proxy never sees inside the tunnel)
+ * and absolute-URI `http://` requests. A destination is let through only when
+ * - its host matches the policy: `limited` lists hosts (exact name or IPv4, or `*.domain` for
+ *   every subdomain of `domain` but not `domain` itself, managed-agents-wire.md §5), plus the
+ *   package registries with `allow_package_managers`; `unrestricted`
+ *   lets any host through; no policy yet (a pooled sandbox no session has taken) lets none;
+ * - every address its name resolves to is public: never loopback, link-local (the cloud metadata
+ *   service 169.254.169.254 among them), private, CGNAT, multicast, unspecified or reserved, nor an
+ *   IPv6 form embedding one of those (IPv4-mapped, NAT64, 6to4). Under `unrestricted` too: the
+ *   worker's loopback (its database, its control plane) and the metadata service must stay out of
+ *   a sandbox's reach whatever the environment says.
+ * It connects to the address it checked, never resolving the name again (DNS rebinding). A refusal
+ * answers 403 with its reason and is logged.
+ */
+
+import { lookup } from "node:dns/promises";
+import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import { connect, isIP, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Duplex } from "node:stream";
+import type { SandboxSpec } from "./ports.js";
+import type { HostOwner } from "./sandboxWorkspace.js";
+
+/** Where the proxy's directory is bound inside the sandbox, and its socket there. */
+export const EGRESS_SANDBOX_DIR = "/run/awaken-egress";
+export const EGRESS_SOCKET_NAME = "proxy.sock";
+/** What commands inside see: the supervisor's relay on the sandbox's own loopback. */
+export const EGRESS_PROXY_PORT = 3128;
+export const EGRESS_PROXY_URL = `http://127.0.0.1:${EGRESS_PROXY_PORT}`;
+
+const CONNECT_TIMEOUT_MS = 10_000;
+
+export type EgressPolicy = SandboxSpec["networking"];
+
+/**
+ * The public package registries `allow_package_managers` opens (pip, npm, cargo, gem, go): the
+ * hosts their clients fetch indexes and archives from by default.
+ */
+export const PACKAGE_REGISTRY_HOSTS: readonly string[] = [
+  "pypi.org",
+  "files.pythonhosted.org",
+  "registry.npmjs.org",
+  "registry.yarnpkg.com",
+  "crates.io",
+  "index.crates.io",
+  "static.crates.io",
+  "rubygems.org",
+  "index.rubygems.org",
+  "proxy.golang.org",
+  "sum.golang.org",
+];
+
+/** The host list a `limited` policy lets through. */
+export function allowedHostsOf(policy: Extract<EgressPolicy, { type: "limited" }>): string[] {
+  return [...policy.allowed_hosts, ...(policy.allow_package_managers ? PACKAGE_REGISTRY_HOSTS : [])];
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+export interface EgressRefusal {
+  host: string;
+  port: number;
+  reason: string;
+}
+
+export interface EgressProxyOptions {
+  /** Name resolution (default: the host's resolver, every address). */
+  resolve?: (host: string) => Promise<ResolvedAddress[]>;
+  /**
+   * Which resolved addresses may be connected to (default `isPublicAddress`). Tests only: a
+   * product default must never let a sandbox reach the host's loopback or private networks.
+   */
+  allowAddress?: (address: string) => boolean;
+  /** Each refusal (default: one line on stderr). */
+  onRefusal?: (refusal: EgressRefusal) => void;
+}
+
+async function defaultResolve(host: string): Promise<ResolvedAddress[]> {
+  const found = await lookup(host, { all: true, verbatim: true });
+  return found.map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 }));
+}
+
+function defaultOnRefusal(refusal: EgressRefusal): void {
+  process.stderr.write(
+    `${JSON.stringify({ msg: "sandbox egress refused", host: refusal.host, port: refusal.port, reason: refusal.reason })}\n`,
+  );
+}
+
+/** Lower case, without a trailing dot or IPv6 brackets. */
+export function normalizeHost(host: string): string {
+  let value = host.trim().toLowerCase();
+  if (value.startsWith("[") && value.endsWith("]")) value = value.slice(1, -1);
+  if (value.endsWith(".")) value = value.slice(0, -1);
+  return value;
+}
+
+/** `allowed_hosts` matching: exact, or `*.domain` for strict subdomains of `domain`. */
+export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
+  const name = normalizeHost(host);
+  if (name === "") return false;
+  for (const entry of allowedHosts) {
+    const pattern = normalizeHost(entry);
+    if (pattern.startsWith("*.")) {
+      const domain = pattern.slice(2);
+      if (domain !== "" && name.endsWith(`.${domain}`) && name.length > domain.length + 1) return true;
+    } else if (pattern !== "" && name === pattern) {
+      return true;
+    }
+  }
+  return false;
+}
+
+function parseIpv4(address: string): number[] | null {
+  const parts = address.split(".");
+  if (parts.length !== 4) return null;
+  const bytes = parts.map((part) => (/^\d{1,3}$/.test(part) ? Number(part) : Number.NaN));
+  return bytes.every((byte) => byte >= 0 && byte <= 255) ? bytes : null;
+}
+
+function ipv4Public(address: string): boolean {
+  const bytes = parseIpv4(address);
+  if (!bytes) return false;
+  const [a = 0, b = 0, c = 0] = bytes;
+  if (a === 0 || a === 10 || a === 127) return false; // unspecified/"this network", private, loopback
+  if (a === 100 && b >= 64 && b <= 127) return false; // CGNAT
+  if (a === 169 && b === 254) return false; // link-local, metadata 169.254.169.254
+  if (a === 172 && b >= 16 && b <= 31) return false; // private
+  if (a === 192 && b === 168) return false; // private
+  if (a === 192 && b === 0 && c === 0) return false; // IETF protocol assignments
+  if (a === 198 && (b === 18 || b === 19)) return false; // benchmarking
+  if (a >= 224) return false; // multicast, reserved, broadcast
+  return true;
+}
+
+/** The 8 groups of an IPv6 address, or null. */
+function parseIpv6(address: string): number[] | null {
+  if (address.includes("%")) return null; // scoped (link-local) addresses are never public
+  let text = address;
+  const lastColon = text.lastIndexOf(":");
+  const last = text.slice(lastColon + 1);
+  if (last.includes(".")) {
+    const v4 = parseIpv4(last);
+    if (!v4) return null;
+    const [a = 0, b = 0, c = 0, d = 0] = v4;
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const group = (part: string) => (part === "" ? [] : part.split(":"));
+  const head = group(halves[0] ?? "");
+  const rest = halves.length === 2 ? group(halves[1] ?? "") : [];
+  const parse = (parts: string[]) =>
+    parts.map((part) => (/^[0-9a-f]{1,4}$/i.test(part) ? Number.parseInt(part, 16) : Number.NaN));
+  const headGroups = parse(head);
+  const restGroups = parse(rest);
+  const total = 8;
+  let groups: number[];
+  if (halves.length === 2) {
+    const fill = total - headGroups.length - restGroups.length;
+    if (fill < 0) return null;
+    groups = [...headGroups, ...new Array<number>(fill).fill(0), ...restGroups];
+  } else {
+    groups = [...headGroups, ...restGroups];
+  }
+  if (groups.length !== total || groups.some((value) => Number.isNaN(value))) return null;
+  return groups;
+}
+
+function embeddedIpv4(high: number, low: number): string {
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
+}
+
+function ipv6Public(address: string): boolean {
+  const g = parseIpv6(address);
+  if (!g) return false;
+  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
+  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0) {
+    // ::, ::1, IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d
+    if (g5 === 0xffff || (g5 === 0 && (g6 !== 0 || g7 > 1))) return ipv4Public(embeddedIpv4(g6, g7));
+    return false;
+  }
+  if (g0 === 0x64 && g1 === 0xff9b) return ipv4Public(embeddedIpv4(g6, g7)); // NAT64
+  if (g0 === 0x2002) return ipv4Public(embeddedIpv4(g1, g2)); // 6to4
+  if ((g0 & 0xffc0) === 0xfe80) return false; // link-local
+  if ((g0 & 0xffc0) === 0xfec0) return false; // site-local (deprecated)
+  if ((g0 & 0xfe00) === 0xfc00) return false; // unique local
+  if ((g0 & 0xff00) === 0xff00) return false; // multicast
+  if (g0 === 0x2001 && g1 === 0x0db8) return false; // documentation
+  return true;
+}
+
+/** Whether a sandbox may connect to this address under the product's policy. */
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return ipv4Public(address);
+  if (family === 6) return ipv6Public(address);
+  return false;
+}
+
+class Refused extends Error {}
+
+/** A policy refusal's reason; anything else failed closed. */
+function refusalReason(error: unknown): string {
+  return error instanceof Refused
+    ? error.message
+    : `the proxy failed to check the destination (${String(error)})`;
+}
+
+/** `host:port` of a CONNECT request line, or null. */
+function parseAuthority(authority: string): { host: string; port: number } | null {
+  const match = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(authority);
+  if (!match?.[1] || !match[2]) return null;
+  const port = Number(match[2]);
+  if (port < 1 || port > 65_535) return null;
+  return { host: normalizeHost(match[1]), port };
+}
+
+/** One sandbox's egress proxy. */
+export class EgressProxy {
+  private policy: EgressPolicy | null = null;
+  private readonly server: Server;
+  private readonly sockets = new Set<Duplex>();
+  private readonly resolve: (host: string) => Promise<ResolvedAddress[]>;
+  private readonly allowAddress: (address: string) => boolean;
+  private readonly onRefusal: (refusal: EgressRefusal) => void;
+  private closed = false;
+
+  private constructor(
+    /** The private host directory bound at `EGRESS_SANDBOX_DIR`. */
+    readonly directory: string,
+    options: EgressProxyOptions,
+  ) {
+    this.resolve = options.resolve ?? defaultResolve;
+    this.allowAddress = options.allowAddress ?? isPublicAddress;
+    this.onRefusal = options.onRefusal ?? defaultOnRefusal;
+    this.server = createServer((req, res) => {
+      this.onRequest(req, res).catch(() => res.destroy());
+    });
+    this.server.on("connect", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      this.onConnect(req, socket, head).catch(() => socket.destroy());
+    });
+    this.server.on("connection", (socket: Socket) => this.track(socket));
+    this.server.on("clientError", (_error, socket) => socket.destroy());
+  }
+
+  /**
+   * Starts a proxy with no policy (it lets nothing through until `setPolicy`), listening in a new
+   * directory only `owner` (the sandbox's host uid) can enter.
+   */
+  static async start(owner: HostOwner | null, options: EgressProxyOptions = {}): Promise<EgressProxy> {
+    const directory = await mkdtemp(join(tmpdir(), "awaken-egress-"));
+    try {
+      const proxy = new EgressProxy(directory, options);
+      const socketPath = join(directory, EGRESS_SOCKET_NAME);
+      await new Promise<void>((resolve, reject) => {
+        proxy.server.once("error", reject);
+        proxy.server.listen(socketPath, () => {
+          proxy.server.off("error", reject);
+          resolve();
+        });
+      });
+      await chmod(socketPath, 0o600);
+      if (owner) {
+        await chown(socketPath, owner.uid, owner.gid);
+        await chown(directory, owner.uid, owner.gid);
+      }
+      await chmod(directory, 0o700);
+      return proxy;
+    } catch (error) {
+      await rm(directory, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** The session's networking; until it is set nothing is let through. */
+  setPolicy(policy: EgressPolicy): void {
+    this.policy =
+      policy.type === "limited"
+        ? { type: "limited", allowed_hosts: allowedHostsOf(policy) }
+        : { type: "unrestricted" };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await rm(this.directory, { recursive: true, force: true });
+  }
+
+  private track(socket: Duplex): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  }
+
+  /** The address to connect to, or throws `Refused`. */
+  private async check(host: string): Promise<ResolvedAddress> {
+    const policy = this.policy;
+    if (policy === null) throw new Refused("this sandbox has no network policy yet");
+    if (policy.type === "limited" && !hostAllowed(host, policy.allowed_hosts)) {
+      throw new Refused(`${host} is not in the environment's allowed_hosts`);
+    }
+    let addresses: ResolvedAddress[];
+    const family = isIP(host);
+    if (family !== 0) {
+      addresses = [{ address: host, family: family === 6 ? 6 : 4 }];
+    } else {
+      try {
+        addresses = await this.resolve(host);
+      } catch (error) {
+        throw new Refused(`${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+      }
+    }
+    if (addresses.length === 0) throw new Refused(`${host} does not resolve`);
+    const blocked = addresses.find((entry) => !this.allowAddress(entry.address));
+    if (blocked) {
+      throw new Refused(
+        `${host} resolves to ${blocked.address}, a loopback, link-local, private or reserved address`,
+      );
+    }
+    const first = addresses[0];
+    if (!first) throw new Refused(`${host} does not resolve`);
+    return first;
+  }
+
+  private refuse(host: string, port: number, reason: string): string {
+    this.onRefusal({ host, port, reason });
+    return `sandbox egress refused: ${reason}\n`;
+  }
+
+  private async onConnect(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    this.track(client);
+    const target = parseAuthority(req.url ?? "");
+    if (!target) {
+      client.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\nCONNECT needs host:port\n");
+      return;
+    }
+    let address: ResolvedAddress;
+    try {
+      address = await this.check(target.host);
+    } catch (error) {
+      const body = this.refuse(target.host, target.port, refusalReason(error));
+      client.end(
+        `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      return;
+    }
+    const upstream = connect({ host: address.address, port: target.port, family: address.family });
+    this.track(upstream);
+    upstream.setTimeout(CONNECT_TIMEOUT_MS, () => upstream.destroy(new Error("connect timeout")));
+    let connected = false;
+    upstream.once("connect", () => {
+      connected = true;
+      upstream.setTimeout(0);
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.once("error", (error) => {
+      if (client.destroyed) return;
+      if (!connected) {
+        client.end(`HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n${error.message}\n`);
+      } else {
+        client.destroy();
+      }
+    });
+    client.once("close", () => upstream.destroy());
+    upstream.once("close", () => client.destroy());
+  }
+
+  private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "");
+    } catch {
+      res.writeHead(400, { "Content-Type": "text/plain", Connection: "close" });
+      res.end("this is an HTTP proxy: send an absolute http:// URI or CONNECT\n");
+      return;
+    }
+    if (url.protocol !== "http:") {
+      res.writeHead(400, { "Content-Type": "text/plain", Connection: "close" });
+      res.end(`only http:// requests are proxied (use CONNECT for ${url.protocol})\n`);
+      return;
+    }
+    const host = normalizeHost(url.hostname);
+    const port = url.port === "" ? 80 : Number(url.port);
+    let address: ResolvedAddress;
+    try {
+      address = await this.check(host);
+    } catch (error) {
+      const body = this.refuse(host, port, refusalReason(error));
+      res.writeHead(403, { "Content-Type": "text/plain", "Content-Length": Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    const headers = { ...req.headers };
+    delete headers["proxy-connection"];
+    delete headers["proxy-authorization"];
+    headers.host = url.host;
+    const upstream = httpRequest({
+      host: address.address,
+      family: address.family,
+      port,
+      method: req.method,
+      path: `${url.pathname}${url.search}`,
+      headers,
+      setHost: false,
+      timeout: CONNECT_TIMEOUT_MS,
+    });
+    upstream.once("response", (response) => {
+      upstream.setTimeout(0);
+      res.writeHead(response.statusCode ?? 502, response.rawHeaders);
+      response.pipe(res);
+    });
+    upstream.once("timeout", () => upstream.destroy(new Error("upstream timeout")));
+    upstream.once("error", (error) => {
+      if (!res.headersSent) {
+        res.writeHead(502, { "Content-Type": "text/plain", Connection: "close" });
+        res.end(`${error.message}\n`);
+      } else {
+        res.destroy();
+      }
+    });
+    req.pipe(upstream);
+  }
+}
