@@ -117,7 +117,7 @@ export async function startAllInOne(
   const environments = new EnvironmentService(ports.environments, clock);
   const workQueue = new WorkQueueService(ports.workQueue, ports.environments, clock);
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
-  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"));
+  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"), options.env);
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
   const sessions = new SessionService(
@@ -130,6 +130,10 @@ export async function startAllInOne(
       });
     },
     custody,
+    // Packages are prepared on this host (the in-process workers') before the session exists.
+    async (packages) => {
+      await sandboxes.packages?.prepare(packages);
+    },
   );
   const providers = createProviderRouter(options.env);
 

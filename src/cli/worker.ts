@@ -88,7 +88,7 @@ export async function startRemoteWorker(
     }
   }
   const providers = createProviderRouter(options.env);
-  const sandboxes = createSandboxes(options.workspaceDir);
+  const sandboxes = createSandboxes(options.workspaceDir, options.env);
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   const worker = new Worker(
     transport,

@@ -5,6 +5,7 @@ import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
+import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
 import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
 import type {
@@ -25,6 +26,9 @@ import { admitSandboxProvisioning } from "./sandboxAdmission.js";
  * including its 600 s request timeout; an identical retry after that is taken as new input.
  */
 export const SEND_RETRY_WINDOW_MS = 11 * 60_000;
+
+/** Prepares an environment revision's packages (once per exact content); rejects when it cannot. */
+export type PackagesPreparationHook = (packages: PackagesConfig) => Promise<void>;
 
 export interface CreateSessionCommand {
   workspaceId: string;
@@ -57,6 +61,12 @@ export class SessionService {
     private readonly onDeleted?: SessionDeletedHook,
     /** Freezes the session's credential pins from `vault_ids` (absent: vault_ids are refused). */
     private readonly pinner?: CredentialPinner,
+    /**
+     * Prepares a cloud revision's packages (issue 5) before a session of it exists: creation waits
+     * for it, and a failure refuses the session (400) with the preparer's message. Absent: a
+     * worker prepares them on first use.
+     */
+    private readonly preparePackages?: PackagesPreparationHook,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -82,6 +92,7 @@ export class SessionService {
       throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0)
       throw invalid("resources: session resources are not supported by this server yet");
+    await this.prepareEnvironmentPackages(env.config);
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
       cmd.vaultIds.length > 0 && this.pinner
@@ -245,6 +256,18 @@ export class SessionService {
     );
     if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
     await this.onDeleted?.(sessionId);
+  }
+
+  private async prepareEnvironmentPackages(config: EnvironmentConfig): Promise<void> {
+    if (!this.preparePackages || config.type !== "cloud") return;
+    if (!PACKAGE_MANAGERS.some((manager) => config.packages[manager].length > 0)) return;
+    try {
+      await this.preparePackages(config.packages);
+    } catch (error) {
+      if (error instanceof AwakenError) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      throw invalid(`the environment's packages could not be prepared: ${message}`);
+    }
   }
 
   private signal(outcome: InputOutcome): void {

@@ -526,6 +526,15 @@ export class TurnRunner {
               allow_package_managers: config.networking.allow_package_managers,
             }
           : { type: "unrestricted" },
+      // Prepared on the worker's host before the sandbox starts (a marker check once prepared).
+      packages: {
+        apt: config.packages.apt,
+        cargo: config.packages.cargo,
+        gem: config.packages.gem,
+        go: config.packages.go,
+        npm: config.packages.npm,
+        pip: config.packages.pip,
+      },
     };
   }
 

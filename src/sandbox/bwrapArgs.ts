@@ -7,6 +7,7 @@
  */
 
 import { EGRESS_PROXY_URL, EGRESS_SANDBOX_DIR } from "./egressProxy.js";
+import { PACKAGES_MOUNT, packagesEnv } from "./ports.js";
 
 export interface ResourceLimits {
   /** RLIMIT_CPU: CPU seconds per exec (wall clock is the exec's own timeout). */
@@ -86,6 +87,11 @@ export interface BwrapInvocation {
    * Without it the sandbox has no egress at all.
    */
   egressDir?: string;
+  /**
+   * Host directory of the session's prepared package set (packagePreparer.ts), bound read-only at
+   * `PACKAGES_MOUNT`; commands get `PATH`, `NODE_PATH` and `PYTHONPATH` pointing into it.
+   */
+  packagesDir?: string;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
 }
@@ -155,6 +161,8 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     SANDBOX_WORKSPACE,
     // The egress proxy's socket: read-only, so a command can connect to it but not replace it.
     ...(invocation.egressDir === undefined ? [] : ["--ro-bind", invocation.egressDir, EGRESS_SANDBOX_DIR]),
+    // The revision's prepared packages: read-only, shared by every session of that content.
+    ...(invocation.packagesDir === undefined ? [] : ["--ro-bind", invocation.packagesDir, PACKAGES_MOUNT]),
     // bwrap's root is a tmpfs the sandbox user owns: without this, `touch /etc/x` would succeed
     // (landing nowhere, but a command must not believe it can write there). /workspace, /tmp and
     // /dev are mounts of their own and stay writable.
@@ -165,9 +173,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     "--chdir",
     SANDBOX_WORKSPACE,
     "--clearenv",
-    "--setenv",
-    "PATH",
-    SANDBOX_PATH,
+    ...commandPath(invocation.packagesDir),
     "--setenv",
     "HOME",
     SANDBOX_WORKSPACE,
@@ -193,6 +199,16 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
       ...bwrap,
     ],
   };
+}
+
+/** PATH, and with packages NODE_PATH and PYTHONPATH, of every command. */
+function commandPath(packagesDir: string | undefined): string[] {
+  if (packagesDir === undefined) return ["--setenv", "PATH", SANDBOX_PATH];
+  return Object.entries(packagesEnv(PACKAGES_MOUNT, SANDBOX_PATH)).flatMap(([name, value]) => [
+    "--setenv",
+    name,
+    value,
+  ]);
 }
 
 function systemBinds(entries: SystemEntry[]): string[] {

@@ -59,6 +59,8 @@ export interface BwrapLaunch {
   workspaceHostPath: string;
   /** Host directory of the sandbox's egress proxy socket (egressProxy.ts); none: no egress. */
   egressDir?: string;
+  /** Host directory of the session's prepared packages, bound read-only; none: no packages. */
+  packagesDir?: string;
 }
 
 /** A spawnable bwrap command and the descriptors it reads at start; close them once spawned. */
@@ -81,6 +83,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     limits: launch.limits,
     workspaceHostPath: launch.workspaceHostPath,
     ...(launch.egressDir === undefined ? {} : { egressDir: launch.egressDir }),
+    ...(launch.packagesDir === undefined ? {} : { packagesDir: launch.packagesDir }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);

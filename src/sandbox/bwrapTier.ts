@@ -163,7 +163,10 @@ export class BwrapTierProvider implements SandboxProvider {
     const fallback = setTimeout(refill, REFILL_DELAY_MS);
     fallback.unref();
     const options = { idleTimeoutMs: this.idleTimeoutMs, onFirstExec: refill };
-    const pooled = await this.claimPooled(hostWorkspace);
+    // A pooled sandbox was started without any package set bound: a session with packages starts
+    // one of its own (bind mounts are fixed at bwrap's start).
+    const packagesDir = spec.preparedPackages?.dir;
+    const pooled = packagesDir === undefined ? await this.claimPooled(hostWorkspace) : null;
     if (pooled) {
       pooled.egress.setPolicy(spec.networking);
       return new BwrapSandbox(
@@ -179,7 +182,11 @@ export class BwrapTierProvider implements SandboxProvider {
       await prepareWorkspace(hostWorkspace, owner);
       egress = await EgressProxy.start(owner, this.options.egress);
       egress.setPolicy(spec.networking);
-      const base = { ...this.launchBase(prerequisites), egressDir: egress.directory };
+      const base = {
+        ...this.launchBase(prerequisites),
+        egressDir: egress.directory,
+        ...(packagesDir === undefined ? {} : { packagesDir }),
+      };
       const live = await SupervisedBwrap.start({ ...base, owner, workspaceHostPath: hostWorkspace });
       return new BwrapSandbox(owner, hostWorkspace, base, { ...options, live, egress });
     } catch (error) {
@@ -316,7 +323,7 @@ export class BwrapSandbox implements Sandbox {
     readonly owner: HostOwner | null,
     /** The workspace as the host sees it. */
     readonly hostWorkspace: string,
-    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits" | "egressDir">,
+    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits" | "egressDir" | "packagesDir">,
     options: {
       live: SupervisedBwrap | null;
       idleTimeoutMs: number;

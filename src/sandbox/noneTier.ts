@@ -1,6 +1,13 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
-import type { ExecRequest, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from "./ports.js";
+import {
+  type ExecRequest,
+  type ExecResult,
+  packagesEnv,
+  type Sandbox,
+  type SandboxProvider,
+  type SandboxSpec,
+} from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
 import { workspaceDirectory } from "./workspaces.js";
 
@@ -23,6 +30,7 @@ export class NoneTierProvider implements SandboxProvider {
   async realize(spec: SandboxSpec): Promise<Sandbox> {
     const workspacePath = workspaceDirectory(this.workspaceRoot, spec.sessionId);
     await mkdir(workspacePath, { recursive: true, mode: 0o700 });
+    const packagesDir = spec.preparedPackages?.dir;
     return {
       tier: "none",
       workspacePath,
@@ -36,7 +44,13 @@ export class NoneTierProvider implements SandboxProvider {
           : request.argv;
         return execInProcessGroup(command as string, args, request, {
           cwd: workspacePath,
-          env: { PATH: CLEAN_PATH, HOME: workspacePath, LANG: "C.UTF-8" },
+          env: {
+            PATH: CLEAN_PATH,
+            HOME: workspacePath,
+            LANG: "C.UTF-8",
+            // The revision's prepared packages, from the host (no isolation on this tier).
+            ...(packagesDir === undefined ? {} : packagesEnv(packagesDir, CLEAN_PATH)),
+          },
         });
       },
     };

@@ -20,6 +20,52 @@ export interface SandboxSpec {
         /** Also the public package registries (pip, npm, cargo, gem, go); absent means false. */
         allow_package_managers?: boolean;
       };
+  /**
+   * The revision's package lists (issue 5): prepared once per exact content on the worker's host
+   * (packagePreparer.ts) before the sandbox starts, never installed into it. Absent or all empty:
+   * no packages.
+   */
+  packages?: PackageLists;
+  /**
+   * Where `packages` were prepared on this host: filled by the provider that prepared them
+   * (TieredSandboxProvider), read by the tiers, which expose it read-only at `PACKAGES_MOUNT`.
+   */
+  preparedPackages?: PreparedPackages;
+}
+
+/** The six package lists of an environment revision (`config.packages`, without its `type`). */
+export interface PackageLists {
+  apt?: readonly string[];
+  cargo?: readonly string[];
+  gem?: readonly string[];
+  go?: readonly string[];
+  npm?: readonly string[];
+  pip?: readonly string[];
+}
+
+/** The managers whose packages a worker prepares itself; the others are refused with a clear error. */
+export const PREPARABLE_MANAGERS = ["npm", "pip"] as const;
+
+/** A prepared package set on the worker's host: its content hash and directory (`npm/`, `pip/`). */
+export interface PreparedPackages {
+  hash: string;
+  dir: string;
+}
+
+/** Where the bwrap tier binds a prepared set (read-only). */
+export const PACKAGES_MOUNT = "/opt/awaken/packages";
+
+/**
+ * The variables that make a prepared set usable from commands, for a set visible at `root`
+ * (`PACKAGES_MOUNT` inside bwrap, the host directory for the `none` tier). `basePath` is the PATH
+ * the tier would give anyway.
+ */
+export function packagesEnv(root: string, basePath: string): Record<string, string> {
+  return {
+    PATH: `${root}/npm/node_modules/.bin:${root}/pip/bin:${basePath}`,
+    NODE_PATH: `${root}/npm/node_modules`,
+    PYTHONPATH: `${root}/pip`,
+  };
 }
 
 export interface ExecRequest {

@@ -1,3 +1,4 @@
+import { hasPackages, PackagePreparationError, type PackagePreparer } from "./packagePreparer.js";
 import {
   type Sandbox,
   type SandboxProvider,
@@ -17,9 +18,26 @@ const HOW_TO_GET: Record<SandboxTier, string> = {
  * this host cannot realize is refused, never replaced by a weaker one.
  */
 export class TieredSandboxProvider implements SandboxProvider {
-  constructor(private readonly tiers: Partial<Record<SandboxTier, SandboxProvider>>) {}
+  constructor(
+    private readonly tiers: Partial<Record<SandboxTier, SandboxProvider>>,
+    /**
+     * Prepares a revision's packages on this host (packagePreparer.ts). Absent: a spec with
+     * packages is refused, never realized without them.
+     */
+    readonly packages?: PackagePreparer,
+  ) {}
 
-  realize(spec: SandboxSpec): Promise<Sandbox> {
+  async realize(spec: SandboxSpec): Promise<Sandbox> {
+    if (!hasPackages(spec.packages)) return this.realizeTier(spec);
+    if (!this.packages)
+      throw new PackagePreparationError("packages", "this worker cannot prepare environment packages");
+    // Already prepared (session creation, or an earlier session of the same content): a marker
+    // check. Otherwise this worker's host prepares it now, once; a failure fails the realization.
+    const preparedPackages = await this.packages.prepare(spec.packages);
+    return this.realizeTier({ ...spec, preparedPackages });
+  }
+
+  private realizeTier(spec: SandboxSpec): Promise<Sandbox> {
     const provider = this.tiers[spec.tier];
     if (!provider) {
       return Promise.reject(
