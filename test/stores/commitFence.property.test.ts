@@ -1,7 +1,18 @@
 import fc from "fast-check";
-import { beforeEach, describe, expect, it } from "vitest";
+import { sql } from "kysely";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { CommitOperation, CommitReceipt } from "../../src/coordinator/commitOperation.js";
-import { BACKEND_NAMES, backendUnavailable, op, sessionWithQueuedRun } from "../support/storeFixtures.js";
+import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
+import { openTestPostgres, type TestPostgres } from "../support/postgresFixtures.js";
+import {
+  BACKEND_NAMES,
+  backendUnavailable,
+  ManualClock,
+  op,
+  type StoreBackend,
+  seedQueuedRun,
+  sessionWithQueuedRun,
+} from "../support/storeFixtures.js";
 
 const LEASE_MS = 1_000;
 const WORKERS = ["w1", "w2", "w3"] as const;
@@ -26,6 +37,31 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   fc.record({ kind: fc.constant("retryLast" as const), worker: fc.integer({ min: 0, max: 2 }) }),
 );
 
+/**
+ * A fresh store per run. On PostgreSQL a new schema per run (create, migrate, drop: most of the
+ * test's time, and more with every migration) is replaced by one schema for the file, emptied
+ * before each run: the same empty tables, the same stores, the same server.
+ */
+let sharedPostgres: TestPostgres | undefined;
+afterAll(async () => {
+  await sharedPostgres?.dispose();
+  sharedPostgres = undefined;
+});
+
+async function freshFixture(backend: StoreBackend): ReturnType<typeof sessionWithQueuedRun> {
+  if (backend !== "kysely stores on PostgreSQL") return sessionWithQueuedRun(backend);
+  sharedPostgres ??= await openTestPostgres();
+  const { handle, schema } = sharedPostgres;
+  const { rows } = await sql<{ name: string }>`
+    select tablename as name from pg_tables where schemaname = ${schema} and tablename not like 'kysely_%'`.execute(
+    handle.db,
+  );
+  await sql`truncate table ${sql.join(rows.map((r) => sql.id(schema, r.name)))}`.execute(handle.db);
+  const clock = new ManualClock();
+  const seeded = await seedQueuedRun(postgresCoordinatorStores(handle, clock), clock);
+  return { ...seeded, handle: { close: async () => {} } };
+}
+
 describe.each(BACKEND_NAMES)("the commit fence under random interleavings: %s", (backend) => {
   beforeEach((ctx) => {
     const reason = backendUnavailable(backend);
@@ -35,7 +71,7 @@ describe.each(BACKEND_NAMES)("the commit fence under random interleavings: %s", 
   it("never accepts a stale epoch, never puts two facts at one version, never loses an acknowledged commit", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 40 }), async (actions) => {
-        const fx = await sessionWithQueuedRun(backend);
+        const fx = await freshFixture(backend);
         try {
           // What each worker believes it holds, and the truth the model tracks.
           const held = new Map<number, { owner: string; epoch: number; leaseUntil: number }>();

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalRegistrar } from "../../src/coordinator/registrar.js";
 import { AwakenError } from "../../src/kernel/errors.js";
+import { newId } from "../../src/kernel/ids.js";
 import {
   BACKEND_NAMES,
   backendUnavailable,
@@ -93,6 +94,27 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     const result = await fx.stores.dispatch.commit(op(fx, claim, version - 1, 1));
     expect(result).toEqual({ ok: false, rejection: { kind: "version_conflict", currentVersion: version } });
     expect(await fx.stores.history.threadVersion(fx.session.threadId)).toBe(version);
+  });
+
+  it("a claim whose pinned environment revision is missing fails and claims nothing", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const orphan = {
+      ...fx.session,
+      id: newId("sesn", fx.clock.now()),
+      threadId: newId("sthr", fx.clock.now()),
+    };
+    await fx.stores.sessions.create({ ...orphan, environmentRevision: 99 });
+    // The seeded run is claimed first (oldest); the orphan's run is queued after it.
+    expect(await fx.stores.dispatch.claim("w1", 1_000)).toMatchObject({ runId: fx.runId });
+    fx.clock.advance(1);
+    await fx.stores.ledger.append(
+      orphan.id,
+      () => ({ facts: [], effects: [{ kind: "start", runId: newId("run", fx.clock.now()) }], echoIds: [] }),
+      fx.clock.now(),
+    );
+    await expect(fx.stores.dispatch.claim("w2", 1_000)).rejects.toThrow(/revision 99/);
+    // Nothing was claimed: the run is still claimable (and fails the same way again).
+    await expect(fx.stores.dispatch.claim("w3", 1_000)).rejects.toThrow(/revision 99/);
   });
 
   it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {

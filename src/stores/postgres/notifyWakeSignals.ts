@@ -14,7 +14,7 @@ export interface SignalLog {
 }
 
 export interface NotifyWakeSignalsOptions {
-  /** The pool that publishes (`pg_notify` runs as one short autocommit statement). */
+  /** The pool that publishes (`pg_notify` runs as one short autocommit statement per batch). */
   db: Kysely<Database>;
   /** For the dedicated LISTEN connection; it needs no search_path, channels are per database. */
   connectionString: string;
@@ -56,7 +56,9 @@ export class NotifyWakeSignals implements WakeSignals {
   /** Our own notifications come back to our LISTEN; this id drops them so nothing fires twice. */
   private readonly sender = randomBytes(8).toString("hex");
   private readonly channel: string;
-  private readonly pending = new Set<Promise<void>>();
+  /** Payloads waiting for the next publish statement, and the publishing in progress. */
+  private queued: string[] = [];
+  private publishing: Promise<void> | null = null;
   private readonly stop = new AbortController();
   private client: pg.Client | null = null;
   private pid: number | null = null;
@@ -112,24 +114,44 @@ export class NotifyWakeSignals implements WakeSignals {
     await this.client?.end().catch(() => {});
     await this.loop;
     for (const resolve of this.listeningWaiters.splice(0)) resolve();
-    await Promise.all(this.pending);
+    await this.publishing;
   }
 
+  /**
+   * Queues the signal and publishes it with every other signal queued meanwhile: one statement
+   * (`pg_notify` for each payload of an array, in array order) on one pooled connection at a time.
+   * Each publish used to be a statement of its own, on a connection of its own: a turn sends several
+   * signals, so under load they cost about as many round trips as the turn's commits and held pooled
+   * connections the stores were waiting for. Batched, they cost one round trip per batch and never
+   * more than one connection. A signal waits for at most the statement in flight.
+   */
   private publish(signal: Signal): void {
     if (this.stop.signal.aborted) return;
     const payload = JSON.stringify({ from: this.sender, ...signal });
-    const sent = sql`select pg_notify(${this.channel}, ${payload})`
-      .execute(this.options.db)
-      .then(
-        () => {},
-        (error: unknown) =>
-          this.options.log.warn(
-            { err: error, signal: signal.kind },
-            "wake NOTIFY failed; replicas fall back to polling",
-          ),
-      )
-      .finally(() => this.pending.delete(sent));
-    this.pending.add(sent);
+    // NOTIFY drops a duplicate payload within one transaction anyway.
+    if (!this.queued.includes(payload)) this.queued.push(payload);
+    this.publishing ??= this.drain();
+  }
+
+  /** Publishes queued payloads until none is left (also after close(), for those queued before). */
+  private async drain(): Promise<void> {
+    // Let the signals of the same tick (a commit's thread and dispatch signals) join the batch.
+    await Promise.resolve();
+    while (this.queued.length > 0) {
+      const payloads = this.queued;
+      this.queued = [];
+      try {
+        await sql`select pg_notify(${this.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(
+          this.options.db,
+        );
+      } catch (error) {
+        this.options.log.warn(
+          { err: error, signals: payloads.length },
+          "wake NOTIFY failed; replicas fall back to polling",
+        );
+      }
+    }
+    this.publishing = null;
   }
 
   private deliver(raw: string | undefined): void {

@@ -5,6 +5,12 @@ import type { Database } from "../sql/schema.js";
 
 export interface PostgresHandle {
   db: Kysely<Database>;
+  /**
+   * The pool under `db`, in node-pg's pipeline mode. Kysely sends one statement at a time and
+   * waits for it, which pipeline mode leaves unchanged; the stores' hot paths check out a
+   * connection and send several statements per round trip (`pipelinedTransaction`).
+   */
+  pool: pg.Pool;
   /** The schema the tables live in (the first existing schema on the connection's search_path). */
   schema: string;
   /** Migrations this open applied; empty when another replica (or an earlier start) already had. */
@@ -46,6 +52,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
     connectionString: url,
     max: options.maxConnections ?? 10,
     types: int8AsNumber(),
+    pipeline: true,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
@@ -59,7 +66,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const { schema, applied } = await migrateUnderLock(db, options.schema);
-    return { db, schema, applied, close: () => db.destroy() };
+    return { db, pool, schema, applied, close: () => db.destroy() };
   } catch (error) {
     await db.destroy();
     const reason = error instanceof Error ? error.message : String(error);

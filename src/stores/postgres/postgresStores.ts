@@ -3,15 +3,23 @@ import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { controlStores, coordinatorStores } from "../sql/storeBundles.js";
 import type { PostgresHandle } from "./openPostgres.js";
+import { PostgresDispatchStore } from "./postgresDispatchStore.js";
+import { PostgresInputLedger } from "./postgresInputLedger.js";
 
 /**
  * The role-narrowed bundles on PostgreSQL: the dialect-neutral Kysely stores, told they run on
- * PostgreSQL so claims skip locked runs and the fence and ledger lock the rows they decide on.
+ * PostgreSQL so claims skip locked runs and the fence and ledger lock the rows they decide on, with
+ * the hot write paths (claim, fenced commit, input append) in PostgreSQL-only SQL that needs fewer
+ * round trips (same locks, same order, same decisions).
  */
 export function postgresControlStores(handle: PostgresHandle): ControlStores {
   return controlStores(handle.db);
 }
 
 export function postgresCoordinatorStores(handle: PostgresHandle, clock: Clock): CoordinatorStores {
-  return coordinatorStores(handle.db, clock, "postgres");
+  return {
+    ...coordinatorStores(handle.db, clock, "postgres"),
+    ledger: new PostgresInputLedger(handle.db, handle.pool),
+    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock),
+  };
 }

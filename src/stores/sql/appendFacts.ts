@@ -7,10 +7,12 @@ import type {
 } from "../../coordinator/facts.js";
 import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
+import type { Database } from "./schema.js";
 
 /**
  * Appends facts at the thread's current version and folds them into the session projection, all in
- * the caller's transaction. The single writer path for both coordinator inputs and fenced commits.
+ * the caller's transaction. The single writer path for both coordinator inputs and fenced commits
+ * (PostgreSQL's hot paths write the same rows with the helpers below, in fewer statements).
  */
 export async function appendFacts(
   tx: Tx,
@@ -21,27 +23,8 @@ export async function appendFacts(
   now: number,
 ): Promise<CommittedFact[]> {
   if (facts.length === 0) return [];
-  const committed: CommittedFact[] = facts.map((fact, i) => ({
-    ...fact,
-    sessionId,
-    threadId,
-    seq: currentVersion + i + 1,
-    createdAt: now,
-  }));
-  await tx
-    .insertInto("events")
-    .values(
-      committed.map((f) => ({
-        thread_id: threadId,
-        seq: f.seq,
-        id: f.id,
-        session_id: sessionId,
-        type: f.type,
-        body_json: toJson(f.body),
-        created_at: now,
-      })),
-    )
-    .execute();
+  const committed = committedFacts(sessionId, threadId, currentVersion, facts, now);
+  await tx.insertInto("events").values(eventRows(committed)).execute();
   const newVersion = currentVersion + facts.length;
   const updated = await tx
     .updateTable("threads")
@@ -49,16 +32,55 @@ export async function appendFacts(
     .where("id", "=", threadId)
     .where("version", "=", currentVersion)
     .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) {
-    // The version check is repeated in the UPDATE so that a backend with weaker isolation still
-    // cannot write two facts at one version.
-    throw new Error(`thread ${threadId} moved past version ${currentVersion} during append`);
-  }
+  if (Number(updated.numUpdatedRows) !== 1) throw threadMoved(threadId, currentVersion);
   const row = await tx
     .selectFrom("sessions")
     .select(["status", "pending_json", "usage_json"])
     .where("id", "=", sessionId)
     .executeTakeFirstOrThrow();
+  await tx
+    .updateTable("sessions")
+    .set({ ...projectedColumns(row, facts), updated_at: now })
+    .where("id", "=", sessionId)
+    .execute();
+  return committed;
+}
+
+/** The facts as they will be stored: consecutive sequence numbers after `currentVersion`. */
+export function committedFacts(
+  sessionId: string,
+  threadId: string,
+  currentVersion: number,
+  facts: readonly Fact[],
+  now: number,
+): CommittedFact[] {
+  return facts.map((fact, i) => ({
+    ...fact,
+    sessionId,
+    threadId,
+    seq: currentVersion + i + 1,
+    createdAt: now,
+  }));
+}
+
+/** The `events` rows of committed facts. */
+export function eventRows(committed: readonly CommittedFact[]): Database["events"][] {
+  return committed.map((f) => ({
+    thread_id: f.threadId,
+    seq: f.seq,
+    id: f.id,
+    session_id: f.sessionId,
+    type: f.type,
+    body_json: toJson(f.body),
+    created_at: f.createdAt,
+  }));
+}
+
+/** The session row's projection columns after folding `facts` into the stored ones. */
+export function projectedColumns(
+  row: { status: string; pending_json: string; usage_json: string },
+  facts: readonly Fact[],
+): { status: string; pending_json: string; usage_json: string } {
   const next = projectFacts(
     {
       status: row.status as SessionStatus,
@@ -67,17 +89,15 @@ export async function appendFacts(
     },
     facts,
   );
-  await tx
-    .updateTable("sessions")
-    .set({
-      status: next.status,
-      pending_json: toJson(next.pending),
-      usage_json: toJson(next.usage),
-      updated_at: now,
-    })
-    .where("id", "=", sessionId)
-    .execute();
-  return committed;
+  return { status: next.status, pending_json: toJson(next.pending), usage_json: toJson(next.usage) };
+}
+
+/**
+ * The version check is repeated in the UPDATE of the thread so that a backend with weaker isolation
+ * (or a writer that forgot its lock) still cannot write two facts at one version.
+ */
+export function threadMoved(threadId: string, currentVersion: number): Error {
+  return new Error(`thread ${threadId} moved past version ${currentVersion} during append`);
 }
 
 export function rowToFact(row: {

@@ -23,14 +23,16 @@ import { begin, type Db, fromJson, type SqlDialect, toJson } from "./db.js";
  *   change the epoch, the lease or the version between the fence decision and the append;
  * - renew and release: one conditional UPDATE each, which PostgreSQL evaluates atomically against
  *   the latest row version (it waits for a concurrent writer, then re-checks the WHERE).
+ * The PostgreSQL bundle uses `PostgresDispatchStore` (stores/postgres/), which takes the same locks
+ * in the same order with fewer statements and falls back to this code for its rare paths.
  */
 export class SqlDispatchStore implements DispatchStore {
   private readonly rowLocks: boolean;
 
   constructor(
-    private readonly db: Db,
-    private readonly clock: Clock,
-    private readonly dialect: SqlDialect = "sqlite",
+    protected readonly db: Db,
+    protected readonly clock: Clock,
+    protected readonly dialect: SqlDialect = "sqlite",
   ) {
     this.rowLocks = dialect === "postgres";
   }

@@ -10,7 +10,7 @@ import type {
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
-import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
+import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
 import { rowToSession } from "./sessionRows.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
@@ -20,13 +20,15 @@ export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
  * and then its active run row — the same order as the fenced commit in `sqlDispatchStore.ts` — so
  * `decide` sees a projection, run and version that cannot change before the append, and a
  * concurrent commit waits and then meets a clean `version_conflict` instead of a key collision.
+ * The PostgreSQL bundle uses `PostgresInputLedger` (stores/postgres/) for `append`: the same locks in
+ * the same order, with fewer statements.
  */
 export class SqlInputLedger implements InputLedger {
   private readonly rowLocks: boolean;
 
   constructor(
-    private readonly db: Db,
-    private readonly dialect: SqlDialect = "sqlite",
+    protected readonly db: Db,
+    protected readonly dialect: SqlDialect = "sqlite",
   ) {
     this.rowLocks = dialect === "postgres";
   }
@@ -142,30 +144,14 @@ export class SqlInputLedger implements InputLedger {
    * PostgreSQL the item row is share-locked (after the thread row, the ledger's lock order), so no
    * heartbeat, stop or re-delivery can move the lease until this append commits.
    */
-  private async checkWorkLease(
+  protected async checkWorkLease(
     tx: Tx,
     sessionId: string,
     precondition: AppendPrecondition,
     now: number,
   ): Promise<void> {
-    const row = await tx
-      .selectFrom("work_items")
-      .select(["session_id", "state", "epoch", "lease_expires_at"])
-      .where("id", "=", precondition.workId)
-      .$if(this.rowLocks, (qb) => qb.forShare())
-      .executeTakeFirst();
-    const problem = workLeaseProblem(
-      row && {
-        sessionId: row.session_id,
-        state: row.state as WorkState,
-        epoch: Number(row.epoch),
-        leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
-      },
-      precondition,
-      sessionId,
-      now,
-    );
-    if (problem) throw problem;
+    const row = await workLeaseQuery(tx, precondition.workId, this.rowLocks).executeTakeFirst();
+    checkWorkLeaseRow(row, precondition, sessionId, now);
   }
 
   async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {
@@ -247,18 +233,57 @@ async function lockThreadOf(tx: Tx, sessionId: string): Promise<void> {
 }
 
 /** The last model request span of the thread, if it was started and not ended. */
-async function openRequest(tx: Tx, threadId: string): Promise<InputContext["openModelRequest"]> {
-  const last = await tx
+export async function openRequest(tx: Tx, threadId: string): Promise<InputContext["openModelRequest"]> {
+  return openRequestFrom(await openRequestQuery(tx, threadId).executeTakeFirst());
+}
+
+/** The thread's last model request span event (start or end). */
+export function openRequestQuery(db: DbOrTx, threadId: string) {
+  return db
     .selectFrom("events")
     .select(["id", "type", "body_json"])
     .where("thread_id", "=", threadId)
     .where("type", "in", ["span.model_request_start", "span.model_request_end"])
     .orderBy("seq", "desc")
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1);
+}
+
+export function openRequestFrom(
+  last: { id: string; type: string; body_json: string } | undefined,
+): InputContext["openModelRequest"] {
   if (last?.type !== "span.model_request_start") return null;
   const body = fromJson<{ provider?: string; model?: string }>(last.body_json);
   return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
+}
+
+/** The work item a sessions token's send depends on; share-locked on PostgreSQL. */
+export function workLeaseQuery(db: DbOrTx, workId: string, rowLocks: boolean) {
+  return db
+    .selectFrom("work_items")
+    .select(["session_id", "state", "epoch", "lease_expires_at"])
+    .where("id", "=", workId)
+    .$if(rowLocks, (qb) => qb.forShare());
+}
+
+/** Throws the precondition's problem (the lease lapsed, another delivery, …), if any. */
+export function checkWorkLeaseRow(
+  row: { session_id: string; state: string; epoch: number; lease_expires_at: number | null } | undefined,
+  precondition: AppendPrecondition,
+  sessionId: string,
+  now: number,
+): void {
+  const problem = workLeaseProblem(
+    row && {
+      sessionId: row.session_id,
+      state: row.state as WorkState,
+      epoch: Number(row.epoch),
+      leaseExpiresAt: row.lease_expires_at === null ? null : Number(row.lease_expires_at),
+    },
+    precondition,
+    sessionId,
+    now,
+  );
+  if (problem) throw problem;
 }
 
 async function patchSession(tx: Tx, sessionId: string, patch: SessionPatch, now: number): Promise<void> {

@@ -1,0 +1,357 @@
+import { type RawBuilder, sql } from "kysely";
+import type pg from "pg";
+import { decideCommit, type FenceState } from "../../coordinator/commitFence.js";
+import {
+  type CommitOperation,
+  type CommitReceipt,
+  type CommitResult,
+  payloadHash,
+} from "../../coordinator/commitOperation.js";
+import type { CommittedFact, PendingAction } from "../../coordinator/facts.js";
+import type { Activation } from "../../coordinator/ports.js";
+import type { Clock } from "../../kernel/clock.js";
+import { activationFromRows } from "../sql/activationRows.js";
+import { committedFacts, projectedColumns, rowToFact, threadMoved } from "../sql/appendFacts.js";
+import { type Db, fromJson, toJson } from "../sql/db.js";
+import type { Database } from "../sql/schema.js";
+import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
+import { type PipelinedTransaction, pipelinedTransaction, placeholders } from "./pipelinedTransaction.js";
+
+/**
+ * Claims and the commit fence on PostgreSQL in as few round trips as the fence allows. Same rows,
+ * same locks, same lock order (thread, then run, then session) and the same pure decision
+ * (`decideCommit`) as `SqlDispatchStore`, whose code this falls back to for the rare paths.
+ * Statements travel in batches (`pipelinedTransaction`): one socket write and one round trip per
+ * batch, executed by the server in order exactly as if sent one by one. They are prepared once per
+ * connection (parsed and planned once), which is why the hot ones are fixed texts written out here.
+ *
+ * Transactions are READ COMMITTED. Two facts of that level carry the reasoning:
+ * 1. `SELECT … FOR UPDATE` returns every row it locks at its latest committed version: when a row
+ *    changed after the statement's snapshot, PostgreSQL waits for the writer, locks the new version
+ *    and re-evaluates the query for it (EvalPlanQual). So the columns of LOCKED rows are as fresh as
+ *    a read made after the lock — but the columns of rows the statement did not lock still come
+ *    from the snapshot taken before it waited.
+ * 2. `FOR UPDATE OF a, b, c` locks each result row's tables in the order listed (the rowmarks are
+ *    kept in clause order and taken one after the other), so one statement keeps the lock order.
+ *
+ * Commit: 4 statements in 2 round trips (the general path: 11–12 statements, as many round trips):
+ *   [BEGIN; lock and read the thread, the run and the session row, and look up the operation id,
+ *   in one SELECT … FOR UPDATE OF t, r, s] — decide — [write everything in one statement
+ *   (data-modifying CTEs: the events, the thread version — still conditional on the expected
+ *   version, and the statement fails unless it moved —, the session projection, the run, the
+ *   receipt); COMMIT].
+ * The operation row is not locked (it may not exist), so by (1) it is read from the pre-lock
+ * snapshot. That is safe because only `append` is decided on it without another look:
+ *   - any other decision (duplicate, stale claim, version or operation conflict) is made again
+ *     with the operation row re-read after the locks, i.e. exactly as the general path decides;
+ *   - an `append` decided on a snapshot that missed a just-committed row with the same operation id
+ *     runs into the row's primary key when it stores the receipt; the transaction rolls back, and
+ *     the general path decides again from scratch (then it sees the row).
+ *
+ * Claim: 3 statements in 1 round trip (general path: 7): [BEGIN; one statement that picks the
+ * oldest claimable run `FOR UPDATE SKIP LOCKED`, advances its epoch, lease and crash count (SET
+ * reads the locked version), and returns it with the session's pinned agent and environment
+ * revision and the thread's history; COMMIT]. The general path fails (and rolls back) a claim whose
+ * session or environment revision is missing; here the statement itself fails then, so the COMMIT
+ * behind it rolls back, and the general path runs to fail the same way. The history is read at that
+ * statement's snapshot instead of a later one: still a committed prefix of the thread, and input
+ * that lands after it is caught by the first commit's version check, as input after any claim is.
+ */
+export class PostgresDispatchStore extends SqlDispatchStore {
+  constructor(
+    db: Db,
+    private readonly pool: pg.Pool,
+    clock: Clock,
+  ) {
+    super(db, clock, "postgres");
+  }
+
+  override async claim(owner: string, leaseMs: number): Promise<Activation | null> {
+    try {
+      return await this.claimCommitted(owner, leaseMs);
+    } catch (error) {
+      // The claimed run's session or pinned environment revision is missing: the statement failed
+      // on purpose, so nothing was claimed. The general path claims the run again and fails the
+      // way it always has.
+      if (!isDivisionByZero(error)) throw error;
+    }
+    return super.claim(owner, leaseMs);
+  }
+
+  private claimCommitted(owner: string, leaseMs: number): Promise<Activation | null> {
+    return pipelinedTransaction(this.pool, async (tx) => {
+      const now = this.clock.now();
+      const leaseExpiresAt = now + leaseMs;
+      const [rows] = await tx.send([{ ...CLAIM, parameters: [owner, leaseExpiresAt, now] }], "commit");
+      const row = (rows as ClaimRow[] | undefined)?.[0];
+      if (!row) return null;
+      if (
+        row.workspace_id === null ||
+        row.agent_snapshot_json === null ||
+        row.environment_id === null ||
+        row.environment_revision === null ||
+        row.config_json === null
+      ) {
+        throw new Error(`unreachable: run ${row.id} was claimed without its session or environment`);
+      }
+      return activationFromRows(
+        {
+          runId: row.id,
+          sessionId: row.session_id,
+          threadId: row.thread_id,
+          owner,
+          epoch: Number(row.epoch),
+          leaseExpiresAt,
+          crashCount: Number(row.crash_count),
+        },
+        {
+          workspace_id: row.workspace_id,
+          agent_snapshot_json: row.agent_snapshot_json,
+          environment_id: row.environment_id,
+          environment_revision: row.environment_revision,
+        },
+        row.config_json,
+        row.history.map(rowToFact),
+      );
+    });
+  }
+
+  override async commit(op: CommitOperation): Promise<CommitResult> {
+    const hash = payloadHash(op);
+    try {
+      const result = await pipelinedTransaction(this.pool, (tx) => this.commitLocked(tx, op, hash));
+      if (result) return result;
+    } catch (error) {
+      // The primary key of the receipt (or of an event id) was taken by a transaction the
+      // snapshot did not see; nothing of this attempt was kept. Decide again the general way.
+      if (!isUniqueViolation(error)) throw error;
+    }
+    return super.commit(op);
+  }
+
+  /** The fast path; null when a row the fence reads is missing (the general path decides). */
+  private async commitLocked(
+    tx: PipelinedTransaction,
+    op: CommitOperation,
+    hash: string,
+  ): Promise<CommitResult | null> {
+    const [lockedRows] = await tx.send([{ ...COMMIT_LOCK, parameters: [op.runId, op.opId, op.threadId] }]);
+    const locked = (lockedRows as CommitLockRow[] | undefined)?.[0];
+    if (!locked) return null;
+    // Read after the locks were granted, so a lease that lapsed while waiting counts as lapsed.
+    const now = this.clock.now();
+    const state: FenceState = {
+      existing:
+        locked.payload_hash !== null && locked.receipt_json !== null
+          ? { payloadHash: locked.payload_hash, receipt: fromJson<CommitReceipt>(locked.receipt_json) }
+          : null,
+      run: {
+        state: locked.state,
+        owner: locked.owner,
+        epoch: Number(locked.epoch),
+        leaseExpiresAt: locked.lease_expires_at === null ? null : Number(locked.lease_expires_at),
+      },
+      threadVersion: Number(locked.version),
+      now,
+    };
+    let decision = decideCommit(op, hash, state);
+    if (decision.kind !== "append") {
+      // Not an append: decide on the operation row as it is now, after the locks (see the class).
+      const [rows] = await tx.send([{ ...OPERATION, parameters: [op.opId] }]);
+      const existing = (rows as { payload_hash: string; receipt_json: string }[] | undefined)?.[0];
+      decision = decideCommit(op, hash, {
+        ...state,
+        existing: existing
+          ? { payloadHash: existing.payload_hash, receipt: fromJson<CommitReceipt>(existing.receipt_json) }
+          : null,
+      });
+    }
+    if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
+    if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
+
+    const committed = committedFacts(locked.session_id, op.threadId, op.expectedVersion, op.facts, now);
+    const projection = committed.length > 0 ? projectedColumns(locked, op.facts) : null;
+    // A run may only park while something is actually pending (in the projection after these
+    // facts); otherwise it stays runnable so no input is stranded.
+    const pendingAfter = fromJson<PendingAction[]>(projection?.pending_json ?? locked.pending_json);
+    const settled = op.settle === "awaiting" && pendingAfter.length === 0 ? null : (op.settle ?? null);
+    const receipt: CommitReceipt = {
+      opId: op.opId,
+      runId: op.runId,
+      threadId: op.threadId,
+      versionAfter: op.expectedVersion + op.facts.length,
+      eventIds: committed.map((f) => f.id),
+      committedAt: now,
+      settled: op.settle ?? null,
+    };
+
+    // One statement of data-modifying CTEs (see `sendWritesAndCommit`), written out by hand: it is
+    // the hottest statement there is, and its text takes only four shapes (facts or none, settle
+    // or not), each prepared once per connection.
+    const { $, parameters } = placeholders();
+    const at = $(now);
+    const ctes: string[] = [];
+    if (projection) {
+      const thread = $(op.threadId);
+      const session = $(locked.session_id);
+      ctes.push(
+        `ev as (insert into events (thread_id, seq, id, session_id, type, body_json, created_at)
+          select ${thread}::text, f.seq, f.id, ${session}::text, f.type, f.body_json, ${at}::bigint
+          from unnest(${$(committed.map((f) => f.seq))}::bigint[], ${$(committed.map((f) => f.id))}::text[],
+            ${$(committed.map((f) => f.type))}::text[], ${$(committed.map((f) => toJson(f.body)))}::text[])
+            as f(seq, id, type, body_json))`,
+        `th as (update threads set version = ${$(op.expectedVersion + committed.length)}
+          where id = ${thread} and version = ${$(op.expectedVersion)} returning id)`,
+        `se as (update sessions set status = ${$(projection.status)}, pending_json = ${$(projection.pending_json)},
+          usage_json = ${$(projection.usage_json)}, updated_at = ${at} where id = ${session})`,
+      );
+    }
+    ctes.push(
+      op.settle
+        ? `ru as (update runs set state = ${$(settled ?? "queued")}, owner = null, lease_expires_at = null,
+            crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`
+        : `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)})`,
+      `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
+        values (${$(op.opId)}, ${$(op.runId)}, ${$(hash)}, ${$(toJson(receipt))}, ${at}))`,
+    );
+    // Fails (division by zero) unless the thread moved from the expected version, so the COMMIT
+    // sent with it rolls back (see `sendWritesAndCommit`).
+    const check = projection ? "(select 1 / count(*)::int from th)" : "1";
+    try {
+      await tx.send([{ sql: `with ${ctes.join(", ")} select ${check} as ok`, parameters }], "commit");
+    } catch (error) {
+      if (projection && isDivisionByZero(error)) throw threadMoved(op.threadId, op.expectedVersion);
+      throw error;
+    }
+    return { ok: true, receipt, duplicate: false };
+  }
+}
+
+/**
+ * The fast path's fixed statements, written out by hand: they run on every claim and commit, and
+ * are prepared once per connection under their names.
+ */
+interface ClaimRow {
+  id: string;
+  session_id: string;
+  thread_id: string;
+  epoch: number;
+  crash_count: number;
+  workspace_id: string | null;
+  agent_snapshot_json: string | null;
+  environment_id: string | null;
+  environment_revision: number | null;
+  config_json: string | null;
+  history: Database["events"][];
+}
+
+/**
+ * $1 owner, $2 lease expiry, $3 now. The states are literals, not parameters: the statement is
+ * prepared, and a generic plan that knew neither state could not tell the few runnable runs from
+ * all the finished ones. The last column fails the statement (division by zero), and with it the
+ * claim, when the session or its pinned environment revision is missing.
+ */
+const CLAIM = {
+  name: "awaken_claim_v1",
+  sql: `with claimed as (
+    update runs set state = 'claimed', owner = $1, epoch = epoch + 1, lease_expires_at = $2,
+      crash_count = crash_count + case when state = 'claimed' then 1 else 0 end, updated_at = $3
+    where id = (
+      select id from runs
+      where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
+      order by available_at limit 1
+      for update skip locked)
+    returning id, session_id, thread_id, epoch, crash_count)
+  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count,
+    s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
+    (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
+    1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete
+  from claimed c
+  left join sessions s on s.id = c.session_id
+  left join environment_revisions er on er.environment_id = s.environment_id and er.revision = s.environment_revision`,
+} as const;
+
+interface CommitLockRow {
+  version: number;
+  state: string;
+  owner: string | null;
+  epoch: number;
+  lease_expires_at: number | null;
+  session_id: string;
+  status: string;
+  pending_json: string;
+  usage_json: string;
+  payload_hash: string | null;
+  receipt_json: string | null;
+}
+
+/** $1 run, $2 operation id, $3 thread. Locks thread, run, session, in that order. */
+const COMMIT_LOCK = {
+  name: "awaken_commit_lock_v1",
+  sql: `select t.version, r.state, r.owner, r.epoch, r.lease_expires_at, r.session_id,
+      s.status, s.pending_json, s.usage_json, c.payload_hash, c.receipt_json
+    from threads t
+    join runs r on r.id = $1
+    join sessions s on s.id = r.session_id
+    left join commit_operations c on c.op_id = $2
+    where t.id = $3
+    for update of t, r, s`,
+} as const;
+
+/** $1 operation id. */
+const OPERATION = {
+  name: "awaken_commit_operation_v1",
+  sql: "select payload_hash, receipt_json from commit_operations where op_id = $1",
+} as const;
+
+/**
+ * Sends data-modifying CTEs as ONE statement, in the batch that commits: each runs exactly once and
+ * to completion, all against the same snapshot, on rows this transaction has locked (or new rows).
+ * `moved` names a CTE that must have returned exactly one row (the thread whose version it moved
+ * from the expected one): if it returned none, the statement fails on purpose (a division by
+ * zero), so the COMMIT sent with it ends the transaction as a rollback and `moved()` is thrown.
+ */
+export async function sendWritesAndCommit(
+  tx: PipelinedTransaction,
+  db: Db,
+  writes: readonly RawBuilder<unknown>[],
+  moved: string | null,
+  movedError: () => Error,
+): Promise<void> {
+  if (writes.length === 0) {
+    await tx.commit();
+    return;
+  }
+  const check = moved ? sql`(select 1 / count(*)::int from ${sql.table(moved)})` : sql`1`;
+  const statement = sql`with ${sql.join(writes)} select ${check} as ok`.compile(db);
+  try {
+    await tx.send([statement], "commit");
+  } catch (error) {
+    if (moved && isDivisionByZero(error)) throw movedError();
+    throw error;
+  }
+}
+
+/**
+ * Inserts committed facts (all of one thread, one session, one time) as `events` rows. The rows
+ * travel as arrays, so the statement has one text whatever the number of facts (it is prepared).
+ */
+export function insertEvents(committed: readonly CommittedFact[]): RawBuilder<unknown> {
+  const [first] = committed;
+  if (!first) throw new Error("insertEvents: no facts");
+  return sql`insert into events (thread_id, seq, id, session_id, type, body_json, created_at)
+    select ${first.threadId}::text, f.seq, f.id, ${first.sessionId}::text, f.type, f.body_json, ${first.createdAt}::bigint
+    from unnest(${committed.map((f) => f.seq)}::bigint[], ${committed.map((f) => f.id)}::text[],
+      ${committed.map((f) => f.type)}::text[], ${committed.map((f) => toJson(f.body))}::text[])
+      as f(seq, id, type, body_json)`;
+}
+
+/** PostgreSQL's division_by_zero (SQLSTATE 22012): how a statement here refuses on purpose. */
+export function isDivisionByZero(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "22012";
+}
+
+/** PostgreSQL's unique_violation (SQLSTATE 23505), as node-pg reports it. */
+export function isUniqueViolation(error: unknown): boolean {
+  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+}

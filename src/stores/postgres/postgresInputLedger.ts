@@ -1,0 +1,204 @@
+import { type RawBuilder, sql, type Updateable } from "kysely";
+import type pg from "pg";
+import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
+import { notFound } from "../../kernel/errors.js";
+import { committedFacts, projectedColumns, threadMoved } from "../sql/appendFacts.js";
+import { type Db, toJson } from "../sql/db.js";
+import type { Database } from "../sql/schema.js";
+import { rowToSession } from "../sql/sessionRows.js";
+import {
+  ACTIVE_RUN_STATES,
+  checkWorkLeaseRow,
+  openRequestFrom,
+  openRequestQuery,
+  SqlInputLedger,
+  workLeaseQuery,
+} from "../sql/sqlInputLedger.js";
+import { pipelinedTransaction, rowsOf } from "./pipelinedTransaction.js";
+import { insertEvents, sendWritesAndCommit } from "./postgresDispatchStore.js";
+
+/**
+ * The input ledger's append on PostgreSQL: 5 statements in 2 round trips (the general path: about
+ * 11 statements, as many round trips), sent in batches (`pipelinedTransaction`):
+ *   [BEGIN; lock the thread, then the session row, and read both, in one SELECT … FOR UPDATE OF
+ *   t, s; lock the active run(s) FOR UPDATE (the general path's query)] — decide — [write
+ *   everything in one statement (data-modifying CTEs: the events, the thread version — still
+ *   conditional, and the statement fails unless it moved —, the session projection merged with the
+ *   plan's session patch, the run effects folded into one row change, the send receipt); COMMIT].
+ * A sessions token's precondition (share-locking its work item) goes between the two locks, as in
+ * the general path, at the cost of two more round trips; so does the read of the open model
+ * request, only needed when the active run is claimed.
+ * Lock order thread → session → work item → run. Every transaction that locks a session row and
+ * anything else (this, the fenced commit, deleteSession) holds its thread first, and the other
+ * writers of a session row are single statements that hold nothing else while they wait, so the
+ * session never closes a cycle; work queue transactions lock work items only; the fenced commit
+ * locks thread → run → session. Those single-statement writers change other columns than the ones
+ * written here, and an UPDATE writes only the columns it sets, so nothing of theirs is lost. READ
+ * COMMITTED: a row locked by `FOR UPDATE` is returned at its latest committed version, so the
+ * session and version read by the locking statement are those after the lock (see
+ * `PostgresDispatchStore`), and each later statement takes a fresh snapshot; every write that could
+ * change what `decide` read (a fact, the projection, the run) needs a lock this transaction holds.
+ */
+export class PostgresInputLedger extends SqlInputLedger {
+  constructor(
+    db: Db,
+    private readonly pool: pg.Pool,
+  ) {
+    super(db, "postgres");
+  }
+
+  override async append(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+    precondition?: AppendPrecondition,
+  ): Promise<InputOutcome> {
+    return pipelinedTransaction(this.pool, async (tx) => {
+      const lock = this.db
+        .selectFrom("sessions as s")
+        .innerJoin("threads as t", "t.id", "s.thread_id")
+        .selectAll("s")
+        .select("t.version as thread_version")
+        .where("s.id", "=", sessionId)
+        .where("s.deleted_at", "is", null)
+        .forUpdate(["t", "s"])
+        .compile();
+      const runLock = this.db
+        .selectFrom("runs")
+        .select(["id", "state", "epoch"])
+        .where("session_id", "=", sessionId)
+        .where("state", "in", [...ACTIVE_RUN_STATES])
+        .orderBy("created_at", "desc")
+        .forUpdate()
+        .compile();
+      let lockedRows: unknown[] | undefined;
+      let runRows: unknown[] | undefined;
+      if (precondition) {
+        [lockedRows] = await tx.send([lock]);
+        const lease = workLeaseQuery(this.db, precondition.workId, true).compile();
+        const [leaseRows] = await tx.send([lease]);
+        // The general path checks the precondition before it reports a missing session; so do we.
+        checkWorkLeaseRow(rowsOf(lease, leaseRows)[0], precondition, sessionId, now);
+        [runRows] = await tx.send([runLock]);
+      } else {
+        [lockedRows, runRows] = await tx.send([lock, runLock]);
+      }
+      const locked = rowsOf(lock, lockedRows)[0];
+      if (!locked) throw notFound("session", sessionId);
+      const session = rowToSession(locked);
+      const run = rowsOf(runLock, runRows)[0];
+      const activeRun = run ? { id: run.id, state: run.state, epoch: Number(run.epoch) } : null;
+      let openModelRequest: InputContext["openModelRequest"] = null;
+      if (run?.state === "claimed") {
+        const open = openRequestQuery(this.db, session.threadId).compile();
+        const [openRows] = await tx.send([open]);
+        openModelRequest = openRequestFrom(rowsOf(open, openRows)[0]);
+      }
+      const plan = decide({ session, activeRun, openModelRequest });
+
+      const version = Number(locked.thread_version);
+      const committed = committedFacts(sessionId, session.threadId, version, plan.facts, now);
+      const writes: RawBuilder<unknown>[] = [];
+      if (committed.length > 0) {
+        writes.push(
+          sql`ev as (${insertEvents(committed)})`,
+          sql`th as (${this.db
+            .updateTable("threads")
+            .set({ version: version + committed.length })
+            .where("id", "=", session.threadId)
+            .where("version", "=", version)
+            .returning("id")})`,
+        );
+      }
+      // The projection (as appendFacts folds it) and the plan's patch, in one UPDATE of the row.
+      const patch = plan.sessionPatch;
+      const sessionColumns: Updateable<Database["sessions"]> = {
+        ...(committed.length > 0 ? projectedColumns(locked, plan.facts) : {}),
+        ...(patch?.title !== undefined ? { title: patch.title } : {}),
+        ...(patch?.metadata !== undefined ? { metadata_json: toJson(patch.metadata) } : {}),
+        ...(patch?.budget !== undefined
+          ? { budget_json: patch.budget === null ? null : toJson(patch.budget) }
+          : {}),
+        ...(patch?.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
+      };
+      if (committed.length > 0 || patch) {
+        writes.push(
+          sql`se as (${this.db
+            .updateTable("sessions")
+            .set({ ...sessionColumns, updated_at: now })
+            .where("id", "=", sessionId)})`,
+        );
+      }
+      // Effects apply in order; one statement must not change a row twice, so the changes to the
+      // active run are folded into one, each applied only where the general path's WHERE would
+      // match: the run's state is known exactly, it is locked.
+      const started: Database["runs"][] = [];
+      let runChange: Updateable<Database["runs"]> | null = null;
+      let runState = activeRun?.state ?? null;
+      for (const effect of plan.effects) {
+        if (effect.kind === "start") {
+          started.push({
+            id: effect.runId,
+            session_id: sessionId,
+            thread_id: session.threadId,
+            state: "queued",
+            owner: null,
+            epoch: 0,
+            lease_expires_at: null,
+            available_at: now,
+            crash_count: 0,
+            created_at: now,
+            updated_at: now,
+          });
+        } else if (effect.kind === "resume" && activeRun) {
+          if (runState === "awaiting") {
+            runChange = { ...(runChange ?? {}), state: "queued", available_at: now, updated_at: now };
+            runState = "queued";
+          }
+        } else if (effect.kind === "cancel" && activeRun) {
+          // Advancing the epoch fences off whichever worker holds the claim: its next commit or
+          // settle is stale and rejected.
+          runChange = {
+            ...(runChange ?? {}),
+            state: "cancelled",
+            epoch: activeRun.epoch + 1,
+            owner: null,
+            lease_expires_at: null,
+            updated_at: now,
+          };
+          runState = "cancelled";
+        }
+      }
+      if (started.length > 0) writes.push(sql`rs as (${this.db.insertInto("runs").values(started)})`);
+      if (runChange && activeRun) {
+        writes.push(
+          sql`rc as (${this.db.updateTable("runs").set(runChange).where("id", "=", activeRun.id)})`,
+        );
+      }
+      if (plan.requestHash) {
+        const echoed = toJson(committed.filter((f) => plan.echoIds.includes(f.id)));
+        writes.push(
+          sql`sr as (${this.db
+            .insertInto("send_receipts")
+            .values({
+              session_id: sessionId,
+              request_hash: plan.requestHash,
+              response_json: echoed,
+              created_at: now,
+            })
+            .onConflict((oc) =>
+              oc.column("session_id").doUpdateSet({
+                request_hash: plan.requestHash,
+                response_json: echoed,
+                created_at: now,
+              }),
+            )})`,
+        );
+      }
+      await sendWritesAndCommit(tx, this.db, writes, committed.length > 0 ? "th" : null, () =>
+        threadMoved(session.threadId, version),
+      );
+      return { committed, plan, activeRunId: activeRun?.id ?? null };
+    });
+  }
+}
