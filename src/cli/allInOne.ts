@@ -14,6 +14,7 @@ import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
+import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
@@ -115,7 +116,13 @@ export async function startAllInOne(
   const registrar = new LocalRegistrar(ports.catalog, clock);
   const agents = new AgentService(control.publications, registrar, clock);
   const environments = new EnvironmentService(ports.environments, clock);
-  const workQueue = new WorkQueueService(ports.workQueue, ports.environments, clock);
+  const workQueue = new WorkQueueService(
+    ports.workQueue,
+    ports.environments,
+    clock,
+    DEFAULT_LEASE_LIMITS,
+    ports.sessions,
+  );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
   const sandboxes = createSandboxes(join(options.dataDir, "workspaces"), options.env);
   // A session's workspace lives as long as the session: in-process workers share this host, so its

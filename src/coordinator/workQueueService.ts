@@ -9,6 +9,7 @@ import type {
   EnvironmentRecord,
   EnvironmentStore,
   SessionRecord,
+  SessionStore,
   SessionsTokenBinding,
   SessionWorkHook,
   WorkQueueStats,
@@ -67,6 +68,8 @@ export class WorkQueueService implements SessionWorkHook {
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
     private readonly limits: LeaseLimits = DEFAULT_LEASE_LIMITS,
+    /** To re-queue a stopped item's session that still owes tool results (absent: never). */
+    private readonly sessions?: Pick<SessionStore, "get">,
   ) {}
 
   static isSessionsToken(credential: string): boolean {
@@ -175,12 +178,19 @@ export class WorkQueueService implements SessionWorkHook {
     force: boolean,
   ): Promise<WorkItemRecord> {
     await this.environment(workspaceId, environmentId);
-    return this.found(
+    const item = this.found(
       workId,
       await this.store.transition(environmentId, workId, (item) =>
         decideStop(item, { tokenEpoch: tokenEpoch(caller), force }, this.clock.now()),
       ),
     );
+    // A session whose item was stopped while it still owes a tool result (an operator's stop, a
+    // worker gone mid-call) gets a new item at once: nothing else would ever wake it.
+    if (item.state === "stopped" && this.sessions) {
+      const session = await this.sessions.get(item.workspaceId, item.sessionId);
+      if (session?.pending.some((p) => p.kind === "tool_result")) await this.needsWorker(session);
+    }
+    return item;
   }
 
   async update(

@@ -251,6 +251,17 @@ describe("the SDK's EnvironmentWorker after its lease is lost", () => {
     expect(events.some((e) => e.type === "user.tool_result")).toBe(false);
     expect(events.at(-1)?.type).toBe("session.status_idle");
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
+    // The session still owes that result, so its stopped item was replaced by a new one (queued, or
+    // already picked up by a worker): the session is never left without a way to be served.
+    const items = [];
+    for await (const w of t.client.beta.environments.work.list(
+      env.id,
+      {},
+      { headers: { authorization: `Bearer ${key}` } },
+    )) {
+      if (w.data.id === session.id) items.push(w);
+    }
+    expect(items).toHaveLength(2);
   }, 30_000);
 });
 
