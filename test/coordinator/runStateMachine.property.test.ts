@@ -469,8 +469,24 @@ class Simulation {
     if (run.crashCount > CRASH_BUDGET) {
       this.saw("crash_budget_failure");
       const now = this.tick();
+      // As TurnRunner does: a request a dead owner left open is closed in the same commit.
+      const step = nextStep(this.facts);
+      const start =
+        step.kind === "close_dangling_request" ? this.facts.find((f) => f.id === step.startId) : undefined;
+      const close =
+        step.kind === "close_dangling_request"
+          ? [
+              spanEnd(
+                { startId: step.startId, provider: String(start?.body.provider), model: "claude-test" },
+                now,
+                null,
+                true,
+              ),
+            ]
+          : [];
       this.commitLanding(
         [
+          ...close,
           sessionError(
             now,
             "unknown_error",
