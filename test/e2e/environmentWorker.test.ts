@@ -126,31 +126,7 @@ describe("the SDK's EnvironmentWorker against Awaken", () => {
 
 describe("the SDK's EnvironmentWorker runs a self-hosted session's built-in tools", () => {
   it("bash, write, read, edit and grep calls run in the worker's workdir and their results resume the run", async () => {
-    const env = await t.client.beta.environments.create({ name: "tools", config: { type: "self_hosted" } });
-    const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
-    const agent = await t.client.beta.agents.create({
-      name: "Self-hosted tools",
-      model: MODEL,
-      tools: [{ type: "agent_toolset_20260401" }],
-    });
-    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
-    const seen: SeenRequest[] = [];
-    const workerClient = new Anthropic({
-      baseURL: t.server.url,
-      apiKey: TEST_API_KEY,
-      fetch: recordingFetch(seen),
-      logLevel: "off",
-    });
-    const stop = new AbortController();
-    const running = workerClient.beta.environments.work
-      .worker({
-        environmentId: env.id,
-        environmentKey: key,
-        workdir,
-        maxIdleMs: 2_000,
-        workerId: "sdk-tools",
-      })
-      .run(stop.signal);
+    const { session, seen, stop, running } = await toolsetSessionWithWorker("tools", 2_000);
 
     // The offline model calls the tool each message names; each call parks the run until the
     // worker's user.tool_result arrives.
@@ -196,25 +172,7 @@ describe("the SDK's EnvironmentWorker runs a self-hosted session's built-in tool
 
 describe("the SDK's EnvironmentWorker after its lease is lost", () => {
   it("a result the worker posts after its item was stopped is rejected (412) and changes nothing", async () => {
-    const env = await t.client.beta.environments.create({ name: "loss", config: { type: "self_hosted" } });
-    const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
-    const agent = await t.client.beta.agents.create({
-      name: "Self-hosted loss",
-      model: MODEL,
-      tools: [{ type: "agent_toolset_20260401" }],
-    });
-    const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
-    const seen: SeenRequest[] = [];
-    const workerClient = new Anthropic({
-      baseURL: t.server.url,
-      apiKey: TEST_API_KEY,
-      fetch: recordingFetch(seen),
-      logLevel: "off",
-    });
-    const stop = new AbortController();
-    const running = workerClient.beta.environments.work
-      .worker({ environmentId: env.id, environmentKey: key, workdir, maxIdleMs: 5_000, workerId: "sdk-loss" })
-      .run(stop.signal);
+    const { env, key, session, seen, stop, running } = await toolsetSessionWithWorker("loss", 5_000);
     const marker = join(workdir, "late.txt");
     try {
       await t.client.beta.sessions.events.send(session.id, {
@@ -264,6 +222,33 @@ describe("the SDK's EnvironmentWorker after its lease is lost", () => {
     expect(items).toHaveLength(2);
   }, 30_000);
 });
+
+/**
+ * A self-hosted environment with a fresh environment key, an agent with the built-in toolset, a
+ * session, and the SDK's own worker serving it through a fetch that records every call.
+ */
+async function toolsetSessionWithWorker(name: string, maxIdleMs: number) {
+  const env = await t.client.beta.environments.create({ name, config: { type: "self_hosted" } });
+  const key = (await createEnvironmentKey(t.client, env.id, "sdk worker")).key as string;
+  const agent = await t.client.beta.agents.create({
+    name: `Self-hosted ${name}`,
+    model: MODEL,
+    tools: [{ type: "agent_toolset_20260401" }],
+  });
+  const session = await t.client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+  const seen: SeenRequest[] = [];
+  const workerClient = new Anthropic({
+    baseURL: t.server.url,
+    apiKey: TEST_API_KEY,
+    fetch: recordingFetch(seen),
+    logLevel: "off",
+  });
+  const stop = new AbortController();
+  const running = workerClient.beta.environments.work
+    .worker({ environmentId: env.id, environmentKey: key, workdir, maxIdleMs, workerId: `sdk-${name}` })
+    .run(stop.signal);
+  return { env, key, session, seen, stop, running };
+}
 
 async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

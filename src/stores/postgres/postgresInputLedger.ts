@@ -4,6 +4,7 @@ import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "
 import { notFound } from "../../kernel/errors.js";
 import { committedFacts, projectedColumns, threadMoved } from "../sql/appendFacts.js";
 import { type Db, toJson } from "../sql/db.js";
+import { queuedRunRow } from "../sql/runRows.js";
 import type { Database } from "../sql/schema.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import {
@@ -137,19 +138,7 @@ export class PostgresInputLedger extends SqlInputLedger {
       let runState = activeRun?.state ?? null;
       for (const effect of plan.effects) {
         if (effect.kind === "start") {
-          started.push({
-            id: effect.runId,
-            session_id: sessionId,
-            thread_id: session.threadId,
-            state: "queued",
-            owner: null,
-            epoch: 0,
-            lease_expires_at: null,
-            available_at: now,
-            crash_count: 0,
-            created_at: now,
-            updated_at: now,
-          });
+          started.push(queuedRunRow(effect.runId, sessionId, session.threadId, now));
         } else if (effect.kind === "resume" && activeRun) {
           if (runState === "awaiting") {
             runChange = { ...(runChange ?? {}), state: "queued", available_at: now, updated_at: now };

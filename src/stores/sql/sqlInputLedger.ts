@@ -11,6 +11,7 @@ import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
 import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
+import { queuedRunRow } from "./runRows.js";
 import { rowToSession } from "./sessionRows.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
@@ -79,19 +80,7 @@ export class SqlInputLedger implements InputLedger {
         if (effect.kind === "start") {
           await tx
             .insertInto("runs")
-            .values({
-              id: effect.runId,
-              session_id: sessionId,
-              thread_id: session.threadId,
-              state: "queued",
-              owner: null,
-              epoch: 0,
-              lease_expires_at: null,
-              available_at: now,
-              crash_count: 0,
-              created_at: now,
-              updated_at: now,
-            })
+            .values(queuedRunRow(effect.runId, sessionId, session.threadId, now))
             .execute();
         } else if (effect.kind === "resume" && activeRun) {
           await tx
