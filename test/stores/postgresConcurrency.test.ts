@@ -213,7 +213,13 @@ describe("PostgreSQL: migrations", () => {
         [],
         [],
         [],
-        ["001_initial", "002_self_hosted_work", "003_vaults", "004_credential_pins"],
+        [
+          "001_initial",
+          "002_self_hosted_work",
+          "003_vaults",
+          "004_credential_pins",
+          "005_commit_append_function",
+        ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
     } finally {

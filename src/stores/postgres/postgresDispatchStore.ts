@@ -34,7 +34,15 @@ import { type PipelinedTransaction, pipelinedTransaction, placeholders } from ".
  * 2. `FOR UPDATE OF a, b, c` locks each result row's tables in the order listed (the rowmarks are
  *    kept in clause order and taken one after the other), so one statement keeps the lock order.
  *
- * Commit: 4 statements in 2 round trips (the general path: 11–12 statements, as many round trips):
+ * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v1` (migration 005), which
+ * locks the same rows in the same order, checks in SQL what `decideCommit` checks for an append and
+ * writes everything, or writes nothing and reports why. It needs the session projection the new
+ * facts are projected onto before it is sent, so the store remembers, per thread, the projection
+ * its last claim or commit saw; the function refuses (`projection_moved`) when the row holds
+ * anything else, and the call is retried once with the columns it reports. A store that remembers
+ * nothing, and every outcome other than an append, takes the locked path below.
+ *
+ * Commit, locked path: 4 statements in 2 round trips (the general path: 11–12 statements):
  *   [BEGIN; lock and read the thread, the run and the session row, and look up the operation id,
  *   in one SELECT … FOR UPDATE OF t, r, s] — decide — [write everything in one statement
  *   (data-modifying CTEs: the events, the thread version — still conditional on the expected
@@ -58,6 +66,9 @@ import { type PipelinedTransaction, pipelinedTransaction, placeholders } from ".
  * that lands after it is caught by the first commit's version check, as input after any claim is.
  */
 export class PostgresDispatchStore extends SqlDispatchStore {
+  /** Per thread, the session projection this store last saw committed (see `appendInOneCall`). */
+  private readonly projections = new Map<string, SeenProjection>();
+
   constructor(
     db: Db,
     private readonly pool: pg.Pool,
@@ -86,6 +97,9 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       const row = (rows as ClaimRow[] | undefined)?.[0];
       if (!row) return null;
       if (
+        row.status === null ||
+        row.pending_json === null ||
+        row.usage_json === null ||
         row.workspace_id === null ||
         row.agent_snapshot_json === null ||
         row.environment_id === null ||
@@ -94,6 +108,12 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       ) {
         throw new Error(`unreachable: run ${row.id} was claimed without its session or environment`);
       }
+      this.remember(row.thread_id, {
+        session_id: row.session_id,
+        status: row.status,
+        pending_json: row.pending_json,
+        usage_json: row.usage_json,
+      });
       return activationFromRows(
         {
           runId: row.id,
@@ -119,6 +139,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   override async commit(op: CommitOperation): Promise<CommitResult> {
     const hash = payloadHash(op);
     try {
+      const appended = await this.appendInOneCall(op, hash);
+      if (appended) return appended;
       const result = await pipelinedTransaction(this.pool, (tx) => this.commitLocked(tx, op, hash));
       if (result) return result;
     } catch (error) {
@@ -126,10 +148,75 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       // snapshot did not see; nothing of this attempt was kept. Decide again the general way.
       if (!isUniqueViolation(error)) throw error;
     }
+    this.projections.delete(op.threadId);
     return super.commit(op);
   }
 
-  /** The fast path; null when a row the fence reads is missing (the general path decides). */
+  /**
+   * The plain append in one round trip (`awaken_commit_append_v1`, migration 005), when this store
+   * remembers the session projection the thread's last commit or claim left. The function writes
+   * only if everything is as this side assumed (claim, version, unused operation id, projection);
+   * a projection moved by another writer (input appended meanwhile) is retried once with the
+   * columns it reports; anything else returns null and the locked path decides.
+   */
+  private async appendInOneCall(op: CommitOperation, hash: string): Promise<CommitResult | null> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const seen = this.projections.get(op.threadId);
+      if (!seen) return null;
+      const now = this.clock.now();
+      const plan = planAppend(op, seen, now);
+      const { rows } = await this.pool.query<AppendRow>({
+        ...APPEND,
+        values: [
+          op.runId,
+          op.threadId,
+          op.opId,
+          hash,
+          toJson(plan.receipt),
+          op.owner,
+          op.epoch,
+          op.expectedVersion,
+          now,
+          plan.committed.map((f) => f.seq),
+          plan.committed.map((f) => f.id),
+          plan.committed.map((f) => f.type),
+          plan.committed.map((f) => toJson(f.body)),
+          seen.status,
+          seen.pending_json,
+          seen.usage_json,
+          plan.after.status,
+          plan.after.pending_json,
+          plan.after.usage_json,
+          plan.runState,
+        ],
+      });
+      const row = rows[0];
+      if (row?.o_outcome === "appended") {
+        this.remember(op.threadId, { ...plan.after, session_id: seen.session_id });
+        return { ok: true, receipt: plan.receipt, duplicate: false };
+      }
+      if (row?.o_outcome !== "projection_moved" || row.o_status === null) return null;
+      this.remember(op.threadId, {
+        session_id: seen.session_id,
+        status: row.o_status,
+        pending_json: row.o_pending_json ?? "[]",
+        usage_json: row.o_usage_json ?? "{}",
+      });
+    }
+    return null;
+  }
+
+  /** Remembers the projection a thread's session has after a commit or claim (bounded, LRU). */
+  private remember(threadId: string, seen: SeenProjection): void {
+    this.projections.delete(threadId);
+    this.projections.set(threadId, seen);
+    if (this.projections.size > PROJECTION_CACHE_SIZE) {
+      const oldest = this.projections.keys().next().value;
+      if (oldest !== undefined) this.projections.delete(oldest);
+    }
+  }
+
+  /** The locked path; null when a row the fence reads is missing (the general path decides). */
   private async commitLocked(
     tx: PipelinedTransaction,
     op: CommitOperation,
@@ -169,21 +256,9 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
     if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
 
-    const committed = committedFacts(locked.session_id, op.threadId, op.expectedVersion, op.facts, now);
-    const projection = committed.length > 0 ? projectedColumns(locked, op.facts) : null;
-    // A run may only park while something is actually pending (in the projection after these
-    // facts); otherwise it stays runnable so no input is stranded.
-    const pendingAfter = fromJson<PendingAction[]>(projection?.pending_json ?? locked.pending_json);
-    const settled = op.settle === "awaiting" && pendingAfter.length === 0 ? null : (op.settle ?? null);
-    const receipt: CommitReceipt = {
-      opId: op.opId,
-      runId: op.runId,
-      threadId: op.threadId,
-      versionAfter: op.expectedVersion + op.facts.length,
-      eventIds: committed.map((f) => f.id),
-      committedAt: now,
-      settled: op.settle ?? null,
-    };
+    const plan = planAppend(op, locked, now);
+    const { committed, receipt } = plan;
+    const projection = committed.length > 0 ? plan.after : null;
 
     // One statement of data-modifying CTEs (see `sendWritesAndCommit`), written out by hand: it is
     // the hottest statement there is, and its text takes only four shapes (facts or none, settle
@@ -208,7 +283,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     }
     ctes.push(
       op.settle
-        ? `ru as (update runs set state = ${$(settled ?? "queued")}, owner = null, lease_expires_at = null,
+        ? `ru as (update runs set state = ${$(plan.runState ?? "queued")}, owner = null, lease_expires_at = null,
             crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`
         : `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)})`,
       `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
@@ -223,8 +298,59 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       if (projection && isDivisionByZero(error)) throw threadMoved(op.threadId, op.expectedVersion);
       throw error;
     }
+    this.remember(op.threadId, { ...plan.after, session_id: locked.session_id });
     return { ok: true, receipt, duplicate: false };
   }
+}
+
+/** The session columns a commit's projection is computed from, as a store last saw them. */
+interface SeenProjection {
+  session_id: string;
+  status: string;
+  pending_json: string;
+  usage_json: string;
+}
+
+/** Threads whose session projection a store remembers (a miss only costs the locked path). */
+const PROJECTION_CACHE_SIZE = 10_000;
+
+/**
+ * What appending `op` on top of the session projection `seen` writes: the facts at their versions,
+ * the projection after them (unchanged without facts), the run's new state when it settles (a run
+ * may only park as awaiting while something is actually pending, otherwise it stays runnable so no
+ * input is stranded) and the receipt. Pure, so both commit paths write the same thing.
+ */
+function planAppend(
+  op: CommitOperation,
+  seen: { session_id: string; status: string; pending_json: string; usage_json: string },
+  now: number,
+): {
+  committed: CommittedFact[];
+  after: { status: string; pending_json: string; usage_json: string };
+  runState: string | null;
+  receipt: CommitReceipt;
+} {
+  const committed = committedFacts(seen.session_id, op.threadId, op.expectedVersion, op.facts, now);
+  const after =
+    committed.length > 0
+      ? projectedColumns(seen, op.facts)
+      : { status: seen.status, pending_json: seen.pending_json, usage_json: seen.usage_json };
+  const pendingAfter = fromJson<PendingAction[]>(after.pending_json);
+  const settled = op.settle === "awaiting" && pendingAfter.length === 0 ? null : (op.settle ?? null);
+  return {
+    committed,
+    after,
+    runState: op.settle ? (settled ?? "queued") : null,
+    receipt: {
+      opId: op.opId,
+      runId: op.runId,
+      threadId: op.threadId,
+      versionAfter: op.expectedVersion + op.facts.length,
+      eventIds: committed.map((f) => f.id),
+      committedAt: now,
+      settled: op.settle ?? null,
+    },
+  };
 }
 
 /**
@@ -237,6 +363,9 @@ interface ClaimRow {
   thread_id: string;
   epoch: number;
   crash_count: number;
+  status: string | null;
+  pending_json: string | null;
+  usage_json: string | null;
   workspace_id: string | null;
   agent_snapshot_json: string | null;
   environment_id: string | null;
@@ -252,7 +381,7 @@ interface ClaimRow {
  * claim, when the session or its pinned environment revision is missing.
  */
 const CLAIM = {
-  name: "awaken_claim_v1",
+  name: "awaken_claim_v2",
   sql: `with claimed as (
     update runs set state = 'claimed', owner = $1, epoch = epoch + 1, lease_expires_at = $2,
       crash_count = crash_count + case when state = 'claimed' then 1 else 0 end, updated_at = $3
@@ -263,7 +392,7 @@ const CLAIM = {
       for update skip locked)
     returning id, session_id, thread_id, epoch, crash_count)
   select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count,
-    s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
+    s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
     (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
     1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete
   from claimed c
@@ -296,6 +425,20 @@ const COMMIT_LOCK = {
     left join commit_operations c on c.op_id = $2
     where t.id = $3
     for update of t, r, s`,
+} as const;
+
+interface AppendRow {
+  o_outcome: "appended" | "projection_moved" | "decide";
+  o_status: string | null;
+  o_pending_json: string | null;
+  o_usage_json: string | null;
+}
+
+/** The plain append as one call (see migration 005 for the function and its checks). */
+const APPEND = {
+  name: "awaken_commit_append_v1",
+  text: `select o_outcome, o_status, o_pending_json, o_usage_json
+    from awaken_commit_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
 } as const;
 
 /** $1 operation id. */

@@ -3,6 +3,7 @@ import { initial } from "./001_initial.js";
 import { selfHostedWork } from "./002_self_hosted_work.js";
 import { vaults } from "./003_vaults.js";
 import { credentialPins } from "./004_credential_pins.js";
+import { commitAppendFunction } from "./005_commit_append_function.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "002_self_hosted_work": selfHostedWork,
   "003_vaults": vaults,
   "004_credential_pins": credentialPins,
+  "005_commit_append_function": commitAppendFunction,
 };
 
 export const migrationProvider: MigrationProvider = {

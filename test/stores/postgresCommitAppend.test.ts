@@ -1,0 +1,149 @@
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
+import type { CoordinatorStores } from "../../src/coordinator/ports.js";
+import { newId } from "../../src/kernel/ids.js";
+import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
+import { openTestPostgres, postgresUnavailable, type TestPostgres } from "../support/postgresFixtures.js";
+import { ManualClock, op, seedQueuedRun } from "../support/storeFixtures.js";
+
+// The plain append in one round trip (migration 005, `PostgresDispatchStore.appendInOneCall`): which
+// statements reach the server, and that the one-call path writes exactly what the locked path
+// writes, including when another writer moved the session projection in between.
+const LEASE_MS = 60_000;
+
+let pgFixture: TestPostgres | undefined;
+let a: CoordinatorStores;
+let b: CoordinatorStores;
+let clock: ManualClock;
+
+beforeEach(async (ctx) => {
+  const reason = postgresUnavailable();
+  if (reason) ctx.skip(reason);
+  clock = new ManualClock();
+  pgFixture = await openTestPostgres();
+  a = postgresCoordinatorStores(pgFixture.handle, clock);
+  b = postgresCoordinatorStores(await pgFixture.openReplica(), clock);
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await pgFixture?.dispose();
+  pgFixture = undefined;
+});
+
+/** The statements `fn` sends to PostgreSQL, in order (BEGIN and COMMIT included). */
+async function statementsOf(fn: () => Promise<unknown>): Promise<string[]> {
+  const texts: string[] = [];
+  const original = pg.Client.prototype.query;
+  vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0];
+    const text = typeof first === "string" ? first : (first as { text?: string }).text;
+    texts.push((text ?? "").trim().split(/\s+/).slice(0, 3).join(" "));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original);
+  try {
+    await fn();
+  } finally {
+    vi.restoreAllMocks();
+  }
+  return texts;
+}
+
+async function sessionColumns(sessionId: string) {
+  const { rows } = await pgFixture!.handle.pool.query(
+    "select status, pending_json, usage_json from sessions where id = $1",
+    [sessionId],
+  );
+  return rows[0] as { status: string; pending_json: string; usage_json: string };
+}
+
+function withUsage(operation: CommitOperation, inputTokens: number): CommitOperation {
+  return {
+    ...operation,
+    facts: [
+      ...operation.facts,
+      {
+        id: newId("sevt", clock.now()),
+        type: "span.model_request_end",
+        body: { model_usage: { input_tokens: inputTokens, output_tokens: 1 } },
+      },
+    ],
+  };
+}
+
+describe("PostgreSQL: the plain append in one call", () => {
+  it("after a claim, an append is one statement; a replica that saw nothing takes the locked path", async () => {
+    const fx = await seedQueuedRun(a, clock);
+    const claim = (await a.dispatch.claim("w1", LEASE_MS))!;
+    const v0 = await a.history.threadVersion(fx.session.threadId);
+
+    const oneCall = await statementsOf(() => a.dispatch.commit(op(fx, claim, v0, 2)));
+    expect(oneCall).toEqual(["select o_outcome, o_status,"]);
+
+    // Replica b never claimed or committed on this thread: it cannot know the projection.
+    const locked = await statementsOf(async () => {
+      expect(await b.dispatch.commit(op(fx, claim, v0 + 2, 2))).toMatchObject({ ok: true, duplicate: false });
+    });
+    expect(locked[0]).toBe("start transaction isolation");
+    expect(locked).toContain("commit");
+    expect(locked.some((t) => t.startsWith("select o_outcome"))).toBe(false);
+
+    const facts = await a.history.readThread(fx.session.threadId, v0);
+    expect(facts.map((f) => f.seq)).toEqual([v0 + 1, v0 + 2, v0 + 3, v0 + 4]);
+  });
+
+  it("a projection moved by another replica is read back and the append retried once, with the right totals", async () => {
+    const fx = await seedQueuedRun(a, clock);
+    const claim = (await a.dispatch.claim("w1", LEASE_MS))!;
+    let version = await a.history.threadVersion(fx.session.threadId);
+
+    expect(await a.dispatch.commit(withUsage(op(fx, claim, version, 1), 10))).toMatchObject({ ok: true });
+    version += 2;
+    // The same worker's next commit lands through replica b (remote workers talk to any replica).
+    expect(await b.dispatch.commit(withUsage(op(fx, claim, version, 1), 100))).toMatchObject({ ok: true });
+    version += 2;
+
+    // a remembers the projection with 10 input tokens; the row now has 110.
+    const sent = await statementsOf(async () => {
+      const result = await a.dispatch.commit(withUsage(op(fx, claim, version, 1, "done"), 1000));
+      expect(result).toMatchObject({ ok: true, duplicate: false, receipt: { versionAfter: version + 2 } });
+    });
+    expect(sent).toEqual(["select o_outcome, o_status,", "select o_outcome, o_status,"]);
+
+    const columns = await sessionColumns(fx.session.id);
+    expect(JSON.parse(columns.usage_json)).toMatchObject({ input_tokens: 1110, output_tokens: 3 });
+    const { rows } = await pgFixture!.handle.pool.query("select state, owner from runs where id = $1", [
+      fx.runId,
+    ]);
+    expect(rows[0]).toEqual({ state: "done", owner: null });
+  });
+
+  it("every refusal of the function writes nothing and is decided by the locked path", async () => {
+    const fx = await seedQueuedRun(a, clock);
+    const claim = (await a.dispatch.claim("w1", LEASE_MS))!;
+    const version = await a.history.threadVersion(fx.session.threadId);
+    const first = op(fx, claim, version, 2);
+    expect(await a.dispatch.commit(first)).toMatchObject({ ok: true, duplicate: false });
+
+    // A retry of the same operation: the original receipt, nothing appended.
+    const retry = await a.dispatch.commit(first);
+    expect(retry).toMatchObject({ ok: true, duplicate: true });
+    // A stale version, a stale epoch, a lapsed lease: rejected, nothing appended.
+    expect(await a.dispatch.commit(op(fx, claim, version, 1, undefined, 1))).toMatchObject({
+      ok: false,
+      rejection: { kind: "version_conflict", currentVersion: version + 2 },
+    });
+    expect(
+      await a.dispatch.commit(op(fx, { ...claim, epoch: claim.epoch + 1 }, version + 2, 1)),
+    ).toMatchObject({
+      ok: false,
+      rejection: { kind: "stale_claim" },
+    });
+    clock.advance(LEASE_MS);
+    expect(await a.dispatch.commit(op(fx, claim, version + 2, 1))).toMatchObject({
+      ok: false,
+      rejection: { kind: "stale_claim", reason: "lease expired" },
+    });
+    expect(await a.history.threadVersion(fx.session.threadId)).toBe(version + 2);
+  });
+});
