@@ -285,7 +285,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       op.settle
         ? `ru as (update runs set state = ${$(plan.runState ?? "queued")}, owner = null, lease_expires_at = null,
             crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`
-        : `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)})`,
+        : `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)} and crash_count <> 0)`,
       `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
         values (${$(op.opId)}, ${$(op.runId)}, ${$(hash)}, ${$(toJson(receipt))}, ${at}))`,
     );

@@ -212,6 +212,8 @@ export class SqlDispatchStore implements DispatchStore {
             : { crash_count: 0, updated_at: now },
         )
         .where("id", "=", op.runId)
+        // Progress resets the crash budget; a run with no crash to forget is not written at all.
+        .$if(!op.settle, (q) => q.where("crash_count", "<>", 0))
         .execute();
       const receipt: CommitReceipt = {
         opId: op.opId,

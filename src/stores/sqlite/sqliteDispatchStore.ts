@@ -172,7 +172,12 @@ export class SqliteDispatchStore implements DispatchStore {
           op.runId,
         );
       } else {
-        sql.run("update runs set crash_count = 0, updated_at = ? where id = ?", now, op.runId);
+        // Progress resets the crash budget; a run with no crash to forget is not written at all.
+        sql.run(
+          "update runs set crash_count = 0, updated_at = ? where id = ? and crash_count <> 0",
+          now,
+          op.runId,
+        );
       }
       const receipt: CommitReceipt = {
         opId: op.opId,

@@ -63,7 +63,8 @@ begin
         available_at = p_now, updated_at = p_now
       where id = p_run;
   else
-    update runs set crash_count = 0, updated_at = p_now where id = p_run;
+    -- Progress resets the crash budget; a run with no crash to forget is left untouched (no write).
+    update runs set crash_count = 0, updated_at = p_now where id = p_run and crash_count <> 0;
   end if;
   insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
     values (p_op, p_run, p_hash, p_receipt, p_now);
