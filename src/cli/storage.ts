@@ -7,6 +7,7 @@ import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
+import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../stores/sqlite/sqliteStores.js";
@@ -29,6 +30,8 @@ export interface Storage {
   description: string;
   control: ControlStores;
   coordinator: CoordinatorStores;
+  /** Which session a run belongs to (the worker transport's credential route binds claims with it). */
+  runSessions: SqlRunSessions;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
   close(): Promise<void>;
@@ -68,6 +71,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       description,
       control: postgresControlStores(handle),
       coordinator: postgresCoordinatorStores(handle, clock),
+      runSessions: new SqlRunSessions(handle.db),
       signals,
       close: async () => {
         // Signals first: pending NOTIFYs still need the pool.
@@ -83,6 +87,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
     coordinator: sqliteCoordinatorStores(handle, clock),
+    runSessions: new SqlRunSessions(handle.db),
     signals: new InProcessWakeSignals(),
     close: () => handle.close(),
   };

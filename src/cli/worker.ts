@@ -4,6 +4,7 @@ import { sleep, systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
+import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { createSandboxes } from "./sandboxes.js";
@@ -100,6 +101,11 @@ export async function startRemoteWorker(
       crashBudget: 5,
       modelIdleTimeoutMs: options.modelIdleTimeoutMs,
       log,
+      // This process is the last-mile holder of its runs' credentials (the MCP connections): the
+      // coordinator checks the claim, admits the session's pin, audits and sends the material back
+      // over the worker transport. Use an https:// coordinator URL (or a private network) in
+      // production: the response carries the bearer.
+      credentials: new RemoteCredentialHolder(transport),
     },
     {
       id: options.id ?? `${hostname()}-${process.pid}`,

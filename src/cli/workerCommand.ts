@@ -15,6 +15,10 @@ Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
   AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
 
+Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
+it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
+over the worker transport. Use an https:// coordinator URL or a private network in production.
+
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
 token or coordinator URL, and a coordinator that rejects the token (401).
 `;

@@ -1,6 +1,6 @@
 import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
 import type { CommittedFact } from "../coordinator/facts.js";
-import type { Activation, LiveEvidence } from "../coordinator/ports.js";
+import type { Activation, CredentialOpenRequest, LiveEvidence } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import type { RuntimeLog } from "../runtime/ports.js";
 import type { WorkerTransport } from "./ports.js";
@@ -49,7 +49,7 @@ type EvidenceItem = WorkerRequest<"evidence">["items"][number];
  * operation id, so a retry after a lost response gets the original receipt from the fence. A claim
  * is not retried: a lost claim response leaves a run held until its lease lapses, and the worker
  * loop claims again anyway. Wake-ups come from the claim's long-poll, cancellation from renew
- * answering `held: false`.
+ * answering `held: false` (and from a credential open answered `claim_lost`).
  *
  * Live evidence (previews) is batched: what is published in one turn of the event loop leaves in
  * one request, one batch at a time so batches arrive in order. A commit waits only for a batch in
@@ -64,6 +64,7 @@ export class HttpWorkerTransport implements WorkerTransport {
   private readonly attempts: number;
   private readonly retryBaseMs: number;
   private unreachable = false;
+  private readonly cancelListeners = new Set<(runId: string) => void>();
   private evidenceQueue: EvidenceItem[] = [];
   /** The evidence batch in flight, and the sessions it carries previews of. */
   private batch: { sent: Promise<void>; sessions: Set<string> } | null = null;
@@ -119,8 +120,23 @@ export class HttpWorkerTransport implements WorkerTransport {
     return () => {};
   }
 
-  onRunCancelled(_listener: (runId: string) => void): () => void {
-    return () => {};
+  onRunCancelled(listener: (runId: string) => void): () => void {
+    this.cancelListeners.add(listener);
+    return () => this.cancelListeners.delete(listener);
+  }
+
+  /**
+   * Asks the coordinator to open the session's pinned credential for a last-mile holder of this
+   * worker (`remoteCredentials.ts` is the runtime's port over it). The coordinator checks the claim
+   * first; an answer of `claim_lost` aborts that run here at once (the cancel listeners, as a failed
+   * renew would a moment later), so the runtime sees a lost claim, not an error. Retried like the
+   * other idempotent calls: an open repeated after a lost response is a second, audited open of the
+   * same pin, never another credential.
+   */
+  async openCredential(request: CredentialOpenRequest): Promise<WorkerResponse<"openCredential">> {
+    const answer = await this.call("openCredential", request, true);
+    if (answer.kind === "claim_lost") for (const listener of this.cancelListeners) listener(request.runId);
+    return answer;
   }
 
   /**

@@ -11,6 +11,7 @@ import { z } from "zod";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { JsonObject } from "../kernel/json.js";
+import { credentialOpenRequestSchema, credentialOpenResponseSchema } from "./credentialWire.js";
 
 /** Every worker route lives under this prefix, outside the API-key-authenticated Managed Agents API. */
 export const WORKER_ROUTE_PREFIX = "/v1/awaken/worker";
@@ -143,6 +144,13 @@ export const WORKER_ROUTES = {
     path: "/evidence",
     request: z.object({ items: evidenceItems }),
     response: empty,
+  },
+  // A remote last-mile holder's credential: the claim is checked live first, then custody opens
+  // the session's pin (see credentialWire.ts and edge/worker-transport/credentialRoute.ts).
+  openCredential: {
+    path: "/credentials/open",
+    request: credentialOpenRequestSchema,
+    response: credentialOpenResponseSchema,
   },
 } as const;
 

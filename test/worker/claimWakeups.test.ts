@@ -79,7 +79,17 @@ beforeEach(async () => {
   // An aborted fetch leaves its socket half-open for a few seconds: do not wait for it on close.
   app = Fastify({ forceCloseConnections: true });
   app.register(async (scope) =>
-    workerTransportRoutes(scope, { gateway: coordinator.gateway, token: TOKEN, leaseMs: 5_000, pollMs: 50 }),
+    workerTransportRoutes(scope, {
+      gateway: coordinator.gateway,
+      token: TOKEN,
+      leaseMs: 5_000,
+      pollMs: 50,
+      // Claims only: no credential is ever asked for here.
+      credentials: {
+        custody: { open: () => Promise.reject(new Error("not under test")) },
+        runSession: () => Promise.reject(new Error("not under test")),
+      },
+    }),
   );
   url = await app.listen({ host: "127.0.0.1", port: 0 });
 });

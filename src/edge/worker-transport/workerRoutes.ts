@@ -11,6 +11,7 @@ import {
   type WorkerRouteName,
 } from "../../worker/transportWire.js";
 import { ClaimWakeups } from "./claimWakeups.js";
+import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
 
 export interface WorkerRouteDeps {
   /** The coordinator side of the transport (`localWorkerGateway`): same fence, same signals. */
@@ -21,10 +22,13 @@ export interface WorkerRouteDeps {
   leaseMs: number;
   /** How long an idle worker waits between claims after a long-poll came back empty. */
   pollMs: number;
+  /** Custody for remote last-mile holders (`/credentials/open`), behind a live-claim check. */
+  credentials: CredentialRouteDeps;
 }
 
 /**
- * The remote worker transport: typed claim/renew/release/commit/read/evidence calls, authenticated
+ * The remote worker transport: typed claim/renew/release/commit/read/evidence calls, and the
+ * credential open of remote last-mile holders (`credentialRoute.ts`), authenticated
  * by the shared worker token only (an API key is never accepted here). Register inside its own
  * Fastify scope so the token hook does not touch the Managed Agents routes.
  */
@@ -86,6 +90,17 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   route(app, "evidence", async (b) => {
     for (const item of b.items) gateway.publish(item.sessionId, item.evidence);
     return {};
+  });
+  route(app, "openCredential", (b, request, reply) => {
+    // The answer may carry a bearer: no cache on the way may keep it.
+    reply.header("cache-control", "no-store");
+    return openForRemoteHolder(
+      (runId, owner, epoch, leaseMs) => gateway.renew(runId, owner, epoch, leaseMs),
+      deps.leaseMs,
+      deps.credentials,
+      b,
+      request.log,
+    );
   });
 }
 

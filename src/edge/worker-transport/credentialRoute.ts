@@ -1,0 +1,95 @@
+import type { FastifyBaseLogger } from "fastify";
+import type { CredentialOpening, CredentialOpenRequest } from "../../coordinator/ports.js";
+import type { WorkerTransport } from "../../worker/ports.js";
+import type { WorkerRequest, WorkerResponse } from "../../worker/transportWire.js";
+
+/** Control's custody (`CredentialCustody.open`): admission of the session's pin, then the one field. */
+export interface CredentialOpener {
+  open(request: CredentialOpenRequest): Promise<CredentialOpening>;
+}
+
+/** The session (and its workspace) a run belongs to, or null when there is no such run. */
+export type RunSessionLookup = (runId: string) => Promise<{ sessionId: string; workspaceId: string } | null>;
+
+export interface CredentialRouteDeps {
+  custody: CredentialOpener;
+  runSession: RunSessionLookup;
+}
+
+type Answer = WorkerResponse<"openCredential">;
+
+/**
+ * A remote worker's last-mile holder asks for its session's pinned credential.
+ *
+ * Why sending material to a remote worker is acceptable: the remote worker IS the last-mile holder
+ * process, exactly as the in-process worker is for `awaken up`: its MCP connection has to put the
+ * bearer on the wire to the MCP server, so it must hold the token for that connection anyway. What
+ * the coordinator keeps is the decision: the claim must be live, the pin is the session's own
+ * (never a replacement), admission and audit run here, next to the store. The worker token is all
+ * that authenticates the worker, and the token travels in this response: run the worker transport
+ * over TLS (an `https://` coordinator URL, e.g. behind a terminating proxy) or on a private network
+ * in production, as for the rest of the transport (which carries session history and commits).
+ *
+ * Order: the claim first, through the renew route's own check (one conditional UPDATE: this owner,
+ * this epoch, `claimed`, lease unexpired; extending the lease of a run its holder is working on is
+ * what renew does anyway), then that the run is one of the session named (so the audit's who and
+ * whose always agree). A failed check answers `claim_lost` having opened and audited nothing: the
+ * worker aborts that run as it would after a failed renew.
+ *
+ * The material: custody's Buffer is base64-encoded into the answer and zeroed at once. The string
+ * (and the serialized body) cannot be zeroed; it lives until garbage collection, like the bearer
+ * header the in-process holder builds. Request logging is off (`httpServer.ts`) and no log line or
+ * error here carries the opening; refusal reasons are custody's secret-free ones.
+ */
+export async function openForRemoteHolder(
+  renew: WorkerTransport["renew"],
+  leaseMs: number,
+  deps: CredentialRouteDeps,
+  request: WorkerRequest<"openCredential">,
+  log: FastifyBaseLogger,
+): Promise<Answer> {
+  const { runId, owner, epoch } = request;
+  if (!(await renew(runId, owner, epoch, leaseMs))) {
+    return {
+      kind: "claim_lost",
+      reason: `run ${runId} is not claimed by ${owner} at epoch ${epoch} with a live lease`,
+    };
+  }
+  const run = await deps.runSession(runId);
+  if (!run || run.sessionId !== request.sessionId || run.workspaceId !== request.workspaceId) {
+    // A worker holding one claim asked for another session's credential: a bug or an abuse of the
+    // worker token. Refused like a lost claim, and logged (ids only).
+    log.warn(
+      { runId, owner, epoch, sessionId: request.sessionId, workspaceId: request.workspaceId },
+      "credential open refused: the claim named is not a claim on that session",
+    );
+    return { kind: "claim_lost", reason: `run ${runId} is not a run of session ${request.sessionId}` };
+  }
+  return toWire(await deps.custody.open(request));
+}
+
+function toWire(opening: CredentialOpening): Answer {
+  switch (opening.kind) {
+    case "none":
+    case "refused":
+      return opening;
+    case "bearer":
+      try {
+        return {
+          kind: "bearer",
+          token: opening.token.toString("base64"),
+          credentialId: opening.credentialId,
+          revision: opening.revision,
+        };
+      } finally {
+        opening.token.fill(0);
+      }
+    default:
+      // A new opening kind must be given its wire form here (credentialWire.ts), not passed through.
+      return unsupported(opening);
+  }
+}
+
+function unsupported(opening: never): never {
+  throw new Error(`credential opening of kind ${(opening as { kind: string }).kind} has no wire form`);
+}

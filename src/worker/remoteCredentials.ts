@@ -1,0 +1,49 @@
+import type { CredentialOpening, CredentialOpenRequest } from "../coordinator/ports.js";
+import type { CredentialHolderPort } from "../runtime/ports.js";
+import type { CredentialOpenWireResponse } from "./credentialWire.js";
+
+/** What this port needs of the transport (`HttpWorkerTransport.openCredential`). */
+export interface CredentialOpenTransport {
+  openCredential(request: CredentialOpenRequest): Promise<CredentialOpenWireResponse>;
+}
+
+/** The coordinator found the claim the open named not live: the run is lost, nothing was opened. */
+export class CredentialClaimLost extends Error {
+  constructor(runId: string, reason: string) {
+    super(`credential not opened for run ${runId}: the claim is lost (${reason})`);
+    this.name = "CredentialClaimLost";
+  }
+}
+
+/**
+ * The runtime's `credentials` port on a remote worker: the coordinator keeps custody (live claim,
+ * the session's pin, admission, audit) and answers with the opening; this process is the last-mile
+ * holder, like the in-process worker of `awaken up`. The bearer arrives as base64 and is handed on
+ * as a Buffer that its holder (the MCP connection, `runtime/mcp/mcpSessions.ts`) zeroes once it
+ * built its header, exactly as in process. The base64 string itself cannot be zeroed (JSON carries
+ * text); nothing here logs it or puts it in an error.
+ *
+ * A lost claim is thrown (`CredentialClaimLost`) after the transport already aborted the run's
+ * signal, so the runtime ends the slice as lost, as after a failed renew, and writes nothing.
+ */
+export class RemoteCredentialHolder implements CredentialHolderPort {
+  constructor(private readonly transport: CredentialOpenTransport) {}
+
+  async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
+    const answer = await this.transport.openCredential(request);
+    switch (answer.kind) {
+      case "none":
+      case "refused":
+        return answer;
+      case "bearer":
+        return {
+          kind: "bearer",
+          token: Buffer.from(answer.token, "base64"),
+          credentialId: answer.credentialId,
+          revision: answer.revision,
+        };
+      case "claim_lost":
+        throw new CredentialClaimLost(request.runId, answer.reason);
+    }
+  }
+}

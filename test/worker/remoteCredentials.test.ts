@@ -1,0 +1,167 @@
+/**
+ * The remote worker's `credentials` port over the worker transport, against a real coordinator in
+ * this process (no MCP server is needed: opening happens before connecting). The bearer comes back
+ * as the pinned bytes in a Buffer; a session with no pin for a server gets `none`; a claim the
+ * coordinator finds lost throws and aborts that run through the transport's cancel listeners, so
+ * the worker loop ends the slice as a lost claim, not as a crash.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
+import { createSandboxes } from "../../src/cli/sandboxes.js";
+import type { CredentialOpenRequest } from "../../src/coordinator/ports.js";
+import { systemClock } from "../../src/kernel/clock.js";
+import { createProviderRouter } from "../../src/providers/router.js";
+import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
+import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
+import { CredentialClaimLost, RemoteCredentialHolder } from "../../src/worker/remoteCredentials.js";
+import { Worker } from "../../src/worker/workerLoop.js";
+import { MODEL, sleep, userMessage } from "../support/sdkHelpers.js";
+
+const KEY = "sk-awaken-remote-credentials-unit";
+const TOKEN = "worker-token-remote-credentials-unit";
+const MCP_URL = "http://127.0.0.1:9/mcp";
+const silent = { info: () => {}, warn: () => {} };
+
+let dataDir: string;
+let server: RunningServer;
+let client: Anthropic;
+let transport: HttpWorkerTransport;
+
+beforeEach(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "awaken-remote-credentials-"));
+  server = await startAllInOne(
+    {
+      host: "127.0.0.1",
+      port: 0,
+      dataDir,
+      workers: 0,
+      leaseMs: 15_000,
+      modelIdleTimeoutMs: 300_000,
+      ssePingMs: 15_000,
+      apiKey: KEY,
+      workerToken: TOKEN,
+      retry: {},
+      env: {},
+    },
+    pino({ level: "silent" }),
+  );
+  client = new Anthropic({ baseURL: server.url, apiKey: KEY, maxRetries: 0 });
+  transport = new HttpWorkerTransport({ baseUrl: server.url, token: TOKEN, log: silent, claimWaitMs: 0 });
+});
+afterEach(async () => {
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** A session pinned to a static_bearer for MCP_URL, with a queued run. */
+async function pinnedRun(secret: string) {
+  const environment = await client.beta.environments.create({
+    name: "creds",
+    config: { type: "cloud", sandbox: { tier: "none" } } as never,
+  });
+  const agent = await client.beta.agents.create({
+    name: "remote-holder",
+    model: MODEL,
+    mcp_servers: [{ name: "docs", type: "url", url: MCP_URL }],
+    tools: [{ type: "mcp_toolset", mcp_server_name: "docs" }],
+  } as never);
+  const vault = await client.beta.vaults.create({ display_name: "v" } as never);
+  await client.beta.vaults.credentials.create(vault.id, {
+    auth: { type: "static_bearer", token: secret, mcp_server_url: MCP_URL },
+  } as never);
+  const session = await client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environment.id,
+    vault_ids: [vault.id],
+  } as never);
+  await client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+  return session;
+}
+
+describe("RemoteCredentialHolder over HttpWorkerTransport", () => {
+  it("opens the pinned bytes, answers none without a pin, and reports a lost claim", async () => {
+    const secret = `remote-unit-${Math.random().toString(36).slice(2)}`;
+    await pinnedRun(secret);
+    const a = await transport.claim("unit/0", 0);
+    if (!a) throw new Error("no run to claim");
+    const cancelled: string[] = [];
+    transport.onRunCancelled((runId) => cancelled.push(runId));
+    const holder = new RemoteCredentialHolder(transport);
+    const request: CredentialOpenRequest = {
+      workspaceId: a.workspaceId,
+      sessionId: a.sessionId,
+      runId: a.runId,
+      owner: a.owner,
+      epoch: a.epoch,
+      holder: "mcp_connection",
+      mcpServerUrl: MCP_URL,
+    };
+
+    const opening = await holder.open(request);
+    if (opening.kind !== "bearer") throw new Error(`expected a bearer, got ${opening.kind}`);
+    expect(Buffer.isBuffer(opening.token)).toBe(true);
+    expect(opening.token.toString("utf8")).toBe(secret);
+    expect(opening.revision).toBe(1);
+    opening.token.fill(0);
+
+    expect(await holder.open({ ...request, mcpServerUrl: "http://127.0.0.1:9/other" })).toEqual({
+      kind: "none",
+    });
+    expect(cancelled).toEqual([]);
+
+    const lost = holder.open({ ...request, epoch: a.epoch + 1 });
+    await expect(lost).rejects.toBeInstanceOf(CredentialClaimLost);
+    await expect(lost).rejects.not.toThrow(secret);
+    expect(cancelled).toEqual([a.runId]);
+  });
+
+  it("a worker whose credential open finds the claim lost ends the slice as lost, not as a crash", async () => {
+    await pinnedRun(`remote-unit-${Math.random().toString(36).slice(2)}`);
+    const lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+    const log = {
+      info: (fields: Record<string, unknown>, message: string) =>
+        lines.push({ level: "info", fields, message }),
+      warn: (fields: Record<string, unknown>, message: string) =>
+        lines.push({ level: "warn", fields, message }),
+    };
+    const sandboxes = createSandboxes(join(dataDir, "worker-workspaces"));
+    // Present a claim one epoch ahead of the one held: the coordinator answers claim_lost.
+    const stale = new RemoteCredentialHolder({
+      openCredential: (request) => transport.openCredential({ ...request, epoch: request.epoch + 1 }),
+    });
+    const worker = new Worker(
+      transport,
+      {
+        providers: createProviderRouter({}),
+        sandboxes,
+        clock: systemClock,
+        retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: 10 },
+        crashBudget: 5,
+        modelIdleTimeoutMs: 300_000,
+        log,
+        credentials: stale,
+      },
+      { id: "stale", concurrency: 1, leaseMs: 15_000, pollMs: 50, drainMs: 1_000 },
+    );
+    worker.start();
+    try {
+      const deadline = Date.now() + 10_000;
+      while (!lines.some((l) => l.message === "run slice ended")) {
+        if (Date.now() > deadline) throw new Error(`no slice ended: ${JSON.stringify(lines)}`);
+        await sleep(25);
+      }
+    } finally {
+      await worker.stop();
+      await sandboxes.close();
+    }
+    expect(lines.find((l) => l.message === "run slice ended")?.fields).toMatchObject({
+      outcome: "lost_claim",
+    });
+    expect(lines.some((l) => l.message.startsWith("run failed in the worker"))).toBe(false);
+  });
+});
