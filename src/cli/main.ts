@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
+import { secretsCommand } from "./secretsCommand.js";
 import { upCommand } from "./upCommand.js";
 import { workerCommand } from "./workerCommand.js";
 
@@ -11,7 +12,8 @@ const program = new Command()
   .addCommand(upCommand())
   .addCommand(migrateCommand())
   .addCommand(workerCommand())
-  .addCommand(environmentKeysCommand());
+  .addCommand(environmentKeysCommand())
+  .addCommand(secretsCommand());
 
 program.parseAsync(process.argv).catch((error) => {
   console.error(`awaken: ${error instanceof Error ? error.message : String(error)}`);

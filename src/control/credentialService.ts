@@ -7,6 +7,7 @@ import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialSealer, RevisionIdentity } from "../secrets/ports.js";
 import { type CredentialAuthCreate, type CredentialAuthUpdate, SECRET_FIELDS } from "./credentialAuth.js";
 import { resolveCredentialCreate, resolveCredentialUpdate } from "./credentialResolution.js";
+import type { CredentialValidation, CredentialValidator } from "./credentialValidation.js";
 import type {
   CredentialHead,
   CredentialRevision,
@@ -31,13 +32,7 @@ export interface UpdateCredentialCommand {
   expectedRevision?: number | undefined;
 }
 
-export interface CredentialValidation {
-  credentialId: string;
-  vaultId: string;
-  status: "valid" | "invalid" | "unknown";
-  hasRefreshToken: boolean;
-  validatedAt: number;
-}
+export type { CredentialValidation } from "./credentialValidation.js";
 
 /**
  * Vault ingress for credentials. Secret fields go straight to the sealer, bound to the exact
@@ -51,6 +46,8 @@ export class CredentialService {
     private readonly vaults: VaultService,
     private readonly sealer: CredentialSealer,
     private readonly clock: Clock,
+    /** The live probe; without it `validate` answers `unknown` and contacts nothing. */
+    private readonly validator?: CredentialValidator,
   ) {}
 
   async create(workspaceId: string, vaultId: string, cmd: CreateCredentialCommand): Promise<CredentialView> {
@@ -154,9 +151,9 @@ export class CredentialService {
   }
 
   /**
-   * `mcp_oauth_validate`. An honest live probe needs the MCP holder (opening the token for one MCP
-   * connection, which comes with MCP tool support), so until then the answer is `unknown`: nothing
-   * was tried, and nothing is claimed.
+   * `mcp_oauth_validate`: a live probe of the credential's current revision against its MCP server
+   * (`credentialValidation.ts`). Without a validator (a composition that wires none) the answer is
+   * `unknown` with nothing probed: nothing was tried, and nothing is claimed.
    */
   async validate(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialValidation> {
     const { head, revision } = await this.retrieve(workspaceId, vaultId, credentialId);
@@ -166,11 +163,19 @@ export class CredentialService {
         `credential ${credentialId} is an environment_variable credential; only MCP credentials (mcp_oauth, static_bearer) can be validated`,
       );
     }
+    if (this.validator) {
+      // A refresh commits a new revision: only where an update could (vault and credential live).
+      const vault = await this.vaults.get(workspaceId, vaultId);
+      const refreshable = vault.archivedAt === null && head.archivedAt === null;
+      return this.validator.validate({ head, revision }, { refreshable });
+    }
     return {
       credentialId,
       vaultId,
       status: "unknown",
       hasRefreshToken: revision.secretFields.includes(SECRET_FIELDS.refreshToken),
+      mcpProbe: null,
+      refresh: null,
       validatedAt: this.clock.now(),
     };
   }

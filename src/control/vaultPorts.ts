@@ -89,6 +89,41 @@ export interface CredentialStore {
   delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean>;
 }
 
+/** One stored revision's seal, with the identity columns of its own row (what the seal binds to). */
+export interface SealedRevisionRow {
+  workspaceId: string;
+  credentialId: string;
+  revision: number;
+  sealed: SealedSecret;
+}
+
+/** Where a listing of sealed revisions resumes: after this (credential id, revision). */
+export interface SealedRevisionCursor {
+  credentialId: string;
+  revision: number;
+}
+
+/**
+ * The re-seal of a master-key rotation (`control/masterKeyReseal.ts`, `awaken secrets reseal`):
+ * the one place a stored revision's seal is rewritten. The revision's identity, auth and field
+ * names never change; only the seal columns do, each revision in its own transaction.
+ */
+export interface SealedRevisionStore {
+  /** How many stored revisions each master key id seals. */
+  countByMasterKey(): Promise<Map<string, number>>;
+  /** Up to `limit` revisions not sealed under `keyId`, in (credential id, revision) order after `after`. */
+  listSealedNotUnder(
+    keyId: string,
+    after: SealedRevisionCursor | null,
+    limit: number,
+  ): Promise<SealedRevisionRow[]>;
+  /**
+   * Replaces one revision's seal with `next`, only while the row still holds exactly `current.sealed`
+   * (one transaction). False when the row changed (re-sealed by another run) or is gone (deleted).
+   */
+  replaceSealed(current: SealedRevisionRow, next: SealedSecret): Promise<boolean>;
+}
+
 /** One open (or refusal) of a pinned credential by a last-mile holder. Never material. */
 export interface CredentialOpenRecord {
   id: string;

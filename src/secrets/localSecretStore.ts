@@ -10,14 +10,14 @@ import {
 } from "./envelope.js";
 import { SecretOpenError } from "./errors.js";
 import type { MasterKey } from "./masterKey.js";
-import type { RevisionIdentity, SealedSecret, SecretStore } from "./ports.js";
+import type { RevisionIdentity, SealedRecordRewrapper, SealedSecret, SecretStore } from "./ports.js";
 
 /**
  * The SecretStore of a self-hosted server: envelope encryption under a local master key. Seals with
  * the current key; opens with whichever held key the record names, so after a master key rotation the
  * retired key can stay here (read-only) until every record is re-sealed.
  */
-export class LocalSecretStore implements SecretStore {
+export class LocalSecretStore implements SecretStore, SealedRecordRewrapper {
   private readonly keys = new Map<string, Buffer>();
 
   constructor(
@@ -25,6 +25,24 @@ export class LocalSecretStore implements SecretStore {
     retired: readonly MasterKey[] = [],
   ) {
     for (const key of [current, ...retired]) this.keys.set(key.id, key.key);
+  }
+
+  get currentKeyId(): string {
+    return this.current.id;
+  }
+
+  holdsKey(masterKeyId: string): boolean {
+    return this.keys.has(masterKeyId);
+  }
+
+  /** Master-key rotation: the same plaintext, a new data key, sealed under the current key. */
+  async rewrap(identity: RevisionIdentity, sealed: SealedSecret): Promise<SealedSecret> {
+    const plaintext = await this.open(identity, sealed);
+    try {
+      return await this.seal(identity, plaintext);
+    } finally {
+      plaintext.fill(0);
+    }
   }
 
   async seal(identity: RevisionIdentity, plaintext: Buffer): Promise<SealedSecret> {

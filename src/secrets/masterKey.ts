@@ -1,11 +1,27 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { KEY_BYTES } from "./envelope.js";
 import { MasterKeyError } from "./errors.js";
 
 export const MASTER_KEY_ENV = "AWAKEN_MASTER_KEY";
 export const MASTER_KEY_FILE = "master.key";
+/** Retired keys (open only, never seal): comma-separated base64 keys. */
+export const MASTER_KEY_RETIRED_ENV = "AWAKEN_MASTER_KEY_RETIRED";
+/** Retired key files: `<dataDir>/master.key.retired-<anything>` (the rotation names them by key id). */
+export const RETIRED_KEY_FILE_PREFIX = `${MASTER_KEY_FILE}.retired-`;
 
 /** The root of the envelope. `key` lives for the process; `id` is stored with every sealed record. */
 export interface MasterKey {
@@ -49,7 +65,7 @@ export function masterKeyFromBase64(text: string, where: string): MasterKey {
  * with mode 0600. A key file that anyone but its owner may read or write is refused rather than
  * used: whoever can read it can open every credential in the database.
  */
-export function loadMasterKey(options: { env: NodeJS.ProcessEnv; dataDir: string }): {
+export function loadMasterKey(options: { env: NodeJS.ProcessEnv; dataDir: string; generate?: boolean }): {
   masterKey: MasterKey;
   source: MasterKeySource;
   file: string | null;
@@ -59,7 +75,160 @@ export function loadMasterKey(options: { env: NodeJS.ProcessEnv; dataDir: string
   const file = join(options.dataDir, MASTER_KEY_FILE);
   const existing = readKeyFile(file);
   if (existing) return { masterKey: existing, source: "file", file };
+  if (options.generate === false) {
+    throw new MasterKeyError(`no master key: ${MASTER_KEY_ENV} is not set and ${file} does not exist`);
+  }
   return { masterKey: generateKeyFile(options.dataDir, file), source: "generated", file };
+}
+
+/** A retired key and where it came from (the variable, or a file path): for logs, never the key. */
+export interface RetiredMasterKey {
+  masterKey: MasterKey;
+  source: string;
+}
+
+/**
+ * The retired master keys: records sealed under them still open, nothing new is sealed under them
+ * (a rotation's window, until `awaken secrets reseal` re-sealed every revision under the current
+ * key). From `AWAKEN_MASTER_KEY_RETIRED` (comma-separated base64 keys) and every
+ * `<dataDir>/master.key.retired-*` file, each file held to the same rule as `master.key` (a regular
+ * file only its owner can reach). A key equal to the current one, or listed twice, is used once.
+ */
+export function loadRetiredMasterKeys(options: {
+  env: NodeJS.ProcessEnv;
+  dataDir: string;
+  currentId: string;
+}): RetiredMasterKey[] {
+  const out = new Map<string, RetiredMasterKey>();
+  const add = (masterKey: MasterKey, source: string) => {
+    if (masterKey.id === options.currentId || out.has(masterKey.id)) {
+      masterKey.key.fill(0);
+      return;
+    }
+    out.set(masterKey.id, { masterKey, source });
+  };
+  const fromEnv = options.env[MASTER_KEY_RETIRED_ENV] ?? "";
+  fromEnv
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .forEach((part, index) => {
+      add(
+        masterKeyFromBase64(part, `${MASTER_KEY_RETIRED_ENV} (entry ${index + 1})`),
+        MASTER_KEY_RETIRED_ENV,
+      );
+    });
+  for (const file of retiredKeyFiles(options.dataDir)) {
+    const key = readKeyFile(file);
+    if (key) add(key, file);
+  }
+  return [...out.values()];
+}
+
+function retiredKeyFiles(dataDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  return names
+    .filter(
+      (name) => name.startsWith(RETIRED_KEY_FILE_PREFIX) && name.length > RETIRED_KEY_FILE_PREFIX.length,
+    )
+    .sort()
+    .map((name) => join(dataDir, name));
+}
+
+/** Reads a key file someone else prepared (e.g. `--new-key-file`), under the same rules as `master.key`. */
+export function readMasterKeyFile(file: string): MasterKey {
+  const key = readKeyFile(file);
+  if (!key) throw new MasterKeyError(`key file ${file} does not exist`);
+  return key;
+}
+
+export function generateMasterKey(): MasterKey {
+  const key = randomBytes(KEY_BYTES);
+  return { id: masterKeyId(key), key };
+}
+
+/**
+ * Step 1 of a master-key rotation of a file-based key: the current `<dataDir>/master.key` is kept
+ * as `<dataDir>/master.key.retired-<its id>` (0600; written first, so the old key is never lost),
+ * then `newKey` replaces `master.key` atomically (a 0600 temporary file, fsynced, renamed over it).
+ * Safe to run again after a crash between the two steps (an existing retired file must hold the
+ * same key). Nothing is re-sealed here; servers pick the new key up when they restart.
+ */
+export function rotateMasterKeyFile(
+  dataDir: string,
+  newKey: MasterKey,
+): { previousId: string; retiredFile: string; currentId: string; file: string } {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  const current = readKeyFile(file);
+  if (!current) {
+    throw new MasterKeyError(`${file} does not exist: there is no file-based master key to rotate`);
+  }
+  try {
+    if (current.id === newKey.id) {
+      throw new MasterKeyError(`the new key is the current master key (${current.id}); nothing to rotate`);
+    }
+    const retiredFile = join(dataDir, `${RETIRED_KEY_FILE_PREFIX}${current.id}`);
+    writeKeyFile(retiredFile, current.key, { exclusive: true, sameKeyOk: current.id });
+    const temporary = join(dataDir, `${MASTER_KEY_FILE}.new`);
+    writeKeyFile(temporary, newKey.key, { exclusive: false });
+    renameSync(temporary, file);
+    syncDirectory(dataDir);
+    return { previousId: current.id, retiredFile, currentId: newKey.id, file };
+  } finally {
+    current.key.fill(0);
+  }
+}
+
+/** Writes `key` (base64) with mode 0600 and fsyncs it. */
+function writeKeyFile(file: string, key: Buffer, options: { exclusive: boolean; sameKeyOk?: string }): void {
+  const text = Buffer.from(`${key.toString("base64")}\n`, "utf8");
+  try {
+    if (!options.exclusive) {
+      try {
+        unlinkSync(file); // a leftover of an interrupted run: nothing was ever sealed under it
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    }
+    let fd: number;
+    try {
+      fd = openSync(file, "wx", 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && options.sameKeyOk) {
+        const existing = readKeyFile(file);
+        const same = existing?.id === options.sameKeyOk;
+        existing?.key.fill(0);
+        if (same) return;
+        throw new MasterKeyError(`${file} exists and holds another key; move it away first`);
+      }
+      throw error;
+    }
+    try {
+      writeFileSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    chmodSync(file, 0o600);
+  } finally {
+    text.fill(0);
+  }
+}
+
+function syncDirectory(dir: string): void {
+  if (process.platform === "win32") return;
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function readKeyFile(file: string): MasterKey | null {

@@ -78,3 +78,20 @@ export interface CredentialSealer {
 export interface CredentialOpener {
   openField(identity: RevisionIdentity, sealed: SealedSecret, field: string): Promise<Buffer | null>;
 }
+
+/**
+ * What a master-key rotation's re-seal asks of custody: re-seal one stored record under the key new
+ * records are sealed under, without the plaintext ever leaving `secrets/`. The identity comes from
+ * the row the record is stored in (as for every open), so the new record is bound to the same row.
+ */
+export interface SealedRecordRewrapper {
+  /** The id of the key `seal` and `rewrap` seal under. */
+  readonly currentKeyId: string;
+  /** Whether a record naming this key id can be opened here. */
+  holdsKey(masterKeyId: string): boolean;
+  /**
+   * Opens `sealed` as `identity` and seals the same plaintext (with a new data key) under the
+   * current key; the plaintext is zeroed. Throws `SecretOpenError` (fail closed) when it does not open.
+   */
+  rewrap(identity: RevisionIdentity, sealed: SealedSecret): Promise<SealedSecret>;
+}

@@ -475,7 +475,7 @@ describe("credentials: archive, delete, validate", () => {
     );
   });
 
-  it("mcp_oauth_validate answers honestly that nothing was probed (status unknown, mcp_probe null)", async () => {
+  it("mcp_oauth_validate probes the server: one that cannot be reached is unknown, failed at initialize with no answer", async () => {
     const vault = await newVault();
     const oauth = await client.beta.vaults.credentials.create(vault.id, {
       auth: {
@@ -499,7 +499,9 @@ describe("credentials: archive, delete, validate", () => {
       vault_id: vault.id,
       status: "unknown",
       has_refresh_token: true,
-      mcp_probe: null,
+      // mcp.example.com does not resolve here: the live probe (test/e2e/credentialValidation.test.ts)
+      // got no HTTP answer, so nothing is claimed and no refresh was tried.
+      mcp_probe: { method: "initialize", http_response: null },
       refresh: null,
       validated_at: expect.stringMatching(RFC3339),
     });

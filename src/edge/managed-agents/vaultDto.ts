@@ -1,4 +1,5 @@
 import type { CredentialValidation } from "../../control/credentialService.js";
+import type { CapturedHttpResponse } from "../../control/httpCapture.js";
 import type { CredentialView, VaultRecord } from "../../control/vaultPorts.js";
 import { isoTime } from "../../kernel/clock.js";
 
@@ -33,10 +34,7 @@ export function credentialDto({ head, revision }: CredentialView): Record<string
   };
 }
 
-/**
- * No live probe is made yet (it needs the MCP holder), so `mcp_probe` and `refresh` are null: the
- * wire's way of saying nothing was attempted.
- */
+/** The validation's report: bodies in it were scrubbed and cut where they were captured. */
 export function validationDto(v: CredentialValidation): Record<string, unknown> {
   return {
     type: "vault_credential_validation",
@@ -44,8 +42,22 @@ export function validationDto(v: CredentialValidation): Record<string, unknown> 
     vault_id: v.vaultId,
     status: v.status,
     has_refresh_token: v.hasRefreshToken,
-    mcp_probe: null,
-    refresh: null,
+    mcp_probe: v.mcpProbe
+      ? { method: v.mcpProbe.method, http_response: httpResponseDto(v.mcpProbe.httpResponse) }
+      : null,
+    refresh: v.refresh
+      ? { status: v.refresh.status, http_response: httpResponseDto(v.refresh.httpResponse) }
+      : null,
     validated_at: isoTime(v.validatedAt),
+  };
+}
+
+function httpResponseDto(r: CapturedHttpResponse | null): Record<string, unknown> | null {
+  if (!r) return null;
+  return {
+    status_code: r.statusCode,
+    content_type: r.contentType,
+    body: r.body,
+    body_truncated: r.bodyTruncated,
   };
 }

@@ -4,6 +4,9 @@ import type {
   CredentialRevision,
   CredentialStore,
   CredentialView,
+  SealedRevisionCursor,
+  SealedRevisionRow,
+  SealedRevisionStore,
   VaultListQuery,
 } from "../../control/vaultPorts.js";
 import type { Page } from "../../kernel/pagination.js";
@@ -15,7 +18,7 @@ import { type Db, decodeCursor, encodeCursor } from "./db.js";
  * concurrency (which rotation wins) is one conditional UPDATE of the head, and the one-live-credential
  * rule is a unique index, so neither backend needs explicit locks.
  */
-export class SqlCredentialStore implements CredentialStore {
+export class SqlCredentialStore implements CredentialStore, SealedRevisionStore {
   constructor(private readonly db: Db) {}
 
   async create(head: CredentialHead, first: CredentialRevision): Promise<CreateCredentialResult> {
@@ -127,6 +130,78 @@ export class SqlCredentialStore implements CredentialStore {
       // Erasing the sealed revisions is what makes a delete final: the material is gone, not hidden.
       await tx.deleteFrom("vault_credential_revisions").where("credential_id", "=", credentialId).execute();
       return true;
+    });
+  }
+
+  async countByMasterKey(): Promise<Map<string, number>> {
+    const rows = await this.db
+      .selectFrom("vault_credential_revisions")
+      .select(["master_key_id", (eb) => eb.fn.countAll().as("n")])
+      .groupBy("master_key_id")
+      .execute();
+    return new Map(rows.map((r) => [r.master_key_id, Number(r.n)]));
+  }
+
+  async listSealedNotUnder(
+    keyId: string,
+    after: SealedRevisionCursor | null,
+    limit: number,
+  ): Promise<SealedRevisionRow[]> {
+    let query = this.db
+      .selectFrom("vault_credential_revisions")
+      .select([
+        "credential_id",
+        "revision",
+        "workspace_id",
+        "seal_format",
+        "master_key_id",
+        "wrapped_key",
+        "sealed_material",
+      ])
+      .where("master_key_id", "<>", keyId);
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([
+          eb("credential_id", ">", after.credentialId),
+          eb.and([eb("credential_id", "=", after.credentialId), eb("revision", ">", after.revision)]),
+        ]),
+      );
+    }
+    const rows = await query.orderBy("credential_id").orderBy("revision").limit(limit).execute();
+    return rows.map((r) => ({
+      // The row's own identity columns: the seal is bound to them, and re-sealed for them.
+      credentialId: r.credential_id,
+      revision: Number(r.revision),
+      workspaceId: r.workspace_id,
+      sealed: {
+        format: Number(r.seal_format),
+        masterKeyId: r.master_key_id,
+        wrappedKey: Buffer.from(r.wrapped_key, "base64"),
+        ciphertext: Buffer.from(r.sealed_material, "base64"),
+      },
+    }));
+  }
+
+  async replaceSealed(current: SealedRevisionRow, next: SealedRevisionRow["sealed"]): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const result = await tx
+        .updateTable("vault_credential_revisions")
+        .set({
+          seal_format: next.format,
+          master_key_id: next.masterKeyId,
+          wrapped_key: next.wrappedKey.toString("base64"),
+          sealed_material: next.ciphertext.toString("base64"),
+        })
+        .where("credential_id", "=", current.credentialId)
+        .where("revision", "=", current.revision)
+        .where("workspace_id", "=", current.workspaceId)
+        // Compare-and-swap on the seal read: a concurrent re-seal (or anything else) wins, never both.
+        .where("seal_format", "=", current.sealed.format)
+        .where("master_key_id", "=", current.sealed.masterKeyId)
+        .where("wrapped_key", "=", current.sealed.wrappedKey.toString("base64"))
+        .where("sealed_material", "=", current.sealed.ciphertext.toString("base64"))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     });
   }
 
