@@ -5,6 +5,7 @@ import { type Logger, pino } from "pino";
 import { AgentService } from "../control/agentService.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
+import { CredentialValidator } from "../control/credentialValidation.js";
 import { IamService } from "../control/iamService.js";
 import { VaultService } from "../control/vaultService.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
@@ -22,7 +23,7 @@ import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
-import { loadMasterKey, MASTER_KEY_ENV } from "../secrets/masterKey.js";
+import { loadMasterKey, loadRetiredMasterKeys, MASTER_KEY_ENV } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { createSandboxes } from "./sandboxes.js";
@@ -59,6 +60,8 @@ export async function startAllInOne(
     env: options.env,
     dataDir,
   });
+  // Retired keys (a rotation in progress): they open older records and never seal new ones.
+  const retiredKeys = loadRetiredMasterKeys({ env: options.env, dataDir, currentId: masterKey.id });
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
     clock,
@@ -80,9 +83,42 @@ export async function startAllInOne(
     { component: "secrets", masterKeyId: masterKey.id, source: masterKeySource },
     `master key ${masterKey.id} ${masterKeySource === "generated" ? "generated into" : "from"} ${masterKeyFile ?? MASTER_KEY_ENV}`,
   );
+  for (const retired of retiredKeys) {
+    logger.info(
+      { component: "secrets", masterKeyId: retired.masterKey.id },
+      `retired master key ${retired.masterKey.id} from ${retired.source} (opens older records only; run \`awaken secrets reseal\`)`,
+    );
+  }
   const vaults = new VaultService(control.vaults, clock);
-  const sealer = new FieldSealer(new LocalSecretStore(masterKey));
-  const credentials = new CredentialService(control.credentials, vaults, sealer, clock);
+  const sealer = new FieldSealer(
+    new LocalSecretStore(
+      masterKey,
+      retiredKeys.map((r) => r.masterKey),
+    ),
+  );
+  // mcp_oauth_validate's live probe; a refresh it makes is committed like a holder's (below).
+  const validator: CredentialValidator = new CredentialValidator(control.credentials, {
+    opener: sealer,
+    audit: control.credentialOpens,
+    clock,
+    rotate: (view, fromRevision, fields) =>
+      credentials.update(view.head.workspaceId, view.head.vaultId, view.head.id, {
+        expectedRevision: fromRevision,
+        auth: {
+          type: "mcp_oauth",
+          access_token: fields.accessToken,
+          expires_at: fields.expiresAt,
+          ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
+        },
+      }),
+  });
+  const credentials: CredentialService = new CredentialService(
+    control.credentials,
+    vaults,
+    sealer,
+    clock,
+    validator,
+  );
   // Pinning at session creation and admission + open for in-process holders (issue 6).
   const custody = new CredentialCustody(
     control.vaults,
@@ -124,7 +160,7 @@ export async function startAllInOne(
     ports.sessions,
   );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
-  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"), options.env);
+  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"), options.env, options.sandboxEgress);
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
   const sessions = new SessionService(
@@ -174,6 +210,12 @@ export async function startAllInOne(
             token: options.workerToken,
             leaseMs: options.leaseMs,
             pollMs: 50,
+            // Remote last-mile holders get the same custody as in-process ones, behind a live
+            // claim check (edge/worker-transport/credentialRoute.ts says why this is acceptable).
+            credentials: {
+              custody,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+            },
           }
         : undefined,
     },
@@ -227,6 +269,7 @@ export async function startAllInOne(
         await app.close();
         await storage.close();
         masterKey.key.fill(0);
+        for (const retired of retiredKeys) retired.masterKey.key.fill(0);
       })();
       return stopping;
     },

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
+import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { NoneTierProvider } from "../sandbox/noneTier.js";
 import { PackagePreparer } from "../sandbox/packagePreparer.js";
 import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
@@ -15,11 +16,13 @@ import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
 export function createSandboxes(
   workspaceRoot: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** Tests only (UpOptions.sandboxEgress): the bwrap egress proxies' resolver and address policy. */
+  egress?: EgressProxyOptions,
 ): TieredSandboxProvider {
   const root = resolve(workspaceRoot);
   return new TieredSandboxProvider(
     {
-      bwrap: new BwrapTierProvider({ workspaceRoot: root }),
+      bwrap: new BwrapTierProvider({ workspaceRoot: root, ...(egress ? { egress } : {}) }),
       none: new NoneTierProvider(root),
     },
     new PackagePreparer({ root, env }),

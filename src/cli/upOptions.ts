@@ -1,4 +1,5 @@
 import type { RetryPolicy } from "../runtime/retryPolicy.js";
+import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 
 /** Options of `awaken up`, with the defaults documented where they are set (cli/main.ts). */
 export interface UpOptions {
@@ -27,4 +28,10 @@ export interface UpOptions {
   workerToken?: string | undefined;
   retry: Partial<RetryPolicy>;
   env: NodeJS.ProcessEnv;
+  /**
+   * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local
+   * upstream on the loopback): the product's defaults are the host's resolver, public addresses
+   * only and Node's own CA list; the CLI never sets it.
+   */
+  sandboxEgress?: EgressProxyOptions | undefined;
 }

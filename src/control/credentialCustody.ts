@@ -1,9 +1,12 @@
 import type {
-  CredentialHolderKind,
   CredentialOpening,
   CredentialOpenRequest,
   CredentialPin,
   CredentialPinner,
+  PinHolderKind,
+  PinnedSecretVariable,
+  SecretOpening,
+  SecretOpenRequest,
 } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
@@ -13,6 +16,7 @@ import type { CredentialOpener } from "../secrets/ports.js";
 import type { AgentDefinition } from "./agentDefinition.js";
 import { SECRET_FIELDS } from "./credentialAuth.js";
 import { mcpUsageKey } from "./credentialResolution.js";
+import { refreshTokenGrant } from "./oauthRefresh.js";
 import type {
   CredentialOpenAudit,
   CredentialRevision,
@@ -42,7 +46,22 @@ const EXPIRY_MARGIN_MS = 30_000;
 const TOKEN_ENDPOINT_TIMEOUT_MS = 15_000;
 
 /** The one holder an MCP credential may be opened for: the connection to its own server. */
-const MCP_HOLDERS: CredentialHolderKind[] = ["mcp_connection"];
+const MCP_HOLDERS: PinHolderKind[] = ["mcp_connection"];
+/**
+ * The one holder an `environment_variable` secret may be opened for: the sandbox's egress proxy,
+ * which substitutes it into requests. Never the sandbox itself (its processes see a placeholder).
+ */
+const SECRET_HOLDERS: PinHolderKind[] = ["egress_proxy"];
+
+/** Who asks (the run's claim) and as which holder: what admission checks and the audit records. */
+type Claim = Pick<CredentialOpenRequest, "workspaceId" | "sessionId" | "runId" | "owner" | "epoch"> & {
+  holder: PinHolderKind;
+};
+
+/** The ingress usage key of an `environment_variable` credential (credentialResolution.ts). */
+function secretUsageKey(secretName: string): string {
+  return `env:${secretName}`;
+}
 const PAGE = 100;
 
 /**
@@ -106,7 +125,90 @@ export class CredentialCustody implements CredentialPinner {
         holders: [...MCP_HOLDERS],
       });
     }
+    // Every live `environment_variable` credential of the listed vaults (the first vault wins per
+    // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
+    // egress proxy substitutes this exact revision's secret into requests to the allowed hosts.
+    for (const view of live.values()) {
+      const auth = view.revision.auth;
+      if (view.head.authType !== "environment_variable" || auth.type !== "environment_variable") continue;
+      pins.push({
+        credentialId: view.head.id,
+        vaultId: view.head.vaultId,
+        revision: view.head.latestRevision,
+        workspaceId,
+        authType: "environment_variable",
+        usage: {
+          kind: "environment_variable",
+          secretName: auth.secret_name,
+          networking:
+            auth.networking.type === "limited"
+              ? { type: "limited", allowed_hosts: [...auth.networking.allowed_hosts] }
+              : { type: "unrestricted" },
+          injection: { header: auth.injection_location.header, body: auth.injection_location.body },
+        },
+        holders: [...SECRET_HOLDERS],
+      });
+    }
     return pins;
+  }
+
+  /** The session's pinned `environment_variable` credentials, secret-free, in pin order. */
+  async secretVariables(scope: { workspaceId: string; sessionId: string }): Promise<PinnedSecretVariable[]> {
+    const pins = (await this.sessionPins(scope.workspaceId, scope.sessionId)) ?? [];
+    const out: PinnedSecretVariable[] = [];
+    for (const pin of pins) {
+      if (pin.workspaceId !== scope.workspaceId || pin.usage.kind !== "environment_variable") continue;
+      const { secretName, networking, injection } = pin.usage;
+      out.push({
+        credentialId: pin.credentialId,
+        vaultId: pin.vaultId,
+        revision: pin.revision,
+        secretName,
+        networking,
+        injection,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Admission plus the last mile for the egress proxy: the session's pin for that variable (never a
+   * search for another credential), the same checks as for MCP, then exactly the pinned revision's
+   * `secret_value`. Audited like every open.
+   */
+  async openSecret(request: SecretOpenRequest): Promise<SecretOpening> {
+    const pins = await this.sessionPins(request.workspaceId, request.sessionId);
+    const pin = pins?.find(
+      (p) => p.usage.kind === "environment_variable" && p.usage.secretName === request.secretName,
+    );
+    if (!pin) return { kind: "none" };
+    const usageKey = secretUsageKey(request.secretName);
+    const admitted = await this.admit(pin, request, usageKey);
+    const refuse = async (reason: string): Promise<SecretOpening> => {
+      await this.record(pin, request, usageKey, "refused", reason);
+      return { kind: "refused", credentialId: pin.credentialId, revision: pin.revision, reason };
+    };
+    if (typeof admitted === "string") return refuse(admitted);
+    let value: Buffer | null;
+    try {
+      value = await this.opener.openField(
+        { credentialId: pin.credentialId, revision: pin.revision, workspaceId: pin.workspaceId },
+        admitted.revision.sealed,
+        SECRET_FIELDS.secretValue,
+      );
+    } catch (error) {
+      if (!(error instanceof SecretOpenError)) throw error;
+      return refuse(`the sealed revision did not open (${error.reason})`);
+    }
+    if (!value) return refuse(`the pinned revision holds no ${SECRET_FIELDS.secretValue}`);
+    try {
+      await this.record(pin, request, usageKey, "opened", null);
+    } catch (error) {
+      // No audit, no material.
+      value.fill(0);
+      throw error;
+    }
+    return { kind: "secret", value, credentialId: pin.credentialId, revision: pin.revision };
   }
 
   async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
@@ -172,7 +274,7 @@ export class CredentialCustody implements CredentialPinner {
    */
   private async admit(
     pin: CredentialPin,
-    request: CredentialOpenRequest,
+    request: Claim,
     usageKey: string,
   ): Promise<string | { pin: CredentialPin; revision: CredentialRevision; expired: boolean }> {
     if (pin.workspaceId !== request.workspaceId) return "the pin belongs to another workspace";
@@ -185,7 +287,9 @@ export class CredentialCustody implements CredentialPinner {
     if (!view) return `credential ${pin.credentialId} was deleted`;
     if (view.head.archivedAt !== null) return `credential ${pin.credentialId} is archived`;
     if (view.head.usageKey !== usageKey || view.head.authType !== pin.authType)
-      return `credential ${pin.credentialId} does not serve this MCP server`;
+      return pin.usage.kind === "mcp_server"
+        ? `credential ${pin.credentialId} does not serve this MCP server`
+        : `credential ${pin.credentialId} does not serve this variable`;
     const revision = await this.credentials.getRevision(pin.workspaceId, pin.credentialId, pin.revision);
     if (!revision) return `revision ${pin.revision} of credential ${pin.credentialId} is gone`;
     const expired =
@@ -241,78 +345,23 @@ export class CredentialCustody implements CredentialPinner {
     return admitted;
   }
 
-  /** One refresh_token grant (RFC 6749 §6). Returns the new token fields, or why it failed. */
+  /** One refresh_token grant (RFC 6749 §6, `oauthRefresh.ts`). Returns the new token fields, or why it failed. */
   private async exchange(
     pin: CredentialPin,
     row: CredentialRevision,
   ): Promise<string | { accessToken: string; expiresAt: string | null; refreshToken: string | null }> {
-    if (row.auth.type !== "mcp_oauth" || !row.auth.refresh) return "no refresh configuration";
-    const refresh = row.auth.refresh;
     const identity = { credentialId: pin.credentialId, revision: pin.revision, workspaceId: pin.workspaceId };
-    const refreshToken = await this.opener.openField(identity, row.sealed, SECRET_FIELDS.refreshToken);
-    const clientSecret =
-      refresh.token_endpoint_auth.type === "none"
-        ? null
-        : await this.opener.openField(identity, row.sealed, SECRET_FIELDS.clientSecret);
-    if (!refreshToken) {
-      clientSecret?.fill(0);
-      return "the pinned revision holds no refresh_token";
-    }
-    // The token endpoint takes form fields: these strings cannot be zeroed (as request bodies at
-    // ingress); the Buffers they came from are.
-    const form = new URLSearchParams({
-      grant_type: "refresh_token",
-      refresh_token: refreshToken.toString("utf8"),
+    const outcome = await refreshTokenGrant(this.opener, identity, row, {
+      fetch: this.refresh?.fetch,
+      now: this.clock.now(),
+      timeoutMs: TOKEN_ENDPOINT_TIMEOUT_MS,
     });
-    refreshToken.fill(0);
-    const headers: Record<string, string> = {
-      "content-type": "application/x-www-form-urlencoded",
-      accept: "application/json",
-    };
-    if (refresh.token_endpoint_auth.type === "client_secret_basic" && clientSecret) {
-      const basic = `${encodeURIComponent(refresh.client_id)}:${encodeURIComponent(clientSecret.toString("utf8"))}`;
-      headers.authorization = `Basic ${Buffer.from(basic, "utf8").toString("base64")}`;
-    } else {
-      form.set("client_id", refresh.client_id);
-      if (clientSecret) form.set("client_secret", clientSecret.toString("utf8"));
-    }
-    clientSecret?.fill(0);
-    if (refresh.scope) form.set("scope", refresh.scope);
-    if (refresh.resource) form.set("resource", refresh.resource);
-    let response: Response;
-    try {
-      response = await (this.refresh?.fetch ?? fetch)(refresh.token_endpoint, {
-        method: "POST",
-        headers,
-        body: form.toString(),
-        signal: AbortSignal.timeout(TOKEN_ENDPOINT_TIMEOUT_MS),
-      });
-    } catch (error) {
-      return `the token endpoint could not be reached (${error instanceof Error ? error.name : "error"})`;
-    }
-    let body: Record<string, unknown> = {};
-    try {
-      body = (await response.json()) as Record<string, unknown>;
-    } catch {
-      // Reported by status below.
-    }
-    if (!response.ok || typeof body.access_token !== "string" || body.access_token === "") {
-      // Only the OAuth error code: an endpoint's description could echo what it was sent.
-      const code = typeof body.error === "string" ? ` (${body.error.slice(0, 64)})` : "";
-      return `the token endpoint answered HTTP ${response.status}${code}`;
-    }
-    const expiresIn = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : null;
-    return {
-      accessToken: body.access_token,
-      expiresAt: expiresIn === null ? null : new Date(this.clock.now() + expiresIn * 1000).toISOString(),
-      refreshToken:
-        typeof body.refresh_token === "string" && body.refresh_token !== "" ? body.refresh_token : null,
-    };
+    return outcome.status === "succeeded" ? outcome.fields : outcome.reason;
   }
 
   private async record(
     pin: CredentialPin,
-    request: CredentialOpenRequest,
+    request: Claim,
     usageKey: string,
     outcome: "opened" | "refreshed" | "refused",
     reason: string | null,

@@ -70,8 +70,26 @@ export interface EnvironmentStore {
 // ---------------------------------------------------------------------------------------------
 // Credential pins (issue 6): Control freezes them into the session baseline; a holder opens one.
 
-/** The last-mile holders a pin may name. The MCP connection to the pin's server is the first. */
+/** The last-mile holders that open through `CredentialHolderPort.open`: the MCP connection. */
 export type CredentialHolderKind = "mcp_connection";
+/**
+ * The sandbox's egress proxy, which substitutes an `environment_variable` secret into outbound
+ * requests. A kind of its own (opened through `openSecret`), so `open` and its wire stay as they are.
+ */
+export type SecretHolderKind = "egress_proxy";
+/** Every holder a pin's holder policy may name. */
+export type PinHolderKind = CredentialHolderKind | SecretHolderKind;
+
+/** An `environment_variable` credential's networking (wire §5), as frozen with its revision. */
+export type SecretNetworking = { type: "unrestricted" } | { type: "limited"; allowed_hosts: string[] };
+
+/** What a pinned `environment_variable` credential serves: one variable, its hosts, where it goes. */
+export interface EnvironmentVariableUsage {
+  kind: "environment_variable";
+  secretName: string;
+  networking: SecretNetworking;
+  injection: { header: boolean; body: boolean };
+}
 
 /**
  * One credential frozen into a session: which exact revision, for which use, opened by which holder.
@@ -82,11 +100,14 @@ export interface CredentialPin {
   vaultId: string;
   revision: number;
   workspaceId: string;
-  authType: "static_bearer" | "mcp_oauth";
-  /** What the credential serves: the MCP server URL (and the agent's name for that server). */
-  usage: { kind: "mcp_server"; url: string; mcpServerName: string };
+  authType: "static_bearer" | "mcp_oauth" | "environment_variable";
+  /**
+   * What the credential serves: the MCP server URL (and the agent's name for that server), or an
+   * `environment_variable` (secret-free: its name, hosts and injection, as the pinned revision says).
+   */
+  usage: { kind: "mcp_server"; url: string; mcpServerName: string } | EnvironmentVariableUsage;
   /** Holder policy: the only holders admission lets open it. */
-  holders: CredentialHolderKind[];
+  holders: PinHolderKind[];
 }
 
 /** Freezes pins at session creation (Control implements it; the coordinator only asks). */
@@ -107,6 +128,34 @@ export interface CredentialOpenRequest {
   /** The use: the MCP server (by URL) this connection is for. */
   mcpServerUrl: string;
 }
+
+/** Who asks for an `environment_variable` secret: the run's claim, for the egress proxy holder. */
+export interface SecretOpenRequest {
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  owner: string;
+  epoch: number;
+  holder: SecretHolderKind;
+  /** The use: the pinned variable, by name (never a credential id). */
+  secretName: string;
+}
+
+/** A session's pinned `environment_variable` credential, secret-free (what the sandbox is set up from). */
+export interface PinnedSecretVariable extends Omit<EnvironmentVariableUsage, "kind"> {
+  credentialId: string;
+  vaultId: string;
+  revision: number;
+}
+
+/**
+ * What the egress holder gets: `secret` is the admitted `secret_value` in a Buffer it zeroes once
+ * it substituted it; `none` and `refused` as for `CredentialOpening`.
+ */
+export type SecretOpening =
+  | { kind: "none" }
+  | { kind: "secret"; value: Buffer; credentialId: string; revision: number }
+  | { kind: "refused"; credentialId: string; revision: number; reason: string };
 
 /**
  * What a holder gets. `none`: the session pinned nothing for that use (the holder goes without).

@@ -1,6 +1,13 @@
 import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
 import type { CommittedFact } from "../coordinator/facts.js";
-import type { CredentialOpening, CredentialOpenRequest, LiveEvidence } from "../coordinator/ports.js";
+import type {
+  CredentialOpening,
+  CredentialOpenRequest,
+  LiveEvidence,
+  PinnedSecretVariable,
+  SecretOpening,
+  SecretOpenRequest,
+} from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
@@ -26,8 +33,9 @@ export interface RuntimePorts {
   log: RuntimeLog;
   /**
    * Credential custody for last-mile holders (the MCP connections). In process, Control's admission
-   * answers directly; absent (a remote worker, today), holders get no credential and a server that
-   * requires one fails the run with `mcp_authentication_failed_error`.
+   * answers directly; on a remote worker, the coordinator answers over the worker transport
+   * (`worker/remoteCredentials.ts`) after checking the claim. Absent, holders get no credential and
+   * a server that requires one fails the run with `mcp_authentication_failed_error`.
    */
   credentials?: CredentialHolderPort;
 }
@@ -35,6 +43,14 @@ export interface RuntimePorts {
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */
 export interface CredentialHolderPort {
   open(request: CredentialOpenRequest): Promise<CredentialOpening>;
+  /**
+   * The session's pinned `environment_variable` credentials, secret-free (names, hosts, injection),
+   * from which its sandbox is set up. Optional: a port without it (a remote worker, today) sets up
+   * no variable at all.
+   */
+  secretVariables?(scope: { workspaceId: string; sessionId: string }): Promise<PinnedSecretVariable[]>;
+  /** Opens one pinned `environment_variable` secret for the egress proxy, after admission (audited). */
+  openSecret?(request: SecretOpenRequest): Promise<SecretOpening>;
 }
 
 export interface RuntimeLog {

@@ -28,6 +28,7 @@ import {
 import { nextStep, type Step } from "./nextStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
+import { SecretEgress } from "./secretEgress.js";
 import { StallGuard } from "./stallGuard.js";
 import { addMcpTools, type CatalogEntry, mcpServersOf, toolCatalog } from "./toolCatalog.js";
 import {
@@ -58,6 +59,8 @@ export class TurnRunner {
   private readonly mcpServers: McpServer[];
   private mcp: McpSessions | null = null;
   private mcpReady = false;
+  /** The session's `environment_variable` credentials: the sandbox's proxy opens them through it. */
+  private readonly secrets: SecretEgress;
 
   constructor(
     private readonly activation: Activation,
@@ -66,13 +69,16 @@ export class TurnRunner {
   ) {
     this.catalog = toolCatalog(activation.agent.definition, activation.environment.config);
     this.mcpServers = mcpServersOf(activation.agent.definition);
+    this.secrets = new SecretEgress(ports, activation, signal);
   }
 
   async run(): Promise<TurnOutcome> {
     try {
       return await this.runTurns();
     } finally {
-      // MCP connections live as long as the run that opened them (their credential with them).
+      // MCP connections live as long as the run that opened them (their credential with them);
+      // so does the egress proxy's way to open this session's secrets.
+      this.secrets.close();
       await this.mcp?.close();
     }
   }
@@ -314,8 +320,11 @@ export class TurnRunner {
       };
     }
     if (this.signal.aborted) return "lost";
-    const result = toolResult(this.ports.clock.now(), step.toolUseId, outcome.text, outcome.isError);
-    return this.commitLanding(realized ? [realized, result] : [result]);
+    const finishedAt = this.ports.clock.now();
+    const result = toolResult(finishedAt, step.toolUseId, outcome.text, outcome.isError);
+    // Credentials the sandbox could not use (credential_host_unreachable_error) follow the result.
+    const errors = this.secrets.takeErrors(finishedAt, this.facts);
+    return this.commitLanding([...(realized ? [realized] : []), result, ...errors]);
   }
 
   /**
@@ -456,7 +465,7 @@ export class TurnRunner {
    * time and from session creation (one per session, whichever worker realized it).
    */
   private async provision(): Promise<{ sandbox: Sandbox; fact: Fact | null }> {
-    const spec = this.sandboxSpec();
+    const spec = await this.secrets.withCredentials(this.sandboxSpec());
     const started = performance.now();
     const sandbox = await this.ports.sandboxes.realize(spec);
     if (this.facts.some((f) => f.type === SANDBOX_REALIZED) || this.sandboxRecorded)

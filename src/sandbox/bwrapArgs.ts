@@ -92,6 +92,11 @@ export interface BwrapInvocation {
    * `PACKAGES_MOUNT`; commands get `PATH`, `NODE_PATH` and `PYTHONPATH` pointing into it.
    */
   packagesDir?: string;
+  /**
+   * More variables for every command: vault `environment_variable` credentials' placeholders (never
+   * a secret: egressSecrets.ts) and the trust bundle of the egress proxy's CA (egressCa.ts).
+   */
+  extraEnv?: Readonly<Record<string, string>>;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
 }
@@ -182,6 +187,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     "C.UTF-8",
     // NO_PROXY stays unset (--clearenv): everything goes through the proxy.
     ...(invocation.egressDir === undefined ? [] : proxyEnv()),
+    ...Object.entries(invocation.extraEnv ?? {}).flatMap(([name, value]) => ["--setenv", name, value]),
     "--seccomp",
     String(SANDBOX_FDS.seccomp),
     "--",

@@ -61,6 +61,8 @@ export interface BwrapLaunch {
   egressDir?: string;
   /** Host directory of the session's prepared packages, bound read-only; none: no packages. */
   packagesDir?: string;
+  /** More variables for the commands (credential placeholders, the egress CA bundle); never secrets. */
+  extraEnv?: Readonly<Record<string, string>>;
 }
 
 /** A spawnable bwrap command and the descriptors it reads at start; close them once spawned. */
@@ -84,6 +86,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     workspaceHostPath: launch.workspaceHostPath,
     ...(launch.egressDir === undefined ? {} : { egressDir: launch.egressDir }),
     ...(launch.packagesDir === undefined ? {} : { packagesDir: launch.packagesDir }),
+    ...(launch.extraEnv === undefined ? {} : { extraEnv: launch.extraEnv }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);

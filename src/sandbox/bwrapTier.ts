@@ -3,11 +3,21 @@ import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapArgs.js";
 import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
-import { EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
-import type { ExecRequest, ExecResult, Sandbox, SandboxProvider, SandboxSpec } from "./ports.js";
+import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
+import { EGRESS_SANDBOX_DIR, EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
+import { EgressSecrets } from "./egressSecrets.js";
+import type {
+  ExecRequest,
+  ExecResult,
+  Sandbox,
+  SandboxCredentials,
+  SandboxProvider,
+  SandboxSpec,
+} from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
 import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
 import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
+import { unusableSecrets } from "./secretReach.js";
 import { NotAcceptedError, SupervisedBwrap } from "./supervisedBwrap.js";
 import { type PooledSandbox, WarmPool } from "./warmPool.js";
 import { workspaceDirectory } from "./workspaces.js";
@@ -104,8 +114,15 @@ export class BwrapTierProvider implements SandboxProvider {
     // `limited` lets its allowed_hosts through, `unrestricted` any host; both refuse non-public
     // addresses. A pooled sandbox's proxy lets nothing through until a session takes it and sets
     // its policy, so every pooled sandbox fits every spec.
+    // Credentials this sandbox can never use (hosts the environment forbids) are said on every
+    // realize; the run reports each once per session.
+    if (spec.credentials) {
+      for (const { secretName, reason } of unusableSecrets(spec.credentials.variables, spec))
+        spec.credentials.onUnusable(secretName, reason);
+    }
     const existing = this.live.get(spec.sessionId);
-    if (existing) return existing;
+    // The credentials' binding (how a secret is opened, under which claim) is the realizing run's.
+    if (existing) return existing.then((sandbox) => sandbox.bindCredentials(spec.credentials));
     const started = this.start(spec);
     this.live.set(spec.sessionId, started);
     started.catch(() => {
@@ -166,7 +183,15 @@ export class BwrapTierProvider implements SandboxProvider {
     // A pooled sandbox was started without any package set bound: a session with packages starts
     // one of its own (bind mounts are fixed at bwrap's start).
     const packagesDir = spec.preparedPackages?.dir;
-    const pooled = packagesDir === undefined ? await this.claimPooled(hostWorkspace) : null;
+    // Likewise a session with `environment_variable` credentials: their placeholders are in the
+    // sandbox's environment, which is fixed at bwrap's start too.
+    const secrets =
+      spec.credentials && spec.credentials.variables.length > 0
+        ? await EgressSecrets.create(spec.credentials.variables)
+        : null;
+    const withSecrets = secrets !== null && secrets.table.length > 0 ? secrets : null;
+    const pooled =
+      packagesDir === undefined && withSecrets === null ? await this.claimPooled(hostWorkspace) : null;
     if (pooled) {
       pooled.egress.setPolicy(spec.networking);
       return new BwrapSandbox(
@@ -182,18 +207,45 @@ export class BwrapTierProvider implements SandboxProvider {
       await prepareWorkspace(hostWorkspace, owner);
       egress = await EgressProxy.start(owner, this.options.egress);
       egress.setPolicy(spec.networking);
+      const extraEnv = withSecrets ? await this.secretEnvironment(egress, withSecrets) : undefined;
       const base = {
         ...this.launchBase(prerequisites),
         egressDir: egress.directory,
         ...(packagesDir === undefined ? {} : { packagesDir }),
+        ...(extraEnv === undefined ? {} : { extraEnv }),
       };
       const live = await SupervisedBwrap.start({ ...base, owner, workspaceHostPath: hostWorkspace });
-      return new BwrapSandbox(owner, hostWorkspace, base, { ...options, live, egress });
+      const sandbox = new BwrapSandbox(owner, hostWorkspace, base, {
+        ...options,
+        live,
+        egress,
+        ...(withSecrets ? { secrets: withSecrets } : {}),
+      });
+      return sandbox.bindCredentials(spec.credentials);
     } catch (error) {
       await egress?.close();
       if (owner) this.uids.release(owner.uid);
       throw error;
     }
+  }
+
+  /**
+   * Hands the sandbox's substitution table to its proxy and writes the trust bundle (system CAs +
+   * the sandbox's CA) into the proxy's directory (bound read-only inside); returns the variables
+   * the commands get: each credential's name set to its placeholder, and the bundle for the usual
+   * TLS clients (OpenSSL/curl, Node, Python requests, git).
+   */
+  private async secretEnvironment(
+    egress: EgressProxy,
+    secrets: EgressSecrets,
+  ): Promise<Record<string, string>> {
+    egress.useSecrets(secrets);
+    await secrets.ca.writeBundle(egress.directory);
+    const bundle = `${EGRESS_SANDBOX_DIR}/${CA_BUNDLE_NAME}`;
+    return {
+      ...secrets.environment(),
+      ...Object.fromEntries(CA_BUNDLE_VARIABLES.map((name) => [name, bundle])),
+    };
   }
 
   /**
@@ -317,26 +369,39 @@ export class BwrapSandbox implements Sandbox {
   private readonly idleTimeoutMs: number;
   private onFirstExec: (() => void) | undefined;
   private readonly egress: EgressProxy | null;
+  private readonly secrets: EgressSecrets | null;
 
   constructor(
     /** The unprivileged host uid the sandbox runs as; null when the worker itself is not root. */
     readonly owner: HostOwner | null,
     /** The workspace as the host sees it. */
     readonly hostWorkspace: string,
-    private readonly base: Pick<BwrapLaunch, "prerequisites" | "limits" | "egressDir" | "packagesDir">,
+    private readonly base: Pick<
+      BwrapLaunch,
+      "prerequisites" | "limits" | "egressDir" | "packagesDir" | "extraEnv"
+    >,
     options: {
       live: SupervisedBwrap | null;
       idleTimeoutMs: number;
       onFirstExec?: () => void;
       /** The sandbox's egress proxy; closed with it. */
       egress?: EgressProxy;
+      /** Its secret substitution table, when the session pinned `environment_variable` credentials. */
+      secrets?: EgressSecrets;
     },
   ) {
     this.live = options.live;
     this.egress = options.egress ?? null;
+    this.secrets = options.secrets ?? null;
     this.idleTimeoutMs = options.idleTimeoutMs;
     this.onFirstExec = options.onFirstExec;
     this.armIdleTimer();
+  }
+
+  /** Makes `credentials` (the realizing run's) the binding its proxy opens secrets through. */
+  bindCredentials(credentials: SandboxCredentials | undefined): this {
+    if (credentials && this.secrets) this.secrets.bind(credentials);
+    return this;
   }
 
   /** The live bwrap process, if one runs (tests look inside). */

@@ -18,23 +18,29 @@
  *   a sandbox's reach whatever the environment says.
  * It connects to the address it checked, never resolving the name again (DNS rebinding). A refusal
  * answers 403 with its reason and is logged.
+ *
+ * With vault `environment_variable` credentials (`useSecrets`, egressSecrets.ts), requests to a host
+ * a credential allows get the secret substituted for its placeholder (egressForward.ts); to see
+ * inside HTTPS for those hosts, and only those, a CONNECT is answered by the proxy's own TLS with a
+ * leaf of the sandbox's CA (egressCa.ts), and the request is forwarded over a new, verified TLS
+ * connection. Every other CONNECT stays an opaque tunnel.
  */
 
 import { lookup } from "node:dns/promises";
 import { chmod, chown, mkdtemp, rm } from "node:fs/promises";
-import {
-  createServer,
-  request as httpRequest,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { connect, isIP, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
+import { TLSSocket } from "node:tls";
+import { forwardRequest } from "./egressForward.js";
+import { hostAllowed, normalizeHost } from "./egressHosts.js";
+import type { EgressSecrets } from "./egressSecrets.js";
 import type { SandboxSpec } from "./ports.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
+
+export { hostAllowed, normalizeHost } from "./egressHosts.js";
 
 /** Where the proxy's directory is bound inside the sandbox, and its socket there. */
 export const EGRESS_SANDBOX_DIR = "/run/awaken-egress";
@@ -91,6 +97,11 @@ export interface EgressProxyOptions {
   allowAddress?: (address: string) => boolean;
   /** Each refusal (default: one line on stderr). */
   onRefusal?: (refusal: EgressRefusal) => void;
+  /**
+   * Extra CAs trusted when the proxy itself connects over TLS (an intercepted CONNECT). Tests only,
+   * like `allowAddress`: the product verifies upstreams against Node's own CA list.
+   */
+  upstreamCa?: readonly string[];
 }
 
 async function defaultResolve(host: string): Promise<ResolvedAddress[]> {
@@ -102,30 +113,6 @@ function defaultOnRefusal(refusal: EgressRefusal): void {
   process.stderr.write(
     `${JSON.stringify({ msg: "sandbox egress refused", host: refusal.host, port: refusal.port, reason: refusal.reason })}\n`,
   );
-}
-
-/** Lower case, without a trailing dot or IPv6 brackets. */
-export function normalizeHost(host: string): string {
-  let value = host.trim().toLowerCase();
-  if (value.startsWith("[") && value.endsWith("]")) value = value.slice(1, -1);
-  if (value.endsWith(".")) value = value.slice(0, -1);
-  return value;
-}
-
-/** `allowed_hosts` matching: exact, or `*.domain` for strict subdomains of `domain`. */
-export function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
-  const name = normalizeHost(host);
-  if (name === "") return false;
-  for (const entry of allowedHosts) {
-    const pattern = normalizeHost(entry);
-    if (pattern.startsWith("*.")) {
-      const domain = pattern.slice(2);
-      if (domain !== "" && name.endsWith(`.${domain}`) && name.length > domain.length + 1) return true;
-    } else if (pattern !== "" && name === pattern) {
-      return true;
-    }
-  }
-  return false;
 }
 
 function parseIpv4(address: string): number[] | null {
@@ -241,6 +228,11 @@ export class EgressProxy {
   private readonly resolve: (host: string) => Promise<ResolvedAddress[]>;
   private readonly allowAddress: (address: string) => boolean;
   private readonly onRefusal: (refusal: EgressRefusal) => void;
+  private readonly upstreamCa: readonly string[] | undefined;
+  private secrets: EgressSecrets | null = null;
+  /** Serves the HTTP inside intercepted TLS connections; each socket's checked destination. */
+  private readonly inner: Server;
+  private readonly intercepted = new WeakMap<object, { host: string; port: number } & ResolvedAddress>();
   private closed = false;
 
   private constructor(
@@ -251,6 +243,11 @@ export class EgressProxy {
     this.resolve = options.resolve ?? defaultResolve;
     this.allowAddress = options.allowAddress ?? isPublicAddress;
     this.onRefusal = options.onRefusal ?? defaultOnRefusal;
+    this.upstreamCa = options.upstreamCa;
+    this.inner = createServer((req, res) => {
+      this.onInterceptedRequest(req, res).catch(() => res.destroy());
+    });
+    this.inner.on("clientError", (_error, socket) => socket.destroy());
     this.server = createServer((req, res) => {
       this.onRequest(req, res).catch(() => res.destroy());
     });
@@ -298,10 +295,20 @@ export class EgressProxy {
         : { type: "unrestricted" };
   }
 
+  /**
+   * The sandbox's secret substitution table (set once, before its first command): requests to a
+   * host one of its credentials allows get that secret substituted; HTTPS to such hosts is
+   * intercepted with the table's CA.
+   */
+  useSecrets(secrets: EgressSecrets): void {
+    this.secrets = secrets;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const socket of this.sockets) socket.destroy();
+    this.inner.close();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await rm(this.directory, { recursive: true, force: true });
   }
@@ -344,6 +351,8 @@ export class EgressProxy {
 
   private refuse(host: string, port: number, reason: string): string {
     this.onRefusal({ host, port, reason });
+    // A host a credential is meant for, forbidden here: the run reports it (credential_host_unreachable_error).
+    this.secrets?.refused(host, reason);
     return `sandbox egress refused: ${reason}\n`;
   }
 
@@ -362,6 +371,10 @@ export class EgressProxy {
       client.end(
         `HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
+      return;
+    }
+    if (this.secrets && this.secrets.forHost(target.host).length > 0) {
+      await this.intercept(client, head, { ...target, ...address });
       return;
     }
     const upstream = connect({ host: address.address, port: target.port, family: address.family });
@@ -413,34 +426,59 @@ export class EgressProxy {
       res.end(body);
       return;
     }
-    const headers = { ...req.headers };
-    delete headers["proxy-connection"];
-    delete headers["proxy-authorization"];
-    headers.host = url.host;
-    const upstream = httpRequest({
-      host: address.address,
-      family: address.family,
-      port,
-      method: req.method,
-      path: `${url.pathname}${url.search}`,
-      headers,
-      setHost: false,
-      timeout: CONNECT_TIMEOUT_MS,
+    await forwardRequest(
+      req,
+      res,
+      { host, port, ...address, tls: false, path: `${url.pathname}${url.search}` },
+      this.forwardOptions(),
+    );
+  }
+
+  private forwardOptions() {
+    return { secrets: this.secrets, ...(this.upstreamCa ? { upstreamCa: this.upstreamCa } : {}) };
+  }
+
+  /**
+   * A CONNECT to a host with a substitution: the proxy answers the sandbox's TLS itself, with a
+   * leaf for that host signed by the sandbox's CA (which only this sandbox trusts), and serves the
+   * HTTP inside on `inner`. Only HTTP/1.1 is offered (ALPN), so clients speak what it parses.
+   */
+  private async intercept(
+    client: Duplex,
+    head: Buffer,
+    target: { host: string; port: number } & ResolvedAddress,
+  ): Promise<void> {
+    const secrets = this.secrets;
+    if (!secrets) return;
+    const context = await secrets.ca.contextFor(target.host);
+    client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+    if (head.length > 0) client.unshift(head);
+    const tls = new TLSSocket(client as Socket, {
+      isServer: true,
+      secureContext: context,
+      ALPNProtocols: ["http/1.1"],
     });
-    upstream.once("response", (response) => {
-      upstream.setTimeout(0);
-      res.writeHead(response.statusCode ?? 502, response.rawHeaders);
-      response.pipe(res);
-    });
-    upstream.once("timeout", () => upstream.destroy(new Error("upstream timeout")));
-    upstream.once("error", (error) => {
-      if (!res.headersSent) {
-        res.writeHead(502, { "Content-Type": "text/plain", Connection: "close" });
-        res.end(`${error.message}\n`);
-      } else {
-        res.destroy();
+    this.track(tls);
+    this.intercepted.set(tls, target);
+    this.inner.emit("connection", tls);
+  }
+
+  private async onInterceptedRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const target = this.intercepted.get(req.socket);
+    if (!target) {
+      res.destroy();
+      return;
+    }
+    // Origin-form inside the tunnel; an absolute URI keeps only its path (the tunnel's host was checked).
+    let path = req.url ?? "/";
+    if (!path.startsWith("/")) {
+      try {
+        const url = new URL(path);
+        path = `${url.pathname}${url.search}`;
+      } catch {
+        path = "/";
       }
-    });
-    req.pipe(upstream);
+    }
+    await forwardRequest(req, res, { ...target, tls: true, path }, this.forwardOptions());
   }
 }

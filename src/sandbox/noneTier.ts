@@ -9,6 +9,7 @@ import {
   type SandboxSpec,
 } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
+import { unusableSecrets } from "./secretReach.js";
 import { workspaceDirectory } from "./workspaces.js";
 
 /** A clean environment: nothing of the worker's own (keys, tokens, database URLs) leaks in. */
@@ -31,6 +32,12 @@ export class NoneTierProvider implements SandboxProvider {
     const workspacePath = workspaceDirectory(this.workspaceRoot, spec.sessionId);
     await mkdir(workspacePath, { recursive: true, mode: 0o700 });
     const packagesDir = spec.preparedPackages?.dir;
+    // No egress proxy here, so no credential can be substituted: the variables are not set at all
+    // (a placeholder would be useless, the secret itself would leak) and each is reported.
+    if (spec.credentials) {
+      for (const { secretName, reason } of unusableSecrets(spec.credentials.variables, spec))
+        spec.credentials.onUnusable(secretName, reason);
+    }
     return {
       tier: "none",
       workspacePath,

@@ -31,6 +31,38 @@ export interface SandboxSpec {
    * (TieredSandboxProvider), read by the tiers, which expose it read-only at `PACKAGES_MOUNT`.
    */
   preparedPackages?: PreparedPackages;
+  /**
+   * The session's pinned `environment_variable` credentials (vault issue 6), secret-free, and how
+   * the egress proxy opens one. The bwrap tier sets each variable to a placeholder and substitutes
+   * the secret into requests to allowed hosts; the `none` tier has no proxy and sets nothing.
+   * Given again on every realize: the binding (`open`, `onHostRefused`) is the current run's.
+   */
+  credentials?: SandboxCredentials;
+}
+
+/** One `environment_variable` credential, as the sandbox sees it: never its value. */
+export interface SandboxSecretVariable {
+  secretName: string;
+  /** The credential's own hosts (`unrestricted`: any host the environment allows). */
+  networking: { type: "unrestricted" } | { type: "limited"; allowed_hosts: string[] };
+  /** Where the secret may be substituted in a request. */
+  injection: { header: boolean; body: boolean };
+}
+
+export interface SandboxCredentials {
+  variables: SandboxSecretVariable[];
+  /**
+   * The secret, through admission (audited), for one substitution; the caller zeroes the Buffer
+   * once it is substituted. null: not to be used (refused, no pin, or the run lost its claim).
+   */
+  open(secretName: string): Promise<Buffer | null>;
+  /** A request to a host this credential allows was refused by the environment's networking. */
+  onHostRefused(secretName: string, host: string, reason: string): void;
+  /**
+   * At realization: this credential cannot be used in this sandbox at all (secretReach.ts: the
+   * `none` tier, or hosts the environment's networking forbids). Said on every realize.
+   */
+  onUnusable(secretName: string, reason: string): void;
 }
 
 /** The six package lists of an environment revision (`config.packages`, without its `type`). */

@@ -100,6 +100,18 @@ describe("bwrapCommand", () => {
     expect(inner).toContain("--unshare-all");
     expect(inner).not.toContain("--share-net");
   });
+
+  it("extra variables (credential placeholders, the egress CA bundle) are set after the environment is cleared", () => {
+    const extraEnv = { API_TOKEN: "awaken-secret-00", SSL_CERT_FILE: "/run/awaken-egress/ca-bundle.pem" };
+    const withEnv = bwrapCommand({ ...invocation, egressDir: "/tmp/awaken-egress-x", extraEnv }).args;
+    const inner = withEnv.slice(withEnv.indexOf("/usr/bin/bwrap") + 1, withEnv.lastIndexOf("--"));
+    const at = (...values: string[]) =>
+      inner.findIndex((_, i) => values.every((value, j) => inner[i + j] === value));
+    expect(at("--setenv", "API_TOKEN", "awaken-secret-00")).toBeGreaterThan(at("--clearenv"));
+    expect(at("--setenv", "SSL_CERT_FILE", "/run/awaken-egress/ca-bundle.pem")).toBeGreaterThan(
+      at("--clearenv"),
+    );
+  });
 });
 
 const AUDIT_ARCH = { x64: 0xc000003e, arm64: 0xc00000b7 };
