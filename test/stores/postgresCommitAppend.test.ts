@@ -78,7 +78,7 @@ describe("PostgreSQL: the plain append in one call", () => {
     const v0 = await a.history.threadVersion(fx.session.threadId);
 
     const oneCall = await statementsOf(() => a.dispatch.commit(op(fx, claim, v0, 2)));
-    expect(oneCall).toEqual(["select o_outcome, o_status,"]);
+    expect(oneCall).toEqual(["select o_index, o_outcome,"]);
 
     // Replica b never claimed or committed on this thread: it cannot know the projection.
     const locked = await statementsOf(async () => {
@@ -86,7 +86,7 @@ describe("PostgreSQL: the plain append in one call", () => {
     });
     expect(locked[0]).toBe("start transaction isolation");
     expect(locked).toContain("commit");
-    expect(locked.some((t) => t.startsWith("select o_outcome"))).toBe(false);
+    expect(locked.some((t) => t.startsWith("select o_index"))).toBe(false);
 
     const facts = await a.history.readThread(fx.session.threadId, v0);
     expect(facts.map((f) => f.seq)).toEqual([v0 + 1, v0 + 2, v0 + 3, v0 + 4]);
@@ -108,7 +108,7 @@ describe("PostgreSQL: the plain append in one call", () => {
       const result = await a.dispatch.commit(withUsage(op(fx, claim, version, 1, "done"), 1000));
       expect(result).toMatchObject({ ok: true, duplicate: false, receipt: { versionAfter: version + 2 } });
     });
-    expect(sent).toEqual(["select o_outcome, o_status,", "select o_outcome, o_status,"]);
+    expect(sent).toEqual(["select o_index, o_outcome,", "select o_index, o_outcome,"]);
 
     const columns = await sessionColumns(fx.session.id);
     expect(JSON.parse(columns.usage_json)).toMatchObject({ input_tokens: 1110, output_tokens: 3 });
@@ -116,6 +116,41 @@ describe("PostgreSQL: the plain append in one call", () => {
       fx.runId,
     ]);
     expect(rows[0]).toEqual({ state: "done", owner: null });
+  });
+
+  it("appends made together on many threads share one call; one that does not qualify is decided alone", async () => {
+    const fixtures = [];
+    for (let i = 0; i < 6; i++) {
+      const fx = await seedQueuedRun(a, clock);
+      fixtures.push(fx);
+    }
+    const claims = new Map<string, { owner: string; epoch: number }>();
+    for (let i = 0; i < fixtures.length; i++) {
+      const claim = (await a.dispatch.claim(`w${i}`, LEASE_MS))!;
+      claims.set(claim.runId, claim);
+    }
+    const versions = await Promise.all(fixtures.map((fx) => a.history.threadVersion(fx.session.threadId)));
+    const operations = fixtures.map((fx, i) => {
+      const claim = claims.get(fx.runId)!;
+      // The last one holds a stale epoch: the function skips it, the locked path rejects it.
+      return op(
+        fx,
+        i === fixtures.length - 1 ? { ...claim, epoch: claim.epoch - 1 } : claim,
+        versions[i]!,
+        2,
+      );
+    });
+    let results: Awaited<ReturnType<typeof a.dispatch.commit>>[] = [];
+    const sent = await statementsOf(async () => {
+      results = await Promise.all(operations.map((operation) => a.dispatch.commit(operation)));
+    });
+    expect(sent.filter((t) => t.startsWith("select o_index"))).toHaveLength(1);
+    expect(results.slice(0, -1).every((r) => r.ok && !r.duplicate)).toBe(true);
+    expect(results.at(-1)).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
+    for (const [i, fx] of fixtures.entries()) {
+      const expected = i === fixtures.length - 1 ? versions[i]! : versions[i]! + 2;
+      expect(await a.history.threadVersion(fx.session.threadId)).toBe(expected);
+    }
   });
 
   it("every refusal of the function writes nothing and is decided by the locked path", async () => {

@@ -16,6 +16,7 @@ import { type Db, fromJson, toJson } from "../sql/db.js";
 import type { Database } from "../sql/schema.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { type PipelinedTransaction, pipelinedTransaction, placeholders } from "./pipelinedTransaction.js";
+import { TurnBatcher } from "./turnBatcher.js";
 
 /**
  * Claims and the commit fence on PostgreSQL in as few round trips as the fence allows. Same rows,
@@ -36,7 +37,8 @@ import { type PipelinedTransaction, pipelinedTransaction, placeholders } from ".
  *
  * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v1` (migration 005), which
  * locks the same rows in the same order, checks in SQL what `decideCommit` checks for an append and
- * writes everything, or writes nothing and reports why. It needs the session projection the new
+ * writes everything, or writes nothing and reports why. Appends made in the same event-loop turn
+ * share that call and its transaction (`TurnBatcher`: group commit, one level up). It needs the session projection the new
  * facts are projected onto before it is sent, so the store remembers, per thread, the projection
  * its last claim or commit saw; the function refuses (`projection_moved`) when the row holds
  * anything else, and the call is retried once with the columns it reports. A store that remembers
@@ -68,6 +70,8 @@ import { type PipelinedTransaction, pipelinedTransaction, placeholders } from ".
 export class PostgresDispatchStore extends SqlDispatchStore {
   /** Per thread, the session projection this store last saw committed (see `appendInOneCall`). */
   private readonly projections = new Map<string, SeenProjection>();
+  /** Appends of one event-loop turn, sent as one call (see `appendInOneCall`). */
+  private readonly appends = new TurnBatcher<AppendRequest, AppendAnswer>((batch) => this.appendBatch(batch));
 
   constructor(
     db: Db,
@@ -154,56 +158,102 @@ export class PostgresDispatchStore extends SqlDispatchStore {
 
   /**
    * The plain append in one round trip (`awaken_commit_append_v1`, migration 005), when this store
-   * remembers the session projection the thread's last commit or claim left. The function writes
-   * only if everything is as this side assumed (claim, version, unused operation id, projection);
-   * a projection moved by another writer (input appended meanwhile) is retried once with the
-   * columns it reports; anything else returns null and the locked path decides.
+   * remembers the session projection the thread's last commit or claim left. Appends made in the
+   * same event-loop turn travel together in one call and one transaction (`TurnBatcher`). The
+   * function writes an append only if everything is as this side assumed (claim, version, unused
+   * operation id, projection); a projection moved by another writer (input appended meanwhile) is
+   * retried once with the columns it reports; anything else returns null and the locked path
+   * decides.
    */
   private async appendInOneCall(op: CommitOperation, hash: string): Promise<CommitResult | null> {
     for (let attempt = 0; attempt < 2; attempt++) {
-      const seen = this.projections.get(op.threadId);
-      if (!seen) return null;
-      const now = this.clock.now();
-      const plan = planAppend(op, seen, now);
-      const { rows } = await this.pool.query<AppendRow>({
-        ...APPEND,
-        values: [
-          op.runId,
-          op.threadId,
-          op.opId,
-          hash,
-          toJson(plan.receipt),
-          op.owner,
-          op.epoch,
-          op.expectedVersion,
-          now,
-          plan.committed.map((f) => f.seq),
-          plan.committed.map((f) => f.id),
-          plan.committed.map((f) => f.type),
-          plan.committed.map((f) => toJson(f.body)),
-          seen.status,
-          seen.pending_json,
-          seen.usage_json,
-          plan.after.status,
-          plan.after.pending_json,
-          plan.after.usage_json,
-          plan.runState,
-        ],
-      });
-      const row = rows[0];
-      if (row?.o_outcome === "appended") {
-        this.remember(op.threadId, { ...plan.after, session_id: seen.session_id });
-        return { ok: true, receipt: plan.receipt, duplicate: false };
-      }
-      if (row?.o_outcome !== "projection_moved" || row.o_status === null) return null;
-      this.remember(op.threadId, {
-        session_id: seen.session_id,
-        status: row.o_status,
-        pending_json: row.o_pending_json ?? "[]",
-        usage_json: row.o_usage_json ?? "{}",
-      });
+      if (!this.projections.has(op.threadId)) return null;
+      const answer = await this.appends.submit({ op, hash });
+      if (answer.kind === "appended") return answer.result;
+      if (answer.kind === "failed") throw answer.error;
+      if (answer.kind === "decide") return null;
     }
     return null;
+  }
+
+  /** One call of `awaken_commit_append_v1` for a batch of appends; answers each, in order. */
+  private async appendBatch(requests: AppendRequest[]): Promise<AppendAnswer[]> {
+    const answers: AppendAnswer[] = requests.map(() => ({ kind: "decide" }));
+    const now = this.clock.now();
+    // Sorted by thread: every batch locks threads in one global order (see migration 005).
+    const order = requests
+      .map((_, i) => i)
+      .sort((x, y) => compare(requests[x]!.op.threadId, requests[y]!.op.threadId));
+    const sent: { index: number; plan: AppendPlan; seen: SeenProjection }[] = [];
+    for (const index of order) {
+      const { op } = requests[index]!;
+      const seen = this.projections.get(op.threadId);
+      if (!seen) continue;
+      try {
+        sent.push({ index, plan: planAppend(op, seen, now), seen });
+      } catch (error) {
+        answers[index] = { kind: "failed", error };
+      }
+    }
+    if (sent.length === 0) return answers;
+    const column = <T>(pick: (entry: (typeof sent)[number], request: AppendRequest) => T): T[] =>
+      sent.map((entry) => pick(entry, requests[entry.index]!));
+    const facts = sent.flatMap((entry, k) => entry.plan.committed.map((fact) => ({ k: k + 1, fact })));
+    let rows: AppendRow[];
+    try {
+      ({ rows } = await this.pool.query<AppendRow>({
+        ...APPEND,
+        values: [
+          now,
+          column((_, r) => r.op.runId),
+          column((_, r) => r.op.threadId),
+          column((_, r) => r.op.opId),
+          column((_, r) => r.hash),
+          column((e) => toJson(e.plan.receipt)),
+          column((_, r) => r.op.owner),
+          column((_, r) => r.op.epoch),
+          column((_, r) => r.op.expectedVersion),
+          column((e) => e.seen.status),
+          column((e) => e.seen.pending_json),
+          column((e) => e.seen.usage_json),
+          column((e) => e.plan.after.status),
+          column((e) => e.plan.after.pending_json),
+          column((e) => e.plan.after.usage_json),
+          column((e) => e.plan.runState),
+          facts.map((f) => f.k),
+          facts.map((f) => f.fact.seq),
+          facts.map((f) => f.fact.id),
+          facts.map((f) => f.fact.type),
+          facts.map((f) => toJson(f.fact.body)),
+        ],
+      }));
+    } catch (error) {
+      // The batch rolled back as a whole: a key taken by a concurrent commit the checks could not
+      // see (a same-id retry), a deadlock or serialization failure. Each append decides alone.
+      if (isUniqueViolation(error) || isRetryableConflict(error)) return answers;
+      throw error;
+    }
+    for (const row of rows) {
+      const entry = sent[row.o_index - 1];
+      if (!entry) continue;
+      const threadId = requests[entry.index]!.op.threadId;
+      if (row.o_outcome === "appended") {
+        this.remember(threadId, { ...entry.plan.after, session_id: entry.seen.session_id });
+        answers[entry.index] = {
+          kind: "appended",
+          result: { ok: true, receipt: entry.plan.receipt, duplicate: false },
+        };
+      } else if (row.o_outcome === "projection_moved" && row.o_status !== null) {
+        this.remember(threadId, {
+          session_id: entry.seen.session_id,
+          status: row.o_status,
+          pending_json: row.o_pending_json ?? "[]",
+          usage_json: row.o_usage_json ?? "{}",
+        });
+        answers[entry.index] = { kind: "projection_moved" };
+      }
+    }
+    return answers;
   }
 
   /** Remembers the projection a thread's session has after a commit or claim (bounded, LRU). */
@@ -309,6 +359,23 @@ interface SeenProjection {
   status: string;
   pending_json: string;
   usage_json: string;
+}
+
+interface AppendRequest {
+  op: CommitOperation;
+  hash: string;
+}
+
+type AppendAnswer =
+  | { kind: "appended"; result: CommitResult }
+  | { kind: "projection_moved" }
+  | { kind: "decide" }
+  | { kind: "failed"; error: unknown };
+
+type AppendPlan = ReturnType<typeof planAppend>;
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Threads whose session projection a store remembers (a miss only costs the locked path). */
@@ -428,17 +495,18 @@ const COMMIT_LOCK = {
 } as const;
 
 interface AppendRow {
+  o_index: number;
   o_outcome: "appended" | "projection_moved" | "decide";
   o_status: string | null;
   o_pending_json: string | null;
   o_usage_json: string | null;
 }
 
-/** The plain append as one call (see migration 005 for the function and its checks). */
+/** Plain appends as one call, a batch at a time (see migration 005 for the function and its checks). */
 const APPEND = {
   name: "awaken_commit_append_v1",
-  text: `select o_outcome, o_status, o_pending_json, o_usage_json
-    from awaken_commit_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+  text: `select o_index, o_outcome, o_status, o_pending_json, o_usage_json
+    from awaken_commit_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 } as const;
 
 /** $1 operation id. */
@@ -492,6 +560,12 @@ export function insertEvents(committed: readonly CommittedFact[]): RawBuilder<un
 /** PostgreSQL's division_by_zero (SQLSTATE 22012): how a statement here refuses on purpose. */
 export function isDivisionByZero(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "22012";
+}
+
+/** A deadlock (40P01) or serialization failure (40001): the transaction was rolled back, retry. */
+export function isRetryableConflict(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === "40P01" || code === "40001";
 }
 
 /** PostgreSQL's unique_violation (SQLSTATE 23505), as node-pg reports it. */
