@@ -158,6 +158,18 @@ function toolAwaits(
   return { id: newId("sevt", now), type: TOOL_AWAITS, body };
 }
 
+/**
+ * The `session.error` types a failed model request commits (`providerErrorType`). Only these count
+ * toward the model's retry budget: an error about a tool's reach or credentials (MCP, egress) says
+ * nothing about whether the next model request will succeed.
+ */
+export const MODEL_ERROR_TYPES: ReadonlySet<string> = new Set([
+  "model_overloaded_error",
+  "model_rate_limited_error",
+  "model_request_failed_error",
+  "unknown_error",
+]);
+
 export function providerErrorType(error: ProviderError | null): string {
   if (!error) return "unknown_error";
   if (error.kind === "overloaded") return "model_overloaded_error";

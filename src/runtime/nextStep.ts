@@ -1,5 +1,6 @@
 import { type CommittedFact, TOOL_AWAITS } from "../coordinator/facts.js";
 import type { JsonObject } from "../kernel/json.js";
+import { MODEL_ERROR_TYPES } from "./modelFacts.js";
 import { TOOL_EXECUTION } from "./toolFacts.js";
 
 export type Step =
@@ -75,9 +76,11 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
         }
         break;
       }
-      case "session.error":
-        errorsSinceAnswer += 1;
+      case "session.error": {
+        const error = isObject(fact.body.error) ? fact.body.error : {};
+        if (MODEL_ERROR_TYPES.has(String(error.type))) errorsSinceAnswer += 1;
         break;
+      }
       case "session.status_idle":
         // The turn ended (answered, parked, exhausted or interrupted): the next one starts fresh.
         errorsSinceAnswer = 0;

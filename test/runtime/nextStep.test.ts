@@ -94,6 +94,30 @@ describe("nextStep on hand-written histories", () => {
     expect(h.step()).toEqual({ kind: "close_dangling_request", startId: second });
   });
 
+  it("only failed model requests count toward the model's retries, not a tool's or credential's error", () => {
+    const h = new History();
+    h.message();
+    const failed = h.start();
+    h.end(failed, true);
+    h.add("session.error", { error: { type: "model_overloaded_error", retry_status: { type: "retrying" } } });
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 1 });
+    h.add("session.error", {
+      error: {
+        type: "credential_host_unreachable_error",
+        retry_status: { type: "retrying" },
+        credential_id: "c",
+      },
+    });
+    h.add("session.error", {
+      error: {
+        type: "mcp_connection_failed_error",
+        retry_status: { type: "exhausted" },
+        mcp_server_name: "m",
+      },
+    });
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 1 });
+  });
+
   it("input that arrived while the model was answering still needs an answer", () => {
     const h = new History();
     h.message("first");
