@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { sleep, systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
@@ -20,6 +21,12 @@ export interface RemoteWorkerOptions {
   /** Sessions' sandbox workspaces on this worker's host. */
   workspaceDir: string;
   env: NodeJS.ProcessEnv;
+  /**
+   * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only, like
+   * `UpOptions.sandboxEgress` (a local upstream on the loopback): no flag or variable of
+   * `awaken worker` sets it; only a test's own entry point does (`WorkerCommandTestHooks`).
+   */
+  sandboxEgress?: EgressProxyOptions | undefined;
 }
 
 /** Forbidden or missing configuration: `awaken worker` prints the reason and exits non-zero. */
@@ -89,7 +96,7 @@ export async function startRemoteWorker(
     }
   }
   const providers = createProviderRouter(options.env);
-  const sandboxes = createSandboxes(options.workspaceDir, options.env);
+  const sandboxes = createSandboxes(options.workspaceDir, options.env, options.sandboxEgress);
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   const worker = new Worker(
     transport,
@@ -101,10 +108,11 @@ export async function startRemoteWorker(
       crashBudget: 5,
       modelIdleTimeoutMs: options.modelIdleTimeoutMs,
       log,
-      // This process is the last-mile holder of its runs' credentials (the MCP connections): the
-      // coordinator checks the claim, admits the session's pin, audits and sends the material back
-      // over the worker transport. Use an https:// coordinator URL (or a private network) in
-      // production: the response carries the bearer.
+      // This process is the last-mile holder of its runs' credentials (the MCP connections, and
+      // its sandboxes' egress proxies for `environment_variable` secrets): the coordinator checks
+      // the claim, admits the session's pin, audits and sends the material back over the worker
+      // transport. Use an https:// coordinator URL (or a private network) in production: the
+      // response carries the secret.
       credentials: new RemoteCredentialHolder(transport),
     },
     {

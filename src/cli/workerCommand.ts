@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { pino } from "pino";
+import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
@@ -17,14 +18,24 @@ Environment:
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
-over the worker transport. Use an https:// coordinator URL or a private network in production.
+over the worker transport; so is an environment_variable secret, for the egress proxy of this
+worker's bwrap sandbox (commands only ever see a placeholder). Use an https:// coordinator URL or
+a private network in production.
 
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
 token or coordinator URL, and a coordinator that rejects the token (401).
 `;
 
+/**
+ * What a test's own entry point may inject into `awaken worker` (test/support/egressWorkerEntry.mjs):
+ * functions and CAs no flag or variable can carry, so the product CLI (main.ts) never passes any.
+ */
+export interface WorkerCommandTestHooks {
+  sandboxEgress?: EgressProxyOptions;
+}
+
 /** `awaken worker`: a remote worker with no database. */
-export function workerCommand(): Command {
+export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   const command = new Command("worker")
     .description("Run a remote worker that executes runs for a coordinator over HTTP (no database access).")
     .addOption(new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://10.0.0.5:4600"))
@@ -57,6 +68,7 @@ export function workerCommand(): Command {
           modelRetryBaseMs: opts.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
           env: process.env,
+          sandboxEgress: testHooks.sandboxEgress,
         },
         logger,
         lifecycle.stopping,

@@ -141,6 +141,15 @@ export interface SecretOpenRequest {
   secretName: string;
 }
 
+/**
+ * Who asks for the session's pinned variables: the run's claim. In process the list needs no more
+ * than the session; a remote worker's coordinator checks the claim is live before it answers.
+ */
+export type SecretVariablesRequest = Pick<
+  SecretOpenRequest,
+  "workspaceId" | "sessionId" | "runId" | "owner" | "epoch"
+>;
+
 /** A session's pinned `environment_variable` credential, secret-free (what the sandbox is set up from). */
 export interface PinnedSecretVariable extends Omit<EnvironmentVariableUsage, "kind"> {
   credentialId: string;

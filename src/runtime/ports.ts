@@ -7,6 +7,7 @@ import type {
   PinnedSecretVariable,
   SecretOpening,
   SecretOpenRequest,
+  SecretVariablesRequest,
 } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
 import type { ProviderRouter } from "../providers/ports.js";
@@ -32,9 +33,9 @@ export interface RuntimePorts {
   modelIdleTimeoutMs: number;
   log: RuntimeLog;
   /**
-   * Credential custody for last-mile holders (the MCP connections). In process, Control's admission
-   * answers directly; on a remote worker, the coordinator answers over the worker transport
-   * (`worker/remoteCredentials.ts`) after checking the claim. Absent, holders get no credential and
+   * Credential custody for last-mile holders (the MCP connections, the sandbox's egress proxy). In
+   * process, Control's admission answers directly; on a remote worker, the coordinator answers over
+   * the worker transport (`worker/remoteCredentials.ts`) after checking the claim. Absent, holders get no credential and
    * a server that requires one fails the run with `mcp_authentication_failed_error`.
    */
   credentials?: CredentialHolderPort;
@@ -45,10 +46,11 @@ export interface CredentialHolderPort {
   open(request: CredentialOpenRequest): Promise<CredentialOpening>;
   /**
    * The session's pinned `environment_variable` credentials, secret-free (names, hosts, injection),
-   * from which its sandbox is set up. Optional: a port without it (a remote worker, today) sets up
-   * no variable at all.
+   * from which its sandbox is set up. Named by the run's claim, which a remote worker's coordinator
+   * checks before it answers (in process, custody needs only the session). Optional: a port
+   * without it sets up no variable at all.
    */
-  secretVariables?(scope: { workspaceId: string; sessionId: string }): Promise<PinnedSecretVariable[]>;
+  secretVariables?(request: SecretVariablesRequest): Promise<PinnedSecretVariable[]>;
   /** Opens one pinned `environment_variable` secret for the egress proxy, after admission (audited). */
   openSecret?(request: SecretOpenRequest): Promise<SecretOpening>;
 }

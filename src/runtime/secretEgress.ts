@@ -15,7 +15,7 @@
  */
 
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
-import type { Activation, PinnedSecretVariable } from "../coordinator/ports.js";
+import type { Activation, PinnedSecretVariable, SecretOpening } from "../coordinator/ports.js";
 import type { SandboxCredentials, SandboxSpec } from "../sandbox/ports.js";
 import { sessionError } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
@@ -40,7 +40,15 @@ export class SecretEgress {
     const port = this.ports.credentials;
     if (!port?.secretVariables || !port.openSecret) return spec;
     const a = this.activation;
-    this.variables ??= await port.secretVariables({ workspaceId: a.workspaceId, sessionId: a.sessionId });
+    // The claim goes along: a remote worker's coordinator answers only while it is live (a lost
+    // claim throws here after the run's signal was aborted, so the caller ends the slice as lost).
+    this.variables ??= await port.secretVariables({
+      workspaceId: a.workspaceId,
+      sessionId: a.sessionId,
+      runId: a.runId,
+      owner: a.owner,
+      epoch: a.epoch,
+    });
     if (this.variables.length === 0) return spec;
     const credentials: SandboxCredentials = {
       variables: this.variables.map(({ secretName, networking, injection }) => ({
@@ -118,15 +126,27 @@ export class SecretEgress {
     const port = this.ports.credentials;
     if (!port?.openSecret || this.closed || this.signal.aborted) return null;
     const a = this.activation;
-    const opening = await port.openSecret({
-      workspaceId: a.workspaceId,
-      sessionId: a.sessionId,
-      runId: a.runId,
-      owner: a.owner,
-      epoch: a.epoch,
-      holder: "egress_proxy",
-      secretName,
-    });
+    let opening: SecretOpening;
+    try {
+      opening = await port.openSecret({
+        workspaceId: a.workspaceId,
+        sessionId: a.sessionId,
+        runId: a.runId,
+        owner: a.owner,
+        epoch: a.epoch,
+        holder: "egress_proxy",
+        secretName,
+      });
+    } catch (error) {
+      // Custody (or, on a remote worker, the coordinator) could not answer, or found the claim
+      // lost (the run's signal is aborted by then). The proxy refuses the request with its 403
+      // instead of dropping the connection; errors carry ids and reasons, never material.
+      this.ports.log.warn(
+        { runId: a.runId, secretName, error: error instanceof Error ? error.message : String(error) },
+        "credential could not be opened for the egress proxy",
+      );
+      return null;
+    }
     if (opening.kind === "refused") {
       this.ports.log.warn(
         { runId: a.runId, credentialId: opening.credentialId, reason: opening.reason },

@@ -17,8 +17,11 @@ import type { CredentialHolderKind, CredentialOpening, CredentialOpenRequest } f
 const id = z.string().min(1).max(200);
 const count = z.number().int().nonnegative();
 
-/** Who asks: the session and the claim (run, owner, epoch) the worker holds on it. Audited. */
-const claimPart = {
+/**
+ * Who asks: the session and the claim (run, owner, epoch) the worker holds on it. Audited. Shared
+ * with the `environment_variable` routes (secretWire.ts), whose claim is checked the same way.
+ */
+export const claimPart = {
   workspaceId: id,
   sessionId: id,
   runId: id,

@@ -1,6 +1,12 @@
 import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
 import type { CommittedFact } from "../coordinator/facts.js";
-import type { Activation, CredentialOpenRequest, LiveEvidence } from "../coordinator/ports.js";
+import type {
+  Activation,
+  CredentialOpenRequest,
+  LiveEvidence,
+  SecretOpenRequest,
+  SecretVariablesRequest,
+} from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import type { RuntimeLog } from "../runtime/ports.js";
 import type { WorkerTransport } from "./ports.js";
@@ -133,8 +139,30 @@ export class HttpWorkerTransport implements WorkerTransport {
    * other idempotent calls: an open repeated after a lost response is a second, audited open of the
    * same pin, never another credential.
    */
-  async openCredential(request: CredentialOpenRequest): Promise<WorkerResponse<"openCredential">> {
-    const answer = await this.call("openCredential", request, true);
+  openCredential(request: CredentialOpenRequest): Promise<WorkerResponse<"openCredential">> {
+    return this.claimChecked("openCredential", request);
+  }
+
+  /**
+   * The session's pinned `environment_variable` credentials (secret-free) the sandbox is set up
+   * from, and one of their secrets for the sandbox's egress proxy: the same claim-checked calls
+   * as `openCredential` (a `claim_lost` answer aborts the run here), retried the same way (a
+   * repeated open is a second audited open of the same pin).
+   */
+  secretVariables(request: SecretVariablesRequest): Promise<WorkerResponse<"secretVariables">> {
+    return this.claimChecked("secretVariables", request);
+  }
+
+  openSecret(request: SecretOpenRequest): Promise<WorkerResponse<"openSecret">> {
+    return this.claimChecked("openSecret", request);
+  }
+
+  /** A call naming a claim the coordinator checks first: `claim_lost` aborts that run at once. */
+  private async claimChecked<R extends "openCredential" | "secretVariables" | "openSecret">(
+    name: R,
+    request: WorkerRequest<R> & { runId: string },
+  ): Promise<WorkerResponse<R>> {
+    const answer = await this.call(name, request, true);
     if (answer.kind === "claim_lost") for (const listener of this.cancelListeners) listener(request.runId);
     return answer;
   }

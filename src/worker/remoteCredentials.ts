@@ -1,10 +1,20 @@
-import type { CredentialOpening, CredentialOpenRequest } from "../coordinator/ports.js";
+import type {
+  CredentialOpening,
+  CredentialOpenRequest,
+  PinnedSecretVariable,
+  SecretOpening,
+  SecretOpenRequest,
+  SecretVariablesRequest,
+} from "../coordinator/ports.js";
 import type { CredentialHolderPort } from "../runtime/ports.js";
 import type { CredentialOpenWireResponse } from "./credentialWire.js";
+import type { SecretOpenWireResponse, SecretVariablesWireResponse } from "./secretWire.js";
 
-/** What this port needs of the transport (`HttpWorkerTransport.openCredential`). */
+/** What this port needs of the transport (`HttpWorkerTransport`'s claim-checked credential calls). */
 export interface CredentialOpenTransport {
   openCredential(request: CredentialOpenRequest): Promise<CredentialOpenWireResponse>;
+  secretVariables(request: SecretVariablesRequest): Promise<SecretVariablesWireResponse>;
+  openSecret(request: SecretOpenRequest): Promise<SecretOpenWireResponse>;
 }
 
 /** The coordinator found the claim the open named not live: the run is lost, nothing was opened. */
@@ -23,6 +33,10 @@ export class CredentialClaimLost extends Error {
  * built its header, exactly as in process. The base64 string itself cannot be zeroed (JSON carries
  * text); nothing here logs it or puts it in an error.
  *
+ * `environment_variable` credentials take the same path: the secret-free list the sandbox is set
+ * up from (placeholders), and each secret, as a Buffer, for the sandbox's egress proxy, which
+ * zeroes it once substituted (`sandbox/egressForward.ts`), as in process.
+ *
  * A lost claim is thrown (`CredentialClaimLost`) after the transport already aborted the run's
  * signal, so the runtime ends the slice as lost, as after a failed renew, and writes nothing.
  */
@@ -39,6 +53,30 @@ export class RemoteCredentialHolder implements CredentialHolderPort {
         return {
           kind: "bearer",
           token: Buffer.from(answer.token, "base64"),
+          credentialId: answer.credentialId,
+          revision: answer.revision,
+        };
+      case "claim_lost":
+        throw new CredentialClaimLost(request.runId, answer.reason);
+    }
+  }
+
+  async secretVariables(request: SecretVariablesRequest): Promise<PinnedSecretVariable[]> {
+    const answer = await this.transport.secretVariables(request);
+    if (answer.kind === "claim_lost") throw new CredentialClaimLost(request.runId, answer.reason);
+    return answer.variables;
+  }
+
+  async openSecret(request: SecretOpenRequest): Promise<SecretOpening> {
+    const answer = await this.transport.openSecret(request);
+    switch (answer.kind) {
+      case "none":
+      case "refused":
+        return answer;
+      case "secret":
+        return {
+          kind: "secret",
+          value: Buffer.from(answer.value, "base64"),
           credentialId: answer.credentialId,
           revision: answer.revision,
         };

@@ -12,6 +12,12 @@ import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { JsonObject } from "../kernel/json.js";
 import { credentialOpenRequestSchema, credentialOpenResponseSchema } from "./credentialWire.js";
+import {
+  secretOpenRequestSchema,
+  secretOpenResponseSchema,
+  secretVariablesRequestSchema,
+  secretVariablesResponseSchema,
+} from "./secretWire.js";
 
 /** Every worker route lives under this prefix, outside the API-key-authenticated Managed Agents API. */
 export const WORKER_ROUTE_PREFIX = "/v1/awaken/worker";
@@ -151,6 +157,18 @@ export const WORKER_ROUTES = {
     path: "/credentials/open",
     request: credentialOpenRequestSchema,
     response: credentialOpenResponseSchema,
+  },
+  // The sandbox's `environment_variable` credentials (the egress proxy is the holder), behind the
+  // same live-claim check (secretWire.ts and edge/worker-transport/secretRoute.ts).
+  secretVariables: {
+    path: "/credentials/secret-variables",
+    request: secretVariablesRequestSchema,
+    response: secretVariablesResponseSchema,
+  },
+  openSecret: {
+    path: "/credentials/open-secret",
+    request: secretOpenRequestSchema,
+    response: secretOpenResponseSchema,
   },
 } as const;
 

@@ -96,6 +96,56 @@ describe("opening for the egress proxy", () => {
     expect(lostDuring.handed[0]?.every((byte) => byte === 0)).toBe(true);
   });
 
+  it("the variables are asked for under the run's claim (a remote worker's coordinator checks it)", async () => {
+    const asked: unknown[] = [];
+    const ports = {
+      log: { info: () => {}, warn: () => {} },
+      credentials: {
+        open: async () => ({ kind: "none" as const }),
+        secretVariables: async (request: unknown) => {
+          asked.push(request);
+          return [VARIABLE];
+        },
+        openSecret: async () => ({ kind: "none" as const }),
+      },
+    } as unknown as RuntimePorts;
+    await credentialsOf(new SecretEgress(ports, activation, new AbortController().signal));
+    expect(asked).toEqual([
+      { workspaceId: "wrkspc_1", sessionId: "sesn_1", runId: "run_1", owner: "worker-a", epoch: 7 },
+    ]);
+  });
+
+  it("an open that throws (custody unreachable, or a remote claim found lost) is a refusal, logged", async () => {
+    const warned: { fields: Record<string, unknown>; message: string }[] = [];
+    const ports = {
+      log: {
+        info: () => {},
+        warn: (fields: Record<string, unknown>, message: string) => warned.push({ fields, message }),
+      },
+      credentials: {
+        open: async () => ({ kind: "none" as const }),
+        secretVariables: async () => [VARIABLE],
+        openSecret: async () => {
+          throw new Error("credential not opened for run run_1: the claim is lost (stale)");
+        },
+      },
+    } as unknown as RuntimePorts;
+    const credentials = await credentialsOf(
+      new SecretEgress(ports, activation, new AbortController().signal),
+    );
+    expect(await credentials.open("API_TOKEN")).toBeNull();
+    expect(warned).toEqual([
+      {
+        fields: expect.objectContaining({
+          runId: "run_1",
+          secretName: "API_TOKEN",
+          error: expect.stringContaining("claim is lost"),
+        }),
+        message: "credential could not be opened for the egress proxy",
+      },
+    ]);
+  });
+
   it("once the run slice ended (close), the proxy's binding opens nothing", async () => {
     const { egress, requests } = setup();
     const credentials = await credentialsOf(egress);

@@ -14,8 +14,13 @@ export interface WorkerProcess {
  * Spawns the built `awaken worker` with only the given environment (no inherited database URL),
  * so a test controls exactly what the worker can see.
  */
-export function spawnWorker(args: string[], env: NodeJS.ProcessEnv = {}): WorkerProcess {
-  const child = spawn(process.execPath, [ENTRY, "worker", ...args], {
+export function spawnWorker(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  /** What runs the worker command: the product's CLI, or a test entry running the same command. */
+  command: string[] = [ENTRY, "worker"],
+): WorkerProcess {
+  const child = spawn(process.execPath, [...command, ...args], {
     env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -39,11 +44,13 @@ export async function startWorker(
   token: string,
   env: NodeJS.ProcessEnv = {},
   args: string[] = [],
+  command?: string[],
 ) {
-  const worker = spawnWorker(["--coordinator-url", url, "--model-retry-base-ms", "10", ...args], {
-    AWAKEN_WORKER_TOKEN: token,
-    ...env,
-  });
+  const worker = spawnWorker(
+    ["--coordinator-url", url, "--model-retry-base-ms", "10", ...args],
+    { AWAKEN_WORKER_TOKEN: token, ...env },
+    command,
+  );
   const deadline = Date.now() + 15_000;
   while (!/is running/.test(worker.stdout())) {
     if (worker.child.exitCode !== null || Date.now() > deadline)

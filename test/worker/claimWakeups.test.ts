@@ -86,7 +86,11 @@ beforeEach(async () => {
       pollMs: 50,
       // Claims only: no credential is ever asked for here.
       credentials: {
-        custody: { open: () => Promise.reject(new Error("not under test")) },
+        custody: {
+          open: () => Promise.reject(new Error("not under test")),
+          secretVariables: () => Promise.reject(new Error("not under test")),
+          openSecret: () => Promise.reject(new Error("not under test")),
+        },
         runSession: () => Promise.reject(new Error("not under test")),
       },
     }),

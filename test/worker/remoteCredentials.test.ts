@@ -3,7 +3,9 @@
  * this process (no MCP server is needed: opening happens before connecting). The bearer comes back
  * as the pinned bytes in a Buffer; a session with no pin for a server gets `none`; a claim the
  * coordinator finds lost throws and aborts that run through the transport's cancel listeners, so
- * the worker loop ends the slice as a lost claim, not as a crash.
+ * the worker loop ends the slice as a lost claim, not as a crash. The same for the sandbox's
+ * `environment_variable` credentials: the secret-free list of pinned variables, and the secret as
+ * bytes for the egress proxy.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +15,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import { createSandboxes } from "../../src/cli/sandboxes.js";
-import type { CredentialOpenRequest } from "../../src/coordinator/ports.js";
+import type { CredentialOpenRequest, SecretOpenRequest } from "../../src/coordinator/ports.js";
 import { systemClock } from "../../src/kernel/clock.js";
 import { createProviderRouter } from "../../src/providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
@@ -120,48 +122,174 @@ describe("RemoteCredentialHolder over HttpWorkerTransport", () => {
     expect(cancelled).toEqual([a.runId]);
   });
 
+  it("lists the pinned variables secret-free and opens the secret as bytes; a lost claim throws and aborts", async () => {
+    const secret = `remote-unit-env-${Math.random().toString(36).slice(2)}`;
+    const environment = await client.beta.environments.create({
+      name: "env-creds",
+      config: { type: "cloud", sandbox: { tier: "none" } } as never,
+    });
+    const agent = await client.beta.agents.create({ name: "env-holder", model: MODEL } as never);
+    const vault = await client.beta.vaults.create({ display_name: "env" } as never);
+    const credential = await client.beta.vaults.credentials.create(vault.id, {
+      auth: {
+        type: "environment_variable",
+        secret_name: "UNIT_TOKEN",
+        secret_value: secret,
+        networking: { type: "limited", allowed_hosts: ["api.example.com"] },
+        injection_location: { header: true, body: true },
+      },
+    } as never);
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+      vault_ids: [vault.id],
+    } as never);
+    await client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+    const a = await transport.claim("unit/0", 0);
+    if (!a) throw new Error("no run to claim");
+    const cancelled: string[] = [];
+    transport.onRunCancelled((runId) => cancelled.push(runId));
+    const holder = new RemoteCredentialHolder(transport);
+    const claim = {
+      workspaceId: a.workspaceId,
+      sessionId: a.sessionId,
+      runId: a.runId,
+      owner: a.owner,
+      epoch: a.epoch,
+    };
+
+    const variables = await holder.secretVariables(claim);
+    expect(variables).toEqual([
+      {
+        credentialId: credential.id,
+        vaultId: vault.id,
+        revision: 1,
+        secretName: "UNIT_TOKEN",
+        networking: { type: "limited", allowed_hosts: ["api.example.com"] },
+        injection: { header: true, body: true },
+      },
+    ]);
+    expect(JSON.stringify(variables)).not.toContain(secret);
+
+    const request: SecretOpenRequest = { ...claim, holder: "egress_proxy", secretName: "UNIT_TOKEN" };
+    const opening = await holder.openSecret(request);
+    if (opening.kind !== "secret") throw new Error(`expected a secret, got ${opening.kind}`);
+    expect(Buffer.isBuffer(opening.value)).toBe(true);
+    expect(opening.value.toString("utf8")).toBe(secret);
+    opening.value.fill(0);
+    expect(await holder.openSecret({ ...request, secretName: "NOT_PINNED" })).toEqual({ kind: "none" });
+    expect(cancelled).toEqual([]);
+
+    const lostList = holder.secretVariables({ ...claim, epoch: a.epoch + 1 });
+    await expect(lostList).rejects.toBeInstanceOf(CredentialClaimLost);
+    expect(cancelled).toEqual([a.runId]);
+    const lostOpen = holder.openSecret({ ...request, owner: "unit/1" });
+    await expect(lostOpen).rejects.toBeInstanceOf(CredentialClaimLost);
+    await expect(lostOpen).rejects.not.toThrow(secret);
+    expect(cancelled).toEqual([a.runId, a.runId]);
+  });
+
   it("a worker whose credential open finds the claim lost ends the slice as lost, not as a crash", async () => {
     await pinnedRun(`remote-unit-${Math.random().toString(36).slice(2)}`);
-    const lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
-    const log = {
-      info: (fields: Record<string, unknown>, message: string) =>
-        lines.push({ level: "info", fields, message }),
-      warn: (fields: Record<string, unknown>, message: string) =>
-        lines.push({ level: "warn", fields, message }),
-    };
-    const sandboxes = createSandboxes(join(dataDir, "worker-workspaces"));
     // Present a claim one epoch ahead of the one held: the coordinator answers claim_lost.
     const stale = new RemoteCredentialHolder({
       openCredential: (request) => transport.openCredential({ ...request, epoch: request.epoch + 1 }),
+      secretVariables: (request) => transport.secretVariables(request),
+      openSecret: (request) => transport.openSecret(request),
     });
-    const worker = new Worker(
-      transport,
-      {
-        providers: createProviderRouter({}),
-        sandboxes,
-        clock: systemClock,
-        retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: 10 },
-        crashBudget: 5,
-        modelIdleTimeoutMs: 300_000,
-        log,
-        credentials: stale,
-      },
-      { id: "stale", concurrency: 1, leaseMs: 15_000, pollMs: 50, drainMs: 1_000 },
-    );
-    worker.start();
-    try {
-      const deadline = Date.now() + 10_000;
-      while (!lines.some((l) => l.message === "run slice ended")) {
-        if (Date.now() > deadline) throw new Error(`no slice ended: ${JSON.stringify(lines)}`);
-        await sleep(25);
-      }
-    } finally {
-      await worker.stop();
-      await sandboxes.close();
-    }
+    const lines = await sliceWith(stale);
     expect(lines.find((l) => l.message === "run slice ended")?.fields).toMatchObject({
       outcome: "lost_claim",
     });
     expect(lines.some((l) => l.message.startsWith("run failed in the worker"))).toBe(false);
   });
+
+  it("a worker whose sandbox set-up finds the claim lost (secret variables) ends the slice as lost", async () => {
+    const environment = await client.beta.environments.create({
+      name: "env-stale",
+      config: { type: "cloud", sandbox: { tier: "none" } } as never,
+    });
+    const agent = await client.beta.agents.create({
+      name: "env-stale",
+      model: MODEL,
+      tools: [
+        { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+      ],
+    } as never);
+    const vault = await client.beta.vaults.create({ display_name: "env-stale" } as never);
+    await client.beta.vaults.credentials.create(vault.id, {
+      auth: {
+        type: "environment_variable",
+        secret_name: "STALE_TOKEN",
+        secret_value: `remote-unit-${Math.random().toString(36).slice(2)}`,
+        networking: { type: "unrestricted" },
+        injection_location: { header: true, body: false },
+      },
+    } as never);
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+      vault_ids: [vault.id],
+    } as never);
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage('call bash {"command": "echo hi"}')],
+    });
+    let asked = 0;
+    const stale = new RemoteCredentialHolder({
+      openCredential: (request) => transport.openCredential(request),
+      secretVariables: (request) => {
+        asked++;
+        return transport.secretVariables({ ...request, epoch: request.epoch + 1 });
+      },
+      openSecret: (request) => transport.openSecret(request),
+    });
+    const lines = await sliceWith(stale);
+    expect(asked).toBe(1);
+    expect(lines.find((l) => l.message === "run slice ended")?.fields).toMatchObject({
+      outcome: "lost_claim",
+    });
+    expect(lines.some((l) => l.message.startsWith("run failed in the worker"))).toBe(false);
+    // Nothing of the tool was written after the claim was lost: no result committed.
+    const events = [];
+    for await (const event of client.beta.sessions.events.list(session.id)) events.push(event);
+    expect(events.some((e) => e.type === "agent.tool_result")).toBe(false);
+  });
 });
+
+/** Runs one worker with `credentials` until its first run slice ended; returns its log lines. */
+async function sliceWith(credentials: RemoteCredentialHolder) {
+  const lines: Array<{ level: string; fields: Record<string, unknown>; message: string }> = [];
+  const log = {
+    info: (fields: Record<string, unknown>, message: string) =>
+      lines.push({ level: "info", fields, message }),
+    warn: (fields: Record<string, unknown>, message: string) =>
+      lines.push({ level: "warn", fields, message }),
+  };
+  const sandboxes = createSandboxes(join(dataDir, "worker-workspaces"));
+  const worker = new Worker(
+    transport,
+    {
+      providers: createProviderRouter({}),
+      sandboxes,
+      clock: systemClock,
+      retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: 10 },
+      crashBudget: 5,
+      modelIdleTimeoutMs: 300_000,
+      log,
+      credentials,
+    },
+    { id: "stale", concurrency: 1, leaseMs: 15_000, pollMs: 50, drainMs: 1_000 },
+  );
+  worker.start();
+  try {
+    const deadline = Date.now() + 10_000;
+    while (!lines.some((l) => l.message === "run slice ended")) {
+      if (Date.now() > deadline) throw new Error(`no slice ended: ${JSON.stringify(lines)}`);
+      await sleep(25);
+    }
+  } finally {
+    await worker.stop();
+    await sandboxes.close();
+  }
+  return lines;
+}

@@ -1,11 +1,21 @@
 import type { FastifyBaseLogger } from "fastify";
-import type { CredentialOpening, CredentialOpenRequest } from "../../coordinator/ports.js";
+import type {
+  CredentialOpening,
+  CredentialOpenRequest,
+  PinnedSecretVariable,
+  SecretOpening,
+  SecretOpenRequest,
+} from "../../coordinator/ports.js";
 import type { WorkerTransport } from "../../worker/ports.js";
 import type { WorkerRequest, WorkerResponse } from "../../worker/transportWire.js";
 
 /** Control's custody (`CredentialCustody.open`): admission of the session's pin, then the one field. */
 export interface CredentialOpener {
   open(request: CredentialOpenRequest): Promise<CredentialOpening>;
+  /** The session's pinned `environment_variable` credentials, secret-free (secretRoute.ts). */
+  secretVariables(scope: { workspaceId: string; sessionId: string }): Promise<PinnedSecretVariable[]>;
+  /** One pinned `environment_variable` secret for the egress proxy, after admission (audited). */
+  openSecret(request: SecretOpenRequest): Promise<SecretOpening>;
 }
 
 /** The session (and its workspace) a run belongs to, or null when there is no such run. */
@@ -48,24 +58,52 @@ export async function openForRemoteHolder(
   request: WorkerRequest<"openCredential">,
   log: FastifyBaseLogger,
 ): Promise<Answer> {
-  const { runId, owner, epoch } = request;
+  const lost = await checkClaim(renew, leaseMs, deps.runSession, request, log);
+  if (lost) return lost;
+  return toWire(await deps.custody.open(request));
+}
+
+/** The claim a remote holder names: the session it asks about, and the run, owner and epoch it holds. */
+export interface NamedClaim {
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  owner: string;
+  epoch: number;
+}
+
+export type ClaimLost = { kind: "claim_lost"; reason: string };
+
+/**
+ * The check every credential route of a remote holder makes before it reads, opens or audits
+ * anything (why and in which order: `openForRemoteHolder`): null when the claim is live and a
+ * claim on the session named, else the `claim_lost` answer.
+ */
+export async function checkClaim(
+  renew: WorkerTransport["renew"],
+  leaseMs: number,
+  runSession: RunSessionLookup,
+  claim: NamedClaim,
+  log: FastifyBaseLogger,
+): Promise<ClaimLost | null> {
+  const { runId, owner, epoch } = claim;
   if (!(await renew(runId, owner, epoch, leaseMs))) {
     return {
       kind: "claim_lost",
       reason: `run ${runId} is not claimed by ${owner} at epoch ${epoch} with a live lease`,
     };
   }
-  const run = await deps.runSession(runId);
-  if (!run || run.sessionId !== request.sessionId || run.workspaceId !== request.workspaceId) {
+  const run = await runSession(runId);
+  if (!run || run.sessionId !== claim.sessionId || run.workspaceId !== claim.workspaceId) {
     // A worker holding one claim asked for another session's credential: a bug or an abuse of the
     // worker token. Refused like a lost claim, and logged (ids only).
     log.warn(
-      { runId, owner, epoch, sessionId: request.sessionId, workspaceId: request.workspaceId },
-      "credential open refused: the claim named is not a claim on that session",
+      { runId, owner, epoch, sessionId: claim.sessionId, workspaceId: claim.workspaceId },
+      "credential request refused: the claim named is not a claim on that session",
     );
-    return { kind: "claim_lost", reason: `run ${runId} is not a run of session ${request.sessionId}` };
+    return { kind: "claim_lost", reason: `run ${runId} is not a run of session ${claim.sessionId}` };
   }
-  return toWire(await deps.custody.open(request));
+  return null;
 }
 
 function toWire(opening: CredentialOpening): Answer {

@@ -12,6 +12,11 @@ import {
 } from "../../worker/transportWire.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
+import {
+  openSecretForRemoteHolder,
+  type SecretRouteContext,
+  secretVariablesForRemoteHolder,
+} from "./secretRoute.js";
 
 export interface WorkerRouteDeps {
   /** The coordinator side of the transport (`localWorkerGateway`): same fence, same signals. */
@@ -22,13 +27,16 @@ export interface WorkerRouteDeps {
   leaseMs: number;
   /** How long an idle worker waits between claims after a long-poll came back empty. */
   pollMs: number;
-  /** Custody for remote last-mile holders (`/credentials/open`), behind a live-claim check. */
+  /**
+   * Custody for remote last-mile holders (`/credentials/open`, and `/credentials/secret-variables`
+   * and `/credentials/open-secret` for their sandboxes' egress proxies), behind a live-claim check.
+   */
   credentials: CredentialRouteDeps;
 }
 
 /**
  * The remote worker transport: typed claim/renew/release/commit/read/evidence calls, and the
- * credential open of remote last-mile holders (`credentialRoute.ts`), authenticated
+ * credential opens of remote last-mile holders (`credentialRoute.ts`, `secretRoute.ts`), authenticated
  * by the shared worker token only (an API key is never accepted here). Register inside its own
  * Fastify scope so the token hook does not touch the Managed Agents routes.
  */
@@ -101,6 +109,22 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
       b,
       request.log,
     );
+  });
+  // The sandbox's `environment_variable` credentials, behind the same live-claim check.
+  const secrets = (request: FastifyRequest): SecretRouteContext => ({
+    renew: (runId, owner, epoch, leaseMs) => gateway.renew(runId, owner, epoch, leaseMs),
+    leaseMs: deps.leaseMs,
+    deps: deps.credentials,
+    log: request.log,
+  });
+  route(app, "secretVariables", (b, request, reply) => {
+    reply.header("cache-control", "no-store");
+    return secretVariablesForRemoteHolder(secrets(request), b);
+  });
+  route(app, "openSecret", (b, request, reply) => {
+    // The answer may carry a secret: no cache on the way may keep it.
+    reply.header("cache-control", "no-store");
+    return openSecretForRemoteHolder(secrets(request), b);
   });
 }
 
