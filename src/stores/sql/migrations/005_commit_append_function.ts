@@ -46,19 +46,22 @@ declare
 begin
   for i in 1 .. coalesce(array_length(p_op, 1), 0) loop
     o_index := i;
-    select t.version, r.state, r.owner, r.epoch, r.lease_expires_at, r.session_id,
-        s.status, s.pending_json, s.usage_json
+    -- The operation row is not locked (it may not exist): a same-id commit that lands after this
+    -- read runs into its primary key at the insert below, and the batch rolls back.
+    select t.version, r.state, r.owner, r.epoch, r.lease_expires_at, r.crash_count, r.session_id,
+        s.status, s.pending_json, s.usage_json, c.op_id as used_op
       into l
       from threads t
       join runs r on r.id = p_run[i]
       join sessions s on s.id = r.session_id
+      left join commit_operations c on c.op_id = p_op[i]
       where t.id = p_thread[i]
       for update of t, r, s;
     if not found
         or l.state <> 'claimed' or l.owner is distinct from p_owner[i] or l.epoch <> p_epoch[i]
         or l.lease_expires_at is null or l.lease_expires_at <= p_now
         or l.version <> p_expected[i]
-        or exists (select 1 from commit_operations c where c.op_id = p_op[i]) then
+        or l.used_op is not null then
       o_outcome := 'decide'; o_status := null; o_pending_json := null; o_usage_json := null;
       return next;
       continue;
@@ -85,9 +88,9 @@ begin
       update runs set state = p_run_state[i], owner = null, lease_expires_at = null, crash_count = 0,
           available_at = p_now, updated_at = p_now
         where id = p_run[i];
-    else
-      -- Progress resets the crash budget; a run with no crash to forget is left untouched (no write).
-      update runs set crash_count = 0, updated_at = p_now where id = p_run[i] and crash_count <> 0;
+    elsif l.crash_count <> 0 then
+      -- Progress resets the crash budget; a run with no crash to forget is left untouched.
+      update runs set crash_count = 0, updated_at = p_now where id = p_run[i];
     end if;
     insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
       values (p_op[i], p_run[i], p_hash[i], p_receipt[i], p_now);
