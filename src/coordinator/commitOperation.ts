@@ -50,3 +50,16 @@ export function payloadHash(op: CommitOperation): string {
     }),
   );
 }
+
+/** The receipt of an appended operation: the same on every backend, stored for duplicate retries. */
+export function appendReceipt(op: CommitOperation, eventIds: string[], committedAt: number): CommitReceipt {
+  return {
+    opId: op.opId,
+    runId: op.runId,
+    threadId: op.threadId,
+    versionAfter: op.expectedVersion + op.facts.length,
+    eventIds,
+    committedAt,
+    settled: op.settle ?? null,
+  };
+}

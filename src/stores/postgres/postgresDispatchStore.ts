@@ -2,6 +2,7 @@ import { type RawBuilder, sql } from "kysely";
 import type pg from "pg";
 import { decideCommit, type FenceState } from "../../coordinator/commitFence.js";
 import {
+  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
@@ -408,15 +409,11 @@ function planAppend(
     committed,
     after,
     runState: op.settle ? (settled ?? "queued") : null,
-    receipt: {
-      opId: op.opId,
-      runId: op.runId,
-      threadId: op.threadId,
-      versionAfter: op.expectedVersion + op.facts.length,
-      eventIds: committed.map((f) => f.id),
-      committedAt: now,
-      settled: op.settle ?? null,
-    },
+    receipt: appendReceipt(
+      op,
+      committed.map((f) => f.id),
+      now,
+    ),
   };
 }
 

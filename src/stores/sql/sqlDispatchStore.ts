@@ -1,5 +1,6 @@
 import { decideCommit } from "../../coordinator/commitFence.js";
 import {
+  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
@@ -215,15 +216,11 @@ export class SqlDispatchStore implements DispatchStore {
         // Progress resets the crash budget; a run with no crash to forget is not written at all.
         .$if(!op.settle, (q) => q.where("crash_count", "<>", 0))
         .execute();
-      const receipt: CommitReceipt = {
-        opId: op.opId,
-        runId: op.runId,
-        threadId: op.threadId,
-        versionAfter: op.expectedVersion + op.facts.length,
-        eventIds: committed.map((f) => f.id),
-        committedAt: now,
-        settled: op.settle ?? null,
-      };
+      const receipt = appendReceipt(
+        op,
+        committed.map((f) => f.id),
+        now,
+      );
       await tx
         .insertInto("commit_operations")
         .values({

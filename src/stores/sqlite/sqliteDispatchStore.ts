@@ -1,5 +1,6 @@
 import { decideCommit } from "../../coordinator/commitFence.js";
 import {
+  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
@@ -179,15 +180,11 @@ export class SqliteDispatchStore implements DispatchStore {
           op.runId,
         );
       }
-      const receipt: CommitReceipt = {
-        opId: op.opId,
-        runId: op.runId,
-        threadId: op.threadId,
-        versionAfter: op.expectedVersion + op.facts.length,
-        eventIds: committed.map((f) => f.id),
-        committedAt: now,
-        settled: op.settle ?? null,
-      };
+      const receipt = appendReceipt(
+        op,
+        committed.map((f) => f.id),
+        now,
+      );
       sql.run(
         "insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at) values (?, ?, ?, ?, ?)",
         op.opId,
