@@ -1,0 +1,79 @@
+/**
+ * The Hand tool step: one built-in tool call (bash, read, write, …) in the session's sandbox. Kept
+ * apart because its crash discipline (intent committed before, result after, re-run only when
+ * repeatable) and its sandbox and credential errors are its own reasons to change.
+ */
+
+import type { Fact } from "../coordinator/facts.js";
+import { SandboxUnavailableError } from "../sandbox/ports.js";
+import type { HandToolResult } from "./hand/index.js";
+import type { Step } from "./nextStep.js";
+import type { CommitStatus, RunContext } from "./runContext.js";
+import type { SandboxProvisioning } from "./sandboxProvisioning.js";
+import type { SecretEgress } from "./secretEgress.js";
+import type { CatalogEntry } from "./toolCatalog.js";
+import { indeterminateText, toolExecution, toolResult } from "./toolFacts.js";
+
+export class HandToolStep {
+  constructor(
+    private readonly run: RunContext,
+    private readonly catalog: Map<string, CatalogEntry>,
+    private readonly sandbox: SandboxProvisioning,
+    private readonly secrets: SecretEgress,
+  ) {}
+
+  /**
+   * One Hand tool call, made safe against crashes: its intent (with the attempt number) is
+   * committed before it runs and its result after. A call an earlier owner started and never
+   * finished is run again only when the tool is repeatable; otherwise the model is told its outcome
+   * is unknown (DESIGN.md §3). After a lost claim the sandbox command is killed and nothing is
+   * written back.
+   */
+  async runTool(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
+    const entry = this.catalog.get(step.name);
+    const now = this.run.ports.clock.now();
+    if (entry?.kind !== "hand") {
+      return this.run.commitLanding([
+        toolResult(now, step.toolUseId, `the ${step.name} tool is not available to this session`, true),
+      ]);
+    }
+    if (step.attempts > 0 && !entry.tool.repeatable) {
+      this.run.ports.log.warn(
+        { runId: this.run.activation.runId, toolUseId: step.toolUseId, tool: step.name },
+        "tool call interrupted by a crash is not repeatable; reporting it as indeterminate",
+      );
+      return this.run.commitLanding([toolResult(now, step.toolUseId, indeterminateText(step.name), true)]);
+    }
+    // A conflict here means new input (say an interrupt) landed first: decide again from it.
+    const started = await this.run.commit([toolExecution(now, step.toolUseId, step.attempts + 1)]);
+    if (started !== "ok") return started;
+
+    let outcome: HandToolResult;
+    let realized: Fact | null = null;
+    try {
+      const provisioned = await this.sandbox.provision();
+      realized = provisioned.fact;
+      outcome = await entry.tool.run(provisioned.sandbox, step.input, this.run.signal);
+    } catch (error) {
+      if (this.run.signal.aborted) return "lost";
+      const message = error instanceof Error ? error.message : String(error);
+      this.run.ports.log.warn(
+        { runId: this.run.activation.runId, tool: step.name, error: message },
+        "tool failed",
+      );
+      outcome = {
+        text:
+          error instanceof SandboxUnavailableError
+            ? `the sandbox for this session could not be started: ${message}`
+            : `the ${step.name} tool failed: ${message}`,
+        isError: true,
+      };
+    }
+    if (this.run.signal.aborted) return "lost";
+    const finishedAt = this.run.ports.clock.now();
+    const result = toolResult(finishedAt, step.toolUseId, outcome.text, outcome.isError);
+    // Credentials the sandbox could not use (credential_host_unreachable_error) follow the result.
+    const errors = this.secrets.takeErrors(finishedAt, this.run.facts);
+    return this.run.commitLanding([...(realized ? [realized] : []), result, ...errors]);
+  }
+}

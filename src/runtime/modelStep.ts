@@ -1,0 +1,180 @@
+/**
+ * The model step: one model request, from its span start to the committed answer (or failure).
+ * Kept apart because the request's streaming previews, stall guard, retry policy and the way an
+ * answer is parked or rebased onto new input change for model reasons, not for tool reasons.
+ */
+
+import { sleep } from "../kernel/clock.js";
+import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
+import { type ModelResponse, ProviderError } from "../providers/ports.js";
+import { buildConversation } from "./conversation.js";
+import {
+  idle,
+  type ModelSpan,
+  providerErrorType,
+  responseFacts,
+  sessionError,
+  spanEnd,
+  spanStart,
+  statusFact,
+} from "./modelFacts.js";
+import type { TurnOutcome } from "./ports.js";
+import { retryDelayMs } from "./retryPolicy.js";
+import type { RunContext } from "./runContext.js";
+import { StallGuard } from "./stallGuard.js";
+import type { CatalogEntry } from "./toolCatalog.js";
+import { usageTotals } from "./usageTotals.js";
+
+const MAX_OUTPUT_TOKENS = 4096;
+
+export class ModelStep {
+  constructor(
+    private readonly run: RunContext,
+    private readonly catalog: Map<string, CatalogEntry>,
+  ) {}
+
+  async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
+    const model = this.run.model();
+    const provider = this.run.ports.providers.select(model);
+    const span: ModelSpan = {
+      startId: newId("sevt", this.run.ports.clock.now()),
+      provider: provider.name,
+      model,
+    };
+    const started = await this.run.commit([spanStart(span)]);
+    if (started === "lost") return "lost_claim";
+    if (started === "conflict") return "continue";
+
+    const messageId = newId("sevt", this.run.ports.clock.now());
+    const textIndexes = new Map<number, number>();
+    let response: ModelResponse;
+    const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
+    try {
+      response = await provider.complete(
+        {
+          model,
+          system: this.run.activation.agent.definition.system,
+          messages: buildConversation(this.run.facts),
+          tools: [...this.catalog.values()].map((entry) => entry.spec),
+          maxTokens: MAX_OUTPUT_TOKENS,
+        },
+        {
+          signal: guard.signal,
+          onEvent: (event) => {
+            guard.touch();
+            let index = textIndexes.get(event.index);
+            if (index === undefined) {
+              index = textIndexes.size;
+              textIndexes.set(event.index, index);
+              if (index === 0) {
+                this.run.ports.publish(this.run.activation.sessionId, {
+                  kind: "event_start",
+                  eventId: messageId,
+                  eventType: "agent.message",
+                });
+              }
+            }
+            this.run.ports.publish(this.run.activation.sessionId, {
+              kind: "event_delta",
+              eventId: messageId,
+              index,
+              text: event.text,
+            });
+          },
+        },
+      );
+    } catch (error) {
+      if (textIndexes.size > 0)
+        this.run.ports.publish(this.run.activation.sessionId, {
+          kind: "event_abandoned",
+          eventId: messageId,
+        });
+      if (this.run.signal.aborted) return "lost_claim";
+      const cause = guard.stalled
+        ? new ProviderError(
+            "request_failed",
+            `the model stream sent nothing for ${Math.round(this.run.ports.modelIdleTimeoutMs / 1000)} s`,
+            { transient: true, cause: error },
+          )
+        : error;
+      return this.handleModelError(span, failedAttempts, cause);
+    } finally {
+      guard.dispose();
+    }
+
+    const now = this.run.ports.clock.now();
+    const plan = responseFacts(response, messageId, now, this.catalog);
+    const output = plan.facts;
+    const end = spanEnd(span, now, response.usage, false);
+    const body = [...output, end];
+    const usage = usageTotals([
+      ...this.run.facts,
+      { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
+    ]);
+    body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
+    if (plan.serverRuns > 0 || plan.denied > 0) {
+      // Work for the server first (run the allowed calls, or let the model read its denials); the
+      // loop finds it in the committed facts and parks on client answers afterwards.
+      const landed = await this.run.commitLanding(body);
+      return landed === "lost" ? "lost_claim" : "continue";
+    }
+    // Parking commits the ticket (the tool uses and what each awaits) with the awaiting settle, in
+    // one transaction, before any stream or client can see the request.
+    const terminal =
+      plan.awaiting.length > 0
+        ? {
+            fact: idle(now, { type: "requires_action", event_ids: plan.awaiting }),
+            settle: "awaiting" as const,
+          }
+        : response.stopReason === "refusal"
+          ? { fact: idle(now, { type: "refusal" }), settle: "done" as const }
+          : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
+    const committed = await this.run.commit([...body, terminal.fact], terminal.settle);
+    if (committed === "ok") return "settled";
+    if (committed === "lost") return "lost_claim";
+    // New input arrived while the model answered. The answer is still true history: rebase it onto
+    // the new version without the terminal part, and let the loop decide what comes next.
+    const rebased = await this.run.commitLanding(body);
+    return rebased === "lost" ? "lost_claim" : "continue";
+  }
+
+  private async handleModelError(
+    span: ModelSpan,
+    failedAttempts: number,
+    error: unknown,
+  ): Promise<TurnOutcome | "continue"> {
+    const providerError = error instanceof ProviderError ? error : null;
+    const message = error instanceof Error ? error.message : String(error);
+    const type = providerErrorType(providerError);
+    const now = this.run.ports.clock.now();
+    const attempt = failedAttempts + 1;
+    this.run.ports.log.warn(
+      { runId: this.run.activation.runId, attempt, error: message },
+      "model request failed",
+    );
+    if (providerError?.transient && attempt <= this.run.ports.retry.maxRetries) {
+      const status = await this.run.commitLanding([
+        spanEnd(span, now, null, true),
+        sessionError(now, type, message, "retrying"),
+        statusFact(now, "session.status_rescheduled"),
+      ]);
+      if (status === "lost") return "lost_claim";
+      await sleep(retryDelayMs(this.run.ports.retry, attempt), this.run.signal);
+      if (this.run.signal.aborted) return "lost_claim";
+      const resumed = await this.run.commitLanding([
+        statusFact(this.run.ports.clock.now(), "session.status_running"),
+      ]);
+      return resumed === "lost" ? "lost_claim" : "continue";
+    }
+    const status = await this.run.commitLanding(
+      [
+        spanEnd(span, now, null, true),
+        sessionError(now, type, message, "exhausted"),
+        idle(now, { type: "retries_exhausted" }),
+      ],
+      "failed",
+    );
+    return status === "ok" ? "settled" : "lost_claim";
+  }
+}

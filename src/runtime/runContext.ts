@@ -1,0 +1,134 @@
+/**
+ * The run's committed history and its one way to change it: the fenced commit. Every step (model,
+ * Hand tool, MCP, sandbox provisioning) reads the same `facts` and commits through here, so the
+ * history a step decides from is always the one its last commit (or catch-up) left behind, and the
+ * operation ids (`op_<run>_v<expectedVersion>`) are derived in one place.
+ */
+
+import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
+import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
+import type { CommittedFact, Fact } from "../coordinator/facts.js";
+import type { Activation } from "../coordinator/ports.js";
+import { sleep } from "../kernel/clock.js";
+import type { ModelSpan } from "./modelFacts.js";
+import type { RuntimePorts } from "./ports.js";
+
+export type CommitStatus = "ok" | "conflict" | "lost";
+
+export class RunContext {
+  /** The thread's committed history as this run knows it, in `seq` order. */
+  readonly facts: CommittedFact[] = [];
+  private version = 0;
+
+  constructor(
+    readonly activation: Activation,
+    readonly ports: RuntimePorts,
+    readonly signal: AbortSignal,
+  ) {}
+
+  /** Takes committed facts (the history a claim delivered, or a catch-up read) as known history. */
+  receive(committed: CommittedFact[]): void {
+    for (const fact of committed) {
+      this.facts.push(fact);
+      this.version = fact.seq;
+    }
+  }
+
+  /**
+   * Commits facts that record what already happened (a failure, a finished answer, a status
+   * change), which stay true whatever input was appended meanwhile: a version conflict is not a
+   * reason to drop them, so they are retried on the new version until they land or the claim is lost.
+   */
+  async commitLanding(facts: Fact[], settle?: RunOutcome): Promise<"ok" | "lost"> {
+    for (;;) {
+      const status = await this.commit(facts, settle);
+      if (status !== "conflict") return status;
+    }
+  }
+
+  /**
+   * One fenced commit. The operation id is derived from the run and the expected version, so a
+   * retry after a lost response is recognised by the store and answered with the original receipt.
+   */
+  async commit(facts: Fact[], settle?: RunOutcome): Promise<CommitStatus> {
+    const op = {
+      opId: `op_${this.activation.runId}_v${this.version}`,
+      runId: this.activation.runId,
+      threadId: this.activation.threadId,
+      owner: this.activation.owner,
+      epoch: this.activation.epoch,
+      expectedVersion: this.version,
+      facts,
+      ...(settle ? { settle } : {}),
+    };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.ports.commit(op);
+        if (result.ok) {
+          if (!result.duplicate && result.receipt.versionAfter === op.expectedVersion + facts.length) {
+            // Our facts landed exactly at the expected version: we know the history without a read.
+            this.adopt(op.facts, result.receipt.committedAt);
+          } else {
+            await this.catchUp();
+          }
+          return "ok";
+        }
+        return this.rejected(result.rejection);
+      } catch (error) {
+        // Transport or database trouble: the commit may or may not have happened. Retrying the
+        // same operation is safe (same id, same hash).
+        if (attempt >= 5 || this.signal.aborted) throw error;
+        this.ports.log.warn({ runId: op.runId, attempt, error: String(error) }, "commit failed; retrying");
+        await sleep(100 * 2 ** attempt, this.signal);
+      }
+    }
+  }
+
+  /** The span a dead owner opened, named as its start recorded it. */
+  danglingSpan(startId: string): ModelSpan {
+    const start = this.facts.find((fact) => fact.id === startId);
+    const provider = start?.body.provider;
+    const model = start?.body.model;
+    return {
+      startId,
+      provider: typeof provider === "string" ? provider : "unknown",
+      model: typeof model === "string" ? model : this.model(),
+    };
+  }
+
+  model(): string {
+    return this.activation.agent.definition.model.id;
+  }
+
+  /** The pinned environment revision's configuration (sandbox tier, networking, provisioning). */
+  environment(): EnvironmentConfig {
+    return this.activation.environment.config;
+  }
+
+  private async rejected(rejection: CommitRejection): Promise<CommitStatus> {
+    if (rejection.kind === "version_conflict") {
+      await this.catchUp();
+      return "conflict";
+    }
+    this.ports.log.info({ runId: this.activation.runId, rejection }, "claim lost; abandoning run");
+    return "lost";
+  }
+
+  private adopt(facts: Fact[], committedAt: number): void {
+    for (const fact of facts) {
+      this.version += 1;
+      this.facts.push({
+        ...fact,
+        sessionId: this.activation.sessionId,
+        threadId: this.activation.threadId,
+        seq: this.version,
+        createdAt: committedAt,
+      });
+    }
+  }
+
+  private async catchUp(): Promise<void> {
+    const fresh = await this.ports.readThread(this.activation.threadId, this.version);
+    this.receive(fresh);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The session's sandbox as the run needs it: realized on the first Hand tool use, or up front when
+ * the environment asks for `eager` provisioning. Kept apart from the tool step because eager
+ * provisioning runs before the loop, and because the first realization is recorded once per session
+ * (`SANDBOX_REALIZED`) whichever step or worker triggered it.
+ */
+
+import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
+import type { Fact } from "../coordinator/facts.js";
+import type { Sandbox, SandboxSpec } from "../sandbox/ports.js";
+import { idle, sessionError } from "./modelFacts.js";
+import type { RunContext } from "./runContext.js";
+import type { SecretEgress } from "./secretEgress.js";
+import { SANDBOX_REALIZED, sandboxRealized } from "./toolFacts.js";
+
+export class SandboxProvisioning {
+  private sandboxRecorded = false;
+
+  constructor(
+    private readonly run: RunContext,
+    /** The session's `environment_variable` credentials: the sandbox's proxy opens them through it. */
+    private readonly secrets: SecretEgress,
+  ) {}
+
+  /**
+   * The session's sandbox. The first realization the history has not recorded yet comes with an
+   * internal fact carrying its latency, so sandbox start-up is measured apart from the tool's own
+   * time and from session creation (one per session, whichever worker realized it).
+   */
+  async provision(): Promise<{ sandbox: Sandbox; fact: Fact | null }> {
+    const spec = await this.secrets.withCredentials(this.sandboxSpec());
+    const started = performance.now();
+    const sandbox = await this.run.ports.sandboxes.realize(spec);
+    if (this.run.facts.some((f) => f.type === SANDBOX_REALIZED) || this.sandboxRecorded)
+      return { sandbox, fact: null };
+    this.sandboxRecorded = true;
+    const ms = Math.round((performance.now() - started) * 100) / 100;
+    this.run.ports.log.info({ sessionId: spec.sessionId, tier: spec.tier, ms }, "sandbox realized");
+    return {
+      sandbox,
+      fact: sandboxRealized(
+        this.run.ports.clock.now(),
+        spec.tier,
+        sandboxProvisioningOf(this.run.environment()) ?? "on_tool_use",
+        ms,
+      ),
+    };
+  }
+
+  /**
+   * `eager` provisioning: the sandbox exists before the model or any tool runs (realizing is
+   * idempotent, so a resumed run just finds it). A tier that cannot be realized ends the run with
+   * a clear error instead of running without its sandbox.
+   */
+  async provisionEagerly(): Promise<"ok" | "lost" | "failed"> {
+    const config = this.run.environment();
+    if (config.type !== "cloud" || sandboxProvisioningOf(config) !== "eager") return "ok";
+    try {
+      const { fact } = await this.provision();
+      if (!fact) return "ok";
+      return (await this.run.commitLanding([fact])) === "ok" ? "ok" : "lost";
+    } catch (error) {
+      if (this.run.signal.aborted) return "lost";
+      const message = error instanceof Error ? error.message : String(error);
+      const now = this.run.ports.clock.now();
+      const status = await this.run.commitLanding(
+        [
+          sessionError(
+            now,
+            "unknown_error",
+            `the session's sandbox could not be started: ${message}`,
+            "terminal",
+          ),
+          idle(now, { type: "retries_exhausted" }),
+        ],
+        "failed",
+      );
+      return status === "ok" ? "failed" : "lost";
+    }
+  }
+
+  /** The sandbox the pinned environment revision asks for (the catalog offers Hand tools only in cloud). */
+  private sandboxSpec(): SandboxSpec {
+    const config = this.run.activation.environment.config;
+    if (config.type !== "cloud") throw new Error("Hand tools run only in cloud environments");
+    return {
+      tier: sandboxTierOf(config) ?? "bwrap",
+      sessionId: this.run.activation.sessionId,
+      networking:
+        config.networking.type === "limited"
+          ? {
+              type: "limited",
+              allowed_hosts: [...config.networking.allowed_hosts],
+              allow_package_managers: config.networking.allow_package_managers,
+            }
+          : { type: "unrestricted" },
+      // Prepared on the worker's host before the sandbox starts (a marker check once prepared).
+      packages: {
+        apt: config.packages.apt,
+        cargo: config.packages.cargo,
+        gem: config.packages.gem,
+        go: config.packages.go,
+        npm: config.packages.npm,
+        pip: config.packages.pip,
+      },
+    };
+  }
+}
