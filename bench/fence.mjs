@@ -5,7 +5,7 @@
 // runtime, no model: what the stores themselves cost per durable write.
 //
 // Usage: npm run build && node bench/fence.mjs [--backends pg,sqlite] [--concurrency 1,8]
-//                                              [--seconds 3]
+//                                              [--seconds 3] [--operations commit,cycle,append]
 //   PostgreSQL  AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
 //               postgres://postgres@127.0.0.1:5432/test; every measurement runs in a fresh schema,
 //               dropped afterwards. Stores opened as src/cli/storage.ts does (openPostgres with its
@@ -53,6 +53,7 @@ const { values } = parseArgs({
     backends: { type: "string", default: "pg,sqlite" },
     concurrency: { type: "string", default: "1,8" },
     seconds: { type: "string", default: "3" },
+    operations: { type: "string", default: "commit,cycle,append" },
   },
 });
 const backends = values.backends.split(",").map((b) => b.trim());
@@ -355,11 +356,16 @@ async function measureAppends(stores, concurrency) {
   );
 }
 
-const OPERATIONS = [
+const ALL_OPERATIONS = [
   { name: "fenced commit (2 facts)", key: "commit", run: (stores, c) => measureCommits(stores, c) },
   { name: "claim+settle (2 facts)", key: "cycle", run: (stores, c) => measureClaimSettle(stores, c) },
   { name: "input append (1 fact)", key: "append", run: (stores, c) => measureAppends(stores, c) },
 ];
+const wanted = values.operations.split(",").map((o) => o.trim());
+for (const o of wanted) {
+  if (!ALL_OPERATIONS.some((op) => op.key === o)) fail(`unknown operation "${o}" (commit, cycle, append)`);
+}
+const OPERATIONS = ALL_OPERATIONS.filter((op) => wanted.includes(op.key));
 
 // ---------------------------------------------------------------------------------------------
 // Backends: each measurement opens the stores on an empty database and closes them after.

@@ -43,9 +43,17 @@ declare
   l record;
   i int;
   appended_facts int;
+  -- The facts of append i are f_*[first .. last] (they come grouped by append, in order).
+  first int := 1;
+  last int := 0;
+  fact_count int := coalesce(array_length(f_append, 1), 0);
 begin
   for i in 1 .. coalesce(array_length(p_op, 1), 0) loop
     o_index := i;
+    first := last + 1;
+    while last < fact_count and f_append[last + 1] = i loop
+      last := last + 1;
+    end loop;
     -- The operation row is not locked (it may not exist): a same-id commit that lands after this
     -- read runs into its primary key at the insert below, and the batch rolls back.
     select t.version, r.state, r.owner, r.epoch, r.lease_expires_at, r.crash_count, r.session_id,
@@ -75,8 +83,8 @@ begin
     end if;
     insert into events (thread_id, seq, id, session_id, type, body_json, created_at)
       select p_thread[i], f.seq, f.id, l.session_id, f.type, f.body_json, p_now
-      from unnest(f_append, f_seq, f_id, f_type, f_body) as f(k, seq, id, type, body_json)
-      where f.k = i;
+      from unnest(f_seq[first:last], f_id[first:last], f_type[first:last], f_body[first:last])
+        as f(seq, id, type, body_json);
     get diagnostics appended_facts = row_count;
     if appended_facts > 0 then
       update threads set version = p_expected[i] + appended_facts where id = p_thread[i];
