@@ -234,13 +234,19 @@ describe("bwrap tier: runaway commands", () => {
     const hostUid = hostUidOf(sandbox);
     const infrastructure = await livePids(hostUid);
     const bomb = run(sandbox, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], { timeoutMs: 1_500 });
+    // Sample back to back, one scan at a time, until the bomb is stopped: overlapping scans on a
+    // loaded machine each took long enough to see the bomb's processes come and go.
     let peak = 0;
-    const sampling = setInterval(async () => {
-      const count = await liveProcessCount(hostUid);
-      peak = Math.max(peak, count);
-    }, 50);
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        peak = Math.max(peak, await liveProcessCount(hostUid));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
     const result = await bomb;
-    clearInterval(sampling);
+    done = true;
+    await sampling;
     expect(result.timedOut).toBe(true);
     // bash reports the refused forks; the sampled peak stays within RLIMIT_NPROC (256 by default).
     expect(result.stderr).toMatch(/fork: .*Resource temporarily unavailable/);
@@ -371,6 +377,8 @@ async function livePids(uid: number): Promise<number[]> {
   const pids: number[] = [];
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
+    // The directory's owner is the process's uid: a cheap filter before reading its status.
+    if ((await stat(`/proc/${pid}`).catch(() => null))?.uid !== uid) continue;
     const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
     const zombie = /^State:\s+Z/m.test(status);
     if (!zombie && Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) === uid) pids.push(Number(pid));
