@@ -7,6 +7,8 @@ import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
 import { IamService } from "../control/iamService.js";
+import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
+import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
@@ -96,21 +98,31 @@ export async function startAllInOne(
       retiredKeys.map((r) => r.masterKey),
     ),
   );
+  // A refreshed mcp_oauth token is committed through vault ingress like any rotation (sealed
+  // there), only from exactly the revision it refreshed: by the validation probe and by holders.
+  const commitRefresh = (
+    workspaceId: string,
+    vaultId: string,
+    credentialId: string,
+    fromRevision: number,
+    fields: RefreshedTokenFields,
+  ): Promise<CredentialView> =>
+    credentials.update(workspaceId, vaultId, credentialId, {
+      expectedRevision: fromRevision,
+      auth: {
+        type: "mcp_oauth",
+        access_token: fields.accessToken,
+        expires_at: fields.expiresAt,
+        ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
+      },
+    });
   // mcp_oauth_validate's live probe; a refresh it makes is committed like a holder's (below).
   const validator: CredentialValidator = new CredentialValidator(control.credentials, {
     opener: sealer,
     audit: control.credentialOpens,
     clock,
     rotate: (view, fromRevision, fields) =>
-      credentials.update(view.head.workspaceId, view.head.vaultId, view.head.id, {
-        expectedRevision: fromRevision,
-        auth: {
-          type: "mcp_oauth",
-          access_token: fields.accessToken,
-          expires_at: fields.expiresAt,
-          ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
-        },
-      }),
+      commitRefresh(view.head.workspaceId, view.head.vaultId, view.head.id, fromRevision, fields),
   });
   const credentials: CredentialService = new CredentialService(
     control.credentials,
@@ -129,20 +141,10 @@ export async function startAllInOne(
       (await ports.sessions.get(workspaceId, sessionId))?.credentialPins ?? null,
     clock,
     {
-      // A holder's mcp_oauth refresh is committed through vault ingress like any rotation (sealed
-      // there), from exactly the pinned revision.
-      rotate: async (pin, fromRevision, fields) => {
-        const view = await credentials.update(pin.workspaceId, pin.vaultId, pin.credentialId, {
-          expectedRevision: fromRevision,
-          auth: {
-            type: "mcp_oauth",
-            access_token: fields.accessToken,
-            expires_at: fields.expiresAt,
-            ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
-          },
-        });
-        return view.revision.revision;
-      },
+      // A holder's mcp_oauth refresh, from exactly the pinned revision.
+      rotate: async (pin, fromRevision, fields) =>
+        (await commitRefresh(pin.workspaceId, pin.vaultId, pin.credentialId, fromRevision, fields)).revision
+          .revision,
       advancePins: async (workspaceId, sessionId, pins) => {
         await ports.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
       },
