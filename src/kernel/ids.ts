@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 // Crockford base32: ids sort by creation time (the first 10 characters are the millisecond clock),
 // which keeps cursor pagination by id equivalent to pagination by creation order.
@@ -14,10 +14,20 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+// Random bytes are drawn from the CSPRNG a pool at a time: one `randomFillSync` per 256 ids instead
+// of one `randomBytes` call (~6 µs) per id, and ids are made on every committed fact.
+const POOL_BYTES = 4096;
+const pool = Buffer.alloc(POOL_BYTES);
+let poolOffset = POOL_BYTES;
+
 function encodeRandom(length: number): string {
-  const bytes = randomBytes(length);
+  if (poolOffset + length > POOL_BYTES) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
   let out = "";
-  for (const byte of bytes) out += ALPHABET[byte % 32];
+  for (let i = 0; i < length; i++) out += ALPHABET[(pool[poolOffset + i] ?? 0) % 32];
+  poolOffset += length;
   return out;
 }
 
