@@ -50,6 +50,21 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect(await fx.stores.dispatch.renew(fx.runId, old.owner, old.epoch, 1_000)).toBe(false);
   });
 
+  it("a commit resets the crash budget: the next lapse counts as the first crash again", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const first = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    fx.clock.advance(1_001);
+    const second = (await fx.stores.dispatch.claim("w2", 1_000))!;
+    expect(second.crashCount).toBe(1);
+    const version = await fx.stores.history.threadVersion(fx.session.threadId);
+    expect(await fx.stores.dispatch.commit(op(fx, second, version, 1))).toMatchObject({ ok: true });
+    fx.clock.advance(1_001);
+    // Progress was made since the first crash: this lapse is the run's first crash again.
+    const third = (await fx.stores.dispatch.claim("w3", 1_000))!;
+    expect(third.epoch).toBe(first.epoch + 2);
+    expect(third.crashCount).toBe(1);
+  });
+
   it("a stale owner reusing its successor's operation id is told its claim is stale", async () => {
     fx = await sessionWithQueuedRun(backend);
     const old = (await fx.stores.dispatch.claim("w1", 1_000))!;

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
 import type { CoordinatorStores } from "../../src/coordinator/ports.js";
 import { newId } from "../../src/kernel/ids.js";
+import type { JsonObject } from "../../src/kernel/json.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
 import { openTestPostgres, postgresUnavailable, type TestPostgres } from "../support/postgresFixtures.js";
 import { ManualClock, op, seedQueuedRun } from "../support/storeFixtures.js";
@@ -180,5 +181,119 @@ describe("PostgreSQL: the plain append in one call", () => {
       rejection: { kind: "stale_claim", reason: "lease expired" },
     });
     expect(await a.history.threadVersion(fx.session.threadId)).toBe(version + 2);
+  });
+});
+
+describe("PostgreSQL: batches of appends", () => {
+  async function claimedFixtures(count: number) {
+    const fixtures = [];
+    for (let i = 0; i < count; i++) fixtures.push(await seedQueuedRun(a, clock));
+    const claims = new Map<string, { owner: string; epoch: number }>();
+    for (let i = 0; i < count; i++) {
+      const claim = (await a.dispatch.claim(`w${i}`, LEASE_MS))!;
+      claims.set(claim.runId, claim);
+    }
+    const versions = await Promise.all(fixtures.map((fx) => a.history.threadVersion(fx.session.threadId)));
+    return fixtures.map((fx, i) => ({ fx, claim: claims.get(fx.runId)!, version: versions[i]! }));
+  }
+
+  it("eight appends made together travel as two calls of four, and all land", async () => {
+    const claimed = await claimedFixtures(8);
+    let results: Awaited<ReturnType<typeof a.dispatch.commit>>[] = [];
+    const sent = await statementsOf(async () => {
+      results = await Promise.all(
+        claimed.map(({ fx, claim, version }) => a.dispatch.commit(op(fx, claim, version, 2))),
+      );
+    });
+    expect(sent).toEqual(["select o_index, o_outcome,", "select o_index, o_outcome,"]);
+    expect(results.every((r) => r.ok && !r.duplicate)).toBe(true);
+    for (const { fx, version } of claimed) {
+      expect(await a.history.threadVersion(fx.session.threadId)).toBe(version + 2);
+    }
+  });
+
+  it("two appends of one thread in one batch: the first lands, the second is decided on the locked path", async () => {
+    const [only] = await claimedFixtures(1);
+    const { fx, claim, version } = only!;
+    const first = op(fx, claim, version, 2, undefined, 1);
+    const second = op(fx, claim, version, 1, undefined, 2);
+    let results: Awaited<ReturnType<typeof a.dispatch.commit>>[] = [];
+    const sent = await statementsOf(async () => {
+      results = await Promise.all([a.dispatch.commit(first), a.dispatch.commit(second)]);
+    });
+    expect(results[0]).toMatchObject({ ok: true, duplicate: false, receipt: { versionAfter: version + 2 } });
+    expect(results[1]).toMatchObject({
+      ok: false,
+      rejection: { kind: "version_conflict", currentVersion: version + 2 },
+    });
+    // One call wrote the first; only the second took a transaction of its own (had the call tried
+    // both, the second's event would have collided with the first's and rolled back the batch).
+    expect(sent.filter((t) => t.startsWith("select o_index"))).toHaveLength(1);
+    expect(sent.filter((t) => t.startsWith("start transaction"))).toHaveLength(1);
+    const facts = await a.history.readThread(fx.session.threadId, version);
+    expect(facts.map((f) => f.id)).toEqual(first.facts.map((f) => f.id));
+  });
+
+  it("stores each body as JSON.stringify writes it; a body the server cannot unescape lands through the locked path", async () => {
+    const claimed = await claimedFixtures(3);
+    const bodies: JsonObject[] = [
+      {
+        content: [{ type: "text", text: 'quotes " and \\ backslashes, é, 😀, \u2028' }],
+        nested: { z: 1, a: [null, true] },
+      },
+      { content: [{ type: "text", text: "a lone surrogate \ud800 here" }] },
+      { content: [{ type: "text", text: "a NUL \u0000 here" }] },
+    ];
+    const operations = claimed.map(({ fx, claim, version }, i) => {
+      const operation = op(fx, claim, version, 1);
+      return { ...operation, facts: [{ ...operation.facts[0]!, body: bodies[i]! }] };
+    });
+    const results = await Promise.all(operations.map((operation) => a.dispatch.commit(operation)));
+    expect(results.every((r) => r.ok && !r.duplicate)).toBe(true);
+    for (const [i, { fx, version }] of claimed.entries()) {
+      const [fact] = await a.history.readThread(fx.session.threadId, version);
+      expect(fact?.body).toEqual(bodies[i]);
+      const { rows } = await pgFixture!.handle.pool.query("select body_json from events where id = $1", [
+        operations[i]!.facts[0]!.id,
+      ]);
+      expect(rows[0].body_json).toBe(JSON.stringify(bodies[i]));
+    }
+  });
+
+  it("a settling append and a crash-budget reset in one batch write the run rows the locked path writes", async () => {
+    const [settling, crashed] = await claimedFixtures(2);
+    // The second run lapses and is claimed again: one crash to forget.
+    clock.advance(LEASE_MS + 1);
+    const reclaimed = (await a.dispatch.claim("w-again", LEASE_MS))!;
+    // The first run's lease lapsed too; it is the one reclaimed first (oldest), so claim both anew.
+    const again =
+      reclaimed.runId === crashed!.fx.runId ? reclaimed : (await a.dispatch.claim("w-again2", LEASE_MS))!;
+    const other =
+      reclaimed.runId === crashed!.fx.runId ? (await a.dispatch.claim("w-again2", LEASE_MS))! : reclaimed;
+    expect(again.crashCount).toBe(1);
+    const sent = await statementsOf(async () => {
+      const [r1, r2] = await Promise.all([
+        a.dispatch.commit(op(settling!.fx, other, settling!.version, 1, "done")),
+        a.dispatch.commit(op(crashed!.fx, again, crashed!.version, 1)),
+      ]);
+      expect(r1).toMatchObject({ ok: true, receipt: { settled: "done" } });
+      expect(r2).toMatchObject({ ok: true });
+    });
+    expect(sent).toEqual(["select o_index, o_outcome,"]);
+    const { rows } = await pgFixture!.handle.pool.query(
+      "select id, state, owner, lease_expires_at, crash_count from runs where id = any($1) order by id",
+      [[settling!.fx.runId, crashed!.fx.runId]],
+    );
+    const byId = new Map(rows.map((r: { id: string }) => [r.id, r]));
+    expect(byId.get(settling!.fx.runId)).toMatchObject({
+      state: "done",
+      owner: null,
+      lease_expires_at: null,
+    });
+    expect(byId.get(crashed!.fx.runId)).toMatchObject({
+      state: "claimed",
+      owner: again.owner,
+      crash_count: 0,
+    });
   });
 });

@@ -36,10 +36,11 @@ import { TurnBatcher } from "./turnBatcher.js";
  * 2. `FOR UPDATE OF a, b, c` locks each result row's tables in the order listed (the rowmarks are
  *    kept in clause order and taken one after the other), so one statement keeps the lock order.
  *
- * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v1` (migration 005), which
+ * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v2` (migration 006), which
  * locks the same rows in the same order, checks in SQL what `decideCommit` checks for an append and
  * writes everything, or writes nothing and reports why. Appends made in the same event-loop turn
- * share that call and its transaction (`TurnBatcher`: group commit, one level up). It needs the session projection the new
+ * share that call and its transaction (`TurnBatcher`: group commit, one level up; from 8 appends
+ * on, two calls). It needs the session projection the new
  * facts are projected onto before it is sent, so the store remembers, per thread, the projection
  * its last claim or commit saw; the function refuses (`projection_moved`) when the row holds
  * anything else, and the call is retried once with the columns it reports. A store that remembers
@@ -158,7 +159,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   }
 
   /**
-   * The plain append in one round trip (`awaken_commit_append_v1`, migration 005), when this store
+   * The plain append in one round trip (`awaken_commit_append_v2`, migration 006), when this store
    * remembers the session projection the thread's last commit or claim left. Appends made in the
    * same event-loop turn travel together in one call and one transaction (`TurnBatcher`). The
    * function writes an append only if everything is as this side assumed (claim, version, unused
@@ -177,11 +178,11 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     return null;
   }
 
-  /** One call of `awaken_commit_append_v1` for a batch of appends; answers each, in order. */
+  /** One call of `awaken_commit_append_v2` for a batch of appends; answers each, in order. */
   private async appendBatch(requests: AppendRequest[]): Promise<AppendAnswer[]> {
     const answers: AppendAnswer[] = requests.map(() => ({ kind: "decide" }));
     const now = this.clock.now();
-    // Sorted by thread: every batch locks threads in one global order (see migration 005).
+    // Sorted by thread: every batch locks threads in one global order (see migration 006).
     const order = requests
       .map((_, i) => i)
       .sort((x, y) => compare(requests[x]!.op.threadId, requests[y]!.op.threadId));
@@ -197,41 +198,53 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       }
     }
     if (sent.length === 0) return answers;
-    const column = <T>(pick: (entry: (typeof sent)[number], request: AppendRequest) => T): T[] =>
-      sent.map((entry) => pick(entry, requests[entry.index]!));
-    const facts = sent.flatMap((entry, k) => entry.plan.committed.map((fact) => ({ k: k + 1, fact })));
+    // The batch travels as two JSON texts (appends, and their facts tagged with the append's
+    // 1-based index), parsed once by the server. Bodies and receipts are embedded as JSON values,
+    // not as strings, so they are written once, unescaped, and stored exactly as written here.
+    const appends = sent.map((entry, k) => {
+      const { op, hash } = requests[entry.index]!;
+      return {
+        i: k + 1,
+        thread: op.threadId,
+        run: op.runId,
+        op: op.opId,
+        hash,
+        receipt: entry.plan.receipt,
+        owner: op.owner,
+        epoch: op.epoch,
+        expected: op.expectedVersion,
+        n: entry.plan.committed.length,
+        seen_status: entry.seen.status,
+        seen_pending: entry.seen.pending_json,
+        seen_usage: entry.seen.usage_json,
+        status: entry.plan.after.status,
+        pending: entry.plan.after.pending_json,
+        usage: entry.plan.after.usage_json,
+        run_state: entry.plan.runState,
+      };
+    });
+    const facts = sent.flatMap((entry, k) =>
+      entry.plan.committed.map((fact) => ({
+        a: k + 1,
+        seq: fact.seq,
+        id: fact.id,
+        type: fact.type,
+        body: fact.body,
+      })),
+    );
     let rows: AppendRow[];
     try {
       ({ rows } = await this.pool.query<AppendRow>({
         ...APPEND,
-        values: [
-          now,
-          column((_, r) => r.op.runId),
-          column((_, r) => r.op.threadId),
-          column((_, r) => r.op.opId),
-          column((_, r) => r.hash),
-          column((e) => toJson(e.plan.receipt)),
-          column((_, r) => r.op.owner),
-          column((_, r) => r.op.epoch),
-          column((_, r) => r.op.expectedVersion),
-          column((e) => e.seen.status),
-          column((e) => e.seen.pending_json),
-          column((e) => e.seen.usage_json),
-          column((e) => e.plan.after.status),
-          column((e) => e.plan.after.pending_json),
-          column((e) => e.plan.after.usage_json),
-          column((e) => e.plan.runState),
-          facts.map((f) => f.k),
-          facts.map((f) => f.fact.seq),
-          facts.map((f) => f.fact.id),
-          facts.map((f) => f.fact.type),
-          facts.map((f) => toJson(f.fact.body)),
-        ],
+        values: [now, JSON.stringify(appends), JSON.stringify(facts)],
       }));
     } catch (error) {
       // The batch rolled back as a whole: a key taken by a concurrent commit the checks could not
-      // see (a same-id retry), a deadlock or serialization failure. Each append decides alone.
-      if (isUniqueViolation(error) || isRetryableConflict(error)) return answers;
+      // see (a same-id retry), a deadlock or serialization failure, or a string the server's JSON
+      // reader refuses to unescape (a lone UTF-16 surrogate or a NUL, which JSON.stringify writes
+      // as \ud800 or \u0000, in any body of the batch). Each append decides alone; the locked path
+      // sends bodies as text and stores them exactly.
+      if (isUniqueViolation(error) || isRetryableConflict(error) || isUnreadableJson(error)) return answers;
       throw error;
     }
     for (const row of rows) {
@@ -499,11 +512,11 @@ interface AppendRow {
   o_usage_json: string | null;
 }
 
-/** Plain appends as one call, a batch at a time (see migration 005 for the function and its checks). */
+/** Plain appends as one call, a batch at a time (see migration 006 for the function and its checks). */
 const APPEND = {
-  name: "awaken_commit_append_v1",
+  name: "awaken_commit_append_v2",
   text: `select o_index, o_outcome, o_status, o_pending_json, o_usage_json
-    from awaken_commit_append_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+    from awaken_commit_append_v2($1, $2, $3)`,
 } as const;
 
 /** $1 operation id. */
@@ -563,6 +576,16 @@ export function isDivisionByZero(error: unknown): boolean {
 export function isRetryableConflict(error: unknown): boolean {
   const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
   return code === "40P01" || code === "40001";
+}
+
+/**
+ * PostgreSQL refused a JSON string escape while reading the batch: invalid_text_representation
+ * (22P02, e.g. "Unicode low surrogate must follow a high surrogate") or untranslatable_character
+ * (22P05, "\u0000 cannot be converted to text").
+ */
+function isUnreadableJson(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  return code === "22P02" || code === "22P05";
 }
 
 /** PostgreSQL's unique_violation (SQLSTATE 23505), as node-pg reports it. */

@@ -4,6 +4,7 @@ import { selfHostedWork } from "./002_self_hosted_work.js";
 import { vaults } from "./003_vaults.js";
 import { credentialPins } from "./004_credential_pins.js";
 import { commitAppendFunction } from "./005_commit_append_function.js";
+import { setBasedCommitAppend } from "./006_set_based_commit_append.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "003_vaults": vaults,
   "004_credential_pins": credentialPins,
   "005_commit_append_function": commitAppendFunction,
+  "006_set_based_commit_append": setBasedCommitAppend,
 };
 
 export const migrationProvider: MigrationProvider = {
