@@ -219,6 +219,7 @@ describe("PostgreSQL: migrations", () => {
           "003_vaults",
           "004_credential_pins",
           "005_commit_append_function",
+          "006_set_based_commit_append",
         ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
