@@ -198,9 +198,10 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       }
     }
     if (sent.length === 0) return answers;
-    // The batch travels as two JSON texts (appends, and their facts tagged with the append's
-    // 1-based index), parsed once by the server. Bodies and receipts are embedded as JSON values,
-    // not as strings, so they are written once, unescaped, and stored exactly as written here.
+    // The batch travels as two JSON texts: the appends (read as jsonb: parsed once, read twice)
+    // and their facts tagged with the append's 1-based index (read as json, whose text the server
+    // keeps verbatim: each body is embedded as a JSON value, not as a string, so it is written
+    // once, unescaped, and stored exactly as JSON.stringify wrote it here).
     const appends = sent.map((entry, k) => {
       const { op, hash } = requests[entry.index]!;
       return {
@@ -209,7 +210,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         run: op.runId,
         op: op.opId,
         hash,
-        receipt: entry.plan.receipt,
+        receipt: toJson(entry.plan.receipt),
         owner: op.owner,
         epoch: op.epoch,
         expected: op.expectedVersion,
@@ -236,7 +237,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     try {
       ({ rows } = await this.pool.query<AppendRow>({
         ...APPEND,
-        values: [now, JSON.stringify(appends), JSON.stringify(facts)],
+        values: [now, appends.length, JSON.stringify(appends), JSON.stringify(facts)],
       }));
     } catch (error) {
       // The batch rolled back as a whole: a key taken by a concurrent commit the checks could not
@@ -516,7 +517,7 @@ interface AppendRow {
 const APPEND = {
   name: "awaken_commit_append_v2",
   text: `select o_index, o_outcome, o_status, o_pending_json, o_usage_json
-    from awaken_commit_append_v2($1, $2, $3)`,
+    from awaken_commit_append_v2($1, $2, $3, $4)`,
 } as const;
 
 /** $1 operation id. */
