@@ -40,7 +40,7 @@ import { postgresCoordinatorStores } from "../dist/stores/postgres/postgresStore
 import { openSqlite } from "../dist/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../dist/stores/sqlite/sqliteStores.js";
 import { benchDatabaseUrl, freshSchema, redact, withClient } from "./postgres.mjs";
-import { rawPostgresCommits, rawSqliteCommits } from "./rawCommits.mjs";
+import { rawPostgresCommits, rawSqliteCommits, WARMUP_SECONDS } from "./rawCommits.mjs";
 import { withScope } from "./scope.mjs";
 
 const GOAL = 0.5;
@@ -212,6 +212,12 @@ async function inParallel(count, job) {
  * uncounted) refills the supply and the lanes run again, until the measured time is complete.
  */
 async function timed(lanes, prepare = null) {
+  // Warm-up, untimed and uncounted, as the raw yardstick warms up (bench/rawCommits.mjs): the
+  // first fraction of a second runs on cold code (no JIT yet, statements not yet prepared on
+  // every connection of the pool) and would otherwise count against whichever side has more code.
+  if (prepare) await prepare();
+  const warmUntil = performance.now() + WARMUP_SECONDS * 1000;
+  await Promise.all(lanes.map((lane) => lane(warmUntil)));
   counter.statements = 0;
   counter.writes = 0;
   let ops = 0;
@@ -253,9 +259,11 @@ async function measureCommits(stores, concurrency) {
     if (!activation) throw new Error("setup: a queued run was not claimable");
     activations.push(activation);
   }
+  // Kept across the warm-up and the measurement: each writer goes on from where it stopped.
+  const versions = activations.map(versionOf);
   return timed(
-    activations.map((a) => async (deadline) => {
-      let version = versionOf(a);
+    activations.map((a, i) => async (deadline) => {
+      let version = versions[i];
       let ops = 0;
       while (performance.now() < deadline) {
         const result = await stores.dispatch.commit({
@@ -269,6 +277,7 @@ async function measureCommits(stores, concurrency) {
         });
         if (!result.ok) throw new Error(`commit rejected: ${JSON.stringify(result.rejection)}`);
         version = result.receipt.versionAfter;
+        versions[i] = version;
         ops++;
       }
       return ops;

@@ -10,7 +10,8 @@ import { withScope } from "./scope.mjs";
 
 // About the size of a small event row's JSON body.
 const BODY = JSON.stringify({ type: "bench.raw", content: [{ type: "text", text: "x".repeat(160) }] });
-const WARMUP_INSERTS = 50;
+/** Untimed warm-up before every measurement, here and in bench/fence.mjs (the same for both sides). */
+export const WARMUP_SECONDS = 0.5;
 
 /**
  * PostgreSQL: `concurrency` connections, each looping INSERTs for `seconds`, with the server's own
@@ -40,8 +41,7 @@ export function rawPostgresCommits(databaseUrl, concurrency, seconds) {
         text: "insert into scratch (body, created_at) values ($1, $2)",
         values: [BODY, Date.now()],
       });
-    for (let i = 0; i < WARMUP_INSERTS; i++) await Promise.all(clients.map(insert));
-    return timedLoop(seconds, async (deadline) => {
+    const loop = async (deadline) => {
       let commits = 0;
       await Promise.all(
         clients.map(async (client) => {
@@ -52,7 +52,9 @@ export function rawPostgresCommits(databaseUrl, concurrency, seconds) {
         }),
       );
       return commits;
-    });
+    };
+    await timedLoop(WARMUP_SECONDS, loop);
+    return timedLoop(seconds, loop);
   });
 }
 
@@ -78,15 +80,16 @@ export function rawSqliteCommits(seconds) {
     db.pragma("foreign_keys = ON");
     db.exec("create table scratch (id integer primary key, body text not null, created_at integer not null)");
     const insert = db.prepare("insert into scratch (body, created_at) values (?, ?)");
-    for (let i = 0; i < WARMUP_INSERTS; i++) insert.run(BODY, Date.now());
-    return timedLoop(seconds, async (deadline) => {
+    const loop = async (deadline) => {
       let commits = 0;
       while (performance.now() < deadline) {
         insert.run(BODY, Date.now());
         commits++;
       }
       return commits;
-    });
+    };
+    await timedLoop(WARMUP_SECONDS, loop);
+    return timedLoop(seconds, loop);
   });
 }
 
