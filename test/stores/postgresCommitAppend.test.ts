@@ -234,7 +234,7 @@ describe("PostgreSQL: batches of appends", () => {
     expect(facts.map((f) => f.id)).toEqual(first.facts.map((f) => f.id));
   });
 
-  it("stores each body as JSON.stringify writes it; a body the server cannot unescape lands through the locked path", async () => {
+  it("stores each body exactly as JSON.stringify writes it, lone surrogates and NULs included, in one call", async () => {
     const claimed = await claimedFixtures(3);
     const bodies: JsonObject[] = [
       {
@@ -248,8 +248,12 @@ describe("PostgreSQL: batches of appends", () => {
       const operation = op(fx, claim, version, 1);
       return { ...operation, facts: [{ ...operation.facts[0]!, body: bodies[i]! }] };
     });
-    const results = await Promise.all(operations.map((operation) => a.dispatch.commit(operation)));
+    let results: Awaited<ReturnType<typeof a.dispatch.commit>>[] = [];
+    const sent = await statementsOf(async () => {
+      results = await Promise.all(operations.map((operation) => a.dispatch.commit(operation)));
+    });
     expect(results.every((r) => r.ok && !r.duplicate)).toBe(true);
+    expect(sent).toEqual(["select o_index, o_outcome,"]);
     for (const [i, { fx, version }] of claimed.entries()) {
       const [fact] = await a.history.readThread(fx.session.threadId, version);
       expect(fact?.body).toEqual(bodies[i]);
@@ -257,6 +261,24 @@ describe("PostgreSQL: batches of appends", () => {
         operations[i]!.facts[0]!.id,
       ]);
       expect(rows[0].body_json).toBe(JSON.stringify(bodies[i]));
+    }
+  });
+
+  it("a string the server's JSON reader refuses (a lone surrogate in an id) sends the batch to the locked path, where every append lands", async () => {
+    const claimed = await claimedFixtures(2);
+    const operations = claimed.map(({ fx, claim, version }, i) => {
+      const operation = op(fx, claim, version, 1);
+      return i === 0 ? { ...operation, opId: `${operation.opId}-\ud800` } : operation;
+    });
+    let results: Awaited<ReturnType<typeof a.dispatch.commit>>[] = [];
+    const sent = await statementsOf(async () => {
+      results = await Promise.all(operations.map((operation) => a.dispatch.commit(operation)));
+    });
+    expect(results.every((r) => r.ok && !r.duplicate)).toBe(true);
+    expect(sent.filter((t) => t.startsWith("select o_index"))).toHaveLength(1);
+    expect(sent.filter((t) => t.startsWith("start transaction"))).toHaveLength(2);
+    for (const { fx, version } of claimed) {
+      expect(await a.history.threadVersion(fx.session.threadId)).toBe(version + 1);
     }
   });
 

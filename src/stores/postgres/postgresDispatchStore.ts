@@ -198,10 +198,10 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       }
     }
     if (sent.length === 0) return answers;
-    // The batch travels as two JSON texts: the appends (read as jsonb: parsed once, read twice)
-    // and their facts tagged with the append's 1-based index (read as json, whose text the server
-    // keeps verbatim: each body is embedded as a JSON value, not as a string, so it is written
-    // once, unescaped, and stored exactly as JSON.stringify wrote it here).
+    // The batch travels as two JSON documents, read as jsonb (parsed once): the appends, and their
+    // facts tagged with the append's 1-based index. Texts that are stored as they are (bodies,
+    // receipts, projection columns) travel as JSON strings of JSON.stringify's output, so the
+    // server stores exactly what the locked path would (see migration 006).
     const appends = sent.map((entry, k) => {
       const { op, hash } = requests[entry.index]!;
       return {
@@ -230,7 +230,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         seq: fact.seq,
         id: fact.id,
         type: fact.type,
-        body: fact.body,
+        body: toJson(fact.body),
       })),
     );
     let rows: AppendRow[];
@@ -242,9 +242,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     } catch (error) {
       // The batch rolled back as a whole: a key taken by a concurrent commit the checks could not
       // see (a same-id retry), a deadlock or serialization failure, or a string the server's JSON
-      // reader refuses to unescape (a lone UTF-16 surrogate or a NUL, which JSON.stringify writes
-      // as \ud800 or \u0000, in any body of the batch). Each append decides alone; the locked path
-      // sends bodies as text and stores them exactly.
+      // reader refuses to decode (a lone UTF-16 surrogate or a NUL in a raw id of the batch).
+      // Each append decides alone, on the locked path, which sends its values as text.
       if (isUniqueViolation(error) || isRetryableConflict(error) || isUnreadableJson(error)) return answers;
       throw error;
     }

@@ -17,14 +17,16 @@ import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
 //      step 1 locked (or new rows). Settled runs and reset crash budgets, rarer, are separate
 //      statements run only when some append needs them.
 // On the client, one JSON.stringify per document replaces node-pg's array escaping of every body
-// (which cost more than the rest of the commit's bookkeeping). The appends are `jsonb`: parsed
-// once when the call is bound, then read twice without parsing again (parsing was a fifth of the
-// server's time for the call when they were `json`). The facts are `json`, whose text the server
-// keeps verbatim: each body is embedded as a JSON value and stored as that text, i.e. exactly
-// JSON.stringify's output, as the locked path stores it. A string the JSON reader refuses to
-// unescape (a lone surrogate or a NUL) fails the call as a whole, and the caller then decides
-// each append on the locked path. \`p_count\` is the number of appends.
-//
+// (which cost more than the rest of the commit's bookkeeping). Both documents are `jsonb`: parsed
+// once when the call is bound, then read without parsing again (parsing was a fifth of the
+// server's time for the call when they were `json`, read and so parsed once per use). Every text
+// that must be stored exactly (a fact's body, a receipt, a projection column) travels as a JSON
+// string holding JSON.stringify's output, so jsonb's normalisation never touches it: a body is
+// stored exactly as the locked path stores it, and a lone surrogate or a NUL inside it is an
+// escape sequence (\ud800) in that text, nothing the server has to decode. Only a raw id could
+// still carry one; the server then refuses the whole call and the caller decides each append on
+// the locked path. \`p_count\` is the number of appends.
+
 // The function pins its planner settings. Its plans are cached per connection as generic plans
 // (one plan for any batch); on tables without statistics yet (a new deployment, a new schema) the
 // planner otherwise chose sequential scans and hash joins over every thread, run, session and
@@ -44,7 +46,7 @@ import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
 // An append that is not reported was not written, and the caller decides it the general way.
 const CREATE_FUNCTION = sql`
 create or replace function awaken_commit_append_v2(
-  p_now bigint, p_count int, p_appends jsonb, p_facts json)
+  p_now bigint, p_count int, p_appends jsonb, p_facts jsonb)
 returns table (o_index int, o_outcome text, o_status text, o_pending_json text, o_usage_json text)
 language plpgsql
 set enable_seqscan = off set enable_hashjoin = off set enable_mergejoin = off
@@ -117,13 +119,13 @@ begin
         from jsonb_to_recordset(p_appends) as u(i int, thread text, run text, op text, hash text,
             receipt text, expected bigint, n bigint, status text, pending text, usage text)
         where ok[u.i]),
-    -- Materialized: parsed once (a join could rescan the function per append).
+    -- Materialized: read once (a join could rescan the function per append).
     facts as materialized (
       select f.a, f.seq, f.id, f.type, f.body
-        from json_to_recordset(p_facts) as f(a int, seq bigint, id text, type text, body json)),
+        from jsonb_to_recordset(p_facts) as f(a int, seq bigint, id text, type text, body text)),
     ev as (
       insert into events (thread_id, seq, id, session_id, type, body_json, created_at)
-        select m.thread, f.seq, f.id, m.session_id, f.type, f.body::text, p_now
+        select m.thread, f.seq, f.id, m.session_id, f.type, f.body, p_now
           from facts f join marked m on m.i = f.a),
     th as (
       update threads t set version = m.version from marked m where t.id = m.thread and m.n > 0),
