@@ -55,10 +55,11 @@ as $fn$
 declare
   l record;
   n int := p_count;
-  -- Indexed by append (1 .. n): whether it is written, its session, whether its run's crash count
-  -- resets.
+  -- Indexed by append (1 .. n): whether it is written, its session and thread, whether its run's
+  -- crash count resets.
   ok boolean[] := array_fill(false, array[n]);
   session_of text[] := array_fill(null::text, array[n]);
+  thread_of text[] := array_fill(null::text, array[n]);
   resets boolean[] := array_fill(false, array[n]);
   locked_threads text[] := '{}';
   any_ok boolean := false;
@@ -100,6 +101,7 @@ begin
     end if;
     ok[l.i] := true;
     session_of[l.i] := l.session_id;
+    thread_of[l.i] := l.thread;
     -- Progress resets the crash budget; a run with no crash to forget is left untouched.
     resets[l.i] := l.crash_count <> 0 and l.run_state is null;
     any_reset := any_reset or resets[l.i];
@@ -110,31 +112,29 @@ begin
     return;
   end if;
 
-  -- The marked appends' rows; \`n\` is how many facts each carries (none: a settle-only commit,
+  -- Each write reads what it needs straight from the batch (jsonb: no parsing again), filtered to
+  -- the marked appends; \`n\` is how many facts an append carries (none: a settle-only commit,
   -- which moves neither the thread nor the projection).
   with
-    marked as (
-      select u.i, u.thread, u.run, u.op, u.hash, u.receipt, u.expected + u.n as version, u.n,
-          u.status, u.pending, u.usage, session_of[u.i] as session_id
-        from jsonb_to_recordset(p_appends) as u(i int, thread text, run text, op text, hash text,
-            receipt text, expected bigint, n bigint, status text, pending text, usage text)
-        where ok[u.i]),
-    -- Materialized: read once (a join could rescan the function per append).
-    facts as materialized (
-      select f.a, f.seq, f.id, f.type, f.body
-        from jsonb_to_recordset(p_facts) as f(a int, seq bigint, id text, type text, body text)),
     ev as (
       insert into events (thread_id, seq, id, session_id, type, body_json, created_at)
-        select m.thread, f.seq, f.id, m.session_id, f.type, f.body, p_now
-          from facts f join marked m on m.i = f.a),
+        select thread_of[f.a], f.seq, f.id, session_of[f.a], f.type, f.body, p_now
+          from jsonb_to_recordset(p_facts) as f(a int, seq bigint, id text, type text, body text)
+          where ok[f.a]),
     th as (
-      update threads t set version = m.version from marked m where t.id = m.thread and m.n > 0),
+      update threads t set version = u.expected + u.n
+        from jsonb_to_recordset(p_appends) as u(i int, thread text, expected bigint, n bigint)
+        where ok[u.i] and u.n > 0 and t.id = u.thread),
     se as (
-      update sessions s set status = m.status, pending_json = m.pending, usage_json = m.usage,
+      update sessions s set status = u.status, pending_json = u.pending, usage_json = u.usage,
           updated_at = p_now
-        from marked m where s.id = m.session_id and m.n > 0)
+        from jsonb_to_recordset(p_appends) as u(i int, n bigint, status text, pending text,
+            usage text)
+        where ok[u.i] and u.n > 0 and s.id = session_of[u.i])
   insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
-    select m.op, m.run, m.hash, m.receipt, p_now from marked m;
+    select u.op, u.run, u.hash, u.receipt, p_now
+      from jsonb_to_recordset(p_appends) as u(i int, run text, op text, hash text, receipt text)
+      where ok[u.i];
 
   -- Rarer writes, each only when some append needs it: runs that settle, and crash budgets that
   -- progress resets (a run with no crash to forget is left untouched).
