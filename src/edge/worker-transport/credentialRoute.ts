@@ -112,22 +112,32 @@ function toWire(opening: CredentialOpening): Answer {
     case "refused":
       return opening;
     case "bearer":
-      try {
-        return {
-          kind: "bearer",
-          token: opening.token.toString("base64"),
-          credentialId: opening.credentialId,
-          revision: opening.revision,
-        };
-      } finally {
-        opening.token.fill(0);
-      }
+      return {
+        kind: "bearer",
+        token: base64ThenZeroed(opening.token),
+        credentialId: opening.credentialId,
+        revision: opening.revision,
+      };
     default:
       // A new opening kind must be given its wire form here (credentialWire.ts), not passed through.
-      return unsupported(opening);
+      return noWireForm("credential", opening);
   }
 }
 
-function unsupported(opening: never): never {
-  throw new Error(`credential opening of kind ${(opening as { kind: string }).kind} has no wire form`);
+/**
+ * Custody's Buffer as the base64 that crosses the transport, zeroed as soon as it is encoded (the
+ * string cannot be: it lives until garbage collection, like the bearer header an in-process holder
+ * builds). Every remote credential route sends material through here.
+ */
+export function base64ThenZeroed(material: Buffer): string {
+  try {
+    return material.toString("base64");
+  } finally {
+    material.fill(0);
+  }
+}
+
+/** A new opening kind must be given its wire form, never passed through as it is. */
+export function noWireForm(what: string, opening: never): never {
+  throw new Error(`${what} opening of kind ${(opening as { kind: string }).kind} has no wire form`);
 }

@@ -2,7 +2,14 @@ import type { FastifyBaseLogger } from "fastify";
 import type { PinnedSecretVariable, SecretOpening } from "../../coordinator/ports.js";
 import type { WorkerTransport } from "../../worker/ports.js";
 import type { WorkerRequest, WorkerResponse } from "../../worker/transportWire.js";
-import { type ClaimLost, type CredentialRouteDeps, checkClaim, type NamedClaim } from "./credentialRoute.js";
+import {
+  base64ThenZeroed,
+  type ClaimLost,
+  type CredentialRouteDeps,
+  checkClaim,
+  type NamedClaim,
+  noWireForm,
+} from "./credentialRoute.js";
 
 /**
  * A remote worker's sandbox asks for its session's pinned `environment_variable` credentials: the
@@ -64,28 +71,20 @@ function variableToWire(variable: PinnedSecretVariable): PinnedSecretVariable {
   };
 }
 
-/** The Buffer is encoded and zeroed at once; the string cannot be (as for the bearer). */
+/** The Buffer is encoded and zeroed at once (`base64ThenZeroed`). */
 function openingToWire(opening: SecretOpening): WorkerResponse<"openSecret"> {
   switch (opening.kind) {
     case "none":
     case "refused":
       return opening;
     case "secret":
-      try {
-        return {
-          kind: "secret",
-          value: opening.value.toString("base64"),
-          credentialId: opening.credentialId,
-          revision: opening.revision,
-        };
-      } finally {
-        opening.value.fill(0);
-      }
+      return {
+        kind: "secret",
+        value: base64ThenZeroed(opening.value),
+        credentialId: opening.credentialId,
+        revision: opening.revision,
+      };
     default:
-      return unsupported(opening);
+      return noWireForm("secret", opening);
   }
-}
-
-function unsupported(opening: never): never {
-  throw new Error(`secret opening of kind ${(opening as { kind: string }).kind} has no wire form`);
 }
