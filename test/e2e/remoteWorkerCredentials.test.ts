@@ -11,10 +11,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import SqliteDatabase from "better-sqlite3";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BearerMcpServer, startBearerMcpServer } from "../support/bearerMcpServer.js";
+import { credentialOpens } from "../support/credentialAudit.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { MODEL, stopReason, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
@@ -23,18 +22,6 @@ import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 const KEY = "sk-awaken-remote-credentials-test";
 const TOKEN = "worker-token-remote-creds-0123456789";
 const OPEN_PATH = "/v1/awaken/worker/credentials/open";
-
-type AuditRow = {
-  workspace_id: string;
-  run_id: string;
-  owner: string;
-  epoch: number;
-  credential_id: string;
-  revision: number;
-  holder: string;
-  outcome: string;
-  reason: string | null;
-};
 
 const ofType = (events: WireEvent[], type: string) => events.filter((e) => e.type === type);
 const endedTurns = (events: WireEvent[]) =>
@@ -115,26 +102,8 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
     return { vault, credential, session };
   }
 
-  async function opens(sessionId: string): Promise<AuditRow[]> {
-    const query =
-      "select workspace_id, run_id, owner, epoch, credential_id, revision, holder, outcome, reason from credential_opens where session_id = $1 order by created_at, id";
-    if (schema) {
-      const client = new pg.Client({ connectionString: schema.url });
-      await client.connect();
-      try {
-        const rows = (await client.query(query, [sessionId])).rows as AuditRow[];
-        return rows.map((r) => ({ ...r, epoch: Number(r.epoch), revision: Number(r.revision) }));
-      } finally {
-        await client.end();
-      }
-    }
-    const db = new SqliteDatabase(join(dataDir, "awaken.db"), { readonly: true });
-    try {
-      return db.prepare(query.replace("$1", "?")).all(sessionId) as AuditRow[];
-    } finally {
-      db.close();
-    }
-  }
+  const opens = (sessionId: string) =>
+    credentialOpens({ schemaUrl: schema?.url ?? null, dataDir }, sessionId);
 
   const openCredential = (body: unknown, authorization: string | null = `Bearer ${TOKEN}`) =>
     fetch(`${server.url}${OPEN_PATH}`, {

@@ -22,10 +22,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
-import SqliteDatabase from "better-sqlite3";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxCa } from "../../src/sandbox/egressCa.js";
+import { credentialOpens } from "../support/credentialAudit.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   history,
@@ -48,19 +47,6 @@ const ROUTES = {
 };
 const ENTRY = fileURLToPath(new URL("../support/egressWorkerEntry.mjs", import.meta.url));
 const TOOLSET = { type: "agent_toolset_20260401" as const };
-
-type AuditRow = {
-  workspace_id: string;
-  run_id: string;
-  owner: string;
-  epoch: number;
-  credential_id: string;
-  revision: number;
-  holder: string;
-  usage_key: string;
-  outcome: string;
-  reason: string | null;
-};
 
 const endedTurns = (events: WireEvent[]) =>
   events.filter((e) => e.type === "session.status_idle" && stopReason(e)?.type !== "requires_action");
@@ -203,26 +189,8 @@ function remoteSecretSuite(backend: "sqlite" | "postgres") {
     return { ended };
   }
 
-  async function opens(sessionId: string): Promise<AuditRow[]> {
-    const query =
-      "select workspace_id, run_id, owner, epoch, credential_id, revision, holder, usage_key, outcome, reason from credential_opens where session_id = $1 order by created_at, id";
-    if (schema) {
-      const db = new pg.Client({ connectionString: schema.url });
-      await db.connect();
-      try {
-        const rows = (await db.query(query, [sessionId])).rows as AuditRow[];
-        return rows.map((r) => ({ ...r, epoch: Number(r.epoch), revision: Number(r.revision) }));
-      } finally {
-        await db.end();
-      }
-    }
-    const db = new SqliteDatabase(join(dataDir, "awaken.db"), { readonly: true });
-    try {
-      return db.prepare(query.replace("$1", "?")).all(sessionId) as AuditRow[];
-    } finally {
-      db.close();
-    }
-  }
+  const opens = (sessionId: string) =>
+    credentialOpens({ schemaUrl: schema?.url ?? null, dataDir }, sessionId);
 
   const post = (path: string, body: unknown, authorization: string | null = `Bearer ${TOKEN}`) =>
     fetch(`${server.url}${path}`, {
