@@ -30,6 +30,8 @@ export async function startTestServer(
     databaseUrl?: string;
     streamPollMs?: number;
     workerPollMs?: number;
+    /** Serves the worker transport to remote workers holding this token (`awaken up` with it set). */
+    workerToken?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -46,6 +48,7 @@ export async function startTestServer(
       modelIdleTimeoutMs: options.modelIdleTimeoutMs ?? 300_000,
       ssePingMs: options.ssePingMs ?? 15_000,
       apiKey: TEST_API_KEY,
+      ...(options.workerToken ? { workerToken: options.workerToken } : {}),
       retry: {
         baseDelayMs: options.retryBaseMs ?? 10,
         maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),

@@ -7,13 +7,10 @@
  * `environment_variable` credentials: the secret-free list of pinned variables, and the secret as
  * bytes for the egress proxy.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
-import { pino } from "pino";
+import type Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
+import type { RunningServer } from "../../src/cli/allInOne.js";
 import { createSandboxes } from "../../src/cli/sandboxes.js";
 import type { CredentialOpenRequest, SecretOpenRequest } from "../../src/coordinator/ports.js";
 import { systemClock } from "../../src/kernel/clock.js";
@@ -23,41 +20,25 @@ import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
 import { CredentialClaimLost, RemoteCredentialHolder } from "../../src/worker/remoteCredentials.js";
 import { Worker } from "../../src/worker/workerLoop.js";
 import { MODEL, sleep, userMessage } from "../support/sdkHelpers.js";
+import { startTestServer, type TestServer } from "../support/testServer.js";
 
-const KEY = "sk-awaken-remote-credentials-unit";
 const TOKEN = "worker-token-remote-credentials-unit";
 const MCP_URL = "http://127.0.0.1:9/mcp";
 const silent = { info: () => {}, warn: () => {} };
 
-let dataDir: string;
+let testServer: TestServer;
 let server: RunningServer;
+let dataDir: string;
 let client: Anthropic;
 let transport: HttpWorkerTransport;
 
 beforeEach(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "awaken-remote-credentials-"));
-  server = await startAllInOne(
-    {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir,
-      workers: 0,
-      leaseMs: 15_000,
-      modelIdleTimeoutMs: 300_000,
-      ssePingMs: 15_000,
-      apiKey: KEY,
-      workerToken: TOKEN,
-      retry: {},
-      env: {},
-    },
-    pino({ level: "silent" }),
-  );
-  client = new Anthropic({ baseURL: server.url, apiKey: KEY, maxRetries: 0 });
+  testServer = await startTestServer({ workers: 0, leaseMs: 15_000, workerToken: TOKEN });
+  ({ server, client, dataDir } = testServer);
   transport = new HttpWorkerTransport({ baseUrl: server.url, token: TOKEN, log: silent, claimWaitMs: 0 });
 });
 afterEach(async () => {
-  await server.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await testServer.close();
 });
 
 /** A session pinned to a static_bearer for MCP_URL, with a queued run. */
