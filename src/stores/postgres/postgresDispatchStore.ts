@@ -569,12 +569,12 @@ export function insertEvents(committed: readonly CommittedFact[]): RawBuilder<un
 
 /** PostgreSQL's division_by_zero (SQLSTATE 22012): how a statement here refuses on purpose. */
 export function isDivisionByZero(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "22012";
+  return sqlState(error) === "22012";
 }
 
 /** A deadlock (40P01) or serialization failure (40001): the transaction was rolled back, retry. */
 export function isRetryableConflict(error: unknown): boolean {
-  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  const code = sqlState(error);
   return code === "40P01" || code === "40001";
 }
 
@@ -584,11 +584,16 @@ export function isRetryableConflict(error: unknown): boolean {
  * (22P05, "\u0000 cannot be converted to text").
  */
 function isUnreadableJson(error: unknown): boolean {
-  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  const code = sqlState(error);
   return code === "22P02" || code === "22P05";
 }
 
 /** PostgreSQL's unique_violation (SQLSTATE 23505), as node-pg reports it. */
 export function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "23505";
+  return sqlState(error) === "23505";
+}
+
+/** The SQLSTATE node-pg puts on a server error (`code`), or undefined for anything else. */
+function sqlState(error: unknown): unknown {
+  return typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
 }
