@@ -6,7 +6,7 @@
 //
 // Usage: npm run build && node bench/fence.mjs [--backends pg,sqlite] [--concurrency 1,8]
 //                                              [--seconds 3] [--operations commit,cycle,append]
-//                                              [--repeat 1]
+//                                              [--repeat 1] [--slices 6]
 //   PostgreSQL  AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
 //               postgres://postgres@127.0.0.1:5432/test; every measurement runs in a fresh schema,
 //               dropped afterwards. Stores opened as src/cli/storage.ts does (openPostgres with its
@@ -21,6 +21,11 @@
 //                 short rounds on many sessions (a version conflict is retried, as the runtime does);
 //   input append  each writer loops ledger.append(one user.message, remembered for retries) on
 //                 its own session.
+// The yardstick is measured interleaved with each operation: the measured time is cut into
+// `--slices` slices, and each slice runs the operation and the raw INSERTs one after the other
+// (alternating which goes first), so both sides see the same moments of a shared machine. Each
+// side warms up, untimed, before its first slice; both stay open (connections, prepared
+// statements) between slices.
 // "stmts/op" counts SQL statements sent per operation, BEGIN and COMMIT included (SQLite:
 // prepared-statement executions); "round trips/op" counts the socket writes to PostgreSQL (one per
 // statement, or per pipelined batch of statements).
@@ -41,7 +46,7 @@ import { postgresCoordinatorStores } from "../dist/stores/postgres/postgresStore
 import { openSqlite } from "../dist/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../dist/stores/sqlite/sqliteStores.js";
 import { benchDatabaseUrl, freshSchema, redact, withClient } from "./postgres.mjs";
-import { rawPostgresCommits, rawSqliteCommits, WARMUP_SECONDS } from "./rawCommits.mjs";
+import { openRawPostgres, openRawSqlite, WARMUP_SECONDS } from "./rawCommits.mjs";
 import { withScope } from "./scope.mjs";
 
 const GOAL = 0.5;
@@ -56,6 +61,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "3" },
     operations: { type: "string", default: "commit,cycle,append" },
     repeat: { type: "string", default: "1" },
+    slices: { type: "string", default: "6" },
   },
 });
 const backends = values.backends.split(",").map((b) => b.trim());
@@ -68,6 +74,11 @@ if (!(seconds > 0)) fail("--seconds must be a positive number");
 // --repeat runs the whole set N times and judges the goal on the median ratio.
 const repeat = Number(values.repeat);
 if (!Number.isInteger(repeat) || repeat < 1) fail("--repeat must be a positive integer");
+// The raw yardstick swings by tens of percent from one second to the next on a shared machine:
+// measured in one block before and one after, it drifted from the operation it was compared with.
+// Interleaved in slices, both sides sample the same conditions.
+const slices = Number(values.slices);
+if (!Number.isInteger(slices) || slices < 1) fail("--slices must be a positive integer");
 const databaseUrl = benchDatabaseUrl();
 
 function fail(message) {
@@ -213,36 +224,57 @@ async function inParallel(count, job) {
 }
 
 /**
- * Runs `lanes` loops until `--seconds` of measured time have passed; each lane returns how many
- * operations it completed. A lane may stop early (its supply ran out): then `prepare` (untimed,
- * uncounted) refills the supply and the lanes run again, until the measured time is complete.
+ * Runs `lanes` loops for `--seconds` of measured time, interleaved slice by slice with the raw
+ * yardstick `raw` (see the header); each lane returns how many operations it completed. A lane may
+ * stop early (its supply ran out): then `prepare` (untimed, uncounted) refills the supply and the
+ * lanes run again, until the slice's measured time is complete.
  */
-async function timed(lanes, prepare = null) {
-  // Warm-up, untimed and uncounted, as the raw yardstick warms up (bench/rawCommits.mjs): the
-  // first fraction of a second runs on cold code (no JIT yet, statements not yet prepared on
-  // every connection of the pool) and would otherwise count against whichever side has more code.
+async function timed(raw, lanes, prepare = null) {
+  // Warm-up, untimed and uncounted, for both sides: the first fraction of a second runs on cold
+  // code (no JIT yet, statements not yet prepared on every connection of the pool) and would
+  // otherwise count against whichever side has more code.
   if (prepare) await prepare();
   const warmUntil = performance.now() + WARMUP_SECONDS * 1000;
   await Promise.all(lanes.map((lane) => lane(warmUntil)));
+  await raw(performance.now() + WARMUP_SECONDS * 1000);
   counter.statements = 0;
   counter.writes = 0;
+  const slice = seconds / slices;
   let ops = 0;
   let elapsed = 0;
-  while (elapsed < seconds) {
-    if (prepare) await prepare();
-    const started = performance.now();
-    const deadline = started + (seconds - elapsed) * 1000;
-    counter.on = true;
-    try {
-      ops += (await Promise.all(lanes.map((lane) => lane(deadline)))).reduce((a, b) => a + b, 0);
-    } finally {
-      counter.on = false;
+  let rawCommits = 0;
+  let rawElapsed = 0;
+  const runOurs = async () => {
+    let sliceElapsed = 0;
+    while (sliceElapsed < slice) {
+      if (prepare) await prepare();
+      const started = performance.now();
+      const deadline = started + (slice - sliceElapsed) * 1000;
+      counter.on = true;
+      try {
+        ops += (await Promise.all(lanes.map((lane) => lane(deadline)))).reduce((a, b) => a + b, 0);
+      } finally {
+        counter.on = false;
+      }
+      sliceElapsed += (performance.now() - started) / 1000;
+      if (!prepare) break;
     }
-    elapsed += (performance.now() - started) / 1000;
-    if (!prepare) break;
+    elapsed += sliceElapsed;
+  };
+  const runRaw = async () => {
+    const started = performance.now();
+    rawCommits += await raw(started + slice * 1000);
+    rawElapsed += (performance.now() - started) / 1000;
+  };
+  for (let k = 0; k < slices; k++) {
+    // Alternating which side goes first, so neither always follows the other's tail.
+    const [first, second] = k % 2 === 0 ? [runOurs, runRaw] : [runRaw, runOurs];
+    await first();
+    await second();
   }
   return {
     rate: ops / elapsed,
+    raw: rawCommits / rawElapsed,
     ops,
     elapsed,
     statementsPerOp: counter.statements / ops,
@@ -253,7 +285,7 @@ async function timed(lanes, prepare = null) {
 // ---------------------------------------------------------------------------------------------
 // The three operations. `stores` is a coordinator bundle on an empty database.
 
-async function measureCommits(stores, concurrency) {
+async function measureCommits(stores, concurrency, raw) {
   const environmentId = await createEnvironment(stores);
   for (let i = 0; i < concurrency; i++) {
     const session = await createSession(stores, environmentId);
@@ -268,6 +300,7 @@ async function measureCommits(stores, concurrency) {
   // Kept across the warm-up and the measurement: each writer goes on from where it stopped.
   const versions = activations.map(versionOf);
   return timed(
+    raw,
     activations.map((a, i) => async (deadline) => {
       let version = versions[i];
       let ops = 0;
@@ -291,7 +324,7 @@ async function measureCommits(stores, concurrency) {
   );
 }
 
-async function measureClaimSettle(stores, concurrency) {
+async function measureClaimSettle(stores, concurrency, raw) {
   // Runs are queued in rounds of a few per writer, so the queue stays as short as a served one (a
   // claim sorts the runnable runs it finds: a queue of thousands would measure that, not the
   // fence). Within a round they are claimed in available_at order, round-robin over the sessions,
@@ -310,6 +343,7 @@ async function measureClaimSettle(stores, concurrency) {
     queued += perRound;
   };
   const result = await timed(
+    raw,
     Array.from({ length: concurrency }, (_, i) => async (deadline) => {
       let ops = 0;
       while (performance.now() < deadline) {
@@ -343,11 +377,12 @@ async function measureClaimSettle(stores, concurrency) {
   return { ...result, note: `${conflicts} version conflicts retried; queued ${perRound} runs per round` };
 }
 
-async function measureAppends(stores, concurrency) {
+async function measureAppends(stores, concurrency, raw) {
   const environmentId = await createEnvironment(stores);
   const sessions = [];
   for (let i = 0; i < concurrency; i++) sessions.push(await createSession(stores, environmentId));
   return timed(
+    raw,
     sessions.map((session) => async (deadline) => {
       let ops = 0;
       while (performance.now() < deadline) {
@@ -372,9 +407,13 @@ async function measureAppends(stores, concurrency) {
 }
 
 const ALL_OPERATIONS = [
-  { name: "fenced commit (2 facts)", key: "commit", run: (stores, c) => measureCommits(stores, c) },
-  { name: "claim+settle (2 facts)", key: "cycle", run: (stores, c) => measureClaimSettle(stores, c) },
-  { name: "input append (1 fact)", key: "append", run: (stores, c) => measureAppends(stores, c) },
+  { name: "fenced commit (2 facts)", key: "commit", run: (stores, c, raw) => measureCommits(stores, c, raw) },
+  {
+    name: "claim+settle (2 facts)",
+    key: "cycle",
+    run: (stores, c, raw) => measureClaimSettle(stores, c, raw),
+  },
+  { name: "input append (1 fact)", key: "append", run: (stores, c, raw) => measureAppends(stores, c, raw) },
 ];
 const wanted = values.operations.split(",").map((o) => o.trim());
 for (const o of wanted) {
@@ -408,13 +447,13 @@ const BACKENDS = {
   pg: {
     label: "PostgreSQL",
     withStores: withPostgresStores,
-    raw: (c) => rawPostgresCommits(databaseUrl, c, seconds),
+    openRaw: (scope, c) => openRawPostgres(scope, databaseUrl, c),
   },
   sqlite: {
     label: "SQLite",
     withStores: withSqliteStores,
     // One writer whatever the concurrency (see rawSqliteCommits).
-    raw: () => rawSqliteCommits(seconds),
+    openRaw: (scope) => openRawSqlite(scope),
   },
 };
 
@@ -444,30 +483,14 @@ for (let reading = 1; reading <= repeat; reading++) {
   for (const name of backends) {
     const backend = BACKENDS[name];
     for (const c of levels) {
-      // The yardstick right before and right after this level's measurements (the machine is shared;
-      // the two readings show how much the conditions drifted), and their mean as the reference.
-      say(`${readingLabel}${name} c=${c}: raw single-row INSERT commits for ${seconds} s`);
-      const rawBefore = await backend.raw(c);
-      const measured = [];
       for (const operation of OPERATIONS) {
-        say(`${readingLabel}${name} c=${c}: ${operation.name}`);
-        const result = await backend.withStores((stores) => operation.run(stores, c, name));
-        measured.push({ operation, result });
-      }
-      say(`${readingLabel}${name} c=${c}: raw again`);
-      const rawAfter = await backend.raw(c);
-      const raw = (rawBefore + rawAfter) / 2;
-      rows.push({
-        reading,
-        backend: backend.label,
-        c,
-        operation: "raw INSERT (autocommit)",
-        rate: raw,
-        stmts: 1,
-        trips: name === "pg" ? 1 : Number.NaN,
-        raw,
-      });
-      for (const { operation, result } of measured) {
+        say(
+          `${readingLabel}${name} c=${c}: ${operation.name}, in ${slices} slices alternating with raw INSERTs`,
+        );
+        const result = await withScope(async (scope) => {
+          const raw = await backend.openRaw(scope, c);
+          return backend.withStores((stores) => operation.run(stores, c, raw));
+        });
         rows.push({
           reading,
           backend: backend.label,
@@ -477,20 +500,15 @@ for (let reading = 1; reading <= repeat; reading++) {
           rate: result.rate,
           stmts: result.statementsPerOp,
           trips: name === "pg" ? result.roundTripsPerOp : Number.NaN,
-          raw,
+          raw: result.raw,
           note: result.note,
         });
+        console.log(
+          `${backend.label} c=${c}: ${operation.key} ${fixed(result.rate, 0)}/s (${result.ops} in ` +
+            `${fixed(result.elapsed, 1)} s${result.note ? `; ${result.note}` : ""}), raw ${fixed(result.raw, 0)}/s ` +
+            `in the slices between: ${percent(result.rate / result.raw)}`,
+        );
       }
-      console.log(
-        `${backend.label} c=${c}: raw ${fixed(rawBefore, 0)} before, ${fixed(rawAfter, 0)} after; ` +
-          measured
-            .map(
-              ({ operation, result }) =>
-                `${operation.key} ${fixed(result.rate, 0)}/s (${result.ops} in ${fixed(result.elapsed, 1)} s` +
-                `${result.note ? `; ${result.note}` : ""})`,
-            )
-            .join("; "),
-      );
     }
   }
 }
@@ -512,7 +530,7 @@ for (const row of rows) {
 console.log("");
 console.log(
   "raw = plain single-row INSERT commits/s on c connections of the same database (SQLite: one " +
-    "connection, its single writer), mean of a reading before and after the level; stmts/op = SQL " +
+    "connection, its single writer), measured in slices alternating with the operation; stmts/op = SQL " +
     "statements per operation, BEGIN/COMMIT included; round trips/op = socket writes to PostgreSQL " +
     "per operation (a statement, or a pipelined batch of statements, each).",
 );
