@@ -35,7 +35,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { EMPTY_USAGE } from "../dist/coordinator/facts.js";
@@ -45,6 +44,7 @@ import { openPostgres } from "../dist/stores/postgres/openPostgres.js";
 import { postgresCoordinatorStores } from "../dist/stores/postgres/postgresStores.js";
 import { openSqlite } from "../dist/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../dist/stores/sqlite/sqliteStores.js";
+import { benchArgs } from "./args.mjs";
 import { benchDatabaseUrl, freshSchema, redact, withClient } from "./postgres.mjs";
 import { openRawPostgres, openRawSqlite, WARMUP_SECONDS } from "./rawCommits.mjs";
 import { withScope } from "./scope.mjs";
@@ -54,15 +54,13 @@ const GOAL_CONCURRENCY = 8;
 /** Long enough that no lease lapses during a measurement. */
 const LEASE_MS = 3_600_000;
 
-const { values } = parseArgs({
-  options: {
-    backends: { type: "string", default: "pg,sqlite" },
-    concurrency: { type: "string", default: "1,8" },
-    seconds: { type: "string", default: "3" },
-    operations: { type: "string", default: "commit,cycle,append" },
-    repeat: { type: "string", default: "1" },
-    slices: { type: "string", default: "6" },
-  },
+const values = benchArgs(import.meta.url, {
+  backends: { type: "string", default: "pg,sqlite" },
+  concurrency: { type: "string", default: "1,8" },
+  seconds: { type: "string", default: "3" },
+  operations: { type: "string", default: "commit,cycle,append" },
+  repeat: { type: "string", default: "1" },
+  slices: { type: "string", default: "6" },
 });
 const backends = values.backends.split(",").map((b) => b.trim());
 for (const b of backends) if (b !== "pg" && b !== "sqlite") fail(`unknown backend "${b}" (pg, sqlite)`);

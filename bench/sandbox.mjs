@@ -9,7 +9,13 @@ import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./args.mjs";
+
+// Options first: --help needs no build.
+const values = benchArgs(import.meta.url, {
+  sessions: { type: "string", default: "20" },
+  commands: { type: "string", default: "200" },
+});
 
 const { BwrapTierProvider, bwrapAvailable } = await import("../dist/sandbox/bwrapTier.js");
 const { NoneTierProvider } = await import("../dist/sandbox/noneTier.js");
@@ -18,12 +24,6 @@ const { DEFAULT_LIMITS } = await import("../dist/sandbox/bwrapArgs.js");
 const { execInProcessGroup } = await import("../dist/sandbox/processExec.js");
 const { HAND_TOOLS } = await import("../dist/runtime/hand/index.js");
 
-const { values } = parseArgs({
-  options: {
-    sessions: { type: "string", default: "20" },
-    commands: { type: "string", default: "200" },
-  },
-});
 const SESSIONS = Number(values.sessions);
 const COMMANDS = Number(values.commands);
 const GOAL = { coldMs: 30, warmMs: 5 };

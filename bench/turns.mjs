@@ -12,7 +12,7 @@
 //                  dropped afterwards.
 // Results go to stdout; progress goes to stderr.
 import { cpus, loadavg } from "node:os";
-import { parseArgs } from "node:util";
+import { benchArgs } from "./args.mjs";
 import { benchDatabaseUrl, redact, withClient } from "./postgres.mjs";
 import { rawPostgresCommits, rawSqliteCommits } from "./rawCommits.mjs";
 import { detailLines, goalLines, summarize, summaryTable } from "./report.mjs";
@@ -20,13 +20,11 @@ import { withScope } from "./scope.mjs";
 import { TOPOLOGIES } from "./topologies.mjs";
 import { runLevel } from "./turnDriver.mjs";
 
-const { values } = parseArgs({
-  options: {
-    topologies: { type: "string", default: Object.keys(TOPOLOGIES).join(",") },
-    concurrency: { type: "string", default: "1,8,64" },
-    turns: { type: "string" },
-    "raw-seconds": { type: "string", default: "3" },
-  },
+const values = benchArgs(import.meta.url, {
+  topologies: { type: "string", default: Object.keys(TOPOLOGIES).join(",") },
+  concurrency: { type: "string", default: "1,8,64" },
+  turns: { type: "string" },
+  "raw-seconds": { type: "string", default: "3" },
 });
 
 const topologies = values.topologies.split(",").map((name) => name.trim());
