@@ -1,7 +1,12 @@
 import { randomFillSync } from "node:crypto";
 
 // Crockford base32: ids sort by creation time (the first 10 characters are the millisecond clock),
-// which keeps cursor pagination by id equivalent to pagination by creation order.
+// which keeps cursor pagination by id equivalent to pagination by creation order. Within one
+// millisecond, the ids one process makes sort in the order it made them: the next 2 characters are
+// a per-millisecond sequence, and only the last 14 (70 bits) are random. Without the sequence, two
+// ids of the same millisecond (a credential refresh and the open right after it in the custody
+// audit, two sessions created back to back) sorted at random, and so did every list ordered by
+// (created_at, id). Ids of different processes within one millisecond still sort at random.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
 function encodeTime(ms: number): string {
@@ -48,5 +53,33 @@ export type IdPrefix =
   | "copn";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
-  return `${prefix}_${encodeTime(nowMs)}${encodeRandom(16)}`;
+  return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;
+}
+
+const RANDOM_CHARS = 14;
+/** Two base32 characters: ids made within one millisecond keep their order up to this many. */
+const SEQUENCE_LIMIT = 32 * 32;
+/**
+ * Per millisecond, how many ids this process has made in it. Kept for the last few distinct
+ * milliseconds, not just the latest, because callers pass their own `nowMs`: a caller that read the
+ * clock a moment ago may make its id after an id of the next millisecond, and its millisecond's
+ * count must still go on from where it was.
+ */
+const sequences = new Map<number, number>();
+const REMEMBERED_MILLISECONDS = 64;
+
+function nextSequence(ms: number): number {
+  const made = sequences.get(ms) ?? 0;
+  sequences.set(ms, made + 1);
+  if (made === 0 && sequences.size > REMEMBERED_MILLISECONDS) {
+    const oldest = sequences.keys().next().value;
+    if (oldest !== undefined) sequences.delete(oldest);
+  }
+  // Past the limit the sequence stays at its last value: still unique (the random part), but the
+  // order among those ids is random again.
+  return Math.min(made, SEQUENCE_LIMIT - 1);
+}
+
+function encodeSequence(n: number): string {
+  return (ALPHABET[n >> 5] ?? "0") + (ALPHABET[n & 31] ?? "0");
 }
