@@ -1,5 +1,4 @@
 import fc from "fast-check";
-import { sql } from "kysely";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { CommitOperation, CommitReceipt } from "../../src/coordinator/commitOperation.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
@@ -51,12 +50,8 @@ afterAll(async () => {
 async function freshFixture(backend: StoreBackend): ReturnType<typeof sessionWithQueuedRun> {
   if (backend !== "kysely stores on PostgreSQL") return sessionWithQueuedRun(backend);
   sharedPostgres ??= await openTestPostgres();
-  const { handle, schema } = sharedPostgres;
-  const { rows } = await sql<{ name: string }>`
-    select tablename as name from pg_tables where schemaname = ${schema} and tablename not like 'kysely_%'`.execute(
-    handle.db,
-  );
-  await sql`truncate table ${sql.join(rows.map((r) => sql.id(schema, r.name)))}`.execute(handle.db);
+  const { handle } = sharedPostgres;
+  await sharedPostgres.empty();
   const clock = new ManualClock();
   const seeded = await seedQueuedRun(postgresCoordinatorStores(handle, clock), clock);
   return { ...seeded, handle: { close: async () => {} } };

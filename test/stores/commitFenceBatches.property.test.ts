@@ -1,5 +1,4 @@
 import fc from "fast-check";
-import { sql } from "kysely";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import type { CommitOperation, CommitReceipt, CommitResult } from "../../src/coordinator/commitOperation.js";
 import type { CoordinatorStores } from "../../src/coordinator/ports.js";
@@ -60,12 +59,8 @@ async function freshStores(
 ): Promise<{ stores: CoordinatorStores; close(): Promise<void> }> {
   if (backend !== "kysely stores on PostgreSQL") return STORE_BACKENDS[backend](clock);
   sharedPostgres ??= await openTestPostgres();
-  const { handle, schema } = sharedPostgres;
-  const { rows } = await sql<{ name: string }>`
-    select tablename as name from pg_tables where schemaname = ${schema} and tablename not like 'kysely_%'`.execute(
-    handle.db,
-  );
-  await sql`truncate table ${sql.join(rows.map((r) => sql.id(schema, r.name)))}`.execute(handle.db);
+  const { handle } = sharedPostgres;
+  await sharedPostgres.empty();
   return { stores: postgresCoordinatorStores(handle, clock), close: async () => {} };
 }
 
