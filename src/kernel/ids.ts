@@ -19,7 +19,7 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-// Random bytes are drawn from the CSPRNG a pool at a time: one `randomFillSync` per 256 ids instead
+// Random bytes are drawn from the CSPRNG a pool at a time: one `randomFillSync` per ~290 ids instead
 // of one `randomBytes` call (~6 µs) per id, and ids are made on every committed fact.
 const POOL_BYTES = 4096;
 const pool = Buffer.alloc(POOL_BYTES);
