@@ -14,7 +14,7 @@ const STOP_TIMEOUT_MS = 10_000;
  * DATABASE_URL reaches a remote worker (which refuses to start with one).
  */
 export async function startAwaken(scope, { label, args, env, ready }) {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  const child = spawn(process.execPath, [...nodeOptions(), CLI, ...args], {
     env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "warn", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -41,6 +41,11 @@ export async function startAwaken(scope, { label, args, env, ready }) {
     });
   });
   return { child, match };
+}
+
+/** Extra Node options for the children (AWAKEN_BENCH_NODE_ARGS, space-separated), e.g. a profiler's. */
+function nodeOptions() {
+  return (process.env.AWAKEN_BENCH_NODE_ARGS ?? "").split(" ").filter((option) => option !== "");
 }
 
 /** SIGTERM (graceful: in-flight runs are handed back), then SIGKILL if it does not exit in time. */

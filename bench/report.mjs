@@ -14,10 +14,10 @@ const percent = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–")
 
 /**
  * One row of the summary from a finished level (see turnDriver.runLevel) and the raw rates read
- * before and after it; their mean is the yardstick.
+ * before and after it; their mean is the yardstick. `cores` is the machine's CPU count.
  */
-export function summarize({ topology, concurrency, raw: rawReadings, level }) {
-  const { samples, elapsedMs, writes, commits, server } = level;
+export function summarize({ topology, concurrency, raw: rawReadings, level, cores }) {
+  const { samples, elapsedMs, writes, commits, server, cpu } = level;
   const raw = mean(rawReadings);
   const turns = samples.length;
   const seconds = elapsedMs / 1000;
@@ -43,6 +43,29 @@ export function summarize({ topology, concurrency, raw: rawReadings, level }) {
     factsPerTurn: writes.facts / turns,
     perTurn: { fenced: writes.fenced / turns, inputs: writes.inputs / turns, claims: writes.claims / turns },
     server: { p50: percentile(server, 50), mean: mean(server), p99: percentile(server, 99) },
+    cpu: cpu ? cpuPerTurn(cpu, { turns, cores, commitsPerTurn: commits / turns, raw }) : null,
+  };
+}
+
+/**
+ * CPU ms per turn by role, the cores busy on average, and the client's cap: had the platform and
+ * the database cost nothing, every core running only the bench client would still allow at most
+ * `cores × 1000 / client ms` turns/s, i.e. that many commits/s, i.e. that share of the raw rate.
+ * A ratio above the cap is out of reach on this machine with this client, whatever the platform
+ * does (and the cap is generous: the client is one Node process, mostly one thread).
+ */
+function cpuPerTurn(cpu, { turns, cores, commitsPerTurn, raw }) {
+  const per = (ms) => ms / turns;
+  const clientCapTurns = (cores * 1000) / per(cpu.client);
+  return {
+    client: per(cpu.client),
+    awaken: per(cpu.awaken),
+    postgres: per(cpu.postgres),
+    other: per(cpu.other),
+    coresBusy: cpu.machine / cpu.wallMs,
+    cores,
+    clientCapTurns,
+    clientCapRatio: (clientCapTurns * commitsPerTurn) / raw,
   };
 }
 
@@ -59,7 +82,34 @@ export function detailLines(row) {
     // The committed timestamps have 1 ms resolution: the mean over many turns is the finer figure.
     `    server-side platform time per turn (input committed → idle committed, both halves): ` +
       `p50 ${row.server.p50} ms, mean ${fixed(row.server.mean, 2)} ms, p99 ${row.server.p99} ms`,
+    ...(row.cpu
+      ? [
+          `    CPU per turn: client ${fixed(row.cpu.client, 2)} ms, awaken ${fixed(row.cpu.awaken, 2)} ms, ` +
+            `PostgreSQL ${fixed(row.cpu.postgres, 2)} ms, rest of the machine ${fixed(row.cpu.other, 2)} ms ` +
+            `(${fixed(row.cpu.coresBusy, 2)} of ${row.cpu.cores} cores busy) | client's cap: ` +
+            `${fixed(row.cpu.clientCapTurns, 0)} turns/s = ${percent(row.cpu.clientCapRatio)} of raw`,
+        ]
+      : []),
   ];
+}
+
+/** Where the timed turns' CPU went (bench/cpuTime.mjs), one row per level that measured it. */
+export function cpuTable(rows) {
+  const measured = rows.filter((row) => !row.error && row.cpu);
+  if (measured.length === 0) return [];
+  const lines = [
+    "| topology | concurrency | client ms/turn | awaken ms/turn | PostgreSQL ms/turn | rest ms/turn | cores busy | client's cap turns/s | client's cap ours/raw |",
+    "|---|---|---|---|---|---|---|---|---|",
+  ];
+  for (const row of measured) {
+    const c = row.cpu;
+    lines.push(
+      `| ${row.topology} | ${row.concurrency} | ${fixed(c.client, 2)} | ${fixed(c.awaken, 2)} | ` +
+        `${fixed(c.postgres, 2)} | ${fixed(c.other, 2)} | ${fixed(c.coresBusy, 2)} of ${c.cores} | ` +
+        `${fixed(c.clientCapTurns, 0)} | ${percent(c.clientCapRatio)} |`,
+    );
+  }
+  return lines;
 }
 
 export function summaryTable(rows) {
@@ -90,9 +140,12 @@ export function goalLines(rows, topologies) {
     const row = rows.find(
       (r) => r.topology === topology && r.concurrency === RATIO_GOAL_CONCURRENCY && !r.error,
     );
+    const cap = row?.cpu
+      ? ` (the bench client alone caps it at ${percent(row.cpu.clientCapRatio)} here)`
+      : "";
     lines.push(
       row
-        ? `  ${topology}: ${percent(row.ratio)} → ${row.ratio >= RATIO_GOAL ? "met" : "NOT met"}`
+        ? `  ${topology}: ${percent(row.ratio)} → ${row.ratio >= RATIO_GOAL ? "met" : "NOT met"}${cap}`
         : `  ${topology}: not measured`,
     );
   }

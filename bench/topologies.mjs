@@ -1,6 +1,7 @@
 // The three deployments the bench compares. Each `start` brings one up on an empty store and
-// registers everything it created on the scope; it returns the URL clients use and a function
-// that counts the store's durable writes (bench/storeCounts.mjs).
+// registers everything it created on the scope; it returns the URL clients use, a function that
+// counts the store's durable writes (bench/storeCounts.mjs) and the pids of the `awaken` processes it
+// started (their CPU time is reported per turn, bench/cpuTime.mjs).
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,13 +30,13 @@ function tempDir(scope) {
 async function startServer(scope, { dataDir, databaseUrl, workers, env = {} }) {
   const args = ["up", "--port", "0", "--data-dir", dataDir, "--workers", String(workers)];
   if (databaseUrl) args.push("--database-url", databaseUrl);
-  const { match } = await startAwaken(scope, {
+  const { child, match } = await startAwaken(scope, {
     label: "awaken up",
     args,
     env: { AWAKEN_API_KEY: API_KEY, ...env },
     ready: SERVER_READY,
   });
-  return match[1];
+  return { url: match[1], pid: child.pid };
 }
 
 export const TOPOLOGIES = {
@@ -45,8 +46,8 @@ export const TOPOLOGIES = {
     describe: (c) => `up --data-dir <tmp> --workers ${slotsFor(c)}`,
     async start(scope, { concurrency }) {
       const dataDir = tempDir(scope);
-      const url = await startServer(scope, { dataDir, workers: slotsFor(concurrency) });
-      return { url, counts: () => sqliteCounts(join(dataDir, "awaken.db")) };
+      const { url, pid } = await startServer(scope, { dataDir, workers: slotsFor(concurrency) });
+      return { url, pids: [pid], counts: () => sqliteCounts(join(dataDir, "awaken.db")) };
     },
   },
   pg: {
@@ -57,12 +58,12 @@ export const TOPOLOGIES = {
       const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
       // The data dir stays empty here (the API key comes from the environment); a temp dir keeps
       // the server from creating ./.awaken in the repository.
-      const url = await startServer(scope, {
+      const { url, pid } = await startServer(scope, {
         dataDir: tempDir(scope),
         databaseUrl: schemaUrl,
         workers: slotsFor(concurrency),
       });
-      return { url, counts: () => postgresCounts(schemaUrl) };
+      return { url, pids: [pid], counts: () => postgresCounts(schemaUrl) };
     },
   },
   "pg-remote": {
@@ -74,14 +75,14 @@ export const TOPOLOGIES = {
       const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
       // The same token on the server and the workers; it must differ from the API key.
       const token = randomBytes(24).toString("hex");
-      const url = await startServer(scope, {
+      const { url, pid } = await startServer(scope, {
         dataDir: tempDir(scope),
         databaseUrl: schemaUrl,
         workers: 0,
         env: { AWAKEN_WORKER_TOKEN: token },
       });
       // Started in parallel; each prints its banner once the coordinator accepted its token.
-      await Promise.all(
+      const workers = await Promise.all(
         Array.from({ length: REMOTE_WORKERS }, (_, i) =>
           startAwaken(scope, {
             label: `awaken worker ${i + 1}`,
@@ -99,7 +100,11 @@ export const TOPOLOGIES = {
           }),
         ),
       );
-      return { url, counts: () => postgresCounts(schemaUrl) };
+      return {
+        url,
+        pids: [pid, ...workers.map((w) => w.child.pid)],
+        counts: () => postgresCounts(schemaUrl),
+      };
     },
   },
 };

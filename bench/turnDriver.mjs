@@ -3,6 +3,7 @@
 // idle(end_turn), on a fresh session, against the offline model (which answers in microseconds,
 // so what is measured is the platform's overhead).
 import Anthropic from "@anthropic-ai/sdk";
+import { cpuBetween, cpuSnapshot } from "./cpuTime.mjs";
 import { commitsOf, difference } from "./storeCounts.mjs";
 import { API_KEY } from "./topologies.mjs";
 
@@ -13,10 +14,11 @@ const SETUP_PARALLELISM = 8;
 
 /**
  * Runs one concurrency level against a running topology: warm-up, then `turns` timed turns with
- * `concurrency` sessions in flight at once. Store counts are taken right before and right after
- * the timed part, so warm-up and set-up writes are excluded.
+ * `concurrency` sessions in flight at once. Store counts and CPU times (by role, for the `awaken`
+ * processes `pids`) are taken right before and right after the timed part, so warm-up and set-up
+ * are excluded.
  */
-export async function runLevel({ url, concurrency, turns, counts, progress }) {
+export async function runLevel({ url, pids, concurrency, turns, counts, progress }) {
   const client = new Anthropic({ baseURL: url, apiKey: API_KEY, maxRetries: 0 });
   const agent = await client.beta.agents.create({
     name: "bench",
@@ -48,12 +50,14 @@ export async function runLevel({ url, concurrency, turns, counts, progress }) {
   const sessionIds = await newSessions(turns);
   progress(`timed: ${turns} turns, ${concurrency} at a time`);
   const before = await counts();
+  const cpuBefore = cpuSnapshot(pids);
   const started = performance.now();
   const samples = await runTurns(client, sessionIds, concurrency, progress);
   const elapsedMs = performance.now() - started;
+  const cpu = cpuBetween(cpuBefore, cpuSnapshot(pids));
   const writes = difference(await counts(), before);
   const server = await serverTurnTimes(client, sessionIds);
-  return { samples, elapsedMs, writes, commits: commitsOf(writes), server };
+  return { samples, elapsedMs, writes, commits: commitsOf(writes), server, cpu };
 }
 
 /** `concurrency` lanes take sessions off one list until it is empty. */

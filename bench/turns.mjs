@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Turn benchmark (issue 3, "Performance"): turns/s and turn latency at several concurrency levels
 // for three deployments, the platform's durable commits/s against the raw single-row commit rate
-// of the same database measured in the same run, and commits vs facts per turn.
+// of the same database measured in the same run, commits vs facts per turn, and where a turn's CPU
+// goes (the client, the awaken processes, PostgreSQL, the rest of the machine; Linux /proc).
 //
 // Usage: npm run bench -- [--topologies sqlite,pg,pg-remote] [--concurrency 1,8,64] [--turns N]
 //                         [--raw-seconds 3]
@@ -10,12 +11,14 @@
 //   PostgreSQL     AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
 //                  postgres://postgres@127.0.0.1:5432/test; every level runs in a fresh schema,
 //                  dropped afterwards.
+//   AWAKEN_BENCH_NODE_ARGS  extra Node options, space-separated, for the awaken processes the bench
+//                  starts: '--cpu-prof --cpu-prof-dir=/tmp/prof' profiles them (written on stop).
 // Results go to stdout; progress goes to stderr.
 import { cpus, loadavg } from "node:os";
 import { benchArgs } from "./args.mjs";
 import { benchDatabaseUrl, redact, withClient } from "./postgres.mjs";
 import { rawPostgresCommits, rawSqliteCommits } from "./rawCommits.mjs";
-import { detailLines, goalLines, summarize, summaryTable } from "./report.mjs";
+import { cpuTable, detailLines, goalLines, summarize, summaryTable } from "./report.mjs";
 import { withScope } from "./scope.mjs";
 import { TOPOLOGIES } from "./topologies.mjs";
 import { runLevel } from "./turnDriver.mjs";
@@ -96,6 +99,7 @@ for (const name of topologies) {
         const running = await topology.start(scope, { concurrency, databaseUrl });
         const result = await runLevel({
           url: running.url,
+          pids: running.pids,
           concurrency,
           turns: turnsFor(concurrency),
           counts: running.counts,
@@ -110,6 +114,7 @@ for (const name of topologies) {
         concurrency,
         raw: [rawBefore, rawAfter],
         level,
+        cores: cpus().length,
       });
       rows.push(row);
       for (const line of detailLines(row)) console.log(line);
@@ -133,5 +138,20 @@ console.log(
     "single writer, at every level); " +
     "facts = event rows; p50/p99 = client-observed turn (user.message sent → idle end_turn).",
 );
+const cpuLines = cpuTable(rows);
+if (cpuLines.length > 0) {
+  console.log("");
+  console.log(
+    "Where the timed turns' CPU went (from /proc; awaken = the servers and workers the bench started):",
+  );
+  console.log("");
+  for (const line of cpuLines) console.log(line);
+  console.log("");
+  console.log(
+    "client's cap = had the platform and the database cost nothing, all cores running only this bench's " +
+      "client would allow at most cores × 1000 / client ms turns/s, and that many × commits/turn commits/s.",
+  );
+}
+console.log("");
 for (const line of goalLines(rows, topologies)) console.log(line);
 if (rows.some((row) => row.error)) process.exitCode = 1;

@@ -1,0 +1,82 @@
+// Where a measured window's CPU went, by role: this process (the bench client), the `awaken`
+// processes the bench started (servers and workers; with SQLite the database too), PostgreSQL's
+// processes on this machine, and the rest of the machine (other tenants' work, the kernel's own).
+// Read from /proc, so Linux only: elsewhere `cpuSnapshot` answers null and the figures are left out.
+//
+// Why: a whole-turn rate on one small machine is bounded by whichever of these the turn spends the
+// most CPU in, and the client's own share bounds what the platform could reach there at all.
+import { readdirSync, readFileSync } from "node:fs";
+
+// /proc reports process times in clock ticks of USER_HZ, which Linux fixes at 100 on every
+// architecture Node supports (sysconf(_SC_CLK_TCK) is not reachable from Node).
+const TICK_MS = 10;
+
+/** utime + stime of one process (all its threads) in ms, or 0 when it is gone. */
+function processMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: fields are counted after its ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Every process of this machine whose command name is `postgres` (the server and its backends). */
+function postgresMs() {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += processMs(entry);
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+/** Busy time of all CPUs together (everything but idle and iowait), in ms. */
+function machineBusyMs() {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number);
+  const [user, nice, system, , , irq, softirq, steal] = ticks;
+  return (user + nice + system + irq + softirq + steal) * TICK_MS;
+}
+
+/**
+ * The CPU time used so far by each role; `awakenPids` are the processes the bench started. A
+ * process that exits inside a window takes its time with it, so the windows are chosen while
+ * everything measured is running.
+ */
+export function cpuSnapshot(awakenPids) {
+  try {
+    const own = process.cpuUsage();
+    return {
+      at: performance.now(),
+      client: (own.user + own.system) / 1000,
+      awaken: awakenPids.reduce((sum, pid) => sum + processMs(pid), 0),
+      postgres: postgresMs(),
+      machine: machineBusyMs(),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ms per role between two snapshots, with "other" for what the machine did besides. */
+export function cpuBetween(before, after) {
+  if (!before || !after) return null;
+  const client = after.client - before.client;
+  const awaken = after.awaken - before.awaken;
+  const postgres = after.postgres - before.postgres;
+  const machine = after.machine - before.machine;
+  return {
+    wallMs: after.at - before.at,
+    client,
+    awaken,
+    postgres,
+    other: Math.max(0, machine - client - awaken - postgres),
+    machine,
+  };
+}
