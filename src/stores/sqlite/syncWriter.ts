@@ -11,15 +11,37 @@ export interface SyncSql {
   run(sql: string, ...params: Param[]): number;
 }
 
+interface QueuedWrite {
+  fn: (sql: SyncSql) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
- * Runs the hot write paths (claim, fenced commit, input append) as one synchronous SQLite
- * transaction each. Nothing else can run in between, so these transactions never wait on each
- * other or on readers, which keeps the platform's share of a turn small. They share the connection
- * with Kysely: a Kysely transaction spans awaits, so a write waits until none is open; checking and
+ * Runs the hot write paths (claim, fenced commit, input append) as synchronous SQLite
+ * transactions. Nothing else can run in between, so these transactions never wait on each other
+ * or on readers, which keeps the platform's share of a turn small. They share the connection with
+ * Kysely: a Kysely transaction spans awaits, so a write waits until none is open; checking and
  * starting happen in the same tick, so they never nest.
+ *
+ * Group commit: the writes submitted during one event-loop turn run, in the order they were
+ * submitted, in ONE transaction, each inside a savepoint of its own. What costs a SQLite commit is
+ * writing the pages it dirtied to the WAL, and the writes of one turn (the commits of every run
+ * woken by the same answer, several sessions' inputs) mostly dirty the same pages: the last pages
+ * of `events` and of its indexes, the small `threads`, `runs` and `sessions` tables. Each write
+ * still sees the ones before it, exactly as if they had run one after the other. A write whose
+ * function throws rolls back its own savepoint and rejects with that error; the others are kept.
+ * A write resolves only once the transaction that holds it has committed, and if that commit (or
+ * the transaction itself) fails, every write of the batch is rejected: none of them landed.
+ * A lone write leaves at the end of the turn that made it; nothing waits on purpose.
  */
 export class SyncWriter {
   private readonly sql: SyncSql;
+  private queue: QueuedWrite[] | null = null;
+  /** A write already ran at once in this event-loop turn (cleared when the turn ends). */
+  private turnTaken = false;
+  /** Transactions committed by `write` (one per batch), for tests and benchmarks. */
+  transactions = 0;
 
   constructor(
     private readonly raw: RawDatabase,
@@ -32,14 +54,83 @@ export class SyncWriter {
     };
   }
 
-  async write<T>(fn: (sql: SyncSql) => T): Promise<T> {
-    while (this.raw.inTransaction) await nextTurn();
-    return this.raw.transaction(() => fn(this.sql)).immediate();
+  write<T>(fn: (sql: SyncSql) => T): Promise<T> {
+    if (!this.queue && !this.turnTaken && !this.raw.inTransaction) {
+      // The first write of a turn runs at once, alone, as every write did before batching: an
+      // idle server adds no wait to a write. Only the writes that follow it in the same turn, i.e.
+      // under load, wait for the turn's end and share a transaction.
+      this.turnTaken = true;
+      setImmediate(() => {
+        this.turnTaken = false;
+      });
+      try {
+        const value = this.raw.transaction(() => fn(this.sql)).immediate();
+        this.transactions++;
+        return Promise.resolve(value);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return new Promise<T>((resolve, reject) => {
+      if (!this.queue) {
+        this.queue = [];
+        setImmediate(() => void this.drain());
+      }
+      this.queue.push({ fn, resolve: resolve as (value: unknown) => void, reject });
+    });
   }
 
   /** A synchronous read; it too waits for an open Kysely transaction, whose writes it would see. */
   async read<T>(fn: (sql: SyncSql) => T): Promise<T> {
     while (this.raw.inTransaction) await nextTurn();
     return fn(this.sql);
+  }
+
+  private async drain(): Promise<void> {
+    while (this.raw.inTransaction) await nextTurn();
+    // Taken only now: writes submitted while a Kysely transaction held the connection join in.
+    const batch = this.queue ?? [];
+    this.queue = null;
+    if (batch.length === 1) {
+      // Alone in its transaction, a write needs no savepoint: its failure is the transaction's.
+      const [entry] = batch as [QueuedWrite];
+      let value: unknown;
+      try {
+        value = this.raw.transaction(() => entry.fn(this.sql)).immediate();
+      } catch (error) {
+        entry.reject(error);
+        return;
+      }
+      this.transactions++;
+      entry.resolve(value);
+      return;
+    }
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.raw
+        .transaction(() => {
+          for (const entry of batch) {
+            try {
+              // Nested in the open transaction, better-sqlite3 makes this a savepoint.
+              outcomes.push({ ok: true, value: this.raw.transaction(() => entry.fn(this.sql))() });
+            } catch (error) {
+              // Some failures (a full disk, I/O errors) roll back the whole transaction, not just
+              // the savepoint: nothing after them may run outside it, as autocommit writes.
+              if (!this.raw.inTransaction) throw error;
+              outcomes.push({ ok: false, error });
+            }
+          }
+        })
+        .immediate();
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+      return;
+    }
+    this.transactions++;
+    batch.forEach((entry, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok) entry.resolve(outcome.value);
+      else entry.reject(outcome ? outcome.error : new Error("SyncWriter: a write of the batch did not run"));
+    });
   }
 }
