@@ -63,3 +63,25 @@ export function appendReceipt(op: CommitOperation, eventIds: string[], committed
     settled: op.settle ?? null,
   };
 }
+
+/**
+ * Facts a claim commits as bookkeeping around a model call, whatever the call's fate: its status,
+ * the request's spans (a request a dead owner left open is closed with one), and the errors of a
+ * failed or retried request. None of them moves the conversation on.
+ */
+const BOOKKEEPING_FACTS: ReadonlySet<string> = new Set([
+  "session.status_running",
+  "span.model_request_start",
+  "span.model_request_end",
+  "session.error",
+]);
+
+/**
+ * Whether a commit is progress, which resets its run's crash budget (DESIGN.md §3): it holds at
+ * least one fact of the conversation (a model's answer or tool call, a tool's result, …). A run
+ * whose worker dies during every model call commits only bookkeeping on each claim; counted as
+ * progress, that would reset the budget on every claim and the run would crash workers forever.
+ */
+export function makesProgress(op: CommitOperation): boolean {
+  return op.facts.some((fact) => !BOOKKEEPING_FACTS.has(fact.type));
+}

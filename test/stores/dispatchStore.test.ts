@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LocalRegistrar } from "../../src/coordinator/registrar.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 import { newId } from "../../src/kernel/ids.js";
+import type { JsonObject } from "../../src/kernel/json.js";
 import {
   BACKEND_NAMES,
   backendUnavailable,
@@ -63,6 +64,37 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     const third = (await fx.stores.dispatch.claim("w3", 1_000))!;
     expect(third.epoch).toBe(first.epoch + 2);
     expect(third.crashCount).toBe(1);
+  });
+
+  it("a claim's bookkeeping alone is not progress: the crash count goes on counting until a fact of the conversation", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const f = fx;
+    await f.stores.dispatch.claim("w1", 1_000);
+    /** The next claim after a lapse; it commits `facts` (types) unless none are given. */
+    const lapseAndClaim = async (owner: string, types: string[]) => {
+      f.clock.advance(1_001);
+      const claim = (await f.stores.dispatch.claim(owner, 1_000))!;
+      if (types.length > 0) {
+        const version = await f.stores.history.threadVersion(f.session.threadId);
+        const facts = types.map((type) => ({
+          id: newId("sevt", f.clock.now()),
+          type,
+          body: bookkeepingBody(type),
+        }));
+        const result = await f.stores.dispatch.commit({ ...op(f, claim, version, 0), facts });
+        expect(result).toMatchObject({ ok: true });
+      }
+      return claim;
+    };
+    // What a worker dying in every model call commits on each claim: its status and its request's
+    // start, then (next claim) the end of the request left open and a retry's error.
+    expect(
+      (await lapseAndClaim("w2", ["session.status_running", "span.model_request_start"])).crashCount,
+    ).toBe(1);
+    expect((await lapseAndClaim("w3", ["span.model_request_end", "session.error"])).crashCount).toBe(2);
+    // A model's answer is progress: the budget is whole again, the next lapse is crash 1.
+    expect((await lapseAndClaim("w4", ["span.model_request_end", "agent.message"])).crashCount).toBe(3);
+    expect((await lapseAndClaim("w5", [])).crashCount).toBe(1);
   });
 
   it("a stale owner reusing its successor's operation id is told its claim is stale", async () => {
@@ -160,3 +192,14 @@ describe("the local registrar", () => {
     expect(await fx.stores.catalog.get(TEST_AGENT.workspaceId, TEST_AGENT.agentId, 1)).toEqual(TEST_AGENT);
   });
 });
+
+/** Minimal bodies of the bookkeeping facts, shaped as the runtime writes them. */
+function bookkeepingBody(type: string): JsonObject {
+  if (type === "span.model_request_end") return { model_request_start_id: "sevt_open", is_error: true };
+  if (type === "session.error")
+    return {
+      error: { type: "unknown_error", message: "model call failed", retry_status: { type: "retrying" } },
+    };
+  if (type === "agent.message") return { content: [{ type: "text", text: "answer" }] };
+  return {};
+}

@@ -93,6 +93,47 @@ describe("PostgreSQL: the plain append in one call", () => {
     expect(facts.map((f) => f.seq)).toEqual([v0 + 1, v0 + 2, v0 + 3, v0 + 4]);
   });
 
+  it("a claim's bookkeeping keeps the crash count on both paths; a fact of the conversation resets it", async () => {
+    const fx = await seedQueuedRun(a, clock);
+    await a.dispatch.claim("w0", LEASE_MS);
+    const spans = (types: string[]) =>
+      types.map((type) => ({
+        id: newId("sevt", clock.now()),
+        type,
+        body: (type === "agent.message" ? { content: [{ type: "text", text: "answer" }] } : {}) as JsonObject,
+      }));
+    /** After a lapse, claims on `a` and commits `types` through `via`; returns the statements sent. */
+    const crashThenCommit = async (owner: string, via: CoordinatorStores, types: string[]) => {
+      clock.advance(LEASE_MS + 1);
+      const claim = (await a.dispatch.claim(owner, LEASE_MS))!;
+      const version = await a.history.threadVersion(fx.session.threadId);
+      const sent = await statementsOf(async () => {
+        const result = await via.dispatch.commit({ ...op(fx, claim, version, 0), facts: spans(types) });
+        expect(result).toMatchObject({ ok: true });
+      });
+      return { crashCount: claim.crashCount, oneCall: sent.some((t) => t.startsWith("select o_index")) };
+    };
+    // The function (a remembers the projection its claim left) and the locked path (b never saw
+    // this thread, and a locked commit teaches it nothing the next claim on a would not change).
+    expect(await crashThenCommit("w1", a, ["session.status_running", "span.model_request_start"])).toEqual({
+      crashCount: 1,
+      oneCall: true,
+    });
+    expect(await crashThenCommit("w2", b, ["span.model_request_end", "session.error"])).toEqual({
+      crashCount: 2,
+      oneCall: false,
+    });
+    expect(await crashThenCommit("w3", a, ["span.model_request_start"])).toEqual({
+      crashCount: 3,
+      oneCall: true,
+    });
+    expect(await crashThenCommit("w4", b, ["span.model_request_end", "agent.message"])).toMatchObject({
+      crashCount: 4,
+    });
+    clock.advance(LEASE_MS + 1);
+    expect((await a.dispatch.claim("w5", LEASE_MS))!.crashCount).toBe(1);
+  });
+
   it("a projection moved by another replica is read back and the append retried once, with the right totals", async () => {
     const fx = await seedQueuedRun(a, clock);
     const claim = (await a.dispatch.claim("w1", LEASE_MS))!;

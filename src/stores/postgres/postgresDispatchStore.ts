@@ -6,6 +6,7 @@ import {
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
+  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
 import type { CommittedFact, PendingAction } from "../../coordinator/facts.js";
@@ -159,7 +160,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   }
 
   /**
-   * The plain append in one round trip (`awaken_commit_append_v2`, migration 006), when this store
+   * The plain append in one round trip (`awaken_commit_append_v2`, migrations 006 and 007), when this store
    * remembers the session projection the thread's last commit or claim left. Appends made in the
    * same event-loop turn travel together in one call and one transaction (`TurnBatcher`). The
    * function writes an append only if everything is as this side assumed (claim, version, unused
@@ -222,6 +223,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         pending: entry.plan.after.pending_json,
         usage: entry.plan.after.usage_json,
         run_state: entry.plan.runState,
+        progress: makesProgress(op),
       };
     });
     const facts = sent.flatMap((entry, k) =>
@@ -345,11 +347,15 @@ export class PostgresDispatchStore extends SqlDispatchStore {
           usage_json = ${$(projection.usage_json)}, updated_at = ${at} where id = ${session})`,
       );
     }
+    // Progress resets the crash budget; a claim's bookkeeping alone does not (see makesProgress).
+    if (op.settle)
+      ctes.push(`ru as (update runs set state = ${$(plan.runState ?? "queued")}, owner = null,
+        lease_expires_at = null, crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`);
+    else if (makesProgress(op))
+      ctes.push(
+        `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)} and crash_count <> 0)`,
+      );
     ctes.push(
-      op.settle
-        ? `ru as (update runs set state = ${$(plan.runState ?? "queued")}, owner = null, lease_expires_at = null,
-            crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`
-        : `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)} and crash_count <> 0)`,
       `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
         values (${$(op.opId)}, ${$(op.runId)}, ${$(hash)}, ${$(toJson(receipt))}, ${at}))`,
     );

@@ -4,6 +4,7 @@ import {
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
+  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
 import type { PendingAction } from "../../coordinator/facts.js";
@@ -198,24 +199,26 @@ export class SqlDispatchStore implements DispatchStore {
           .executeTakeFirstOrThrow();
         if (fromJson<PendingAction[]>(session.pending_json).length === 0) settled = null;
       }
-      await tx
-        .updateTable("runs")
-        .set(
-          op.settle
-            ? {
-                state: settled ?? "queued",
-                owner: null,
-                lease_expires_at: null,
-                crash_count: 0,
-                available_at: now,
-                updated_at: now,
-              }
-            : { crash_count: 0, updated_at: now },
-        )
-        .where("id", "=", op.runId)
-        // Progress resets the crash budget; a run with no crash to forget is not written at all.
-        .$if(!op.settle, (q) => q.where("crash_count", "<>", 0))
-        .execute();
+      // Progress resets the crash budget; a run with no crash to forget is not written at all, nor
+      // is one whose commit is only a claim's bookkeeping (see makesProgress).
+      if (op.settle || makesProgress(op))
+        await tx
+          .updateTable("runs")
+          .set(
+            op.settle
+              ? {
+                  state: settled ?? "queued",
+                  owner: null,
+                  lease_expires_at: null,
+                  crash_count: 0,
+                  available_at: now,
+                  updated_at: now,
+                }
+              : { crash_count: 0, updated_at: now },
+          )
+          .where("id", "=", op.runId)
+          .$if(!op.settle, (q) => q.where("crash_count", "<>", 0))
+          .execute();
       const receipt = appendReceipt(
         op,
         committed.map((f) => f.id),

@@ -4,6 +4,7 @@ import {
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
+  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
 import type { PendingAction } from "../../coordinator/facts.js";
@@ -172,8 +173,9 @@ export class SqliteDispatchStore implements DispatchStore {
           now,
           op.runId,
         );
-      } else {
-        // Progress resets the crash budget; a run with no crash to forget is not written at all.
+      } else if (makesProgress(op)) {
+        // Progress resets the crash budget; a run with no crash to forget is not written at all,
+        // nor is one whose commit is only a claim's bookkeeping.
         sql.run(
           "update runs set crash_count = 0, updated_at = ? where id = ? and crash_count <> 0",
           now,

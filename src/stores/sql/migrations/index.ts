@@ -5,6 +5,7 @@ import { vaults } from "./003_vaults.js";
 import { credentialPins } from "./004_credential_pins.js";
 import { commitAppendFunction } from "./005_commit_append_function.js";
 import { setBasedCommitAppend } from "./006_set_based_commit_append.js";
+import { progressAwareCrashReset } from "./007_progress_aware_crash_reset.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "004_credential_pins": credentialPins,
   "005_commit_append_function": commitAppendFunction,
   "006_set_based_commit_append": setBasedCommitAppend,
+  "007_progress_aware_crash_reset": progressAwareCrashReset,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,162 @@
+/**
+ * Fault (issue 3, case 8): a run that crashes its worker again and again ends in a terminal state
+ * with a clear error once its crash budget (5) is spent, instead of looping.
+ *
+ * One `awaken up --workers 0` replica on a fresh PostgreSQL schema and real `awaken worker`
+ * processes. The run is poison in the way that matters in production: every worker that claims it
+ * dies while the model call is streaming (SIGKILL, as the OOM killer would), i.e. AFTER the claim
+ * committed its recovery bookkeeping (closing the request the previous owner left open, opening
+ * its own). That bookkeeping is not progress: were it counted as progress, each claim would reset
+ * the budget and the run would be claimed and killed forever. Six workers are killed that way;
+ * the seventh claim must end the run without asking the model again, close the last dangling
+ * request, commit a session.error naming the crashes and go idle with `retries_exhausted`; the
+ * session must then take new input normally.
+ */
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type FaultCluster, logLines, startFaultCluster, until } from "../support/faultCluster.js";
+import { checkHistoryInvariants, sessionFacts } from "../support/historyInvariants.js";
+import { postgresUnavailable } from "../support/postgresFixtures.js";
+import { history, isEndTurnIdle, MODEL, stopReason, textOf, userMessage } from "../support/sdkHelpers.js";
+
+const LEASE_MS = 600;
+/** The product's crash budget (cli/worker.ts): the claim after the sixth crash ends the run. */
+const CRASH_BUDGET = 5;
+/** Per streamed word: the offline reply takes seconds, so each kill lands mid-call. */
+const WORD_DELAY_MS = 400;
+
+let cluster: FaultCluster | undefined;
+
+beforeEach(async (ctx) => {
+  const reason = postgresUnavailable();
+  if (reason) ctx.skip(reason);
+  cluster = await startFaultCluster({ leaseMs: LEASE_MS });
+});
+afterEach(async () => {
+  await cluster?.dispose();
+  cluster = undefined;
+});
+
+type Fact = Awaited<ReturnType<typeof sessionFacts>>[number];
+const starts = (facts: Fact[]) => facts.filter((f) => f.type === "span.model_request_start");
+const ends = (facts: Fact[]) => facts.filter((f) => f.type === "span.model_request_end");
+
+describe("fault: a run that crashes every worker that claims it", () => {
+  it("is ended with a clear error once its crash budget is spent, and the session takes input again", async () => {
+    const c = cluster!;
+    const started = Date.now();
+    const replica = await c.startReplica();
+    const client = replica.client;
+    const agent = await client.beta.agents.create({ name: "Poison", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "poison" });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage("please answer with a long, slow reply")],
+    });
+
+    const db = new pg.Client({ connectionString: c.databaseUrl });
+    await db.connect();
+    try {
+      const run = async () => {
+        const { rows } = await db.query<{ id: string; state: string; owner: string | null; epoch: string }>(
+          "select id, state, owner, epoch from runs where session_id = $1",
+          [session.id],
+        );
+        expect(rows).toHaveLength(1);
+        return { ...rows[0]!, epoch: Number(rows[0]!.epoch) };
+      };
+
+      for (let crash = 1; crash <= CRASH_BUDGET + 1; crash++) {
+        const worker = await c.startWorker(replica.url, { AWAKEN_OFFLINE_DELAY_MS: String(WORD_DELAY_MS) }, [
+          "--concurrency",
+          "1",
+          "--id",
+          `doomed-${crash}`,
+        ]);
+        // This worker's claim is in the middle of its model call: its own request is open.
+        await until(
+          `claim ${crash} streaming its model call`,
+          async () => {
+            const facts = await sessionFacts(c.databaseUrl, session.id);
+            const r = await run();
+            return starts(facts).length === crash && r.owner?.startsWith(`doomed-${crash}.`) ? facts : null;
+          },
+          20_000,
+          20,
+        );
+        expect((await run()).epoch).toBe(crash);
+        worker.child.kill("SIGKILL");
+        expect(await worker.exited).toBe("SIGKILL");
+      }
+
+      // The seventh claim: crash count 6, past the budget.
+      const last = await c.startWorker(replica.url, {}, ["--concurrency", "1", "--id", "finisher"]);
+      const stopped = await until(
+        "the run ended as retries_exhausted",
+        async () => {
+          const events = await history(client, session.id);
+          return events.some(
+            (e) => e.type === "session.status_idle" && stopReason(e)?.type === "retries_exhausted",
+          )
+            ? events
+            : null;
+        },
+        20_000,
+        50,
+      );
+
+      // The model was asked six times, once per doomed claim, and never by the finisher; each
+      // request ended exactly once, as failed, the last one closed by the finisher's single commit.
+      const facts = await sessionFacts(c.databaseUrl, session.id);
+      expect(starts(facts)).toHaveLength(CRASH_BUDGET + 1);
+      expect(ends(facts).map((f) => f.body.model_request_start_id)).toEqual(starts(facts).map((f) => f.id));
+      expect(ends(facts).map((f) => f.body.is_error)).toEqual(Array(CRASH_BUDGET + 1).fill(true));
+      expect(facts.some((f) => f.type === "agent.message")).toBe(false);
+      const [closeLast, error, idle] = facts.slice(-3);
+      expect(closeLast?.type).toBe("span.model_request_end");
+      expect(error?.type).toBe("session.error");
+      expect(error?.body).toMatchObject({
+        error: { type: "unknown_error", retry_status: { type: "exhausted" } },
+      });
+      expect(String((error?.body.error as { message?: string } | undefined)?.message)).toContain(
+        `interrupted by ${CRASH_BUDGET + 1} worker crashes`,
+      );
+      expect(idle?.body).toMatchObject({ stop_reason: { type: "retries_exhausted" } });
+      expect(stopped.at(-1)?.type).toBe("session.status_idle");
+
+      const ended = await run();
+      expect(ended.state).toBe("failed");
+      expect(ended.epoch).toBe(CRASH_BUDGET + 2);
+      expect(logLines(last).filter((l) => l.msg === "run slice ended" && l.runId === ended.id)).toEqual([
+        expect.objectContaining({ epoch: CRASH_BUDGET + 2, outcome: "settled" }),
+      ]);
+
+      // Not wedged: the next message is a new run, answered normally by the same worker.
+      await client.beta.sessions.events.send(session.id, { events: [userMessage("are you there?")] });
+      const answered = await until(
+        "the next turn's end_turn",
+        async () => {
+          const events = await history(client, session.id);
+          return events.some(isEndTurnIdle) ? events : null;
+        },
+        20_000,
+        50,
+      );
+      // The failed turn's message stays in the conversation, so the model sees both.
+      const reply = textOf(answered.filter((e) => e.type === "agent.message").at(-1));
+      expect(reply).toMatch(
+        /^\[offline model\] You said: please answer with a long, slow reply\s+are you there\?$/,
+      );
+
+      const report = await checkHistoryInvariants(c.databaseUrl);
+      expect(report.violations).toEqual([]);
+      expect(report.runs).toBe(2);
+      console.log(
+        `crashLoop: ${CRASH_BUDGET + 1} workers killed mid-call, run ${ended.id} failed at epoch ${ended.epoch}; ` +
+          `${report.events} events; total ${Date.now() - started} ms`,
+      );
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
+});
