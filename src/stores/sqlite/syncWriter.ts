@@ -24,8 +24,11 @@ interface QueuedWrite {
  * Kysely: a Kysely transaction spans awaits, so a write waits until none is open; checking and
  * starting happen in the same tick, so they never nest.
  *
- * Group commit: the writes submitted during one event-loop turn run, in the order they were
- * submitted, in ONE transaction, each inside a savepoint of its own. What costs a SQLite commit is
+ * Group commit when writes pile up: the first write of an event-loop turn runs at once in a
+ * transaction of its own; the writes submitted after it in the same turn run at the turn's end, in
+ * the order they were submitted, in ONE transaction, each inside a savepoint of its own (measured
+ * at concurrency 8, bench/fence.mjs: +10–40 % fenced commits and input appends per second; an idle
+ * server's writes wait for nothing, as before). What costs a SQLite commit is
  * writing the pages it dirtied to the WAL, and the writes of one turn (the commits of every run
  * woken by the same answer, several sessions' inputs) mostly dirty the same pages: the last pages
  * of `events` and of its indexes, the small `threads`, `runs` and `sessions` tables. Each write
@@ -33,7 +36,6 @@ interface QueuedWrite {
  * function throws rolls back its own savepoint and rejects with that error; the others are kept.
  * A write resolves only once the transaction that holds it has committed, and if that commit (or
  * the transaction itself) fails, every write of the batch is rejected: none of them landed.
- * A lone write leaves at the end of the turn that made it; nothing waits on purpose.
  */
 export class SyncWriter {
   private readonly sql: SyncSql;
