@@ -220,6 +220,7 @@ describe("PostgreSQL: migrations", () => {
           "004_credential_pins",
           "005_commit_append_function",
           "006_set_based_commit_append",
+          "007_progress_aware_crash_reset",
         ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
