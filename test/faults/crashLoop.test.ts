@@ -13,10 +13,9 @@
  * session must then take new input normally.
  */
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FaultCluster, logLines, startFaultCluster, until } from "../support/faultCluster.js";
+import { describe, expect, it } from "vitest";
+import { logLines, until, useFaultCluster } from "../support/faultCluster.js";
 import { checkHistoryInvariants, sessionFacts } from "../support/historyInvariants.js";
-import { postgresUnavailable } from "../support/postgresFixtures.js";
 import { history, isEndTurnIdle, MODEL, stopReason, textOf, userMessage } from "../support/sdkHelpers.js";
 
 const LEASE_MS = 600;
@@ -25,17 +24,7 @@ const CRASH_BUDGET = 5;
 /** Per streamed word: the offline reply takes seconds, so each kill lands mid-call. */
 const WORD_DELAY_MS = 400;
 
-let cluster: FaultCluster | undefined;
-
-beforeEach(async (ctx) => {
-  const reason = postgresUnavailable();
-  if (reason) ctx.skip(reason);
-  cluster = await startFaultCluster({ leaseMs: LEASE_MS });
-});
-afterEach(async () => {
-  await cluster?.dispose();
-  cluster = undefined;
-});
+const faultCluster = useFaultCluster({ leaseMs: LEASE_MS });
 
 type Fact = Awaited<ReturnType<typeof sessionFacts>>[number];
 const starts = (facts: Fact[]) => facts.filter((f) => f.type === "span.model_request_start");
@@ -43,7 +32,7 @@ const ends = (facts: Fact[]) => facts.filter((f) => f.type === "span.model_reque
 
 describe("fault: a run that crashes every worker that claims it", () => {
   it("is ended with a clear error once its crash budget is spent, and the session takes input again", async () => {
-    const c = cluster!;
+    const c = faultCluster();
     const started = Date.now();
     const replica = await c.startReplica();
     const client = replica.client;

@@ -5,26 +5,15 @@
  * history invariants must hold across the whole schema.
  */
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FaultCluster, startFaultCluster, until } from "../support/faultCluster.js";
+import { describe, expect, it } from "vitest";
+import { until, useFaultCluster } from "../support/faultCluster.js";
 import { checkHistoryInvariants } from "../support/historyInvariants.js";
-import { postgresUnavailable } from "../support/postgresFixtures.js";
 import { MODEL, userMessage } from "../support/sdkHelpers.js";
 
 const SESSIONS = 200;
 const CLIENT_CONCURRENCY = 16;
 
-let cluster: FaultCluster | undefined;
-
-beforeEach(async (ctx) => {
-  const reason = postgresUnavailable();
-  if (reason) ctx.skip(reason);
-  cluster = await startFaultCluster({ leaseMs: 1500 });
-});
-afterEach(async () => {
-  await cluster?.dispose();
-  cluster = undefined;
-});
+const faultCluster = useFaultCluster({ leaseMs: 1500 });
 
 /** Runs `task` for 0..count-1 with at most `limit` in flight. */
 async function pool(count: number, limit: number, task: (i: number) => Promise<void>): Promise<void> {
@@ -53,7 +42,7 @@ const FINISHED_SQL = `select count(distinct session_id) as n from events
 
 describe("fault: many sessions, two replicas, three workers, one killed", () => {
   it(`${SESSIONS} concurrent sessions all reach end_turn though a worker is SIGKILLed midway`, async () => {
-    const c = cluster!;
+    const c = faultCluster();
     const started = Date.now();
     const replicas = [await c.startReplica(), await c.startReplica()];
     // A short per-word delay keeps runs in flight long enough for the kill to catch some.

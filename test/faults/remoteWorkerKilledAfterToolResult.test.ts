@@ -13,10 +13,9 @@
  * the model again and end the turn; every session must finish, and the history invariants must hold.
  */
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type FaultCluster, logLines, startFaultCluster, until } from "../support/faultCluster.js";
+import { describe, expect, it } from "vitest";
+import { logLines, until, useFaultCluster } from "../support/faultCluster.js";
 import { checkHistoryInvariants, sessionFacts } from "../support/historyInvariants.js";
-import { postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   history,
   isActionIdle,
@@ -35,17 +34,7 @@ const LEASE_MS = 1500;
 const WORD_DELAY_MS = 300;
 const CITIES = ["Paris", "Oslo", "Lima"];
 
-let cluster: FaultCluster | undefined;
-
-beforeEach(async (ctx) => {
-  const reason = postgresUnavailable();
-  if (reason) ctx.skip(reason);
-  cluster = await startFaultCluster({ leaseMs: LEASE_MS });
-});
-afterEach(async () => {
-  await cluster?.dispose();
-  cluster = undefined;
-});
+const faultCluster = useFaultCluster({ leaseMs: LEASE_MS });
 
 interface Drive {
   city: string;
@@ -102,7 +91,7 @@ function isEndTurnFact(f: { type: string; body: Record<string, unknown> }): bool
 
 describe("fault: a remote worker killed after a committed tool result", () => {
   it("SIGKILL mid-model-turn after user.custom_tool_result: the other worker resumes from the last fact and finishes", async () => {
-    const c = cluster!;
+    const c = faultCluster();
     const started = Date.now();
     const replica = await c.startReplica();
     const client = replica.client;

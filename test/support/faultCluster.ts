@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { emptySchema } from "./postgresFixtures.js";
+import { afterEach, beforeEach } from "vitest";
+import { emptySchema, postgresUnavailable } from "./postgresFixtures.js";
 import { type ServerProcess, startServerProcess } from "./serverProcess.js";
 import { startWorker, type WorkerProcess } from "./workerProcess.js";
 
@@ -70,6 +71,28 @@ export async function startFaultCluster(options: {
       for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
       await schema.drop();
     },
+  };
+}
+
+/**
+ * A fresh cluster for each test of the file that calls this at its top level, on the shared test
+ * server (skipped, with the reason, only outside CI when no server is configured), disposed after
+ * the test; the returned function gives the current one.
+ */
+export function useFaultCluster(options: { leaseMs: number }): () => FaultCluster {
+  let cluster: FaultCluster | undefined;
+  beforeEach(async (ctx) => {
+    const reason = postgresUnavailable();
+    if (reason) ctx.skip(reason);
+    cluster = await startFaultCluster(options);
+  });
+  afterEach(async () => {
+    await cluster?.dispose();
+    cluster = undefined;
+  });
+  return () => {
+    if (!cluster) throw new Error("no fault cluster: useFaultCluster's beforeEach has not run");
+    return cluster;
   };
 }
 
