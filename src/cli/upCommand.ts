@@ -64,8 +64,7 @@ export function upCommand(): Command {
       new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams")
         .default(15_000)
         .argParser(integer("--sse-ping-ms", 10)),
-    )
-    .addHelpText("after", HELP_AFTER);
+    );
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));

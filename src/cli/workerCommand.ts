@@ -50,8 +50,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
       ),
     )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
-    .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp())
-    .addHelpText("after", WORKER_HELP);
+    .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));

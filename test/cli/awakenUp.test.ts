@@ -61,6 +61,14 @@ describe("awaken up", () => {
     }
   });
 
+  it("--help of up and of worker prints each section once", async () => {
+    for (const command of ["up", "worker"]) {
+      const { stdout } = await run(process.execPath, [BIN, command, "--help"]);
+      expect(stdout.match(/^Usage: /gm), command).toHaveLength(1);
+      expect(stdout.match(/^Environment:$/gm), command).toHaveLength(1);
+    }
+  });
+
   it("rejects a bad port with a message that names the option", async () => {
     const error = await run(process.execPath, [BIN, "up", "--port", "abc"]).catch(
       (e: { code: number; stderr: string }) => e,
