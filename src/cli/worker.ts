@@ -86,7 +86,10 @@ export async function startRemoteWorker(
   const transport = new HttpWorkerTransport({ baseUrl: url, token, log });
   let config: Awaited<ReturnType<HttpWorkerTransport["config"]>> | null = null;
   while (!config) {
-    if (stopped()) return null;
+    if (stopped()) {
+      transport.close();
+      return null;
+    }
     try {
       config = await transport.config();
     } catch (error) {
@@ -130,6 +133,7 @@ export async function startRemoteWorker(
     stop: async () => {
       await worker.stop();
       await sandboxes.close();
+      transport.close();
     },
   };
 }

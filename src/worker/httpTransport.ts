@@ -9,6 +9,7 @@ import type {
 } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import type { RuntimeLog } from "../runtime/ports.js";
+import { HttpPoster, type PostAnswer } from "./httpPost.js";
 import type { WorkerTransport } from "./ports.js";
 import {
   MAX_CLAIM_WAIT_MS,
@@ -75,12 +76,19 @@ export class HttpWorkerTransport implements WorkerTransport {
   /** The evidence batch in flight, and the sessions it carries previews of. */
   private batch: { sent: Promise<void>; sessions: Set<string> } | null = null;
   private batchScheduled = false;
+  private readonly poster: HttpPoster;
 
   constructor(private readonly options: HttpTransportOptions) {
     this.base = options.baseUrl.replace(/\/+$/, "");
+    this.poster = new HttpPoster(this.base);
     this.claimWaitMs = Math.min(options.claimWaitMs ?? 1_000, MAX_CLAIM_WAIT_MS);
     this.attempts = options.attempts ?? 6;
     this.retryBaseMs = options.retryBaseMs ?? 100;
+  }
+
+  /** Closes the kept-alive connections to the coordinator (the worker has stopped). */
+  close(): void {
+    this.poster.close();
   }
 
   /** The coordinator's worker settings; also proves the URL and the token before any claim. */
@@ -230,14 +238,14 @@ export class HttpWorkerTransport implements WorkerTransport {
     const payload = JSON.stringify(requestSchema(name).parse(body));
     const timeoutMs = name === "claim" ? this.claimWaitMs + 15_000 : 30_000;
     for (let attempt = 1; ; attempt++) {
-      let response: Response;
+      let response: PostAnswer;
       try {
-        response = await fetch(url, {
-          method: "POST",
-          headers: { authorization: `Bearer ${this.options.token}`, "content-type": "application/json" },
-          body: payload,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
+        response = await this.poster.post(
+          url,
+          { authorization: `Bearer ${this.options.token}`, "content-type": "application/json" },
+          payload,
+          timeoutMs,
+        );
       } catch (error) {
         this.noteUnreachable(error);
         if (!idempotent || attempt >= this.attempts) throw error;
@@ -245,8 +253,9 @@ export class HttpWorkerTransport implements WorkerTransport {
         continue;
       }
       this.noteReachable();
-      if (response.ok) return responseSchema(name).parse(await response.json());
-      const message = await errorMessage(response);
+      if (response.status >= 200 && response.status < 300)
+        return responseSchema(name).parse(JSON.parse(response.text));
+      const message = errorMessage(response.text);
       if (idempotent && RETRYABLE_STATUS.has(response.status) && attempt < this.attempts) {
         await sleep(this.retryBaseMs * 2 ** (attempt - 1));
         continue;
@@ -275,8 +284,7 @@ export class HttpWorkerTransport implements WorkerTransport {
   }
 }
 
-async function errorMessage(response: Response): Promise<string> {
-  const text = await response.text().catch(() => "");
+function errorMessage(text: string): string {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } };
     if (typeof body.error?.message === "string") return body.error.message;

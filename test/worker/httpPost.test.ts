@@ -1,0 +1,66 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { HttpPoster } from "../../src/worker/httpPost.js";
+
+// The remote worker's HTTP client, against a real local server.
+
+let server: http.Server | undefined;
+let poster: HttpPoster | undefined;
+afterEach(async () => {
+  poster?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+async function listen(handler: http.RequestListener): Promise<{ url: string; connections: () => number }> {
+  let connections = 0;
+  server = http.createServer(handler);
+  server.on("connection", () => connections++);
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    connections: () => connections,
+  };
+}
+
+describe("HttpPoster", () => {
+  it("posts the body with its headers and reads the whole answer, over one kept-alive connection", async () => {
+    const seen: { body: string; type: string | undefined; auth: string | undefined }[] = [];
+    const { url, connections } = await listen((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        seen.push({ body, type: req.headers["content-type"], auth: req.headers.authorization });
+        res.writeHead(req.url === "/missing" ? 404 : 200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ echo: body, pad: "é".repeat(50_000) }));
+      });
+    });
+    poster = new HttpPoster(url);
+    const headers = { authorization: "Bearer t", "content-type": "application/json" };
+    for (let i = 0; i < 5; i++) {
+      const answer = await poster.post(`${url}/call`, headers, JSON.stringify({ i, text: "é ✓" }), 5_000);
+      expect(answer.status).toBe(200);
+      // A large multi-byte answer arrives whole and decoded.
+      expect(JSON.parse(answer.text)).toEqual({
+        echo: JSON.stringify({ i, text: "é ✓" }),
+        pad: "é".repeat(50_000),
+      });
+    }
+    expect((await poster.post(`${url}/missing`, headers, "{}", 5_000)).status).toBe(404);
+    expect(seen).toHaveLength(6);
+    expect(seen[0]).toEqual({ body: '{"i":0,"text":"é ✓"}', type: "application/json", auth: "Bearer t" });
+    expect(connections()).toBe(1);
+  });
+
+  it("rejects when the answer does not arrive in time, and when nothing listens", async () => {
+    const { url } = await listen(() => {
+      // Never answers.
+    });
+    poster = new HttpPoster(url);
+    await expect(poster.post(`${url}/slow`, {}, "{}", 100)).rejects.toThrow(/abort|timeout/i);
+    const closed = new HttpPoster("http://127.0.0.1:1");
+    await expect(closed.post("http://127.0.0.1:1/x", {}, "{}", 2_000)).rejects.toThrow(/ECONNREFUSED/);
+    closed.close();
+  });
+});
