@@ -66,9 +66,7 @@ export class SyncWriter {
         this.turnTaken = false;
       });
       try {
-        const value = this.raw.transaction(() => fn(this.sql)).immediate();
-        this.transactions++;
-        return Promise.resolve(value);
+        return Promise.resolve(this.commitAlone(fn));
       } catch (error) {
         return Promise.reject(error);
       }
@@ -88,23 +86,25 @@ export class SyncWriter {
     return fn(this.sql);
   }
 
+  /** One write in a transaction of its own: no savepoint, its failure is the transaction's. */
+  private commitAlone<T>(fn: (sql: SyncSql) => T): T {
+    const value = this.raw.transaction(() => fn(this.sql)).immediate();
+    this.transactions++;
+    return value;
+  }
+
   private async drain(): Promise<void> {
     while (this.raw.inTransaction) await nextTurn();
     // Taken only now: writes submitted while a Kysely transaction held the connection join in.
     const batch = this.queue ?? [];
     this.queue = null;
     if (batch.length === 1) {
-      // Alone in its transaction, a write needs no savepoint: its failure is the transaction's.
       const [entry] = batch as [QueuedWrite];
-      let value: unknown;
       try {
-        value = this.raw.transaction(() => entry.fn(this.sql)).immediate();
+        entry.resolve(this.commitAlone(entry.fn));
       } catch (error) {
         entry.reject(error);
-        return;
       }
-      this.transactions++;
-      entry.resolve(value);
       return;
     }
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
