@@ -405,13 +405,9 @@ async function measureAppends(stores, concurrency, raw) {
 }
 
 const ALL_OPERATIONS = [
-  { name: "fenced commit (2 facts)", key: "commit", run: (stores, c, raw) => measureCommits(stores, c, raw) },
-  {
-    name: "claim+settle (2 facts)",
-    key: "cycle",
-    run: (stores, c, raw) => measureClaimSettle(stores, c, raw),
-  },
-  { name: "input append (1 fact)", key: "append", run: (stores, c, raw) => measureAppends(stores, c, raw) },
+  { name: "fenced commit (2 facts)", key: "commit", run: measureCommits },
+  { name: "claim+settle (2 facts)", key: "cycle", run: measureClaimSettle },
+  { name: "input append (1 fact)", key: "append", run: measureAppends },
 ];
 const wanted = values.operations.split(",").map((o) => o.trim());
 for (const o of wanted) {
