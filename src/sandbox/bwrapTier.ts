@@ -160,6 +160,7 @@ export class BwrapTierProvider implements SandboxProvider {
     const entries = [...this.live.values()];
     this.live.clear();
     await Promise.all([this.pool.close(), ...entries.map((entry) => this.stop(entry))]);
+    await this.uids.close();
     const prerequisites = await this.prerequisites?.catch(() => null);
     this.prerequisites = null;
     if (prerequisites) await rm(prerequisites.stateDir, { recursive: true, force: true });

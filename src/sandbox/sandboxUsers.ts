@@ -66,6 +66,14 @@ export class HostUidPool {
     return uid;
   }
 
+  /** Gives back the uid reserved ahead, so a pool that is done leaves no lease behind. */
+  async close(): Promise<void> {
+    const spare = this.spare;
+    this.spare = null;
+    const uid = await spare?.catch(() => null);
+    if (uid !== null && uid !== undefined) this.release(uid);
+  }
+
   release(uid: number): void {
     if (!this.taken.delete(uid)) return;
     try {

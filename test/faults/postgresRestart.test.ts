@@ -8,11 +8,12 @@
  */
 import type Anthropic from "@anthropic-ai/sdk";
 import pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type FaultCluster, startFaultCluster, until } from "../support/faultCluster.js";
 import { checkHistoryInvariants } from "../support/historyInvariants.js";
 import {
-  ensurePrivateCluster,
+  createPrivateCluster,
+  dropPrivateCluster,
   privateClusterUnavailable,
   restartPrivateCluster,
 } from "../support/privatePostgres.js";
@@ -22,12 +23,18 @@ const SESSIONS = 30;
 const DEADLINE_MS = 40_000;
 
 let cluster: FaultCluster | undefined;
+let baseUrl: string | undefined;
 
+beforeAll(async () => {
+  if (!privateClusterUnavailable()) baseUrl = await createPrivateCluster();
+}, 60_000);
+afterAll(async () => {
+  await dropPrivateCluster();
+}, 60_000);
 beforeEach(async (ctx) => {
   const reason = privateClusterUnavailable();
   if (reason) ctx.skip(reason);
-  const baseUrl = await ensurePrivateCluster();
-  cluster = await startFaultCluster({ leaseMs: 1500, baseUrl });
+  cluster = await startFaultCluster({ leaseMs: 1500, baseUrl: baseUrl! });
 });
 afterEach(async () => {
   await cluster?.dispose();

@@ -8,27 +8,35 @@ import { HostUidPool } from "../../src/sandbox/sandboxUsers.js";
 // A range no other test uses, and a private lease directory.
 const RANGE = { first: 241_000, last: 241_009 };
 let leases: string;
+const pools: HostUidPool[] = [];
+/** A pool closed after the test: its uid reserved ahead would otherwise recreate the lease dir. */
+function pool(): HostUidPool {
+  const made = new HostUidPool(RANGE, leases);
+  pools.push(made);
+  return made;
+}
 beforeEach(() => {
   leases = mkdtempSync(join(tmpdir(), "awaken-uid-leases-"));
 });
-afterEach(() => {
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
   rmSync(leases, { recursive: true, force: true });
 });
 
 describe("host uids for sandboxes", () => {
   it("two pools drawing from one range on one host never hand out the same uid", async () => {
     // Two pools stand for two processes (a server and a worker, two test workers).
-    const a = new HostUidPool(RANGE, leases);
-    const b = new HostUidPool(RANGE, leases);
+    const a = pool();
+    const b = pool();
     const got = await Promise.all([a.allocate(), b.allocate(), a.allocate(), b.allocate()]);
     expect(new Set(got).size).toBe(got.length);
     expect(readdirSync(leases).map(Number).sort()).toEqual(expect.arrayContaining(got.sort()));
   });
 
   it("a released uid's lease is removed; a lease left by a dead process is taken over", async () => {
-    const pool = new HostUidPool(RANGE, leases);
-    const uid = await pool.allocate();
-    pool.release(uid);
+    const one = pool();
+    const uid = await one.allocate();
+    one.release(uid);
     expect(readdirSync(leases)).not.toContain(String(uid));
 
     // Every uid of the range leased by a process that has exited.
@@ -37,13 +45,23 @@ describe("host uids for sandboxes", () => {
       "process.stdout.write(String(process.pid))",
     ]).stdout.toString();
     for (let u = RANGE.first; u <= RANGE.last; u += 1) writeFileSync(join(leases, String(u)), dead);
-    const fresh = new HostUidPool(RANGE, leases);
+    const fresh = pool();
     const taken = await fresh.allocate();
     expect(taken).toBeGreaterThanOrEqual(RANGE.first);
   });
 
+  it("a closed pool leaves no lease behind, not even the uid it reserved ahead", async () => {
+    const done = pool();
+    const uid = await done.allocate();
+    done.release(uid);
+    await done.close();
+    // Give a reservation that outlived close() the time to land.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(readdirSync(leases)).toEqual([]);
+  });
+
   it("a lease held by a live process is respected", async () => {
     for (let u = RANGE.first; u <= RANGE.last; u += 1) writeFileSync(join(leases, String(u)), "1");
-    await expect(new HostUidPool(RANGE, leases).allocate()).rejects.toThrow(/no free host uid/);
+    await expect(pool().allocate()).rejects.toThrow(/no free host uid/);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A private PostgreSQL cluster (Debian's `pg_createcluster`/`pg_ctlcluster`) that a fault test may
- * restart without touching the shared server other test files use. Created once and reused; runs
- * as root (the tools switch to the cluster owner themselves).
+ * restart without touching the shared server other test files use. Made fresh for the file that uses
+ * it and dropped after it (`dropPrivateCluster`), so nothing outlives the suite; runs as root (the
+ * tools switch to the cluster owner themselves).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -67,27 +68,37 @@ export async function waitForPrivateCluster(timeoutMs = 20_000): Promise<void> {
   }
 }
 
-/** Creates (once) and starts the private cluster; returns its `postgres` database URL. */
-export async function ensurePrivateCluster(): Promise<string> {
+/** Whether the private cluster exists on this host (made and not yet dropped). */
+export function privateClusterPresent(): boolean {
+  const ver = version();
+  return ver !== undefined && existsSync(`/etc/postgresql/${ver}/${PRIVATE_CLUSTER}`);
+}
+
+/** Stops and removes the private cluster, its data and its configuration; a no-op when there is none. */
+export async function dropPrivateCluster(): Promise<void> {
+  if (!toolsPresent() || !privateClusterPresent()) return;
+  await promisify(execFile)("pg_dropcluster", ["--stop", version()!, PRIVATE_CLUSTER]);
+}
+
+/**
+ * Creates and starts the private cluster; returns its `postgres` database URL. A cluster left by a
+ * run that was killed before its clean-up is dropped first, so every run starts from initdb.
+ */
+export async function createPrivateCluster(): Promise<string> {
   if (!toolsPresent())
     throw new Error(
       "the PostgreSQL restart test needs Debian's postgresql-common (pg_createcluster, pg_ctlcluster) " +
         "and a server under /etc/postgresql, run as root",
     );
-  const ver = version()!;
-  if (!existsSync(`/etc/postgresql/${ver}/${PRIVATE_CLUSTER}`))
-    execFileSync(
-      "pg_createcluster",
-      [ver, PRIVATE_CLUSTER, "-p", String(PRIVATE_PORT), "--", "--auth=trust"],
-      { stdio: "pipe" },
-    );
-  if (!(await reachable())) {
-    try {
-      await ctl("start");
-    } catch {
-      // already starting or running: the wait below decides
-    }
-  }
+  await dropPrivateCluster();
+  execFileSync(
+    "pg_createcluster",
+    [version()!, PRIVATE_CLUSTER, "-p", String(PRIVATE_PORT), "--", "--auth=trust"],
+    {
+      stdio: "pipe",
+    },
+  );
+  await ctl("start");
   await waitForPrivateCluster();
   return PRIVATE_URL;
 }
