@@ -1,7 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, Migrator, SqliteDialect } from "kysely";
+import { Kysely, SqliteDialect } from "kysely";
+import { Migrator } from "kysely/migration";
 import { migrationProvider } from "../sql/migrations/index.js";
 import type { Database } from "../sql/schema.js";
 import { cachedPrepare, kyselyDatabase } from "./statementCache.js";

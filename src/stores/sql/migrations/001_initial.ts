@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from "kysely";
+import type { Kysely } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // Column types are chosen to mean the same on SQLite and PostgreSQL: `bigint` holds millisecond
 // timestamps and counters, `text` holds ids and canonical JSON.

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // Self-hosted environments (wire §2.8, §4): environment keys, the work queue with its leases, the
 // sessions tokens bound to one delivery of a work item, and the workers seen polling. Same column

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // Vaults and credentials (wire §2.7, §5; issue 6). A credential is a mutable head plus immutable
 // revisions; a revision holds its secret fields only as a sealed record (base64 text of the

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // Credential pinning and the open audit (issue 6, "Pinning and admission"). A session's pins are part
 // of its baseline, frozen at creation next to the agent snapshot: ids, revisions, usage and holder

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // The commit fence's plain append as one server-side call on PostgreSQL (issue 3, "Performance").
 // SQLite has no server to send anything to (its commit is already one synchronous call in process),

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // The batch of plain appends (migration 005) decided and written set by set instead of append by
 // append, with the batch sent as two JSON texts instead of 21 parallel arrays (issue 3,

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, PostgresAdapter, sql } from "kysely";
+import { type Kysely, PostgresAdapter, sql } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // `awaken_commit_append_v2` (migration 006) again, with one change: an append resets its run's
 // crash budget only when it is progress (issue 3, fault case 8). Each append now carries

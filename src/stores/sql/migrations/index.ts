@@ -1,4 +1,4 @@
-import type { Migration, MigrationProvider } from "kysely";
+import type { Migration, MigrationProvider } from "kysely/migration";
 import { initial } from "./001_initial.js";
 import { selfHostedWork } from "./002_self_hosted_work.js";
 import { vaults } from "./003_vaults.js";

@@ -1,4 +1,5 @@
-import { DEFAULT_MIGRATION_TABLE, type Kysely, Migrator, sql } from "kysely";
+import { type Kysely, sql } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, Migrator } from "kysely/migration";
 import { migrationProvider } from "./index.js";
 
 /**
