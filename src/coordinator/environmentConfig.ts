@@ -5,6 +5,7 @@
  * a worker or sandbox never has to guess a default.
  */
 import { AwakenError } from "../kernel/errors.js";
+import { packageRequirementProblem } from "../kernel/packageRequirements.js";
 
 export type NetworkingConfig =
   | { type: "unrestricted" }
@@ -107,14 +108,19 @@ function resolveNetworking(
   };
 }
 
-/** Each package list is its own field: an omitted (or null) list keeps `base`'s list. */
+/**
+ * Each package list is its own field: an omitted (or null) list keeps `base`'s list. Every new
+ * revision's npm and pip entries must be plain registry requirements (kernel/packageRequirements.ts),
+ * kept ones included: an entry stored before that rule is refused here too, naming it.
+ */
 function resolvePackages(input: PackagesInput | null | undefined, base: PackagesConfig): PackagesConfig {
   const out = structuredClone(base);
-  if (input === null || input === undefined) return out;
   for (const manager of PACKAGE_MANAGERS) {
-    const list = input[manager];
+    const list = input?.[manager];
     if (list !== null && list !== undefined) out[manager] = [...list];
   }
+  const problem = packageRequirementProblem(out);
+  if (problem !== null) throw new AwakenError("invalid_request", problem);
   return out;
 }
 

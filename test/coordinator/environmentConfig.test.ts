@@ -188,3 +188,56 @@ describe("applyEnvironmentConfigUpdate", () => {
     expect(current).toEqual(snapshot);
   });
 });
+
+describe("package requirements in environment configs", () => {
+  const cloud: EnvironmentConfig = resolveEnvironmentConfig({
+    type: "cloud",
+    packages: { npm: ["lodash@4"] },
+  });
+
+  it("create refuses an npm option, path or tarball with invalid_request naming the entry", () => {
+    const err = rejection(() =>
+      resolveEnvironmentConfig({
+        type: "cloud",
+        packages: { npm: ["lodash", "--ignore-scripts=false", "/path/evil-1.0.0.tgz"] },
+      }),
+    );
+    expect(err.code).toBe("invalid_request");
+    expect(err.message).toMatch(
+      /^config\.packages\.npm\[1\]: "--ignore-scripts=false" is not a package requirement \(expected name or name@version-range/,
+    );
+  });
+
+  it("create refuses a pip requirements-file option, naming the entry", () => {
+    const err = rejection(() =>
+      resolveEnvironmentConfig({ type: "cloud", packages: { pip: ["--no-index", "-r", "/d/master.key"] } }),
+    );
+    expect(err.code).toBe("invalid_request");
+    expect(err.message).toMatch(/^config\.packages\.pip\[0\]: "--no-index" is not a package requirement/);
+  });
+
+  it("update refuses a bad entry in a new list", () => {
+    const err = rejection(() =>
+      applyEnvironmentConfigUpdate(cloud, { type: "cloud", packages: { pip: ["requests", "file:///x"] } }),
+    );
+    expect(err.code).toBe("invalid_request");
+    expect(err.message).toMatch(/^config\.packages\.pip\[1\]: "file:\/\/\/x" is not a package requirement/);
+  });
+
+  it("update refuses a stored bad entry it would carry into the new revision", () => {
+    const stored = structuredClone(cloud);
+    if (stored.type === "cloud") stored.packages.npm = ["./evil"];
+    const err = rejection(() => applyEnvironmentConfigUpdate(stored, { type: "cloud", sandbox: {} }));
+    expect(err.message).toMatch(/^config\.packages\.npm\[0\]: "\.\/evil"/);
+  });
+
+  it("accepts registry requirements on create and update", () => {
+    const next = applyEnvironmentConfigUpdate(cloud, {
+      type: "cloud",
+      packages: { pip: ["requests[socks]>=2.31,<3"], npm: ["@types/node@^24", "lodash"] },
+    });
+    expect(next).toMatchObject({
+      packages: { pip: ["requests[socks]>=2.31,<3"], npm: ["@types/node@^24", "lodash"] },
+    });
+  });
+});

@@ -3,7 +3,9 @@
  * exact content on the worker's host before a session of it exists (creation waits; a package that
  * cannot be prepared refuses the session with a 400 naming it), and its sandboxes see them
  * read-only. Through the official SDK, with no network: the npm package is a tarball packed here,
- * and the server's installers run with `npm_config_offline=true`.
+ * served by a loopback registry the server's installers are pointed at (`npm_config_registry`).
+ * Entries that are not registry requirements (options, paths, tarballs, requirements files) are
+ * refused when the environment is created or updated, and again if a stored revision holds one.
  */
 import { execFileSync } from "node:child_process";
 import {
@@ -12,17 +14,22 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import SqliteDatabase from "better-sqlite3";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
+import { type FakeNpmRegistry, startFakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import {
   BAD_REQUEST,
+  expectApiError,
   history,
   isEndTurnIdle,
   MODEL,
@@ -40,6 +47,7 @@ let fake: FakeModelServer;
 let t: TestServer;
 let fixtureDir: string;
 let tarball: string;
+let registry: FakeNpmRegistry;
 
 beforeAll(async () => {
   fixtureDir = mkdtempSync(join(tmpdir(), "awaken-pkg-fixture-"));
@@ -57,6 +65,7 @@ beforeAll(async () => {
   });
   tarball = join(fixtureDir, `${PACKAGE}-1.0.0.tgz`);
   expect(existsSync(tarball)).toBe(true);
+  registry = await startFakeNpmRegistry([{ name: PACKAGE, version: "1.0.0", tarball }]);
   fake = await startFakeAnthropic();
   t = await startTestServer({
     env: {
@@ -64,9 +73,9 @@ beforeAll(async () => {
       ANTHROPIC_BASE_URL: fake.url,
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      // No registry may be reached: a mistake fails instead of going to the network.
-      npm_config_offline: "true",
-      npm_config_registry: "http://127.0.0.1:9/",
+      // Only the loopback registry may be reached: a mistake fails instead of going to the network.
+      npm_config_registry: registry.url,
+      npm_config_fetch_retries: "0",
     },
     workerPollMs: 50,
   });
@@ -79,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
   await fake.close();
+  await registry.close();
   rmSync(fixtureDir, { recursive: true, force: true });
 });
 beforeEach(() => {
@@ -128,7 +138,7 @@ const USE_PACKAGE = `node -e "console.log(require('${PACKAGE}'))"`;
 describe("environment packages", () => {
   it("prepares an npm package once per content before the session; sandboxes of every tier see it", async () => {
     const a = await agent();
-    const env = await environment({ npm: [tarball] });
+    const env = await environment({ npm: [`${PACKAGE}@^1.0.0`] });
     const first = await t.client.beta.sessions.create({ agent: a.id, environment_id: env.id });
     // Prepared before creation answered.
     const after = preparedSets();
@@ -140,7 +150,7 @@ describe("environment packages", () => {
 
     // Same revision, and another environment with the same content: the cache is reused.
     const second = await t.client.beta.sessions.create({ agent: a.id, environment_id: env.id });
-    const sameContent = await environment({ npm: [tarball] }, "bwrap");
+    const sameContent = await environment({ npm: [`${PACKAGE}@^1.0.0`] }, "bwrap");
     const third = await t.client.beta.sessions.create({ agent: a.id, environment_id: sameContent.id });
     expect(preparedSets().ready).toEqual(after.ready);
     expect(statSync(join(set, ".ready")).mtimeMs).toBe(readyAt);
@@ -176,22 +186,108 @@ describe("environment packages", () => {
     expect(preparedSets()).toEqual(before);
   });
 
-  it("refuses a session whose npm package cannot be installed, with npm's error; nothing is marked ready", async () => {
+  it("refuses a session whose npm package cannot be installed, with npm's error cut and scrubbed; nothing is marked ready", async () => {
     const a = await agent();
-    const missing = join(fixtureDir, "does-not-exist-1.0.0.tgz");
-    const env = await environment({ npm: [tarball, missing] });
+    const env = await environment({ npm: [`${PACKAGE}@1.0.0`, "awaken-fixture-missing@1.0.0"] });
     const before = preparedSets();
-    await expect(
-      t.client.beta.sessions.create({ agent: a.id, environment_id: env.id }),
-    ).rejects.toMatchObject({
+    const failure = await t.client.beta.sessions
+      .create({ agent: a.id, environment_id: env.id })
+      .catch((e: unknown) => e as InstanceType<typeof Anthropic.APIError>);
+    expect(failure).toMatchObject({
       status: BAD_REQUEST.status,
       message: expect.stringMatching(
-        /config\.packages\.npm .*could not be installed: npm exited with \d+.*ENOENT/s,
+        /config\.packages\.npm .*could not be installed: npm exited with \d+.*404 Not Found.*awaken-fixture-missing/s,
       ),
     });
+    const body = JSON.stringify((failure as { error?: unknown }).error);
+    expect(body.length).toBeLessThan(2_500);
+    expect(body).not.toContain(t.dataDir);
+    expect(body).not.toContain(`${tmpdir()}/awaken-prepare-`);
+    // npm names its debug log; it lives in the installer's scratch home, never the server's.
+    expect(body).toContain("<scratch>/home/.npm/_logs/");
+    expect(body).not.toContain(`${homedir()}/`);
+    expect(registry.requested).toContain("awaken-fixture-missing");
     expect(preparedSets()).toEqual(before);
     const sessions = [];
     for await (const s of t.client.beta.sessions.list()) if (s.environment_id === env.id) sessions.push(s);
     expect(sessions).toEqual([]);
+  });
+});
+
+describe("package entries that are not registry requirements", () => {
+  const refused = (call: Promise<unknown>, ...message: string[]) =>
+    expectApiError(call, Anthropic.BadRequestError, { ...BAD_REQUEST, message });
+
+  it("the npm tarball attack is refused at environment create with a 400 naming the entry", async () => {
+    const evil = join(fixtureDir, "evil-1.0.0.tgz");
+    await refused(
+      environment({ npm: ["--offline", "--ignore-scripts=false", evil] }),
+      'config.packages.npm[0]: "--offline" is not a package requirement (expected name or name@version-range',
+    );
+    await refused(
+      environment({ npm: ["lodash", evil] }),
+      `config.packages.npm[1]: ${JSON.stringify(evil)} is not a package requirement`,
+    );
+  });
+
+  it("the pip master.key attack is refused at environment create; no key bytes anywhere in the response", async () => {
+    const keyFile = join(t.dataDir, "master.key");
+    const key = readFileSync(keyFile, "utf8").trim();
+    expect(key.length).toBeGreaterThan(16);
+    const failure = await refused(
+      environment({ pip: ["--no-index", "-r", keyFile] }),
+      'config.packages.pip[0]: "--no-index" is not a package requirement',
+    );
+    const seen = [
+      failure.message,
+      JSON.stringify(failure.error),
+      JSON.stringify([...failure.headers.entries()]),
+    ];
+    for (const text of seen) {
+      expect(text).not.toContain(key);
+      for (const line of key.split("\n")) if (line.length >= 8) expect(text).not.toContain(line);
+    }
+    await refused(
+      environment({ pip: ["requests", "-r", keyFile] }),
+      'config.packages.pip[1]: "-r" is not a package requirement',
+    );
+  });
+
+  it("an environment update with such an entry is refused the same way, and the revision stays", async () => {
+    const env = await environment({ npm: [`${PACKAGE}@1`] });
+    await refused(
+      t.client.beta.environments.update(env.id, {
+        config: { type: "cloud", packages: { type: "packages", npm: ["file:../evil"] } },
+      } as never),
+      'config.packages.npm[0]: "file:../evil" is not a package requirement',
+    );
+    const after = await t.client.beta.environments.retrieve(env.id);
+    expect(after.config).toMatchObject({ packages: { npm: [`${PACKAGE}@1`] } });
+  });
+
+  it("a stored revision holding one (written before the rule) refuses the session; no installer runs", async () => {
+    const a = await agent();
+    const env = await environment({ npm: [`${PACKAGE}@1.0.0`] });
+    const db = new SqliteDatabase(join(t.dataDir, "awaken.db"));
+    try {
+      const row = db
+        .prepare("select revision, config_json from environment_revisions where environment_id = ?")
+        .get(env.id) as { revision: number; config_json: string };
+      const config = JSON.parse(row.config_json);
+      config.packages.npm = ["--ignore-scripts=false", tarball];
+      db.prepare(
+        "update environment_revisions set config_json = ? where environment_id = ? and revision = ?",
+      ).run(JSON.stringify(config), env.id, row.revision);
+    } finally {
+      db.close();
+    }
+    const asked = registry.requested.length;
+    const before = preparedSets();
+    await refused(
+      t.client.beta.sessions.create({ agent: a.id, environment_id: env.id }),
+      'config.packages.npm[0]: "--ignore-scripts=false" is not a package requirement',
+    );
+    expect(registry.requested.length).toBe(asked);
+    expect(preparedSets()).toEqual(before);
   });
 });

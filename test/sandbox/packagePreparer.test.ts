@@ -8,22 +8,33 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bwrapCommand, DEFAULT_LIMITS } from "../../src/sandbox/bwrapArgs.js";
+import { installerEnv } from "../../src/sandbox/installerEnv.js";
 import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
 import { PackagePreparationError, PackagePreparer, packagesHash } from "../../src/sandbox/packagePreparer.js";
 import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
 
 let root: string;
 let bin: string;
+let logs: string;
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "awaken-packages-"));
+  // Installers may run as an unprivileged uid (the worker is root here): they reach the stand-in
+  // installers in bin/ and write their logs to logs/.
+  chmodSync(root, 0o755);
   bin = join(root, "bin");
   mkdirSync(bin);
+  logs = join(root, "logs");
+  mkdirSync(logs);
+  chmodSync(logs, 0o777);
 });
 afterEach(() => {
   rmSync(root, { recursive: true, force: true });
@@ -31,16 +42,19 @@ afterEach(() => {
 
 /**
  * A stand-in `npm` on PATH: logs its argv, takes a while, then installs a module exporting a
- * string into `--prefix` (or fails with a message on stderr when `FAIL` is in the specs).
+ * string into `--prefix` (or fails with a message on stderr when `FAIL` is in the specs). `extra`
+ * runs first (shell), e.g. to record who it runs as.
  */
-function fakeNpm(): string {
-  const log = join(root, "npm.log");
+function fakeNpm(extra = ""): string {
+  const log = join(logs, "npm.log");
   const script = `#!/bin/sh
+${extra}
 echo "$@" >> ${log}
 sleep 0.2
 case "$*" in *FAIL*) echo "npm error 404 Not Found - FAIL is not in this registry" >&2; exit 1;; esac
 mkdir -p "$3/node_modules/fake-pkg"
 echo 'module.exports = "fake-pkg works";' > "$3/node_modules/fake-pkg/index.js"
+chmod 4755 "$3/node_modules/fake-pkg/index.js"
 `;
   writeFileSync(join(bin, "npm"), script);
   chmodSync(join(bin, "npm"), 0o755);
@@ -48,7 +62,14 @@ echo 'module.exports = "fake-pkg works";' > "$3/node_modules/fake-pkg/index.js"
 }
 
 const env = () => ({ PATH: `${bin}:/usr/local/bin:/usr/bin:/bin` });
-const entries = () => readdirSync(join(root, "ws", ".packages"));
+/** A PATH whose python3 any user may run (not one under root's home). */
+const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+const SYSTEM_PIP =
+  spawnSync("python3", ["-m", "pip", "--version"], { env: { PATH: SYSTEM_PATH } }).status === 0;
+const entries = () => {
+  const dir = join(root, "ws", ".packages");
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
 
 describe("PackagePreparer", () => {
   it("hashes the canonical six lists: order of managers and absent lists do not matter", () => {
@@ -70,10 +91,11 @@ describe("PackagePreparer", () => {
     expect(a.dir).toBe(join(root, "ws", ".packages", packagesHash({ npm: ["x@1"] })));
     const runs = readFileSync(log, "utf8").trim().split("\n");
     expect(runs).toHaveLength(1);
-    // Installed into a private staging directory, renamed into place once ready.
-    const staging = `${join(root, "ws", ".packages")}/.staging-${a.hash}-${process.pid}-[0-9a-f-]{36}`;
+    // Installed into the installer's own scratch directory (outside the data dir), the specs after
+    // `--`; copied into a staging directory, renamed into place once ready.
+    const scratch = `${tmpdir()}/awaken-prepare-[A-Za-z0-9]{6}`;
     expect(runs[0]).toMatch(
-      new RegExp(`^install --prefix ${staging}/npm --no-audit --no-fund --ignore-scripts x@1$`),
+      new RegExp(`^install --prefix ${scratch}/npm --no-audit --no-fund --ignore-scripts -- x@1$`),
     );
     expect(existsSync(join(a.dir, ".ready"))).toBe(true);
     expect(existsSync(join(a.dir, "npm", "node_modules", "fake-pkg", "index.js"))).toBe(true);
@@ -104,7 +126,7 @@ describe("PackagePreparer", () => {
       expect(failure).toBeInstanceOf(PackagePreparationError);
       expect((failure as Error).message).toContain(`config.packages.${manager} (thing)`);
       expect((failure as Error).message).toContain("bake them into the worker host or its image");
-      expect(existsSync(join(root, "npm.log"))).toBe(false);
+      expect(existsSync(join(logs, "npm.log"))).toBe(false);
     },
   );
 
@@ -114,6 +136,216 @@ describe("PackagePreparer", () => {
       /config\.packages\.pip \(requests\): `python3 -m pip` does not run on this worker host/,
     );
   });
+});
+
+const IS_ROOT = process.getuid?.() === 0;
+/** Secrets the worker's environment holds; none may reach an installer. */
+const WORKER_SECRETS = {
+  AWAKEN_MASTER_KEY: "master-key-secret-value",
+  AWAKEN_WORKER_TOKEN: "worker-token-secret-value",
+  ANTHROPIC_API_KEY: "sk-ant-secret-value",
+  OPENAI_API_KEY: "sk-openai-secret-value",
+  NODE_OPTIONS: "--require /tmp/evil.js",
+  npm_config_ignore_scripts: "false",
+  PIP_REQUIREMENT: "/tmp/evil.txt",
+};
+
+describe("installer hardening", () => {
+  it.each([
+    ["npm", ["lodash", "--ignore-scripts=false", "/path/evil-1.0.0.tgz"], 1],
+    ["npm", ["--offline"], 0],
+    ["npm", ["file:../evil"], 0],
+    ["pip", ["--no-index", "-r", "/data/master.key"], 0],
+    ["pip", ["requests", "./evil"], 1],
+  ] as const)(
+    "refuses %s %j even when it bypassed validation (a stored revision): nothing runs",
+    async (manager, list, index) => {
+      fakeNpm();
+      const preparer = new PackagePreparer({ root: join(root, "ws"), env: env() });
+      const failure = await preparer.prepare({ [manager]: [...list] }).catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(PackagePreparationError);
+      expect((failure as PackagePreparationError).manager).toBe(manager);
+      expect((failure as Error).message).toMatch(
+        new RegExp(`^config\\.packages\\.${manager}\\[${index}\\]: .* is not a package requirement`),
+      );
+      expect(existsSync(join(logs, "npm.log"))).toBe(false);
+      expect(entries()).toEqual([]);
+    },
+  );
+
+  it("installerEnv keeps registry, proxy and certificate settings by name and nothing else", () => {
+    const env = installerEnv(
+      {
+        ...WORKER_SECRETS,
+        PATH: "/usr/bin",
+        HOME: "/root",
+        "npm_config_@myorg:registry": "https://npm.example/",
+        "npm_config_//npm.example/:_authToken": "token-secret-value",
+        npm_config_userconfig: "/root/.npmrc",
+        PIP_CONFIG_FILE: "/root/pip.conf",
+        PIP_EXTRA_INDEX_URL: "https://pypi.example/simple/",
+        no_proxy: "localhost",
+      },
+      "/scratch/home",
+      "/scratch/tmp",
+    );
+    expect(env).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/scratch/home",
+      TMPDIR: "/scratch/tmp",
+      LANG: "C.UTF-8",
+      "npm_config_@myorg:registry": "https://npm.example/",
+      PIP_EXTRA_INDEX_URL: "https://pypi.example/simple/",
+      no_proxy: "localhost",
+      npm_config_ignore_scripts: "true",
+      npm_config_update_notifier: "false",
+      npm_config_audit: "false",
+      npm_config_fund: "false",
+      PIP_DISABLE_PIP_VERSION_CHECK: "1",
+      PYTHONNOUSERSITE: "1",
+    });
+  });
+
+  it("runs the installer with a scrubbed environment, a scratch home and cwd, and removes the scratch", async () => {
+    const seen = join(logs, "seen");
+    fakeNpm(`env > ${seen}.env; pwd > ${seen}.pwd`);
+    const preparer = new PackagePreparer({
+      root: join(root, "ws"),
+      env: {
+        ...env(),
+        ...WORKER_SECRETS,
+        HOME: "/root",
+        npm_config_registry: "http://127.0.0.1:9/",
+        NPM_CONFIG_FETCH_RETRIES: "0",
+        PIP_INDEX_URL: "http://127.0.0.1:9/simple/",
+        HTTPS_PROXY: "http://127.0.0.1:3128",
+      },
+    });
+    await preparer.prepare({ npm: ["x@1"] });
+    const installerEnv = Object.fromEntries(
+      readFileSync(`${seen}.env`, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+    );
+    const scratch = /--prefix (\S+)\/npm /.exec(readFileSync(join(logs, "npm.log"), "utf8"))![1]!;
+    expect(scratch.startsWith(`${tmpdir()}/awaken-prepare-`)).toBe(true);
+    for (const name of Object.keys(WORKER_SECRETS)) {
+      if (name !== "npm_config_ignore_scripts") expect(installerEnv).not.toHaveProperty(name);
+    }
+    expect(JSON.stringify(installerEnv)).not.toMatch(/secret-value|evil/);
+    expect(installerEnv).toMatchObject({
+      PATH: env().PATH,
+      HOME: `${scratch}/home`,
+      TMPDIR: `${scratch}/tmp`,
+      npm_config_ignore_scripts: "true",
+      npm_config_registry: "http://127.0.0.1:9/",
+      NPM_CONFIG_FETCH_RETRIES: "0",
+      PIP_INDEX_URL: "http://127.0.0.1:9/simple/",
+      HTTPS_PROXY: "http://127.0.0.1:3128",
+    });
+    // Only the shell's own variables besides the ones the preparer set.
+    const allowed = new Set([
+      ...Object.keys(installerEnv).filter((name) =>
+        /^(npm_config_|NPM_CONFIG_|PIP_|HTTPS_PROXY$)/.test(name),
+      ),
+      "PATH",
+      "HOME",
+      "TMPDIR",
+      "LANG",
+      "PYTHONNOUSERSITE",
+      "PWD",
+      "SHLVL",
+      "_",
+      "OLDPWD",
+    ]);
+    expect(Object.keys(installerEnv).filter((name) => !allowed.has(name))).toEqual([]);
+    expect(readFileSync(`${seen}.pwd`, "utf8").trim()).toBe(`${scratch}/work`);
+    expect(existsSync(scratch)).toBe(false);
+  });
+
+  it.skipIf(!IS_ROOT)(
+    "as root: the installer runs as an unprivileged uid that cannot read the data dir; the set is the worker's",
+    async () => {
+      // A data dir as the server keeps it: 0700, its master key 0600.
+      const dataDir = join(root, "data");
+      mkdirSync(dataDir, { mode: 0o700 });
+      writeFileSync(join(dataDir, "master.key"), "the-master-key-bytes", { mode: 0o600 });
+      const seen = join(logs, "who");
+      fakeNpm(
+        `id -u > ${seen}.uid; id -g > ${seen}.gid; id -G > ${seen}.groups; ` +
+          `cat ${dataDir}/master.key > ${seen}.key 2>&1 || echo DENIED >> ${seen}.key; ` +
+          `ls ${join(root, "ws")} > ${seen}.ws 2>&1 || echo DENIED >> ${seen}.ws`,
+      );
+      const ws = join(root, "ws");
+      mkdirSync(ws, { mode: 0o700 });
+      const prepared = await new PackagePreparer({ root: ws, env: env() }).prepare({ npm: ["x@1"] });
+      const uid = Number(readFileSync(`${seen}.uid`, "utf8"));
+      expect(uid).toBeGreaterThan(0);
+      expect(Number(readFileSync(`${seen}.gid`, "utf8"))).toBe(uid);
+      expect(readFileSync(`${seen}.groups`, "utf8").trim().split(" ").map(Number)).not.toContain(0);
+      expect(readFileSync(`${seen}.key`, "utf8")).not.toContain("the-master-key-bytes");
+      expect(readFileSync(`${seen}.key`, "utf8")).toContain("DENIED");
+      expect(readFileSync(`${seen}.ws`, "utf8")).toContain("DENIED");
+      // Copied into the worker's own tree: owned by it, modes reset (the setuid bit is gone).
+      const file = join(prepared.dir, "npm", "node_modules", "fake-pkg", "index.js");
+      expect(statSync(file).uid).toBe(0);
+      expect(statSync(file).mode & 0o7777).toBe(0o755);
+      expect(statSync(join(prepared.dir, "npm")).uid).toBe(0);
+    },
+  );
+
+  it("cuts the installer's output and replaces host paths with placeholders", async () => {
+    const ws = join(root, "ws");
+    // 100 KB of noise naming the workspaces, the data dir above them and the home dir, then the reason.
+    fakeNpm(
+      `i=0; while [ $i -lt 1000 ]; do echo "npm http fetch ${ws}/.packages ${root} ${homedir()}/.npmrc $i" >&2; ` +
+        `i=$((i+1)); done; echo "npm error 404 Not Found - GET http://127.0.0.1:9/FAIL (in ${ws})" >&2; exit 1`,
+    );
+    const failure = (await new PackagePreparer({ root: ws, env: env() })
+      .prepare({ npm: ["FAIL"] })
+      .catch((e: unknown) => e)) as Error;
+    expect(failure).toBeInstanceOf(PackagePreparationError);
+    expect(failure.message.length).toBeLessThan(1_700);
+    expect(failure.message).toMatch(
+      /^config\.packages\.npm \(FAIL\) could not be installed: npm exited with 1: … /,
+    );
+    expect(failure.message).toContain(
+      "npm error 404 Not Found - GET http://127.0.0.1:9/FAIL (in <workspaces>)",
+    );
+    expect(failure.message).toContain("<packages>");
+    expect(failure.message).toContain("<data-dir>");
+    expect(failure.message).toContain("<home>/.npmrc");
+    expect(failure.message).not.toContain(root);
+    expect(failure.message).not.toContain(homedir());
+  });
+
+  it("the real npm against an unreachable registry: its error is cut and names no host path", async () => {
+    const port = await closedPort();
+    const ws = join(root, "ws");
+    const failure = (await new PackagePreparer({
+      root: ws,
+      env: {
+        PATH: process.env.PATH,
+        npm_config_registry: `http://127.0.0.1:${port}/`,
+        npm_config_fetch_retries: "0",
+        ...WORKER_SECRETS,
+      },
+    })
+      .prepare({ npm: ["awaken-no-such-package@1.0.0"] })
+      .catch((e: unknown) => e)) as Error;
+    expect(failure).toBeInstanceOf(PackagePreparationError);
+    expect(failure.message).toMatch(
+      /^config\.packages\.npm \(awaken-no-such-package@1\.0\.0\) could not be installed: npm exited with 1: /,
+    );
+    expect(failure.message).toMatch(/ECONNREFUSED/);
+    expect(failure.message).toContain(`127.0.0.1:${port}`);
+    expect(failure.message.length).toBeLessThan(1_700);
+    expect(failure.message).not.toContain(tmpdir() === "/" ? "\0" : `${tmpdir()}/`);
+    expect(failure.message).not.toContain(root);
+    expect(failure.message).not.toMatch(/secret-value/);
+    expect(entries()).toEqual([]);
+  }, 60_000);
 });
 
 describe("sandboxes with packages", () => {
@@ -147,22 +379,26 @@ describe("sandboxes with packages", () => {
     await sandboxes.close();
   });
 
-  it.skipIf(spawnSync("python3", ["-m", "pip", "--version"]).status !== 0)(
+  it.skipIf(!SYSTEM_PIP)(
     "pip: a wheel is installed with --target and the none tier's python sees it on PYTHONPATH",
     async () => {
-      const wheel = join(root, "awaken_fixture-1.0.0-py3-none-any.whl");
-      writeWheel(wheel);
+      const wheels = join(root, "wheels");
+      mkdirSync(wheels);
+      writeWheel(join(wheels, "awaken_fixture-1.0.0-py3-none-any.whl"));
       const ws = join(root, "ws");
       const sandboxes = new TieredSandboxProvider(
         { none: new NoneTierProvider(ws) },
-        // No index: nothing may reach the network.
-        new PackagePreparer({ root: ws, env: { PATH: process.env.PATH, HOME: root, PIP_NO_INDEX: "1" } }),
+        // No index, only the operator's local wheel directory: nothing may reach the network.
+        new PackagePreparer({
+          root: ws,
+          env: { PATH: SYSTEM_PATH, PIP_NO_INDEX: "1", PIP_FIND_LINKS: wheels },
+        }),
       );
       const sandbox = await sandboxes.realize({
         tier: "none",
         sessionId: "s-pip",
         networking: { type: "unrestricted" },
-        packages: { pip: [wheel] },
+        packages: { pip: ["awaken-fixture==1.0.0"] },
       });
       const result = await sandbox.exec({
         argv: ["python3", "-c", "import awaken_fixture; print(awaken_fixture.GREETING)"],
@@ -213,6 +449,15 @@ describe("sandboxes with packages", () => {
     expect(without.join(" ")).not.toContain("NODE_PATH");
   });
 });
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** A minimal pure-Python wheel, written by hand (no build tools, no network). */
 function writeWheel(path: string): void {
