@@ -42,7 +42,8 @@ export const DEFAULT_LIMITS: ResourceLimits = {
 
 /**
  * RLIMIT_AS is kept at 16 GiB: lower breaks WebAssembly, the JVM and Go, which reserve address
- * space they never touch (pitfall 3). Real memory limits belong to cgroups, not to this tier.
+ * space they never touch (pitfall 3). Memory itself is bounded by the sandbox's cgroup, or by
+ * RLIMIT_DATA where none is writable (sandboxMemory.ts).
  */
 export const ADDRESS_SPACE_BYTES = 2 ** 34;
 

@@ -46,7 +46,8 @@ export async function execWithinLimits(
     }
   }
   const hits: string[] = [];
-  if (await memoryHit()) {
+  // A command that succeeded is not blamed for a kill in the cgroup (a command run beside it).
+  if (result.exitCode !== 0 && (await memoryHit())) {
     hits.push(
       `the sandbox's memory limit (${formatBytes(watch.memoryBytes)}) was reached: the kernel killed the process that went over it`,
     );

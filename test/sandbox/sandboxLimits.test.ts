@@ -3,6 +3,7 @@
  * (so each test is cheap): going over is a tool error the model reads, the host and the worker
  * are untouched, and the sandbox keeps serving.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { chmod, mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,19 @@ const hasBwrap = await bwrapAvailable();
 const cgroupHere = (await planMemory().catch(() => null))?.enforcement.startsWith("cgroup") ?? false;
 const MiB = 2 ** 20;
 const signal = new AbortController().signal;
+
+/** Host processes running as `uid` (from /proc). */
+function uidProcesses(uid: number): number {
+  let count = 0;
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] === String(uid)) count += 1;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return count;
+}
 
 /** A command building a string of `mib` MiB in the sandbox (perl is there wherever the tier runs). */
 const allocation = (mib: number, then = "") =>
@@ -81,10 +95,31 @@ describe.skipIf(!hasBwrap)("sandbox resource limits", () => {
     const tier = provider({ limits: { memoryBytes: 96 * MiB } });
     const sandbox = await fresh(tier);
     const script = allocation(40, "sleep 2");
-    const over = await run(sandbox, ["bash", "-c", `${script} & ${script} & ${script} & wait`]);
+    const over = await run(sandbox, [
+      "bash",
+      "-c",
+      `${script} & ${script} & ${script} & failed=0; for job in $(jobs -p); do wait $job || failed=1; done; exit $failed`,
+    ]);
     expect(over.limitHit).toMatch(/memory limit \(96 MiB\)/);
     expect(await sandbox.cgroup?.peakBytes()).toBeLessThanOrEqual(96 * MiB);
   });
+
+  it.skipIf(!cgroupHere)(
+    "holds a command run beside another (a one-shot sandbox) to the same limit",
+    async () => {
+      const tier = provider({ limits: { memoryBytes: 96 * MiB } });
+      const sandbox = await fresh(tier);
+      const processesBefore = sandbox.owner ? uidProcesses(sandbox.owner.uid) : 0;
+      const beside = run(sandbox, ["sleep", "1"]);
+      const over = await run(sandbox, allocate(400));
+      expect(over.limitHit).toMatch(/memory limit \(96 MiB\) was reached/);
+      const besideResult = await beside;
+      expect(besideResult.exitCode).toBe(0);
+      expect(besideResult.limitHit).toBeUndefined();
+      // Nothing of the one-shot is left on the host.
+      if (sandbox.owner) expect(uidProcesses(sandbox.owner.uid)).toBe(processesBefore);
+    },
+  );
 
   it("falls back to a per-process limit (RLIMIT_DATA) where no cgroup is used, and says what it is", async () => {
     const tier = provider({ limits: { memoryBytes: 96 * MiB }, memory: { enforcement: "rlimit" } });
@@ -122,6 +157,14 @@ describe.skipIf(!hasBwrap)("sandbox resource limits", () => {
     );
     expect(tool.isError).toBe(true);
     expect(tool.text).toMatch(/disk quota \(20 MiB\) was exceeded/);
+    await run(sandbox, ["rm", "third.bin"]);
+    const written = await HAND_TOOLS.get("write")!.run(
+      sandbox,
+      { file_path: "fourth.txt", content: "x".repeat(15 * MiB) },
+      signal,
+    );
+    expect(written.isError).toBe(true);
+    expect(written.text).toMatch(/disk quota \(20 MiB\) was exceeded/);
   });
 
   it("never lets one file outgrow the quota, and stops a command still writing past it", async () => {
