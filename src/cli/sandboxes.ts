@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { sandboxLimitsFromEnv } from "../sandbox/limitsFromEnv.js";
 import { NoneTierProvider } from "../sandbox/noneTier.js";
 import { PackagePreparer } from "../sandbox/packagePreparer.js";
 import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
@@ -22,7 +23,12 @@ export function createSandboxes(
   const root = resolve(workspaceRoot);
   return new TieredSandboxProvider(
     {
-      bwrap: new BwrapTierProvider({ workspaceRoot: root, ...(egress ? { egress } : {}) }),
+      bwrap: new BwrapTierProvider({
+        workspaceRoot: root,
+        // Memory and disk per sandbox: AWAKEN_SANDBOX_MEMORY, AWAKEN_SANDBOX_DISK_QUOTA, …
+        ...sandboxLimitsFromEnv(env),
+        ...(egress ? { egress } : {}),
+      }),
       none: new NoneTierProvider(root),
     },
     new PackagePreparer({ root, env }),

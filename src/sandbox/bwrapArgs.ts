@@ -14,7 +14,7 @@ export interface ResourceLimits {
   cpuSeconds: number;
   /** RLIMIT_NPROC: counts every process of the sandbox's host uid, so it bounds a fork bomb. */
   processes: number;
-  /** RLIMIT_FSIZE: largest single file written; not a disk quota. */
+  /** RLIMIT_FSIZE: largest single file written (never more than `workspaceBytes`). */
   fileSizeBytes: number;
   /** RLIMIT_NOFILE. */
   openFiles: number;
@@ -23,6 +23,10 @@ export interface ResourceLimits {
    * the rest of /dev is read-only).
    */
   tmpBytes: number;
+  /** Memory of the whole sandbox (a cgroup), or of each process where no cgroup is writable. */
+  memoryBytes: number;
+  /** Disk quota of the session's workspace (workspaceQuota.ts). */
+  workspaceBytes: number;
 }
 
 export const DEFAULT_LIMITS: ResourceLimits = {
@@ -31,16 +35,20 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   fileSizeBytes: 2 ** 30,
   openFiles: 1024,
   tmpBytes: 64 * 2 ** 20,
+  // Sized for a 24 GiB host running a handful of sessions at once.
+  memoryBytes: 2 * 2 ** 30,
+  workspaceBytes: 2 * 2 ** 30,
 };
 
 /**
  * RLIMIT_AS is kept at 16 GiB: lower breaks WebAssembly, the JVM and Go, which reserve address
- * space they never touch (pitfall 3). Real memory limits belong to cgroups, not to this tier.
+ * space they never touch (pitfall 3). Memory itself is bounded by the sandbox's cgroup, or by
+ * RLIMIT_DATA where none is writable (sandboxMemory.ts).
  */
 export const ADDRESS_SPACE_BYTES = 2 ** 34;
 
 /** The extra descriptors the child is spawned with (after stdin, stdout, stderr). */
-export const SANDBOX_FDS = { passwd: 3, group: 4, seccomp: 5 } as const;
+export const SANDBOX_FDS = { passwd: 3, group: 4, seccomp: 5, gate: 6 } as const;
 
 export const SANDBOX_WORKSPACE = "/workspace";
 /** The identity inside the user namespace; the host sees the allocated unprivileged uid instead. */
@@ -74,6 +82,12 @@ export type SystemEntry = { path: string; symlinkTo: string } | { path: string; 
  */
 const CLOSE_INHERITED_FDS = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${SANDBOX_FDS.seccomp})); then { exec {fd}>&-; } 2>/dev/null; fi; done; exec "$@"`;
 
+/**
+ * With a memory cgroup the launcher waits, before it starts anything, until the host has moved it
+ * into the cgroup and says `go` on the gate descriptor: whatever bwrap forks is then born inside.
+ */
+const WAIT_FOR_GATE = `read -r -u ${SANDBOX_FDS.gate} go && [ "$go" = go ] || exit 1; `;
+
 export interface BwrapInvocation {
   bashPath: string;
   prlimitPath: string;
@@ -97,6 +111,10 @@ export interface BwrapInvocation {
    * a secret: egressSecrets.ts) and the trust bundle of the egress proxy's CA (egressCa.ts).
    */
   extraEnv?: Readonly<Record<string, string>>;
+  /** The launcher waits on `SANDBOX_FDS.gate` (the host moves it into the memory cgroup first). */
+  gated?: boolean;
+  /** RLIMIT_DATA per process: the memory bound where no cgroup is writable (sandboxMemory.ts). */
+  dataBytes?: number;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
 }
@@ -116,8 +134,9 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     `--cpu=${limits.cpuSeconds}`,
     `--as=${ADDRESS_SPACE_BYTES}`,
     `--nproc=${limits.processes}`,
-    `--fsize=${limits.fileSizeBytes}`,
+    `--fsize=${Math.min(limits.fileSizeBytes, limits.workspaceBytes)}`,
     `--nofile=${limits.openFiles}`,
+    ...(invocation.dataBytes === undefined ? [] : [`--data=${invocation.dataBytes}`]),
     "--",
   ];
   const bwrap = [
@@ -197,7 +216,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     command: invocation.bashPath,
     args: [
       "-c",
-      CLOSE_INHERITED_FDS,
+      (invocation.gated ? WAIT_FOR_GATE : "") + CLOSE_INHERITED_FDS,
       "bash",
       invocation.prlimitPath,
       ...prlimit,

@@ -1,7 +1,8 @@
-import type { SpawnOptions, StdioOptions } from "node:child_process";
+import type { ChildProcess, SpawnOptions, StdioOptions } from "node:child_process";
 import { type FileHandle, mkdtemp, open, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import {
   bwrapCommand,
   type ResourceLimits,
@@ -11,6 +12,7 @@ import {
 } from "./bwrapArgs.js";
 import { type BwrapHost, probeBwrapHost } from "./bwrapHost.js";
 import { SandboxUnavailableError } from "./ports.js";
+import type { SandboxCgroup } from "./sandboxMemory.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 import { seccompProgram } from "./seccompFilter.js";
 import { supervisorArgv } from "./supervisor.js";
@@ -63,6 +65,8 @@ export interface BwrapLaunch {
   packagesDir?: string;
   /** More variables for the commands (credential placeholders, the egress CA bundle); never secrets. */
   extraEnv?: Readonly<Record<string, string>>;
+  /** The sandbox's memory cgroup; none: memory is bounded per process (RLIMIT_DATA). */
+  cgroup?: SandboxCgroup;
 }
 
 /** A spawnable bwrap command and the descriptors it reads at start; close them once spawned. */
@@ -70,6 +74,11 @@ export interface PreparedSpawn {
   command: string;
   args: string[];
   options: Pick<SpawnOptions, "cwd" | "env" | "uid" | "gid" | "stdio">;
+  /**
+   * To call once spawned: moves the launcher into the sandbox's cgroup and lets it go on. If it
+   * rejects, the launcher exits without starting anything.
+   */
+  started(child: ChildProcess): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -87,6 +96,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     ...(launch.egressDir === undefined ? {} : { egressDir: launch.egressDir }),
     ...(launch.packagesDir === undefined ? {} : { packagesDir: launch.packagesDir }),
     ...(launch.extraEnv === undefined ? {} : { extraEnv: launch.extraEnv }),
+    ...(launch.cgroup === undefined ? { dataBytes: launch.limits.memoryBytes } : { gated: true }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);
@@ -94,12 +104,29 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
   stdio[SANDBOX_FDS.passwd] = files[0].fd;
   stdio[SANDBOX_FDS.group] = files[1].fd;
   stdio[SANDBOX_FDS.seccomp] = files[2].fd;
+  const cgroup = launch.cgroup;
+  if (cgroup) stdio[SANDBOX_FDS.gate] = "pipe";
   return {
     command,
     args,
     // An empty environment for prlimit and bwrap; bwrap sets the command's own (--setenv).
     // cwd "/": the worker's directory may not be reachable by the sandbox uid.
     options: { cwd: "/", env: {}, stdio, ...(launch.owner ?? {}) },
+    started: async (child) => {
+      if (!cgroup) return;
+      const gate = (child.stdio as readonly unknown[])[SANDBOX_FDS.gate];
+      if (!(gate instanceof Writable) || child.pid === undefined) throw new Error("the launcher has no gate");
+      gate.on("error", () => {
+        // The launcher is gone; its exit is handled by the caller.
+      });
+      try {
+        await cgroup.add(child.pid);
+      } catch (error) {
+        gate.destroy();
+        throw error;
+      }
+      gate.end("go\n");
+    },
     close: async () => {
       await Promise.all(files.map((file) => file.close()));
     },

@@ -15,11 +15,21 @@ import type {
   SandboxSpec,
 } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
+import { execWithinLimits, type SandboxLimitWatch } from "./sandboxLimits.js";
+import {
+  CGROUP_PREFIX,
+  createSandboxCgroup,
+  type MemoryPlan,
+  planMemory,
+  type SandboxCgroup,
+  sweepStaleCgroups,
+} from "./sandboxMemory.js";
 import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
 import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
 import { unusableSecrets } from "./secretReach.js";
 import { NotAcceptedError, SupervisedBwrap } from "./supervisedBwrap.js";
 import { type PooledSandbox, WarmPool } from "./warmPool.js";
+import { WorkspaceQuota } from "./workspaceQuota.js";
 import { workspaceDirectory } from "./workspaces.js";
 
 export { bwrapAvailable } from "./bwrapHost.js";
@@ -48,6 +58,14 @@ export interface BwrapTierOptions {
    * only) are the product's.
    */
   egress?: EgressProxyOptions;
+  /**
+   * How `limits.memoryBytes` is enforced (sandboxMemory.ts): `auto` (default) a cgroup where one
+   * is writable, else RLIMIT_DATA per process; `cgroup` refuses to start without one; `rlimit`
+   * never uses one. `cgroupParent`: a delegated cgroup to create sandbox cgroups under.
+   */
+  memory?: { enforcement?: "auto" | "cgroup" | "rlimit"; cgroupParent?: string };
+  /** How often a running command's workspace is measured against its quota. Default 1 s. */
+  quotaPollMs?: number;
 }
 
 const DEFAULT_POOL_SIZE = 2;
@@ -87,6 +105,8 @@ export class BwrapTierProvider implements SandboxProvider {
   private readonly pool: WarmPool;
   private readonly idleTimeoutMs: number;
   private prerequisites: Promise<Prerequisites> | null = null;
+  private memoryPlan: Promise<MemoryPlan> | null = null;
+  private staleCgroupsSwept: Promise<void> | null = null;
   private staleSlotsSwept: Promise<void> | null = null;
   private closed = false;
 
@@ -198,33 +218,47 @@ export class BwrapTierProvider implements SandboxProvider {
       return new BwrapSandbox(
         pooled.owner,
         hostWorkspace,
-        { ...this.launchBase(prerequisites), egressDir: pooled.egress.directory },
-        { ...options, live: pooled.process, egress: pooled.egress },
+        {
+          ...this.launchBase(prerequisites),
+          egressDir: pooled.egress.directory,
+          ...(pooled.cgroup ? { cgroup: pooled.cgroup } : {}),
+        },
+        {
+          ...options,
+          live: pooled.process,
+          egress: pooled.egress,
+          limits: this.watch(hostWorkspace, pooled.cgroup),
+        },
       );
     }
     const owner = await this.allocateOwner();
     let egress: EgressProxy | null = null;
+    let cgroup: SandboxCgroup | undefined;
     try {
       await prepareWorkspace(hostWorkspace, owner);
       egress = await EgressProxy.start(owner, this.options.egress);
       egress.setPolicy(spec.networking);
       const extraEnv = withSecrets ? await this.secretEnvironment(egress, withSecrets) : undefined;
+      cgroup = await this.newCgroup();
       const base = {
         ...this.launchBase(prerequisites),
         egressDir: egress.directory,
         ...(packagesDir === undefined ? {} : { packagesDir }),
         ...(extraEnv === undefined ? {} : { extraEnv }),
+        ...(cgroup ? { cgroup } : {}),
       };
       const live = await SupervisedBwrap.start({ ...base, owner, workspaceHostPath: hostWorkspace });
       const sandbox = new BwrapSandbox(owner, hostWorkspace, base, {
         ...options,
         live,
         egress,
+        limits: this.watch(hostWorkspace, cgroup),
         ...(withSecrets ? { secrets: withSecrets } : {}),
       });
       return sandbox.bindCredentials(spec.credentials);
     } catch (error) {
       await egress?.close();
+      await cgroup?.remove().catch(() => {});
       if (owner) this.uids.release(owner.uid);
       throw error;
     }
@@ -274,19 +308,23 @@ export class BwrapTierProvider implements SandboxProvider {
     const owner = await this.allocateOwner();
     const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
     let egress: EgressProxy | null = null;
+    let cgroup: SandboxCgroup | undefined;
     try {
       await prepareWorkspace(slot, owner);
       // No policy yet: nothing gets out until a session takes this sandbox.
       egress = await EgressProxy.start(owner, this.options.egress);
+      cgroup = await this.newCgroup();
       const sandbox = await SupervisedBwrap.start({
         ...this.launchBase(prerequisites),
         owner,
         workspaceHostPath: slot,
         egressDir: egress.directory,
+        ...(cgroup ? { cgroup } : {}),
       });
-      return { owner, slot, process: sandbox, egress };
+      return { owner, slot, process: sandbox, egress, ...(cgroup ? { cgroup } : {}) };
     } catch (error) {
       await egress?.close();
+      await cgroup?.remove().catch(() => {});
       if (owner) this.uids.release(owner.uid);
       await rm(slot, { recursive: true, force: true });
       throw error;
@@ -297,6 +335,7 @@ export class BwrapTierProvider implements SandboxProvider {
     await entry.process.kill();
     await entry.egress.close();
     if (entry.owner) await this.releaseWhenGone(entry.owner.uid);
+    await entry.cgroup?.remove().catch(() => {});
     await rm(entry.slot, { recursive: true, force: true });
   }
 
@@ -320,6 +359,7 @@ export class BwrapTierProvider implements SandboxProvider {
     if (!sandbox) return;
     await sandbox.shutdown();
     if (sandbox.owner) await this.releaseWhenGone(sandbox.owner.uid);
+    await sandbox.cgroup?.remove().catch(() => {});
   }
 
   /**
@@ -341,9 +381,34 @@ export class BwrapTierProvider implements SandboxProvider {
     return { uid, gid: uid };
   }
 
+  /** The host's way to bound memory is part of the prerequisites: neither is a start-up error. */
   private checkPrerequisites(): Promise<Prerequisites> {
-    this.prerequisites ??= loadPrerequisites();
+    this.memoryPlan ??= planMemory({
+      required: this.options.memory?.enforcement ?? "auto",
+      ...(this.options.memory?.cgroupParent ? { cgroupParent: this.options.memory.cgroupParent } : {}),
+    });
+    this.prerequisites ??= this.memoryPlan.then(() => loadPrerequisites());
     return this.prerequisites;
+  }
+
+  /** A memory cgroup for one new sandbox; none where memory is bounded per process. */
+  private async newCgroup(): Promise<SandboxCgroup | undefined> {
+    const plan = await this.memoryPlan;
+    if (!plan || plan.enforcement === "rlimit") return undefined;
+    this.staleCgroupsSwept ??= sweepStaleCgroups(plan);
+    await this.staleCgroupsSwept;
+    return createSandboxCgroup(plan, `${CGROUP_PREFIX}${process.pid}-${randomUUID()}`, {
+      memoryBytes: this.limits.memoryBytes,
+      processes: this.limits.processes,
+    });
+  }
+
+  private watch(hostWorkspace: string, cgroup: SandboxCgroup | undefined): SandboxLimitWatch {
+    return {
+      cgroup: cgroup ?? null,
+      memoryBytes: this.limits.memoryBytes,
+      quota: new WorkspaceQuota(hostWorkspace, this.limits.workspaceBytes, this.options.quotaPollMs),
+    };
   }
 }
 
@@ -371,6 +436,7 @@ export class BwrapSandbox implements Sandbox {
   private onFirstExec: (() => void) | undefined;
   private readonly egress: EgressProxy | null;
   private readonly secrets: EgressSecrets | null;
+  private readonly limitWatch: SandboxLimitWatch;
 
   constructor(
     /** The unprivileged host uid the sandbox runs as; null when the worker itself is not root. */
@@ -379,7 +445,7 @@ export class BwrapSandbox implements Sandbox {
     readonly hostWorkspace: string,
     private readonly base: Pick<
       BwrapLaunch,
-      "prerequisites" | "limits" | "egressDir" | "packagesDir" | "extraEnv"
+      "prerequisites" | "limits" | "egressDir" | "packagesDir" | "extraEnv" | "cgroup"
     >,
     options: {
       live: SupervisedBwrap | null;
@@ -389,8 +455,11 @@ export class BwrapSandbox implements Sandbox {
       egress?: EgressProxy;
       /** Its secret substitution table, when the session pinned `environment_variable` credentials. */
       secrets?: EgressSecrets;
+      /** Its memory limit and workspace quota, watched per exec (sandboxLimits.ts). */
+      limits: SandboxLimitWatch;
     },
   ) {
+    this.limitWatch = options.limits;
     this.live = options.live;
     this.egress = options.egress ?? null;
     this.secrets = options.secrets ?? null;
@@ -405,6 +474,11 @@ export class BwrapSandbox implements Sandbox {
     return this;
   }
 
+  /** The sandbox's memory cgroup, removed once it is gone; none where memory is bounded per process. */
+  get cgroup(): SandboxCgroup | undefined {
+    return this.base.cgroup;
+  }
+
   /** The live bwrap process, if one runs (tests look inside). */
   get process(): SupervisedBwrap | null {
     return this.live;
@@ -414,7 +488,9 @@ export class BwrapSandbox implements Sandbox {
     if (this.stopping.signal.aborted) return Promise.reject(new Error("the sandbox has been destroyed"));
     if (request.argv.length === 0) return Promise.reject(new Error("exec: empty argv"));
     const guarded = { ...request, signal: AbortSignal.any([request.signal, this.stopping.signal]) };
-    const run = this.liveBusy ? this.runOneShot(guarded) : this.runLive(guarded);
+    const run = execWithinLimits(this.limitWatch, guarded, (limited) =>
+      this.liveBusy ? this.runOneShot(limited) : this.runLive(limited),
+    );
     this.running.add(run);
     const forget = () => this.running.delete(run);
     run.then(forget, forget);
@@ -492,7 +568,13 @@ export class BwrapSandbox implements Sandbox {
       request.argv,
     );
     try {
-      return await execInProcessGroup(prepared.command, prepared.args, request, prepared.options);
+      return await execInProcessGroup(
+        prepared.command,
+        prepared.args,
+        request,
+        prepared.options,
+        prepared.started,
+      );
     } finally {
       await prepared.close();
     }

@@ -120,6 +120,8 @@ export interface ExecResult {
   exitCode: number | null;
   timedOut: boolean;
   truncated: boolean;
+  /** A sandbox limit the command ran into (memory, disk quota), said for the model to read. */
+  limitHit?: string;
 }
 
 export interface Sandbox {

@@ -1,4 +1,4 @@
-import { type SpawnOptions, spawn } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import type { ExecRequest, ExecResult } from "./ports.js";
 
 const PIPE_GRACE_MS = 200;
@@ -16,6 +16,8 @@ export function execInProcessGroup(
   args: string[],
   request: Pick<ExecRequest, "stdin" | "timeoutMs" | "maxOutputBytes" | "signal">,
   options: Pick<SpawnOptions, "cwd" | "env" | "uid" | "gid" | "stdio">,
+  /** Called once spawned (bwrap's launcher joins its cgroup); if it rejects, the exec does too. */
+  started?: (child: ChildProcess) => Promise<void>,
 ): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     if (request.signal.aborted) {
@@ -45,6 +47,7 @@ export function execInProcessGroup(
     };
     child.stdout?.on("data", capture(out));
     child.stderr?.on("data", capture(err));
+    let startError: unknown = null;
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -60,6 +63,12 @@ export function execInProcessGroup(
     }, request.timeoutMs);
     const onAbort = () => killGroup();
     request.signal.addEventListener("abort", onAbort, { once: true });
+    if (started && child.pid !== undefined) {
+      started(child).catch((error: unknown) => {
+        startError = error;
+        killGroup();
+      });
+    }
 
     child.on("error", (error) => {
       clearTimeout(timer);
@@ -78,6 +87,10 @@ export function execInProcessGroup(
         child.stderr?.destroy();
         if (request.signal.aborted) {
           reject(request.signal.reason ?? new Error("aborted"));
+          return;
+        }
+        if (startError !== null) {
+          reject(startError);
           return;
         }
         resolve({

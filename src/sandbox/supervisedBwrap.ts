@@ -73,8 +73,15 @@ export class SupervisedBwrap {
   private stderrTail = "";
   private markReady!: () => void;
   private failStart!: (error: unknown) => void;
+  /** Settles once the launcher is in the sandbox's cgroup and let go (PreparedSpawn.started). */
+  private readonly launched: Promise<void>;
 
-  private constructor(command: string, args: string[], options: Parameters<typeof spawn>[2]) {
+  private constructor(
+    command: string,
+    args: string[],
+    options: Parameters<typeof spawn>[2],
+    started: (child: ChildProcess) => Promise<void>,
+  ) {
     this.ready = new Promise((resolve, reject) => {
       this.markReady = resolve;
       this.failStart = reject;
@@ -82,6 +89,8 @@ export class SupervisedBwrap {
     this.ready.catch(() => {});
     // Its own process group, so `kill` reaches bash, prlimit and bwrap alike.
     this.child = spawn(command, args, { ...options, detached: true });
+    this.launched = this.child.pid === undefined ? Promise.resolve() : started(this.child);
+    this.launched.catch(() => {});
     this.exited = new Promise((resolve) => {
       this.child.once("exit", () => {
         this.running = false;
@@ -128,7 +137,7 @@ export class SupervisedBwrap {
     );
     let sandbox: SupervisedBwrap;
     try {
-      sandbox = new SupervisedBwrap(prepared.command, prepared.args, prepared.options);
+      sandbox = new SupervisedBwrap(prepared.command, prepared.args, prepared.options, prepared.started);
     } finally {
       // The child holds its own copies from here on.
       await prepared.close();
@@ -140,6 +149,7 @@ export class SupervisedBwrap {
       void sandbox.kill();
     }, START_TIMEOUT_MS);
     try {
+      await sandbox.launched;
       await sandbox.ready;
     } catch (error) {
       await sandbox.kill();

@@ -1,4 +1,5 @@
 import type { EgressProxy } from "./egressProxy.js";
+import type { SandboxCgroup } from "./sandboxMemory.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 import type { SupervisedBwrap } from "./supervisedBwrap.js";
 
@@ -15,6 +16,8 @@ export interface PooledSandbox {
   process: SupervisedBwrap;
   /** Its egress proxy, with no policy (nothing let through) until a session takes it. */
   egress: EgressProxy;
+  /** Its memory cgroup (none: memory is bounded per process); the session keeps it. */
+  cgroup?: SandboxCgroup;
 }
 
 /**

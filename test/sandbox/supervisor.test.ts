@@ -4,8 +4,8 @@ import {
   execLine,
   killLine,
   parseMessage,
-  SUPERVISOR_SCRIPT,
   supervisorArgv,
+  supervisorScript,
 } from "../../src/sandbox/supervisor.js";
 
 describe("the live sandbox's supervisor protocol", () => {
@@ -56,14 +56,30 @@ describe("the live sandbox's supervisor protocol", () => {
 
   it("is a Perl program the host's perl compiles, built for this architecture", () => {
     const argv = supervisorArgv("/usr/bin/perl");
-    expect(argv.slice(0, 3)).toEqual(["/usr/bin/perl", "-e", SUPERVISOR_SCRIPT]);
+    expect(argv.slice(0, 3)).toEqual(["/usr/bin/perl", "-e", supervisorScript()]);
     expect(() => supervisorArgv("/usr/bin/perl", "s390x")).toThrow(/x86_64 and aarch64/);
     expect(argv).toHaveLength(5);
     expect(supervisorArgv("/usr/bin/perl", process.arch, "/run/awaken-egress/proxy.sock").slice(5)).toEqual([
       "/run/awaken-egress/proxy.sock",
     ]);
-    const checked = spawnSync("perl", ["-c", "-e", SUPERVISOR_SCRIPT], { encoding: "utf8" });
+    const checked = spawnSync("perl", ["-c", "-e", supervisorScript()], { encoding: "utf8" });
     expect(checked.status, checked.stderr).toBe(0);
     expect(checked.stderr).toMatch(/syntax OK/);
+  });
+
+  it("is found by the built server too (dist/ carries only JavaScript; the program is read from src/)", () => {
+    const built = new URL("../../dist/sandbox/supervisor.js", import.meta.url);
+    const probe = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const m = await import(${JSON.stringify(built.href)}); process.stdout.write(m.supervisorScript());`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(probe.status, probe.stderr).toBe(0);
+    expect(probe.stdout).toBe(supervisorScript());
+    expect(probe.stdout).toMatch(/"op":"ready"/);
   });
 });

@@ -106,7 +106,11 @@ export const bash = handTool({
     if (result.stderr !== "") parts.push(`[stderr]\n${result.stderr.replace(/\n$/, "")}`);
     if (result.truncated) parts.push(`[output truncated after ${MAX_TOOL_OUTPUT_BYTES} bytes]`);
     if (result.timedOut) parts.push(`[killed after ${timeoutMs} ms: the command did not finish in time]`);
+    if (result.limitHit) parts.push(`[${result.limitHit}]`);
     parts.push(`[exit code: ${result.exitCode ?? "killed"}]`);
-    return { text: parts.join("\n"), isError: result.timedOut || result.exitCode !== 0 };
+    return {
+      text: parts.join("\n"),
+      isError: result.timedOut || result.exitCode !== 0 || result.limitHit !== undefined,
+    };
   },
 });

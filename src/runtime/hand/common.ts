@@ -95,6 +95,7 @@ export function runScript(
 /** A command's complaint for a message: its first lines of stderr, or how it ended. */
 export function complaint(result: ExecResult): string {
   if (result.timedOut) return "timed out";
+  if (result.limitHit) return result.limitHit;
   const text = result.stderr.trim();
   return text === "" ? `exit code ${result.exitCode ?? "killed"}` : text.split("\n").slice(0, 5).join("\n");
 }

@@ -53,7 +53,7 @@ export async function writeInSandbox(
     maxOutputBytes: MAX_TOOL_OUTPUT_BYTES,
     signal,
   });
-  if (result.exitCode === 0 && !result.timedOut) return undefined;
+  if (result.exitCode === 0 && !result.timedOut && !result.limitHit) return undefined;
   if (result.exitCode === 65) return `${path}: is a directory`;
   return `${path}: ${complaint(result)}`;
 }

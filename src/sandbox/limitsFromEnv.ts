@@ -1,0 +1,61 @@
+/**
+ * The operator's sandbox limits, from the worker's environment (`awaken up` and `awaken worker`
+ * alike). A value that does not parse stops the process at start-up, naming the variable: a typo
+ * must not silently leave sandboxes with the defaults.
+ *
+ *   AWAKEN_SANDBOX_MEMORY               memory per sandbox, e.g. 2g, 512m (default 2g)
+ *   AWAKEN_SANDBOX_DISK_QUOTA           disk per workspace, e.g. 2g (default 2g)
+ *   AWAKEN_SANDBOX_MEMORY_ENFORCEMENT   auto (default) | cgroup | rlimit
+ *   AWAKEN_SANDBOX_CGROUP               a delegated cgroup to create sandbox cgroups under
+ */
+import type { BwrapTierOptions } from "./bwrapTier.js";
+
+const UNITS: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+/** Below this no shell starts: a limit this small is a mistake. */
+const MIN_BYTES = 16 * 2 ** 20;
+
+/** `2g`, `512M`, `1.5GiB`, `1073741824` → bytes; null for anything else. */
+export function parseByteSize(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$/i.exec(text);
+  if (!match) return null;
+  const bytes = Math.floor(Number(match[1]) * UNITS[match[2]!.toLowerCase()]!);
+  return Number.isSafeInteger(bytes) ? bytes : null;
+}
+
+export function sandboxLimitsFromEnv(env: NodeJS.ProcessEnv): Pick<BwrapTierOptions, "limits" | "memory"> {
+  const size = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return undefined;
+    const bytes = parseByteSize(raw);
+    if (bytes === null || bytes < MIN_BYTES) {
+      throw new Error(
+        `${name} must be a size of at least 16m, such as 2g or 512m (got ${JSON.stringify(raw)})`,
+      );
+    }
+    return bytes;
+  };
+  const memoryBytes = size("AWAKEN_SANDBOX_MEMORY");
+  const workspaceBytes = size("AWAKEN_SANDBOX_DISK_QUOTA");
+  const enforcement = env.AWAKEN_SANDBOX_MEMORY_ENFORCEMENT || undefined;
+  if (
+    enforcement !== undefined &&
+    enforcement !== "auto" &&
+    enforcement !== "cgroup" &&
+    enforcement !== "rlimit"
+  ) {
+    throw new Error(
+      `AWAKEN_SANDBOX_MEMORY_ENFORCEMENT must be auto, cgroup or rlimit (got ${JSON.stringify(enforcement)})`,
+    );
+  }
+  const cgroupParent = env.AWAKEN_SANDBOX_CGROUP || undefined;
+  return {
+    limits: {
+      ...(memoryBytes === undefined ? {} : { memoryBytes }),
+      ...(workspaceBytes === undefined ? {} : { workspaceBytes }),
+    },
+    memory: {
+      ...(enforcement === undefined ? {} : { enforcement }),
+      ...(cgroupParent === undefined ? {} : { cgroupParent }),
+    },
+  };
+}
