@@ -67,3 +67,7 @@ export function installShutdown(
     },
   };
 }
+
+/** `--allow-unsandboxed-tier` of `awaken up` and `awaken worker`: the help names the risk. */
+export const UNSANDBOXED_HELP =
+  'RISKY: let environments choose sandbox tier "none", which runs built-in tools unsandboxed as this process\'s user (they can read the data dir and master key); off by default';

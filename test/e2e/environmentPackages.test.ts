@@ -59,6 +59,8 @@ beforeAll(async () => {
   expect(existsSync(tarball)).toBe(true);
   fake = await startFakeAnthropic();
   t = await startTestServer({
+    // Its environments run tools on tier "none": the operator option enables it.
+    allowWeakerTiers: true,
     env: {
       ANTHROPIC_API_KEY: "k",
       ANTHROPIC_BASE_URL: fake.url,

@@ -32,6 +32,8 @@ beforeAll(async () => {
   t = await startTestServer({
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
     workerPollMs: 50,
+    // Its environments run tools on tier "none": the operator option enables it.
+    allowWeakerTiers: true,
   });
   // bwrap's sandbox uids must be able to pass through to their workspaces.
   const workspaces = join(t.dataDir, "workspaces");
