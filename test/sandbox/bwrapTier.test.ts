@@ -373,6 +373,8 @@ describe("bwrap tier: sessions", () => {
     "/proc inside names no host path in any command line; mountinfo only as the binds' roots",
     async () => {
       const closed = await mkdtemp(join(tmpdir(), "bwrap-proc-"));
+      // Passable, so this checks only what /proc shows (reaching a closed parent is tested above).
+      await chmod(closed, 0o711);
       const workspaces = join(closed, "workspaces");
       const packagesDir = join(workspaces, ".packages", "set");
       await mkdir(packagesDir, { recursive: true, mode: 0o755 });
