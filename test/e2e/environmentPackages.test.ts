@@ -6,16 +6,7 @@
  * and the server's installers run with `npm_config_offline=true`.
  */
 import { execFileSync } from "node:child_process";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -72,11 +63,7 @@ beforeAll(async () => {
     },
     workerPollMs: 50,
   });
-  // bwrap's sandbox uids must be able to pass through to their workspaces and the packages.
-  const workspaces = join(t.dataDir, "workspaces");
-  mkdirSync(workspaces, { recursive: true });
-  chmodSync(t.dataDir, 0o711);
-  chmodSync(workspaces, 0o711);
+  // The data dir stays 0700 as mkdtemp made it: bwrap sandboxes reach workspaces and packages all the same.
 });
 afterAll(async () => {
   await t.close();

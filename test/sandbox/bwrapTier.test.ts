@@ -51,8 +51,7 @@ beforeAll(async () => {
   installed = await bwrapAvailable();
   if (!installed) return;
   root = await mkdtemp(join(tmpdir(), "bwrap-tier-"));
-  // mkdtemp makes a 0700 directory; sandbox uids must be able to pass through it.
-  await chmod(root, 0o711);
+  // Left 0700 as mkdtemp made it: sandboxes reach their workspaces under a closed parent.
   provider = new BwrapTierProvider({
     workspaceRoot: join(root, "workspaces"),
     uidRange: { first: 231_000, last: 231_999 },
