@@ -6,7 +6,13 @@ import {
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import { startAllInOne } from "./allInOne.js";
-import { installShutdown, integer, modelOptions, UNSANDBOXED_HELP } from "./commandSupport.js";
+import {
+  installShutdown,
+  integer,
+  modelOptions,
+  UNSANDBOXED_HELP,
+  UNSANDBOXED_WARNING,
+} from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
@@ -76,6 +82,8 @@ export function upCommand(): Command {
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "server");
+    const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
+    if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     const server = await startAllInOne(
       {
         host: opts.host,
@@ -90,7 +98,7 @@ export function upCommand(): Command {
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
         retry: { baseDelayMs: opts.modelRetryBaseMs },
-        allowWeakerTiers: opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env),
+        allowWeakerTiers,
         env: process.env,
       },
       logger,

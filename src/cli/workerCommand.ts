@@ -6,7 +6,13 @@ import {
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
-import { installShutdown, integer, modelOptions, UNSANDBOXED_HELP } from "./commandSupport.js";
+import {
+  installShutdown,
+  integer,
+  modelOptions,
+  UNSANDBOXED_HELP,
+  UNSANDBOXED_WARNING,
+} from "./commandSupport.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
 const WORKER_HELP = `
@@ -62,6 +68,8 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "worker");
+    const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
+    if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
     try {
       worker = await startRemoteWorker(
@@ -73,7 +81,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
           modelRetryBaseMs: opts.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
-          allowWeakerTiers: opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env),
+          allowWeakerTiers,
           env: process.env,
           sandboxEgress: testHooks.sandboxEgress,
         },

@@ -8,6 +8,7 @@ import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import { createSandboxes } from "../../src/cli/sandboxes.js";
 import { SandboxUnavailableError } from "../../src/sandbox/ports.js";
 import { history, isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
+import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 
 /**
  * Tier "none" runs built-in tools as the server's own user (its data dir, its master key in
@@ -19,7 +20,13 @@ const NONE = { type: "cloud", sandbox: { tier: "none" } } as never;
 const dirs: string[] = [];
 const servers: RunningServer[] = [];
 
+const processes: ServerProcess[] = [];
+
 afterEach(async () => {
+  for (const p of processes.splice(0)) {
+    p.child.kill("SIGTERM");
+    await p.exited;
+  }
   for (const server of servers.splice(0)) await server.stop();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -153,5 +160,23 @@ describe('sandbox tier "none" is an operator decision', () => {
     const sandbox = await allowed.realize(spec);
     expect(sandbox.tier).toBe("none");
     await Promise.all([strict.close(), allowed.close()]);
+  });
+
+  it("awaken up takes the option as --allow-unsandboxed-tier or AWAKEN_ALLOW_UNSANDBOXED_TIER=1, and warns that it is on", async () => {
+    const variants: Array<{ args: string[]; env: NodeJS.ProcessEnv; enabled: boolean }> = [
+      { args: [], env: {}, enabled: false },
+      { args: ["--allow-unsandboxed-tier"], env: {}, enabled: true },
+      { args: [], env: { AWAKEN_ALLOW_UNSANDBOXED_TIER: "1" }, enabled: true },
+    ];
+    for (const { args, env, enabled } of variants) {
+      const p = await startServerProcess({ dataDir: join(dataDir(), "data"), apiKey: KEY, args, env });
+      processes.push(p);
+      const outcome = await p.client.beta.environments.create({ name: "open", config: NONE }).then(
+        () => 201,
+        (e: InstanceType<typeof Anthropic.APIError>) => e.status,
+      );
+      expect(outcome, JSON.stringify(args) + JSON.stringify(env)).toBe(enabled ? 201 : 400);
+      expect(/the unsandboxed tier is enabled/.test(p.stderr())).toBe(enabled);
+    }
   });
 });
