@@ -28,7 +28,7 @@ import { LocalSecretStore } from "../secrets/localSecretStore.js";
 import { loadMasterKey, loadRetiredMasterKeys, MASTER_KEY_ENV } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
-import { createSandboxes } from "./sandboxes.js";
+import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -153,7 +153,8 @@ export async function startAllInOne(
 
   const registrar = new LocalRegistrar(ports.catalog, clock);
   const agents = new AgentService(control.publications, registrar, clock);
-  const environments = new EnvironmentService(ports.environments, clock);
+  const tierPolicy = { allowWeakerTiers: options.allowWeakerTiers === true };
+  const environments = new EnvironmentService(ports.environments, clock, tierPolicy);
   const workQueue = new WorkQueueService(
     ports.workQueue,
     ports.environments,
@@ -162,7 +163,12 @@ export async function startAllInOne(
     ports.sessions,
   );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
-  const sandboxes = createSandboxes(join(options.dataDir, "workspaces"), options.env, options.sandboxEgress);
+  const sandboxes = createSandboxes(
+    join(options.dataDir, "workspaces"),
+    options.env,
+    options.sandboxEgress,
+    tierPolicy.allowWeakerTiers,
+  );
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
   const sessions = new SessionService(
@@ -179,6 +185,7 @@ export async function startAllInOne(
     async (packages) => {
       await sandboxes.packages?.prepare(packages);
     },
+    tierPolicy,
   );
   const providers = createProviderRouter(options.env);
 
@@ -255,6 +262,7 @@ export async function startAllInOne(
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+  await reportMissingBubblewrap(logger);
 
   let stopping: Promise<void> | null = null;
   return {

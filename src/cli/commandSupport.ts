@@ -67,3 +67,11 @@ export function installShutdown(
     },
   };
 }
+
+/** `--allow-unsandboxed-tier` of `awaken up` and `awaken worker`: the help names the risk. */
+export const UNSANDBOXED_HELP =
+  'RISKY: let environments choose sandbox tier "none", which runs built-in tools unsandboxed as this process\'s user (they can read the data dir and master key); off by default';
+
+/** Logged at start-up while the option is on, so the choice stays visible in the logs. */
+export const UNSANDBOXED_WARNING =
+  'the unsandboxed tier is enabled: environments may choose sandbox tier "none", whose built-in tools run as this process\'s user';

@@ -1,4 +1,7 @@
 import { resolve } from "node:path";
+import type { Logger } from "pino";
+import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
+import { bwrapUnavailableReason } from "../sandbox/bwrapHost.js";
 import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { sandboxLimitsFromEnv } from "../sandbox/limitsFromEnv.js";
@@ -10,7 +13,8 @@ import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
  * The sandbox tiers this process can realize, each session's workspace under `workspaceRoot`.
  * Which tier a session gets is not decided here: its environment revision names it. The bwrap
  * tier checks its host prerequisites on first use and refuses with install instructions when they
- * are missing; it is never swapped for another tier. Environment packages are prepared under
+ * are missing; it is never swapped for another tier. Tiers weaker than the default (`none`) are
+ * offered only when the operator enabled them. Environment packages are prepared under
  * `<workspaceRoot>/.packages/` with the installers run in `env` (the worker's environment: registry
  * settings such as `npm_config_registry` pass through).
  */
@@ -19,18 +23,37 @@ export function createSandboxes(
   env: NodeJS.ProcessEnv = process.env,
   /** Tests only (UpOptions.sandboxEgress): the bwrap egress proxies' resolver and address policy. */
   egress?: EgressProxyOptions,
+  /** The operator enabled tiers weaker than the default (`--allow-unsandboxed-tier`). */
+  allowWeakerTiers = false,
 ): TieredSandboxProvider {
   const root = resolve(workspaceRoot);
-  return new TieredSandboxProvider(
-    {
-      bwrap: new BwrapTierProvider({
-        workspaceRoot: root,
-        // Memory and disk per sandbox: AWAKEN_SANDBOX_MEMORY, AWAKEN_SANDBOX_DISK_QUOTA, …
-        ...sandboxLimitsFromEnv(env),
-        ...(egress ? { egress } : {}),
-      }),
-      none: new NoneTierProvider(root),
-    },
-    new PackagePreparer({ root, env }),
+  const tiers = {
+    bwrap: new BwrapTierProvider({
+      workspaceRoot: root,
+      // Memory and disk per sandbox: AWAKEN_SANDBOX_MEMORY, AWAKEN_SANDBOX_DISK_QUOTA, …
+      ...sandboxLimitsFromEnv(env),
+      ...(egress ? { egress } : {}),
+    }),
+    none: new NoneTierProvider(root),
+  };
+  // A weaker tier the operator did not enable is not offered: realizing it is refused, saying how.
+  const offered = Object.fromEntries(
+    Object.entries(tiers).filter(
+      ([tier]) => allowWeakerTiers || !isWeakerThanDefault(tier as keyof typeof tiers),
+    ),
+  );
+  return new TieredSandboxProvider(offered, new PackagePreparer({ root, env }));
+}
+
+/**
+ * Said once at start-up: without bubblewrap every built-in tool of a cloud environment (tier
+ * `bwrap`, the default) fails, and the first an operator would otherwise hear of it is a user's.
+ */
+export async function reportMissingBubblewrap(logger: Logger): Promise<void> {
+  const reason = await bwrapUnavailableReason();
+  if (reason === null) return;
+  logger.warn(
+    { component: "sandbox" },
+    `${reason}: built-in tools (bash, read, write, …) of cloud environments need it and will fail on this host; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)`,
   );
 }

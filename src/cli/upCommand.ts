@@ -1,7 +1,18 @@
 import { Command, Option } from "commander";
 import { pino } from "pino";
+import {
+  ALLOW_WEAKER_TIERS_ENV,
+  ALLOW_WEAKER_TIERS_FLAG,
+  weakerTiersAllowedByEnv,
+} from "../kernel/sandboxTiers.js";
 import { startAllInOne } from "./allInOne.js";
-import { installShutdown, integer, modelOptions } from "./commandSupport.js";
+import {
+  installShutdown,
+  integer,
+  modelOptions,
+  UNSANDBOXED_HELP,
+  UNSANDBOXED_WARNING,
+} from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
@@ -17,6 +28,7 @@ Environment:
   AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
                         <data-dir>/master.key, mode 0600); replicas must share it; back it up
+  ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
@@ -64,11 +76,14 @@ export function upCommand(): Command {
       new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams")
         .default(15_000)
         .argParser(integer("--sse-ping-ms", 10)),
-    );
+    )
+    .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP));
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "server");
+    const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
+    if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     const server = await startAllInOne(
       {
         host: opts.host,
@@ -83,6 +98,7 @@ export function upCommand(): Command {
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
         retry: { baseDelayMs: opts.modelRetryBaseMs },
+        allowWeakerTiers,
         env: process.env,
       },
       logger,

@@ -27,6 +27,12 @@ export interface UpOptions {
   /** AWAKEN_WORKER_TOKEN: when set, remote workers may claim and commit over HTTP with it. */
   workerToken?: string | undefined;
   retry: Partial<RetryPolicy>;
+  /**
+   * The operator enabled sandbox tiers weaker than the default (`none`: built-in tools as this
+   * server's user, master key in reach): `--allow-unsandboxed-tier` or
+   * AWAKEN_ALLOW_UNSANDBOXED_TIER=1. Off: environments and sessions naming one are refused.
+   */
+  allowWeakerTiers?: boolean | undefined;
   env: NodeJS.ProcessEnv;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local

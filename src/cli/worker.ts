@@ -8,7 +8,7 @@ import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTranspor
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
-import { createSandboxes } from "./sandboxes.js";
+import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;
@@ -20,6 +20,8 @@ export interface RemoteWorkerOptions {
   modelRetryBaseMs: number;
   /** Sessions' sandbox workspaces on this worker's host. */
   workspaceDir: string;
+  /** The operator enabled tiers weaker than the default on this worker (`--allow-unsandboxed-tier`). */
+  allowWeakerTiers?: boolean | undefined;
   env: NodeJS.ProcessEnv;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only, like
@@ -99,8 +101,14 @@ export async function startRemoteWorker(
     }
   }
   const providers = createProviderRouter(options.env);
-  const sandboxes = createSandboxes(options.workspaceDir, options.env, options.sandboxEgress);
+  const sandboxes = createSandboxes(
+    options.workspaceDir,
+    options.env,
+    options.sandboxEgress,
+    options.allowWeakerTiers === true,
+  );
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+  await reportMissingBubblewrap(logger);
   const worker = new Worker(
     transport,
     {

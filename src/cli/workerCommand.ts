@@ -1,7 +1,18 @@
 import { Command, Option } from "commander";
 import { pino } from "pino";
+import {
+  ALLOW_WEAKER_TIERS_ENV,
+  ALLOW_WEAKER_TIERS_FLAG,
+  weakerTiersAllowedByEnv,
+} from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
-import { installShutdown, integer, modelOptions } from "./commandSupport.js";
+import {
+  installShutdown,
+  integer,
+  modelOptions,
+  UNSANDBOXED_HELP,
+  UNSANDBOXED_WARNING,
+} from "./commandSupport.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
 const WORKER_HELP = `
@@ -15,6 +26,7 @@ Environment:
   AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
   AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+  ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
@@ -50,11 +62,14 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
       ),
     )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
+    .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP))
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "worker");
+    const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
+    if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
     try {
       worker = await startRemoteWorker(
@@ -66,6 +81,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
           modelRetryBaseMs: opts.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
+          allowWeakerTiers,
           env: process.env,
           sandboxEgress: testHooks.sandboxEgress,
         },

@@ -6,6 +6,7 @@
  */
 import { AwakenError } from "../kernel/errors.js";
 import { packageRequirementProblem } from "../kernel/packageRequirements.js";
+import { DEFAULT_SANDBOX_TIER, type SandboxTierName } from "../kernel/sandboxTiers.js";
 
 export type NetworkingConfig =
   | { type: "unrestricted" }
@@ -26,12 +27,12 @@ export interface PackagesConfig {
 
 /**
  * Awaken extension (not in the Managed Agents wire): how a cloud environment isolates Hand tools.
- * `bwrap` is the default; `none` (a plain subprocess, no isolation) must be asked for explicitly.
+ * `bwrap` is the default; `none` (a plain subprocess, no isolation) must be asked for explicitly,
+ * and only on a server whose operator enabled weaker tiers (sandboxTierPolicy.ts).
  * Part of the revision, so a session's tier is frozen with the revision it pinned.
  */
-export type SandboxTierName = "bwrap" | "none";
-export const SANDBOX_TIER_NAMES: readonly SandboxTierName[] = ["bwrap", "none"];
-export const DEFAULT_SANDBOX_TIER: SandboxTierName = "bwrap";
+export type { SandboxTierName } from "../kernel/sandboxTiers.js";
+export { DEFAULT_SANDBOX_TIER, SANDBOX_TIER_NAMES } from "../kernel/sandboxTiers.js";
 /**
  * When a session's sandbox begins (seed 000, "Choose when the Sandbox should begin"): `eager`
  * realizes it when a run starts, before the model or any tool; `on_tool_use` runs model-only turns

@@ -10,6 +10,7 @@ import {
   resolveEnvironmentConfig,
 } from "./environmentConfig.js";
 import type { EnvironmentRecord, EnvironmentStore } from "./ports.js";
+import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
 
 export interface CreateEnvironmentCommand {
   name: string;
@@ -32,9 +33,13 @@ export class EnvironmentService {
   constructor(
     private readonly store: EnvironmentStore,
     private readonly clock: Clock,
+    /** Whether a config may name a tier weaker than the default (the operator's option). */
+    private readonly tierPolicy: SandboxTierPolicy = STRICT_TIER_POLICY,
   ) {}
 
   async create(workspaceId: string, cmd: CreateEnvironmentCommand): Promise<EnvironmentRecord> {
+    const config = resolveEnvironmentConfig(cmd.config);
+    admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
     const now = this.clock.now();
     const record: EnvironmentRecord = {
       id: newId("env", now),
@@ -43,7 +48,7 @@ export class EnvironmentService {
       description: cmd.description,
       scope: cmd.scope,
       metadata: cmd.metadata,
-      config: resolveEnvironmentConfig(cmd.config),
+      config,
       revision: 1,
       createdAt: now,
       updatedAt: now,
@@ -76,6 +81,8 @@ export class EnvironmentService {
     }
     const config = applyEnvironmentConfigUpdate(current.config, cmd.config);
     const configChanged = canonicalJson(config) !== canonicalJson(current.config);
+    // A new revision must meet today's rule; an unchanged one (a rename) is left as it was.
+    if (configChanged) admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
     const next: EnvironmentRecord = {
       ...current,
       name: cmd.name ?? current.name,

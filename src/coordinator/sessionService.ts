@@ -20,6 +20,7 @@ import type {
   SessionWorkHook,
 } from "./ports.js";
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
+import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
 
 /**
  * How long a retried send is matched against the previous one. It covers the SDK's retry schedule
@@ -67,6 +68,11 @@ export class SessionService {
      * worker prepares them on first use.
      */
     private readonly preparePackages?: PackagesPreparationHook,
+    /**
+     * A revision naming a tier weaker than the default (one stored before the operator turned
+     * weaker tiers off) starts no session unless the operator enabled them.
+     */
+    private readonly tierPolicy: SandboxTierPolicy = STRICT_TIER_POLICY,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -87,6 +93,7 @@ export class SessionService {
         { details: { error_code: "environment_archived" } },
       );
     }
+    admitSandboxTier(env.config, this.tierPolicy, `environment ${env.id} (revision ${env.revision})`);
     admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
     if (cmd.vaultIds.length > 0 && !this.pinner)
       throw invalid("vault_ids: vaults are not supported by this server yet");

@@ -117,6 +117,11 @@ export interface BwrapInvocation {
   dataBytes?: number;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
+  /**
+   * What `prlimit … bwrap …` runs under: a root worker's private mounts and drop to the sandbox
+   * uid (sandboxMounts.ts). Absent: the process is spawned as the sandbox's uid already.
+   */
+  launcher?: string[];
 }
 
 /** The proxy variables every command of a sandbox with egress gets (both spellings). */
@@ -218,6 +223,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
       "-c",
       (invocation.gated ? WAIT_FOR_GATE : "") + CLOSE_INHERITED_FDS,
       "bash",
+      ...(invocation.launcher ?? []),
       invocation.prlimitPath,
       ...prlimit,
       invocation.bwrapPath,

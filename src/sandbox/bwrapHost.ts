@@ -4,6 +4,7 @@ import { access, lstat, readlink } from "node:fs/promises";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import type { SystemEntry } from "./bwrapArgs.js";
+import type { MountTools } from "./sandboxMounts.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -15,6 +16,8 @@ export interface BwrapHost {
   /** The live sandbox's supervisor runs on it; under /usr, so the sandbox sees the same file. */
   perlPath: string;
   systemEntries: SystemEntry[];
+  /** util-linux tools a root worker launches each sandbox through (sandboxMounts.ts); root only. */
+  mountTools?: MountTools;
 }
 
 /** perl as the sandbox sees it (only /usr is bound): Debian's perl-base, essential everywhere. */
@@ -29,7 +32,8 @@ const SYSTEM_PATHS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 /**
  * Finds the tools on the worker's PATH once, as absolute paths: the sandboxed child is spawned
  * with an empty environment, so it could not look them up itself. Null when bwrap (or prlimit, bash
- * or perl, all always present on Debian) is missing or does not run.
+ * or perl, all always present on Debian; for a root worker also util-linux's unshare, mount and
+ * setpriv) is missing or does not run.
  */
 export async function probeBwrapHost(): Promise<BwrapHost | null> {
   const [bashPath, bwrapPath, prlimitPath] = await Promise.all([
@@ -44,7 +48,36 @@ export async function probeBwrapHost(): Promise<BwrapHost | null> {
   } catch {
     return null;
   }
-  return { bashPath, bwrapPath, prlimitPath, perlPath, systemEntries: await systemEntries() };
+  const host: BwrapHost = {
+    bashPath,
+    bwrapPath,
+    prlimitPath,
+    perlPath,
+    systemEntries: await systemEntries(),
+  };
+  if (process.getuid?.() !== 0) return host;
+  const [unsharePath, mountPath, setprivPath] = await Promise.all([
+    locate("unshare"),
+    locate("mount"),
+    locate("setpriv"),
+  ]);
+  if (unsharePath === null || mountPath === null || setprivPath === null) return null;
+  return { ...host, mountTools: { unsharePath, mountPath, setprivPath } };
+}
+
+/**
+ * Why this host cannot run the bwrap tier, in words for an operator (null: it can). Checked once
+ * at start-up, so a missing bubblewrap is said before the first built-in tool fails on it.
+ */
+export async function bwrapUnavailableReason(): Promise<string | null> {
+  if (process.platform !== "linux") return `the bwrap tier needs Linux, not ${process.platform}`;
+  if ((await locate("bwrap")) === null) return "bubblewrap (bwrap) is not installed";
+  if ((await probeBwrapHost()) === null) {
+    const tools =
+      process.getuid?.() === 0 ? "prlimit, bash, perl, unshare, mount or setpriv" : "prlimit, bash or perl";
+    return `bwrap does not run, or ${tools} is missing`;
+  }
+  return null;
 }
 
 /** Whether this host can run the bwrap tier at all (for wiring: which tiers a worker offers). */

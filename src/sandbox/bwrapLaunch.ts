@@ -13,6 +13,7 @@ import {
 import { type BwrapHost, probeBwrapHost } from "./bwrapHost.js";
 import { SandboxUnavailableError } from "./ports.js";
 import type { SandboxCgroup } from "./sandboxMemory.js";
+import { MOUNT_POINTS, type MountPoint, prepareMountPoints, privateMountsArgv } from "./sandboxMounts.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 import { seccompProgram } from "./seccompFilter.js";
 import { supervisorArgv } from "./supervisor.js";
@@ -41,9 +42,10 @@ export async function loadPrerequisites(): Promise<Prerequisites> {
   if (host === null) {
     throw new SandboxUnavailableError(
       "bwrap",
-      `bubblewrap (bwrap), prlimit, bash or perl is missing or does not run on this worker: ${INSTALL_HINT}`,
+      `bubblewrap (bwrap), prlimit, bash or perl (as root also unshare, mount, setpriv) is missing or does not run on this worker: ${INSTALL_HINT}`,
     );
   }
+  if (host.mountTools) await prepareMountPoints();
   const stateDir = await mkdtemp(join(tmpdir(), "awaken-bwrap-"));
   await writeFile(join(stateDir, "passwd"), SANDBOX_PASSWD);
   await writeFile(join(stateDir, "group"), SANDBOX_GROUP);
@@ -89,14 +91,28 @@ export interface PreparedSpawn {
 export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise<PreparedSpawn> {
   const hostUid = launch.owner?.uid ?? process.getuid?.();
   if (hostUid === 0 || hostUid === undefined) throw new Error("refusing to start bwrap as host root");
+  const sources: Record<MountPoint, string | undefined> = {
+    workspace: launch.workspaceHostPath,
+    egress: launch.egressDir,
+    packages: launch.packagesDir,
+  };
+  // A root worker binds the sources on fixed mount points in a private namespace, then drops to
+  // the sandbox's uid (sandboxMounts.ts): bwrap sees only the mount points. Otherwise bwrap runs
+  // as the worker itself, which reaches its own directories.
+  const reach = launch.owner === null ? null : privateMounts(launch, launch.owner, sources);
+  const path = (point: MountPoint): string | undefined =>
+    sources[point] === undefined ? undefined : reach ? MOUNT_POINTS[point] : sources[point];
+  const egressDir = path("egress");
+  const packagesDir = path("packages");
   const { command, args } = bwrapCommand({
     ...launch.prerequisites.host,
     limits: launch.limits,
-    workspaceHostPath: launch.workspaceHostPath,
-    ...(launch.egressDir === undefined ? {} : { egressDir: launch.egressDir }),
-    ...(launch.packagesDir === undefined ? {} : { packagesDir: launch.packagesDir }),
+    workspaceHostPath: path("workspace") ?? launch.workspaceHostPath,
+    ...(egressDir === undefined ? {} : { egressDir }),
+    ...(packagesDir === undefined ? {} : { packagesDir }),
     ...(launch.extraEnv === undefined ? {} : { extraEnv: launch.extraEnv }),
     ...(launch.cgroup === undefined ? { dataBytes: launch.limits.memoryBytes } : { gated: true }),
+    ...(reach === null ? {} : { launcher: reach }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);
@@ -110,8 +126,9 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     command,
     args,
     // An empty environment for prlimit and bwrap; bwrap sets the command's own (--setenv).
-    // cwd "/": the worker's directory may not be reachable by the sandbox uid.
-    options: { cwd: "/", env: {}, stdio, ...(launch.owner ?? {}) },
+    // cwd "/": the worker's directory may not be reachable by the sandbox uid. A root worker's
+    // launcher drops to the sandbox uid itself (setpriv), after its private mounts.
+    options: { cwd: "/", env: {}, stdio, ...(launch.owner === null || reach ? {} : launch.owner) },
     started: async (child) => {
       if (!cgroup) return;
       const gate = (child.stdio as readonly unknown[])[SANDBOX_FDS.gate];
@@ -131,6 +148,20 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
       await Promise.all(files.map((file) => file.close()));
     },
   };
+}
+
+function privateMounts(
+  launch: BwrapLaunch,
+  owner: HostOwner,
+  sources: Record<MountPoint, string | undefined>,
+): string[] {
+  const { host } = launch.prerequisites;
+  if (!host.mountTools) throw new Error("a root worker needs unshare, mount and setpriv to start a sandbox");
+  const binds = (Object.keys(sources) as MountPoint[]).flatMap((point) => {
+    const source = sources[point];
+    return source === undefined ? [] : [{ source, point }];
+  });
+  return privateMountsArgv({ ...host.mountTools, bashPath: host.bashPath }, owner, binds);
 }
 
 /** Fresh descriptors per start: bwrap reads each to its end. */

@@ -292,7 +292,7 @@ export class BwrapTierProvider implements SandboxProvider {
     const entry = this.pool.take();
     if (!entry) return null;
     try {
-      await mkdir(dirname(hostWorkspace), { recursive: true, mode: 0o711 });
+      await mkdir(dirname(hostWorkspace), { recursive: true, mode: 0o700 });
       await rename(entry.slot, hostWorkspace);
       return entry;
     } catch (error) {

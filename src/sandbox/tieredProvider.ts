@@ -1,3 +1,4 @@
+import { isWeakerThanDefault, weakerTierRefusal } from "../kernel/sandboxTiers.js";
 import { hasPackages, PackagePreparationError, type PackagePreparer } from "./packagePreparer.js";
 import {
   type Sandbox,
@@ -10,7 +11,7 @@ import {
 /** What to tell an operator whose host lacks a tier. */
 const HOW_TO_GET: Record<SandboxTier, string> = {
   bwrap: "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on every worker host",
-  none: "the `none` tier needs nothing; this worker was started without it",
+  none: "the operator did not enable the unsandboxed tier on this worker",
 };
 
 /**
@@ -39,6 +40,11 @@ export class TieredSandboxProvider implements SandboxProvider {
 
   private realizeTier(spec: SandboxSpec): Promise<Sandbox> {
     const provider = this.tiers[spec.tier];
+    if (!provider && isWeakerThanDefault(spec.tier)) {
+      return Promise.reject(
+        new SandboxUnavailableError(spec.tier, weakerTierRefusal(spec.tier, "this worker")),
+      );
+    }
     if (!provider) {
       return Promise.reject(
         new SandboxUnavailableError(

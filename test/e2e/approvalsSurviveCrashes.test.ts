@@ -42,7 +42,8 @@ async function server(args: string[] = []): Promise<ServerProcess> {
     dataDir,
     apiKey: KEY,
     env: { AWAKEN_WORKER_TOKEN: TOKEN },
-    args: ["--lease-ms", "1000", ...args],
+    // Its environment runs bash on tier "none": an operator's choice.
+    args: ["--lease-ms", "1000", "--allow-unsandboxed-tier", ...args],
   });
   processes.push(p);
   return p;
@@ -113,6 +114,7 @@ describe("approvals survive crashes", () => {
     const parker: WorkerProcess = await startWorker(coordinator.url, TOKEN, {}, [
       "--workspace-dir",
       workspaces,
+      "--allow-unsandboxed-tier",
     ]);
     processes.push(parker);
     const { sessionId } = await parkedSession(coordinator.client);
@@ -127,7 +129,11 @@ describe("approvals survive crashes", () => {
     });
     expect((await client.beta.sessions.retrieve(sessionId)).status).toBe("running");
 
-    const next = await startWorker(coordinator.url, TOKEN, {}, ["--workspace-dir", workspaces]);
+    const next = await startWorker(coordinator.url, TOKEN, {}, [
+      "--workspace-dir",
+      workspaces,
+      "--allow-unsandboxed-tier",
+    ]);
     processes.push(next);
     const done = await waitForHistory(client, sessionId, (h) => h.some(isEndTurnIdle), 15_000);
     expect(done.filter((e) => e.type === "agent.tool_result")).toHaveLength(1);

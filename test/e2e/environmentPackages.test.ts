@@ -9,7 +9,6 @@
  */
 import { execFileSync } from "node:child_process";
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -68,6 +67,8 @@ beforeAll(async () => {
   registry = await startFakeNpmRegistry([{ name: PACKAGE, version: "1.0.0", tarball }]);
   fake = await startFakeAnthropic();
   t = await startTestServer({
+    // Its environments run tools on tier "none": the operator option enables it.
+    allowWeakerTiers: true,
     env: {
       ANTHROPIC_API_KEY: "k",
       ANTHROPIC_BASE_URL: fake.url,
@@ -79,11 +80,7 @@ beforeAll(async () => {
     },
     workerPollMs: 50,
   });
-  // bwrap's sandbox uids must be able to pass through to their workspaces and the packages.
-  const workspaces = join(t.dataDir, "workspaces");
-  mkdirSync(workspaces, { recursive: true });
-  chmodSync(t.dataDir, 0o711);
-  chmodSync(workspaces, 0o711);
+  // The data dir stays 0700 as mkdtemp made it: bwrap sandboxes reach workspaces and packages all the same.
 });
 afterAll(async () => {
   await t.close();

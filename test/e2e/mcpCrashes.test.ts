@@ -40,7 +40,7 @@ async function start(): Promise<ServerProcess> {
     dataDir,
     apiKey: KEY,
     env: { ANTHROPIC_API_KEY: "fake-key", ANTHROPIC_BASE_URL: fake.url },
-    args: ["--lease-ms", "1000", "--model-retry-base-ms", "10"],
+    args: ["--lease-ms", "1000", "--model-retry-base-ms", "10", "--allow-unsandboxed-tier"],
   });
   running.push(p);
   return p;

@@ -34,6 +34,8 @@ beforeAll(async () => {
   t = await startTestServer({
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
     workerPollMs: 50,
+    // Its environments run tools on tier "none": the operator option enables it.
+    allowWeakerTiers: true,
   });
   const environment = await t.client.beta.environments.create({
     name: "mcp",

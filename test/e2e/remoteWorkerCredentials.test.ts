@@ -46,12 +46,13 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
       dataDir,
       apiKey: KEY,
       env: { AWAKEN_WORKER_TOKEN: TOKEN, AWAKEN_LOG_LEVEL: "trace" },
-      args: ["--workers", "0", ...(schema ? ["--database-url", schema.url] : [])],
+      args: ["--workers", "0", "--allow-unsandboxed-tier", ...(schema ? ["--database-url", schema.url] : [])],
     });
     // No model key: the offline model calls `lookup` when asked to. Trace level: the most it logs.
     worker = await startWorker(server.url, TOKEN, { AWAKEN_LOG_LEVEL: "trace" }, [
       "--workspace-dir",
       join(dataDir, "worker-workspaces"),
+      "--allow-unsandboxed-tier",
     ]);
     identity = /Awaken worker (\S+) is running/.exec(worker.stdout())![1]!;
     const environment = await server.client.beta.environments.create({

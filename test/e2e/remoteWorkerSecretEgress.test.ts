@@ -15,7 +15,7 @@
  * egress proxies the test-only resolver, loopback allowance and upstream CA, exactly as
  * test/e2e/secretEgress.test.ts gives them to the in-process server.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -98,10 +98,7 @@ function remoteSecretSuite(backend: "sqlite" | "postgres") {
 
     dataDir = mkdtempSync(join(tmpdir(), `awaken-remote-egress-${backend}-`));
     const workspaces = join(dataDir, "worker-workspaces");
-    // The bwrap tier's sandbox uids must pass through the (mkdtemp 0700) directories.
-    mkdirSync(workspaces, { recursive: true });
-    chmodSync(dataDir, 0o711);
-    chmodSync(workspaces, 0o711);
+    // The 0700 dirs stay closed: sandboxes reach their workspaces all the same.
     const caFile = join(dataDir, "upstream-ca.pem");
     writeFileSync(caFile, ca.certificatePem);
 

@@ -4,7 +4,7 @@
  * session, and escape attempts from bash in the real `bwrap` tier, all through the official SDK with
  * a scripted model on the real Anthropic streaming wire.
  */
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -32,12 +32,10 @@ beforeAll(async () => {
   t = await startTestServer({
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
     workerPollMs: 50,
+    // Its environments run tools on tier "none": the operator option enables it.
+    allowWeakerTiers: true,
   });
-  // bwrap's sandbox uids must be able to pass through to their workspaces.
-  const workspaces = join(t.dataDir, "workspaces");
-  mkdirSync(workspaces, { recursive: true });
-  chmodSync(t.dataDir, 0o711);
-  chmodSync(workspaces, 0o711);
+  // The data dir stays 0700 as mkdtemp made it: bwrap sandboxes reach their workspaces all the same.
   // A service on host loopback (think: the database) that no sandbox may reach.
   loopback = createServer((socket) => socket.end("secret-service\n"));
   await new Promise<void>((resolve) => loopback.listen(0, "127.0.0.1", resolve));

@@ -46,7 +46,9 @@ async function handSession(client: Anthropic) {
   return client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
 }
 
-const workerArgs = () => ["--concurrency", "1", "--workspace-dir", workspaces];
+// Its environment runs bash on tier "none": the operator option, on the replica and the workers.
+const UNSANDBOXED = ["--allow-unsandboxed-tier"];
+const workerArgs = () => ["--concurrency", "1", "--workspace-dir", workspaces, ...UNSANDBOXED];
 const ofType = <F extends { type: string }>(facts: F[], type: string): F[] =>
   facts.filter((f) => f.type === type);
 const isEndTurn = (f: { type: string; body: Record<string, unknown> }) =>
@@ -57,7 +59,7 @@ const resultText = (f: { body: Record<string, unknown> } | undefined) =>
 describe("fault: a worker killed while a Hand tool call executes", () => {
   it("bash (not safe to repeat): the next worker does not run it again; the model is told the outcome is unknown", async () => {
     const c = cluster!;
-    const replica = await c.startReplica();
+    const replica = await c.startReplica(UNSANDBOXED);
     const first = await c.startWorker(replica.url, {}, workerArgs());
     const session = await handSession(replica.client);
     const effects = join(workspaces, session.id, "effects.log");
@@ -109,7 +111,7 @@ describe("fault: a worker killed while a Hand tool call executes", () => {
 
   it("grep (safe to repeat): the next worker runs it again as attempt 2 and the model gets its result", async () => {
     const c = cluster!;
-    const replica = await c.startReplica();
+    const replica = await c.startReplica(UNSANDBOXED);
     const first = await c.startWorker(replica.url, {}, workerArgs());
     const session = await handSession(replica.client);
     const client = replica.client;

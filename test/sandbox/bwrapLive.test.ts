@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -94,7 +94,7 @@ beforeAll(async () => {
   installed = await bwrapAvailable();
   if (!installed) return;
   root = await mkdtemp(join(tmpdir(), "bwrap-live-"));
-  await chmod(root, 0o711);
+  // Left 0700 as mkdtemp made it: sandboxes reach their workspaces under a closed parent.
 });
 
 beforeEach(() => {

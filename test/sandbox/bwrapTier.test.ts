@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,8 +51,7 @@ beforeAll(async () => {
   installed = await bwrapAvailable();
   if (!installed) return;
   root = await mkdtemp(join(tmpdir(), "bwrap-tier-"));
-  // mkdtemp makes a 0700 directory; sandbox uids must be able to pass through it.
-  await chmod(root, 0o711);
+  // Left 0700 as mkdtemp made it: sandboxes reach their workspaces under a closed parent.
   provider = new BwrapTierProvider({
     workspaceRoot: join(root, "workspaces"),
     uidRange: { first: 231_000, last: 231_999 },
@@ -336,20 +335,80 @@ describe("bwrap tier: sessions", () => {
     }
   });
 
-  it.runIf(IS_ROOT)("refuses a workspace root the sandbox uid cannot pass through", async () => {
-    const closed = await mkdtemp(join(tmpdir(), "bwrap-closed-"));
-    const blocked = new BwrapTierProvider({ workspaceRoot: join(closed, "workspaces") });
-    try {
-      const error = await blocked
-        .realize({ tier: "bwrap", sessionId: "s-closed", networking: { type: "unrestricted" } })
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(SandboxUnavailableError);
-      expect((error as Error).message).toMatch(/chmod o\+x/);
-    } finally {
-      await blocked.close();
-      await rm(closed, { recursive: true, force: true });
-    }
-  });
+  it.runIf(IS_ROOT)(
+    "reaches its workspace, egress socket and packages under a 0700 parent, which stays 0700",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "bwrap-closed-"));
+      const workspaces = join(closed, "workspaces");
+      const packagesDir = join(workspaces, ".packages", "set");
+      await mkdir(packagesDir, { recursive: true, mode: 0o755 });
+      await writeFile(join(packagesDir, "marker"), "prepared\n", { mode: 0o644 });
+      const reaching = new BwrapTierProvider({ workspaceRoot: workspaces, poolSize: 0 });
+      try {
+        const inside = await reaching.realize({
+          tier: "bwrap",
+          sessionId: "s-closed",
+          networking: { type: "unrestricted" },
+          preparedPackages: { hash: "set", dir: packagesDir },
+        });
+        const result = await run(inside, [
+          "bash",
+          "-c",
+          "echo written > /workspace/out && cat /workspace/out /opt/awaken/packages/marker && test -S /run/awaken-egress/proxy.sock && echo socket",
+        ]);
+        expect(result).toMatchObject({ exitCode: 0, stdout: "written\nprepared\nsocket\n" });
+        expect((await lstat(join(workspaces, "s-closed", "out"))).uid).toBe(inside.owner!.uid);
+        expect((await stat(closed)).mode & 0o777).toBe(0o700);
+        // The binds were made in the launcher's private namespace: none reached the host's.
+        expect(await readFile("/proc/self/mountinfo", "utf8")).not.toContain("awaken-sandbox-mounts");
+      } finally {
+        await reaching.close();
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.runIf(IS_ROOT)(
+    "/proc inside names no host path in any command line; mountinfo only as the binds' roots",
+    async () => {
+      const closed = await mkdtemp(join(tmpdir(), "bwrap-proc-"));
+      // Passable, so this checks only what /proc shows (reaching a closed parent is tested above).
+      await chmod(closed, 0o711);
+      const workspaces = join(closed, "workspaces");
+      const packagesDir = join(workspaces, ".packages", "set");
+      await mkdir(packagesDir, { recursive: true, mode: 0o755 });
+      const hidden = new BwrapTierProvider({ workspaceRoot: workspaces, poolSize: 0 });
+      try {
+        const inside = await hidden.realize({
+          tier: "bwrap",
+          sessionId: "s-proc",
+          networking: { type: "unrestricted" },
+          preparedPackages: { hash: "set", dir: packagesDir },
+        });
+        const cmdlines = await run(inside, [
+          "bash",
+          "-c",
+          'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f"; echo; done',
+        ]);
+        expect(cmdlines.stdout).toContain("bwrap");
+        expect(cmdlines.stdout).toContain("/workspace");
+        for (const host of [closed, "awaken-egress-"]) expect(cmdlines.stdout).not.toContain(host);
+        const mountinfo = (await run(inside, ["cat", "/proc/self/mountinfo"])).stdout;
+        // The kernel shows a bind's source as its path within its filesystem (field 4): bwrap
+        // cannot hide it. Nowhere else does a host path appear.
+        const BIND_TARGETS = ["/workspace", "/run/awaken-egress", "/opt/awaken/packages"];
+        for (const line of mountinfo.trim().split("\n")) {
+          const fields = line.split(" ");
+          if (BIND_TARGETS.includes(fields[4]!)) fields[3] = "";
+          expect(fields.join(" ")).not.toContain(closed);
+          expect(fields.join(" ")).not.toContain("awaken-egress-");
+        }
+      } finally {
+        await hidden.close();
+        await rm(closed, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("refuses with SandboxUnavailableError when bwrap is not installed", async () => {
     const path = process.env.PATH;

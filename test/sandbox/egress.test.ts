@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -142,7 +142,7 @@ beforeAll(async () => {
   installed = await bwrapAvailable();
   if (!installed) return;
   root = await mkdtemp(join(tmpdir(), "bwrap-egress-"));
-  await chmod(root, 0o711);
+  // Left 0700 as mkdtemp made it: sandboxes reach their workspaces under a closed parent.
   upstream = createServer((req, res) => {
     if (req.url === "/big") {
       res.writeHead(200, { "Content-Type": "application/octet-stream" });

@@ -32,6 +32,8 @@ export async function startTestServer(
     workerPollMs?: number;
     /** Serves the worker transport to remote workers holding this token (`awaken up` with it set). */
     workerToken?: string;
+    /** The operator option `--allow-unsandboxed-tier`: environments may choose tier "none". */
+    allowWeakerTiers?: boolean;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -49,6 +51,7 @@ export async function startTestServer(
       ssePingMs: options.ssePingMs ?? 15_000,
       apiKey: TEST_API_KEY,
       ...(options.workerToken ? { workerToken: options.workerToken } : {}),
+      ...(options.allowWeakerTiers ? { allowWeakerTiers: true } : {}),
       retry: {
         baseDelayMs: options.retryBaseMs ?? 10,
         maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),

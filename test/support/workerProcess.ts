@@ -19,8 +19,11 @@ export function spawnWorker(
   env: NodeJS.ProcessEnv = {},
   /** What runs the worker command: the product's CLI, or a test entry running the same command. */
   command: string[] = [ENTRY, "worker"],
+  /** Its working directory (where its default `.awaken/workspaces` lives); the test's own if absent. */
+  cwd?: string,
 ): WorkerProcess {
   const child = spawn(process.execPath, [...command, ...args], {
+    ...(cwd === undefined ? {} : { cwd }),
     env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -45,11 +48,13 @@ export async function startWorker(
   env: NodeJS.ProcessEnv = {},
   args: string[] = [],
   command?: string[],
+  cwd?: string,
 ) {
   const worker = spawnWorker(
     ["--coordinator-url", url, "--model-retry-base-ms", "10", ...args],
     { AWAKEN_WORKER_TOKEN: token, ...env },
     command,
+    cwd,
   );
   const deadline = Date.now() + 15_000;
   while (!/is running/.test(worker.stdout())) {

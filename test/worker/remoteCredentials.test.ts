@@ -33,7 +33,13 @@ let client: Anthropic;
 let transport: HttpWorkerTransport;
 
 beforeEach(async () => {
-  testServer = await startTestServer({ workers: 0, leaseMs: 15_000, workerToken: TOKEN });
+  testServer = await startTestServer({
+    workers: 0,
+    leaseMs: 15_000,
+    workerToken: TOKEN,
+    // Its environments run on tier "none": the operator option enables it (here and on the worker).
+    allowWeakerTiers: true,
+  });
   ({ server, client, dataDir } = testServer);
   transport = new HttpWorkerTransport({ baseUrl: server.url, token: TOKEN, log: silent, claimWaitMs: 0 });
 });
@@ -246,7 +252,7 @@ async function sliceWith(credentials: RemoteCredentialHolder) {
     warn: (fields: Record<string, unknown>, message: string) =>
       lines.push({ level: "warn", fields, message }),
   };
-  const sandboxes = createSandboxes(join(dataDir, "worker-workspaces"));
+  const sandboxes = createSandboxes(join(dataDir, "worker-workspaces"), {}, undefined, true);
   const worker = new Worker(
     transport,
     {

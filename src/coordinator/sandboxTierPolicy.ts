@@ -1,0 +1,21 @@
+import { AwakenError } from "../kernel/errors.js";
+import { isWeakerThanDefault, weakerTierRefusal } from "../kernel/sandboxTiers.js";
+import { type EnvironmentConfig, sandboxTierOf } from "./environmentConfig.js";
+
+/** The operator's choice about tiers weaker than the default (kernel/sandboxTiers.ts). */
+export interface SandboxTierPolicy {
+  allowWeakerTiers: boolean;
+}
+
+/** Off unless the operator said otherwise. */
+export const STRICT_TIER_POLICY: SandboxTierPolicy = { allowWeakerTiers: false };
+
+/**
+ * Refuses (400) a cloud config whose tier is weaker than the default while the operator has not
+ * enabled weaker tiers. `where` names what was refused (`config.sandbox.tier`, a session).
+ */
+export function admitSandboxTier(config: EnvironmentConfig, policy: SandboxTierPolicy, where: string): void {
+  const tier = sandboxTierOf(config);
+  if (tier === null || policy.allowWeakerTiers || !isWeakerThanDefault(tier)) return;
+  throw new AwakenError("invalid_request", weakerTierRefusal(tier, where));
+}
