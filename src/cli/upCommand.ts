@@ -3,6 +3,7 @@ import { pino } from "pino";
 import { startAllInOne } from "./allInOne.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
+import { allowPrivateHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
 const HELP_AFTER = `${STORAGE_HELP}
@@ -17,6 +18,8 @@ Environment:
   AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
                         <data-dir>/master.key, mode 0600); replicas must share it; back it up
+  AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs the server may connect to for users
+                        (--allow-private-mcp-host wins); unset, no loopback or private address
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
@@ -66,6 +69,7 @@ export function upCommand(): Command {
         .argParser(integer("--sse-ping-ms", 10)),
     );
   for (const option of modelOptions()) command.addOption(option);
+  command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "server");
@@ -84,6 +88,7 @@ export function upCommand(): Command {
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
         retry: { baseDelayMs: opts.modelRetryBaseMs },
         env: process.env,
+        allowPrivateHosts: opts.allowPrivateMcpHost,
       },
       logger,
     );

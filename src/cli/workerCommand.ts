@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { pino } from "pino";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
+import { allowPrivateHostOption } from "./outbound.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
 const WORKER_HELP = `
@@ -15,6 +16,8 @@ Environment:
   AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
   AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+  AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs this worker may connect to for runs
+                          (--allow-private-mcp-host wins); unset, no loopback or private address
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
@@ -23,7 +26,8 @@ worker's bwrap sandbox (commands only ever see a placeholder). Use an https:// c
 a private network in production.
 
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
-token or coordinator URL, and a coordinator that rejects the token (401).
+token or coordinator URL, an allow-list entry that is no host, address or CIDR range, and a
+coordinator that rejects the token (401).
 `;
 
 /**
@@ -52,6 +56,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   for (const option of modelOptions()) command.addOption(option);
+  command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "worker");
@@ -67,6 +72,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           modelRetryBaseMs: opts.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
           env: process.env,
+          allowPrivateHosts: opts.allowPrivateMcpHost,
           sandboxEgress: testHooks.sandboxEgress,
         },
         logger,

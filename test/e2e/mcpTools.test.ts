@@ -22,7 +22,7 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { startTestServer, type TestServer } from "../support/testServer.js";
+import { LOOPBACK, startTestServer, type TestServer } from "../support/testServer.js";
 
 let fake: FakeModelServer;
 let mcp: BearerMcpServer;
@@ -34,6 +34,8 @@ beforeAll(async () => {
   t = await startTestServer({
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
     workerPollMs: 50,
+    // The MCP server and token endpoints of these tests listen on the loopback.
+    allowPrivateHosts: LOOPBACK,
   });
   const environment = await t.client.beta.environments.create({
     name: "mcp",

@@ -13,6 +13,8 @@ export interface TestServer {
 }
 
 export const TEST_API_KEY = "sk-awaken-test-key";
+/** The allow-list entry that lets a server reach the fake MCP and OAuth servers tests run on 127.0.0.1. */
+export const LOOPBACK = "127.0.0.1";
 
 /**
  * The real all-in-one server on a temporary SQLite file (or the PostgreSQL `databaseUrl`) and an
@@ -32,6 +34,11 @@ export async function startTestServer(
     workerPollMs?: number;
     /** Serves the worker transport to remote workers holding this token (`awaken up` with it set). */
     workerToken?: string;
+    /**
+     * `--allow-private-mcp-host`: tests whose MCP servers or token endpoints listen on the loopback
+     * pass `LOOPBACK`, as an operator would list a private host. Unset, the loopback is refused.
+     */
+    allowPrivateHosts?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -54,6 +61,7 @@ export async function startTestServer(
         maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),
       },
       env: options.env ?? {},
+      allowPrivateHosts: options.allowPrivateHosts,
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );
