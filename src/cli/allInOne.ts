@@ -28,6 +28,7 @@ import { LocalSecretStore } from "../secrets/localSecretStore.js";
 import { loadMasterKey, loadRetiredMasterKeys, MASTER_KEY_ENV } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { outboundFor } from "./outbound.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -53,6 +54,8 @@ export async function startAllInOne(
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
+  // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
+  const outbound = outboundFor(options.allowPrivateHosts, options.env);
   // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
   const {
     masterKey,
@@ -123,6 +126,7 @@ export async function startAllInOne(
     clock,
     rotate: (view, fromRevision, fields) =>
       commitRefresh(view.head.workspaceId, view.head.vaultId, view.head.id, fromRevision, fields),
+    outbound,
   });
   const credentials: CredentialService = new CredentialService(
     control.credentials,
@@ -148,6 +152,7 @@ export async function startAllInOne(
       advancePins: async (workspaceId, sessionId, pins) => {
         await ports.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
       },
+      outbound,
     },
   );
 
@@ -243,6 +248,7 @@ export async function startAllInOne(
         modelIdleTimeoutMs: options.modelIdleTimeoutMs,
         log: logger.child({ component: "worker" }),
         credentials: custody,
+        outbound,
       },
       {
         id: "local",
@@ -277,6 +283,7 @@ export async function startAllInOne(
         await Promise.all(workers.map((w) => w.stop()));
         await sandboxes.close();
         await app.close();
+        await outbound.close();
         await storage.close();
         masterKey.key.fill(0);
         for (const retired of retiredKeys) retired.masterKey.key.fill(0);

@@ -14,6 +14,7 @@ import {
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
+import { allowPrivateHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
 const HELP_AFTER = `${STORAGE_HELP}
@@ -29,6 +30,8 @@ Environment:
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
                         <data-dir>/master.key, mode 0600); replicas must share it; back it up
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
+  AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs the server may connect to for users
+                        (--allow-private-mcp-host wins); unset, no loopback or private address
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
@@ -79,6 +82,7 @@ export function upCommand(): Command {
     )
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP));
   for (const option of modelOptions()) command.addOption(option);
+  command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "server");
@@ -100,6 +104,7 @@ export function upCommand(): Command {
         retry: { baseDelayMs: opts.modelRetryBaseMs },
         allowWeakerTiers,
         env: process.env,
+        allowPrivateHosts: opts.allowPrivateMcpHost,
       },
       logger,
     );

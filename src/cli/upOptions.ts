@@ -34,6 +34,8 @@ export interface UpOptions {
    */
   allowWeakerTiers?: boolean | undefined;
   env: NodeJS.ProcessEnv;
+  /** `--allow-private-mcp-host`: private hosts MCP connections may reach (else AWAKEN_ALLOW_PRIVATE_HOSTS, else none). */
+  allowPrivateHosts?: string | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local
    * upstream on the loopback): the product's defaults are the host's resolver, public addresses

@@ -8,6 +8,7 @@ import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTranspor
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { AllowListError, outboundFor } from "./outbound.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 
 export interface RemoteWorkerOptions {
@@ -23,6 +24,8 @@ export interface RemoteWorkerOptions {
   /** The operator enabled tiers weaker than the default on this worker (`--allow-unsandboxed-tier`). */
   allowWeakerTiers?: boolean | undefined;
   env: NodeJS.ProcessEnv;
+  /** `--allow-private-mcp-host`: private hosts MCP connections may reach (else AWAKEN_ALLOW_PRIVATE_HOSTS, else none). */
+  allowPrivateHosts?: string | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only, like
    * `UpOptions.sandboxEgress` (a local upstream on the loopback): no flag or variable of
@@ -84,6 +87,13 @@ export async function startRemoteWorker(
   stopped: () => boolean,
 ): Promise<RunningWorker | null> {
   const { url, token } = checkWorkerConfig(options);
+  let outbound: ReturnType<typeof outboundFor>;
+  try {
+    outbound = outboundFor(options.allowPrivateHosts, options.env);
+  } catch (error) {
+    if (error instanceof AllowListError) throw new WorkerConfigError(error.message);
+    throw error;
+  }
   const log = logger.child({ component: "worker" });
   const transport = new HttpWorkerTransport({ baseUrl: url, token, log });
   let config: Awaited<ReturnType<HttpWorkerTransport["config"]>> | null = null;
@@ -125,6 +135,8 @@ export async function startRemoteWorker(
       // transport. Use an https:// coordinator URL (or a private network) in production: the
       // response carries the secret.
       credentials: new RemoteCredentialHolder(transport),
+      // This host connects to the MCP servers: the same address policy as the coordinator's.
+      outbound,
     },
     {
       id: options.id ?? `${hostname()}-${process.pid}`,
@@ -141,6 +153,7 @@ export async function startRemoteWorker(
     stop: async () => {
       await worker.stop();
       await sandboxes.close();
+      await outbound.close();
       transport.close();
     },
   };

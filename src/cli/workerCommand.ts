@@ -13,6 +13,7 @@ import {
   UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
+import { allowPrivateHostOption } from "./outbound.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
 const WORKER_HELP = `
@@ -27,6 +28,8 @@ Environment:
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
   AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
+  AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs this worker may connect to for runs
+                          (--allow-private-mcp-host wins); unset, no loopback or private address
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
@@ -35,7 +38,8 @@ worker's bwrap sandbox (commands only ever see a placeholder). Use an https:// c
 a private network in production.
 
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
-token or coordinator URL, and a coordinator that rejects the token (401).
+token or coordinator URL, an allow-list entry that is no host, address or CIDR range, and a
+coordinator that rejects the token (401).
 `;
 
 /**
@@ -65,6 +69,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP))
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   for (const option of modelOptions()) command.addOption(option);
+  command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
     const lifecycle = installShutdown(logger, "worker");
@@ -83,6 +88,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           workspaceDir: opts.workspaceDir,
           allowWeakerTiers,
           env: process.env,
+          allowPrivateHosts: opts.allowPrivateMcpHost,
           sandboxEgress: testHooks.sandboxEgress,
         },
         logger,

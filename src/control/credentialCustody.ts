@@ -11,6 +11,7 @@ import type {
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
+import type { Outbound } from "../kernel/outboundConnector.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialOpener } from "../secrets/ports.js";
 import type { AgentDefinition } from "./agentDefinition.js";
@@ -38,7 +39,8 @@ export interface RefreshDeps {
   ): Promise<number>;
   /** Moves the session's pins (the refreshed pin replaces the expired one). */
   advancePins(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void>;
-  fetch?: typeof fetch;
+  /** How token endpoints are reached (default: the public-only connector). */
+  outbound?: Outbound;
 }
 
 /** An access token this close to its expiry is refreshed before use. */
@@ -352,7 +354,7 @@ export class CredentialCustody implements CredentialPinner {
   ): Promise<string | { accessToken: string; expiresAt: string | null; refreshToken: string | null }> {
     const identity = { credentialId: pin.credentialId, revision: pin.revision, workspaceId: pin.workspaceId };
     const outcome = await refreshTokenGrant(this.opener, identity, row, {
-      fetch: this.refresh?.fetch,
+      outbound: this.refresh?.outbound,
       now: this.clock.now(),
       timeoutMs: TOKEN_ENDPOINT_TIMEOUT_MS,
     });

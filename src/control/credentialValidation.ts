@@ -2,6 +2,7 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
+import { defaultOutbound, type Outbound, outboundRefusalOf } from "../kernel/outboundConnector.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialOpener, RevisionIdentity } from "../secrets/ports.js";
 import { SECRET_FIELDS } from "./credentialAuth.js";
@@ -50,7 +51,11 @@ export interface CredentialValidatorDeps {
    * holder's refresh takes.
    */
   rotate(view: CredentialView, fromRevision: number, fields: RefreshedTokenFields): Promise<CredentialView>;
-  fetch?: typeof fetch;
+  /**
+   * How the MCP server and the token endpoint are reached (default: the public-only connector);
+   * the composition passes its own, with the operator's allow-list of private hosts.
+   */
+  outbound?: Outbound;
   /** Per HTTP exchange (probe, token endpoint); default 10 s. */
   timeoutMs?: number;
 }
@@ -82,19 +87,23 @@ type ProbeResult =
  * sessions pinned to the old revision follow it), then probed again → `valid` / `invalid`; without a
  * refresh → `invalid`. No answer, a timeout, a redirect or any other answer → `unknown`.
  *
- * The URL is reached as MCP connections reach it: any http(s) URL the operator's credential names
- * (loopback included; there is no environment, so no `networking: limited` rule applies). Redirects
- * are not followed, so the bearer never goes anywhere else. Reported bodies are scrubbed of every
- * token involved and cut at 4 KiB.
+ * The URL is reached as MCP connections reach it, through the outbound connector: a loopback,
+ * link-local, private or reserved address (after resolution) is refused unless the operator's
+ * allow-list names it, and the call answers 400 saying so, with nothing from the target (the
+ * probe must not be a way to read the host's own network). Redirects are not followed, so the
+ * bearer never goes anywhere else. Reported bodies are scrubbed of every token involved and cut
+ * at 4 KiB.
  */
 export class CredentialValidator {
   private readonly timeoutMs: number;
+  private readonly outbound: Outbound;
 
   constructor(
     private readonly credentials: CredentialStore,
     private readonly deps: CredentialValidatorDeps,
   ) {
     this.timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.outbound = deps.outbound ?? defaultOutbound();
   }
 
   /**
@@ -128,6 +137,9 @@ export class CredentialValidator {
     if (!isHttpUrl(auth.mcp_server_url)) {
       return result("unknown", { method: PROBE_METHOD, httpResponse: null }, null);
     }
+    // A forbidden address is refused before the token is even opened.
+    const refused = await this.outbound.admit(auth.mcp_server_url);
+    if (refused) throw notAllowed("mcp_server_url", refused.message);
     const token = await this.openToken(view, revision);
     // An MCP credential always has its token; a revision without one has nothing to test.
     if (token === null) return result("invalid", null, null);
@@ -147,7 +159,7 @@ export class CredentialValidator {
 
     const identity = identityOf(revision);
     const grant = await refreshTokenGrant(this.deps.opener, identity, revision, {
-      fetch: this.deps.fetch,
+      outbound: this.outbound,
       now: this.deps.clock.now(),
       timeoutMs: this.timeoutMs,
       alsoScrub: secrets,
@@ -159,6 +171,9 @@ export class CredentialValidator {
         "refused",
         `refreshing the access token failed: ${grant.reason}`,
       );
+      if (grant.status === "connect_error" && grant.notAllowed) {
+        throw notAllowed("refresh.token_endpoint", grant.notAllowed);
+      }
       const response = grant.status === "failed" ? grant.response : null;
       const status = grant.status === "connect_error" ? "unknown" : "invalid";
       return result(status, failed, { status: grant.status, httpResponse: response });
@@ -260,10 +275,9 @@ export class CredentialValidator {
   /** One `initialize` POST with the bearer; the answer classified and, unless `ok`, captured. */
   private async probe(url: string, token: string, secrets: readonly string[]): Promise<ProbeResult> {
     const signal = AbortSignal.timeout(this.timeoutMs);
-    const doFetch = this.deps.fetch ?? fetch;
     let response: Response;
     try {
-      response = await doFetch(url, {
+      response = await this.outbound.fetch(url, {
         method: "POST",
         headers: {
           authorization: `Bearer ${token}`,
@@ -283,7 +297,10 @@ export class CredentialValidator {
         redirect: "manual",
         signal,
       });
-    } catch {
+    } catch (error) {
+      // Checked at connect time too (a name may resolve elsewhere now): never an answer to report.
+      const refusal = outboundRefusalOf(error);
+      if (refusal) throw notAllowed("mcp_server_url", refusal.message);
       return { kind: "error", response: null };
     }
     let read: { bytes: Buffer; complete: boolean; answer: "result" | "error" | null };
@@ -307,7 +324,7 @@ export class CredentialValidator {
   private async closeSession(url: string, token: string, sessionId: string | null): Promise<void> {
     if (!sessionId) return;
     try {
-      const response = await (this.deps.fetch ?? fetch)(url, {
+      const response = await this.outbound.fetch(url, {
         method: "DELETE",
         headers: {
           authorization: `Bearer ${token}`,
@@ -392,6 +409,13 @@ function sseData(text: string): string[] {
       .map((line) => line.slice(5).replace(/^ /, ""))
       .join("\n"),
   );
+}
+
+/** The 400 for a credential URL the outbound policy refuses. */
+function notAllowed(field: string, message: string): AwakenError {
+  return new AwakenError("invalid_request", `the credential's ${field} cannot be reached: ${message}`, {
+    retryable: false,
+  });
 }
 
 function identityOf(row: CredentialRevision): RevisionIdentity {

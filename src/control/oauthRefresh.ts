@@ -1,3 +1,4 @@
+import { defaultOutbound, type Outbound, outboundRefusalOf } from "../kernel/outboundConnector.js";
 import type { CredentialOpener, RevisionIdentity } from "../secrets/ports.js";
 import { SECRET_FIELDS } from "./credentialAuth.js";
 import { type CapturedHttpResponse, capture, readCapped } from "./httpCapture.js";
@@ -14,17 +15,19 @@ export interface RefreshedTokenFields {
 /**
  * The outcome of one grant, in the wire's terms (`refresh.status` of a validation):
  * `no_refresh_token` (nothing was sent), `connect_error` (the endpoint was not reached or did not
- * answer in time), `failed` (it answered, but not with an access token), `succeeded`.
+ * answer in time; `notAllowed`, the policy's message, when the outbound policy refused its
+ * address, and then nothing was sent), `failed` (it answered, but not with an access token), `succeeded`.
  * `reason` is for logs and refusals: ids, statuses and the OAuth `error` code only.
  */
 export type RefreshGrantOutcome =
   | { status: "succeeded"; fields: RefreshedTokenFields }
   | { status: "no_refresh_token"; reason: string }
-  | { status: "connect_error"; reason: string }
+  | { status: "connect_error"; reason: string; notAllowed?: string }
   | { status: "failed"; reason: string; response: CapturedHttpResponse };
 
 export interface RefreshGrantOptions {
-  fetch?: typeof fetch | undefined;
+  /** How the token endpoint is reached (default: the public-only connector). */
+  outbound?: Outbound | undefined;
   /** For `expires_in` → `expires_at`. */
   now: number;
   timeoutMs: number;
@@ -36,7 +39,8 @@ export interface RefreshGrantOptions {
  * One `refresh_token` grant (RFC 6749 §6) for exactly this revision (identity from its row): opens
  * its `refresh_token` (and `client_secret`), posts them to the revision's token endpoint
  * (`client_secret_basic`/`_post`/`none`, `scope`, `resource`), and returns the new token fields or
- * why not. Redirects are not followed (a redirected POST would carry the refresh token elsewhere).
+ * why not. Redirects are not followed (a redirected POST would carry the refresh token elsewhere);
+ * the endpoint is reached through the outbound connector (no private address unless allow-listed).
  * A captured error answer is scrubbed of the refresh token and client secret it was sent.
  * Throws `SecretOpenError` when the revision does not open.
  */
@@ -50,6 +54,10 @@ export async function refreshTokenGrant(
     return { status: "no_refresh_token", reason: "no refresh configuration" };
   }
   const refresh = row.auth.refresh;
+  const outbound = options.outbound ?? defaultOutbound();
+  // Refused before anything is opened; the connection is checked again when it is made.
+  const early = await outbound.admit(refresh.token_endpoint);
+  if (early) return notAllowed(early.message);
   const refreshToken = await opener.openField(identity, row.sealed, SECRET_FIELDS.refreshToken);
   const clientSecret =
     refresh.token_endpoint_auth.type === "none"
@@ -88,7 +96,7 @@ export async function refreshTokenGrant(
   let response: Response;
   let raw: { bytes: Buffer; complete: boolean };
   try {
-    response = await (options.fetch ?? fetch)(refresh.token_endpoint, {
+    response = await outbound.fetch(refresh.token_endpoint, {
       method: "POST",
       headers,
       body: form.toString(),
@@ -97,6 +105,8 @@ export async function refreshTokenGrant(
     });
     raw = await readCapped(response);
   } catch (error) {
+    const refusal = outboundRefusalOf(error);
+    if (refusal) return notAllowed(refusal.message);
     return {
       status: "connect_error",
       reason: `the token endpoint could not be reached (${error instanceof Error ? error.name : "error"})`,
@@ -128,5 +138,13 @@ export async function refreshTokenGrant(
       refreshToken:
         typeof body.refresh_token === "string" && body.refresh_token !== "" ? body.refresh_token : null,
     },
+  };
+}
+
+function notAllowed(message: string): RefreshGrantOutcome {
+  return {
+    status: "connect_error",
+    reason: `the token endpoint is not allowed: ${message}`,
+    notAllowed: message,
   };
 }

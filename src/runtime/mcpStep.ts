@@ -8,6 +8,7 @@
 import type { McpServer } from "../control/agentDefinition.js";
 import type { Fact } from "../coordinator/facts.js";
 import type { CredentialOpening } from "../coordinator/ports.js";
+import { defaultOutbound } from "../kernel/outboundConnector.js";
 import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { Step } from "./nextStep.js";
@@ -37,7 +38,11 @@ export class McpStep {
    */
   async ensureMcp(closing: Fact[]): Promise<"ok" | "lost" | "failed"> {
     if (this.mcpReady || this.mcpServers.length === 0) return "ok";
-    this.mcp ??= new McpSessions((server) => this.openCredential(server), this.run.signal);
+    this.mcp ??= new McpSessions(
+      (server) => this.openCredential(server),
+      this.run.signal,
+      this.run.ports.outbound ?? defaultOutbound(),
+    );
     try {
       for (const server of this.mcpServers) {
         this.admitMcpEgress(server);

@@ -10,6 +10,7 @@ import type {
   SecretVariablesRequest,
 } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
+import type { Outbound } from "../kernel/outboundConnector.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
 import type { RetryPolicy } from "./retryPolicy.js";
@@ -39,6 +40,11 @@ export interface RuntimePorts {
    * a server that requires one fails the run with `mcp_authentication_failed_error`.
    */
   credentials?: CredentialHolderPort;
+  /**
+   * How MCP connections reach their servers: the outbound connector with the operator's allow-list
+   * of private hosts. Absent, the public-only default (no loopback, private or metadata address).
+   */
+  outbound?: Outbound;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

@@ -11,9 +11,8 @@
  *   every subdomain of `domain` but not `domain` itself, managed-agents-wire.md §5), plus the
  *   package registries with `allow_package_managers`; `unrestricted`
  *   lets any host through; no policy yet (a pooled sandbox no session has taken) lets none;
- * - every address its name resolves to is public: never loopback, link-local (the cloud metadata
- *   service 169.254.169.254 among them), private, CGNAT, multicast, unspecified or reserved, nor an
- *   IPv6 form embedding one of those (IPv4-mapped, NAT64, 6to4). Under `unrestricted` too: the
+ * - every address its name resolves to is public (`isPublicAddress`, kernel/addressPolicy.ts: never
+ *   loopback, link-local, the metadata service, private, CGNAT, reserved…). Under `unrestricted` too: the
  *   worker's loopback (its database, its control plane) and the metadata service must stay out of
  *   a sandbox's reach whatever the environment says.
  * It connects to the address it checked, never resolving the name again (DNS rebinding). A refusal
@@ -34,6 +33,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { TLSSocket } from "node:tls";
+import { isPublicAddress, type ResolvedAddress } from "../kernel/addressPolicy.js";
 import { forwardRequest } from "./egressForward.js";
 import { hostAllowed, normalizeHost } from "./egressHosts.js";
 import type { EgressSecrets } from "./egressSecrets.js";
@@ -76,10 +76,7 @@ export function allowedHostsOf(policy: Extract<EgressPolicy, { type: "limited" }
   return [...policy.allowed_hosts, ...(policy.allow_package_managers ? PACKAGE_REGISTRY_HOSTS : [])];
 }
 
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
+export type { ResolvedAddress } from "../kernel/addressPolicy.js";
 
 export interface EgressRefusal {
   host: string;
@@ -113,93 +110,6 @@ function defaultOnRefusal(refusal: EgressRefusal): void {
   process.stderr.write(
     `${JSON.stringify({ msg: "sandbox egress refused", host: refusal.host, port: refusal.port, reason: refusal.reason })}\n`,
   );
-}
-
-function parseIpv4(address: string): number[] | null {
-  const parts = address.split(".");
-  if (parts.length !== 4) return null;
-  const bytes = parts.map((part) => (/^\d{1,3}$/.test(part) ? Number(part) : Number.NaN));
-  return bytes.every((byte) => byte >= 0 && byte <= 255) ? bytes : null;
-}
-
-function ipv4Public(address: string): boolean {
-  const bytes = parseIpv4(address);
-  if (!bytes) return false;
-  const [a = 0, b = 0, c = 0] = bytes;
-  if (a === 0 || a === 10 || a === 127) return false; // unspecified/"this network", private, loopback
-  if (a === 100 && b >= 64 && b <= 127) return false; // CGNAT
-  if (a === 169 && b === 254) return false; // link-local, metadata 169.254.169.254
-  if (a === 172 && b >= 16 && b <= 31) return false; // private
-  if (a === 192 && b === 168) return false; // private
-  if (a === 192 && b === 0 && c === 0) return false; // IETF protocol assignments
-  if (a === 198 && (b === 18 || b === 19)) return false; // benchmarking
-  if (a >= 224) return false; // multicast, reserved, broadcast
-  return true;
-}
-
-/** The 8 groups of an IPv6 address, or null. */
-function parseIpv6(address: string): number[] | null {
-  if (address.includes("%")) return null; // scoped (link-local) addresses are never public
-  let text = address;
-  const lastColon = text.lastIndexOf(":");
-  const last = text.slice(lastColon + 1);
-  if (last.includes(".")) {
-    const v4 = parseIpv4(last);
-    if (!v4) return null;
-    const [a = 0, b = 0, c = 0, d = 0] = v4;
-    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return null;
-  const group = (part: string) => (part === "" ? [] : part.split(":"));
-  const head = group(halves[0] ?? "");
-  const rest = halves.length === 2 ? group(halves[1] ?? "") : [];
-  const parse = (parts: string[]) =>
-    parts.map((part) => (/^[0-9a-f]{1,4}$/i.test(part) ? Number.parseInt(part, 16) : Number.NaN));
-  const headGroups = parse(head);
-  const restGroups = parse(rest);
-  const total = 8;
-  let groups: number[];
-  if (halves.length === 2) {
-    const fill = total - headGroups.length - restGroups.length;
-    if (fill < 0) return null;
-    groups = [...headGroups, ...new Array<number>(fill).fill(0), ...restGroups];
-  } else {
-    groups = [...headGroups, ...restGroups];
-  }
-  if (groups.length !== total || groups.some((value) => Number.isNaN(value))) return null;
-  return groups;
-}
-
-function embeddedIpv4(high: number, low: number): string {
-  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
-}
-
-function ipv6Public(address: string): boolean {
-  const g = parseIpv6(address);
-  if (!g) return false;
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
-  if (g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0) {
-    // ::, ::1, IPv4-compatible ::a.b.c.d, IPv4-mapped ::ffff:a.b.c.d
-    if (g5 === 0xffff || (g5 === 0 && (g6 !== 0 || g7 > 1))) return ipv4Public(embeddedIpv4(g6, g7));
-    return false;
-  }
-  if (g0 === 0x64 && g1 === 0xff9b) return ipv4Public(embeddedIpv4(g6, g7)); // NAT64
-  if (g0 === 0x2002) return ipv4Public(embeddedIpv4(g1, g2)); // 6to4
-  if ((g0 & 0xffc0) === 0xfe80) return false; // link-local
-  if ((g0 & 0xffc0) === 0xfec0) return false; // site-local (deprecated)
-  if ((g0 & 0xfe00) === 0xfc00) return false; // unique local
-  if ((g0 & 0xff00) === 0xff00) return false; // multicast
-  if (g0 === 0x2001 && g1 === 0x0db8) return false; // documentation
-  return true;
-}
-
-/** Whether a sandbox may connect to this address under the product's policy. */
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return ipv4Public(address);
-  if (family === 6) return ipv6Public(address);
-  return false;
 }
 
 class Refused extends Error {}

@@ -10,8 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CredentialValidator } from "../../src/control/credentialValidation.js";
 import type { CredentialOpenRecord, CredentialView } from "../../src/control/vaultPorts.js";
 import { systemClock } from "../../src/kernel/clock.js";
+import { OutboundConnector } from "../../src/kernel/outboundConnector.js";
+import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
 import { type BearerMcpServer, startBearerMcpServer } from "../support/bearerMcpServer.js";
 import { RFC3339 } from "../support/sdkHelpers.js";
+import { LOOPBACK } from "../support/testServer.js";
 import { plantedSecret, startVaultTestServer, type VaultTestServer } from "../support/vaultServer.js";
 
 let t: VaultTestServer;
@@ -19,7 +22,8 @@ let mcp: BearerMcpServer;
 const servers: Server[] = [];
 
 beforeAll(async () => {
-  t = await startVaultTestServer();
+  // The MCP server, token endpoints and hand-written servers below all listen on the loopback.
+  t = await startVaultTestServer({ allowPrivateHosts: LOOPBACK });
   mcp = await startBearerMcpServer();
 });
 afterAll(async () => {
@@ -472,6 +476,7 @@ describe("CredentialValidator timeouts", () => {
         throw new Error("not called");
       },
       timeoutMs: 300,
+      outbound: new OutboundConnector({ policy: OutboundPolicy.allowing(LOOPBACK) }),
     });
     const started = Date.now();
     const validation = await validator.validate(view);

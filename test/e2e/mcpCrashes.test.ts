@@ -40,7 +40,16 @@ async function start(): Promise<ServerProcess> {
     dataDir,
     apiKey: KEY,
     env: { ANTHROPIC_API_KEY: "fake-key", ANTHROPIC_BASE_URL: fake.url },
-    args: ["--lease-ms", "1000", "--model-retry-base-ms", "10", "--allow-unsandboxed-tier"],
+    // The MCP server listens on the loopback, which only the operator's allow-list lets through.
+    args: [
+      "--lease-ms",
+      "1000",
+      "--model-retry-base-ms",
+      "10",
+      "--allow-unsandboxed-tier",
+      "--allow-private-mcp-host",
+      "127.0.0.1",
+    ],
   });
   running.push(p);
   return p;

@@ -22,7 +22,7 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { startTestServer, type TestServer } from "../support/testServer.js";
+import { LOOPBACK, startTestServer, type TestServer } from "../support/testServer.js";
 
 let fake: FakeModelServer;
 let mcp: BearerMcpServer;
@@ -36,6 +36,8 @@ beforeAll(async () => {
     workerPollMs: 50,
     // Its environments run tools on tier "none": the operator option enables it.
     allowWeakerTiers: true,
+    // The MCP server and token endpoints of these tests listen on the loopback.
+    allowPrivateHosts: LOOPBACK,
   });
   const environment = await t.client.beta.environments.create({
     name: "mcp",

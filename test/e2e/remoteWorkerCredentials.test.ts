@@ -49,10 +49,13 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
       args: ["--workers", "0", "--allow-unsandboxed-tier", ...(schema ? ["--database-url", schema.url] : [])],
     });
     // No model key: the offline model calls `lookup` when asked to. Trace level: the most it logs.
+    // The worker connects to the MCP server, on the loopback: an operator's allow-list entry.
     worker = await startWorker(server.url, TOKEN, { AWAKEN_LOG_LEVEL: "trace" }, [
       "--workspace-dir",
       join(dataDir, "worker-workspaces"),
       "--allow-unsandboxed-tier",
+      "--allow-private-mcp-host",
+      "127.0.0.1",
     ]);
     identity = /Awaken worker (\S+) is running/.exec(worker.stdout())![1]!;
     const environment = await server.client.beta.environments.create({

@@ -8,6 +8,8 @@ import { describe, expect, it, vi } from "vitest";
 import type { CommittedFact } from "../../src/coordinator/facts.js";
 import { TOOL_AWAITS } from "../../src/coordinator/facts.js";
 import type { JsonObject } from "../../src/kernel/json.js";
+import { OutboundConnector } from "../../src/kernel/outboundConnector.js";
+import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
 import { buildConversation } from "../../src/runtime/conversation.js";
 import { McpConnectAborted, McpSessions } from "../../src/runtime/mcp/mcpSessions.js";
 import { nextStep } from "../../src/runtime/nextStep.js";
@@ -105,12 +107,15 @@ describe("nextStep with MCP calls", () => {
   });
 });
 
+/** The test's MCP URLs are on the loopback, which only an operator's allow-list lets through. */
+const loopback = new OutboundConnector({ policy: OutboundPolicy.allowing("127.0.0.1") });
+
 describe("the MCP holder after a lost claim", () => {
   it("does not ask custody for the credential", async () => {
     const controller = new AbortController();
     controller.abort();
     const credential = vi.fn();
-    const sessions = new McpSessions(credential, controller.signal);
+    const sessions = new McpSessions(credential, controller.signal, loopback);
     await expect(
       sessions.connect({ name: "docs", type: "url", url: "http://127.0.0.1:9/mcp" }),
     ).rejects.toBeInstanceOf(McpConnectAborted);
@@ -120,10 +125,14 @@ describe("the MCP holder after a lost claim", () => {
   it("zeroes a credential that arrives after the claim was lost, without using it", async () => {
     const controller = new AbortController();
     const token = Buffer.from("secret-token");
-    const sessions = new McpSessions(async () => {
-      controller.abort();
-      return { kind: "bearer", token, credentialId: "vcrd_1", revision: 1 };
-    }, controller.signal);
+    const sessions = new McpSessions(
+      async () => {
+        controller.abort();
+        return { kind: "bearer", token, credentialId: "vcrd_1", revision: 1 };
+      },
+      controller.signal,
+      loopback,
+    );
     await expect(
       sessions.connect({ name: "docs", type: "url", url: "http://127.0.0.1:9/mcp" }),
     ).rejects.toBeInstanceOf(McpConnectAborted);

@@ -13,6 +13,8 @@ export interface TestServer {
 }
 
 export const TEST_API_KEY = "sk-awaken-test-key";
+/** The allow-list entry that lets a server reach the fake MCP and OAuth servers tests run on 127.0.0.1. */
+export const LOOPBACK = "127.0.0.1";
 
 /**
  * The real all-in-one server on a temporary SQLite file (or the PostgreSQL `databaseUrl`) and an
@@ -34,6 +36,11 @@ export async function startTestServer(
     workerToken?: string;
     /** The operator option `--allow-unsandboxed-tier`: environments may choose tier "none". */
     allowWeakerTiers?: boolean;
+    /**
+     * `--allow-private-mcp-host`: tests whose MCP servers or token endpoints listen on the loopback
+     * pass `LOOPBACK`, as an operator would list a private host. Unset, the loopback is refused.
+     */
+    allowPrivateHosts?: string;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -57,6 +64,7 @@ export async function startTestServer(
         maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),
       },
       env: options.env ?? {},
+      allowPrivateHosts: options.allowPrivateHosts,
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );

@@ -35,7 +35,11 @@ export interface VaultTestServer extends TestServer {
  * The all-in-one server on SQLite with its log captured and every SDK response body recorded, so a
  * test can search all of them (and the database) for a planted secret.
  */
-export async function startVaultTestServer(): Promise<VaultTestServer> {
+export async function startVaultTestServer(
+  options: {
+    /** `--allow-private-mcp-host` (testServer.ts `LOOPBACK`); unset, the loopback is refused. */ allowPrivateHosts?: string;
+  } = {},
+): Promise<VaultTestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-vaults-"));
   const logs: string[] = [];
   const bodies: string[] = [];
@@ -51,6 +55,7 @@ export async function startVaultTestServer(): Promise<VaultTestServer> {
       apiKey: TEST_API_KEY,
       retry: {},
       env: {},
+      allowPrivateHosts: options.allowPrivateHosts,
     },
     pino({ level: "trace" }, { write: (line: string) => logs.push(line) }),
   );

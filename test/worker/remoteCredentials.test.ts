@@ -14,13 +14,15 @@ import type { RunningServer } from "../../src/cli/allInOne.js";
 import { createSandboxes } from "../../src/cli/sandboxes.js";
 import type { CredentialOpenRequest, SecretOpenRequest } from "../../src/coordinator/ports.js";
 import { systemClock } from "../../src/kernel/clock.js";
+import { OutboundConnector } from "../../src/kernel/outboundConnector.js";
+import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
 import { createProviderRouter } from "../../src/providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
 import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
 import { CredentialClaimLost, RemoteCredentialHolder } from "../../src/worker/remoteCredentials.js";
 import { Worker } from "../../src/worker/workerLoop.js";
 import { MODEL, sleep, userMessage } from "../support/sdkHelpers.js";
-import { startTestServer, type TestServer } from "../support/testServer.js";
+import { LOOPBACK, startTestServer, type TestServer } from "../support/testServer.js";
 
 const TOKEN = "worker-token-remote-credentials-unit";
 const MCP_URL = "http://127.0.0.1:9/mcp";
@@ -264,6 +266,8 @@ async function sliceWith(credentials: RemoteCredentialHolder) {
       modelIdleTimeoutMs: 300_000,
       log,
       credentials,
+      // MCP_URL is on the loopback: allow-listed, as an operator would list a private MCP host.
+      outbound: new OutboundConnector({ policy: OutboundPolicy.allowing(LOOPBACK) }),
     },
     { id: "stale", concurrency: 1, leaseMs: 15_000, pollMs: 50, drainMs: 1_000 },
   );

@@ -14,6 +14,7 @@ import {
 import type { McpServer } from "../../control/agentDefinition.js";
 import type { CredentialOpening } from "../../coordinator/ports.js";
 import type { JsonObject } from "../../kernel/json.js";
+import { type Outbound, outboundRefusalOf } from "../../kernel/outboundConnector.js";
 
 export type McpErrorType = "mcp_connection_failed_error" | "mcp_authentication_failed_error";
 
@@ -62,6 +63,8 @@ export class McpSessions {
   constructor(
     private readonly credential: McpCredentialSource,
     private readonly signal: AbortSignal,
+    /** Every connection goes through it: no private address unless the operator allow-listed it. */
+    private readonly outbound: Outbound,
   ) {}
 
   /** Connects (once) and lists the server's tools. Throws `McpServerFailure` / `McpConnectAborted`. */
@@ -70,6 +73,9 @@ export class McpSessions {
     if (existing) return existing.tools;
     // Never materialize a credential for a run that no longer holds its claim.
     if (this.signal.aborted) throw new McpConnectAborted();
+    // A forbidden address is refused before its credential is opened; the connection checks again.
+    const refused = await this.outbound.admit(server.url);
+    if (refused) throw notAllowed(server, refused.message);
     const opening = await this.credential(server);
     let authorization: string | null = null;
     if (opening.kind === "refused") {
@@ -89,6 +95,7 @@ export class McpSessions {
     }
     const transport = new StreamableHTTPClientTransport(new URL(server.url), {
       requestInit: authorization ? { headers: { Authorization: authorization } } : {},
+      fetch: this.outbound.fetch,
     });
     authorization = null;
     const client = new Client({ name: "awaken-agents", version: "0.1.0" });
@@ -148,7 +155,17 @@ function resultBlock(block: JsonObject): JsonObject {
   return { type: "text", text: `[${String(block.type ?? "unknown")} content omitted]` };
 }
 
+function notAllowed(server: McpServer, message: string): McpServerFailure {
+  return new McpServerFailure(
+    "mcp_connection_failed_error",
+    server.name,
+    `MCP server ${server.name} at ${server.url} is not allowed: ${message}`,
+  );
+}
+
 function classify(server: McpServer, error: unknown, hadCredential: boolean): McpServerFailure {
+  const refusal = outboundRefusalOf(error);
+  if (refusal) return notAllowed(server, refusal.message);
   const message = error instanceof Error ? error.message : String(error);
   const status = error instanceof StreamableHTTPError ? error.code : undefined;
   if (error instanceof UnauthorizedError || status === 401 || status === 403) {
