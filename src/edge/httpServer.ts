@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { newId } from "../kernel/ids.js";
 import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
 import { healthRoutes } from "./http/healthRoutes.js";
+import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { authenticate, authorize } from "./managed-agents/auth.js";
 import type { ManagedAgentsDeps } from "./managed-agents/edgeDeps.js";
 import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
@@ -37,19 +38,7 @@ export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOpt
     forceCloseConnections: true,
   });
 
-  // Body-less POSTs (archive) may still carry `content-type: application/json`; treat an empty
-  // body as "no body" instead of a parse error.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-
+  installJsonBodyParser(app);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("request-id", request.id);
   });
