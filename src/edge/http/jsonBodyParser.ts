@@ -24,10 +24,11 @@ const PATH_SEGMENTS_SHOWN = 12;
  * The JSON body parser: refuses too-deep bodies and prototype keys before `JSON.parse`, so nothing
  * downstream walks an unbounded value, and each refusal is a 400 naming where in the body it is.
  * Body-less POSTs (archive) may still carry `content-type: application/json`: an empty body is
- * "no body", not a parse error.
+ * "no body", not a parse error. JSON is the only body the API takes: any other content-type
+ * (Fastify also reads text/plain by default) is refused with a message that says to send JSON.
  */
 export function installJsonBodyParser(app: FastifyInstance): void {
-  app.removeContentTypeParser("application/json");
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
