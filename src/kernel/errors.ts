@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   publication_conflict: { status: 409, type: "conflict_error" },
   // Another live credential in the vault already serves this MCP server URL / environment variable.
   credential_usage_conflict: { status: 409, type: "conflict_error" },
+  // An Idempotency-Key repeated with another body. 422, not 409: the SDK retries 409s, and a
+  // retry cannot change the answer (the IETF Idempotency-Key draft also answers 422 here).
+  idempotency_key_reused: { status: 422, type: "invalid_request_error" },
   // The wire's type for an oversized request (the SDK raises ContentTooLargeError on 413).
   payload_too_large: { status: 413, type: "request_too_large" },
   // Self-hosted work queue (wire §2.8, §4). The SDK picks BetaHeartbeatPreconditionFailedError from
