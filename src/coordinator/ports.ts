@@ -254,13 +254,20 @@ export interface InputLedger {
     now: number,
     precondition?: AppendPrecondition,
   ): Promise<InputOutcome>;
-  /** The echo stored for the most recent send to this session, if its hash matches and it is recent. */
-  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null>;
+  /** The receipt of the most recent send to this session, if its hash matches and it is recent. */
+  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null>;
   /**
    * Appends `session.deleted` as the thread's last fact, erases everything else the session owned
    * and hides it from reads. Live tails still find the final fact by thread id and close.
    */
   deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null>;
+}
+
+export interface SendReceipt {
+  /** What the send answered: the facts that echo its events. */
+  echo: CommittedFact[];
+  /** The hash of the body a keyed send came with; null when unknown (older receipts). */
+  bodyHash: string | null;
 }
 
 export interface InputOutcome {
@@ -287,6 +294,8 @@ export interface InputPlan {
   sessionPatch?: SessionPatch;
   /** When set, the echo is remembered under this hash so a retried identical send returns it. */
   requestHash?: string;
+  /** With an idempotency key's `requestHash`: the body's hash, to tell a repeat from a reuse. */
+  bodyHash?: string;
 }
 
 export interface SessionPatch {

@@ -151,7 +151,9 @@ export class SessionService {
    * retries with `X-Stainless-Retry-Count > 0`: a retry whose body equals the session's most
    * recent send, within `SEND_RETRY_WINDOW_MS`, returns that send's echo instead of appending
    * again. A first attempt is always new input, even when it repeats an earlier message word for
-   * word. Clients that can send an `Idempotency-Key` header get exact deduplication by key instead.
+   * word. Clients that can send an `Idempotency-Key` header get deduplication by key instead: the
+   * same key with the same body (within the same window, while it is the session's most recent
+   * send) returns the original echo; the same key with another body is refused, never merged.
    */
   async send(
     workspaceId: string,
@@ -165,18 +167,27 @@ export class SessionService {
     },
   ): Promise<CommittedFact[]> {
     const session = await this.get(workspaceId, sessionId);
-    const requestHash = attempt.idempotencyKey
-      ? sha256Hex(`idempotency-key:${attempt.idempotencyKey}`)
-      : sha256Hex(canonicalJson(inputs));
-    if (attempt.idempotencyKey || attempt.retryCount > 0) {
+    const bodyHash = sha256Hex(canonicalJson(inputs));
+    const keyed = attempt.idempotencyKey !== undefined;
+    const requestHash = keyed ? sha256Hex(`idempotency-key:${attempt.idempotencyKey}`) : bodyHash;
+    if (keyed || attempt.retryCount > 0) {
       const since = this.clock.now() - SEND_RETRY_WINDOW_MS;
       const previous = await this.ports.ledger.lastSend(sessionId, requestHash, since);
-      if (previous) return previous;
+      if (previous) {
+        if (keyed && previous.bodyHash !== null && previous.bodyHash !== bodyHash) {
+          throw new AwakenError(
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used for a send to this session with a different body; " +
+              "use a new key for new events, or repeat the original body to get its result.",
+          );
+        }
+        return previous.echo;
+      }
     }
     const now = this.clock.now();
     const outcome = await this.ports.ledger.append(
       sessionId,
-      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash }),
+      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash, ...(keyed ? { bodyHash } : {}) }),
       now,
       attempt.precondition,
     );

@@ -1,7 +1,10 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
 import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
+import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
 import { healthRoutes } from "./http/healthRoutes.js";
+import { installJsonBodyParser } from "./http/jsonBodyParser.js";
+import { RouteMethods } from "./http/routeMethods.js";
 import { authenticate, authorize } from "./managed-agents/auth.js";
 import type { ManagedAgentsDeps } from "./managed-agents/edgeDeps.js";
 import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
@@ -35,28 +38,20 @@ export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOpt
     keepAliveTimeout: 65_000,
     // On shutdown, open streams are cut instead of holding the process past its stop deadline.
     forceCloseConnections: true,
+    // What fails before a route is found still answers in the wire's envelope.
+    clientErrorHandler: writeClientError,
+    frameworkErrors: answerFrameworkError,
   });
 
-  // Body-less POSTs (archive) may still carry `content-type: application/json`; treat an empty
-  // body as "no body" instead of a parse error.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
-
+  installJsonBodyParser(app);
+  const routes = RouteMethods.track(app);
   app.addHook("onRequest", async (request, reply) => {
     reply.header("request-id", request.id);
   });
   app.addHook("onResponse", async (request, reply) => {
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
   });
-  installErrorEnvelope(app);
+  installErrorEnvelope(app, (path) => routes.allowed(path));
   healthRoutes(app, options.isReady);
 
   app.register(async (v1) => {

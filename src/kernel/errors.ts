@@ -22,7 +22,11 @@ export const ERROR_CODES = {
   publication_conflict: { status: 409, type: "conflict_error" },
   // Another live credential in the vault already serves this MCP server URL / environment variable.
   credential_usage_conflict: { status: 409, type: "conflict_error" },
-  payload_too_large: { status: 413, type: "invalid_request_error" },
+  // An Idempotency-Key repeated with another body. 422, not 409: the SDK retries 409s, and a
+  // retry cannot change the answer (the IETF Idempotency-Key draft also answers 422 here).
+  idempotency_key_reused: { status: 422, type: "invalid_request_error" },
+  // The wire's type for an oversized request (the SDK raises ContentTooLargeError on 413).
+  payload_too_large: { status: 413, type: "request_too_large" },
   // Self-hosted work queue (wire §2.8, §4). The SDK picks BetaHeartbeatPreconditionFailedError from
   // "412 heartbeat_precondition_failed"; a lost lease is a 412 too, so the SDK's runners give up on
   // it instead of retrying (they retry 409s); a stopped item answers 409 with x-should-retry: false.

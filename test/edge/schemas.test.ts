@@ -335,6 +335,34 @@ describe("agents", () => {
     );
   });
 
+  it("an input_schema too deep or too large for a free-form field is refused naming the field", () => {
+    const tool = (input_schema: unknown) => ({ type: "custom", name: "t", description: "d", input_schema });
+    // Built without recursion, 100 000 containers deep: the check itself must not overflow the stack.
+    let deep: Record<string, unknown> = { type: "object" };
+    for (let i = 0; i < 50_000; i += 1) deep = { type: "object", properties: { a: deep } };
+    const tooDeep = { ...agent, tools: [tool(deep)] };
+    for (const schema of [createAgentBodySchema, updateAgentBodySchema]) {
+      expect(bodyMessage(schema, tooDeep)).toBe(
+        "tools[0].input_schema: nests more than 32 levels deep; flatten it",
+      );
+    }
+    expect(
+      bodyMessage(createSessionBodySchema, {
+        environment_id: "env_1",
+        agent: { type: "agent_with_overrides", id: "agent_1", tools: [tool(deep)] },
+      }),
+    ).toBe("agent.tools[0].input_schema: nests more than 32 levels deep; flatten it");
+    const big = tool({ type: "object", description: "é".repeat(40_000) });
+    expect(bodyMessage(createAgentBodySchema, { ...agent, tools: [big] })).toMatch(
+      /^tools\[0\]\.input_schema: is 80\d{3} bytes as JSON; at most 65536 are accepted$/,
+    );
+    let legal: Record<string, unknown> = { type: "object" };
+    for (let i = 0; i < 15; i += 1) legal = { type: "object", properties: { a: legal } }; // 31 deep
+    expect(parseBody(createAgentBodySchema, { ...agent, tools: [tool(legal)] }).tools?.[0]).toMatchObject({
+      input_schema: legal,
+    });
+  });
+
   it("an unknown tool type is named with the accepted types", () => {
     expect(bodyMessage(createAgentBodySchema, { ...agent, tools: [{ type: "browser" }] })).toBe(
       'tools[0].type: unknown tool type "browser"; expected one of "agent_toolset_20260401", "mcp_toolset", "custom"',

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance } from "fastify";
-import { AwakenError } from "../../kernel/errors.js";
+import { AwakenError, ERROR_CODES } from "../../kernel/errors.js";
 
 // Codes the SDK turns into dedicated error classes through `error.details.error_code` (wire §1.4).
 const SDK_ERROR_CODES = new Set([
@@ -8,6 +8,14 @@ const SDK_ERROR_CODES = new Set([
   "invalid_metadata",
   "environment_not_found",
 ]);
+
+/** Fastify's own 4xx errors, worded for the caller (what to send instead) rather than the framework. */
+const FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "Send the request body as JSON (content-type: application/json).",
+  FST_ERR_CTP_INVALID_TYPE: "The content-type header must be a single string such as application/json.",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "The request body's size does not match its content-length header.",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "The request body is empty; send a JSON object or no content-type header.",
+};
 
 export function errorBody(
   type: string,
@@ -18,8 +26,11 @@ export function errorBody(
   return { type: "error", error: { type, message, ...(details ? { details } : {}) }, request_id: requestId };
 }
 
-/** Maps every failure to the wire's error envelope (§1.4); nothing leaves as an HTML page or a stack. */
-export function installErrorEnvelope(app: FastifyInstance): void {
+/**
+ * Maps every failure to the wire's error envelope (§1.4); nothing leaves as an HTML page or a stack.
+ * `allowedMethods` names the methods a path does answer, so a wrong method is a 405, not a 404.
+ */
+export function installErrorEnvelope(app: FastifyInstance, allowedMethods: (path: string) => string[]): void {
   app.setErrorHandler((error: FastifyError | AwakenError | Error, request, reply) => {
     if (error instanceof AwakenError) {
       // The SDK picks its error class from `error.details.error_code`, so a code it knows is always
@@ -32,20 +43,20 @@ export function installErrorEnvelope(app: FastifyInstance): void {
     }
     const fe = error as FastifyError;
     if (fe.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      const limit = request.routeOptions.bodyLimit;
       return reply
-        .status(413)
-        .send(errorBody("invalid_request_error", "Request body is too large.", request.id));
-    }
-    if (fe.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return reply
-        .status(400)
+        .status(ERROR_CODES.payload_too_large.status)
         .send(
           errorBody(
-            "invalid_request_error",
-            "Send the request body as JSON (content-type: application/json).",
+            ERROR_CODES.payload_too_large.type,
+            `Request body exceeds the maximum allowed size of ${limit} bytes.`,
             request.id,
           ),
         );
+    }
+    const framework = FRAMEWORK_MESSAGES[fe.code];
+    if (framework) {
+      return reply.status(400).send(errorBody("invalid_request_error", framework, request.id));
     }
     if (error instanceof SyntaxError || fe.code === "FST_ERR_CTP_INVALID_JSON_BODY") {
       return reply
@@ -73,15 +84,23 @@ export function installErrorEnvelope(app: FastifyInstance): void {
       );
   });
   app.setNotFoundHandler((request, reply) => {
-    reply
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = allowedMethods(path);
+    if (allowed.length > 0) {
+      return reply
+        .status(405)
+        .header("allow", allowed.join(", "))
+        .send(
+          errorBody(
+            "invalid_request_error",
+            `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`,
+            request.id,
+          ),
+        );
+    }
+    return reply
       .status(404)
-      .send(
-        errorBody(
-          "not_found_error",
-          `No route for ${request.method} ${request.url.split("?")[0]}.`,
-          request.id,
-        ),
-      );
+      .send(errorBody("not_found_error", `No route for ${request.method} ${path}.`, request.id));
   });
 }
 

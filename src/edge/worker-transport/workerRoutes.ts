@@ -128,6 +128,12 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   });
 }
 
+/**
+ * Commits carry what a model produced (a tool's input), which no schema of ours bounded; the cap
+ * still keeps every walker of the body far from the stack's limit.
+ */
+const WORKER_BODY_CONFIG = { maxBodyDepth: 256 };
+
 function route<R extends WorkerRouteName>(
   app: FastifyInstance,
   name: R,
@@ -138,7 +144,7 @@ function route<R extends WorkerRouteName>(
   ) => Promise<WorkerResponse<R>>,
 ): void {
   const spec = WORKER_ROUTES[name];
-  app.post(`${WORKER_ROUTE_PREFIX}${spec.path}`, async (request, reply) => {
+  app.post(`${WORKER_ROUTE_PREFIX}${spec.path}`, { config: WORKER_BODY_CONFIG }, async (request, reply) => {
     const parsed = requestSchema(name).safeParse(request.body ?? {});
     if (!parsed.success) {
       throw new AwakenError("invalid_request", `Invalid worker ${name} request: ${parsed.error.message}`);

@@ -174,12 +174,14 @@ export class PostgresInputLedger extends SqlInputLedger {
               request_hash: plan.requestHash,
               response_json: echoed,
               created_at: now,
+              body_hash: plan.bodyHash ?? null,
             })
             .onConflict((oc) =>
               oc.column("session_id").doUpdateSet({
                 request_hash: plan.requestHash,
                 response_json: echoed,
                 created_at: now,
+                body_hash: plan.bodyHash ?? null,
               }),
             )})`,
         );

@@ -120,6 +120,8 @@ export interface Database {
     request_hash: string;
     response_json: string;
     created_at: number;
+    /** The body's hash when `request_hash` is an idempotency key's (migration 009). */
+    body_hash: string | null;
   };
   // coordinator: self-hosted environments (migration 002)
   environment_keys: {

@@ -5,6 +5,7 @@ import type {
   InputLedger,
   InputOutcome,
   InputPlan,
+  SendReceipt,
   SessionPatch,
 } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
@@ -114,12 +115,14 @@ export class SqlInputLedger implements InputLedger {
             request_hash: plan.requestHash,
             response_json: toJson(echoed),
             created_at: now,
+            body_hash: plan.bodyHash ?? null,
           })
           .onConflict((oc) =>
             oc.column("session_id").doUpdateSet({
               request_hash: plan.requestHash,
               response_json: toJson(echoed),
               created_at: now,
+              body_hash: plan.bodyHash ?? null,
             }),
           )
           .execute();
@@ -143,14 +146,15 @@ export class SqlInputLedger implements InputLedger {
     checkWorkLeaseRow(row, precondition, sessionId, now);
   }
 
-  async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {
+  async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null> {
     const row = await this.db
       .selectFrom("send_receipts")
-      .select(["request_hash", "response_json"])
+      .select(["request_hash", "response_json", "body_hash"])
       .where("session_id", "=", sessionId)
       .where("created_at", ">=", notBefore)
       .executeTakeFirst();
-    return row && row.request_hash === requestHash ? fromJson<CommittedFact[]>(row.response_json) : null;
+    if (!row || row.request_hash !== requestHash) return null;
+    return { echo: fromJson<CommittedFact[]>(row.response_json), bodyHash: row.body_hash };
   }
 
   async deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {

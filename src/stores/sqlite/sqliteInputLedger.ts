@@ -5,6 +5,7 @@ import type {
   InputLedger,
   InputOutcome,
   InputPlan,
+  SendReceipt,
   SessionPatch,
 } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
@@ -89,18 +90,19 @@ export class SqliteInputLedger implements InputLedger {
       if (plan.requestHash) {
         const echoed = JSON.stringify(committed.filter((f) => plan.echoIds.includes(f.id)));
         sql.run(
-          "insert into send_receipts (session_id, request_hash, response_json, created_at) values (?, ?, ?, ?) on conflict (session_id) do update set request_hash = excluded.request_hash, response_json = excluded.response_json, created_at = excluded.created_at",
+          "insert into send_receipts (session_id, request_hash, response_json, created_at, body_hash) values (?, ?, ?, ?, ?) on conflict (session_id) do update set request_hash = excluded.request_hash, response_json = excluded.response_json, created_at = excluded.created_at, body_hash = excluded.body_hash",
           sessionId,
           plan.requestHash,
           echoed,
           now,
+          plan.bodyHash ?? null,
         );
       }
       return { committed, plan, activeRunId: run?.id ?? null };
     });
   }
 
-  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<CommittedFact[] | null> {
+  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null> {
     return this.fallback.lastSend(sessionId, requestHash, notBefore);
   }
 

@@ -15,6 +15,7 @@ import {
 } from "../../../control/agentDefinition.js";
 import {
   boundedString,
+  checkFreeFormJson,
   createdAtInclusiveRange,
   discriminatorError,
   metadataPatchSchema,
@@ -195,12 +196,17 @@ const mcpToolsetSchema = z.strictObject({
 
 export const CUSTOM_TOOL_NAME = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** JSON Schema for the tool input: an object schema; other keywords pass through untouched. */
-const inputSchemaSchema = z.looseObject({
-  type: z.literal("object", { error: 'input_schema must be a JSON Schema with "type": "object"' }),
-  properties: z.record(z.string(), z.unknown()).nullish(),
-  required: z.array(z.string()).nullish(),
-});
+/**
+ * JSON Schema for the tool input: an object schema; other keywords pass through untouched, within
+ * the free-form bounds (agent resolution and the model adapters walk it recursively).
+ */
+const inputSchemaSchema = z
+  .looseObject({
+    type: z.literal("object", { error: 'input_schema must be a JSON Schema with "type": "object"' }),
+    properties: z.record(z.string(), z.unknown()).nullish(),
+    required: z.array(z.string()).nullish(),
+  })
+  .superRefine(checkFreeFormJson);
 
 const customToolSchema = z.strictObject({
   type: z.literal("custom"),

@@ -348,6 +348,40 @@ export function boundedString(min: number, max: number) {
   return z.string({ error }).min(min, { error }).max(max, { error });
 }
 
+/**
+ * Bounds of a free-form JSON field (a value whose inner shape the API does not define, such as a
+ * tool's `input_schema`): nesting, counted from the field, and size as UTF-8 JSON. The request body
+ * as a whole is bounded before parsing (edge/http/jsonBodyParser.ts); these make the promise per field.
+ */
+export const FREE_FORM_JSON_LIMITS = { depth: 32, bytes: 64 * 1024 } as const;
+
+/** Containers on the deepest path of a parsed JSON value (`{}` is 1), counting no further than `stopAfter`. */
+export function jsonDepth(value: unknown, stopAfter: number): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > stopAfter) return deepest;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** Refinement for a free-form JSON field: a 400 naming the field when it is too deep or too large. */
+export function checkFreeFormJson(value: unknown, ctx: z.core.$RefinementCtx<unknown>): void {
+  const { depth, bytes } = FREE_FORM_JSON_LIMITS;
+  if (jsonDepth(value, depth) > depth) {
+    ctx.addIssue({ code: "custom", message: `nests more than ${depth} levels deep; flatten it` });
+    return;
+  }
+  const size = Buffer.byteLength(JSON.stringify(value) ?? "", "utf8");
+  if (size > bytes) {
+    ctx.addIssue({ code: "custom", message: `is ${size} bytes as JSON; at most ${bytes} are accepted` });
+  }
+}
+
 /** An id or name that must be present: any non-empty string. */
 export const requiredString = z.string().min(1);
 

@@ -1,0 +1,62 @@
+import type { FastifyInstance } from "fastify";
+import { AwakenError } from "../../kernel/errors.js";
+import { formatPath } from "../managed-agents/schemas/common.js";
+import { type JsonTextProblem, scanJsonText } from "./jsonTextScan.js";
+
+/**
+ * How deep a request body may nest objects and arrays, counted from the body itself. The API's own
+ * structure uses under 10 levels; free-form fields (a tool's `input_schema`) get the rest, and each
+ * such field has a tighter bound of its own in its schema.
+ */
+export const MAX_BODY_DEPTH = 64;
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** A route whose bodies legitimately nest deeper than `MAX_BODY_DEPTH` (the worker transport). */
+    maxBodyDepth?: number;
+  }
+}
+
+/** Path segments shown in a message; a path 64 levels deep is cut so the message stays readable. */
+const PATH_SEGMENTS_SHOWN = 12;
+
+/**
+ * The JSON body parser: refuses too-deep bodies and prototype keys before `JSON.parse`, so nothing
+ * downstream walks an unbounded value, and each refusal is a 400 naming where in the body it is.
+ * Body-less POSTs (archive) may still carry `content-type: application/json`: an empty body is
+ * "no body", not a parse error. JSON is the only body the API takes: any other content-type
+ * (Fastify also reads text/plain by default) is refused with a message that says to send JSON.
+ */
+export function installJsonBodyParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, undefined);
+    const maxDepth = request.routeOptions.config.maxBodyDepth ?? MAX_BODY_DEPTH;
+    const problem = scanJsonText(text, maxDepth);
+    if (problem) return done(bodyProblemError(problem, maxDepth), undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+function bodyProblemError(problem: JsonTextProblem, maxDepth: number): AwakenError {
+  const path = renderPath(problem.path);
+  const message =
+    problem.kind === "too_deep"
+      ? `nests objects and arrays more than ${maxDepth} levels deep (counted from the request body); flatten it`
+      : `the field name ${JSON.stringify(problem.path[problem.path.length - 1])} is not accepted here ` +
+        "(it names an object's prototype); rename the field";
+  const where = path === "" ? "request body" : path;
+  return new AwakenError("invalid_request", `${where}: ${message}`, {
+    details: { issues: [{ path, message }] },
+  });
+}
+
+function renderPath(path: ReadonlyArray<string | number>): string {
+  if (path.length <= PATH_SEGMENTS_SHOWN) return formatPath(path);
+  return `${formatPath(path.slice(0, PATH_SEGMENTS_SHOWN))}…`;
+}
