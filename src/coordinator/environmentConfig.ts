@@ -32,7 +32,7 @@ export type SandboxTierName = "bwrap" | "none";
 export const SANDBOX_TIER_NAMES: readonly SandboxTierName[] = ["bwrap", "none"];
 export const DEFAULT_SANDBOX_TIER: SandboxTierName = "bwrap";
 /**
- * When a session's sandbox begins (seed 000, "Choose when the Sandbox should begin"): `eager`
+ * When a session's sandbox begins: `eager`
  * realizes it when a run starts, before the model or any tool; `on_tool_use` runs model-only turns
  * with no sandbox and realizes exactly one at the first Hand tool. Frozen per session with the
  * revision it pins.
