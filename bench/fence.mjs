@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The store-level yardstick for the commit fence (issue 3, "Performance"): the rate of fenced
+// The store-level yardstick for the commit fence: the rate of fenced
 // commits, claim+settle cycles and input appends through the product's real stores, against the raw
 // single-row INSERT commit rate of the same database, measured in the same run. No HTTP, no
 // runtime, no model: what the stores themselves cost per durable write.

@@ -1,8 +1,8 @@
-// Turns raw measurements into the figures the issue asks for, and prints them: one detail line per
+// Turns raw measurements into the figures docs/operations.md reports, and prints them: one detail line per
 // level as it finishes, then one summary table (Markdown, so it can be pasted into
-// docs/operations.md as printed) and the two goals of issue 3.
+// docs/operations.md as printed) and the two goals (commit rate, commits ≤ facts).
 
-/** Issue 3: the platform's commits/s at concurrency 8 must reach half the raw single-row rate. */
+/** Commit-rate goal: the platform's commits/s at concurrency 8 must reach half the raw single-row rate. */
 export const RATIO_GOAL = 0.5;
 export const RATIO_GOAL_CONCURRENCY = 8;
 
@@ -133,7 +133,7 @@ export function summaryTable(rows) {
 /** One verdict line per topology for each goal; "not measured" when its level did not run. */
 export function goalLines(rows, topologies) {
   const lines = [
-    `Goal (issue 3): our commits/s ≥ ${100 * RATIO_GOAL}% of the raw single-row commit rate at ` +
+    `Goal: our commits/s ≥ ${100 * RATIO_GOAL}% of the raw single-row commit rate at ` +
       `concurrency ${RATIO_GOAL_CONCURRENCY}:`,
   ];
   for (const topology of topologies) {

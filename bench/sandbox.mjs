@@ -1,6 +1,6 @@
 // Sandbox tiers: session creation (realize), first-tool and per-command times for `none` and
 // `bwrap` (cold: no warm pool; warm: a pre-started sandbox taken from the pool), against a plain
-// spawn of `true`. Run `npm run build` first; it uses dist/. Goal (issue 5): first tool ≤ 30 ms
+// spawn of `true`. Run `npm run build` first; it uses dist/. Goal: first tool ≤ 30 ms
 // cold and ≤ 5 ms warm for bwrap on this machine.
 //
 //   node bench/sandbox.mjs [--sessions N] [--commands N]

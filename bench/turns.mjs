@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Turn benchmark (issue 3, "Performance"): turns/s and turn latency at several concurrency levels
+// Turn benchmark: turns/s and turn latency at several concurrency levels
 // for three deployments, the platform's durable commits/s against the raw single-row commit rate
 // of the same database measured in the same run, commits vs facts per turn, and where a turn's CPU
 // goes (the client, the awaken processes, PostgreSQL, the rest of the machine; Linux /proc).

@@ -135,7 +135,7 @@ export async function startAllInOne(
     clock,
     validator,
   );
-  // Pinning at session creation and admission + open for in-process holders (issue 6).
+  // Pinning at session creation and admission + open for in-process holders.
   const custody = new CredentialCustody(
     control.vaults,
     control.credentials,

@@ -49,7 +49,7 @@ A master-key rotation takes two steps, then a wait:
      the reseal (its revisions are sealed under the old key: keep the old key with such backups).
 `;
 
-/** `awaken secrets …`: master-key rotation (issue 6). */
+/** `awaken secrets …`: master-key rotation. */
 export function secretsCommand(): Command {
   const command = new Command("secrets")
     .description(

@@ -37,7 +37,7 @@ export interface RemoteWorkerOptions {
 /** Forbidden or missing configuration: `awaken worker` prints the reason and exits non-zero. */
 export class WorkerConfigError extends Error {}
 
-/** DESIGN.md §5: forbidden configuration is an error at start-up, not a warning. */
+/** Forbidden configuration is an error at start-up, not a warning. */
 export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; token: string } {
   const dbUrl = options.databaseUrl ?? options.env.AWAKEN_DATABASE_URL ?? options.env.DATABASE_URL;
   if (dbUrl) {

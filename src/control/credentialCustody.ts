@@ -67,7 +67,7 @@ function secretUsageKey(secretName: string): string {
 const PAGE = 100;
 
 /**
- * Custody after ingress (issue 6, seed "Pin the credential before the Run starts"):
+ * Custody after ingress (the credential is pinned before the Run starts):
  *
  * - `pin` freezes, at session creation, which exact revision of which credential serves each of the
  *   agent's MCP servers, from the session's `vault_ids` (in the order given: the first vault with a

@@ -77,7 +77,7 @@ const BOOKKEEPING_FACTS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Whether a commit is progress, which resets its run's crash budget (DESIGN.md §3): it holds at
+ * Whether a commit is progress, which resets its run's crash budget: it holds at
  * least one fact of the conversation (a model's answer or tool call, a tool's result, …). A run
  * whose worker dies during every model call commits only bookkeeping on each claim; counted as
  * progress, that would reset the budget on every claim and the run would crash workers forever.

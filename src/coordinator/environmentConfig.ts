@@ -34,7 +34,7 @@ export interface PackagesConfig {
 export type { SandboxTierName } from "../kernel/sandboxTiers.js";
 export { DEFAULT_SANDBOX_TIER, SANDBOX_TIER_NAMES } from "../kernel/sandboxTiers.js";
 /**
- * When a session's sandbox begins (seed 000, "Choose when the Sandbox should begin"): `eager`
+ * When a session's sandbox begins: `eager`
  * realizes it when a run starts, before the model or any tool; `on_tool_use` runs model-only turns
  * with no sandbox and realizes exactly one at the first Hand tool. Frozen per session with the
  * revision it pins.

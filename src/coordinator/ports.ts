@@ -68,7 +68,7 @@ export interface EnvironmentStore {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Credential pins (issue 6): Control freezes them into the session baseline; a holder opens one.
+// Credential pins: Control freezes them into the session baseline; a holder opens one.
 
 /** The last-mile holders that open through `CredentialHolderPort.open`: the MCP connection. */
 export type CredentialHolderKind = "mcp_connection";

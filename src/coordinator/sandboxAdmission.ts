@@ -3,7 +3,7 @@ import { invalid } from "../kernel/errors.js";
 import { type EnvironmentConfig, sandboxProvisioningOf } from "./environmentConfig.js";
 
 /**
- * Admission for `sandbox_provisioning: on_tool_use` (DESIGN.md §7): a session may start without a
+ * Admission for `sandbox_provisioning: on_tool_use`: a session may start without a
  * sandbox only when nothing needs local state before the first Hand tool. Anything that does is
  * refused at session creation, naming the rule, instead of silently provisioning eagerly.
  * (Non-native backends — ACP, A2A — will join this list when they exist: they need the sandbox to

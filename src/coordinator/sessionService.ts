@@ -63,7 +63,7 @@ export class SessionService {
     /** Freezes the session's credential pins from `vault_ids` (absent: vault_ids are refused). */
     private readonly pinner?: CredentialPinner,
     /**
-     * Prepares a cloud revision's packages (issue 5) before a session of it exists: creation waits
+     * Prepares a cloud revision's packages before a session of it exists: creation waits
      * for it, and a failure refuses the session (400) with the preparer's message. Absent: a
      * worker prepares them on first use.
      */

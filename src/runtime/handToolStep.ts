@@ -26,7 +26,7 @@ export class HandToolStep {
    * One Hand tool call, made safe against crashes: its intent (with the attempt number) is
    * committed before it runs and its result after. A call an earlier owner started and never
    * finished is run again only when the tool is repeatable; otherwise the model is told its outcome
-   * is unknown (DESIGN.md §3). After a lost claim the sandbox command is killed and nothing is
+   * is unknown. After a lost claim the sandbox command is killed and nothing is
    * written back.
    */
   async runTool(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {

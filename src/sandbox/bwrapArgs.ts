@@ -1,7 +1,7 @@
 /**
  * The command line of one bwrap sandbox: `bash` closing inherited descriptors, then `prlimit`
  * (resource limits, inherited across bwrap's exec) wrapping `bwrap` with the flags measured to hold
- * (sandbox-and-secrets.md), running `argv`: a session's supervisor (supervisor.ts), or one command
+ * on this kind of host, running `argv`: a session's supervisor (supervisor.ts), or one command
  * (the one-shot sandbox an exec gets while another runs). Pure: the host facts it needs (tool paths, the /bin-/lib layout) are
  * passed in, so the argv can be read and tested alone.
  */
@@ -42,7 +42,7 @@ export const DEFAULT_LIMITS: ResourceLimits = {
 
 /**
  * RLIMIT_AS is kept at 16 GiB: lower breaks WebAssembly, the JVM and Go, which reserve address
- * space they never touch (pitfall 3). Memory itself is bounded by the sandbox's cgroup, or by
+ * space they never touch. Memory itself is bounded by the sandbox's cgroup, or by
  * RLIMIT_DATA where none is writable (sandboxMemory.ts).
  */
 export const ADDRESS_SPACE_BYTES = 2 ** 34;
@@ -57,7 +57,7 @@ const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /**
  * The only /etc entries the sandbox sees: what the dynamic loader, TLS, name lookup and `update-
- * alternatives` links need. Binding all of /etc would leak host configuration (pitfall 5).
+ * alternatives` links need. Binding all of /etc would leak host configuration.
  */
 const ETC_ENTRIES = [
   "ld.so.cache",

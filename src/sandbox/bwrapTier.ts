@@ -130,7 +130,7 @@ export class BwrapTierProvider implements SandboxProvider {
     if (this.closed) return Promise.reject(new Error("the bwrap provider is closed"));
     // Networking: every sandbox keeps a private network namespace (only its own loopback; never
     // `--share-net`, which hands the command the host's loopback). Its only egress is its own host
-    // proxy (egressProxy.ts), reached through the supervisor's relay, whose policy is the spec's:
+    // proxy (egressProxy.ts), reached through the supervisor's relay, whose policy is the SandboxSpec's:
     // `limited` lets its allowed_hosts through, `unrestricted` any host; both refuse non-public
     // addresses. A pooled sandbox's proxy lets nothing through until a session takes it and sets
     // its policy, so every pooled sandbox fits every spec.

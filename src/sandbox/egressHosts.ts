@@ -1,5 +1,5 @@
 /**
- * Host-name matching for sandbox egress (managed-agents-wire.md §5), shared by the proxy's
+ * Host-name matching for sandbox egress (wire §5), shared by the proxy's
  * environment policy (egressProxy.ts) and the credentials' own hosts (secretSubstitution.ts); a
  * module of its own so neither imports the other.
  */

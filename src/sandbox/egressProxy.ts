@@ -1,5 +1,5 @@
 /**
- * The host side of a bwrap sandbox's egress (issue 5; sandbox-and-secrets.md pitfall 8): an HTTP
+ * The host side of a bwrap sandbox's egress: an HTTP
  * proxy, one per sandbox, listening on a unix socket in a private host directory that is bound
  * into the sandbox. The sandbox keeps its own network namespace (no route out, only its own
  * loopback); its supervisor relays 127.0.0.1:3128 inside to this socket (supervisor.ts), and the
@@ -8,7 +8,7 @@
  * It serves `CONNECT host:port` (HTTPS and any other TLS: the proxy never sees inside the tunnel)
  * and absolute-URI `http://` requests. A destination is let through only when
  * - its host matches the policy: `limited` lists hosts (exact name or IPv4, or `*.domain` for
- *   every subdomain of `domain` but not `domain` itself, managed-agents-wire.md §5), plus the
+ *   every subdomain of `domain` but not `domain` itself, wire §5), plus the
  *   package registries with `allow_package_managers`; `unrestricted`
  *   lets any host through; no policy yet (a pooled sandbox no session has taken) lets none;
  * - every address its name resolves to is public (`isPublicAddress`, kernel/addressPolicy.ts: never

@@ -65,7 +65,7 @@ export function hasPackages(packages: PackageLists | undefined): packages is Pac
 }
 
 /**
- * Prepares an environment revision's packages once per exact content (issue 5): installed into
+ * Prepares an environment revision's packages once per exact content: installed into
  * `<root>/.packages/<sha256>/` (npm under `npm/`, pip under `pip/`) before any session uses them,
  * never into a live sandbox. Concurrent callers share one preparation. A set is built in a private
  * staging directory, `.ready` is written last, then it is renamed into place: a failed preparation

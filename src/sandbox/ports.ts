@@ -11,7 +11,7 @@ export interface SandboxSpec {
   tier: SandboxTier;
   /** Owner of the workspace: one sandbox (and one workspace) per session, never shared. */
   sessionId: string;
-  /** `unrestricted`, or `limited` (no egress but through the allowlist proxy; issue 5). */
+  /** `unrestricted`, or `limited` (no egress but through the allowlist proxy). */
   networking:
     | { type: "unrestricted" }
     | {
@@ -21,7 +21,7 @@ export interface SandboxSpec {
         allow_package_managers?: boolean;
       };
   /**
-   * The revision's package lists (issue 5): prepared once per exact content on the worker's host
+   * The revision's package lists: prepared once per exact content on the worker's host
    * (packagePreparer.ts) before the sandbox starts, never installed into it. Absent or all empty:
    * no packages.
    */
@@ -32,7 +32,7 @@ export interface SandboxSpec {
    */
   preparedPackages?: PreparedPackages;
   /**
-   * The session's pinned `environment_variable` credentials (vault issue 6), secret-free, and how
+   * The session's pinned `environment_variable` vault credentials, secret-free, and how
    * the egress proxy opens one. The bwrap tier sets each variable to a placeholder and substitutes
    * the secret into requests to allowed hosts; the `none` tier has no proxy and sets nothing.
    * Given again on every realize: the binding (`open`, `onHostRefused`) is the current run's.

@@ -9,7 +9,7 @@ const PIPE_GRACE_MS = 200;
  * command's children (a backgrounded `sleep`, a daemonized grandchild) must not outlive it.
  *
  * Completion is the leader's `exit`, not the pipes' `close`: a grandchild that escaped the group
- * (setsid) may hold the pipes open forever (sandbox-and-secrets.md, pitfall 2).
+ * (setsid) may hold the pipes open forever.
  */
 export function execInProcessGroup(
   command: string,

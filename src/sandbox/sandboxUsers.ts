@@ -14,7 +14,7 @@ export const DEFAULT_UID_RANGE: UidRange = { first: 200_000, last: 265_535 };
 
 /**
  * Hands out one unprivileged host uid per live sandbox. One each, because RLIMIT_NPROC counts every
- * process of a host uid (pitfall 1): sandboxes sharing a uid would share, and exhaust, one budget.
+ * process of a host uid (zombies too): sandboxes sharing a uid would share, and exhaust, one budget.
  *
  * "Unused" means: not handed out by this pool, not an account in /etc/passwd or group in
  * /etc/group, and owning no process on the host right now. Files a released uid left elsewhere on

@@ -14,7 +14,7 @@ export interface HostOwner {
  *
  * A workspace realized before under another uid (a worker restart hands out uids afresh) is
  * re-owned entry by entry with lchown, never following a link the sandbox may have planted
- * (pitfall 4); nothing runs in it while this happens.
+ * (it could point at any host file); nothing runs in it while this happens.
  */
 export async function prepareWorkspace(path: string, owner: HostOwner | null): Promise<void> {
   // The root is private to the worker: no other user lists or enters sessions' workspaces.

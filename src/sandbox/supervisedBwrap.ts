@@ -219,7 +219,7 @@ export class SupervisedBwrap {
   /**
    * Kills the sandbox and everything in it; resolves once bwrap has exited. The namespace's init
    * (bwrap's child) is killed first, so that bwrap reaps it: killed the other way round, the init
-   * would be left to host PID 1 as a zombie (sandbox-and-secrets.md, pitfall 7), and its uid would
+   * would be left to host PID 1 as a zombie, and its uid would
    * look in use until PID 1 reaps it.
    */
   async kill(): Promise<void> {

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import type { RevisionIdentity } from "./ports.js";
 
-// The envelope measured in ../shared/spec/sandbox-and-secrets.md ("Secrets"): an HKDF-derived
+// The envelope (format 1 in src/secrets/README.md; it held every tamper test): an HKDF-derived
 // wrapping key per purpose, a random data key per credential revision, AES-256-GCM on both layers,
 // and the ordered tuple [format, credential id, revision, workspace id, master key id] as additional
 // authenticated data. Pure functions over Buffers; key custody lives in localSecretStore.ts.

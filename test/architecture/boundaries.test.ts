@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /**
- * Which contexts each context may import (DESIGN.md §2). An allow-list, so a new arrow has to be
+ * Which contexts each context may import (docs/architecture.md). An allow-list, so a new arrow has to be
  * argued for here. Exceptions name single files that are contracts shared across contexts.
  */
 const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
@@ -83,7 +83,9 @@ function violations(): string[] {
     const from = relative(SRC, file).split(sep).join("/");
     const context = from.split("/")[0]!;
     if (!ALLOWED[context]) {
-      found.push(`${from}: folder "${context}" is not a known context; add it to DESIGN.md §2 and this test`);
+      found.push(
+        `${from}: folder "${context}" is not a known context; add it to docs/architecture.md and this test`,
+      );
       continue;
     }
     for (const spec of importsOf(file)) {
@@ -97,12 +99,12 @@ function violations(): string[] {
   return found;
 }
 
-describe("context boundaries (DESIGN.md §2)", () => {
+describe("context boundaries", () => {
   it("no import crosses a forbidden boundary", () => {
     expect(violations()).toEqual([]);
   });
 
-  it("the checker reports the arrows DESIGN.md forbids", () => {
+  it("the checker reports the forbidden arrows", () => {
     expect(crossesBoundary("worker/workerLoop.ts", "stores/sql/db.ts")).toBe(true);
     expect(crossesBoundary("worker/workerLoop.ts", "coordinator/sessionService.ts")).toBe(true);
     expect(crossesBoundary("runtime/turnRunner.ts", "edge/httpServer.ts")).toBe(true);

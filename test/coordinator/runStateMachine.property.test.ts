@@ -1,5 +1,5 @@
 /**
- * Issue 4: a model-based property test of the run state machine, end to end, with the real pure
+ * A model-based property test of the run state machine, end to end, with the real pure
  * rules only: `planInputs` (the input ledger's decision), `projectFacts` (the session row),
  * `nextStep` (the runtime's decision), `responseFacts` + `toolCatalog` + the permission gate (what a
  * model answer becomes). The simulation plays the stores' part (append with seq, the commit fence's
@@ -1093,7 +1093,7 @@ function live(setup: Setup, ops: readonly Op[], options: ConstructorParameters<t
   sim.drain();
 }
 
-describe("the run state machine under random event orders (issue 4)", () => {
+describe("the run state machine under random event orders", () => {
   it("never reaches an illegal state, never loses a pending id, and always comes to rest", () => {
     const seen = new Map<Path, number>();
     fc.assert(

@@ -1,5 +1,5 @@
 /**
- * The permission gate and confirmations (issue 4, wire §3.4 cases 4–5), through the official SDK
+ * The permission gate and confirmations (wire §3.4 cases 4–5), through the official SDK
  * against a scripted model on the real Anthropic streaming wire: every built-in tool call passes the
  * gate; `ask` parks the run with its ticket committed before anyone sees the request; answers are
  * validated, idempotent and echoed; deny never runs the tool.

@@ -1,5 +1,5 @@
 /**
- * An approval request survives any crash (issue 4, "Resume survives everything"): the ticket was
+ * An approval request survives any crash: the ticket was
  * committed before anyone saw the request, so a server killed with SIGKILL while Awaiting, or the
  * worker that parked the run killed right after, loses nothing. The answer may come from another
  * API client than the one that started the run, after it rebuilt the state from `events.list`.

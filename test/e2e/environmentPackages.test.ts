@@ -1,5 +1,5 @@
 /**
- * Issue 5, "a revision with packages": an environment revision's packages are prepared once per
+ * A revision with packages: an environment revision's packages are prepared once per
  * exact content on the worker's host before a session of it exists (creation waits; a package that
  * cannot be prepared refuses the session with a 400 naming it), and its sandboxes see them
  * read-only. Through the official SDK, with no network: the npm package is a tarball packed here,

@@ -1,5 +1,5 @@
 /**
- * MCP calls and worker crashes (issue 6): an MCP call has the Hand tools' intent/result discipline.
+ * MCP calls and worker crashes: an MCP call has the Hand tools' intent/result discipline.
  * A call cut off by kill -9 is run again by the restarted server only when the MCP server annotates
  * the tool `idempotentHint: true`; otherwise the model is told its outcome is unknown and the server
  * is not called twice.

@@ -1,5 +1,5 @@
 /**
- * MCP tools and credential pinning (issue 6), through the official SDK against a scripted model and
+ * MCP tools and credential pinning, through the official SDK against a scripted model and
  * a real MCP server made with the official MCP SDK that requires `Authorization: Bearer …`: the
  * session's pinned credential revision reaches exactly that server's connection, rotation does not
  * move a running session's pin, admission refuses archived credentials cleanly, and MCP calls pass

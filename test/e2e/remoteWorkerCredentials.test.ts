@@ -1,5 +1,5 @@
 /**
- * Credentials on remote workers (issue 6): a coordinator with no in-process workers (`--workers
+ * Credentials on remote workers: a coordinator with no in-process workers (`--workers
  * 0`), one `awaken worker` child process, and a real MCP server (official SDK) that requires a
  * bearer. The worker's MCP connection gets the session's pinned token through the worker
  * transport's `/credentials/open`: the server sees exactly that token, an archived credential is

@@ -1,5 +1,5 @@
 /**
- * `environment_variable` credentials on remote workers (issue 6): a coordinator with no in-process
+ * `environment_variable` credentials on remote workers: a coordinator with no in-process
  * workers (`--workers 0`), one `awaken worker` child process whose bwrap sandbox runs a bash call
  * that curls an HTTPS upstream with `$API_TOKEN` in a header. The worker learns the session's
  * pinned variables (secret-free) and its egress proxy opens the secret through the worker

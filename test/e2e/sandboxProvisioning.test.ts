@@ -1,5 +1,5 @@
 /**
- * Issue 5: when the sandbox begins (`config.sandbox.provisioning`, frozen with the environment
+ * When the sandbox begins (`config.sandbox.provisioning`, frozen with the environment
  * revision a session pins), admission for `on_tool_use`, the workspace living as long as its
  * session, and escape attempts from bash in the real `bwrap` tier, all through the official SDK with
  * a scripted model on the real Anthropic streaming wire.

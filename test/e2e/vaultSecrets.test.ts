@@ -12,7 +12,7 @@ import { expectApiError, expectRawError, rawRequest } from "../support/sdkHelper
 import { TEST_API_KEY } from "../support/testServer.js";
 import { plantedSecret, startVaultTestServer, type VaultTestServer } from "../support/vaultServer.js";
 
-// Issue 6 "Done means": the secret never comes back (responses, logs, errors, database, data dir),
+// The secret never comes back (responses, logs, errors, database, data dir),
 // and the sealed rows fail closed when tampered with.
 
 let t: VaultTestServer;

@@ -1,5 +1,5 @@
 /**
- * Fault (issue 3, case 8): a run that crashes its worker again and again ends in a terminal state
+ * Fault (crash loop): a run that crashes its worker again and again ends in a terminal state
  * with a clear error once its crash budget (5) is spent, instead of looping.
  *
  * One `awaken up --workers 0` replica on a fresh PostgreSQL schema and real `awaken worker`

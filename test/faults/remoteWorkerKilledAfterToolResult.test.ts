@@ -1,5 +1,5 @@
 /**
- * Fault (issue 3, case 1): kill -9 a worker mid-turn, after a tool result was committed and before
+ * Fault: kill -9 a worker mid-turn, after a tool result was committed and before
  * the next model turn finished. Another worker resumes from the last committed fact and finishes.
  *
  * One `awaken up --workers 0` replica on a fresh PostgreSQL schema, two remote `awaken worker`

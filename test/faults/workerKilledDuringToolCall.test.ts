@@ -1,8 +1,8 @@
 /**
- * Fault case 7: kill -9 a worker while a server-side (Hand) tool call is executing. The call's
+ * Fault: kill -9 a worker while a server-side (Hand) tool call is executing. The call's
  * intent was committed before it ran; the next worker must not silently run it again. It re-runs
  * the call only when the tool is declared safe to repeat (`grep`); otherwise (`bash`) the call ends
- * as indeterminate and the model is told so (DESIGN.md §3).
+ * as indeterminate and the model is told so.
  *
  * Both workers share one workspace directory, as two workers on one host do, so the test can see
  * the side effects a command left behind.

@@ -26,7 +26,7 @@ const untouchable: ProviderRouter = {
   describe: () => [],
 };
 
-describe("the crash budget (DESIGN.md §3; issue 3 fault case 8)", () => {
+describe("the crash budget", () => {
   it("a run whose worker keeps crashing ends in a terminal state with a clear error instead of looping", async () => {
     fx = await sessionWithQueuedRun();
     // Each claim whose lease lapses without a commit is a crash: the next claim counts it.

@@ -1,5 +1,5 @@
 /**
- * MCP calls in the runtime's pure parts (issue 6): `nextStep` treats `agent.mcp_tool_use` like a
+ * MCP calls in the runtime's pure parts: `nextStep` treats `agent.mcp_tool_use` like a
  * server-run built-in call (intent attempts, confirmation, result), the conversation closes it with
  * its `agent.mcp_tool_result`, and the MCP holder never asks custody for a credential once the run's
  * claim is lost.

@@ -210,7 +210,7 @@ describe("nextStep on hand-written histories", () => {
   });
 });
 
-describe("nextStep with Hand tools (server-run, DESIGN.md §3 side effects)", () => {
+describe("nextStep with Hand tools (server-run side effects)", () => {
   /** A model answer calling `bash` server-side and, optionally, a custom tool for the client. */
   function handAnswer(h: History, withCustom = false): { hand: string; custom?: string } {
     const start = h.start();

@@ -430,7 +430,7 @@ describe("bwrap tier: sessions", () => {
 /**
  * The host processes running with real uid `uid`, read from /proc, sorted. Zombies are not counted:
  * bwrap's inner init, killed with its namespace, is reparented to host PID 1 and waits there to be
- * reaped (sandbox-and-secrets.md, pitfall 7); it runs nothing.
+ * reaped; it runs nothing.
  */
 async function livePids(uid: number): Promise<number[]> {
   const pids: number[] = [];

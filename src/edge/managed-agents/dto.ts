@@ -5,7 +5,7 @@ import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.j
 import { isoTime } from "../../kernel/clock.js";
 import type { Page } from "../../kernel/pagination.js";
 
-// Projections from domain records to the Managed Agents wire (spec §2). Nothing else in the
+// Projections from domain records to the Managed Agents wire (wire §2). Nothing else in the
 // product knows these shapes.
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));

@@ -5,7 +5,7 @@
  * implementations (`@anthropic-ai/sdk/tools/agent-toolset/node`), so one prompt works on both.
  *
  * Each declares whether it is safe to repeat: after a crash, a call found started with no result is
- * re-run only if it is (DESIGN.md §3); otherwise its outcome is reported as unknown.
+ * re-run only if it is; otherwise its outcome is reported as unknown.
  */
 import { bash } from "./bash.js";
 import type { HandTool } from "./common.js";

@@ -1,6 +1,6 @@
 /**
  * read: a text file's lines, numbered, from inside the sandbox: a path the sandbox made (a
- * symlink) resolves as the sandbox sees it, never on the host (sandbox-and-secrets.md, pitfall 4).
+ * symlink) resolves as the sandbox sees it, never on the host (a planted link could reach host files).
  * Anything but a regular file is refused before it is opened: opening a FIFO would block, a device
  * may never end.
  */

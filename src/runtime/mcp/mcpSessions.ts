@@ -1,5 +1,5 @@
 /**
- * The MCP holder (issue 6, "MCP tools"): one Streamable HTTP connection per MCP server a run needs,
+ * The MCP holder: one Streamable HTTP connection per MCP server a run needs,
  * made with the official client. The connection is the last-mile holder of its server's pinned
  * credential: the bearer is opened (after admission) for that connection only, turned into its
  * `Authorization` header, and the Buffer is zeroed at once. Nothing here persists anything.

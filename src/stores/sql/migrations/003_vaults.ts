@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 
-// Vaults and credentials (wire §2.7, §5; issue 6). A credential is a mutable head plus immutable
+// Vaults and credentials (wire §2.7, §5). A credential is a mutable head plus immutable
 // revisions; a revision holds its secret fields only as a sealed record (base64 text of the
 // SecretStore's output) next to the identity the seal is bound to. Nothing here is plaintext.
 // Same column conventions as 001: `bigint` milliseconds and counters, `text` ids and JSON.

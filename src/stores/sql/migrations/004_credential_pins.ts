@@ -1,7 +1,7 @@
 import { type Kysely, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 
-// Credential pinning and the open audit (issue 6, "Pinning and admission"). A session's pins are part
+// Credential pinning and the open audit. A session's pins are part
 // of its baseline, frozen at creation next to the agent snapshot: ids, revisions, usage and holder
 // policy, never material. Every open (or refusal) by a last-mile holder is one audit row, without the
 // secret. Same column conventions as 001: `bigint` milliseconds and counters, `text` ids and JSON.

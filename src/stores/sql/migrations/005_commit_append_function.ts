@@ -1,7 +1,7 @@
 import { type Kysely, PostgresAdapter, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 
-// The commit fence's plain append as one server-side call on PostgreSQL (issue 3, "Performance").
+// The commit fence's plain append as one server-side call on PostgreSQL.
 // SQLite has no server to send anything to (its commit is already one synchronous call in process),
 // so this migration does nothing there.
 //

@@ -2,8 +2,8 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 
 // The batch of plain appends (migration 005) decided and written set by set instead of append by
-// append, with the batch sent as two JSON texts instead of 21 parallel arrays (issue 3,
-// "Performance"). Same checks, same locks in the same order, same outcomes as
+// append, with the batch sent as two JSON texts instead of 21 parallel arrays.
+// Same checks, same locks in the same order, same outcomes as
 // `awaken_commit_append_v1`; what changed is what each append costs the server and the client.
 //
 // Measured at concurrency 8 (bench/fence.mjs, 2 vCPUs): v1 ran five statements per append (lock

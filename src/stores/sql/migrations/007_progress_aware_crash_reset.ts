@@ -2,7 +2,7 @@ import { type Kysely, PostgresAdapter, sql } from "kysely";
 import type { Migration } from "kysely/migration";
 
 // `awaken_commit_append_v2` (migration 006) again, with one change: an append resets its run's
-// crash budget only when it is progress (issue 3, fault case 8). Each append now carries
+// crash budget only when it is progress (so a crash loop still spends it). Each append now carries
 // `progress` (`makesProgress` in coordinator/commitOperation.ts: it holds a fact of the
 // conversation, not only a claim's bookkeeping of model-request spans, status and errors).
 //
