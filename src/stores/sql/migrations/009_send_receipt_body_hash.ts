@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from "kysely";
+import type { Kysely } from "kysely";
+import type { Migration } from "kysely/migration";
 
 // A send under an `Idempotency-Key` is remembered by the key's hash; this column adds the hash of
 // the body it came with, so the same key with another body is refused instead of answered with
