@@ -47,7 +47,10 @@ async function up(env: NodeJS.ProcessEnv): Promise<ServerProcess> {
 describe("awaken up without bubblewrap", () => {
   it("says once on stderr that cloud built-in tools need it and how to install it", async () => {
     const server = await up({ PATH: pathWithoutBwrap() });
-    // Said before the server announces itself, so it is all there once the URL is printed.
+    // Logged at start-up; the log stream may reach the pipe just after the banner.
+    for (let i = 0; i < 40 && !HINT.test(server.stderr()); i += 1)
+      await new Promise((r) => setTimeout(r, 50));
+    HINT.lastIndex = 0;
     expect(server.stderr().match(HINT)).toHaveLength(1);
     expect(server.stderr()).toContain("built-in tools");
     await server.client.models.list().catch(() => null);

@@ -28,7 +28,7 @@ async function refused(args: string[]): Promise<string> {
 describe("awaken up --db-pool-size", () => {
   it("--help documents it with its default", async () => {
     const { stdout } = await run(process.execPath, [BIN, "up", "--help"]);
-    expect(stdout).toMatch(/--db-pool-size <n>[\s\S]*PostgreSQL[\s\S]*connections[\s\S]*\(default: 20\)/);
+    expect(stdout).toMatch(/--db-pool-size <n>[\s\S]*PostgreSQL[\s\S]*connections[\s\S]*\(default:\s+20\)/);
   });
 
   it("refuses a size that is not an integer ≥ 1, naming the option", async () => {

@@ -70,6 +70,8 @@ async function server(dataDir: string, env: Record<string, string>, databaseUrl?
       apiKey: TEST_API_KEY,
       retry: {},
       env,
+      // The MCP server its credentials are validated against listens on the loopback.
+      allowPrivateHosts: "127.0.0.1",
     },
     pino({ level: "silent" }),
   );

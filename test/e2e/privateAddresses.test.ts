@@ -61,6 +61,8 @@ describe("mcp_oauth_validate and private addresses", () => {
     await listed.close();
   });
 
+  // What the server itself answers to the probe's POST on /healthz (a GET-only route).
+  const OWN_ANSWER = "POST is not allowed on /healthz";
   const opensOf = (t: VaultTestServer, credentialId: string) =>
     t.sql.prepare("select outcome from credential_opens where credential_id = ?").all(credentialId);
 
@@ -68,7 +70,7 @@ describe("mcp_oauth_validate and private addresses", () => {
     const port = new URL(open.server.url).port;
     // The server's own answer to the probe's POST is what an unguarded probe hands back.
     const own = await (await fetch(`${open.server.url}/healthz`, { method: "POST", body: "{}" })).text();
-    expect(own).toContain("not_found_error");
+    expect(own).toContain(OWN_ANSWER);
     for (const url of [
       `http://127.0.0.1:${port}/healthz`,
       `http://2130706433:${port}/healthz`,
@@ -87,8 +89,8 @@ describe("mcp_oauth_validate and private addresses", () => {
         Anthropic.BadRequestError,
         { ...BAD_REQUEST, message: [/mcp_server_url/, POLICY, HINT] },
       );
-      expect(JSON.stringify(error.error)).not.toContain("not_found_error");
-      expect(open.bodies.slice(bodies).join("")).not.toContain("not_found_error");
+      expect(JSON.stringify(error.error)).not.toContain(OWN_ANSWER);
+      expect(open.bodies.slice(bodies).join("")).not.toContain(OWN_ANSWER);
       // Refused before the credential was opened: nothing was materialized for it.
       expect(opensOf(open, credential.id)).toEqual([]);
     }
@@ -108,8 +110,8 @@ describe("mcp_oauth_validate and private addresses", () => {
     });
     expect(validation.status).toBe("unknown");
     expect(validation.mcp_probe?.http_response).toMatchObject({
-      status_code: 404,
-      body: expect.stringContaining("not_found_error"),
+      status_code: 405,
+      body: expect.stringContaining(OWN_ANSWER),
     });
   });
 
@@ -143,8 +145,13 @@ describe("MCP connections and private addresses", () => {
   let listed: TestServer;
   beforeAll(async () => {
     // No model key: the offline model calls `lookup` when asked to.
-    open = await startTestServer({ workers: 1, workerPollMs: 50 });
-    listed = await startTestServer({ workers: 1, workerPollMs: 50, allowPrivateHosts: LOOPBACK });
+    open = await startTestServer({ workers: 1, workerPollMs: 50, allowWeakerTiers: true });
+    listed = await startTestServer({
+      workers: 1,
+      workerPollMs: 50,
+      allowPrivateHosts: LOOPBACK,
+      allowWeakerTiers: true,
+    });
   });
   afterAll(async () => {
     await open.close();

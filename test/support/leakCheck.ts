@@ -65,7 +65,11 @@ export default function setup(): () => Promise<void> {
       });
     }
     if (existsSync(runDir)) {
-      for (const name of readdirSync(runDir)) leaks.push(`scratch ${join(runDir, name)}`);
+      for (const name of readdirSync(runDir)) {
+        // Node's own module compile cache (module.enableCompileCache), not a test's scratch.
+        if (name === "node-compile-cache") continue;
+        leaks.push(`scratch ${join(runDir, name)}`);
+      }
       rmSync(runDir, { recursive: true, force: true });
     }
     if (leaks.length === 0) return;
