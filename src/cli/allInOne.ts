@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
@@ -25,17 +25,25 @@ import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
-import { loadMasterKey, loadRetiredMasterKeys, MASTER_KEY_ENV } from "../secrets/masterKey.js";
+import {
+  findMasterKey,
+  loadRetiredMasterKeys,
+  MASTER_KEY_ENV,
+  type MasterKey,
+  type MasterKeySource,
+} from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { createSandboxes } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
 export interface RunningServer {
   url: string;
-  apiKey: string;
-  apiKeySource: "env" | "generated" | "stored";
+  /** Null when the database's bootstrap key was minted elsewhere (another replica's first start). */
+  apiKey: string | null;
+  apiKeySource: "env" | "generated" | "stored" | "elsewhere";
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
@@ -54,32 +62,48 @@ export async function startAllInOne(
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
   // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
-  const {
-    masterKey,
-    source: masterKeySource,
-    file: masterKeyFile,
-  } = loadMasterKey({
-    env: options.env,
-    dataDir,
-  });
+  const found = findMasterKey({ env: options.env, dataDir });
   // Retired keys (a rotation in progress): they open older records and never seal new ones.
-  const retiredKeys = loadRetiredMasterKeys({ env: options.env, dataDir, currentId: masterKey.id });
+  const retiredKeys = found
+    ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
+    : [];
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
     clock,
     logger,
   );
+  let masterKey: MasterKey;
+  let masterKeySource: MasterKeySource;
+  let masterKeyFile: string | null;
+  let apiKey: string | null;
+  let apiKeySource: RunningServer["apiKeySource"];
+  const iam = new IamService(storage.control.iam, clock);
+  try {
+    // The database's key before IAM: a refused replica leaves no key of any kind behind.
+    ({
+      masterKey,
+      source: masterKeySource,
+      file: masterKeyFile,
+    } = await agreeOnMasterKey({
+      facts: storage.facts,
+      found,
+      retiredIds: retiredKeys.map((r) => r.masterKey.id),
+      dataDir,
+      now: clock.now(),
+    }));
+    ({ key: apiKey, source: apiKeySource } = await resolveApiKey(dataDir, options.apiKey, iam));
+    if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
+  } catch (error) {
+    await storage.close();
+    for (const retired of retiredKeys) retired.masterKey.key.fill(0);
+    throw error;
+  }
   const control = storage.control;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
   };
-
-  const iam = new IamService(control.iam, clock);
-  const { key: apiKey, source: apiKeySource } = resolveApiKey(dataDir, options.apiKey);
-  await iam.bootstrap(apiKey);
-  if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
 
   logger.info(
     { component: "secrets", masterKeyId: masterKey.id, source: masterKeySource },
@@ -280,25 +304,33 @@ export async function startAllInOne(
 
 /**
  * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
- * directory so the same key works after every restart.
+ * directory so the same key works after every restart. A database whose bootstrap key was minted by
+ * another start (a replica with its own data dir) gets no second one.
  */
-function resolveApiKey(
+async function resolveApiKey(
   dataDir: string,
   fromEnv: string | undefined,
-): { key: string; source: RunningServer["apiKeySource"] } {
-  if (fromEnv) return { key: fromEnv, source: "env" };
+  iam: IamService,
+): Promise<{ key: string | null; source: RunningServer["apiKeySource"] }> {
   const file = join(dataDir, "api-key");
-  if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), source: "stored" };
+  const stored = fromEnv ? null : existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+  const chosen = fromEnv ?? stored;
+  if (chosen) {
+    await iam.bootstrap(chosen);
+    return { key: chosen, source: fromEnv ? "env" : "stored" };
+  }
   const key = IamService.generateKey();
-  // With PostgreSQL nothing else creates the data directory.
-  mkdirSync(dataDir, { recursive: true });
+  // Written before it is registered: a crash in between leaves a key file the next start adopts.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
-  return { key, source: "generated" };
+  if (await iam.bootstrapGenerated(key)) return { key, source: "generated" };
+  rmSync(file, { force: true });
+  return { key: null, source: "elsewhere" };
 }
 
 /** A weak token, or one that is also an API key, would let API clients act as workers: refuse. */
-function checkWorkerToken(token: string, apiKey: string): void {
+function checkWorkerToken(token: string, apiKey: string | null): void {
   if (token.length < MIN_WORKER_TOKEN_LENGTH)
     throw new Error(`AWAKEN_WORKER_TOKEN must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
   if (token === apiKey) throw new Error("AWAKEN_WORKER_TOKEN must differ from the API key");

@@ -7,6 +7,7 @@ import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
+import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
@@ -32,6 +33,8 @@ export interface Storage {
   coordinator: CoordinatorStores;
   /** Which session a run belongs to (the worker transport's credential route binds claims with it). */
   runSessions: SqlRunSessions;
+  /** What every process on this database agrees on (the master key's id, the bootstrap key). */
+  facts: SqlInstallationFacts;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
   close(): Promise<void>;
@@ -72,6 +75,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       control: postgresControlStores(handle),
       coordinator: postgresCoordinatorStores(handle, clock),
       runSessions: new SqlRunSessions(handle.db),
+      facts: new SqlInstallationFacts(handle.db),
       signals,
       close: async () => {
         // Signals first: pending NOTIFYs still need the pool.
@@ -88,6 +92,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     control: controlStores(handle.db),
     coordinator: sqliteCoordinatorStores(handle, clock),
     runSessions: new SqlRunSessions(handle.db),
+    facts: new SqlInstallationFacts(handle.db),
     signals: new InProcessWakeSignals(),
     close: () => handle.close(),
   };

@@ -88,11 +88,14 @@ export function upCommand(): Command {
       logger,
     );
     if (!(await lifecycle.ready(server))) return;
-    const keyNote =
-      server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`;
+    const keyLine =
+      server.apiKey === null
+        ? "API key: the one printed when this database was first started (another data dir holds it); " +
+          "set AWAKEN_API_KEY on this server to add a key of your own\n"
+        : `API key: ${server.apiKey} ${server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`}\n`;
     process.stdout.write(
       `Awaken Agents is listening on ${server.url}\n` +
-        `API key: ${server.apiKey} ${keyNote}\n` +
+        keyLine +
         `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n` +
         `Storage: ${server.storage}\n`,
     );

@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   publication_conflict: { status: 409, type: "conflict_error" },
   // Another live credential in the vault already serves this MCP server URL / environment variable.
   credential_usage_conflict: { status: 409, type: "conflict_error" },
+  // A stored credential revision does not open on this server (sealed under a key it lacks, or
+  // tampered with): the server's configuration, never the client's request, so not a 500 either.
+  credential_unopenable: { status: 409, type: "conflict_error" },
   payload_too_large: { status: 413, type: "invalid_request_error" },
   // Self-hosted work queue (wire §2.8, §4). The SDK picks BetaHeartbeatPreconditionFailedError from
   // "412 heartbeat_precondition_failed"; a lost lease is a 412 too, so the SDK's runners give up on
