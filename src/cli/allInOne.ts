@@ -34,7 +34,9 @@ import {
 } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
+import { assertCanListen } from "./portProbe.js";
 import { createSandboxes } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -61,6 +63,14 @@ export async function startAllInOne(
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
+  // Before anything is created in the data dir: a busy port must not leave one behind.
+  await assertCanListen(options.host, options.port);
+  const tightened = tightenDataDirModes(dataDir);
+  if (tightened.length > 0)
+    logger.warn(
+      { component: "data-dir", tightened },
+      `data dir: only the server's user may reach it now (${tightened.join(", ")})`,
+    );
   // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
   const found = findMasterKey({ env: options.env, dataDir });
   // Retired keys (a rotation in progress): they open older records and never seal new ones.

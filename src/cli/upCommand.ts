@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
-import { pino } from "pino";
 import { startAllInOne } from "./allInOne.js";
+import { cliLogger } from "./cliLogger.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
@@ -14,7 +14,8 @@ Models:
 
 Environment:
   AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
-  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr (JSON, or readable
+                        on a terminal unless AWAKEN_LOG_FORMAT=json)
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
                         <data-dir>/master.key, mode 0600); replicas must share it; back it up
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
@@ -67,7 +68,7 @@ export function upCommand(): Command {
     );
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
-    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server");
     const server = await startAllInOne(
       {

@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
-import { pino } from "pino";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { cliLogger } from "./cliLogger.js";
 import { installShutdown, integer, modelOptions } from "./commandSupport.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
 
@@ -14,7 +14,8 @@ Environment:
   AWAKEN_WORKER_TOKEN     required: the shared token, the same on the coordinator (≥ 16 characters)
   AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
-  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr (JSON, or readable
+                          on a terminal unless AWAKEN_LOG_FORMAT=json)
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,
@@ -53,7 +54,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   for (const option of modelOptions()) command.addOption(option);
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
-    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const logger = cliLogger();
     const lifecycle = installShutdown(logger, "worker");
     let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
     try {
