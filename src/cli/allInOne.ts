@@ -41,6 +41,9 @@ import { createSandboxes } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
+/** The in-process workers' id; their claims are owned by `local.<incarnation>/<slot>`. */
+const LOCAL_WORKER_ID = "local";
+
 export interface RunningServer {
   url: string;
   /** Null when the database's bootstrap key was minted elsewhere (another replica's first start). */
@@ -258,6 +261,12 @@ export async function startAllInOne(
   );
 
   const workers: Worker[] = [];
+  // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
+  // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
+  // its claim would lapse too, and the fence would refuse its commits (safe, one wasted attempt).
+  const lapsed = (await storage.lapseClaimsOf?.(`${LOCAL_WORKER_ID}.`)) ?? 0;
+  if (lapsed > 0)
+    logger.info({ component: "worker", lapsed }, `resuming ${lapsed} run(s) the previous process held`);
   if (options.workers > 0) {
     const worker = new Worker(
       localWorkerGateway(ports),
@@ -272,7 +281,7 @@ export async function startAllInOne(
         credentials: custody,
       },
       {
-        id: "local",
+        id: LOCAL_WORKER_ID,
         concurrency: options.workers,
         leaseMs: options.leaseMs,
         pollMs: options.workerPollMs ?? 500,
