@@ -17,7 +17,8 @@ Environment:
   AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr (JSON, or readable
                         on a terminal unless AWAKEN_LOG_FORMAT=json)
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
-                        <data-dir>/master.key, mode 0600); replicas must share it; back it up
+                        <data-dir>/master.key, mode 0600); replicas must share it (one without
+                        the database's key refuses to start); back it up
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
