@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
@@ -25,18 +25,31 @@ import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
-import { loadMasterKey, loadRetiredMasterKeys, MASTER_KEY_ENV } from "../secrets/masterKey.js";
+import {
+  findMasterKey,
+  loadRetiredMasterKeys,
+  MASTER_KEY_ENV,
+  type MasterKey,
+  type MasterKeySource,
+} from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { tightenDataDirModes } from "./dataDirModes.js";
+import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { outboundFor } from "./outbound.js";
+import { assertCanListen } from "./portProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
+/** The in-process workers' id; their claims are owned by `local.<incarnation>/<slot>`. */
+const LOCAL_WORKER_ID = "local";
+
 export interface RunningServer {
   url: string;
-  apiKey: string;
-  apiKeySource: "env" | "generated" | "stored";
+  /** Null when the database's bootstrap key was minted elsewhere (another replica's first start). */
+  apiKey: string | null;
+  apiKeySource: "env" | "generated" | "stored" | "elsewhere";
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
@@ -56,33 +69,57 @@ export async function startAllInOne(
   const clock = systemClock;
   // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
+  // Before anything is created in the data dir: a busy port must not leave one behind.
+  await assertCanListen(options.host, options.port);
+  const tightened = tightenDataDirModes(dataDir);
+  if (tightened.length > 0)
+    logger.warn(
+      { component: "data-dir", tightened },
+      `data dir: only the server's user may reach it now (${tightened.join(", ")})`,
+    );
   // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
-  const {
-    masterKey,
-    source: masterKeySource,
-    file: masterKeyFile,
-  } = loadMasterKey({
-    env: options.env,
-    dataDir,
-  });
+  const found = findMasterKey({ env: options.env, dataDir });
   // Retired keys (a rotation in progress): they open older records and never seal new ones.
-  const retiredKeys = loadRetiredMasterKeys({ env: options.env, dataDir, currentId: masterKey.id });
+  const retiredKeys = found
+    ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
+    : [];
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
     clock,
     logger,
   );
+  let masterKey: MasterKey;
+  let masterKeySource: MasterKeySource;
+  let masterKeyFile: string | null;
+  let apiKey: string | null;
+  let apiKeySource: RunningServer["apiKeySource"];
+  const iam = new IamService(storage.control.iam, clock);
+  try {
+    // The database's key before IAM: a refused replica leaves no key of any kind behind.
+    ({
+      masterKey,
+      source: masterKeySource,
+      file: masterKeyFile,
+    } = await agreeOnMasterKey({
+      facts: storage.facts,
+      found,
+      retiredIds: retiredKeys.map((r) => r.masterKey.id),
+      dataDir,
+      now: clock.now(),
+    }));
+    ({ key: apiKey, source: apiKeySource } = await resolveApiKey(dataDir, options.apiKey, iam));
+    if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
+  } catch (error) {
+    await storage.close();
+    for (const retired of retiredKeys) retired.masterKey.key.fill(0);
+    throw error;
+  }
   const control = storage.control;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
   };
-
-  const iam = new IamService(control.iam, clock);
-  const { key: apiKey, source: apiKeySource } = resolveApiKey(dataDir, options.apiKey);
-  await iam.bootstrap(apiKey);
-  if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
 
   logger.info(
     { component: "secrets", masterKeyId: masterKey.id, source: masterKeySource },
@@ -236,6 +273,12 @@ export async function startAllInOne(
   );
 
   const workers: Worker[] = [];
+  // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
+  // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
+  // its claim would lapse too, and the fence would refuse its commits (safe, one wasted attempt).
+  const lapsed = (await storage.lapseClaimsOf?.(`${LOCAL_WORKER_ID}.`)) ?? 0;
+  if (lapsed > 0)
+    logger.info({ component: "worker", lapsed }, `resuming ${lapsed} run(s) the previous process held`);
   if (options.workers > 0) {
     const worker = new Worker(
       localWorkerGateway(ports),
@@ -251,7 +294,7 @@ export async function startAllInOne(
         outbound,
       },
       {
-        id: "local",
+        id: LOCAL_WORKER_ID,
         concurrency: options.workers,
         leaseMs: options.leaseMs,
         pollMs: options.workerPollMs ?? 500,
@@ -295,25 +338,33 @@ export async function startAllInOne(
 
 /**
  * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
- * directory so the same key works after every restart.
+ * directory so the same key works after every restart. A database whose bootstrap key was minted by
+ * another start (a replica with its own data dir) gets no second one.
  */
-function resolveApiKey(
+async function resolveApiKey(
   dataDir: string,
   fromEnv: string | undefined,
-): { key: string; source: RunningServer["apiKeySource"] } {
-  if (fromEnv) return { key: fromEnv, source: "env" };
+  iam: IamService,
+): Promise<{ key: string | null; source: RunningServer["apiKeySource"] }> {
   const file = join(dataDir, "api-key");
-  if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), source: "stored" };
+  const stored = fromEnv ? null : existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+  const chosen = fromEnv ?? stored;
+  if (chosen) {
+    await iam.bootstrap(chosen);
+    return { key: chosen, source: fromEnv ? "env" : "stored" };
+  }
   const key = IamService.generateKey();
-  // With PostgreSQL nothing else creates the data directory.
-  mkdirSync(dataDir, { recursive: true });
+  // Written before it is registered: a crash in between leaves a key file the next start adopts.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${key}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
-  return { key, source: "generated" };
+  if (await iam.bootstrapGenerated(key)) return { key, source: "generated" };
+  rmSync(file, { force: true });
+  return { key: null, source: "elsewhere" };
 }
 
 /** A weak token, or one that is also an API key, would let API clients act as workers: refuse. */
-function checkWorkerToken(token: string, apiKey: string): void {
+function checkWorkerToken(token: string, apiKey: string | null): void {
   if (token.length < MIN_WORKER_TOKEN_LENGTH)
     throw new Error(`AWAKEN_WORKER_TOKEN must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
   if (token === apiKey) throw new Error("AWAKEN_WORKER_TOKEN must differ from the API key");

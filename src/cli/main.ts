@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
@@ -5,8 +6,14 @@ import { secretsCommand } from "./secretsCommand.js";
 import { upCommand } from "./upCommand.js";
 import { workerCommand } from "./workerCommand.js";
 
+// The package's own manifest: dist/cli/main.js and src/cli/main.ts both sit two levels below it.
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command()
   .name("awaken")
+  .version(version, "-V, --version", "print the version and exit")
   .description("Awaken Agents: a self-hostable agent execution platform speaking the Managed Agents wire.")
   .showHelpAfterError()
   .addCommand(upCommand())

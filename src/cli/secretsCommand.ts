@@ -15,6 +15,7 @@ import {
 } from "../secrets/masterKey.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { SqlCredentialStore } from "../stores/sql/sqlCredentialStore.js";
+import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
 import { integer } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
@@ -182,7 +183,7 @@ export async function resealDatabase(options: ResealDatabaseOptions): Promise<Re
   try {
     print(`current master key ${masterKey.id} (${source === "env" ? MASTER_KEY_ENV : file})`);
     for (const r of retired) print(`retired master key ${r.masterKey.id} (${r.source})`);
-    const { store, target, close } = await openCredentialStore(dataDir, options.databaseUrl);
+    const { store, facts, target, close } = await openCredentialStore(dataDir, options.databaseUrl);
     try {
       print(`re-sealing credential revisions in ${target}`);
       const report = await resealCredentialRevisions(store, keys, {
@@ -201,6 +202,11 @@ export async function resealDatabase(options: ResealDatabaseOptions): Promise<Re
       for (const [id, n] of report.after)
         print(`  ${id}: ${n} revision(s)${id === report.currentKeyId ? " (current)" : ""}`);
       if (report.remaining === 0) {
+        // Servers started from now on need only the current key (they compare with this record).
+        const recorded = await facts.get("master_key_id");
+        if (recorded !== null && recorded !== masterKey.id && keys.holdsKey(recorded)) {
+          await facts.replace("master_key_id", recorded, masterKey.id, Date.now());
+        }
         const ids = retired.map((r) => r.masterKey.id);
         print(
           ids.length > 0
@@ -233,11 +239,17 @@ export async function resealDatabase(options: ResealDatabaseOptions): Promise<Re
 async function openCredentialStore(
   dataDir: string,
   databaseUrl: string | undefined,
-): Promise<{ store: SqlCredentialStore; target: string; close: () => Promise<void> }> {
+): Promise<{
+  store: SqlCredentialStore;
+  facts: SqlInstallationFacts;
+  target: string;
+  close: () => Promise<void>;
+}> {
   if (databaseUrl) {
     const handle = await openPostgres(databaseUrl, { maxConnections: 2 });
     return {
       store: new SqlCredentialStore(handle.db),
+      facts: new SqlInstallationFacts(handle.db),
       target: `PostgreSQL ${redact(databaseUrl)} (schema ${handle.schema})`,
       close: () => handle.close(),
     };
@@ -246,5 +258,10 @@ async function openCredentialStore(
   // Re-sealing a database that does not exist would create an empty one: say so instead.
   if (!existsSync(file)) throw new Error(`${file} does not exist (pass --database-url for PostgreSQL)`);
   const handle = await openSqlite(file);
-  return { store: new SqlCredentialStore(handle.db), target: `SQLite ${file}`, close: () => handle.close() };
+  return {
+    store: new SqlCredentialStore(handle.db),
+    facts: new SqlInstallationFacts(handle.db),
+    target: `SQLite ${file}`,
+    close: () => handle.close(),
+  };
 }

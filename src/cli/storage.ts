@@ -7,9 +7,12 @@ import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
+import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
+import { lockSqliteFile } from "../stores/sqlite/singleWriterLock.js";
+import { SqliteDispatchStore } from "../stores/sqlite/sqliteDispatchStore.js";
 import { sqliteCoordinatorStores } from "../stores/sqlite/sqliteStores.js";
 
 /** Where the all-in-one server keeps its authority: a database URL, else SQLite in the data dir. */
@@ -32,8 +35,15 @@ export interface Storage {
   coordinator: CoordinatorStores;
   /** Which session a run belongs to (the worker transport's credential route binds claims with it). */
   runSessions: SqlRunSessions;
+  /** What every process on this database agrees on (the master key's id, the bootstrap key). */
+  facts: SqlInstallationFacts;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
+  /**
+   * SQLite only (one process holds the file, under a lock): ends the leases of claims an earlier
+   * incarnation of this process held, so its runs resume at once instead of after the lease.
+   */
+  lapseClaimsOf?: (ownerPrefix: string) => Promise<number>;
   close(): Promise<void>;
 }
 
@@ -72,6 +82,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       control: postgresControlStores(handle),
       coordinator: postgresCoordinatorStores(handle, clock),
       runSessions: new SqlRunSessions(handle.db),
+      facts: new SqlInstallationFacts(handle.db),
       signals,
       close: async () => {
         // Signals first: pending NOTIFYs still need the pool.
@@ -81,14 +92,24 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     };
   }
   const file = sqliteFile(options.dataDir);
-  const handle = await openSqlite(file);
+  const lock = await lockSqliteFile(file);
+  const handle = await openSqlite(file).catch(async (error: unknown) => {
+    await lock.release();
+    throw error;
+  });
   logger.info({ component: "sqlite" }, `storage: SQLite ${file}`);
+  const dispatch = new SqliteDispatchStore(handle.writer, clock);
   return {
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
-    coordinator: sqliteCoordinatorStores(handle, clock),
+    coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     runSessions: new SqlRunSessions(handle.db),
+    facts: new SqlInstallationFacts(handle.db),
     signals: new InProcessWakeSignals(),
-    close: () => handle.close(),
+    lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    close: async () => {
+      await handle.close();
+      await lock.release();
+    },
   };
 }

@@ -1,11 +1,11 @@
 import { Command, Option } from "commander";
-import { pino } from "pino";
 import {
   ALLOW_WEAKER_TIERS_ENV,
   ALLOW_WEAKER_TIERS_FLAG,
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import { startAllInOne } from "./allInOne.js";
+import { cliLogger } from "./cliLogger.js";
 import {
   installShutdown,
   integer,
@@ -26,9 +26,11 @@ Models:
 
 Environment:
   AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
-  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr
+  AWAKEN_LOG_LEVEL      pino log level (default info); logs go to stderr (JSON, or readable
+                        on a terminal unless AWAKEN_LOG_FORMAT=json)
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
-                        <data-dir>/master.key, mode 0600); replicas must share it; back it up
+                        <data-dir>/master.key, mode 0600); replicas must share it (one without
+                        the database's key refuses to start); back it up
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs the server may connect to for users
                         (--allow-private-mcp-host wins); unset, no loopback or private address
@@ -84,7 +86,7 @@ export function upCommand(): Command {
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
-    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server");
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
@@ -109,11 +111,14 @@ export function upCommand(): Command {
       logger,
     );
     if (!(await lifecycle.ready(server))) return;
-    const keyNote =
-      server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`;
+    const keyLine =
+      server.apiKey === null
+        ? "API key: the one printed when this database was first started (another data dir holds it); " +
+          "set AWAKEN_API_KEY on this server to add a key of your own\n"
+        : `API key: ${server.apiKey} ${server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`}\n`;
     process.stdout.write(
       `Awaken Agents is listening on ${server.url}\n` +
-        `API key: ${server.apiKey} ${keyNote}\n` +
+        keyLine +
         `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n` +
         `Storage: ${server.storage}\n`,
     );

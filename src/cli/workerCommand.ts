@@ -1,11 +1,11 @@
 import { Command, Option } from "commander";
-import { pino } from "pino";
 import {
   ALLOW_WEAKER_TIERS_ENV,
   ALLOW_WEAKER_TIERS_FLAG,
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { cliLogger } from "./cliLogger.js";
 import {
   installShutdown,
   integer,
@@ -26,7 +26,8 @@ Environment:
   AWAKEN_WORKER_TOKEN     required: the shared token, the same on the coordinator (≥ 16 characters)
   AWAKEN_COORDINATOR_URL  used when --coordinator-url is not given
   ANTHROPIC_API_KEY, OPENAI_API_KEY, …  model providers, exactly as for awaken up (the worker calls them)
-  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr
+  AWAKEN_LOG_LEVEL        pino log level (default info); logs go to stderr (JSON, or readable
+                          on a terminal unless AWAKEN_LOG_FORMAT=json)
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs this worker may connect to for runs
                           (--allow-private-mcp-host wins); unset, no loopback or private address
@@ -71,7 +72,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
-    const logger = pino({ level: process.env.AWAKEN_LOG_LEVEL ?? "info" }, pino.destination(2));
+    const logger = cliLogger();
     const lifecycle = installShutdown(logger, "worker");
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);

@@ -201,7 +201,7 @@ export class CredentialService {
       // rather than seal a revision that silently drops the fields it should have kept.
       if (error instanceof SecretOpenError) {
         throw new AwakenError(
-          "internal",
+          "credential_unopenable",
           `${error.message}; the update was not applied. Send every secret field of this credential to replace them all, or restore the master key that sealed it.`,
           { retryable: false, cause: error },
         );

@@ -230,7 +230,7 @@ export class CredentialValidator {
       if (!(error instanceof SecretOpenError)) throw error;
       await this.record(view, row.revision, "refused", `the sealed revision did not open (${error.reason})`);
       throw new AwakenError(
-        "internal",
+        "credential_unopenable",
         `${error.message}; nothing was probed. Restore the master key that sealed it, or rotate the credential.`,
         { retryable: false, cause: error },
       );

@@ -28,9 +28,32 @@ export class IamService {
     return `sk-awaken-${randomBytes(24).toString("base64url")}`;
   }
 
+  /**
+   * A key the operator chose (AWAKEN_API_KEY, or the data dir's stored key): it always works, and
+   * becomes the installation's bootstrap key when none is recorded yet.
+   */
   async bootstrap(apiKey: string): Promise<void> {
     const now = this.clock.now();
     await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
+    await this.store.claimBootstrapKey(sha256Hex(apiKey), now);
+    await this.addDefaultKey(apiKey, now);
+  }
+
+  /**
+   * A key generated at a first start: registered only when the installation has no bootstrap key
+   * yet. False when one exists (another replica's first start minted it): replicas never mint a
+   * second key.
+   */
+  async bootstrapGenerated(apiKey: string): Promise<boolean> {
+    const now = this.clock.now();
+    const hash = sha256Hex(apiKey);
+    await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
+    if ((await this.store.claimBootstrapKey(hash, now)) !== hash) return false;
+    await this.addDefaultKey(apiKey, now);
+    return true;
+  }
+
+  private async addDefaultKey(apiKey: string, now: number): Promise<void> {
     await this.store.addApiKey({
       id: newId("key", now),
       workspaceId: DEFAULT_WORKSPACE_ID,

@@ -54,6 +54,11 @@ export interface IamStore {
   ensureWorkspace(id: string, name: string, now: number): Promise<void>;
   addApiKey(record: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /**
+   * Records `keyHash` as the installation's bootstrap key unless one is recorded (first writer
+   * wins across replicas); returns the recorded hash.
+   */
+  claimBootstrapKey(keyHash: string, now: number): Promise<string>;
 }
 
 /** Control's role-narrowed store bundle. */

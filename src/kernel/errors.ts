@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   publication_conflict: { status: 409, type: "conflict_error" },
   // Another live credential in the vault already serves this MCP server URL / environment variable.
   credential_usage_conflict: { status: 409, type: "conflict_error" },
+  // A stored credential revision does not open on this server (sealed under a key it lacks, or
+  // tampered with): the server's configuration, never the client's request, so not a 500 either.
+  credential_unopenable: { status: 409, type: "conflict_error" },
   // An Idempotency-Key repeated with another body. 422, not 409: the SDK retries 409s, and a
   // retry cannot change the answer (the IETF Idempotency-Key draft also answers 422 here).
   idempotency_key_reused: { status: 422, type: "invalid_request_error" },

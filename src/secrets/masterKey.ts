@@ -70,15 +70,41 @@ export function loadMasterKey(options: { env: NodeJS.ProcessEnv; dataDir: string
   source: MasterKeySource;
   file: string | null;
 } {
+  const found = findMasterKey(options);
+  if (found) return found;
+  if (options.generate === false) {
+    throw new MasterKeyError(
+      `no master key: ${MASTER_KEY_ENV} is not set and ${masterKeyFile(options.dataDir)} does not exist`,
+    );
+  }
+  return createMasterKeyFile(options.dataDir);
+}
+
+export function masterKeyFile(dataDir: string): string {
+  return join(dataDir, MASTER_KEY_FILE);
+}
+
+/** The configured master key (`AWAKEN_MASTER_KEY`, else `<dataDir>/master.key`), or null: none yet. */
+export function findMasterKey(options: { env: NodeJS.ProcessEnv; dataDir: string }): {
+  masterKey: MasterKey;
+  source: "env" | "file";
+  file: string | null;
+} | null {
   const fromEnv = options.env[MASTER_KEY_ENV];
   if (fromEnv) return { masterKey: masterKeyFromBase64(fromEnv, MASTER_KEY_ENV), source: "env", file: null };
-  const file = join(options.dataDir, MASTER_KEY_FILE);
+  const file = masterKeyFile(options.dataDir);
   const existing = readKeyFile(file);
-  if (existing) return { masterKey: existing, source: "file", file };
-  if (options.generate === false) {
-    throw new MasterKeyError(`no master key: ${MASTER_KEY_ENV} is not set and ${file} does not exist`);
-  }
-  return { masterKey: generateKeyFile(options.dataDir, file), source: "generated", file };
+  return existing ? { masterKey: existing, source: "file", file } : null;
+}
+
+/** Generates `<dataDir>/master.key` (0600; a key another process wrote a moment ago is used instead). */
+export function createMasterKeyFile(dataDir: string): {
+  masterKey: MasterKey;
+  source: MasterKeySource;
+  file: string;
+} {
+  const file = masterKeyFile(dataDir);
+  return { masterKey: generateKeyFile(dataDir, file), source: "generated", file };
 }
 
 /** A retired key and where it came from (the variable, or a file path): for logs, never the key. */

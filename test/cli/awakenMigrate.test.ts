@@ -39,7 +39,7 @@ describe("awaken migrate", () => {
   it("migrates the SQLite file in --data-dir, prints what it applied, and applies nothing the second time", async () => {
     const dataDir = tempDir();
     const first = await migrate("--data-dir", dataDir);
-    expect(first).toContain(`SQLite ${join(dataDir, "awaken.db")}: applied 8 migration(s)`);
+    expect(first).toContain(`SQLite ${join(dataDir, "awaken.db")}: applied 9 migration(s)`);
     expect(first).toContain("001_initial");
     expect(first).toContain("002_self_hosted_work");
     expect(first).toContain("003_vaults");
@@ -47,6 +47,7 @@ describe("awaken migrate", () => {
     expect(first).toContain("005_commit_append_function");
     expect(first).toContain("006_set_based_commit_append");
     expect(first).toContain("007_progress_aware_crash_reset");
+    expect(first).toContain("008_installation_facts");
     expect(first).toContain("009_send_receipt_body_hash");
     expect(await migrate("--data-dir", dataDir)).toContain("already up to date, nothing applied");
   });
@@ -57,7 +58,7 @@ describe.skipIf(postgresUnavailable() !== null)("awaken migrate and awaken up on
     const schema = await emptySchema();
     cleanups.push(() => schema.drop());
     const first = await migrate("--database-url", schema.url);
-    expect(first).toContain(`(schema ${schema.schema}): applied 8 migration(s)`);
+    expect(first).toContain(`(schema ${schema.schema}): applied 9 migration(s)`);
     expect(first).toContain("001_initial");
     expect(first).toContain("002_self_hosted_work");
     expect(first).toContain("003_vaults");
@@ -65,6 +66,7 @@ describe.skipIf(postgresUnavailable() !== null)("awaken migrate and awaken up on
     expect(first).toContain("005_commit_append_function");
     expect(first).toContain("006_set_based_commit_append");
     expect(first).toContain("007_progress_aware_crash_reset");
+    expect(first).toContain("008_installation_facts");
     expect(first).toContain("009_send_receipt_body_hash");
     expect(await migrate("--database-url", schema.url)).toContain("already up to date, nothing applied");
   });

@@ -24,12 +24,12 @@ afterEach(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function start(): Promise<ServerProcess> {
+async function start(leaseMs = 1_000): Promise<ServerProcess> {
   const p = await startServerProcess({
     dataDir,
     apiKey: KEY,
     env: { ANTHROPIC_API_KEY: "fake-key", ANTHROPIC_BASE_URL: fake.url },
-    args: ["--lease-ms", "1000", "--model-retry-base-ms", "10"],
+    args: ["--lease-ms", String(leaseMs), "--model-retry-base-ms", "10"],
   });
   running.push(p);
   return p;
@@ -181,4 +181,46 @@ describe("restarts on the same data directory", () => {
     const last = fake.requests[fake.requests.length - 1]!.body as { messages: Array<{ content: unknown }> };
     expect(JSON.stringify(last.messages)).toContain("result 42");
   }, 40_000);
+
+  it("kill -9 with a long lease: the restarted server resumes the run at once, not after the lease", async () => {
+    const leaseMs = 60_000;
+    let server = await start(leaseMs);
+    const session = await setup(server.client);
+    fake.enqueue({ kind: "hang" });
+    await server.client.beta.sessions.events.send(session.id, {
+      events: [{ type: "user.message", content: [{ type: "text", text: "survive this" }] }],
+    });
+    await fake.waitForRequests(1);
+    server.child.kill("SIGKILL");
+    await server.exited;
+
+    fake.enqueue({ kind: "text", text: "answered after the crash" });
+    server = await start(leaseMs);
+    // The dead process's lease still had ~60 s to run: finishing within half of it proves the
+    // restart ended the lease instead of waiting it out.
+    const events = await waitForIdle(server.client, session.id, "end_turn", leaseMs / 2);
+    expectSoundHistory(events);
+    expect(events.filter((e) => e.type === "agent.message")).toHaveLength(1);
+    // Through the usual claim path: a new epoch fenced the dead owner out.
+    const db = new Database(join(dataDir, "awaken.db"), { readonly: true });
+    try {
+      expect(db.prepare("select epoch from runs").all()).toEqual([{ epoch: 2 }]);
+    } finally {
+      db.close();
+    }
+  }, 60_000);
+
+  it("a second server on the same SQLite file refuses to start while the first runs", async () => {
+    const first = await start();
+    const second = await startServerProcess({ dataDir, apiKey: KEY }).then(
+      (p) => {
+        running.push(p);
+        return null;
+      },
+      (error: unknown) => String(error),
+    );
+    expect(second).toContain("is in use by another awaken process");
+    expect(second).toContain("--database-url");
+    expect((await first.client.beta.agents.list()).data).toBeDefined();
+  }, 30_000);
 });

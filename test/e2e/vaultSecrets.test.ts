@@ -118,11 +118,28 @@ describe("tampered sealed rows fail closed", () => {
           networking: { type: "limited", allowed_hosts: ["x.example.com"] },
         },
       }),
-      Anthropic.InternalServerError,
-      { status: 500, type: "api_error", message: [/did not open/] },
+      Anthropic.ConflictError,
+      { status: 409, type: "conflict_error", message: [/did not open/] },
     );
     expect(failure.headers.get("x-should-retry")).toBe("false");
     expect(t.revisions(b.id)).toHaveLength(1);
+  });
+
+  it("mcp_oauth_validate of a revision sealed under a key the server lacks answers 409 naming the key, never 500", async () => {
+    const vault = await t.client.beta.vaults.create({ display_name: "foreign key" });
+    const credential = await t.client.beta.vaults.credentials.create(vault.id, {
+      auth: { type: "static_bearer", token: secret("foreign"), mcp_server_url: MCP_URL },
+    });
+    // As if another replica, holding another master key, had sealed this revision.
+    t.sql
+      .prepare("update vault_credential_revisions set master_key_id = ? where credential_id = ?")
+      .run("0123456789abcdef", credential.id);
+    const failure = await expectApiError(
+      t.client.beta.vaults.credentials.mcpOAuthValidate(credential.id, { vault_id: vault.id }),
+      Anthropic.ConflictError,
+      { status: 409, type: "conflict_error", message: [/sealed under master key 0123456789abcdef/] },
+    );
+    expect(failure.headers.get("x-should-retry")).toBe("false");
   });
 });
 

@@ -221,6 +221,7 @@ describe("PostgreSQL: migrations", () => {
           "005_commit_append_function",
           "006_set_based_commit_append",
           "007_progress_aware_crash_reset",
+          "008_installation_facts",
           "009_send_receipt_body_hash",
         ],
       ]);

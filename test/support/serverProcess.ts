@@ -22,7 +22,8 @@ export interface ServerProcess {
  */
 export async function startServerProcess(options: {
   dataDir: string;
-  apiKey: string;
+  /** Sent as AWAKEN_API_KEY; without it the server uses (or mints) its own key and `client` is unauthenticated. */
+  apiKey?: string;
   env?: NodeJS.ProcessEnv;
   args?: string[];
 }): Promise<ServerProcess> {
@@ -33,7 +34,7 @@ export async function startServerProcess(options: {
     {
       env: {
         PATH: process.env.PATH,
-        AWAKEN_API_KEY: options.apiKey,
+        ...(options.apiKey ? { AWAKEN_API_KEY: options.apiKey } : {}),
         AWAKEN_LOG_LEVEL: "warn",
         ...options.env,
       },
@@ -72,7 +73,7 @@ export async function startServerProcess(options: {
   return {
     child,
     url,
-    client: new Anthropic({ baseURL: url, apiKey: options.apiKey, maxRetries: 0 }),
+    client: new Anthropic({ baseURL: url, apiKey: options.apiKey ?? "none", maxRetries: 0 }),
     stdout: () => out,
     stderr: () => err,
     exited,

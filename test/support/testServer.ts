@@ -15,6 +15,8 @@ export interface TestServer {
 export const TEST_API_KEY = "sk-awaken-test-key";
 /** The allow-list entry that lets a server reach the fake MCP and OAuth servers tests run on 127.0.0.1. */
 export const LOOPBACK = "127.0.0.1";
+/** The master key of PostgreSQL test servers (base64 of 32 bytes; a test value, never a real one). */
+export const TEST_MASTER_KEY = Buffer.alloc(32, 0x5a).toString("base64");
 
 /**
  * The real all-in-one server on a temporary SQLite file (or the PostgreSQL `databaseUrl`) and an
@@ -63,7 +65,9 @@ export async function startTestServer(
         baseDelayMs: options.retryBaseMs ?? 10,
         maxDelayMs: options.retryMaxMs ?? Math.max(50, options.retryBaseMs ?? 10),
       },
-      env: options.env ?? {},
+      // Replicas on one database must share a master key (they refuse to start otherwise), as an
+      // operator's do through AWAKEN_MASTER_KEY; a test may pass its own.
+      env: { ...(options.databaseUrl ? { AWAKEN_MASTER_KEY: TEST_MASTER_KEY } : {}), ...options.env },
       allowPrivateHosts: options.allowPrivateHosts,
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),

@@ -213,4 +213,6 @@ export interface Database {
     refreshed_to: number | null;
     created_at: number;
   };
+  // the installation: facts every replica agrees on, first writer wins (migration 008). No secret.
+  installation_facts: { name: string; value: string; recorded_at: number };
 }

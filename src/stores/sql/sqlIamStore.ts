@@ -1,8 +1,17 @@
 import type { ApiKeyRecord, IamStore } from "../../control/ports.js";
 import type { Db } from "./db.js";
+import { SqlInstallationFacts } from "./sqlInstallationFacts.js";
 
 export class SqlIamStore implements IamStore {
-  constructor(private readonly db: Db) {}
+  private readonly facts: SqlInstallationFacts;
+
+  constructor(private readonly db: Db) {
+    this.facts = new SqlInstallationFacts(db);
+  }
+
+  claimBootstrapKey(keyHash: string, now: number): Promise<string> {
+    return this.facts.claim("bootstrap_api_key", keyHash, now);
+  }
 
   async ensureWorkspace(id: string, name: string, now: number): Promise<void> {
     await this.db

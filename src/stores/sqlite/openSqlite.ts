@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
@@ -21,7 +21,11 @@ export interface SqliteHandle {
  * crashes (kill -9), which is the failure the all-in-one server must survive.
  */
 export async function openSqlite(file: string): Promise<SqliteHandle> {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  if (file !== ":memory:") {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Created 0600 before SQLite opens it: the -wal and -shm files take the database file's mode.
+    closeSync(openSync(file, "a", 0o600));
+  }
   const raw = new SqliteDatabase(file);
   raw.pragma("journal_mode = WAL");
   raw.pragma("synchronous = NORMAL");

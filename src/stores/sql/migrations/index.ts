@@ -6,6 +6,7 @@ import { credentialPins } from "./004_credential_pins.js";
 import { commitAppendFunction } from "./005_commit_append_function.js";
 import { setBasedCommitAppend } from "./006_set_based_commit_append.js";
 import { progressAwareCrashReset } from "./007_progress_aware_crash_reset.js";
+import { installationFacts } from "./008_installation_facts.js";
 import { sendReceiptBodyHash } from "./009_send_receipt_body_hash.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "005_commit_append_function": commitAppendFunction,
   "006_set_based_commit_append": setBasedCommitAppend,
   "007_progress_aware_crash_reset": progressAwareCrashReset,
+  "008_installation_facts": installationFacts,
   "009_send_receipt_body_hash": sendReceiptBodyHash,
 };
 
