@@ -19,32 +19,10 @@ const seconds = Number(args.seconds);
 const rounds = Number(args.rounds);
 const require = createRequire(import.meta.url);
 
-/** Both drivers behind the same three calls. */
+/** Both drivers' connections answer prepare/run/get/exec/close alike; only how one opens differs. */
 const drivers = {
-  "better-sqlite3": (path) => {
-    const Database = require("better-sqlite3");
-    const db = new Database(path);
-    return {
-      exec: (sql) => db.exec(sql),
-      prepare: (sql) => {
-        const statement = db.prepare(sql);
-        return { run: (...p) => statement.run(...p), get: (...p) => statement.get(...p) };
-      },
-      close: () => db.close(),
-    };
-  },
-  "node:sqlite": (path) => {
-    const { DatabaseSync } = require("node:sqlite");
-    const db = new DatabaseSync(path);
-    return {
-      exec: (sql) => db.exec(sql),
-      prepare: (sql) => {
-        const statement = db.prepare(sql);
-        return { run: (...p) => statement.run(...p), get: (...p) => statement.get(...p) };
-      },
-      close: () => db.close(),
-    };
-  },
+  "better-sqlite3": (path) => new (require("better-sqlite3"))(path),
+  "node:sqlite": (path) => new (require("node:sqlite").DatabaseSync)(path),
 };
 
 function open(name, dir) {
