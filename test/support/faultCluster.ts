@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { emptySchema, postgresUnavailable } from "./postgresFixtures.js";
 import { type ServerProcess, startServerProcess } from "./serverProcess.js";
+import { TEST_MASTER_KEY } from "./testServer.js";
 import { startWorker, type WorkerProcess } from "./workerProcess.js";
 
 export const FAULT_API_KEY = "sk-awaken-fault-suite-key";
@@ -44,7 +45,8 @@ export async function startFaultCluster(options: {
       const replica = await startServerProcess({
         dataDir,
         apiKey: FAULT_API_KEY,
-        env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN },
+        // Replicas on one database share the master key, as an operator's do (else they refuse to start).
+        env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN, AWAKEN_MASTER_KEY: TEST_MASTER_KEY },
         args: [
           "--database-url",
           schema.url,
