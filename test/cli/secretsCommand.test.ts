@@ -4,12 +4,10 @@
  * real server filled through the official SDK, then that server restarted with only the new key,
  * validating (a live probe that opens the re-sealed credential) against a real MCP server.
  */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 import SqliteDatabase from "better-sqlite3";
 import pg from "pg";
@@ -17,11 +15,11 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import { loadMasterKey, masterKeyId } from "../../src/secrets/masterKey.js";
+import { runAwaken } from "../support/awakenCli.js";
 import { type BearerMcpServer, startBearerMcpServer } from "../support/bearerMcpServer.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { TEST_API_KEY } from "../support/testServer.js";
 
-const BIN = fileURLToPath(new URL("../../bin/awaken.js", import.meta.url));
 const cleanups: Array<() => Promise<void> | void> = [];
 let mcp: BearerMcpServer;
 
@@ -41,20 +39,8 @@ function tempDir(): string {
   return dir;
 }
 
-/** Runs `awaken …`; never rejects: the exit code is part of what is checked. */
-function awaken(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "warn", ...env } },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const awaken = (args: string[], env: Record<string, string> = {}) =>
+  runAwaken(args, { AWAKEN_LOG_LEVEL: "warn", ...env });
 
 async function server(dataDir: string, env: Record<string, string>, databaseUrl?: string) {
   const running: RunningServer = await startAllInOne(

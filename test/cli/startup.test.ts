@@ -2,17 +2,15 @@
  * What `awaken` shows and leaves behind at start-up, run as a user runs it: the built
  * `bin/awaken.js` in a child process.
  */
-import { execFile } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatLogLine } from "../../src/cli/cliLogger.js";
+import { runAwaken } from "../support/awakenCli.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 
-const BIN = fileURLToPath(new URL("../../bin/awaken.js", import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
   version: string;
 };
@@ -27,18 +25,7 @@ function tempDir(): string {
   return dir;
 }
 
-function awaken(args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { PATH: process.env.PATH, ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
-}
+const awaken = runAwaken;
 
 async function started(options: Parameters<typeof startServerProcess>[0]): Promise<ServerProcess> {
   const p = await startServerProcess(options);

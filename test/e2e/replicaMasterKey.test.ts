@@ -2,20 +2,18 @@
  * Replicas on one PostgreSQL database agree on one master key and one bootstrap API key: the real
  * `awaken up` in child processes, each with its own data dir, on a schema of their own.
  */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { masterKeyId } from "../../src/secrets/masterKey.js";
+import { runAwaken } from "../support/awakenCli.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 
-const ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 let schema: Awaited<ReturnType<typeof emptySchema>> | undefined;
 const running: ServerProcess[] = [];
 const dirs: string[] = [];
@@ -55,15 +53,9 @@ async function replica(dir: string, env: Record<string, string> = {}): Promise<S
 
 /** `awaken up` that is expected to exit by itself (a refusal). */
 function refusedUp(dir: string, env: Record<string, string> = {}) {
-  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      [ENTRY, "up", "--port", "0", "--data-dir", dir, "--database-url", schema!.url],
-      { env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "warn", ...env }, timeout: 30_000 },
-      (error, stdout, stderr) => {
-        resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-      },
-    );
+  return runAwaken(["up", "--port", "0", "--data-dir", dir, "--database-url", schema!.url], {
+    AWAKEN_LOG_LEVEL: "warn",
+    ...env,
   });
 }
 
