@@ -1,0 +1,25 @@
+import type { ContentBlock } from "./factVocabulary.js";
+
+/**
+ * Input a client can give a session, whichever protocol carried it. Each edge maps its wire to
+ * these; `planInputs` decides what they do.
+ */
+export type DomainInput =
+  | { kind: "message"; content: ContentBlock[]; clientMessageId?: string }
+  | { kind: "system_message"; content: ContentBlock[] }
+  /** The answer to a call a client owes: a custom tool's result, or a self-hosted worker's. */
+  | { kind: "tool_result"; callId: string; content: ContentBlock[]; isError: boolean }
+  | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
+  | { kind: "interrupt" };
+
+/**
+ * How a send is recognised as a repeat. Each edge derives the key from its own protocol (an
+ * Idempotency-Key header, a client retry marker, a message id). Within `windowMs`, a send with the
+ * session's most recent key gets that send's echo; with `strict`, a different body under the same
+ * key is refused instead.
+ */
+export interface SendDedupe {
+  key: string;
+  strict: boolean;
+  windowMs: number;
+}

@@ -1,0 +1,26 @@
+import type { CommittedFact } from "./facts.js";
+import type { LiveEvidence } from "./ports.js";
+
+/**
+ * What a session's tail yields, in order: committed facts (the truth) and, when asked for, the
+ * live previews that precede them (evidence only; a preview never outlives its committed fact).
+ */
+export type TailItem = { kind: "fact"; fact: CommittedFact } | { kind: "preview"; evidence: LiveEvidence };
+
+export interface TailOpenOptions {
+  /** Replay committed facts with `seq > afterSeq` first; absent: only what commits after opening. */
+  afterSeq?: number;
+  /** Also yield live previews (text, thinking and tool-input deltas). */
+  previews?: boolean;
+  /** Ends the iteration (the client went away). */
+  signal: AbortSignal;
+}
+
+/**
+ * The one live view of a session every edge formats: subscribe before read, read committed rows
+ * from the store (never a private buffer), keep previews and facts in commit order. The iteration
+ * ends after the session is terminated or deleted, or when the signal aborts.
+ */
+export interface SessionTail {
+  open(session: { id: string; threadId: string }, options: TailOpenOptions): AsyncIterable<TailItem>;
+}
