@@ -1,12 +1,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
 import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
+import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
+import type { EdgeServices } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { RouteMethods } from "./http/routeMethods.js";
-import { authenticate, authorize } from "./managed-agents/auth.js";
-import type { ManagedAgentsDeps } from "./managed-agents/edgeDeps.js";
 import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
 import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
 import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
@@ -26,7 +26,7 @@ export interface HttpServerOptions {
 }
 
 /** One HTTP server for every edge. Each protocol adapter registers its own routes. */
-export function createHttpServer(deps: ManagedAgentsDeps, options: HttpServerOptions): FastifyInstance {
+export function createHttpServer(deps: EdgeServices, options: HttpServerOptions): FastifyInstance {
   const app = Fastify({
     // Request and child loggers inherit the redaction: credential secrets never reach a log line.
     loggerInstance: options.logger.child({}, { redact: { paths: SECRET_LOG_PATHS, censor: "[redacted]" } }),

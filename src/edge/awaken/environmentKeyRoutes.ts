@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf, type RouteAccess } from "../managed-agents/auth.js";
+import { principalOf, type RouteAccess } from "../http/auth.js";
+import type { EdgeServices } from "../http/edgeServices.js";
 import { pageDto } from "../managed-agents/dto.js";
-import type { ManagedAgentsDeps } from "../managed-agents/edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../managed-agents/schemas/common.js";
 import {
   createEnvironmentKeyBodySchema,
@@ -22,7 +22,7 @@ const ADMIN: RouteAccess = { accepts: ["api_key"] };
  * - `POST /v1/awaken/environments/{environment_id}/keys/{key_id}/revoke` → the key with `revoked_at`.
  * Only self_hosted environments have keys. `awaken environment-keys` calls these over HTTP.
  */
-export function environmentKeyRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+export function environmentKeyRoutes(app: FastifyInstance, deps: EdgeServices): void {
   app.post<EnvParams>(
     "/v1/awaken/environments/:environment_id/keys",
     { config: { access: ADMIN } },

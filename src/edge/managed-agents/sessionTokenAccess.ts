@@ -1,7 +1,7 @@
 import type { FastifyRequest } from "fastify";
 import type { AppendPrecondition } from "../../coordinator/ports.js";
 import { WorkQueueService } from "../../coordinator/workQueueService.js";
-import { principalOf, type RouteAccess } from "./auth.js";
+import { principalOf, type RouteAccess } from "../http/auth.js";
 
 /**
  * The session routes a work item's sessions token may call besides its own heartbeat and stop: the

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../auth.js";
+import { principalOf } from "../../http/auth.js";
 import { agentDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, toMs } from "../edgeDeps.js";
 import {

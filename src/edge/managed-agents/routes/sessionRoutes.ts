@@ -3,7 +3,7 @@ import { applyAgentUpdate, validateAgentDefinition } from "../../../control/agen
 import type { ExecutableAgentSnapshot } from "../../../coordinator/ports.js";
 import { fingerprint } from "../../../kernel/canonicalJson.js";
 import { invalid } from "../../../kernel/errors.js";
-import { principalOf } from "../auth.js";
+import { principalOf } from "../../http/auth.js";
 import { sessionDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../auth.js";
+import { principalOf } from "../../http/auth.js";
 import { pageDto } from "../dto.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";

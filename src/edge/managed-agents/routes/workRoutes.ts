@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { DEFAULT_RECLAIM_MS } from "../../../coordinator/workLease.js";
 import type { WorkCaller } from "../../../coordinator/workQueueService.js";
-import { type AuthPrincipal, principalOf, type RouteAccess } from "../auth.js";
+import { type AuthPrincipal, principalOf, type RouteAccess } from "../../http/auth.js";
 import { pageDto } from "../dto.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";

@@ -1,0 +1,26 @@
+import type { AgentService } from "../../control/agentService.js";
+import type { CredentialService } from "../../control/credentialService.js";
+import type { IamService } from "../../control/iamService.js";
+import type { VaultService } from "../../control/vaultService.js";
+import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
+import type { EnvironmentService } from "../../coordinator/environmentService.js";
+import type { SessionService } from "../../coordinator/sessionService.js";
+import type { WorkQueueService } from "../../coordinator/workQueueService.js";
+import type { Clock } from "../../kernel/clock.js";
+import type { StreamDeps } from "../managed-agents/sessionStream.js";
+
+/** The application services every edge adapter calls; edges hold no state of their own. */
+export interface EdgeServices {
+  iam: IamService;
+  agents: AgentService;
+  environments: EnvironmentService;
+  sessions: SessionService;
+  /** Self-hosted environments: keys (an Awaken extension) and the work queue. */
+  environmentKeys: EnvironmentKeyService;
+  workQueue: WorkQueueService;
+  /** Vault ingress: secret-free projections out, sealed revisions stored. */
+  vaults: VaultService;
+  credentials: CredentialService;
+  stream: StreamDeps;
+  clock: Clock;
+}
