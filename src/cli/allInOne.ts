@@ -17,6 +17,7 @@ import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
+import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { createHttpServer } from "../edge/httpServer.js";
@@ -250,6 +251,12 @@ export async function startAllInOne(
         pingMs: options.ssePingMs,
         pollMs: options.streamPollMs ?? 1_000,
       },
+      tail: new StoreSessionTail({
+        history: ports.history,
+        signals: ports.signals,
+        evidence: ports.evidence,
+        pollMs: options.streamPollMs ?? 1_000,
+      }),
     },
     {
       logger,

@@ -354,11 +354,21 @@ export interface WakeSignals {
   onRunCancelled(listener: (runId: string) => void): () => void;
 }
 
-/** Streaming previews (token deltas). Interactive evidence only: never stored, never replayed. */
+/** What a live preview shows while the model produces it. */
+export type PreviewKind = "text" | "thinking" | "tool_input";
+
+/**
+ * Streaming previews (token deltas). Interactive evidence only: never stored, never replayed.
+ * `eventId` is the id of the fact the preview becomes (the agent message, the thinking fact, the
+ * tool call), so a reader drops the preview once that fact is committed. `index` is the content
+ * block inside the preview a delta appends to (text: the message's text block; otherwise 0).
+ * Tool-input deltas are fragments of the call's JSON input, not parseable on their own.
+ */
 export type LiveEvidence =
-  | { kind: "event_start"; eventId: string; eventType: "agent.message" | "agent.thinking" }
-  | { kind: "event_delta"; eventId: string; index: number; text: string }
-  | { kind: "event_abandoned"; eventId: string };
+  | { kind: "preview_start"; eventId: string; preview: PreviewKind; toolName?: string }
+  | { kind: "preview_delta"; eventId: string; index: number; text: string }
+  /** The preview becomes no fact (the model request failed or was cut off). */
+  | { kind: "preview_abandoned"; eventId: string };
 
 export interface LiveEvidenceBus {
   publish(sessionId: string, evidence: LiveEvidence): void;

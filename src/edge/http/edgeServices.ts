@@ -5,6 +5,7 @@ import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
+import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { StreamDeps } from "../managed-agents/sessionStream.js";
@@ -22,5 +23,7 @@ export interface EdgeServices {
   vaults: VaultService;
   credentials: CredentialService;
   stream: StreamDeps;
+  /** The live view of a session every protocol's stream formats. */
+  tail: SessionTail;
   clock: Clock;
 }
