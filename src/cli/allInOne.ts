@@ -17,6 +17,7 @@ import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionService } from "../coordinator/sessionService.js";
+import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
@@ -54,6 +55,12 @@ export interface RunningServer {
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
+  /** The live tail of one session, in process (what every protocol's stream formats). */
+  openTail(
+    workspaceId: string,
+    sessionId: string,
+    options: TailOpenOptions,
+  ): Promise<AsyncIterable<TailItem>>;
   stop(): Promise<void>;
 }
 
@@ -232,6 +239,12 @@ export async function startAllInOne(
   );
   const providers = createProviderRouter(options.env);
 
+  const tail = new StoreSessionTail({
+    history: ports.history,
+    signals: ports.signals,
+    evidence: ports.evidence,
+    pollMs: options.streamPollMs ?? 1_000,
+  });
   let ready = false;
   const app = createHttpServer(
     {
@@ -251,12 +264,7 @@ export async function startAllInOne(
         pingMs: options.ssePingMs,
         pollMs: options.streamPollMs ?? 1_000,
       },
-      tail: new StoreSessionTail({
-        history: ports.history,
-        signals: ports.signals,
-        evidence: ports.evidence,
-        pollMs: options.streamPollMs ?? 1_000,
-      }),
+      tail,
     },
     {
       logger,
@@ -327,6 +335,8 @@ export async function startAllInOne(
     apiKeySource,
     storage: storage.description,
     app,
+    openTail: async (workspaceId, sessionId, tailOptions) =>
+      tail.open(await sessions.get(workspaceId, sessionId), tailOptions),
     stop: () => {
       stopping ??= (async () => {
         ready = false;
