@@ -1,6 +1,6 @@
 import type { CommittedFact } from "./facts.js";
 import type { HistoryReader, LiveEvidence, LiveEvidenceBus, WakeSignals } from "./ports.js";
-import type { SessionTail, TailItem, TailOpenOptions } from "./sessionTail.js";
+import { type SessionTail, type TailItem, type TailOpenOptions, TailOverflowError } from "./sessionTail.js";
 
 export interface StoreSessionTailDeps {
   history: HistoryReader;
@@ -10,14 +10,6 @@ export interface StoreSessionTailDeps {
   pollMs: number;
   /** Previews a consumer may fall behind by before the iteration ends with `TailOverflowError`. */
   maxQueued?: number;
-}
-
-/** The tail ended because its consumer stopped pulling while previews kept arriving. */
-export class TailOverflowError extends Error {
-  constructor(limit: number) {
-    super(`the session stream fell more than ${limit} items behind; reconnect to resume`);
-    this.name = "TailOverflowError";
-  }
 }
 
 export const DEFAULT_MAX_QUEUED = 10_000;

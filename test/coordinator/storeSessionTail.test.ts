@@ -7,8 +7,8 @@ import type {
   LiveEvidenceBus,
   WakeSignals,
 } from "../../src/coordinator/ports.js";
-import type { TailItem, TailOpenOptions } from "../../src/coordinator/sessionTail.js";
-import { StoreSessionTail, TailOverflowError } from "../../src/coordinator/storeSessionTail.js";
+import { type TailItem, type TailOpenOptions, TailOverflowError } from "../../src/coordinator/sessionTail.js";
+import { StoreSessionTail } from "../../src/coordinator/storeSessionTail.js";
 import { InProcessWakeSignals } from "../../src/coordinator/wakeSignals.js";
 import { newId } from "../../src/kernel/ids.js";
 import { type StoreFixture, sessionWithQueuedRun } from "../support/storeFixtures.js";

@@ -8,7 +8,7 @@ import type {
   SessionRecord,
   WakeSignals,
 } from "../../coordinator/ports.js";
-import type { SessionTail, TailItem } from "../../coordinator/sessionTail.js";
+import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
 import { eventDto } from "./dto.js";
 
 export interface StreamDeps {
@@ -76,7 +76,8 @@ export function streamSession(
         }
       }
     } catch (error) {
-      if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
+      if (error instanceof TailOverflowError) request.log.info({ sessionId: session.id }, error.message);
+      else if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
     } finally {
       clearInterval(ping);
       gone.abort();
