@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { AgentService } from "../control/agentService.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
@@ -16,6 +17,7 @@ import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
+import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
@@ -237,6 +239,15 @@ export async function startAllInOne(
     },
     tierPolicy,
   );
+  const entry = new SessionEntryService({
+    pinner: new RegisteredAgentPinner(agents),
+    sessions,
+    sessionRecords: ports.sessions,
+    environments,
+    environmentRecords: ports.environments,
+    names: ports.sessionNames,
+    clock,
+  });
   const providers = createProviderRouter(options.env);
 
   const tail = new StoreSessionTail({
@@ -252,6 +263,7 @@ export async function startAllInOne(
       agents,
       environments,
       sessions,
+      entry,
       environmentKeys,
       workQueue,
       vaults,

@@ -4,6 +4,7 @@ import type { IamService } from "../../control/iamService.js";
 import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
+import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
@@ -16,6 +17,8 @@ export interface EdgeServices {
   agents: AgentService;
   environments: EnvironmentService;
   sessions: SessionService;
+  /** How every edge opens a session (agent pinning, default environment, client-named sessions). */
+  entry: SessionEntry;
   /** Self-hosted environments: keys (an Awaken extension) and the work queue. */
   environmentKeys: EnvironmentKeyService;
   workQueue: WorkQueueService;
