@@ -1,8 +1,8 @@
 import { type AGUIEvent, EventType } from "@ag-ui/core";
 import type { CommittedTypedFact, ToolCall } from "../../coordinator/factVocabulary.js";
+import type { LiveEvidence } from "../../coordinator/ports.js";
 import { AssistantCursor } from "./assistantCursor.js";
 import { contentText, toolResultText } from "./contentText.js";
-import type { PreviewEvidence } from "./previewEvidence.js";
 import { type RunEnd, runEndOfIdle } from "./runEnd.js";
 
 type OpenPreview = "text" | "thinking" | "tool_input";
@@ -49,7 +49,7 @@ export class RunEventFormatter {
       : { kind: "success", pendingToolCallIds: [] };
   }
 
-  preview(evidence: PreviewEvidence): AGUIEvent[] {
+  preview(evidence: LiveEvidence): AGUIEvent[] {
     const id = evidence.eventId;
     if (this.closed.has(id)) return [];
     if (evidence.kind === "preview_start") {

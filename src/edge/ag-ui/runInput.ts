@@ -1,5 +1,6 @@
 import type { RunAgentInput } from "@ag-ui/core";
 import { RunAgentInputSchema } from "@ag-ui/core/schemas";
+import { validateSessionName } from "../../coordinator/sessionEntryNames.js";
 import { invalid } from "../../kernel/errors.js";
 
 /** Bounds beyond the protocol's schema: a client string names a session and ends up in the store. */
@@ -10,9 +11,6 @@ export const RUN_INPUT_BOUNDS = {
   context: 256,
   resume: 256,
 } as const;
-
-// Printable, no whitespace: a thread id names a session and appears in logs and errors.
-const ID_PATTERN = /^[\x21-\x7e]+$/;
 
 /**
  * Parses a request body as the protocol's `RunAgentInput` (the official schema) plus this server's
@@ -26,8 +24,9 @@ export function parseRunInput(body: unknown): RunAgentInput {
     throw invalid(`RunAgentInput.${where}: ${issue?.message ?? "invalid"}`);
   }
   const input = parsed.data as RunAgentInput;
-  checkId("threadId", input.threadId);
-  checkId("runId", input.runId);
+  // A thread id names a session: the session entry's rule for client-chosen names.
+  validateSessionName(input.threadId, "RunAgentInput.threadId");
+  validateSessionName(input.runId, "RunAgentInput.runId");
   checkCount("messages", input.messages.length, RUN_INPUT_BOUNDS.messages);
   checkCount("tools", input.tools.length, RUN_INPUT_BOUNDS.tools);
   checkCount("context", input.context.length, RUN_INPUT_BOUNDS.context);
@@ -38,14 +37,6 @@ export function parseRunInput(body: unknown): RunAgentInput {
     }
   });
   return input;
-}
-
-function checkId(field: string, value: string): void {
-  if (value.length === 0 || value.length > RUN_INPUT_BOUNDS.idLength || !ID_PATTERN.test(value)) {
-    throw invalid(
-      `RunAgentInput.${field}: must be 1-${RUN_INPUT_BOUNDS.idLength} printable characters without spaces`,
-    );
-  }
 }
 
 function checkCount(field: string, count: number, max: number): void {
