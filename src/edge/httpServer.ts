@@ -1,5 +1,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
+import { answerAgUiError, failureOf } from "./ag-ui/agUiErrors.js";
+import { agUiRoutes } from "./ag-ui/agUiRoute.js";
+import { agUiPortsOf } from "./ag-ui/agUiServicePorts.js";
 import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
@@ -68,6 +71,11 @@ export function createHttpServer(deps: EdgeServices, options: HttpServerOptions)
     workRoutes(v1, deps);
     environmentKeyRoutes(v1, deps);
     vaultRoutes(v1, deps);
+    // Interim until the edge adapter seam: the AG-UI edge in its own scope, answering its own errors.
+    v1.register(async (scope) => {
+      scope.setErrorHandler((error, request, reply) => answerAgUiError(failureOf(error), request, reply));
+      agUiRoutes(scope, agUiPortsOf(deps));
+    });
   });
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));

@@ -4,7 +4,7 @@
  * as interrupts, abort as interrupt, reconnect snapshots, refusals and pre-stream errors.
  */
 import { EventType } from "@ag-ui/core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { agUiAgent, agUiUrl, recordRun, say } from "../support/agUiAgent.js";
 import {
   history,
@@ -97,15 +97,21 @@ describe("AG-UI runs through the official HttpAgent", () => {
     say(client, 'call bash {"command":"echo ag-ui-tool"}');
     const run = await recordRun(client);
 
-    expect(run.types).toEqual([
+    // The call's arguments stream while its text is still open; the committed facts close both.
+    const at = (type: string) => run.types.indexOf(type);
+    expect(run.types.slice(0, 3)).toEqual([
       EventType.RUN_STARTED,
       EventType.MESSAGES_SNAPSHOT,
-      ...run.types.slice(2, run.types.indexOf(EventType.TOOL_CALL_START)),
-      EventType.TOOL_CALL_START,
-      EventType.TOOL_CALL_ARGS,
-      EventType.TOOL_CALL_END,
-      EventType.TOOL_CALL_RESULT,
-      ...run.types.slice(run.types.indexOf(EventType.TOOL_CALL_RESULT) + 1),
+      EventType.TEXT_MESSAGE_START,
+    ]);
+    expect(at(EventType.TOOL_CALL_START)).toBeLessThan(at(EventType.TOOL_CALL_ARGS));
+    expect(run.types.lastIndexOf(EventType.TOOL_CALL_ARGS)).toBeLessThan(at(EventType.TOOL_CALL_END));
+    expect(at(EventType.TOOL_CALL_END)).toBeLessThan(at(EventType.TOOL_CALL_RESULT));
+    expect(run.types.slice(at(EventType.TOOL_CALL_RESULT) + 1)).toEqual([
+      EventType.TEXT_MESSAGE_START,
+      ...Array(run.types.length - at(EventType.TOOL_CALL_RESULT) - 4).fill(EventType.TEXT_MESSAGE_CONTENT),
+      EventType.TEXT_MESSAGE_END,
+      EventType.RUN_FINISHED,
     ]);
     const start = run.events.find((e) => e.type === EventType.TOOL_CALL_START) as unknown as WireEvent;
     const result = run.events.find((e) => e.type === EventType.TOOL_CALL_RESULT) as unknown as WireEvent;
@@ -323,7 +329,10 @@ describe("AG-UI runs through the official HttpAgent", () => {
   it("errors before the stream: an unknown agent rejects with HTTP 404; bad JSON and a bad body are 400s", async () => {
     const client = agUiAgent(t, "agent_does_not_exist");
     say(client, "hi");
+    // The client logs every rejected run to the console before rethrowing it.
+    const quiet = vi.spyOn(console, "error").mockImplementation(() => {});
     await expect(client.runAgent()).rejects.toThrow(/^HTTP 404: .*agent_does_not_exist/);
+    quiet.mockRestore();
 
     const a = await agent();
     const post = (body: string, key = TEST_API_KEY) =>
