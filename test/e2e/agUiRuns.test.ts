@@ -3,6 +3,7 @@
  * against the real server and the offline model: event order, messages, client tools, approvals
  * as interrupts, abort as interrupt, reconnect snapshots, refusals and pre-stream errors.
  */
+import { runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 import { EventType } from "@ag-ui/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { agUiAgent, agUiUrl, recordRun, say } from "../support/agUiAgent.js";
@@ -27,6 +28,9 @@ afterAll(async () => {
 afterEach(() => {
   delete process.env.AWAKEN_OFFLINE_DELAY_MS;
 });
+
+/** The protocol's protobuf media type (`@ag-ui/proto`'s AGUI_MEDIA_TYPE). */
+const AGUI_PROTO = "application/vnd.ag-ui.event+proto";
 
 const WEATHER = {
   name: WEATHER_TOOL.name,
@@ -324,6 +328,39 @@ describe("AG-UI runs through the official HttpAgent", () => {
     expect(refusals[2]?.runError?.message).toContain("delete_everything");
     await sleep(100);
     expect(await history(t.client, sessionId)).toEqual(before);
+  });
+
+  it("the Accept header chooses the framing: a client asking for protobuf gets the protocol's binary frames", async () => {
+    const a = await agent();
+    const body = JSON.stringify({
+      threadId: `thread-proto-${Date.now()}`,
+      runId: "run-proto",
+      messages: [{ id: "u-proto", role: "user", content: "binary please" }],
+    });
+    let contentType: string | null = null;
+    const request = async () => {
+      const response = await fetch(agUiUrl(t, a.id), {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: AGUI_PROTO, "x-api-key": TEST_API_KEY },
+        body,
+      });
+      contentType = response.headers.get("content-type");
+      return response;
+    };
+    // The official client's own transport reads the frames, choosing its parser by the content type.
+    const events = await new Promise<Array<{ type: string; delta?: string }>>((resolve, reject) => {
+      const seen: Array<{ type: string; delta?: string }> = [];
+      transformHttpEventStream(runHttpRequest(request)).subscribe({
+        next: (event) => seen.push(event as never),
+        error: reject,
+        complete: () => resolve(seen),
+      });
+    });
+    expect(contentType).toBe(AGUI_PROTO);
+    expect(events[0]?.type).toBe(EventType.RUN_STARTED);
+    expect(events.at(-1)?.type).toBe(EventType.RUN_FINISHED);
+    const text = events.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta] : [])).join("");
+    expect(text).toBe("[offline model] You said: binary please");
   });
 
   it("errors before the stream: an unknown agent rejects with HTTP 404; bad JSON and a bad body are 400s", async () => {
