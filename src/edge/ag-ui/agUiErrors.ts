@@ -16,7 +16,6 @@ export interface AgUiFailure {
  * small JSON body; the official client rejects the run with `HTTP <status>: <body>`.
  */
 export function answerAgUiError(failure: AgUiFailure, _request: FastifyRequest, reply: FastifyReply): void {
-  if (!failure.retryable) reply.header("x-should-retry", "false");
   void reply
     .status(failure.status)
     .type("application/json")
