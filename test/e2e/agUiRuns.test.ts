@@ -382,7 +382,11 @@ describe("AG-UI runs through the official HttpAgent", () => {
       const response = await post(body);
       expect(response.status).toBe(400);
       const json = (await response.json()) as { error: { type: string; message: string } };
-      expect(json.error).toMatchObject({ type: "invalid_request_error", message: expect.any(String) });
+      expect(json.error).toMatchObject({
+        type: "invalid",
+        code: "invalid_request",
+        message: expect.any(String),
+      });
     }
     const unauthenticated = await post(
       JSON.stringify({ threadId: "t", runId: "r", messages: [] }),

@@ -171,7 +171,7 @@ function snapshotOf(facts: readonly CommittedTypedFact[], input: RunAgentInput):
 
 function runErrorOf(error: unknown): RunEnd {
   if (error instanceof RunRefusal) return { kind: "error", code: error.code, message: error.message };
-  if (error instanceof AwakenError && error.status < 500) {
+  if (error instanceof AwakenError && error.category !== "internal") {
     return { kind: "error", code: error.code, message: error.message };
   }
   // Never a stack or an internal message on the wire.
