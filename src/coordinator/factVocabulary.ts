@@ -41,6 +41,9 @@ export type IdleReason =
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
+/** A tool result's optional fields (see `unset`). */
+export type ResultField = "content" | "isError";
+
 export type RetryStatus = "retrying" | "exhausted" | "terminal";
 
 export type FactPayload =
@@ -63,9 +66,15 @@ export type FactPayload =
       by: "server" | "client";
       content: ContentBlock[];
       isError: boolean;
+      /**
+       * The optional fields a client left out of its result: they stay absent wherever the fact is
+       * stored or shown, and read as no content / not an error.
+       */
+      unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  | { kind: "interrupt" }
+  /** `threadId`: the thread the client named, kept as given (one thread per session today). */
+  | { kind: "interrupt"; threadId?: string }
   | { kind: "status_running" }
   | { kind: "status_idle"; reason: IdleReason }
   | { kind: "status_rescheduled" }
