@@ -1,8 +1,8 @@
-import type { CommittedFact, Fact } from "./facts.js";
 import { encodeMessage, type MessageFact, messageDecoders } from "./facts/messageCodec.js";
 import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessionCodec.js";
 import { INTERNAL_PREFIX, STORED_TYPE } from "./facts/storedTypes.js";
 import { encodeTool, type ToolFact, toolDecoders } from "./facts/toolCodec.js";
+import type { CommittedFact, Fact } from "./facts.js";
 import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
 
 /**
@@ -57,4 +57,3 @@ export function encodeFact(fact: TypedFact): Fact {
 export function storedTypesOf(...kinds: Array<keyof typeof STORED_TYPE>): string[] {
   return kinds.map((kind) => STORED_TYPE[kind]);
 }
-

@@ -19,8 +19,16 @@ export const messageDecoders: Record<string, (f: Fact) => MessageFact> = {
       ...(typeof clientMessageId === "string" ? { clientMessageId } : {}),
     };
   },
-  [STORED_TYPE.system_message]: ({ id, body }) => ({ id, kind: "system_message", content: blocks(body.content) }),
-  [STORED_TYPE.agent_message]: ({ id, body }) => ({ id, kind: "agent_message", content: blocks(body.content) }),
+  [STORED_TYPE.system_message]: ({ id, body }) => ({
+    id,
+    kind: "system_message",
+    content: blocks(body.content),
+  }),
+  [STORED_TYPE.agent_message]: ({ id, body }) => ({
+    id,
+    kind: "agent_message",
+    content: blocks(body.content),
+  }),
   [STORED_TYPE.interrupt]: ({ id, body }) =>
     typeof body.session_thread_id === "string"
       ? { id, kind: "interrupt", threadId: text(body.session_thread_id) }
