@@ -104,7 +104,11 @@ const storedFact: fc.Arbitrary<Fact> = fc.oneof(
         ),
         word,
         fc.constantFrom("retrying", "exhausted", "terminal"),
-        fc.constantFrom({}, { mcp_server_name: "docs" }, { credential_id: "vcrd_1", vault_id: "vlt_1" }),
+        fc.constantFrom<JsonObject>(
+          {},
+          { mcp_server_name: "docs" },
+          { credential_id: "vcrd_1", vault_id: "vlt_1" },
+        ),
       )
       .map(([type, message, retry, extra]) => ({
         error: { type, message, retry_status: { type: retry }, ...extra },

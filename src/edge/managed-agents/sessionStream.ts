@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { type CommittedFact, isInternalFact } from "../../coordinator/facts.js";
 import type {
   HistoryReader,
@@ -77,7 +78,7 @@ export function streamSession(
         cursor = fact.seq;
         previews.delete(fact.id);
         if (isInternalFact(fact.type)) continue;
-        write(fact.type, eventDto(fact));
+        write(fact.type, eventDto(decodeCommitted(fact)));
         if (CLOSING_TYPES.has(fact.type)) {
           close();
           return;
