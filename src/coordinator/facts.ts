@@ -37,12 +37,8 @@ export interface PendingAction {
   mcp?: true;
 }
 
-/**
- * Committed with a built-in tool use that waits for a client (a confirmation, or a result from a
- * self-hosted worker). With the run's awaiting settle it forms the resume ticket: which calls wait
- * for which answer, under the run's pinned snapshot. Internal (see `isInternalFact`).
- */
-export const TOOL_AWAITS = "awaken.tool_awaits";
+/** The resume ticket's internal fact (see `facts/internalFacts.ts`). */
+export { TOOL_AWAITS } from "./facts/internalFacts.js";
 
 export interface SessionUsage {
   input_tokens: number;
