@@ -42,6 +42,7 @@ export function encodeFact(fact: TypedFact): Fact {
     case "user_message":
     case "system_message":
     case "agent_message":
+    case "agent_thinking":
     case "interrupt":
       return encodeMessage(fact as MessageFact);
     case "tool_call":

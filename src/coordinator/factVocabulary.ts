@@ -54,6 +54,8 @@ export type FactPayload =
   | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string }
   | { kind: "system_message"; content: ContentBlock[] }
   | { kind: "agent_message"; content: ContentBlock[] }
+  /** The model thought before answering: a progress signal without content (its preview streamed it). */
+  | { kind: "agent_thinking" }
   | { kind: "tool_call"; call: ToolCall }
   /**
    * A call's result. `by` says who produced it: the server (a Hand or MCP run, or a denial the

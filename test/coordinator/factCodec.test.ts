@@ -45,6 +45,7 @@ const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   stored("user.message", fc.record({ content, awaken_client_message_id: word })),
   stored("system.message", fc.record({ content })),
   stored("agent.message", fc.record({ content })),
+  stored("agent.thinking", fc.constant({})),
   stored("user.interrupt", fc.constant({})),
   stored("user.interrupt", fc.record({ session_thread_id: word })),
   stored(
@@ -272,10 +273,11 @@ describe("fact codec", () => {
       kind: "internal",
       type: "awaken.tool_execution",
     });
-    expect(read("agent.thinking", { content: [] })).toEqual({
+    expect(read("agent.thinking", {})).toEqual({ id: "sevt_x", kind: "agent_thinking" });
+    expect(read("agent.thread_message_sent", { content: [] })).toEqual({
       id: "sevt_x",
       kind: "unknown",
-      type: "agent.thinking",
+      type: "agent.thread_message_sent",
       body: { content: [] },
     });
     // A stored type that happens to be an Object.prototype name is still just unknown.

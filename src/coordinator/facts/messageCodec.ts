@@ -4,7 +4,9 @@ import { blocks, defined, text } from "./bodyValues.js";
 import { STORED_TYPE } from "./storedTypes.js";
 
 type Of<K extends TypedFact["kind"]> = Extract<TypedFact, { kind: K }>;
-export type MessageFact = Of<"user_message" | "system_message" | "agent_message" | "interrupt">;
+export type MessageFact = Of<
+  "user_message" | "system_message" | "agent_message" | "agent_thinking" | "interrupt"
+>;
 
 /** The product's key for a UI client's message id: no protocol field of this name exists. */
 const CLIENT_MESSAGE_ID = "awaken_client_message_id";
@@ -29,6 +31,7 @@ export const messageDecoders: Record<string, (f: Fact) => MessageFact> = {
     kind: "agent_message",
     content: blocks(body.content),
   }),
+  [STORED_TYPE.agent_thinking]: ({ id }) => ({ id, kind: "agent_thinking" }),
   [STORED_TYPE.interrupt]: ({ id, body }) =>
     typeof body.session_thread_id === "string"
       ? { id, kind: "interrupt", threadId: text(body.session_thread_id) }
@@ -47,6 +50,8 @@ export function encodeMessage(f: MessageFact): Fact {
       return { id: f.id, type: STORED_TYPE.system_message, body: { content: f.content } };
     case "agent_message":
       return { id: f.id, type: STORED_TYPE.agent_message, body: { content: f.content } };
+    case "agent_thinking":
+      return { id: f.id, type: STORED_TYPE.agent_thinking, body: {} };
     case "interrupt":
       return { id: f.id, type: STORED_TYPE.interrupt, body: defined({ session_thread_id: f.threadId }) };
   }

@@ -9,6 +9,7 @@ export const STORED_TYPE = {
   user_message: "user.message",
   system_message: "system.message",
   agent_message: "agent.message",
+  agent_thinking: "agent.thinking",
   interrupt: "user.interrupt",
   tool_confirmation: "user.tool_confirmation",
   status_running: "session.status_running",

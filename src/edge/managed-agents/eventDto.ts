@@ -26,6 +26,8 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
       return ["system.message", { content: f.content }];
     case "agent_message":
       return ["agent.message", { content: f.content }];
+    case "agent_thinking":
+      return ["agent.thinking", {}];
     case "tool_call":
       return toolUse(f.call);
     case "tool_result": {
