@@ -54,6 +54,17 @@ export function encodeFact(fact: TypedFact): Fact {
   }
 }
 
+// Internal facts' builders and readers (runtime bookkeeping: resume tickets, tool intents).
+export {
+  readToolAwaits,
+  readToolExecution,
+  TOOL_AWAITS,
+  TOOL_EXECUTION,
+  type ToolAwaits,
+  toolAwaitsFact,
+  toolExecutionFact,
+} from "./facts/internalFacts.js";
+
 /** Stored types of kinds with one stored type, for stores that filter rows by type in SQL. */
 export function storedTypesOf(...kinds: Array<keyof typeof STORED_TYPE>): string[] {
   return kinds.map((kind) => STORED_TYPE[kind]);

@@ -1,4 +1,4 @@
-import { toolAwaitsFact } from "../coordinator/facts/internalFacts.js";
+import { toolAwaitsFact } from "../coordinator/factCodec.js";
 import type { FactPayload, IdleReason, RetryStatus, TypedFact } from "../coordinator/factVocabulary.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";

@@ -1,4 +1,4 @@
-import { readToolAwaits, readToolExecution } from "../coordinator/facts/internalFacts.js";
+import { readToolAwaits, readToolExecution } from "../coordinator/factCodec.js";
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";

@@ -1,6 +1,6 @@
-import { toolExecutionFact } from "../coordinator/facts/internalFacts.js";
+import { toolExecutionFact } from "../coordinator/factCodec.js";
 
-export { TOOL_EXECUTION } from "../coordinator/facts/internalFacts.js";
+export { TOOL_EXECUTION } from "../coordinator/factCodec.js";
 
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import { newId } from "../kernel/ids.js";
