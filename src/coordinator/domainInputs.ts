@@ -21,7 +21,7 @@ export type DomainInput =
       unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  | { kind: "interrupt"; threadId?: string };
+  | { kind: "interrupt"; targetThread?: string };
 
 /**
  * How a send is recognised as a repeat. Each edge derives the key from its own protocol (an

@@ -75,8 +75,8 @@ export type FactPayload =
       unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  /** `threadId`: the thread the client named, kept as given (one thread per session today). */
-  | { kind: "interrupt"; threadId?: string }
+  /** `targetThread`: the thread the client named, kept as given (one thread per session today). */
+  | { kind: "interrupt"; targetThread?: string }
   | { kind: "status_running" }
   | { kind: "status_idle"; reason: IdleReason }
   | { kind: "status_rescheduled" }

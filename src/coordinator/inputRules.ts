@@ -94,8 +94,8 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
       case "interrupt": {
         echoIds.push(
           push(
-            input.threadId !== undefined
-              ? { kind: "interrupt", threadId: input.threadId }
+            input.targetThread !== undefined
+              ? { kind: "interrupt", targetThread: input.targetThread }
               : { kind: "interrupt" },
           ),
         );

@@ -34,7 +34,7 @@ export const messageDecoders: Record<string, (f: Fact) => MessageFact> = {
   [STORED_TYPE.agent_thinking]: ({ id }) => ({ id, kind: "agent_thinking" }),
   [STORED_TYPE.interrupt]: ({ id, body }) =>
     typeof body.session_thread_id === "string"
-      ? { id, kind: "interrupt", threadId: text(body.session_thread_id) }
+      ? { id, kind: "interrupt", targetThread: text(body.session_thread_id) }
       : { id, kind: "interrupt" },
 };
 
@@ -53,6 +53,6 @@ export function encodeMessage(f: MessageFact): Fact {
     case "agent_thinking":
       return { id: f.id, type: STORED_TYPE.agent_thinking, body: {} };
     case "interrupt":
-      return { id: f.id, type: STORED_TYPE.interrupt, body: defined({ session_thread_id: f.threadId }) };
+      return { id: f.id, type: STORED_TYPE.interrupt, body: defined({ session_thread_id: f.targetThread }) };
   }
 }

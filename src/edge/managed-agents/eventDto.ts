@@ -52,7 +52,7 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
         },
       ];
     case "interrupt":
-      return ["user.interrupt", f.threadId !== undefined ? { session_thread_id: f.threadId } : {}];
+      return ["user.interrupt", f.targetThread !== undefined ? { session_thread_id: f.targetThread } : {}];
     case "status_running":
       return ["session.status_running", {}];
     case "status_idle":

@@ -23,7 +23,7 @@ function toDomainInput(event: WireEvent): DomainInput {
       return { kind: "system_message", content: blocks(event.content) };
     case "user.interrupt":
       return typeof event.session_thread_id === "string"
-        ? { kind: "interrupt", threadId: event.session_thread_id }
+        ? { kind: "interrupt", targetThread: event.session_thread_id }
         : { kind: "interrupt" };
     case "user.custom_tool_result":
       return toolResult(event, String(event.custom_tool_use_id), "client");
