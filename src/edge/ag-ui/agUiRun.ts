@@ -3,7 +3,7 @@ import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
-import { SEND_RETRY_WINDOW_MS } from "../../coordinator/sessionService.js";
+import { canonicalJson } from "../../kernel/canonicalJson.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { AgUiPorts } from "./agUiPorts.js";
 import type { EventSink } from "./eventSink.js";
@@ -12,6 +12,9 @@ import { projectMessages } from "./messageProjection.js";
 import type { RunEnd } from "./runEnd.js";
 import { RunEventFormatter } from "./runEventFormatter.js";
 import { RunRefusal } from "./runRefusal.js";
+
+/** How long the same new input counts as a repeat of the thread's last send (a double submit). */
+const DOUBLE_SUBMIT_WINDOW_MS = 60_000;
 
 export interface AgUiRunRequest {
   workspaceId: string;
@@ -67,10 +70,11 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     checkAgent(session, request.agentId, input.threadId);
     let after = history.at(-1)?.seq ?? 0;
     if (inputs.length > 0) {
+      // A double submit (the same new input twice, under any run id) enters it once.
       const echo = await ports.send(request.workspaceId, session.id, inputs, {
-        key: `ag-ui-run:${input.runId}`,
-        strict: true,
-        windowMs: SEND_RETRY_WINDOW_MS,
+        key: `ag-ui:${canonicalJson(inputs)}`,
+        strict: false,
+        windowMs: DOUBLE_SUBMIT_WINDOW_MS,
       });
       after = Math.max(after, ...echo.map((f) => f.seq));
     }
