@@ -1,24 +1,9 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { isInternalFact } from "../../coordinator/facts.js";
-import type {
-  HistoryReader,
-  LiveEvidence,
-  LiveEvidenceBus,
-  SessionRecord,
-  WakeSignals,
-} from "../../coordinator/ports.js";
+import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
 import { eventDto } from "./dto.js";
-
-export interface StreamDeps {
-  history: HistoryReader;
-  signals: WakeSignals;
-  evidence: LiveEvidenceBus;
-  pingMs: number;
-  /** Safety net when a wake signal is missed; committed rows are the source either way. */
-  pollMs: number;
-}
 
 /** What the Managed wire stream needs: the session tail to format and the ping interval. */
 export interface SessionStreamDeps {
