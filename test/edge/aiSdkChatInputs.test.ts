@@ -24,7 +24,7 @@ function refusal(fn: () => unknown): string {
   try {
     fn();
   } catch (error) {
-    expect(error).toMatchObject({ name: "AwakenError", status: 400 });
+    expect(error).toMatchObject({ name: "AwakenError", category: "invalid" });
     return (error as Error).message;
   }
   throw new Error("expected a refusal");

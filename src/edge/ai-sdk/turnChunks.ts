@@ -1,12 +1,10 @@
 import type { UIMessageChunk } from "ai";
 import type { CommittedTypedFact, IdleReason, ToolCall } from "../../coordinator/factVocabulary.js";
+import type { LiveEvidence } from "../../coordinator/ports.js";
 import { contentText, contentToOutput } from "./toolOutput.js";
 
 /** A live preview as the session tail yields it; `eventId` is the id of the fact it becomes. */
-export type PreviewEvidence =
-  | { kind: "preview_start"; eventId: string; preview: "text" | "thinking" | "tool_input"; toolName?: string }
-  | { kind: "preview_delta"; eventId: string; index: number; text: string }
-  | { kind: "preview_abandoned"; eventId: string };
+export type PreviewEvidence = LiveEvidence;
 
 export type TurnItem =
   | { kind: "fact"; fact: CommittedTypedFact }
