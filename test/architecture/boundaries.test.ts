@@ -46,8 +46,13 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
 /** Files of a context that other rules forbid importing even when the context is allowed. */
 const FORBIDDEN_FILES: Record<string, RegExp[]> = {
   // A worker reaches the coordinator only through its transport port, never its services or stores.
-  worker: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
-  runtime: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
+  // Both read and build history through the fact vocabulary and its codec.
+  worker: [
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+  ],
+  runtime: [
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+  ],
   // Edges call application services, never the fence or the stores behind them.
   edge: [/^coordinator\/(commitFence|sqlDispatch)/],
 };

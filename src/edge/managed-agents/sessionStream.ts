@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { isInternalFact } from "../../coordinator/facts.js";
 import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
@@ -82,7 +83,7 @@ class ManagedFrames {
     const { fact } = item;
     this.shown.delete(fact.id);
     if (isInternalFact(fact.type)) return null;
-    return { event: fact.type, data: eventDto(fact) };
+    return { event: fact.type, data: eventDto(decodeCommitted(fact)) };
   }
 
   private preview(evidence: LiveEvidence): { event: string; data: unknown } | null {
