@@ -130,8 +130,20 @@ describe("chatInputs", () => {
     ];
     const mapped = chatInputs(request, view(["m1"], pending));
     expect(mapped.inputs).toEqual([
-      { kind: "tool_result", callId: "c1", content: [{ type: "text", text: '{"temp":3}' }], isError: false },
-      { kind: "tool_result", callId: "c2", content: [{ type: "text", text: "no clock" }], isError: true },
+      {
+        kind: "tool_result",
+        callId: "c1",
+        content: [{ type: "text", text: '{"temp":3}' }],
+        isError: false,
+        executor: "client",
+      },
+      {
+        kind: "tool_result",
+        callId: "c2",
+        content: [{ type: "text", text: "no clock" }],
+        isError: true,
+        executor: "client",
+      },
       { kind: "tool_confirmation", callId: "c3", allowed: false, denyMessage: "not now" },
     ]);
     expect(mapped.clientAnswered).toEqual(["c1", "c2"]);

@@ -128,6 +128,8 @@ function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {
       });
       return;
     }
+    // A built-in call of a self-hosted environment owes its worker's result, not the chat's.
+    if (waiting.kind !== "custom_tool_result") return;
     if (tool.state === "output-available") {
       const content = outputToContent(tool.output);
       if (String(content[0]?.text ?? "").length > MAX_TOOL_OUTPUT_CHARS) {
@@ -136,7 +138,13 @@ function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {
           `The output of tool call ${tool.toolCallId} is larger than ${MAX_TOOL_OUTPUT_CHARS} characters.`,
         );
       }
-      inputs.push({ kind: "tool_result", callId: tool.toolCallId, content, isError: false });
+      inputs.push({
+        kind: "tool_result",
+        callId: tool.toolCallId,
+        content,
+        isError: false,
+        executor: "client",
+      });
       clientAnswered.push(tool.toolCallId);
     } else if (tool.state === "output-error") {
       const text = tool.errorText ?? "The tool failed.";
@@ -145,6 +153,7 @@ function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {
         callId: tool.toolCallId,
         content: [{ type: "text", text }],
         isError: true,
+        executor: "client",
       });
       clientAnswered.push(tool.toolCallId);
     }

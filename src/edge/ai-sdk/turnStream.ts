@@ -48,7 +48,8 @@ export async function streamTurn(
 /** Deliberate errors carry a message meant for clients; anything else is not shown. */
 function failureText(error: unknown): string {
   // A client too slow to keep up is cut off; the run goes on and `resumeStream` picks it up again.
-  if (error instanceof TailOverflowError) return "The chat fell behind the live stream; resume it to catch up.";
+  if (error instanceof TailOverflowError)
+    return "The chat fell behind the live stream; resume it to catch up.";
   if (error instanceof AwakenError) return error.message;
   return "The stream failed on the server.";
 }
