@@ -66,6 +66,11 @@ export interface AiSdkChat {
   waitForFinishes(count: number, timeoutMs?: number): Promise<void>;
   /** The session id the server named in its last streamed response. */
   sessionId(): string | undefined;
+  /**
+   * The chunk types of every streamed response, in order (complete once that response finished):
+   * what the chat's state does not keep, such as a server-sent `abort`.
+   */
+  chunkTypes: string[][];
 }
 
 export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
@@ -73,12 +78,20 @@ export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
   const finishes: AiSdkChat["finishes"] = [];
   const errors: Error[] = [];
   const waiters = new Set<() => void>();
+  const chunkTypes: string[][] = [];
   let lastSessionId: string | undefined;
   const observingFetch: typeof fetch = async (input, request) => {
     const response = await fetch(input, request);
     const sessionId = response.headers.get("x-awaken-session-id");
     if (sessionId) lastSessionId = sessionId;
-    return response;
+    if (!response.body || !response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      return response;
+    }
+    const [forChat, forRecord] = response.body.tee();
+    const types: string[] = [];
+    chunkTypes.push(types);
+    void recordChunkTypes(forRecord, types);
+    return new Response(forChat, { status: response.status, headers: response.headers });
   };
   const chat = new NodeChat({
     ...init,
@@ -102,6 +115,7 @@ export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
     chat,
     finishes,
     errors,
+    chunkTypes,
     sessionId: () => lastSessionId,
     waitForFinishes(count, timeoutMs = 15_000) {
       return new Promise((resolve, reject) => {
@@ -125,6 +139,20 @@ export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
       });
     },
   };
+}
+
+/** Reads one response branch to its end, noting each chunk's type; a broken stream just stops. */
+async function recordChunkTypes(stream: ReadableStream<Uint8Array>, types: string[]): Promise<void> {
+  try {
+    const reader = parseJsonEventStream({ stream, schema: uiMessageChunkSchema }).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      if (value.success) types.push((value.value as UIMessageChunk).type);
+    }
+  } catch {
+    // The chat's own branch reports the failure; the record keeps what arrived.
+  }
 }
 
 /** The chunks of a raw AI SDK response, parsed with the client's own schema. */
