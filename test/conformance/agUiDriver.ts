@@ -51,8 +51,14 @@ export class AgUiDriver implements ProtocolDriver {
   }
 
   async decide(callId: string, allowed: boolean, reason?: string): Promise<TurnView> {
-    // A call asked for in another client's run: a run with nothing new tells this one about it.
-    if (!this.interruptFor(callId)) await this.run();
+    if (!this.interruptFor(callId)) {
+      // Interrupts this client holds were answered elsewhere: the official client refuses every run
+      // that does not resume them, and the server refuses resuming them, so it is opened afresh
+      // (a page reload). Then a run with nothing new tells it about the call another client asked.
+      if (this.agent.pendingInterrupts.length > 0)
+        this.agent = agUiAgent(this.t, this.agentId, this.threadId);
+      await this.run();
+    }
     const interrupt = this.interruptFor(callId);
     if (!interrupt) throw new Error(`no pending interrupt names call ${callId}`);
     if (!allowed) this.denied.add(callId);

@@ -1,4 +1,4 @@
-import { type AGUIEvent, EventType, type RunAgentInput } from "@ag-ui/core";
+import type { Message, RunAgentInput } from "@ag-ui/core";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
@@ -12,6 +12,7 @@ import { projectMessages } from "./messageProjection.js";
 import type { RunEnd } from "./runEnd.js";
 import { RunEventFormatter } from "./runEventFormatter.js";
 import { RunRefusal } from "./runRefusal.js";
+import { snapshotEvents } from "./snapshotEvents.js";
 
 /** How long the same new input counts as a repeat of the thread's last send (a double submit). */
 const DOUBLE_SUBMIT_WINDOW_MS = 60_000;
@@ -81,7 +82,13 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     if (existing) {
       const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);
       for (const fact of since) formatter.seed(fact);
-      sink.write([snapshotOf([...history, ...since], input)]);
+      sink.write(
+        snapshotEvents(
+          input.messages.map((m) => m.id),
+          messagesOf(history, input),
+          messagesOf([...history, ...since], input),
+        ),
+      );
     }
     if (!turnFollows(existing, inputs)) {
       finish(formatter.settledEnd());
@@ -163,14 +170,14 @@ function customToolNames(definition: AgentDefinition): Set<string> {
   return new Set(definition.tools.flatMap((tool) => (tool.type === "custom" ? [tool.name] : [])));
 }
 
-function snapshotOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): AGUIEvent {
+function messagesOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): Message[] {
   const toolMessageIds = new Map<string, string>();
   for (const message of input.messages) {
     if (message.role === "tool" && !toolMessageIds.has(message.toolCallId)) {
       toolMessageIds.set(message.toolCallId, message.id);
     }
   }
-  return { type: EventType.MESSAGES_SNAPSHOT, messages: projectMessages(facts, toolMessageIds) };
+  return projectMessages(facts, toolMessageIds);
 }
 
 function runErrorOf(error: unknown): RunEnd {
