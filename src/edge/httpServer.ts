@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
+import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
@@ -22,7 +23,7 @@ export interface HttpServerOptions {
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
-export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge];
+export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge, agUiEdge];
 
 /**
  * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key

@@ -1,0 +1,14 @@
+import type { EdgeAdapter } from "../http/edgeAdapter.js";
+import { answerAgUiError } from "./agUiErrors.js";
+import { agUiRoutes } from "./agUiRoute.js";
+import { agUiPortsOf } from "./agUiServicePorts.js";
+
+/** The AG-UI protocol (what `@ag-ui/client`'s HttpAgent speaks): one run per POST, SSE back. */
+export const agUiEdge: EdgeAdapter = {
+  name: "ag-ui",
+  pathPrefixes: ["/v1/ag-ui/"],
+  register(app, services) {
+    agUiRoutes(app, agUiPortsOf(services));
+  },
+  answerError: answerAgUiError,
+};

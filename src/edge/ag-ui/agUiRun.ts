@@ -1,0 +1,183 @@
+import { type AGUIEvent, EventType, type RunAgentInput } from "@ag-ui/core";
+import type { AgentDefinition } from "../../control/agentDefinition.js";
+import type { DomainInput } from "../../coordinator/domainInputs.js";
+import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
+import { canonicalJson } from "../../kernel/canonicalJson.js";
+import { AwakenError } from "../../kernel/errors.js";
+import type { AgUiPorts } from "./agUiPorts.js";
+import type { EventSink } from "./eventSink.js";
+import { mapRunInput } from "./inputMapping.js";
+import { projectMessages } from "./messageProjection.js";
+import type { RunEnd } from "./runEnd.js";
+import { RunEventFormatter } from "./runEventFormatter.js";
+import { RunRefusal } from "./runRefusal.js";
+
+/** How long the same new input counts as a repeat of the thread's last send (a double submit). */
+const DOUBLE_SUBMIT_WINDOW_MS = 60_000;
+
+export interface AgUiRunRequest {
+  workspaceId: string;
+  agentId: string;
+  input: RunAgentInput;
+  /** Told about failures that are the server's, not the client's (the client sees no detail). */
+  logFailure(error: unknown): void;
+}
+
+/**
+ * One AG-UI run on the thread `input.threadId` names: RUN_STARTED, then (on an existing thread)
+ * the committed history as MESSAGES_SNAPSHOT, then the turn the request's new input started (or
+ * the active turn it attaches to) until the idle that ends it. Input is mapped and checked in full
+ * before anything is written. A client that goes away before the run finished interrupts the turn.
+ */
+export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: EventSink): Promise<void> {
+  const { input } = request;
+  const formatter = new RunEventFormatter(
+    input.threadId,
+    input.runId,
+    new Set(input.messages.map((m) => m.id)),
+  );
+  sink.write([formatter.started()]);
+  let session: SessionRecord | null = null;
+  let finished = false;
+  const finish = (end: RunEnd) => {
+    finished = true;
+    sink.write(formatter.finish(end));
+  };
+  try {
+    const existing = await ports.entry.findNamed(request.workspaceId, input.threadId);
+    if (existing) checkAgent(existing, request.agentId, input.threadId);
+    const definition =
+      existing?.agent.definition ?? (await ports.agentDefinition(request.workspaceId, request.agentId));
+    const history = existing ? await ports.history(existing.threadId, 0) : [];
+    for (const fact of history) formatter.seed(fact);
+    const inputs = mapRunInput(input, {
+      committedUserMessageIds: new Set(
+        history.flatMap((f) => (f.kind === "user_message" && f.clientMessageId ? [f.clientMessageId] : [])),
+      ),
+      pending: existing?.pending ?? [],
+      customToolNames: customToolNames(definition),
+    });
+    if (!existing && inputs.length === 0) {
+      // A new thread with nothing to say: no session is made for it.
+      finish({ kind: "success", pendingToolCallIds: [] });
+      return;
+    }
+    if (sink.closed.aborted) return;
+    session =
+      existing ??
+      (await ports.entry.openNamed(request.workspaceId, input.threadId, { agent: { id: request.agentId } }));
+    checkAgent(session, request.agentId, input.threadId);
+    let after = history.at(-1)?.seq ?? 0;
+    if (inputs.length > 0) {
+      // A double submit (the same new input twice, under any run id) enters it once.
+      const echo = await ports.send(request.workspaceId, session.id, inputs, {
+        key: `ag-ui:${canonicalJson(inputs)}`,
+        strict: false,
+        windowMs: DOUBLE_SUBMIT_WINDOW_MS,
+      });
+      after = Math.max(after, ...echo.map((f) => f.seq));
+    }
+    if (existing) {
+      const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);
+      for (const fact of since) formatter.seed(fact);
+      sink.write([snapshotOf([...history, ...since], input)]);
+    }
+    if (!turnFollows(existing, inputs)) {
+      finish(formatter.settledEnd());
+      return;
+    }
+    for await (const item of ports.tail(session, after, sink.closed)) {
+      if (item.kind === "preview") {
+        sink.write(formatter.preview(item.evidence));
+        continue;
+      }
+      const { events, end } = formatter.fact(item.fact);
+      sink.write(events);
+      if (end) {
+        finish(end);
+        return;
+      }
+    }
+    if (!sink.closed.aborted) {
+      finish({
+        kind: "error",
+        code: "stream_ended",
+        message: "The thread's event stream ended before the turn did.",
+      });
+    }
+  } catch (error) {
+    if (!finished && !sink.closed.aborted) {
+      finished = true;
+      const end = runErrorOf(error);
+      if (end.kind === "error" && end.code === "internal") request.logFailure(error);
+      sink.write(formatter.finish(end));
+    }
+  } finally {
+    if (!finished && session && sink.closed.aborted)
+      await interruptActiveTurn(ports, request.workspaceId, session);
+  }
+}
+
+/**
+ * Whether the turn this run reports is still to come. With nothing new the run attaches to a
+ * turn that is running, or finishes at once; a message to a session parked on answers is queued
+ * until they arrive, so nothing follows it either.
+ */
+function turnFollows(existing: SessionRecord | null, inputs: readonly DomainInput[]): boolean {
+  if (!existing) return true;
+  const answers = inputs.some((i) => i.kind === "tool_result" || i.kind === "tool_confirmation");
+  if (existing.status !== "idle") return true;
+  if (answers) return true;
+  return inputs.length > 0 && existing.pending.length === 0;
+}
+
+/**
+ * The client went away mid-turn: `abortRun()` means stop. Only a session still running is
+ * interrupted, so a turn that ended meanwhile keeps its pending calls and nothing stray is written.
+ */
+async function interruptActiveTurn(
+  ports: AgUiPorts,
+  workspaceId: string,
+  session: SessionRecord,
+): Promise<void> {
+  try {
+    const current = await ports.getSession(workspaceId, session.id);
+    if (current.status !== "running" && current.status !== "rescheduling") return;
+    await ports.send(workspaceId, session.id, [{ kind: "interrupt" }]);
+  } catch {
+    // The session ended or was deleted meanwhile: there is nothing left to interrupt.
+  }
+}
+
+function checkAgent(session: SessionRecord, agentId: string, threadId: string): void {
+  if (session.agent.agentId === agentId) return;
+  throw new RunRefusal(
+    "thread_agent_mismatch",
+    `Thread ${JSON.stringify(threadId)} is a conversation with agent ${session.agent.agentId}, not ${agentId}; ` +
+      `post it to /v1/ag-ui/agents/${session.agent.agentId}, or start a new thread.`,
+  );
+}
+
+function customToolNames(definition: AgentDefinition): Set<string> {
+  return new Set(definition.tools.flatMap((tool) => (tool.type === "custom" ? [tool.name] : [])));
+}
+
+function snapshotOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): AGUIEvent {
+  const toolMessageIds = new Map<string, string>();
+  for (const message of input.messages) {
+    if (message.role === "tool" && !toolMessageIds.has(message.toolCallId)) {
+      toolMessageIds.set(message.toolCallId, message.id);
+    }
+  }
+  return { type: EventType.MESSAGES_SNAPSHOT, messages: projectMessages(facts, toolMessageIds) };
+}
+
+function runErrorOf(error: unknown): RunEnd {
+  if (error instanceof RunRefusal) return { kind: "error", code: error.code, message: error.message };
+  if (error instanceof AwakenError && error.category !== "internal") {
+    return { kind: "error", code: error.code, message: error.message };
+  }
+  // Never a stack or an internal message on the wire.
+  return { kind: "error", code: "internal", message: "The run failed on the server; try again." };
+}
