@@ -341,6 +341,18 @@ describe("AI SDK chat: refusals", () => {
     expect((await history(t.client, sessionId)).length).toBe(events);
   });
 
+  it("refuses a new message while an approval is pending, writing nothing", async () => {
+    const { agentId, environmentId } = await toolSession(bash("always_ask"));
+    const h = open({ agentId, body: { agentId, environmentId } });
+    await h.chat.sendMessage({ text: 'call bash {"command":"echo later"}' });
+    expect(h.finishes.at(-1)?.finishReason).toBe("tool-calls");
+    const events = (await history(t.client, h.sessionId()!)).length;
+    await h.chat.sendMessage({ text: "never mind" });
+    expect(h.chat.status).toBe("error");
+    expect(h.chat.error?.message).toMatch(/waiting for the answer to a tool call/);
+    expect((await history(t.client, h.sessionId()!)).length).toBe(events);
+  });
+
   it("answers a missing API key with 401 text", async () => {
     const response = await fetch(`${t.server.url}/v1/ai-sdk/chat`, {
       method: "POST",
