@@ -21,7 +21,12 @@ export type DomainInput =
       unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  | { kind: "interrupt"; targetThread?: string };
+  /**
+   * `onlyWhileWorking`: a client that went away mid-turn means "stop what is running", not "drop
+   * what waits for me": when no run is queued or executing (it ended, or parked on answers), the
+   * interrupt is a no-op and nothing is written. Decided in the ledger's transaction, so no race.
+   */
+  | { kind: "interrupt"; targetThread?: string; onlyWhileWorking?: true };
 
 /**
  * How a send is recognised as a repeat. Each edge derives the key from its own protocol (an

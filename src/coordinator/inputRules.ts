@@ -92,6 +92,7 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
         break;
       }
       case "interrupt": {
+        if (input.onlyWhileWorking && (runState === null || runState === "awaiting")) break;
         echoIds.push(
           push(
             input.targetThread !== undefined

@@ -23,7 +23,7 @@ export interface HttpServerOptions {
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
-export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, agUiEdge, aiSdkEdge];
+export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge, agUiEdge];
 
 /**
  * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key

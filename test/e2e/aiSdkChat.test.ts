@@ -102,6 +102,26 @@ describe("AI SDK chat: text turns", () => {
     await expectHistoryMatches(h);
   });
 
+  it("chats on a session made elsewhere when threadId names it (no agentId needed)", async () => {
+    const environment = await t.client.beta.environments.create({ name: "elsewhere" });
+    const session = await t.client.beta.sessions.create({
+      agent: plainAgent,
+      environment_id: environment.id,
+    });
+    const h = aiSdkChat({
+      baseUrl: t.server.url,
+      apiKey: TEST_API_KEY,
+      id: chatId(),
+      body: { threadId: session.id },
+    });
+    await h.chat.sendMessage({ text: "over here" });
+    expect(h.chat.status).toBe("ready");
+    expect(h.sessionId()).toBe(session.id);
+    expect(partsOf(assistants(h.chat.messages)[0]).at(-1)).toMatchObject({
+      text: "[offline model] You said: over here",
+    });
+  });
+
   it("answers the raw wire with the stream headers, SSE framing and [DONE]", async () => {
     const id = chatId();
     const response = await api("/v1/ai-sdk/chat", {
@@ -339,6 +359,18 @@ describe("AI SDK chat: refusals", () => {
     expect(h.chat.status).toBe("error");
     expect(h.chat.error?.message).toMatch(/archived/);
     expect((await history(t.client, sessionId)).length).toBe(events);
+  });
+
+  it("refuses a new message while an approval is pending, writing nothing", async () => {
+    const { agentId, environmentId } = await toolSession(bash("always_ask"));
+    const h = open({ agentId, body: { agentId, environmentId } });
+    await h.chat.sendMessage({ text: 'call bash {"command":"echo later"}' });
+    expect(h.finishes.at(-1)?.finishReason).toBe("tool-calls");
+    const events = (await history(t.client, h.sessionId()!)).length;
+    await h.chat.sendMessage({ text: "never mind" });
+    expect(h.chat.status).toBe("error");
+    expect(h.chat.error?.message).toMatch(/waiting for the answer to a tool call/);
+    expect((await history(t.client, h.sessionId()!)).length).toBe(events);
   });
 
   it("answers a missing API key with 401 text", async () => {

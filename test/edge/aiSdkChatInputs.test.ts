@@ -70,6 +70,16 @@ describe("chatInputs", () => {
     expect(chatInputs(request, view(["m1"])).inputs).toEqual([]);
   });
 
+  it("refuses a new message while a tool call waits for the chat's answer", () => {
+    const request = parseChatRequest(body([user("m1", "hi")]));
+    const waiting = view([], [{ eventId: "c1", kind: "tool_confirmation" }]);
+    expect(refusal(() => chatInputs(request, waiting))).toMatch(
+      /waiting for the answer to a tool call \(c1\)/,
+    );
+    // A self-hosted worker's result is not the chat's to give: the message is queued behind it.
+    expect(chatInputs(request, view([], [{ eventId: "c2", kind: "tool_result" }])).inputs).toHaveLength(1);
+  });
+
   it("reads only the last message: earlier ones are history", () => {
     const request = parseChatRequest(
       body([user("m0", "old"), { id: "a0", role: "assistant", parts: [] }, user("m1", "new")]),

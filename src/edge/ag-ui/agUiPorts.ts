@@ -16,7 +16,6 @@ export interface AgUiPorts {
   /** The agent's latest definition; throws not_found for an agent this workspace does not have. */
   agentDefinition(workspaceId: string, agentId: string): Promise<AgentDefinition>;
   entry: Pick<SessionEntry, "findNamed" | "openNamed">;
-  getSession(workspaceId: string, sessionId: string): Promise<SessionRecord>;
   /** Enters inputs; returns the committed echo facts. */
   send(
     workspaceId: string,

@@ -140,8 +140,8 @@ function turnFollows(existing: SessionRecord | null, inputs: readonly DomainInpu
 }
 
 /**
- * The client went away mid-turn: `abortRun()` means stop. Only a session still running is
- * interrupted, so a turn that ended meanwhile keeps its pending calls and nothing stray is written.
+ * The client went away mid-turn: `abortRun()` means stop. Only a run still queued or executing is
+ * interrupted (decided by the ledger), so a turn that ended meanwhile keeps its pending calls.
  */
 async function interruptActiveTurn(
   ports: AgUiPorts,
@@ -149,9 +149,7 @@ async function interruptActiveTurn(
   session: SessionRecord,
 ): Promise<void> {
   try {
-    const current = await ports.getSession(workspaceId, session.id);
-    if (current.status !== "running" && current.status !== "rescheduling") return;
-    await ports.send(workspaceId, session.id, [{ kind: "interrupt" }]);
+    await ports.send(workspaceId, session.id, [{ kind: "interrupt", onlyWhileWorking: true }]);
   } catch {
     // The session ended or was deleted meanwhile: there is nothing left to interrupt.
   }

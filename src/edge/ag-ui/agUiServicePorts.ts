@@ -12,7 +12,6 @@ export function agUiPortsOf(services: EdgeServices): AgUiPorts {
     agentDefinition: async (workspaceId, agentId) =>
       (await services.agents.retrieve(workspaceId, agentId)).publication.definition,
     entry: services.entry,
-    getSession: (workspaceId, sessionId) => services.sessions.get(workspaceId, sessionId),
     send: async (workspaceId, sessionId, inputs, dedupe) =>
       (await services.sessions.send(workspaceId, sessionId, inputs, { dedupe })).map(decodeCommitted),
     async history(threadId, afterSeq, upToSeq) {

@@ -6,6 +6,5 @@ import type { EdgeFailure } from "../http/edgeFailure.js";
  * is that human message as plain text, under the failure's status.
  */
 export function answerAiSdkError(failure: EdgeFailure, _request: FastifyRequest, reply: FastifyReply): void {
-  if (!failure.retryable) reply.header("x-should-retry", "false");
   reply.code(failure.status).type("text/plain; charset=utf-8").send(failure.message);
 }

@@ -69,6 +69,16 @@ export function chatInputs(request: ChatRequest, view: CommittedView): ChatInput
 
 function userInputs(message: ChatMessage, view: CommittedView): ChatInputs {
   if (view.clientMessageIds.has(message.id)) return NOTHING;
+  // The run would only read the message after the answers, so its stream could show nothing
+  // until then; the client's own rule is the same (a new message needs every tool call answered).
+  const owed = view.pending.filter((p) => p.kind === "custom_tool_result" || p.kind === "tool_confirmation");
+  if (owed.length > 0) {
+    throw new AwakenError(
+      "invalid_request",
+      `The chat is waiting for ${owed.length === 1 ? "the answer to a tool call" : `the answers to ${owed.length} tool calls`} ` +
+        `(${owed.map((p) => p.eventId).join(", ")}): add the tool output or the approval response before sending a new message.`,
+    );
+  }
   const content = message.parts.map((part, index) => {
     if (part.type !== "text") {
       throw new AwakenError(

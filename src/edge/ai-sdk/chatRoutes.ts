@@ -7,7 +7,7 @@ import { principalOf } from "../http/auth.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import { assistantMessageIdFor } from "./assistantMessageId.js";
 import { type ChatInputs, chatInputs } from "./chatInputs.js";
-import { type ChatRequest, parseChatRequest } from "./chatRequest.js";
+import { CHAT_LIMITS, type ChatRequest, parseChatRequest } from "./chatRequest.js";
 import { assertOpen, findChatSession, openChatSession } from "./chatSession.js";
 import { latestTurn } from "./historyMessages.js";
 import { committedView, readHistory, runIsActive } from "./sessionHistory.js";
@@ -43,13 +43,8 @@ export function chatRoutes(app: FastifyInstance, services: EdgeServices): void {
     const mapped = chatInputs(body, committedView(facts, existing));
     if (mapped.inputs.length > 0) return send(request, reply, services, existing, facts, body, mapped);
     // Nothing new (a re-sent list): the turn still going is replayed, else the turn is over.
+    if (runIsActive(facts)) return replayActiveTurn(request, reply, services, existing, facts);
     const turn = latestTurn(facts, existing.id);
-    if (runIsActive(facts)) {
-      const replayThroughSeq = facts.at(-1)?.seq ?? 0;
-      const chunks = new TurnChunks({ messageId: turn.assistantMessageId, replayThroughSeq });
-      void streamTurn(request, reply, services, existing, turn.seq, chunks);
-      return;
-    }
     answerNothingNew(
       request,
       reply,
@@ -60,16 +55,33 @@ export function chatRoutes(app: FastifyInstance, services: EdgeServices): void {
   });
 
   app.get<{ Params: { chatId: string } }>("/v1/ai-sdk/chat/:chatId/stream", async (request, reply) => {
+    const { chatId } = request.params;
+    if (chatId.length > CHAT_LIMITS.idLength) {
+      throw new AwakenError("invalid_request", `A chat id is at most ${CHAT_LIMITS.idLength} characters.`);
+    }
     const workspaceId = principalOf(request).workspaceId;
-    const session = await services.entry.findNamed(workspaceId, request.params.chatId);
+    const session = await services.entry.findNamed(workspaceId, chatId);
     const facts = session ? await readHistory(services, session) : [];
     if (!session || !runIsActive(facts)) return reply.code(204).send();
-    // The client rebuilds the message from the replay's `start`: the whole turn, then live.
-    const turn = latestTurn(facts, session.id);
-    const replayThroughSeq = facts.at(-1)?.seq ?? 0;
-    const chunks = new TurnChunks({ messageId: turn.assistantMessageId, replayThroughSeq });
-    void streamTurn(request, reply, services, session, turn.seq, chunks);
+    replayActiveTurn(request, reply, services, session, facts);
   });
+}
+
+/**
+ * The running turn from its user message on, then live. The client rebuilds the message from the
+ * replay's `start` (a full replay, its default); idles already in `facts` were pauses of the turn.
+ */
+function replayActiveTurn(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: EdgeServices,
+  session: SessionRecord,
+  facts: readonly CommittedTypedFact[],
+): void {
+  const turn = latestTurn(facts, session.id);
+  const replayThroughSeq = facts.at(-1)?.seq ?? 0;
+  const chunks = new TurnChunks({ messageId: turn.assistantMessageId, replayThroughSeq });
+  stream(request, reply, services, session, turn.seq, chunks);
 }
 
 async function send(
@@ -94,7 +106,23 @@ async function send(
     last?.role === "assistant"
       ? last.parts.flatMap((part) => (typeof part.toolCallId === "string" ? [part.toolCallId] : []))
       : [];
+  // The tail starts just before this send's first fact: the stream shows what the send caused.
   const firstSeq = Math.min(...echo.map((fact) => fact.seq));
   const turn = new TurnChunks({ messageId, knownCallIds, clientAnswered: mapped.clientAnswered });
-  void streamTurn(request, reply, services, session, firstSeq - 1, turn);
+  stream(request, reply, services, session, firstSeq - 1, turn);
+}
+
+/** The response outlives the handler; whatever escapes the stream is logged, never unhandled. */
+function stream(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: EdgeServices,
+  session: SessionRecord,
+  afterSeq: number,
+  turn: TurnChunks,
+): void {
+  streamTurn(request, reply, services, session, afterSeq, turn).catch((error: unknown) => {
+    request.log.error({ err: error }, "AI SDK stream failed");
+    if (!reply.raw.writableEnded) reply.raw.destroy();
+  });
 }
