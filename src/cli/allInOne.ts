@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { AgentService } from "../control/agentService.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
@@ -16,7 +17,10 @@ import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
+import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
+import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
+import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { createHttpServer } from "../edge/httpServer.js";
@@ -53,6 +57,12 @@ export interface RunningServer {
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
+  /** The live tail of one session, in process (what every protocol's stream formats). */
+  openTail(
+    workspaceId: string,
+    sessionId: string,
+    options: TailOpenOptions,
+  ): Promise<AsyncIterable<TailItem>>;
   stop(): Promise<void>;
 }
 
@@ -229,8 +239,23 @@ export async function startAllInOne(
     },
     tierPolicy,
   );
+  const entry = new SessionEntryService({
+    pinner: new RegisteredAgentPinner(agents),
+    sessions,
+    sessionRecords: ports.sessions,
+    environments,
+    environmentRecords: ports.environments,
+    names: ports.sessionNames,
+    clock,
+  });
   const providers = createProviderRouter(options.env);
 
+  const tail = new StoreSessionTail({
+    history: ports.history,
+    signals: ports.signals,
+    evidence: ports.evidence,
+    pollMs: options.streamPollMs ?? 1_000,
+  });
   let ready = false;
   const app = createHttpServer(
     {
@@ -238,6 +263,7 @@ export async function startAllInOne(
       agents,
       environments,
       sessions,
+      entry,
       environmentKeys,
       workQueue,
       vaults,
@@ -250,6 +276,7 @@ export async function startAllInOne(
         pingMs: options.ssePingMs,
         pollMs: options.streamPollMs ?? 1_000,
       },
+      tail,
     },
     {
       logger,
@@ -320,6 +347,8 @@ export async function startAllInOne(
     apiKeySource,
     storage: storage.description,
     app,
+    openTail: async (workspaceId, sessionId, tailOptions) =>
+      tail.open(await sessions.get(workspaceId, sessionId), tailOptions),
     stop: () => {
       stopping ??= (async () => {
         ready = false;

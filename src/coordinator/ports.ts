@@ -227,6 +227,51 @@ export interface SessionStore {
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Names: client-chosen session names, and the workspace's default environment in a space of its own.
+
+/** A key space of the name store: a session's client-chosen name, or the default environment's key. */
+export type NameSpace = "session" | "default_environment";
+
+/** A name's row: bound to its target, or reserved by the one request creating that target. */
+export type NameEntry =
+  | { state: "bound"; targetId: string }
+  | { state: "reserved"; token: string; reservedAt: number };
+
+/**
+ * Names in a workspace, each bound to one target (a session id, an environment id). A name is first
+ * reserved by one creator and then bound, so concurrent first uses create one target. A deleted
+ * session's (or environment's) names go with it.
+ */
+export interface SessionNameStore {
+  get(workspaceId: string, space: NameSpace, name: string): Promise<NameEntry | null>;
+  /**
+   * Reserves the name for `token` when it has no row, or takes over a reservation made before
+   * `staleBefore` (its creator is presumed gone) or a binding to `replacing` (a target found gone).
+   * Atomic: of concurrent callers one gets true.
+   */
+  reserve(
+    workspaceId: string,
+    space: NameSpace,
+    name: string,
+    token: string,
+    now: number,
+    staleBefore: number,
+    replacing?: string,
+  ): Promise<boolean>;
+  /** Binds the name to `targetId` when `token` holds its reservation or it has no row; true if bound. */
+  bind(
+    workspaceId: string,
+    space: NameSpace,
+    name: string,
+    token: string,
+    targetId: string,
+    now: number,
+  ): Promise<boolean>;
+  /** Drops `token`'s reservation (its creation failed); anyone else's row stays. */
+  release(workspaceId: string, space: NameSpace, name: string, token: string): Promise<void>;
+}
+
 export interface HistoryReader {
   /** Committed facts of a thread with seq > afterSeq, ascending, at most `limit`. */
   readThread(threadId: string, afterSeq: number, limit?: number): Promise<CommittedFact[]>;
@@ -354,11 +399,21 @@ export interface WakeSignals {
   onRunCancelled(listener: (runId: string) => void): () => void;
 }
 
-/** Streaming previews (token deltas). Interactive evidence only: never stored, never replayed. */
+/** What a live preview shows while the model produces it. */
+export type PreviewKind = "text" | "thinking" | "tool_input";
+
+/**
+ * Streaming previews (token deltas). Interactive evidence only: never stored, never replayed.
+ * `eventId` is the id of the fact the preview becomes (the agent message, the thinking fact, the
+ * tool call), so a reader drops the preview once that fact is committed. `index` is the content
+ * block inside the preview a delta appends to (text: the message's text block; otherwise 0).
+ * Tool-input deltas are fragments of the call's JSON input, not parseable on their own.
+ */
 export type LiveEvidence =
-  | { kind: "event_start"; eventId: string; eventType: "agent.message" | "agent.thinking" }
-  | { kind: "event_delta"; eventId: string; index: number; text: string }
-  | { kind: "event_abandoned"; eventId: string };
+  | { kind: "preview_start"; eventId: string; preview: PreviewKind; toolName?: string }
+  | { kind: "preview_delta"; eventId: string; index: number; text: string }
+  /** The preview becomes no fact (the model request failed or was cut off). */
+  | { kind: "preview_abandoned"; eventId: string };
 
 export interface LiveEvidenceBus {
   publish(sessionId: string, evidence: LiveEvidence): void;
@@ -377,6 +432,7 @@ export interface CoordinatorStores {
   dispatch: DispatchStore;
   workQueue: WorkQueueStore;
   environmentKeys: EnvironmentKeyStore;
+  sessionNames: SessionNameStore;
 }
 
 /** Everything the coordinator's services need, as narrow ports. */

@@ -19,8 +19,17 @@ export interface TailOpenOptions {
 /**
  * The one live view of a session every edge formats: subscribe before read, read committed rows
  * from the store (never a private buffer), keep previews and facts in commit order. The iteration
- * ends after the session is terminated or deleted, or when the signal aborts.
+ * ends after the session is terminated or deleted, or when the signal aborts; it fails with
+ * `TailOverflowError` when the consumer stops pulling while previews keep arriving.
  */
 export interface SessionTail {
   open(session: { id: string; threadId: string }, options: TailOpenOptions): AsyncIterable<TailItem>;
+}
+
+/** The tail ended because its consumer fell too far behind; a client reconnects with `afterSeq`. */
+export class TailOverflowError extends Error {
+  constructor(limit: number) {
+    super(`the session stream fell more than ${limit} items behind; reconnect to resume`);
+    this.name = "TailOverflowError";
+  }
 }

@@ -1,6 +1,6 @@
 /**
- * Folds Anthropic Messages stream events into a ModelResponse, forwarding text deltas as they
- * arrive. Kept apart from the client code so it can be reasoned about as a pure state machine.
+ * Folds Anthropic Messages stream events into a ModelResponse, forwarding text, thinking and
+ * tool-input deltas as they arrive. Kept apart from the client code so it can be reasoned about as a pure state machine.
  */
 import type {
   RawContentBlockDelta,
@@ -15,7 +15,8 @@ import { parseToolInput } from "./toolInput.js";
 
 type Slot =
   | { kind: "text"; text: string }
-  | { kind: "tool_use"; id: string; name: string; json: string }
+  | { kind: "tool_use"; id: string; name: string; json: string; ordinal: number }
+  | { kind: "thinking"; ordinal: number }
   | { kind: "ignored" };
 
 export class AnthropicStreamAccumulator {
@@ -28,6 +29,8 @@ export class AnthropicStreamAccumulator {
     cache_creation_input_tokens: 0,
     cache_read_input_tokens: 0,
   };
+  private toolUses = 0;
+  private thinkingBlocks = 0;
   private stopReason: StopReason | null = null;
   private stopped = false;
 
@@ -81,10 +84,19 @@ export class AnthropicStreamAccumulator {
       return;
     }
     if (block.type === "tool_use") {
-      this.keep(index, { kind: "tool_use", id: block.id, name: block.name, json: "" });
+      const ordinal = this.toolUses++;
+      this.keep(index, { kind: "tool_use", id: block.id, name: block.name, json: "", ordinal });
+      this.onEvent({ type: "tool_input_start", index: ordinal, id: block.id, name: block.name });
       return;
     }
-    // Thinking and server-tool blocks are not part of the port's response shape.
+    if (block.type === "thinking") {
+      // Thinking is streamed as evidence only: it is not part of the port's response shape.
+      const slot = { kind: "thinking" as const, ordinal: this.thinkingBlocks++ };
+      this.slots.set(index, slot);
+      if (block.thinking) this.onEvent({ type: "thinking_delta", index: slot.ordinal, text: block.thinking });
+      return;
+    }
+    // Redacted thinking and server-tool blocks are not part of the port's response shape.
     this.slots.set(index, { kind: "ignored" });
   }
 
@@ -95,6 +107,13 @@ export class AnthropicStreamAccumulator {
     }
     if (slot?.kind === "tool_use" && delta.type === "input_json_delta") {
       slot.json += delta.partial_json;
+      // The wire opens every input with an empty fragment; it previews nothing.
+      if (delta.partial_json !== "") {
+        this.onEvent({ type: "tool_input_delta", index: slot.ordinal, partialJson: delta.partial_json });
+      }
+    }
+    if (slot?.kind === "thinking" && delta.type === "thinking_delta" && delta.thinking !== "") {
+      this.onEvent({ type: "thinking_delta", index: slot.ordinal, text: delta.thinking });
     }
   }
 

@@ -4,7 +4,7 @@
  * optional per-delta delay (AWAKEN_OFFLINE_DELAY_MS) that keeps a turn in flight for crash tests.
  */
 import { offlineReply } from "./offlineScript.js";
-import type { ModelProvider, ModelRequest, ModelResponse } from "./ports.js";
+import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamEvent } from "./ports.js";
 import { abortedError } from "./providerFailure.js";
 
 export function createOfflineProvider(): ModelProvider {
@@ -15,12 +15,24 @@ export function createOfflineProvider(): ModelProvider {
       // Read per call so a test can set the variable after the provider was built.
       const delayMs = deltaDelayMs(process.env.AWAKEN_OFFLINE_DELAY_MS);
       const reply = offlineReply(request);
+      const step = async (event: ModelStreamEvent) => {
+        if (delayMs > 0) await sleep(delayMs, signal);
+        if (signal.aborted) throw abortedError("offline");
+        onEvent(event);
+      };
+      let toolUses = 0;
       for (const [index, block] of reply.content.entries()) {
-        if (block.type !== "text") continue;
-        for (const word of block.text.match(/\s*\S+\s*|\s+/g) ?? []) {
-          if (delayMs > 0) await sleep(delayMs, signal);
-          if (signal.aborted) throw abortedError("offline");
-          onEvent({ type: "text_delta", index, text: word });
+        if (block.type === "text") {
+          for (const word of block.text.match(/\s*\S+\s*|\s+/g) ?? []) {
+            await step({ type: "text_delta", index, text: word });
+          }
+          continue;
+        }
+        // Tool input streams as JSON fragments too, so previews of calls work without a key.
+        const ordinal = toolUses++;
+        await step({ type: "tool_input_start", index: ordinal, id: block.id, name: block.name });
+        for (const fragment of jsonFragments(JSON.stringify(block.input))) {
+          await step({ type: "tool_input_delta", index: ordinal, partialJson: fragment });
         }
       }
       return {
@@ -36,6 +48,17 @@ export function createOfflineProvider(): ModelProvider {
     },
   };
 }
+
+/** Splits JSON text into short fragments, as a real model's tool-input stream arrives. */
+function jsonFragments(json: string): string[] {
+  const fragments: string[] = [];
+  for (let start = 0; start < json.length; start += JSON_FRAGMENT_CHARS) {
+    fragments.push(json.slice(start, start + JSON_FRAGMENT_CHARS));
+  }
+  return fragments;
+}
+
+const JSON_FRAGMENT_CHARS = 12;
 
 function deltaDelayMs(raw: string | undefined): number {
   const value = Number(raw);

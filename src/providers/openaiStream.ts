@@ -1,6 +1,7 @@
 /**
  * Folds OpenAI chat completion chunks into a ModelResponse. Text is one block (index 0); tool call
- * arguments arrive as string fragments keyed by the tool call's index and are joined here.
+ * arguments arrive as string fragments keyed by the tool call's index and are joined here. Text,
+ * reasoning (from compatible servers) and argument fragments are forwarded as they arrive.
  */
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { fromOpenAIFinishReason } from "./openaiMapping.js";
@@ -12,7 +13,17 @@ interface PendingToolCall {
   id: string;
   name: string;
   args: string;
+  /** Position among the answer's tool uses: the order the calls first appeared. */
+  ordinal: number;
+  /** Whether `tool_input_start` went out (it waits for the name). */
+  started: boolean;
 }
+
+/**
+ * The official API streams no reasoning; OpenAI-compatible servers that do put it in one of these
+ * delta fields (DeepSeek and vLLM: `reasoning_content`; OpenRouter and Ollama: `reasoning`).
+ */
+type ReasoningDelta = { reasoning_content?: unknown; reasoning?: unknown };
 
 export class OpenAIStreamAccumulator {
   private text = "";
@@ -38,6 +49,8 @@ export class OpenAIStreamAccumulator {
     const choice = chunk.choices.find((candidate) => candidate.index === 0);
     if (!choice) return;
     const { content, refusal, tool_calls: toolCalls } = choice.delta;
+    const reasoning = reasoningOf(choice.delta as ReasoningDelta);
+    if (reasoning) this.onEvent({ type: "thinking_delta", index: 0, text: reasoning });
     if (content) this.appendText(content);
     // A refusal is what the model said instead of answering; keep it as the visible text.
     if (refusal) {
@@ -53,8 +66,8 @@ export class OpenAIStreamAccumulator {
     if (this.finishReason === null) throw truncatedStreamError("openai");
     const content: ModelResponse["content"] = [];
     if (this.text !== "") content.push({ type: "text", text: this.text });
-    const calls = [...this.toolCalls.entries()].sort(([a], [b]) => a - b);
-    for (const [, call] of calls) {
+    // In the order the calls appeared, which is the order their previews were numbered in.
+    for (const call of this.toolCalls.values()) {
       content.push({
         type: "tool_use",
         id: call.id,
@@ -78,12 +91,38 @@ export class OpenAIStreamAccumulator {
     let call = this.toolCalls.get(fragment.index);
     if (!call) {
       // Some OpenAI-compatible servers omit ids; the runtime still needs one to pair the result.
-      call = { id: `call_${fragment.index}`, name: "", args: "" };
+      call = {
+        id: fallbackId(fragment.index),
+        name: "",
+        args: "",
+        ordinal: this.toolCalls.size,
+        started: false,
+      };
       this.toolCalls.set(fragment.index, call);
     }
     if (fragment.id) call.id = fragment.id;
     // OpenAI sends the name whole in the first fragment; some compatible servers repeat it.
     if (fragment.function?.name && call.name === "") call.name = fragment.function.name;
-    if (fragment.function?.arguments) call.args += fragment.function.arguments;
+    const args = fragment.function?.arguments;
+    if (args) call.args += args;
+    if (!call.started && call.name !== "") {
+      call.started = true;
+      const start = { type: "tool_input_start" as const, index: call.ordinal, name: call.name };
+      this.onEvent(call.id === fallbackId(fragment.index) ? start : { ...start, id: call.id });
+      // Fragments that came before the name are previewed at once.
+      if (call.args !== "")
+        this.onEvent({ type: "tool_input_delta", index: call.ordinal, partialJson: call.args });
+    } else if (call.started && args) {
+      this.onEvent({ type: "tool_input_delta", index: call.ordinal, partialJson: args });
+    }
   }
+}
+
+function reasoningOf(delta: ReasoningDelta): string | null {
+  const value = delta.reasoning_content ?? delta.reasoning;
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+function fallbackId(index: number): string {
+  return `call_${index}`;
 }

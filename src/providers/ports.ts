@@ -47,8 +47,19 @@ export interface ModelUsage {
 
 export type ModelStopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "stop_sequence";
 
-/** Streaming evidence while the model answers; never stored. `index` is the text block's position. */
-export type ModelStreamEvent = { type: "text_delta"; index: number; text: string };
+/**
+ * Streaming evidence while the model answers; never stored. For text, `index` is the text block's
+ * position in the returned content; for tool input, the tool use's position among the returned
+ * tool uses (0 = the first `tool_use` block), so a listener can name the call before it is whole;
+ * for thinking, the thinking block's position among the answer's thinking blocks.
+ */
+export type ModelStreamEvent =
+  | { type: "text_delta"; index: number; text: string }
+  | { type: "thinking_delta"; index: number; text: string }
+  /** `id` is the provider's tool-use id when the wire has sent it by then. */
+  | { type: "tool_input_start"; index: number; id?: string; name: string }
+  /** A fragment of the tool input's JSON text; only the whole input parses. */
+  | { type: "tool_input_delta"; index: number; partialJson: string };
 
 export interface ModelResponse {
   /** Text and tool_use blocks in the order the model produced them. */

@@ -55,12 +55,15 @@ export interface ResponsePlan {
  * A built-in tool use becomes `agent.tool_use` with the permission gate's decision (wire §3.4):
  * denied calls get their error result at once, calls waiting for a client get a `TOOL_AWAITS` fact
  * in the same commit. Anything else is `agent.custom_tool_use`, the client's to answer.
+ * `toolIds` maps a tool use's position among the answer's tool uses to the id its live preview
+ * announced; calls without one get a fresh id.
  */
 export function responseFacts(
   response: ModelResponse,
   messageId: string,
   now: number,
   catalog: ReadonlyMap<string, CatalogEntry>,
+  toolIds: ReadonlyMap<number, string> = new Map(),
 ): ResponsePlan {
   const plan: ResponsePlan = { facts: [], serverRuns: 0, denied: 0, awaiting: [] };
   const { facts } = plan;
@@ -72,9 +75,10 @@ export function responseFacts(
       body: { content: text.map((b) => ({ ...b })) as JsonObject[] },
     });
   }
+  let toolUse = 0;
   for (const block of response.content) {
     if (block.type !== "tool_use") continue;
-    const id = newId("sevt", now);
+    const id = toolIds.get(toolUse++) ?? newId("sevt", now);
     const input = block.input as JsonObject;
     const entry = catalog.get(block.name);
     if (entry?.kind === "mcp") {

@@ -19,6 +19,7 @@ import {
   spanStart,
   statusFact,
 } from "./modelFacts.js";
+import { ModelPreviews } from "./modelPreviews.js";
 import type { TurnOutcome } from "./ports.js";
 import { retryDelayMs } from "./retryPolicy.js";
 import type { RunContext } from "./runContext.js";
@@ -46,8 +47,11 @@ export class ModelStep {
     if (started === "lost") return "lost_claim";
     if (started === "conflict") return "continue";
 
-    const messageId = newId("sevt", this.run.ports.clock.now());
-    const textIndexes = new Map<number, number>();
+    const sessionId = this.run.activation.sessionId;
+    const previews = new ModelPreviews(
+      (evidence) => this.run.ports.publish(sessionId, evidence),
+      () => newId("sevt", this.run.ports.clock.now()),
+    );
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
     try {
@@ -63,33 +67,12 @@ export class ModelStep {
           signal: guard.signal,
           onEvent: (event) => {
             guard.touch();
-            let index = textIndexes.get(event.index);
-            if (index === undefined) {
-              index = textIndexes.size;
-              textIndexes.set(event.index, index);
-              if (index === 0) {
-                this.run.ports.publish(this.run.activation.sessionId, {
-                  kind: "event_start",
-                  eventId: messageId,
-                  eventType: "agent.message",
-                });
-              }
-            }
-            this.run.ports.publish(this.run.activation.sessionId, {
-              kind: "event_delta",
-              eventId: messageId,
-              index,
-              text: event.text,
-            });
+            previews.add(event);
           },
         },
       );
     } catch (error) {
-      if (textIndexes.size > 0)
-        this.run.ports.publish(this.run.activation.sessionId, {
-          kind: "event_abandoned",
-          eventId: messageId,
-        });
+      previews.abandonAll();
       if (this.run.signal.aborted) return "lost_claim";
       const cause = guard.stalled
         ? new ProviderError(
@@ -104,8 +87,9 @@ export class ModelStep {
     }
 
     const now = this.run.ports.clock.now();
-    const plan = responseFacts(response, messageId, now, this.catalog);
-    const output = plan.facts;
+    const plan = responseFacts(response, previews.messageId, now, this.catalog, previews.toolIds);
+    const output = [...previews.thinkingFacts(), ...plan.facts];
+    previews.settle(output);
     const end = spanEnd(span, now, response.usage, false);
     const body = [...output, end];
     const usage = usageTotals([
@@ -117,6 +101,7 @@ export class ModelStep {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.
       const landed = await this.run.commitLanding(body);
+      if (landed === "lost") previews.abandonAll();
       return landed === "lost" ? "lost_claim" : "continue";
     }
     // Parking commits the ticket (the tool uses and what each awaits) with the awaiting settle, in
@@ -132,10 +117,14 @@ export class ModelStep {
           : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
     const committed = await this.run.commit([...body, terminal.fact], terminal.settle);
     if (committed === "ok") return "settled";
-    if (committed === "lost") return "lost_claim";
+    if (committed === "lost") {
+      previews.abandonAll();
+      return "lost_claim";
+    }
     // New input arrived while the model answered. The answer is still true history: rebase it onto
     // the new version without the terminal part, and let the loop decide what comes next.
     const rebased = await this.run.commitLanding(body);
+    if (rebased === "lost") previews.abandonAll();
     return rebased === "lost" ? "lost_claim" : "continue";
   }
 

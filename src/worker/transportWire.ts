@@ -104,12 +104,13 @@ const activationSchema = z.object({
 
 const evidenceSchema = z.discriminatedUnion("kind", [
   z.object({
-    kind: z.literal("event_start"),
+    kind: z.literal("preview_start"),
     eventId: id,
-    eventType: z.enum(["agent.message", "agent.thinking"]),
+    preview: z.enum(["text", "thinking", "tool_input"]),
+    toolName: z.string().min(1).max(256).optional(),
   }),
-  z.object({ kind: z.literal("event_delta"), eventId: id, index: count, text: z.string() }),
-  z.object({ kind: z.literal("event_abandoned"), eventId: id }),
+  z.object({ kind: z.literal("preview_delta"), eventId: id, index: count, text: z.string() }),
+  z.object({ kind: z.literal("preview_abandoned"), eventId: id }),
 ]);
 
 /** The most preview items one request carries (an evidence batch, or a commit's pending previews). */

@@ -15,8 +15,9 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   control: {
     contexts: ["kernel"],
     // Vault ingress seals through the SecretStore's port (and reads its typed open failure); it
-    // never imports an implementation, the master key or the plaintext codec.
-    files: ["coordinator/ports.ts", "secrets/ports.ts", "secrets/errors.ts"],
+    // never imports an implementation, the master key or the plaintext codec. Agent pinning
+    // implements the session entry's AgentPinner contract.
+    files: ["coordinator/ports.ts", "coordinator/sessionEntry.ts", "secrets/ports.ts", "secrets/errors.ts"],
   },
   coordinator: {
     contexts: ["kernel"],

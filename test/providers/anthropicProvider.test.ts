@@ -55,7 +55,7 @@ describe("anthropic provider: streaming", () => {
     const { response, events } = await complete();
     expect(events.length).toBeGreaterThan(3);
     expect(events.every((event) => event.type === "text_delta" && event.index === 0)).toBe(true);
-    const joined = events.map((event) => event.text).join("");
+    const joined = textOf(events);
     expect(joined).toBe("The quick brown fox jumps over the lazy dog.");
     expect(response.content).toEqual([{ type: "text", text: joined }]);
     expect(response.stopReason).toBe("end_turn");
@@ -76,8 +76,56 @@ describe("anthropic provider: streaming", () => {
   it("a tool_use block without preceding text is the only content block", async () => {
     fake.enqueue({ kind: "tool_use", name: "noop", input: {} });
     const { response, events } = await complete();
-    expect(events).toEqual([]);
+    expect(events.filter((event) => event.type === "text_delta")).toEqual([]);
     expect(response.content).toEqual([{ type: "tool_use", id: expect.any(String), name: "noop", input: {} }]);
+  });
+});
+
+describe("anthropic provider: tool-input and thinking deltas", () => {
+  it("each tool use opens with its name and wire id, numbered among the tool uses, and its deltas spell the input", async () => {
+    const first = { city: "Paris", days: 3, units: { temperature: "celsius" } };
+    const second = { q: "weather in Lyon" };
+    fake.enqueue({
+      kind: "tool_use",
+      name: "get_weather",
+      input: first,
+      id: "toolu_123",
+      text: "Checking both.",
+      more: [{ name: "search", input: second }],
+    });
+    const { response, events } = await complete();
+    const starts = events.filter((event) => event.type === "tool_input_start");
+    expect(starts).toEqual([
+      { type: "tool_input_start", index: 0, id: "toolu_123", name: "get_weather" },
+      { type: "tool_input_start", index: 1, id: expect.stringMatching(/^toolu_fake_/), name: "search" },
+    ]);
+    expect(inputOf(events, 0)).toBe(JSON.stringify(first));
+    expect(inputOf(events, 1)).toBe(JSON.stringify(second));
+    // The wire's empty opening fragment previews nothing.
+    expect(events.some((event) => event.type === "tool_input_delta" && event.partialJson === "")).toBe(false);
+    // A tool use's start comes before its deltas, and the numbering matches the returned tool uses.
+    expect(events.findIndex((e) => e.type === "tool_input_start" && e.index === 1)).toBeLessThan(
+      events.findIndex((e) => e.type === "tool_input_delta" && e.index === 1),
+    );
+    const toolUses = response.content.filter((block) => block.type === "tool_use");
+    expect(toolUses.map((block) => block.name)).toEqual(["get_weather", "search"]);
+    expect(toolUses[1]?.id).toBe(starts[1]?.type === "tool_input_start" ? starts[1].id : undefined);
+  });
+
+  it("thinking streams as thinking deltas and stays out of the content; text keeps its content index", async () => {
+    fake.enqueue({ kind: "text", text: "It is sunny.", thinking: "The user wants the weather. Check it." });
+    const { response, events } = await complete();
+    const thinking = events.filter((event) => event.type === "thinking_delta");
+    expect(thinking.length).toBeGreaterThan(1);
+    expect(thinking.every((event) => event.index === 0)).toBe(true);
+    expect(thinking.map((event) => event.text).join("")).toBe("The user wants the weather. Check it.");
+    // Thinking precedes the answer on the wire, and so in the events.
+    expect(events[0]?.type).toBe("thinking_delta");
+    expect(response.content).toEqual([{ type: "text", text: "It is sunny." }]);
+    expect(events.filter((event) => event.type === "text_delta").every((event) => event.index === 0)).toBe(
+      true,
+    );
+    expect(textOf(events)).toBe("It is sunny.");
   });
 
   it("usage maps all four counters from message_start and message_delta", async () => {
@@ -293,3 +341,15 @@ describe("fake Anthropic server", () => {
     expect(response.content).toEqual([{ type: "text", text: "fake: hello there" }]);
   });
 });
+
+/** The text the text deltas spell, in arrival order. */
+function textOf(events: ModelStreamEvent[]): string {
+  return events.map((event) => (event.type === "text_delta" ? event.text : "")).join("");
+}
+
+/** The JSON text the tool-input deltas of one tool use spell. */
+function inputOf(events: ModelStreamEvent[], index: number): string {
+  return events
+    .map((event) => (event.type === "tool_input_delta" && event.index === index ? event.partialJson : ""))
+    .join("");
+}

@@ -54,7 +54,7 @@ describe("offline provider: plain text", () => {
     expect(response.content).toEqual([{ type: "text", text }]);
     expect(response.stopReason).toBe("end_turn");
     expect(events.length).toBe(text.split(" ").length);
-    expect(events.map((event) => event.text).join("")).toBe(text);
+    expect(textOf(events)).toBe(text);
     expect(events.every((event) => event.index === 0)).toBe(true);
   });
 
@@ -77,7 +77,7 @@ describe("offline provider: plain text", () => {
         const { response, events } = await complete(request([userSays(said)]));
         const first = response.content[0];
         expect(first?.type === "text" && first.text.startsWith("[offline model] ")).toBe(true);
-        expect(events.map((event) => event.text).join("")).toBe(first?.type === "text" ? first.text : "");
+        expect(textOf(events)).toBe(first?.type === "text" ? first.text : "");
       }),
       { numRuns: 60 },
     );
@@ -144,7 +144,22 @@ describe("offline provider: tool calls", () => {
         input: { city: "Oslo", days: 2 },
       },
     ]);
-    expect(events.map((event) => event.text).join("")).toBe("[offline model] Calling get_weather.");
+    expect(textOf(events)).toBe("[offline model] Calling get_weather.");
+    // The call streams too: its name first, then its input as JSON fragments, after the text.
+    const start = events.findIndex((event) => event.type === "tool_input_start");
+    expect(events[start]).toEqual({
+      type: "tool_input_start",
+      index: 0,
+      id: response.content[1]?.type === "tool_use" ? response.content[1].id : "",
+      name: "get_weather",
+    });
+    expect(events.slice(0, start).every((event) => event.type === "text_delta")).toBe(true);
+    const fragments = events.flatMap((event) => (event.type === "tool_input_delta" ? [event] : []));
+    expect(fragments.length).toBeGreaterThan(1);
+    expect(fragments.every((event) => event.index === 0)).toBe(true);
+    expect(fragments.map((event) => event.partialJson).join("")).toBe(
+      JSON.stringify({ city: "Oslo", days: 2 }),
+    );
   });
 
   it("without JSON in the text the input is built from the schema's required properties", async () => {
@@ -227,3 +242,8 @@ describe("offline provider: abort and delay", () => {
     expect(events.length).toBeLessThan(11);
   });
 });
+
+/** The text the text deltas spell, in arrival order. */
+function textOf(events: ModelStreamEvent[]): string {
+  return events.map((event) => (event.type === "text_delta" ? event.text : "")).join("");
+}

@@ -1,6 +1,8 @@
 import OpenAI from "openai";
+import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpenAIProvider } from "../../src/providers/openaiProvider.js";
+import { OpenAIStreamAccumulator } from "../../src/providers/openaiStream.js";
 import {
   type ModelProvider,
   type ModelRequest,
@@ -54,7 +56,7 @@ describe("openai provider: streaming", () => {
     const { response, events } = await complete();
     expect(events.length).toBeGreaterThan(3);
     expect(events.every((event) => event.index === 0)).toBe(true);
-    const joined = events.map((event) => event.text).join("");
+    const joined = textOf(events);
     expect(joined).toBe("Pack my box with five dozen liquor jugs.");
     expect(response.content).toEqual([{ type: "text", text: joined }]);
     expect(response.stopReason).toBe("end_turn");
@@ -69,6 +71,40 @@ describe("openai provider: streaming", () => {
       { type: "tool_use", id: "call_abc", name: "read_file", input },
     ]);
     expect(response.stopReason).toBe("tool_use");
+  });
+
+  it("parallel tool calls open with name and id in order, and their argument fragments spell the input", async () => {
+    const first = { path: "/tmp/a.txt", lines: [1, 2, 3] };
+    const second = { path: "/tmp/b.txt" };
+    fake.enqueue({
+      kind: "tool_use",
+      name: "read_file",
+      input: first,
+      id: "call_abc",
+      text: "Reading both.",
+      more: [{ name: "stat_file", input: second }],
+    });
+    const { response, events } = await complete();
+    expect(events.filter((event) => event.type === "tool_input_start")).toEqual([
+      { type: "tool_input_start", index: 0, id: "call_abc", name: "read_file" },
+      { type: "tool_input_start", index: 1, id: expect.stringMatching(/^call_fake_/), name: "stat_file" },
+    ]);
+    expect(inputOf(events, 0)).toBe(JSON.stringify(first));
+    expect(inputOf(events, 1)).toBe(JSON.stringify(second));
+    expect(response.content).toEqual([
+      { type: "text", text: "Reading both." },
+      { type: "tool_use", id: "call_abc", name: "read_file", input: first },
+      { type: "tool_use", id: expect.stringMatching(/^call_fake_/), name: "stat_file", input: second },
+    ]);
+  });
+
+  it("reasoning from an OpenAI-compatible server streams as thinking deltas, outside the content", async () => {
+    fake.enqueue({ kind: "text", text: "Done.", thinking: "Short question, short answer." });
+    const { response, events } = await complete();
+    const thinking = events.filter((event) => event.type === "thinking_delta");
+    expect(thinking.map((event) => event.text).join("")).toBe("Short question, short answer.");
+    expect(thinking.every((event) => event.index === 0)).toBe(true);
+    expect(response.content).toEqual([{ type: "text", text: "Done." }]);
   });
 
   it("finish_reason length maps to max_tokens", async () => {
@@ -246,5 +282,47 @@ describe("fake OpenAI server", () => {
 
   it("echoes the last user text when nothing is queued", async () => {
     expect((await complete()).response.content).toEqual([{ type: "text", text: "fake: hello there" }]);
+  });
+});
+
+/** The text the text deltas spell, in arrival order. */
+function textOf(events: ModelStreamEvent[]): string {
+  return events.map((event) => (event.type === "text_delta" ? event.text : "")).join("");
+}
+
+/** The JSON text the tool-input deltas of one tool use spell. */
+function inputOf(events: ModelStreamEvent[], index: number): string {
+  return events
+    .map((event) => (event.type === "tool_input_delta" && event.index === index ? event.partialJson : ""))
+    .join("");
+}
+
+describe("openai stream: tool-input previews from compatible servers", () => {
+  const chunk = (
+    toolCalls: ChatCompletionChunk.Choice.Delta.ToolCall[],
+    finish: "tool_calls" | null = null,
+  ) =>
+    ({
+      id: "c",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "m",
+      choices: [{ index: 0, delta: { tool_calls: toolCalls }, logprobs: null, finish_reason: finish }],
+    }) as ChatCompletionChunk;
+
+  it("fragments sent before the name are previewed once the name arrives; a missing id is not invented", () => {
+    const events: ModelStreamEvent[] = [];
+    const accumulator = new OpenAIStreamAccumulator((event) => events.push(event));
+    accumulator.add(chunk([{ index: 3, function: { arguments: '{"a":' } }]));
+    expect(events).toEqual([]);
+    accumulator.add(chunk([{ index: 3, function: { name: "late", arguments: "1}" } }]));
+    accumulator.add(chunk([], "tool_calls"));
+    expect(events).toEqual([
+      { type: "tool_input_start", index: 0, name: "late" },
+      { type: "tool_input_delta", index: 0, partialJson: '{"a":1}' },
+    ]);
+    expect(accumulator.finish().content).toEqual([
+      { type: "tool_use", id: "call_3", name: "late", input: { a: 1 } },
+    ]);
   });
 });

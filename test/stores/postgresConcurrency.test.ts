@@ -223,6 +223,7 @@ describe("PostgreSQL: migrations", () => {
           "007_progress_aware_crash_reset",
           "008_installation_facts",
           "009_send_receipt_body_hash",
+          "010_session_names",
         ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);

@@ -93,12 +93,13 @@ async function writeReply(
       return;
     }
     case "text": {
-      await sse.textBlock(0, reply.text, reply.chunkDelayMs ?? 0);
+      const index = reply.thinking ? sse.thinkingBlock(0, reply.thinking) : 0;
+      await sse.textBlock(index, reply.text, reply.chunkDelayMs ?? 0);
       sse.finish(reply.stopReason ?? "end_turn", outputTokens(usage, reply.text));
       return;
     }
     case "tool_use": {
-      let index = 0;
+      let index = reply.thinking ? sse.thinkingBlock(0, reply.thinking) : 0;
       if (reply.text) await sse.textBlock(index++, reply.text, 0);
       const calls = [{ name: reply.name, input: reply.input, id: reply.id }, ...(reply.more ?? [])];
       let produced = reply.text ?? "";
@@ -166,6 +167,29 @@ class SseWriter {
       });
     }
     this.send("content_block_stop", { type: "content_block_stop", index });
+  }
+
+  /** A thinking block at `index`; returns the next block's index. */
+  thinkingBlock(index: number, thinking: string): number {
+    this.send("content_block_start", {
+      type: "content_block_start",
+      index,
+      content_block: { type: "thinking", thinking: "", signature: "" },
+    });
+    for (const chunk of textChunks(thinking)) {
+      this.send("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "thinking_delta", thinking: chunk },
+      });
+    }
+    this.send("content_block_delta", {
+      type: "content_block_delta",
+      index,
+      delta: { type: "signature_delta", signature: "fake-signature" },
+    });
+    this.send("content_block_stop", { type: "content_block_stop", index });
+    return index + 1;
   }
 
   finish(stopReason: string, outputTokens: number): void {

@@ -21,6 +21,7 @@ export type ScriptedReply =
       usage?: ScriptedUsage;
       /** Defaults to end_turn; each wire spells it its own way (OpenAI: stop / length). */
       stopReason?: "end_turn" | "max_tokens";
+      thinking?: string;
     }
   | {
       kind: "tool_use";
@@ -32,6 +33,11 @@ export type ScriptedReply =
       usage?: ScriptedUsage;
       /** Further tool uses in the same answer (parallel tool calls). */
       more?: Array<{ name: string; input: Record<string, unknown> }>;
+      /**
+       * Reasoning streamed before the answer: an Anthropic thinking block, an OpenAI-compatible
+       * server's `reasoning_content` deltas.
+       */
+      thinking?: string;
     }
   | { kind: "error"; status: number; errorType?: string; message?: string }
   /** Starts a 200 stream, sends `text`, then an in-stream error event (Anthropic `event: error`). */

@@ -74,20 +74,28 @@ async function writeReply(
       res.end();
       return;
     case "text":
+      if (reply.thinking) chunks.reasoning(reply.thinking);
       await chunks.text(reply.text, reply.chunkDelayMs ?? 0);
       chunks.finish(reply.stopReason === "max_tokens" ? "length" : "stop", reply.usage, reply.text);
       return;
     case "tool_use": {
+      if (reply.thinking) chunks.reasoning(reply.thinking);
       if (reply.text) await chunks.text(reply.text, 0);
-      const args = JSON.stringify(reply.input);
-      const id = reply.id ?? `call_fake_${serial}`;
-      chunks.delta({
-        tool_calls: [{ index: 0, id, type: "function", function: { name: reply.name, arguments: "" } }],
-      });
-      for (const fragment of jsonFragments(args)) {
-        chunks.delta({ tool_calls: [{ index: 0, function: { arguments: fragment } }] });
+      const calls = [{ name: reply.name, input: reply.input, id: reply.id }, ...(reply.more ?? [])];
+      let produced = reply.text ?? "";
+      for (const [index, call] of calls.entries()) {
+        const args = JSON.stringify(call.input);
+        produced += args;
+        const id =
+          ("id" in call && call.id) || (index === 0 ? `call_fake_${serial}` : `call_fake_${serial}_${index}`);
+        chunks.delta({
+          tool_calls: [{ index, id, type: "function", function: { name: call.name, arguments: "" } }],
+        });
+        for (const fragment of jsonFragments(args)) {
+          chunks.delta({ tool_calls: [{ index, function: { arguments: fragment } }] });
+        }
       }
-      chunks.finish("tool_calls", reply.usage, (reply.text ?? "") + args);
+      chunks.finish("tool_calls", reply.usage, produced);
       return;
     }
   }
@@ -119,6 +127,11 @@ class ChunkWriter {
       if (this.res.destroyed) return;
       this.delta({ content: piece });
     }
+  }
+
+  /** Reasoning as OpenAI-compatible servers stream it (the official API sends none). */
+  reasoning(text: string): void {
+    for (const piece of textChunks(text)) this.delta({ reasoning_content: piece });
   }
 
   finish(finishReason: string, usage: ScriptedUsage | undefined, produced: string): void {

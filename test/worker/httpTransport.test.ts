@@ -102,11 +102,11 @@ describe("the HTTP worker transport keeps the commit fence", () => {
         evidence: [
           {
             sessionId: activation!.sessionId,
-            evidence: { kind: "event_start", eventId: thinkingId, eventType: "agent.thinking" },
+            evidence: { kind: "preview_start", eventId: thinkingId, preview: "thinking" },
           },
           {
             sessionId: activation!.sessionId,
-            evidence: { kind: "event_delta", eventId: thinkingId, index: 0, text: "hmm" },
+            evidence: { kind: "preview_delta", eventId: thinkingId, index: 0, text: "hmm" },
           },
         ],
       });

@@ -4,7 +4,9 @@ import type { IamService } from "../../control/iamService.js";
 import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
+import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
+import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { StreamDeps } from "../managed-agents/sessionStream.js";
@@ -15,6 +17,8 @@ export interface EdgeServices {
   agents: AgentService;
   environments: EnvironmentService;
   sessions: SessionService;
+  /** How every edge opens a session (agent pinning, default environment, client-named sessions). */
+  entry: SessionEntry;
   /** Self-hosted environments: keys (an Awaken extension) and the work queue. */
   environmentKeys: EnvironmentKeyService;
   workQueue: WorkQueueService;
@@ -22,5 +26,7 @@ export interface EdgeServices {
   vaults: VaultService;
   credentials: CredentialService;
   stream: StreamDeps;
+  /** The live view of a session every protocol's stream formats. */
+  tail: SessionTail;
   clock: Clock;
 }

@@ -1,5 +1,6 @@
+import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { type CommittedFact, isInternalFact } from "../../coordinator/facts.js";
+import { isInternalFact } from "../../coordinator/facts.js";
 import type {
   HistoryReader,
   LiveEvidence,
@@ -7,6 +8,7 @@ import type {
   SessionRecord,
   WakeSignals,
 } from "../../coordinator/ports.js";
+import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
 import { eventDto } from "./dto.js";
 
 export interface StreamDeps {
@@ -18,18 +20,24 @@ export interface StreamDeps {
   pollMs: number;
 }
 
-const CLOSING_TYPES = new Set(["session.deleted", "session.status_terminated"]);
-const PAGE = 500;
+/** What the Managed wire stream needs: the session tail to format and the ping interval. */
+export interface SessionStreamDeps {
+  tail: SessionTail;
+  pingMs: number;
+}
+
+/** The Managed event a preview kind is shown as; tool-input previews have none on this wire. */
+const PREVIEW_EVENT_TYPES = { text: "agent.message", thinking: "agent.thinking" } as const;
 
 /**
- * Live tail of a session (wire §1.6): only facts committed after the connection opened, read from
- * the store (never from a private buffer), plus the delta previews the client asked for. Every
- * write goes through one promise chain so previews and committed facts keep their order.
+ * Live tail of a session on the Managed wire (§1.6): the session tail's facts committed after the
+ * connection opened, minus internal ones, plus the delta previews the client asked for. A client
+ * that stops reading stops the tail's reads too (writes wait for the socket to drain).
  */
 export function streamSession(
   request: FastifyRequest,
   reply: FastifyReply,
-  deps: StreamDeps,
+  deps: SessionStreamDeps,
   session: SessionRecord,
   deltaTypes: ReadonlySet<string>,
 ): void {
@@ -44,59 +52,66 @@ export function streamSession(
   });
   raw.flushHeaders();
 
-  let closed = false;
-  let cursor: number | null = null;
-  let chain: Promise<void> = Promise.resolve();
-  const previews = new Set<string>();
-  const cleanups: Array<() => void> = [];
+  const gone = new AbortController();
+  raw.on("close", () => gone.abort());
+  const write = (event: string, data: unknown): boolean =>
+    raw.destroyed || raw.writableEnded
+      ? true
+      : raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  let backedUp = false;
+  const ping = setInterval(() => {
+    if (!backedUp) write("ping", { type: "ping" });
+  }, deps.pingMs);
+  const formatter = new ManagedFrames(deltaTypes);
+  const tail = deps.tail.open(session, { previews: deltaTypes.size > 0, signal: gone.signal });
 
-  const write = (event: string, data: unknown) => {
-    if (!closed) raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  };
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    for (const cleanup of cleanups) cleanup();
-    raw.end();
-  };
-  const enqueue = (task: () => Promise<void> | void) => {
-    chain = chain.then(task).catch((error) => {
-      request.log.warn({ err: error }, "session stream failed");
-      close();
-    });
-  };
-  // `upTo` is the version a commit signal announced: reading no further keeps facts committed
-  // later (during this async read) behind the previews that were published before them.
-  const pump = (upTo?: number) =>
-    enqueue(async () => {
-      if (closed || cursor === null) return;
-      const limit = upTo === undefined ? PAGE : Math.min(PAGE, upTo - cursor);
-      if (limit <= 0) return;
-      const facts: CommittedFact[] = await deps.history.readThread(session.threadId, cursor, limit);
-      for (const fact of facts) {
-        cursor = fact.seq;
-        previews.delete(fact.id);
-        if (isInternalFact(fact.type)) continue;
-        write(fact.type, eventDto(fact));
-        if (CLOSING_TYPES.has(fact.type)) {
-          close();
-          return;
+  void (async () => {
+    try {
+      for await (const item of tail) {
+        const frame = formatter.frame(item);
+        if (frame && !write(frame.event, frame.data)) {
+          backedUp = true;
+          await drained(raw, gone.signal);
+          backedUp = false;
         }
       }
-      if (facts.length === limit && (upTo === undefined || cursor < upTo)) pump(upTo);
-    });
-  const onEvidence = (evidence: LiveEvidence) =>
-    enqueue(() => {
-      if (evidence.kind === "event_start") {
-        if (!deltaTypes.has(evidence.eventType)) return;
-        previews.add(evidence.eventId);
-        write("event_start", {
-          type: "event_start",
-          event: { id: evidence.eventId, type: evidence.eventType },
-        });
-      } else if (evidence.kind === "event_delta") {
-        if (!previews.has(evidence.eventId)) return;
-        write("event_delta", {
+    } catch (error) {
+      if (error instanceof TailOverflowError) request.log.info({ sessionId: session.id }, error.message);
+      else if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
+    } finally {
+      clearInterval(ping);
+      gone.abort();
+      raw.end();
+    }
+  })();
+}
+
+/** Tail items as Managed SSE frames; remembers which previews this connection showed. */
+class ManagedFrames {
+  private readonly shown = new Set<string>();
+
+  constructor(private readonly deltaTypes: ReadonlySet<string>) {}
+
+  frame(item: TailItem): { event: string; data: unknown } | null {
+    if (item.kind === "preview") return this.preview(item.evidence);
+    const { fact } = item;
+    this.shown.delete(fact.id);
+    if (isInternalFact(fact.type)) return null;
+    return { event: fact.type, data: eventDto(fact) };
+  }
+
+  private preview(evidence: LiveEvidence): { event: string; data: unknown } | null {
+    if (evidence.kind === "preview_start") {
+      const type = evidence.preview === "tool_input" ? undefined : PREVIEW_EVENT_TYPES[evidence.preview];
+      if (type === undefined || !this.deltaTypes.has(type)) return null;
+      this.shown.add(evidence.eventId);
+      return { event: "event_start", data: { type: "event_start", event: { id: evidence.eventId, type } } };
+    }
+    if (evidence.kind === "preview_delta") {
+      if (!this.shown.has(evidence.eventId)) return null;
+      return {
+        event: "event_delta",
+        data: {
           type: "event_delta",
           event_id: evidence.eventId,
           delta: {
@@ -104,23 +119,22 @@ export function streamSession(
             content: { type: "text", text: evidence.text },
             index: evidence.index,
           },
-        });
-      } else {
-        previews.delete(evidence.eventId);
-      }
-    });
+        },
+      };
+    }
+    this.shown.delete(evidence.eventId);
+    return null;
+  }
+}
 
-  // Subscribe before reading the start position so nothing committed in between is missed.
-  cleanups.push(deps.signals.onThreadCommitted(session.threadId, pump));
-  if (deltaTypes.size > 0) cleanups.push(deps.evidence.subscribe(session.id, onEvidence));
-  const poll = setInterval(() => pump(), deps.pollMs);
-  const ping = setInterval(() => enqueue(() => write("ping", { type: "ping" })), deps.pingMs);
-  cleanups.push(
-    () => clearInterval(poll),
-    () => clearInterval(ping),
-  );
-  raw.on("close", close);
-  enqueue(async () => {
-    cursor = await deps.history.threadVersion(session.threadId);
+function drained(raw: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      raw.off("drain", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    raw.on("drain", done);
+    signal.addEventListener("abort", done, { once: true });
   });
 }

@@ -123,6 +123,16 @@ export interface Database {
     /** The body's hash when `request_hash` is an idempotency key's (migration 009). */
     body_hash: string | null;
   };
+  // coordinator: client-chosen session names and the default environment's key (migration 010)
+  session_names: {
+    workspace_id: string;
+    space: string;
+    name: string;
+    target_id: string | null;
+    reservation: string | null;
+    reserved_at: number | null;
+    created_at: number;
+  };
   // coordinator: self-hosted environments (migration 002)
   environment_keys: {
     id: string;

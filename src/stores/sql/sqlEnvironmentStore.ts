@@ -86,6 +86,13 @@ export class SqlEnvironmentStore implements EnvironmentStore {
         .where("workspace_id", "=", workspaceId)
         .where("id", "=", id)
         .executeTakeFirst();
+      // A deleted default environment is made anew on next use.
+      await tx
+        .deleteFrom("session_names")
+        .where("workspace_id", "=", workspaceId)
+        .where("space", "=", "default_environment")
+        .where("target_id", "=", id)
+        .execute();
       // Revisions stay: sessions pinned to them keep their exact environment.
       return Number(result.numDeletedRows) === 1;
     });

@@ -198,6 +198,12 @@ export class SqlInputLedger implements InputLedger {
         .where("state", "in", [...ACTIVE_RUN_STATES])
         .execute();
       await tx.deleteFrom("send_receipts").where("session_id", "=", sessionId).execute();
+      // Its names go too: a client's next use of one starts a new conversation.
+      await tx
+        .deleteFrom("session_names")
+        .where("space", "=", "session")
+        .where("target_id", "=", sessionId)
+        .execute();
       await tx
         .deleteFrom("commit_operations")
         .where("run_id", "in", (eb) => eb.selectFrom("runs").select("id").where("session_id", "=", sessionId))

@@ -12,6 +12,7 @@ import { SqlHistoryReader } from "./sqlHistoryReader.js";
 import { SqlIamStore } from "./sqlIamStore.js";
 import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
+import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
@@ -38,5 +39,6 @@ export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "s
     dispatch: new SqlDispatchStore(db, clock, dialect),
     workQueue: new SqlWorkQueueStore(db, dialect),
     environmentKeys: new SqlEnvironmentKeyStore(db),
+    sessionNames: new SqlSessionNameStore(db),
   };
 }

@@ -47,7 +47,8 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
     async (request, reply) => {
       const q = parseQuery(streamEventsQuerySchema, request.query);
       const session = await deps.sessions.get(principalOf(request).workspaceId, request.params.id);
-      streamSession(request, reply, deps.stream, session, new Set(q.event_deltas ?? []));
+      const stream = { tail: deps.tail, pingMs: deps.stream.pingMs };
+      streamSession(request, reply, stream, session, new Set(q.event_deltas ?? []));
     },
   );
 }

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import { applyAgentUpdate, validateAgentDefinition } from "../../../control/agentResolution.js";
-import type { ExecutableAgentSnapshot } from "../../../coordinator/ports.js";
-import { fingerprint } from "../../../kernel/canonicalJson.js";
+import type { AgentRef } from "../../../coordinator/sessionEntry.js";
 import { invalid } from "../../../kernel/errors.js";
+import type { JsonObject } from "../../../kernel/json.js";
 import { principalOf } from "../../http/auth.js";
 import { sessionDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
@@ -21,11 +20,10 @@ type IdParams = { Params: { id: string } };
 export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
   app.post("/v1/sessions", async (request) => {
     const body = parseBody(createSessionBodySchema, request.body);
-    const workspaceId = principalOf(request).workspaceId;
-    const agent = await pinAgent(deps, workspaceId, body.agent);
-    const session = await deps.sessions.create({
-      workspaceId,
-      agent,
+    const session = await deps.entry.start({
+      workspaceId: principalOf(request).workspaceId,
+      agent: agentRef(body.agent),
+      // Required on this wire (the schema says so); only other edges lean on the default.
       environmentId: body.environment_id,
       title: body.title ?? null,
       metadata: body.metadata ?? {},
@@ -94,31 +92,12 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
   );
 }
 
-/**
- * Resolves the session's agent to an exact registered version (latest when none is named). With
- * overrides, the session pins a derived snapshot that only this session uses; it keeps the source
- * version number and gets its own fingerprint.
- */
-async function pinAgent(
-  deps: ManagedAgentsDeps,
-  workspaceId: string,
-  ref: CreateSessionBody["agent"],
-): Promise<ExecutableAgentSnapshot> {
-  const id = typeof ref === "string" ? ref : ref.id;
-  const version = typeof ref === "string" ? undefined : ref.version;
-  const publication = await deps.agents.resolveForSession(workspaceId, id, version ?? undefined);
-  let definition = publication.definition;
-  if (typeof ref !== "string" && ref.type === "agent_with_overrides") {
-    const { type: _type, id: _id, version: _version, ...overrides } = ref;
-    definition = applyAgentUpdate(definition, overrides);
-    validateAgentDefinition(definition);
-  }
-  return {
-    workspaceId,
-    agentId: publication.agentId,
-    version: publication.version,
-    fingerprint: definition === publication.definition ? publication.fingerprint : fingerprint(definition),
-    definition,
-    publishedAt: publication.createdAt,
-  };
+/** The wire's agent reference: an id (latest), `{type:"agent"}`, or `agent_with_overrides`. */
+function agentRef(ref: CreateSessionBody["agent"]): AgentRef {
+  if (typeof ref === "string") return { id: ref };
+  const version = ref.version ?? undefined;
+  if (ref.type !== "agent_with_overrides")
+    return { id: ref.id, ...(version !== undefined ? { version } : {}) };
+  const { type: _type, id, version: _version, ...overrides } = ref;
+  return { id, ...(version !== undefined ? { version } : {}), overrides: overrides as JsonObject };
 }

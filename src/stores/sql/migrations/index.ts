@@ -8,6 +8,7 @@ import { setBasedCommitAppend } from "./006_set_based_commit_append.js";
 import { progressAwareCrashReset } from "./007_progress_aware_crash_reset.js";
 import { installationFacts } from "./008_installation_facts.js";
 import { sendReceiptBodyHash } from "./009_send_receipt_body_hash.js";
+import { sessionNames } from "./010_session_names.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "007_progress_aware_crash_reset": progressAwareCrashReset,
   "008_installation_facts": installationFacts,
   "009_send_receipt_body_hash": sendReceiptBodyHash,
+  "010_session_names": sessionNames,
 };
 
 export const migrationProvider: MigrationProvider = {

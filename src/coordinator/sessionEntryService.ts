@@ -1,0 +1,134 @@
+import type { Clock } from "../kernel/clock.js";
+import { notFound } from "../kernel/errors.js";
+import type { EnvironmentService } from "./environmentService.js";
+import type {
+  EnvironmentRecord,
+  EnvironmentStore,
+  SessionNameStore,
+  SessionRecord,
+  SessionStore,
+} from "./ports.js";
+import type { AgentPinner, SessionEntry, StartSessionCommand } from "./sessionEntry.js";
+import {
+  claimName,
+  DEFAULT_NAME_CLAIM_TIMING,
+  isSessionId,
+  type NameClaimTiming,
+  validateSessionName,
+} from "./sessionEntryNames.js";
+import type { SessionService } from "./sessionService.js";
+
+/** The key of the workspace's default environment in the name store's `default_environment` space. */
+const DEFAULT_ENVIRONMENT_KEY = "default";
+export const DEFAULT_ENVIRONMENT_NAME = "default";
+
+export interface SessionEntryDeps {
+  pinner: AgentPinner;
+  sessions: Pick<SessionService, "create" | "delete">;
+  sessionRecords: Pick<SessionStore, "get">;
+  environments: Pick<EnvironmentService, "create" | "delete">;
+  environmentRecords: Pick<EnvironmentStore, "get">;
+  names: SessionNameStore;
+  clock: Clock;
+  timing?: NameClaimTiming;
+}
+
+/**
+ * The one way every edge opens a session: the agent pinned by Control, the environment the client
+ * named or the workspace's default one (a cloud environment made on first use, an ordinary
+ * environment from then on), then `SessionService.create`. Client-named sessions bind a name on
+ * the first use; a session id always names its own session.
+ */
+export class SessionEntryService implements SessionEntry {
+  private readonly timing: NameClaimTiming;
+
+  constructor(private readonly deps: SessionEntryDeps) {
+    this.timing = deps.timing ?? DEFAULT_NAME_CLAIM_TIMING;
+  }
+
+  async start(cmd: StartSessionCommand): Promise<SessionRecord> {
+    if (cmd.initialInputs?.length) {
+      // Interim: the create path takes DomainInput once its codec lands; until then say so loudly.
+      throw new Error("initialInputs: SessionService.create does not take DomainInput yet");
+    }
+    // Pinned first: a bad agent reference makes no default environment.
+    const agent = await this.deps.pinner.pin(cmd.workspaceId, cmd.agent);
+    const environmentId = cmd.environmentId ?? (await this.defaultEnvironment(cmd.workspaceId)).id;
+    return this.deps.sessions.create({
+      workspaceId: cmd.workspaceId,
+      agent,
+      environmentId,
+      title: cmd.title ?? null,
+      metadata: cmd.metadata ?? {},
+      resources: cmd.resources ?? [],
+      vaultIds: cmd.vaultIds ?? [],
+      budget: cmd.budget ?? null,
+      initialEvents: cmd.initialEvents ?? [],
+    });
+  }
+
+  async findNamed(workspaceId: string, name: string): Promise<SessionRecord | null> {
+    validateSessionName(name);
+    if (isSessionId(name)) return this.deps.sessionRecords.get(workspaceId, name);
+    const entry = await this.deps.names.get(workspaceId, "session", name);
+    if (entry?.state !== "bound") return null;
+    return this.deps.sessionRecords.get(workspaceId, entry.targetId);
+  }
+
+  async openNamed(
+    workspaceId: string,
+    name: string,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Promise<SessionRecord> {
+    validateSessionName(name);
+    if (isSessionId(name)) {
+      const session = await this.deps.sessionRecords.get(workspaceId, name);
+      if (!session) throw notFound("session", name);
+      return session;
+    }
+    return claimName(
+      this.deps.names,
+      this.deps.clock,
+      this.timing,
+      { workspaceId, space: "session", name },
+      {
+        existing: (id) => this.deps.sessionRecords.get(workspaceId, id),
+        create: async () => {
+          const session = await this.start({ ...cmd, workspaceId });
+          return { id: session.id, value: session };
+        },
+        discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+      },
+    );
+  }
+
+  /**
+   * The workspace's default environment. An archived or deleted one is replaced by a new one: the
+   * clients that rely on it (the UI protocols) cannot name another.
+   */
+  private defaultEnvironment(workspaceId: string): Promise<EnvironmentRecord> {
+    return claimName(
+      this.deps.names,
+      this.deps.clock,
+      this.timing,
+      { workspaceId, space: "default_environment", name: DEFAULT_ENVIRONMENT_KEY },
+      {
+        existing: async (id) => {
+          const env = await this.deps.environmentRecords.get(workspaceId, id);
+          return env && env.archivedAt === null ? env : null;
+        },
+        create: async () => {
+          const env = await this.deps.environments.create(workspaceId, {
+            name: DEFAULT_ENVIRONMENT_NAME,
+            description: "Made for sessions started without an environment",
+            scope: null,
+            metadata: {},
+            config: null,
+          });
+          return { id: env.id, value: env };
+        },
+        discard: (env) => this.deps.environments.delete(workspaceId, env.id),
+      },
+    );
+  }
+}
