@@ -1,5 +1,7 @@
 import { canonicalJson, sha256Hex } from "../kernel/canonicalJson.js";
+import { decodeFact } from "./factCodec.js";
 import type { Fact } from "./facts.js";
+import type { FactKind } from "./factVocabulary.js";
 
 export type RunOutcome = "done" | "awaiting" | "failed";
 
@@ -69,11 +71,11 @@ export function appendReceipt(op: CommitOperation, eventIds: string[], committed
  * the request's spans (a request a dead owner left open is closed with one), and the errors of a
  * failed or retried request. None of them moves the conversation on.
  */
-const BOOKKEEPING_FACTS: ReadonlySet<string> = new Set([
-  "session.status_running",
-  "span.model_request_start",
-  "span.model_request_end",
-  "session.error",
+const BOOKKEEPING_FACTS: ReadonlySet<FactKind> = new Set<FactKind>([
+  "status_running",
+  "model_request_start",
+  "model_request_end",
+  "error",
 ]);
 
 /**
@@ -83,5 +85,5 @@ const BOOKKEEPING_FACTS: ReadonlySet<string> = new Set([
  * progress, that would reset the budget on every claim and the run would crash workers forever.
  */
 export function makesProgress(op: CommitOperation): boolean {
-  return op.facts.some((fact) => !BOOKKEEPING_FACTS.has(fact.type));
+  return op.facts.some((fact) => !BOOKKEEPING_FACTS.has(decodeFact(fact).kind));
 }

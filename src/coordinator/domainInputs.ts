@@ -1,4 +1,4 @@
-import type { ContentBlock } from "./factVocabulary.js";
+import type { ContentBlock, ResultField } from "./factVocabulary.js";
 
 /**
  * Input a client can give a session, whichever protocol carried it. Each edge maps its wire to
@@ -7,10 +7,21 @@ import type { ContentBlock } from "./factVocabulary.js";
 export type DomainInput =
   | { kind: "message"; content: ContentBlock[]; clientMessageId?: string }
   | { kind: "system_message"; content: ContentBlock[] }
-  /** The answer to a call a client owes: a custom tool's result, or a self-hosted worker's. */
-  | { kind: "tool_result"; callId: string; content: ContentBlock[]; isError: boolean }
+  /**
+   * The answer to a call a client owes: a custom tool's result, or a self-hosted worker's.
+   * `executor`, when given, is who the client says runs the call (a protocol that names the two
+   * answers apart): an answer for a call of another executor is refused. `unset`: see the fact.
+   */
+  | {
+      kind: "tool_result";
+      callId: string;
+      content: ContentBlock[];
+      isError: boolean;
+      executor?: "client" | "server";
+      unset?: ResultField[];
+    }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  | { kind: "interrupt" };
+  | { kind: "interrupt"; targetThread?: string };
 
 /**
  * How a send is recognised as a repeat. Each edge derives the key from its own protocol (an

@@ -41,6 +41,9 @@ export type IdleReason =
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
+/** A tool result's optional fields (see `unset`). */
+export type ResultField = "content" | "isError";
+
 export type RetryStatus = "retrying" | "exhausted" | "terminal";
 
 export type FactPayload =
@@ -51,6 +54,8 @@ export type FactPayload =
   | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string }
   | { kind: "system_message"; content: ContentBlock[] }
   | { kind: "agent_message"; content: ContentBlock[] }
+  /** The model thought before answering: a progress signal without content (its preview streamed it). */
+  | { kind: "agent_thinking" }
   | { kind: "tool_call"; call: ToolCall }
   /**
    * A call's result. `by` says who produced it: the server (a Hand or MCP run, or a denial the
@@ -63,9 +68,15 @@ export type FactPayload =
       by: "server" | "client";
       content: ContentBlock[];
       isError: boolean;
+      /**
+       * The optional fields a client left out of its result: they stay absent wherever the fact is
+       * stored or shown, and read as no content / not an error.
+       */
+      unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  | { kind: "interrupt" }
+  /** `targetThread`: the thread the client named, kept as given (one thread per session today). */
+  | { kind: "interrupt"; targetThread?: string }
   | { kind: "status_running" }
   | { kind: "status_idle"; reason: IdleReason }
   | { kind: "status_rescheduled" }

@@ -1,9 +1,9 @@
 import type { JsonObject } from "../kernel/json.js";
 
 /**
- * A fact is one entry of a thread's committed history. Its `type` is the product's event vocabulary
- * (the same names the Managed Agents wire uses: `user.message`, `agent.message`, `session.status_idle`);
- * `body` holds the type's fields. Edges project facts to their protocol's DTOs.
+ * A fact is one entry of a thread's committed history, as stored: its `type` and `body` are the
+ * stored encoding, which only the fact codec (`factCodec.ts`) reads and writes. Everything else
+ * reads `TypedFact` (`factVocabulary.ts`); edges project typed facts to their protocol's DTOs.
  */
 export interface Fact {
   id: string;
@@ -25,24 +25,20 @@ export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
 export type AnswerKind = "custom_tool_result" | "tool_result" | "tool_confirmation";
 
 export interface PendingAction {
-  /** The id of the fact that waits for an answer (an `agent.custom_tool_use` or `agent.tool_use`). */
+  /** The id of the tool call fact that waits for an answer (a client call, or a built-in one). */
   eventId: string;
   kind: AnswerKind;
   /**
    * For a confirmation: who runs the tool once allowed — this server (`server`, cloud) or the
-   * client, which then owes a `user.tool_result` (self_hosted).
+   * client, which then owes the call's result (self_hosted).
    */
   afterAllow?: "server" | "tool_result";
-  /** The call is an `agent.mcp_tool_use`: its denial is an `agent.mcp_tool_result`. */
+  /** The call is an MCP call: its denial is an MCP result. */
   mcp?: true;
 }
 
-/**
- * Committed with a built-in tool use that waits for a client (a confirmation, or a result from a
- * self-hosted worker). With the run's awaiting settle it forms the resume ticket: which calls wait
- * for which answer, under the run's pinned snapshot. Internal (see `isInternalFact`).
- */
-export const TOOL_AWAITS = "awaken.tool_awaits";
+/** The resume ticket's internal fact (see `facts/internalFacts.ts`). */
+export { TOOL_AWAITS } from "./facts/internalFacts.js";
 
 export interface SessionUsage {
   input_tokens: number;

@@ -1,23 +1,19 @@
 import { AwakenError } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
-import type { JsonObject } from "../kernel/json.js";
-import type { AnswerKind, Fact } from "./facts.js";
+import type { DomainInput } from "./domainInputs.js";
+import { encodeFact } from "./factCodec.js";
+import type { AnswerKind, Fact, PendingAction } from "./facts.js";
+import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 
-/** A user event as accepted by an edge, before it becomes a fact. */
-export interface UserInput {
-  type: string;
-  body: JsonObject;
-}
-
-const IDLE_END_TURN: JsonObject = { stop_reason: { type: "end_turn" }, stop_details: null };
+const IDLE_END_TURN: IdleReason = { kind: "end_turn" };
 
 /**
- * Decides what a batch of user events does to the session, inside the ledger's transaction.
+ * Decides what a batch of client inputs does to the session, inside the ledger's transaction.
  * Pure: the same context and inputs always give the same plan, and a rejected batch throws before
  * anything is written, so a bad request changes nothing.
  */
-export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now: number): InputPlan {
+export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], now: number): InputPlan {
   const { session, activeRun } = ctx;
   if (session.archivedAt !== null || session.status === "terminated") {
     throw new AwakenError(
@@ -25,7 +21,7 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
       `session ${session.id} is terminated and accepts no more events; create a new session to continue`,
     );
   }
-  const facts: Fact[] = [];
+  const facts: TypedFact[] = [];
   const effects: RunEffect[] = [];
   const echoIds: string[] = [];
   let pending = session.pending.map((p) => ({ ...p }));
@@ -33,13 +29,11 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
   let runState: string | null = activeRun?.state ?? null;
   let runIsNew = false;
 
-  const push = (type: string, body: JsonObject): string => {
+  const push = (payload: FactPayload): string => {
     const id = newId("sevt", now);
-    facts.push({ id, type, body });
+    facts.push({ id, ...payload });
     return id;
   };
-  const isPending = (id: unknown, kind: AnswerKind): id is string =>
-    typeof id === "string" && pending.some((p) => p.eventId === id && p.kind === kind);
   /**
    * One answer landed. The parked run resumes once nothing is pending; a partial answer re-emits
    * the idle with the ids still waiting, so every client sees what is left.
@@ -50,44 +44,61 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
     if (pending.length === 0) {
       effects.push({ kind: "resume" });
       runState = "queued";
-      push("session.status_running", {});
+      push({ kind: "status_running" });
     } else {
-      push("session.status_idle", {
-        stop_reason: { type: "requires_action", event_ids: [...new Set(pending.map((p) => p.eventId))] },
-        stop_details: null,
+      push({
+        kind: "status_idle",
+        reason: { kind: "waiting", callIds: [...new Set(pending.map((p) => p.eventId))] },
       });
     }
   };
 
   for (const input of inputs) {
-    switch (input.type) {
-      case "user.message": {
-        echoIds.push(push(input.type, input.body));
+    switch (input.kind) {
+      case "message": {
+        const { content, clientMessageId } = input;
+        echoIds.push(
+          push({
+            kind: "user_message",
+            content,
+            ...(clientMessageId !== undefined ? { clientMessageId } : {}),
+          }),
+        );
         if (runState === null) {
           effects.push({ kind: "start", runId: newId("run", now) });
           runState = "queued";
           runIsNew = true;
-          push("session.status_running", {});
+          push({ kind: "status_running" });
         }
         // Otherwise the message is queued input: the running turn (or the run once its pending
         // actions are answered) reads it from history.
         break;
       }
-      case "user.custom_tool_result": {
-        const target = input.body.custom_tool_use_id;
-        if (!isPending(target, "custom_tool_result")) {
-          throw new AwakenError(
-            "tool_use_not_pending",
-            `custom_tool_use_id ${JSON.stringify(target)} is not waiting for a result: it was already answered, ` +
-              "interrupted, or is not an agent.custom_tool_use of this session",
-          );
-        }
-        echoIds.push(push(input.type, input.body));
-        answered(target);
+      case "tool_result": {
+        const owed = owedResult(pending, input);
+        echoIds.push(
+          push({
+            kind: "tool_result",
+            callId: input.callId,
+            // A custom tool's result, or a self-hosted worker's result for a built-in call.
+            executor: owed.kind === "custom_tool_result" ? "client" : "server",
+            by: "client",
+            content: input.content,
+            isError: input.isError,
+            ...(input.unset && input.unset.length > 0 ? { unset: [...input.unset] } : {}),
+          }),
+        );
+        answered(input.callId);
         break;
       }
-      case "user.interrupt": {
-        echoIds.push(push(input.type, input.body));
+      case "interrupt": {
+        echoIds.push(
+          push(
+            input.targetThread !== undefined
+              ? { kind: "interrupt", targetThread: input.targetThread }
+              : { kind: "interrupt" },
+          ),
+        );
         pending = [];
         if (runState !== null) {
           if (runIsNew) {
@@ -96,103 +107,119 @@ export function planInputs(ctx: InputContext, inputs: readonly UserInput[], now:
             if (index >= 0) effects.splice(index, 1);
           } else {
             effects.push({ kind: "cancel" });
-            facts.push(...closeOpenRequest(ctx, now));
+            facts.push(...closeOpenRequestTyped(ctx, now));
           }
           runState = null;
           runIsNew = false;
-          push("session.status_idle", IDLE_END_TURN);
+          push({ kind: "status_idle", reason: IDLE_END_TURN });
         }
         break;
       }
-      case "system.message": {
-        echoIds.push(push(input.type, input.body));
+      case "system_message": {
+        echoIds.push(push({ kind: "system_message", content: input.content }));
         break;
       }
-      case "user.tool_result": {
-        const target = input.body.tool_use_id;
-        if (!isPending(target, "tool_result")) {
-          throw new AwakenError(
-            "tool_use_not_pending",
-            `tool_use_id ${JSON.stringify(target)} is not waiting for a user.tool_result: only a built-in tool ` +
-              "call of a self_hosted environment that is allowed and not yet answered takes one (answered, " +
-              "interrupted, still awaiting its confirmation, or run by the server are not)",
-          );
-        }
-        echoIds.push(push(input.type, input.body));
-        answered(target);
-        break;
-      }
-      case "user.tool_confirmation": {
-        const target = input.body.tool_use_id;
+      case "tool_confirmation": {
+        const target = input.callId;
         const asked = pending.find((p) => p.eventId === target && p.kind === "tool_confirmation");
-        if (typeof target !== "string" || !asked) {
+        if (!asked) {
           throw new AwakenError(
             "tool_use_not_pending",
-            `tool_use_id ${JSON.stringify(target)} is not waiting for a confirmation: it was already answered, ` +
+            `tool call ${JSON.stringify(target)} is not waiting for a confirmation: it was already answered, ` +
               "interrupted, or its tool call did not ask",
           );
         }
         // Echoed into history and streams: the SDK's runner releases a held call only when it sees it.
-        echoIds.push(push(input.type, input.body));
+        echoIds.push(
+          push({
+            kind: "tool_confirmation",
+            callId: target,
+            allowed: input.allowed,
+            denyMessage: input.denyMessage,
+          }),
+        );
         // Cloud allow: the resumed run executes it. Self-hosted allow: the client's worker now owes the
         // result, in the call's place (idles list pending ids in call order).
-        const owesResult = input.body.result === "allow" && asked.afterAllow === "tool_result";
+        const owesResult = input.allowed && asked.afterAllow === "tool_result";
         pending = owesResult
           ? pending.map((p) => (p === asked ? { eventId: target, kind: "tool_result" as const } : p))
           : pending.filter((p) => p !== asked);
-        if (input.body.result !== "allow") {
+        if (!input.allowed) {
           // Denied: the tool never runs; the model is told so by the server, nobody posts a result.
-          const message = input.body.deny_message;
-          const content = [
-            {
-              type: "text",
-              text:
-                typeof message === "string" && message.trim() !== ""
-                  ? `The user denied this tool call: ${message}`
-                  : "The user denied this tool call.",
-            },
-          ];
-          if (asked.mcp) push("agent.mcp_tool_result", { mcp_tool_use_id: target, content, is_error: true });
-          else push("agent.tool_result", { tool_use_id: target, content, is_error: true });
+          const message = input.denyMessage;
+          const text =
+            message !== null && message.trim() !== ""
+              ? `The user denied this tool call: ${message}`
+              : "The user denied this tool call.";
+          push({
+            kind: "tool_result",
+            callId: target,
+            executor: asked.mcp ? "mcp" : "server",
+            by: "server",
+            content: [{ type: "text", text }],
+            isError: true,
+          });
         }
         answered(null);
         break;
       }
-      case "user.define_outcome": {
-        throw new AwakenError("invalid_request", "user.define_outcome is not supported by this server yet");
-      }
-      default:
-        throw new AwakenError("invalid_request", `unknown event type ${JSON.stringify(input.type)}`);
     }
   }
-  return { facts, effects, echoIds };
+  return { facts: facts.map(encodeFact), effects, echoIds };
+}
+
+/**
+ * The pending answer a result is for. A protocol that names custom and built-in results apart says
+ * which it sent (`executor`); an answer for a call of the other kind is refused like a stale one.
+ */
+function owedResult(pending: readonly PendingAction[], input: Extract<DomainInput, { kind: "tool_result" }>) {
+  const kinds: AnswerKind[] =
+    input.executor === "client"
+      ? ["custom_tool_result"]
+      : input.executor === "server"
+        ? ["tool_result"]
+        : ["custom_tool_result", "tool_result"];
+  const owed = pending.find((p) => p.eventId === input.callId && kinds.includes(p.kind));
+  if (owed) return owed;
+  const id = JSON.stringify(input.callId);
+  throw new AwakenError(
+    "tool_use_not_pending",
+    input.executor === "server"
+      ? `tool call ${id} is not waiting for a result from the client: only a built-in tool call of a ` +
+          "self_hosted environment that is allowed and not yet answered takes one (answered, interrupted, " +
+          "still awaiting its confirmation, or run by the server are not)"
+      : `tool call ${id} is not waiting for a result: it was already answered, interrupted, or is not ` +
+          "a custom tool call of this session",
+  );
 }
 
 /**
  * A cancelled worker can no longer commit, so the coordinator closes the model request it left open:
- * the preview it was streaming ends (wire §3.2) and the span does not dangle into the next turn.
+ * the preview it was streaming ends and the span does not dangle into the next turn.
  */
-export function closeOpenRequest(ctx: InputContext, now: number): Fact[] {
+function closeOpenRequestTyped(ctx: InputContext, now: number): TypedFact[] {
   const open = ctx.openModelRequest;
   if (!open) return [];
   return [
     {
       id: newId("sevt", now),
-      type: "span.model_request_end",
-      body: {
-        model_request_start_id: open.startId,
-        is_error: true,
-        provider: open.provider,
-        model: open.model,
-        model_usage: {
-          input_tokens: 0,
-          output_tokens: 0,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
-        },
+      kind: "model_request_end",
+      startId: open.startId,
+      isError: true,
+      provider: open.provider,
+      model: open.model,
+      usage: {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
       },
     },
   ];
+}
+
+export function closeOpenRequest(ctx: InputContext, now: number): Fact[] {
+  return closeOpenRequestTyped(ctx, now).map(encodeFact);
 }
 
 export { IDLE_END_TURN };

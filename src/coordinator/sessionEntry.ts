@@ -1,6 +1,5 @@
 import type { JsonObject } from "../kernel/json.js";
 import type { DomainInput } from "./domainInputs.js";
-import type { UserInput } from "./inputRules.js";
 import type { ExecutableAgentSnapshot, SessionRecord } from "./ports.js";
 
 /** The agent a new session runs: a registered agent, an exact version or the latest, optionally overridden. */
@@ -27,11 +26,6 @@ export interface StartSessionCommand {
   vaultIds?: string[];
   budget?: unknown | null;
   initialInputs?: DomainInput[];
-  /**
-   * Interim, until `CreateSessionCommand` takes DomainInput: the Managed wire's initial events in
-   * the shape today's create path takes. Removed then; edges pass `initialInputs`.
-   */
-  initialEvents?: UserInput[];
 }
 
 /**

@@ -47,10 +47,6 @@ export class SessionEntryService implements SessionEntry {
   }
 
   async start(cmd: StartSessionCommand): Promise<SessionRecord> {
-    if (cmd.initialInputs?.length) {
-      // Interim: the create path takes DomainInput once its codec lands; until then say so loudly.
-      throw new Error("initialInputs: SessionService.create does not take DomainInput yet");
-    }
     // Pinned first: a bad agent reference makes no default environment.
     const agent = await this.deps.pinner.pin(cmd.workspaceId, cmd.agent);
     const environmentId = cmd.environmentId ?? (await this.defaultEnvironment(cmd.workspaceId)).id;
@@ -63,7 +59,7 @@ export class SessionEntryService implements SessionEntry {
       resources: cmd.resources ?? [],
       vaultIds: cmd.vaultIds ?? [],
       budget: cmd.budget ?? null,
-      initialEvents: cmd.initialEvents ?? [],
+      initialInputs: cmd.initialInputs ?? [],
     });
   }
 

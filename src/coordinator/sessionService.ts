@@ -5,9 +5,11 @@ import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
+import type { DomainInput, SendDedupe } from "./domainInputs.js";
 import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
+import { encodeFact } from "./factCodec.js";
 import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
-import { closeOpenRequest, IDLE_END_TURN, planInputs, type UserInput } from "./inputRules.js";
+import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
 import type {
   AppendPrecondition,
   CoordinatorPorts,
@@ -22,12 +24,6 @@ import type {
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
 
-/**
- * How long a retried send is matched against the previous one. It covers the SDK's retry schedule
- * including its 600 s request timeout; an identical retry after that is taken as new input.
- */
-export const SEND_RETRY_WINDOW_MS = 11 * 60_000;
-
 /** Prepares an environment revision's packages (once per exact content); rejects when it cannot. */
 export type PackagesPreparationHook = (packages: PackagesConfig) => Promise<void>;
 
@@ -40,7 +36,7 @@ export interface CreateSessionCommand {
   resources: unknown[];
   vaultIds: string[];
   budget: unknown | null;
-  initialEvents: UserInput[];
+  initialInputs: DomainInput[];
 }
 
 export interface UpdateSessionCommand {
@@ -126,13 +122,12 @@ export class SessionService {
       updatedAt: now,
       archivedAt: null,
     };
-    // Validate initial events against the new session before anything is stored.
-    if (cmd.initialEvents.length > 0)
-      planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialEvents, now);
+    // Validate initial inputs against the new session before anything is stored.
+    if (cmd.initialInputs.length > 0)
+      planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialInputs, now);
     await this.ports.sessions.create(record);
     await this.work?.needsWorker(record);
-    if (cmd.initialEvents.length > 0)
-      await this.send(cmd.workspaceId, record.id, cmd.initialEvents, { retryCount: 0 });
+    if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
   }
 
@@ -147,34 +142,32 @@ export class SessionService {
   }
 
   /**
-   * Accepts user events. The SDK retries POSTs without an idempotency key (wire §1.4) and marks
-   * retries with `X-Stainless-Retry-Count > 0`: a retry whose body equals the session's most
-   * recent send, within `SEND_RETRY_WINDOW_MS`, returns that send's echo instead of appending
-   * again. A first attempt is always new input, even when it repeats an earlier message word for
-   * word. Clients that can send an `Idempotency-Key` header get deduplication by key instead: the
-   * same key with the same body (within the same window, while it is the session's most recent
-   * send) returns the original echo; the same key with another body is refused, never merged.
+   * Accepts client inputs. Every send's echo is remembered under a request hash (its dedupe key's,
+   * else its body's), so a later send can be recognised as its repeat. With `dedupe`, a send whose
+   * key matches the session's most recent send, within `dedupe.windowMs`, returns that send's echo
+   * instead of appending again; with `dedupe.strict`, the same key with another body is refused,
+   * never merged. Without it a send is always new input, even when it repeats an earlier one word
+   * for word. Each edge derives the key from its protocol (see `SendDedupe`).
    */
   async send(
     workspaceId: string,
     sessionId: string,
-    inputs: UserInput[],
-    attempt: {
-      retryCount: number;
-      idempotencyKey?: string | undefined;
+    inputs: DomainInput[],
+    options: {
+      dedupe?: SendDedupe | undefined;
       /** Checked in the append's transaction (a self-hosted worker's send must hold its lease). */
       precondition?: AppendPrecondition | undefined;
     },
   ): Promise<CommittedFact[]> {
     const session = await this.get(workspaceId, sessionId);
+    const { dedupe } = options;
     const bodyHash = sha256Hex(canonicalJson(inputs));
-    const keyed = attempt.idempotencyKey !== undefined;
-    const requestHash = keyed ? sha256Hex(`idempotency-key:${attempt.idempotencyKey}`) : bodyHash;
-    if (keyed || attempt.retryCount > 0) {
-      const since = this.clock.now() - SEND_RETRY_WINDOW_MS;
+    const requestHash = sha256Hex(dedupe?.key ?? bodyDedupeKey(inputs));
+    if (dedupe) {
+      const since = this.clock.now() - dedupe.windowMs;
       const previous = await this.ports.ledger.lastSend(sessionId, requestHash, since);
       if (previous) {
-        if (keyed && previous.bodyHash !== null && previous.bodyHash !== bodyHash) {
+        if (dedupe.strict && previous.bodyHash !== null && previous.bodyHash !== bodyHash) {
           throw new AwakenError(
             "idempotency_key_reused",
             "This Idempotency-Key was already used for a send to this session with a different body; " +
@@ -187,16 +180,15 @@ export class SessionService {
     const now = this.clock.now();
     const outcome = await this.ports.ledger.append(
       sessionId,
-      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash, ...(keyed ? { bodyHash } : {}) }),
+      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash, ...(dedupe?.strict ? { bodyHash } : {}) }),
       now,
-      attempt.precondition,
+      options.precondition,
     );
     this.signal(outcome);
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may
     // start or resume a run, or be queued behind a running turn that will soon ask the client's
     // worker for tool results. `needsWorker` queues nothing while an item is live.
-    if (this.work && inputs.some((input) => input.type !== "user.interrupt"))
-      await this.work.needsWorker(session);
+    if (this.work && inputs.some((input) => input.kind !== "interrupt")) await this.work.needsWorker(session);
     return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
   }
 
@@ -229,7 +221,7 @@ export class SessionService {
         }
         const facts =
           Object.keys(changed).length > 0
-            ? [{ id: newId("sevt", now), type: "session.updated", body: changed }]
+            ? [encodeFact({ id: newId("sevt", now), kind: "session_updated", changes: changed })]
             : [];
         return { facts, effects: [], echoIds: [], sessionPatch: patch };
       },
@@ -250,9 +242,9 @@ export class SessionService {
         facts: [
           ...closeOpenRequest(ctx, now),
           ...(ctx.activeRun && ctx.session.status !== "idle"
-            ? [{ id: newId("sevt", now), type: "session.status_idle", body: IDLE_END_TURN }]
+            ? [encodeFact({ id: newId("sevt", now), kind: "status_idle", reason: IDLE_END_TURN })]
             : []),
-          { id: newId("sevt", now), type: "session.status_terminated", body: {} },
+          encodeFact({ id: newId("sevt", now), kind: "status_terminated" }),
         ],
         effects: ctx.activeRun ? [{ kind: "cancel" as const }] : [],
         echoIds: [],
@@ -269,7 +261,7 @@ export class SessionService {
     const now = this.clock.now();
     const fact = await this.ports.ledger.deleteSession(
       sessionId,
-      { id: newId("sevt", now), type: "session.deleted", body: {} },
+      encodeFact({ id: newId("sevt", now), kind: "session_deleted" }),
       now,
     );
     if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
@@ -298,4 +290,12 @@ export class SessionService {
     const last = outcome.committed[outcome.committed.length - 1];
     if (last) this.ports.signals.threadCommitted(last.threadId, last.seq);
   }
+}
+
+/**
+ * The dedupe key a send's body gives: every send is remembered under it, so an edge whose protocol
+ * marks a retry of an unkeyed send (and not its first attempt) can find the original by its body.
+ */
+export function bodyDedupeKey(inputs: readonly DomainInput[]): string {
+  return `body:${sha256Hex(canonicalJson(inputs))}`;
 }

@@ -1,4 +1,6 @@
+import { decodeFact } from "./factCodec.js";
 import type { CommittedFact } from "./facts.js";
+import type { FactKind } from "./factVocabulary.js";
 import type { HistoryReader, LiveEvidence, LiveEvidenceBus, WakeSignals } from "./ports.js";
 import { type SessionTail, type TailItem, type TailOpenOptions, TailOverflowError } from "./sessionTail.js";
 
@@ -14,7 +16,7 @@ export interface StoreSessionTailDeps {
 
 export const DEFAULT_MAX_QUEUED = 10_000;
 const PAGE = 500;
-const CLOSING_TYPES = new Set(["session.deleted", "session.status_terminated"]);
+const CLOSING_KINDS: ReadonlySet<FactKind> = new Set<FactKind>(["session_deleted", "status_terminated"]);
 /** Fact ids remembered so a preview that arrives after its fact (a poll read ahead) is dropped. */
 const RECENT_FACT_IDS = 1_000;
 
@@ -135,7 +137,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
       this.previews.delete(fact.id);
       this.remember(fact);
       this.push({ kind: "fact", fact });
-      if (CLOSING_TYPES.has(fact.type)) {
+      if (CLOSING_KINDS.has(decodeFact(fact).kind)) {
         this.finish();
         return;
       }

@@ -1,19 +1,15 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
-import { environmentKeyRoutes } from "./awaken/environmentKeyRoutes.js";
+import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
+import type { EdgeAdapter } from "./http/edgeAdapter.js";
+import { classifyFailure } from "./http/edgeFailure.js";
 import type { EdgeServices } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { RouteMethods } from "./http/routeMethods.js";
-import { installErrorEnvelope } from "./managed-agents/errorEnvelope.js";
-import { agentRoutes } from "./managed-agents/routes/agentRoutes.js";
-import { environmentRoutes } from "./managed-agents/routes/environmentRoutes.js";
-import { eventRoutes } from "./managed-agents/routes/eventRoutes.js";
-import { sessionRoutes } from "./managed-agents/routes/sessionRoutes.js";
-import { vaultRoutes } from "./managed-agents/routes/vaultRoutes.js";
-import { workRoutes } from "./managed-agents/routes/workRoutes.js";
+import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
@@ -25,8 +21,18 @@ export interface HttpServerOptions {
   workerTransport?: WorkerRouteDeps | undefined;
 }
 
-/** One HTTP server for every edge. Each protocol adapter registers its own routes. */
-export function createHttpServer(deps: EdgeServices, options: HttpServerOptions): FastifyInstance {
+/** Every client protocol the server speaks. The first is the default for paths no other owns. */
+export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge];
+
+/**
+ * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key
+ * authentication, its routes, and its own error shape for everything that fails inside it.
+ */
+export function createHttpServer(
+  services: EdgeServices,
+  options: HttpServerOptions,
+  adapters: readonly EdgeAdapter[] = EDGE_ADAPTERS,
+): FastifyInstance {
   const app = Fastify({
     // Request and child loggers inherit the redaction: credential secrets never reach a log line.
     loggerInstance: options.logger.child({}, { redact: { paths: SECRET_LOG_PATHS, censor: "[redacted]" } }),
@@ -38,7 +44,7 @@ export function createHttpServer(deps: EdgeServices, options: HttpServerOptions)
     keepAliveTimeout: 65_000,
     // On shutdown, open streams are cut instead of holding the process past its stop deadline.
     forceCloseConnections: true,
-    // What fails before a route is found still answers in the wire's envelope.
+    // What fails before a route is found still answers in an error envelope.
     clientErrorHandler: writeClientError,
     frameworkErrors: answerFrameworkError,
   });
@@ -51,25 +57,63 @@ export function createHttpServer(deps: EdgeServices, options: HttpServerOptions)
   app.addHook("onResponse", async (request, reply) => {
     request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
   });
-  installErrorEnvelope(app, (path) => routes.allowed(path));
+  const owner = (path: string) => adapterFor(adapters, path);
+  app.setErrorHandler((error, request, reply) =>
+    owner(request.url).answerError(classifyFailure(error, request), request, reply),
+  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = routes.allowed(path);
+    const adapter = owner(path);
+    if (allowed.length === 0) {
+      return adapter.answerError(notFound(`No route for ${request.method} ${path}.`, 404), request, reply);
+    }
+    reply.header("allow", allowed.join(", "));
+    return adapter.answerError(
+      {
+        ...notFound(`${request.method} is not allowed on ${path}; use ${allowed.join(", ")}.`, 405),
+        category: "invalid",
+      },
+      request,
+      reply,
+    );
+  });
   healthRoutes(app, options.isReady);
 
-  app.register(async (v1) => {
-    // Each route declares the principals it accepts (`config.access`; API key only by default).
-    v1.addHook("onRequest", async (request) => {
-      const principal = await authenticate(deps, request);
-      authorize(principal, request);
-      request.principal = principal;
+  for (const adapter of adapters) {
+    app.register(async (scope) => {
+      // Each route declares the principals it accepts (`config.access`; API key only by default).
+      scope.addHook("onRequest", async (request) => {
+        const principal = await authenticate(services, request);
+        authorize(principal, request);
+        request.principal = principal;
+      });
+      scope.setErrorHandler((error, request, reply) =>
+        adapter.answerError(classifyFailure(error, request), request, reply),
+      );
+      adapter.register(scope, services);
     });
-    agentRoutes(v1, deps);
-    environmentRoutes(v1, deps);
-    sessionRoutes(v1, deps);
-    eventRoutes(v1, deps);
-    workRoutes(v1, deps);
-    environmentKeyRoutes(v1, deps);
-    vaultRoutes(v1, deps);
-  });
+  }
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));
   return app;
+}
+
+/** The adapter owning `path`: the longest matching prefix; the first adapter owns the rest. */
+function adapterFor(adapters: readonly EdgeAdapter[], path: string): EdgeAdapter {
+  let best = adapters[0]!;
+  let length = -1;
+  for (const adapter of adapters) {
+    for (const prefix of adapter.pathPrefixes) {
+      if (path.startsWith(prefix) && prefix.length > length) {
+        best = adapter;
+        length = prefix.length;
+      }
+    }
+  }
+  return best;
+}
+
+function notFound(message: string, status: number) {
+  return { status, category: "not_found" as const, code: "not_found", message, retryable: false };
 }

@@ -1,4 +1,4 @@
-import type { CommittedFact } from "../coordinator/facts.js";
+import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
 
 /**
@@ -6,7 +6,7 @@ import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
  * another machine) asks the model exactly what the history says. Tool uses are addressed by the
  * fact id, which is the id the client answers.
  */
-export function buildConversation(facts: readonly CommittedFact[]): ModelMessage[] {
+export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMessage[] {
   const messages: ModelMessage[] = [];
   const unanswered = new Set<string>();
 
@@ -32,53 +32,37 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
   };
 
   for (const fact of inModelOrder(facts)) {
-    const body = fact.body;
-    switch (fact.type) {
-      case "user.message":
-        add("user", userContent(body.content));
+    switch (fact.kind) {
+      case "user_message":
+        add("user", userContent(fact.content));
         break;
-      case "system.message":
+      case "system_message":
         add(
           "user",
-          userContent(body.content).map((b) =>
+          userContent(fact.content).map((b) =>
             b.type === "text" ? { ...b, text: `[system message] ${b.text}` } : b,
           ),
         );
         break;
-      case "agent.message":
-        add("assistant", textBlocks(body.content));
+      case "agent_message":
+        add("assistant", textBlocks(fact.content));
         break;
-      case "agent.custom_tool_use":
-      case "agent.tool_use":
-      case "agent.mcp_tool_use":
-        add("assistant", [
-          { type: "tool_use", id: fact.id, name: String(body.name), input: asObject(body.input) },
-        ]);
+      case "tool_call":
+        add("assistant", [{ type: "tool_use", id: fact.id, name: fact.call.name, input: fact.call.input }]);
         unanswered.add(fact.id);
         break;
-      case "user.custom_tool_result":
-      case "user.tool_result":
-      case "agent.tool_result":
-      case "agent.mcp_tool_result": {
-        const id = String(
-          fact.type === "user.custom_tool_result"
-            ? body.custom_tool_use_id
-            : fact.type === "agent.mcp_tool_result"
-              ? body.mcp_tool_use_id
-              : body.tool_use_id,
-        );
-        unanswered.delete(id);
+      case "tool_result":
+        unanswered.delete(fact.callId);
         add("user", [
           {
             type: "tool_result",
-            tool_use_id: id,
-            content: resultText(body.content),
-            is_error: body.is_error === true,
+            tool_use_id: fact.callId,
+            content: resultText(fact.content),
+            is_error: fact.isError,
           },
         ]);
         break;
-      }
-      case "user.interrupt":
+      case "interrupt":
         closeUnanswered("The user interrupted before this tool returned a result.");
         break;
     }
@@ -92,7 +76,15 @@ export function buildConversation(facts: readonly CommittedFact[]): ModelMessage
   return messages;
 }
 
-const INPUT_TYPES = new Set(["user.message", "system.message", "user.custom_tool_result", "user.interrupt"]);
+/** Input a client gives (a client's tool result too): what the model reads in the next request. */
+function isInput(fact: CommittedTypedFact): boolean {
+  return (
+    fact.kind === "user_message" ||
+    fact.kind === "system_message" ||
+    fact.kind === "interrupt" ||
+    (fact.kind === "tool_result" && fact.executor === "client")
+  );
+}
 
 /**
  * History order is commit order, but input committed while a model request was open reached the
@@ -100,24 +92,24 @@ const INPUT_TYPES = new Set(["user.message", "system.message", "user.custom_tool
  * moved after the end, so the conversation reads as the model lived it and never ends on an answer
  * that precedes the input it did not see.
  */
-function inModelOrder(facts: readonly CommittedFact[]): CommittedFact[] {
-  const ordered: CommittedFact[] = [];
+function inModelOrder(facts: readonly CommittedTypedFact[]): CommittedTypedFact[] {
+  const ordered: CommittedTypedFact[] = [];
   let open: string | null = null;
-  let held: CommittedFact[] = [];
+  let held: CommittedTypedFact[] = [];
   const release = () => {
     ordered.push(...held);
     held = [];
   };
   for (const fact of facts) {
-    if (fact.type === "span.model_request_start") {
+    if (fact.kind === "model_request_start") {
       release();
       open = fact.id;
       ordered.push(fact);
-    } else if (fact.type === "span.model_request_end" && fact.body.model_request_start_id === open) {
+    } else if (fact.kind === "model_request_end" && fact.startId === open) {
       ordered.push(fact);
       release();
       open = null;
-    } else if (open !== null && INPUT_TYPES.has(fact.type)) {
+    } else if (open !== null && isInput(fact)) {
       held.push(fact);
     } else {
       ordered.push(fact);
@@ -187,10 +179,4 @@ function resultText(content: unknown): Array<{ type: "text"; text: string }> {
 /** Providers reject empty and whitespace-only text blocks (models do emit e.g. "\n\n" before a tool call). */
 function hasText(text: string): boolean {
   return text.trim() !== "";
-}
-
-function asObject(value: unknown): Record<string, unknown> {
-  return value && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : {};
 }

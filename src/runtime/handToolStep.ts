@@ -4,7 +4,7 @@
  * repeatable) and its sandbox and credential errors are its own reasons to change.
  */
 
-import type { Fact } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import { SandboxUnavailableError } from "../sandbox/ports.js";
 import type { HandToolResult } from "./hand/index.js";
 import type { Step } from "./nextStep.js";
@@ -49,7 +49,7 @@ export class HandToolStep {
     if (started !== "ok") return started;
 
     let outcome: HandToolResult;
-    let realized: Fact | null = null;
+    let realized: TypedFact | null = null;
     try {
       const provisioned = await this.sandbox.provision();
       realized = provisioned.fact;

@@ -6,7 +6,7 @@
  */
 
 import type { McpServer } from "../control/agentDefinition.js";
-import type { Fact } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { CredentialOpening } from "../coordinator/ports.js";
 import { defaultOutbound } from "../kernel/outboundConnector.js";
 import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
@@ -36,7 +36,7 @@ export class McpStep {
    * ends the turn cleanly: `session.error` with its `mcp_server_name`, then idle (`closing` first,
    * e.g. the error result of the call that needed it).
    */
-  async ensureMcp(closing: Fact[]): Promise<"ok" | "lost" | "failed"> {
+  async ensureMcp(closing: TypedFact[]): Promise<"ok" | "lost" | "failed"> {
     if (this.mcpReady || this.mcpServers.length === 0) return "ok";
     this.mcp ??= new McpSessions(
       (server) => this.openCredential(server),
@@ -74,7 +74,7 @@ export class McpStep {
         [
           ...closing,
           sessionError(now, error.type, error.message, "exhausted", { mcp_server_name: error.serverName }),
-          idle(now, { type: "retries_exhausted" }),
+          idle(now, { kind: "retries_exhausted" }),
         ],
         "failed",
       );

@@ -1,4 +1,5 @@
-import { type Fact, TOOL_AWAITS } from "../coordinator/facts.js";
+import { toolAwaitsFact } from "../coordinator/factCodec.js";
+import type { FactPayload, IdleReason, RetryStatus, TypedFact } from "../coordinator/factVocabulary.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import type { ModelResponse, ModelUsage, ProviderError } from "../providers/ports.js";
@@ -12,36 +13,34 @@ export interface ModelSpan {
   model: string;
 }
 
-export function spanStart(span: ModelSpan): Fact {
-  return {
-    id: span.startId,
-    type: "span.model_request_start",
-    body: { provider: span.provider, model: span.model },
-  };
+/** A new fact with a fresh id. */
+export function newFact(now: number, payload: FactPayload): TypedFact {
+  return { id: newId("sevt", now), ...payload };
 }
 
-export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, isError: boolean): Fact {
-  return {
-    id: newId("sevt", now),
-    type: "span.model_request_end",
-    body: {
-      model_request_start_id: span.startId,
-      is_error: isError,
-      provider: span.provider,
-      model: span.model,
-      model_usage: {
-        input_tokens: usage?.input_tokens ?? 0,
-        output_tokens: usage?.output_tokens ?? 0,
-        cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
-        cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
-      },
+export function spanStart(span: ModelSpan): TypedFact {
+  return { id: span.startId, kind: "model_request_start", provider: span.provider, model: span.model };
+}
+
+export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, isError: boolean): TypedFact {
+  return newFact(now, {
+    kind: "model_request_end",
+    startId: span.startId,
+    isError,
+    provider: span.provider,
+    model: span.model,
+    usage: {
+      input_tokens: usage?.input_tokens ?? 0,
+      output_tokens: usage?.output_tokens ?? 0,
+      cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
+      cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
     },
-  };
+  });
 }
 
 /** What a model answer asks for next, besides its facts. */
 export interface ResponsePlan {
-  facts: Fact[];
+  facts: TypedFact[];
   /** Tool uses the server runs next (allowed built-in tools of a cloud environment). */
   serverRuns: number;
   /** Calls the gate denied: their error results are already among the facts. */
@@ -52,9 +51,9 @@ export interface ResponsePlan {
 
 /**
  * The facts a successful model response becomes: its text as one message, each tool use on its own.
- * A built-in tool use becomes `agent.tool_use` with the permission gate's decision (wire §3.4):
- * denied calls get their error result at once, calls waiting for a client get a `TOOL_AWAITS` fact
- * in the same commit. Anything else is `agent.custom_tool_use`, the client's to answer.
+ * A built-in tool use is a server call with the permission gate's decision (wire §3.4): denied
+ * calls get their error result at once, calls waiting for a client get a `TOOL_AWAITS` fact in the
+ * same commit. Anything else is a client call (a custom tool), the client's to answer.
  * `toolIds` maps a tool use's position among the answer's tool uses to the id its live preview
  * announced; calls without one get a fresh id.
  */
@@ -71,8 +70,8 @@ export function responseFacts(
   if (text.length > 0) {
     facts.push({
       id: messageId,
-      type: "agent.message",
-      body: { content: text.map((b) => ({ ...b })) as JsonObject[] },
+      kind: "agent_message",
+      content: text.map((b) => ({ ...b })) as JsonObject[],
     });
   }
   let toolUse = 0;
@@ -86,13 +85,14 @@ export function responseFacts(
       const decision = evaluatePermission(entry.policy, entry.tool, input);
       facts.push({
         id,
-        type: "agent.mcp_tool_use",
-        body: {
+        kind: "tool_call",
+        call: {
+          id,
           name: entry.tool,
-          mcp_server_name: entry.server,
           input,
-          evaluated_permission: decision.permission,
-          evaluation: decision.evaluation,
+          executor: "mcp",
+          mcpServer: entry.server,
+          permission: { decision: decision.permission, evaluation: decision.evaluation },
         },
       });
       if (decision.permission === "deny") {
@@ -107,7 +107,7 @@ export function responseFacts(
         );
       } else if (decision.permission === "ask") {
         plan.awaiting.push(id);
-        facts.push(toolAwaits(now, id, "tool_confirmation", "server", true));
+        facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_confirmation", "server", true));
       } else {
         plan.serverRuns += 1;
       }
@@ -115,18 +115,19 @@ export function responseFacts(
     }
     if (entry?.kind !== "hand") {
       plan.awaiting.push(id);
-      facts.push({ id, type: "agent.custom_tool_use", body: { name: block.name, input } });
+      facts.push({ id, kind: "tool_call", call: { id, name: block.name, input, executor: "client" } });
       continue;
     }
     const decision = evaluatePermission(entry.policy, block.name, input);
     facts.push({
       id,
-      type: "agent.tool_use",
-      body: {
+      kind: "tool_call",
+      call: {
+        id,
         name: block.name,
         input,
-        evaluated_permission: decision.permission,
-        evaluation: decision.evaluation,
+        executor: "server",
+        permission: { decision: decision.permission, evaluation: decision.evaluation },
       },
     });
     if (decision.permission === "deny") {
@@ -135,31 +136,21 @@ export function responseFacts(
     } else if (decision.permission === "ask") {
       plan.awaiting.push(id);
       facts.push(
-        toolAwaits(now, id, "tool_confirmation", entry.runsOn === "client" ? "tool_result" : "server"),
+        toolAwaitsFact(
+          newId("sevt", now),
+          id,
+          "tool_confirmation",
+          entry.runsOn === "client" ? "tool_result" : "server",
+        ),
       );
     } else if (entry.runsOn === "client") {
       plan.awaiting.push(id);
-      facts.push(toolAwaits(now, id, "tool_result"));
+      facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_result"));
     } else {
       plan.serverRuns += 1;
     }
   }
   return plan;
-}
-
-function toolAwaits(
-  now: number,
-  toolUseId: string,
-  answer: "tool_confirmation" | "tool_result",
-  afterAllow?: "server" | "tool_result",
-  mcp = false,
-): Fact {
-  const body: JsonObject = afterAllow
-    ? { tool_use_id: toolUseId, answer, after_allow: afterAllow }
-    : { tool_use_id: toolUseId, answer };
-  // An MCP call's answers (a denial) are `agent.mcp_tool_result`s: the ticket says which kind it is.
-  if (mcp) body.mcp = true;
-  return { id: newId("sevt", now), type: TOOL_AWAITS, body };
 }
 
 /**
@@ -185,21 +176,13 @@ export function sessionError(
   now: number,
   type: string,
   message: string,
-  retryStatus: "retrying" | "exhausted" | "terminal",
-  /** Type-specific fields (e.g. `mcp_server_name`). */
+  retryStatus: RetryStatus,
+  /** Type-specific fields (e.g. the MCP server's name). */
   extra: JsonObject = {},
-): Fact {
-  return {
-    id: newId("sevt", now),
-    type: "session.error",
-    body: { error: { type, message, retry_status: { type: retryStatus }, ...extra } },
-  };
+): TypedFact {
+  return newFact(now, { kind: "error", errorType: type, message, retryStatus, extra });
 }
 
-export function statusFact(now: number, type: string, body: JsonObject = {}): Fact {
-  return { id: newId("sevt", now), type, body };
-}
-
-export function idle(now: number, stopReason: JsonObject): Fact {
-  return statusFact(now, "session.status_idle", { stop_reason: stopReason, stop_details: null });
+export function idle(now: number, reason: IdleReason): TypedFact {
+  return newFact(now, { kind: "status_idle", reason });
 }

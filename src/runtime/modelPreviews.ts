@@ -1,4 +1,4 @@
-import type { Fact } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { LiveEvidence } from "../coordinator/ports.js";
 import type { ModelStreamEvent } from "../providers/ports.js";
 
@@ -68,14 +68,14 @@ export class ModelPreviews {
    * The facts the answer's thinking becomes (a progress signal without content), in block order;
    * they carry the ids their previews announced.
    */
-  thinkingFacts(): Fact[] {
+  thinkingFacts(): TypedFact[] {
     return [...this.thinking.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, id]) => ({ id, type: "agent.thinking", body: {} }));
+      .map(([, id]) => ({ id, kind: "agent_thinking" }));
   }
 
   /** Previews whose fact is not among `facts` will never be ended by one: end them now. */
-  settle(facts: readonly Fact[]): void {
+  settle(facts: readonly TypedFact[]): void {
     const ids = new Set(facts.map((fact) => fact.id));
     for (const id of this.open) if (!ids.has(id)) this.abandon(id);
   }

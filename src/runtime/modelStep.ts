@@ -6,18 +6,17 @@
 
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
-import type { JsonObject } from "../kernel/json.js";
 import { type ModelResponse, ProviderError } from "../providers/ports.js";
 import { buildConversation } from "./conversation.js";
 import {
   idle,
   type ModelSpan,
+  newFact,
   providerErrorType,
   responseFacts,
   sessionError,
   spanEnd,
   spanStart,
-  statusFact,
 } from "./modelFacts.js";
 import { ModelPreviews } from "./modelPreviews.js";
 import type { TurnOutcome } from "./ports.js";
@@ -96,7 +95,7 @@ export class ModelStep {
       ...this.run.facts,
       { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
     ]);
-    body.push(statusFact(now, "session.usage", { usage: usage as unknown as JsonObject }));
+    body.push(newFact(now, { kind: "usage", usage }));
     if (plan.serverRuns > 0 || plan.denied > 0) {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.
@@ -109,12 +108,12 @@ export class ModelStep {
     const terminal =
       plan.awaiting.length > 0
         ? {
-            fact: idle(now, { type: "requires_action", event_ids: plan.awaiting }),
+            fact: idle(now, { kind: "waiting", callIds: plan.awaiting }),
             settle: "awaiting" as const,
           }
         : response.stopReason === "refusal"
-          ? { fact: idle(now, { type: "refusal" }), settle: "done" as const }
-          : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
+          ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
+          : { fact: idle(now, { kind: "end_turn" }), settle: "done" as const };
     const committed = await this.run.commit([...body, terminal.fact], terminal.settle);
     if (committed === "ok") return "settled";
     if (committed === "lost") {
@@ -146,13 +145,13 @@ export class ModelStep {
       const status = await this.run.commitLanding([
         spanEnd(span, now, null, true),
         sessionError(now, type, message, "retrying"),
-        statusFact(now, "session.status_rescheduled"),
+        newFact(now, { kind: "status_rescheduled" }),
       ]);
       if (status === "lost") return "lost_claim";
       await sleep(retryDelayMs(this.run.ports.retry, attempt), this.run.signal);
       if (this.run.signal.aborted) return "lost_claim";
       const resumed = await this.run.commitLanding([
-        statusFact(this.run.ports.clock.now(), "session.status_running"),
+        newFact(this.run.ports.clock.now(), { kind: "status_running" }),
       ]);
       return resumed === "lost" ? "lost_claim" : "continue";
     }
@@ -160,7 +159,7 @@ export class ModelStep {
       [
         spanEnd(span, now, null, true),
         sessionError(now, type, message, "exhausted"),
-        idle(now, { type: "retries_exhausted" }),
+        idle(now, { kind: "retries_exhausted" }),
       ],
       "failed",
     );

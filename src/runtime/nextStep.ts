@@ -1,7 +1,7 @@
-import { type CommittedFact, TOOL_AWAITS } from "../coordinator/facts.js";
+import { readToolAwaits, readToolExecution } from "../coordinator/factCodec.js";
+import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";
-import { TOOL_EXECUTION } from "./toolFacts.js";
 
 export type Step =
   /** A model request was started and never ended (the worker died): close its span, then go on. */
@@ -16,7 +16,7 @@ export type Step =
       name: string;
       input: JsonObject;
       attempts: number;
-      /** Set for an MCP call (`agent.mcp_tool_use`): the server it goes to. */
+      /** Set for an MCP call: the server it goes to. */
       mcpServerName?: string;
     }
   /** Tool uses wait for client answers (results or confirmations): park the run. */
@@ -38,13 +38,11 @@ interface HandCall {
   afterAllow: "server" | "tool_result";
 }
 
-const INPUT_TYPES = new Set(["user.message", "user.custom_tool_result", "system.message"]);
-
 /**
  * Where a run stands, decided from committed facts only. This is what makes a run resumable by
  * any worker: no decision depends on memory that a crash would lose.
  */
-export function nextStep(facts: readonly CommittedFact[]): Step {
+export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   const startedAt = new Map<string, number>();
   let danglingStart: string | null = null;
   let lastAnsweredAt = -1;
@@ -60,92 +58,86 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
   const callOrder: string[] = [];
 
   for (const fact of facts) {
-    switch (fact.type) {
-      case "span.model_request_start":
+    switch (fact.kind) {
+      case "model_request_start":
         danglingStart = fact.id;
         startedAt.set(fact.id, fact.seq);
         break;
-      case "span.model_request_end": {
-        const startId = String(fact.body.model_request_start_id);
-        if (danglingStart === startId) danglingStart = null;
-        if (fact.body.is_error !== true) {
+      case "model_request_end": {
+        if (danglingStart === fact.startId) danglingStart = null;
+        if (!fact.isError) {
           // An answer covers the input committed before its request started; input that arrived
           // while the model was answering (committed before the end) still waits for a reply.
-          lastAnsweredAt = Math.max(lastAnsweredAt, startedAt.get(startId) ?? fact.seq);
+          lastAnsweredAt = Math.max(lastAnsweredAt, startedAt.get(fact.startId) ?? fact.seq);
           errorsSinceAnswer = 0;
         }
         break;
       }
-      case "session.error": {
-        const error = isObject(fact.body.error) ? fact.body.error : {};
-        if (MODEL_ERROR_TYPES.has(String(error.type))) errorsSinceAnswer += 1;
+      case "error":
+        if (MODEL_ERROR_TYPES.has(fact.errorType)) errorsSinceAnswer += 1;
         break;
-      }
-      case "session.status_idle":
+      case "status_idle":
         // The turn ended (answered, parked, exhausted or interrupted): the next one starts fresh.
         errorsSinceAnswer = 0;
         break;
-      case "agent.custom_tool_use":
+      case "tool_call": {
+        const { call } = fact;
         callOrder.push(fact.id);
-        pending.push(fact.id);
-        break;
-      case "agent.tool_use":
-      case "agent.mcp_tool_use":
-        callOrder.push(fact.id);
+        if (call.executor === "client") {
+          pending.push(fact.id);
+          break;
+        }
         handCalls.set(fact.id, {
-          name: String(fact.body.name),
-          mcpServerName: fact.type === "agent.mcp_tool_use" ? String(fact.body.mcp_server_name) : null,
-          input: isObject(fact.body.input) ? fact.body.input : {},
+          name: call.name,
+          mcpServerName: call.executor === "mcp" ? (call.mcpServer ?? "") : null,
+          input: call.input,
           attempts: 0,
           waiting: null,
           afterAllow: "server",
         });
         break;
-      case TOOL_AWAITS: {
-        const call = handCalls.get(String(fact.body.tool_use_id));
-        if (!call) break;
-        call.waiting = fact.body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result";
-        call.afterAllow = fact.body.after_allow === "tool_result" ? "tool_result" : "server";
+      }
+      case "internal": {
+        const awaits = readToolAwaits(fact);
+        const awaitsCall = awaits && handCalls.get(awaits.callId);
+        if (awaits && awaitsCall) {
+          awaitsCall.waiting = awaits.answer;
+          awaitsCall.afterAllow = awaits.afterAllow;
+        }
+        const execution = readToolExecution(fact);
+        const executed = execution && handCalls.get(execution.callId);
+        if (execution && executed) executed.attempts = Math.max(executed.attempts, execution.attempt);
         break;
       }
-      case "user.tool_confirmation": {
-        const call = handCalls.get(String(fact.body.tool_use_id));
+      case "tool_confirmation": {
+        const call = handCalls.get(fact.callId);
         if (call?.waiting !== "tool_confirmation") break;
         // Allowed: the server runs it, or the self-hosted client now owes its result. Denied: the
         // denial result committed with the confirmation closes the call.
-        call.waiting =
-          fact.body.result === "allow" && call.afterAllow === "tool_result" ? "tool_result" : null;
+        call.waiting = fact.allowed && call.afterAllow === "tool_result" ? "tool_result" : null;
         break;
       }
-      case TOOL_EXECUTION: {
-        const call = handCalls.get(String(fact.body.tool_use_id));
-        if (call) call.attempts = Math.max(call.attempts, Number(fact.body.attempt));
-        break;
-      }
-      case "agent.tool_result":
-      case "user.tool_result":
-        handCalls.delete(String(fact.body.tool_use_id));
-        lastInputAt = fact.seq;
-        break;
-      case "agent.mcp_tool_result":
-        handCalls.delete(String(fact.body.mcp_tool_use_id));
-        lastInputAt = fact.seq;
-        break;
-      case "user.custom_tool_result": {
-        const index = pending.indexOf(String(fact.body.custom_tool_use_id));
-        if (index >= 0) pending.splice(index, 1);
+      case "tool_result": {
+        if (fact.executor === "client") {
+          const index = pending.indexOf(fact.callId);
+          if (index >= 0) pending.splice(index, 1);
+        } else {
+          handCalls.delete(fact.callId);
+        }
         lastInputAt = fact.seq;
         break;
       }
-      case "user.interrupt":
+      case "interrupt":
         pending.length = 0;
         handCalls.clear();
         // An interrupt ends the turn: older input counts as handled.
         lastAnsweredAt = fact.seq;
         errorsSinceAnswer = 0;
         break;
-      default:
-        if (INPUT_TYPES.has(fact.type)) lastInputAt = fact.seq;
+      case "user_message":
+      case "system_message":
+        lastInputAt = fact.seq;
+        break;
     }
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
@@ -165,8 +157,4 @@ export function nextStep(facts: readonly CommittedFact[]): Step {
   if (awaiting.length > 0) return { kind: "await", eventIds: awaiting };
   if (lastInputAt > lastAnsweredAt) return { kind: "call_model", failedAttempts: errorsSinceAnswer };
   return { kind: "finish" };
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -7,7 +7,9 @@
 
 import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
+import { decodeCommitted, encodeFact } from "../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
+import type { CommittedTypedFact, TypedFact } from "../coordinator/factVocabulary.js";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
 import type { ModelSpan } from "./modelFacts.js";
@@ -17,7 +19,7 @@ export type CommitStatus = "ok" | "conflict" | "lost";
 
 export class RunContext {
   /** The thread's committed history as this run knows it, in `seq` order. */
-  readonly facts: CommittedFact[] = [];
+  readonly facts: CommittedTypedFact[] = [];
   private version = 0;
 
   constructor(
@@ -29,7 +31,7 @@ export class RunContext {
   /** Takes committed facts (the history a claim delivered, or a catch-up read) as known history. */
   receive(committed: CommittedFact[]): void {
     for (const fact of committed) {
-      this.facts.push(fact);
+      this.facts.push(decodeCommitted(fact));
       this.version = fact.seq;
     }
   }
@@ -39,7 +41,7 @@ export class RunContext {
    * change), which stay true whatever input was appended meanwhile: a version conflict is not a
    * reason to drop them, so they are retried on the new version until they land or the claim is lost.
    */
-  async commitLanding(facts: Fact[], settle?: RunOutcome): Promise<"ok" | "lost"> {
+  async commitLanding(facts: TypedFact[], settle?: RunOutcome): Promise<"ok" | "lost"> {
     for (;;) {
       const status = await this.commit(facts, settle);
       if (status !== "conflict") return status;
@@ -50,7 +52,7 @@ export class RunContext {
    * One fenced commit. The operation id is derived from the run and the expected version, so a
    * retry after a lost response is recognised by the store and answered with the original receipt.
    */
-  async commit(facts: Fact[], settle?: RunOutcome): Promise<CommitStatus> {
+  async commit(facts: TypedFact[], settle?: RunOutcome): Promise<CommitStatus> {
     const op = {
       opId: `op_${this.activation.runId}_v${this.version}`,
       runId: this.activation.runId,
@@ -58,7 +60,7 @@ export class RunContext {
       owner: this.activation.owner,
       epoch: this.activation.epoch,
       expectedVersion: this.version,
-      facts,
+      facts: facts.map(encodeFact),
       ...(settle ? { settle } : {}),
     };
     for (let attempt = 1; ; attempt++) {
@@ -87,13 +89,9 @@ export class RunContext {
   /** The span a dead owner opened, named as its start recorded it. */
   danglingSpan(startId: string): ModelSpan {
     const start = this.facts.find((fact) => fact.id === startId);
-    const provider = start?.body.provider;
-    const model = start?.body.model;
-    return {
-      startId,
-      provider: typeof provider === "string" ? provider : "unknown",
-      model: typeof model === "string" ? model : this.model(),
-    };
+    return start?.kind === "model_request_start"
+      ? { startId, provider: start.provider, model: start.model }
+      : { startId, provider: "unknown", model: this.model() };
   }
 
   model(): string {
@@ -117,13 +115,16 @@ export class RunContext {
   private adopt(facts: Fact[], committedAt: number): void {
     for (const fact of facts) {
       this.version += 1;
-      this.facts.push({
-        ...fact,
-        sessionId: this.activation.sessionId,
-        threadId: this.activation.threadId,
-        seq: this.version,
-        createdAt: committedAt,
-      });
+      // Read back as any reader of the stored row would: the run decides from the history itself.
+      this.facts.push(
+        decodeCommitted({
+          ...fact,
+          sessionId: this.activation.sessionId,
+          threadId: this.activation.threadId,
+          seq: this.version,
+          createdAt: committedAt,
+        }),
+      );
     }
   }
 

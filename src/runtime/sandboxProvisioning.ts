@@ -6,7 +6,7 @@
  */
 
 import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
-import type { Fact } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { Sandbox, SandboxSpec } from "../sandbox/ports.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { RunContext } from "./runContext.js";
@@ -27,11 +27,14 @@ export class SandboxProvisioning {
    * internal fact carrying its latency, so sandbox start-up is measured apart from the tool's own
    * time and from session creation (one per session, whichever worker realized it).
    */
-  async provision(): Promise<{ sandbox: Sandbox; fact: Fact | null }> {
+  async provision(): Promise<{ sandbox: Sandbox; fact: TypedFact | null }> {
     const spec = await this.secrets.withCredentials(this.sandboxSpec());
     const started = performance.now();
     const sandbox = await this.run.ports.sandboxes.realize(spec);
-    if (this.run.facts.some((f) => f.type === SANDBOX_REALIZED) || this.sandboxRecorded)
+    if (
+      this.run.facts.some((f) => f.kind === "internal" && f.type === SANDBOX_REALIZED) ||
+      this.sandboxRecorded
+    )
       return { sandbox, fact: null };
     this.sandboxRecorded = true;
     const ms = Math.round((performance.now() - started) * 100) / 100;
@@ -71,7 +74,7 @@ export class SandboxProvisioning {
             `the session's sandbox could not be started: ${message}`,
             "terminal",
           ),
-          idle(now, { type: "retries_exhausted" }),
+          idle(now, { kind: "retries_exhausted" }),
         ],
         "failed",
       );

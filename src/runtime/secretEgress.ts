@@ -14,7 +14,7 @@
  * command's own output, e.g. the proxy's 403).
  */
 
-import type { CommittedFact, Fact } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { Activation, PinnedSecretVariable, SecretOpening } from "../coordinator/ports.js";
 import type { SandboxCredentials, SandboxSpec } from "../sandbox/ports.js";
 import { sessionError } from "./modelFacts.js";
@@ -77,19 +77,18 @@ export class SecretEgress {
    * ones this session has not committed yet, then the refusals seen during the call (once per
    * credential and host).
    */
-  takeErrors(now: number, history: readonly CommittedFact[]): Fact[] {
+  takeErrors(now: number, history: readonly TypedFact[]): TypedFact[] {
     const { unusable, refused } = this;
     this.unusable = [];
     this.refused = [];
     const variables = this.variables ?? [];
     const reported = new Set<string>();
     for (const fact of history) {
-      const error =
-        fact.type === "session.error" ? (fact.body.error as Record<string, unknown> | undefined) : undefined;
-      if (error?.type === CREDENTIAL_HOST_UNREACHABLE && typeof error.credential_id === "string")
-        reported.add(error.credential_id);
+      if (fact.kind !== "error" || fact.errorType !== CREDENTIAL_HOST_UNREACHABLE) continue;
+      const credentialId = fact.extra.credential_id;
+      if (typeof credentialId === "string") reported.add(credentialId);
     }
-    const facts: Fact[] = [];
+    const facts: TypedFact[] = [];
     const seen = new Set<string>();
     const add = (secretName: string, key: string, message: (v: PinnedSecretVariable) => string) => {
       const variable = variables.find((v) => v.secretName === secretName);

@@ -1,37 +1,44 @@
-import type { Fact } from "../coordinator/facts.js";
+import { toolExecutionFact } from "../coordinator/factCodec.js";
+
+export { TOOL_EXECUTION } from "../coordinator/factCodec.js";
+
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 
-/**
- * Committed right before a Hand tool runs: the call's intent. A call found with this fact and no
- * result was interrupted mid-run (the worker died), and is re-run only if the tool is repeatable.
- * Internal: no protocol projects it.
- */
-export const TOOL_EXECUTION = "awaken.tool_execution";
-
-export function toolExecution(now: number, toolUseId: string, attempt: number): Fact {
-  return { id: newId("sevt", now), type: TOOL_EXECUTION, body: { tool_use_id: toolUseId, attempt } };
+/** Committed right before a Hand or MCP tool runs: the call's intent (see `TOOL_EXECUTION`). */
+export function toolExecution(now: number, toolUseId: string, attempt: number): TypedFact {
+  return toolExecutionFact(newId("sevt", now), toolUseId, attempt);
 }
 
-export function toolResult(now: number, toolUseId: string, text: string, isError: boolean): Fact {
+/** The server's result for one of its built-in calls (run, denied, or cut off). */
+export function toolResult(now: number, toolUseId: string, text: string, isError: boolean): TypedFact {
   return {
     id: newId("sevt", now),
-    type: "agent.tool_result",
-    body: { tool_use_id: toolUseId, content: [{ type: "text", text }], is_error: isError },
+    kind: "tool_result",
+    callId: toolUseId,
+    executor: "server",
+    by: "server",
+    content: [{ type: "text", text }],
+    isError,
   };
 }
 
-/** The result of an MCP call (wire §3.2: `agent.mcp_tool_result`), content as the server gave it. */
+/** The result of an MCP call, content as the server gave it. */
 export function mcpToolResult(
   now: number,
   mcpToolUseId: string,
   content: JsonObject[],
   isError: boolean,
-): Fact {
+): TypedFact {
   return {
     id: newId("sevt", now),
-    type: "agent.mcp_tool_result",
-    body: { mcp_tool_use_id: mcpToolUseId, content, is_error: isError },
+    kind: "tool_result",
+    callId: mcpToolUseId,
+    executor: "mcp",
+    by: "server",
+    content,
+    isError,
   };
 }
 
@@ -50,9 +57,15 @@ export function indeterminateText(name: string): string {
  */
 export const SANDBOX_REALIZED = "awaken.sandbox_realized";
 
-export function sandboxRealized(now: number, tier: string, provisioning: string, realizeMs: number): Fact {
+export function sandboxRealized(
+  now: number,
+  tier: string,
+  provisioning: string,
+  realizeMs: number,
+): TypedFact {
   return {
     id: newId("sevt", now),
+    kind: "internal",
     type: SANDBOX_REALIZED,
     body: { tier, provisioning, realize_ms: realizeMs },
   };

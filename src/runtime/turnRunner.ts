@@ -83,7 +83,7 @@ export class TurnRunner {
             `the run was interrupted by ${this.activation.crashCount} worker crashes without progress; it was stopped`,
             "exhausted",
           ),
-          idle(now, { type: "retries_exhausted" }),
+          idle(now, { kind: "retries_exhausted" }),
         ],
         "failed",
       );
@@ -127,14 +127,11 @@ export class TurnRunner {
           break;
         }
         case "await":
-          status = await context.commit(
-            [idle(now, { type: "requires_action", event_ids: step.eventIds })],
-            "awaiting",
-          );
+          status = await context.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
           if (status === "ok") return "settled";
           break;
         case "finish":
-          status = await context.commit([idle(now, { type: "end_turn" })], "done");
+          status = await context.commit([idle(now, { kind: "end_turn" })], "done");
           if (status === "ok") return "settled";
           break;
         case "call_model": {

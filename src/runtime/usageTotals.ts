@@ -1,7 +1,8 @@
-import type { CommittedFact, SessionUsage } from "../coordinator/facts.js";
+import type { SessionUsage } from "../coordinator/facts.js";
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 
 /** Cumulative usage of a session, summed from committed model request spans. */
-export function usageTotals(facts: readonly CommittedFact[]): SessionUsage {
+export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
   const total: SessionUsage = {
     input_tokens: 0,
     output_tokens: 0,
@@ -9,13 +10,11 @@ export function usageTotals(facts: readonly CommittedFact[]): SessionUsage {
     cache_creation_input_tokens: 0,
   };
   for (const fact of facts) {
-    if (fact.type !== "span.model_request_end") continue;
-    const u = fact.body.model_usage;
-    if (!u || typeof u !== "object" || Array.isArray(u)) continue;
-    total.input_tokens += Number(u.input_tokens ?? 0);
-    total.output_tokens += Number(u.output_tokens ?? 0);
-    total.cache_read_input_tokens += Number(u.cache_read_input_tokens ?? 0);
-    total.cache_creation_input_tokens += Number(u.cache_creation_input_tokens ?? 0);
+    if (fact.kind !== "model_request_end") continue;
+    total.input_tokens += fact.usage.input_tokens;
+    total.output_tokens += fact.usage.output_tokens;
+    total.cache_read_input_tokens += fact.usage.cache_read_input_tokens;
+    total.cache_creation_input_tokens += fact.usage.cache_creation_input_tokens;
   }
   return total;
 }

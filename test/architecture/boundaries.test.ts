@@ -46,8 +46,13 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
 /** Files of a context that other rules forbid importing even when the context is allowed. */
 const FORBIDDEN_FILES: Record<string, RegExp[]> = {
   // A worker reaches the coordinator only through its transport port, never its services or stores.
-  worker: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
-  runtime: [/^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|environmentConfig\.ts)/],
+  // Both read and build history through the fact vocabulary and its codec.
+  worker: [
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+  ],
+  runtime: [
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+  ],
   // Edges call application services, never the fence or the stores behind them.
   edge: [/^coordinator\/(commitFence|sqlDispatch)/],
 };
@@ -66,8 +71,27 @@ function importsOf(file: string): string[] {
   return specs.filter((s) => s.startsWith("."));
 }
 
+/**
+ * Inside edge/, each protocol adapter is a folder (`edge/ai-sdk/`, `edge/managed-agents/`, …) that
+ * never imports another adapter: what two adapters share lives in `edge/http/`, which imports no
+ * adapter. Only the server assembly at the edge's root (`edge/httpServer.ts`) sees them all.
+ */
+function crossesAdapter(from: string, target: string): boolean {
+  const [fromContext, fromFolder] = from.split("/");
+  const [targetContext, targetFolder] = target.split("/");
+  if (fromContext !== "edge" || targetContext !== "edge") return false;
+  const adapterOf = (folder: string | undefined, path: string) =>
+    folder && path.split("/").length > 2 && folder !== "http" ? folder : null;
+  const fromAdapter = adapterOf(fromFolder, from);
+  const targetAdapter = adapterOf(targetFolder, target);
+  if (targetAdapter === null) return false;
+  if (from.split("/").length === 2) return false; // the assembly at the edge's root
+  return fromAdapter !== targetAdapter;
+}
+
 /** `from` and `target` are paths under src/, e.g. `worker/workerLoop.ts`, `stores/sql/db.ts`. */
 function crossesBoundary(from: string, target: string): boolean {
+  if (crossesAdapter(from, target)) return true;
   const context = from.split("/")[0]!;
   const rule = ALLOWED[context];
   if (!rule) return true;
@@ -116,6 +140,17 @@ describe("context boundaries", () => {
     expect(crossesBoundary("control/credentialService.ts", "secrets/localSecretStore.ts")).toBe(true);
     expect(crossesBoundary("edge/httpServer.ts", "secrets/ports.ts")).toBe(true);
     expect(crossesBoundary("worker/workerLoop.ts", "runtime/turnRunner.ts")).toBe(false);
+    // Edge adapters: none imports another or the stores/runtime; shared plumbing imports no adapter.
+    expect(crossesBoundary("edge/ai-sdk/chatRoute.ts", "edge/managed-agents/dto.ts")).toBe(true);
+    expect(crossesBoundary("edge/ag-ui/runRoute.ts", "edge/ai-sdk/chatStream.ts")).toBe(true);
+    expect(crossesBoundary("edge/http/clientErrors.ts", "edge/managed-agents/errorEnvelope.ts")).toBe(true);
+    expect(crossesBoundary("edge/ai-sdk/chatRoute.ts", "runtime/turnRunner.ts")).toBe(true);
+    expect(crossesBoundary("edge/ag-ui/runRoute.ts", "stores/sql/db.ts")).toBe(true);
+    expect(crossesBoundary("edge/ai-sdk/chatRoute.ts", "edge/http/auth.ts")).toBe(false);
+    expect(crossesBoundary("edge/managed-agents/routes/eventRoutes.ts", "edge/managed-agents/dto.ts")).toBe(
+      false,
+    );
+    expect(crossesBoundary("edge/httpServer.ts", "edge/ai-sdk/aiSdkEdge.ts")).toBe(false);
     // Guard against an import regex that silently matches nothing.
     expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);
   });

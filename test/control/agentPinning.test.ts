@@ -65,7 +65,7 @@ describe("agent pinning", () => {
       tools: [{ type: "agent_toolset_20260401" }, { type: "agent_toolset_20260401" }],
     };
     const invalid = await errorOf(pinner.pin(WS, { id, overrides: twoToolsets }));
-    expect(invalid.status).toBe(400);
+    expect(invalid.category).toBe("invalid");
     expect(invalid.message).toMatch(/at most one agent_toolset_20260401/);
   });
 
@@ -78,7 +78,7 @@ describe("agent pinning", () => {
     expect(noVersion.message).toContain("has no version 3");
     await agents.archive(WS, id);
     const archived = await errorOf(pinner.pin(WS, { id }));
-    expect(archived.status).toBe(400);
+    expect(archived.category).toBe("invalid");
     expect(archived.message).toBe(`agent ${id} is archived and cannot start new sessions`);
   });
 });

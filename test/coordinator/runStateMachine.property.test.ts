@@ -23,6 +23,7 @@ import type {
 } from "../../src/control/agentDefinition.js";
 import type { RunOutcome } from "../../src/coordinator/commitOperation.js";
 import { type EnvironmentConfig, resolveEnvironmentConfig } from "../../src/coordinator/environmentConfig.js";
+import { decodeCommitted, decodeFact, encodeFact } from "../../src/coordinator/factCodec.js";
 import {
   type AnswerKind,
   type CommittedFact,
@@ -30,9 +31,11 @@ import {
   type Fact,
   type PendingAction,
 } from "../../src/coordinator/facts.js";
-import { planInputs, type UserInput } from "../../src/coordinator/inputRules.js";
+import type { TypedFact } from "../../src/coordinator/factVocabulary.js";
+import { planInputs } from "../../src/coordinator/inputRules.js";
 import type { InputContext, InputPlan, RunEffect, SessionRecord } from "../../src/coordinator/ports.js";
 import { projectFacts, type SessionProjection } from "../../src/coordinator/sessionProjection.js";
+import { toDomainInputs } from "../../src/edge/managed-agents/routes/userInputs.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 import { newId } from "../../src/kernel/ids.js";
 import type { JsonObject } from "../../src/kernel/json.js";
@@ -40,11 +43,11 @@ import type { ModelResponse, ModelStopReason } from "../../src/providers/ports.j
 import {
   idle,
   type ModelSpan,
+  newFact,
   responseFacts,
   sessionError,
   spanEnd,
   spanStart,
-  statusFact,
 } from "../../src/runtime/modelFacts.js";
 import { nextStep, type Step } from "../../src/runtime/nextStep.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
@@ -53,6 +56,12 @@ import { indeterminateText, toolExecution, toolResult } from "../../src/runtime/
 import { TurnRunner } from "../../src/runtime/turnRunner.js";
 import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
 import { sessionWithQueuedRun } from "../support/storeFixtures.js";
+
+/** A client event as the Managed Agents wire carries it; the edge's mapping turns it into input. */
+interface UserInput {
+  type: string;
+  body: JsonObject;
+}
 
 /** The values the composition roots use (`cli/allInOne.ts`, `cli/worker.ts`). */
 const CRASH_BUDGET = 5;
@@ -431,7 +440,7 @@ class Simulation {
       createdAt: now,
     }));
     this.facts.push(...committed);
-    this.projection = projectFacts(this.projection, facts);
+    this.projection = projectFacts(this.projection, facts.map(decodeFact));
     // The oracle's input/answer bookkeeping (the rule nextStep's docs state in words).
     const startSeq = new Map(
       this.facts.filter((f) => f.type === "span.model_request_start").map((f) => [f.id, f.seq]),
@@ -470,7 +479,7 @@ class Simulation {
       this.saw("crash_budget_failure");
       const now = this.tick();
       // As TurnRunner does: a request a dead owner left open is closed in the same commit.
-      const step = nextStep(this.facts);
+      const step = nextStep(this.facts.map(decodeCommitted));
       const start =
         step.kind === "close_dangling_request" ? this.facts.find((f) => f.id === step.startId) : undefined;
       const close =
@@ -493,7 +502,7 @@ class Simulation {
             `the run was interrupted by ${run.crashCount} worker crashes`,
             "exhausted",
           ),
-          idle(now, { type: "retries_exhausted" }),
+          idle(now, { kind: "retries_exhausted" }),
         ],
         "failed",
       );
@@ -501,7 +510,9 @@ class Simulation {
   }
 
   /** The commit fence (epoch + version) and the settle, as `sqlDispatchStore.commit` does them. */
-  private commit(facts: Fact[], settle?: RunOutcome): "ok" | "conflict" {
+  private commit(typed: TypedFact[], settle?: RunOutcome): "ok" | "conflict" {
+    // As the run context does: the runtime builds typed facts, the fence stores their encoding.
+    const facts = typed.map(encodeFact);
     const worker = this.worker!;
     const run = this.run;
     // A cancel or a reclaim removes the worker at once, so a live worker always holds the claim.
@@ -531,7 +542,7 @@ class Simulation {
     return "ok";
   }
 
-  private commitLanding(facts: Fact[], settle?: RunOutcome): void {
+  private commitLanding(facts: TypedFact[], settle?: RunOutcome): void {
     while (this.commit(facts, settle) === "conflict") {}
   }
 
@@ -556,7 +567,7 @@ class Simulation {
       this.commitLanding([toolResult(now, toolUseId, `${name}: ok`, false)]);
       return;
     }
-    const step = nextStep(this.facts.slice(0, worker.version));
+    const step = nextStep(this.facts.slice(0, worker.version).map(decodeCommitted));
     switch (step.kind) {
       case "close_dangling_request": {
         const start = this.facts.find((f) => f.id === step.startId);
@@ -583,10 +594,10 @@ class Simulation {
         return;
       }
       case "await":
-        this.commit([idle(now, { type: "requires_action", event_ids: step.eventIds })], "awaiting");
+        this.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
         return;
       case "finish":
-        this.commit([idle(now, { type: "end_turn" })], "done");
+        this.commit([idle(now, { kind: "end_turn" })], "done");
         return;
       case "call_model": {
         const span: ModelSpan = { startId: `sevt_start_${now}`, provider: "fake", model: "claude-test" };
@@ -609,15 +620,15 @@ class Simulation {
         this.commitLanding([
           spanEnd(span, now, null, true),
           sessionError(now, "model_overloaded_error", "overloaded", "retrying"),
-          statusFact(now, "session.status_rescheduled"),
+          newFact(now, { kind: "status_rescheduled" }),
         ]);
-        this.commitLanding([statusFact(this.tick(), "session.status_running")]);
+        this.commitLanding([newFact(this.tick(), { kind: "status_running" })]);
       } else {
         this.commitLanding(
           [
             spanEnd(span, now, null, true),
             sessionError(now, "model_request_failed_error", "failed", "exhausted"),
-            idle(now, { type: "retries_exhausted" }),
+            idle(now, { kind: "retries_exhausted" }),
           ],
           "failed",
         );
@@ -644,7 +655,11 @@ class Simulation {
       },
     };
     const plan = responseFacts(response, `sevt_msg_${now}`, now, this.catalog);
-    const body = [...plan.facts, spanEnd(span, now, response.usage, false), statusFact(now, "session.usage")];
+    const body = [
+      ...plan.facts,
+      spanEnd(span, now, response.usage, false),
+      newFact(now, { kind: "usage", usage: EMPTY_USAGE }),
+    ];
     if (plan.serverRuns > 0 || plan.denied > 0) {
       this.commitLanding(body);
       return;
@@ -652,12 +667,12 @@ class Simulation {
     const terminal =
       plan.awaiting.length > 0
         ? {
-            fact: idle(now, { type: "requires_action", event_ids: plan.awaiting }),
+            fact: idle(now, { kind: "waiting", callIds: plan.awaiting }),
             settle: "awaiting" as const,
           }
         : model.stop === "refusal"
-          ? { fact: idle(now, { type: "refusal" }), settle: "done" as const }
-          : { fact: idle(now, { type: "end_turn" }), settle: "done" as const };
+          ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
+          : { fact: idle(now, { kind: "end_turn" }), settle: "done" as const };
     if (this.commit([...body, terminal.fact], terminal.settle) === "conflict") {
       // New input landed while the model answered: the answer is rebased without its terminal part.
       this.saw("rebased_answer");
@@ -840,7 +855,7 @@ class Simulation {
     const before = structuredClone(ctx);
     let plan: InputPlan;
     try {
-      plan = planInputs(ctx, inputs, this.tick());
+      plan = planInputs(ctx, toDomainInputs(inputs.map((i) => ({ type: i.type, ...i.body }))), this.tick());
     } catch (error) {
       // A rejected batch changes nothing: its facts and effects are never applied.
       expect(error, "a rejected batch is an AwakenError").toBeInstanceOf(AwakenError);
@@ -915,7 +930,7 @@ class Simulation {
   // ---- the invariants, after every step ----
 
   check(): void {
-    const step = nextStep(this.facts);
+    const step = nextStep(this.facts.map(decodeCommitted));
     const owedIds = this.callOrder.filter((id) => this.owed.has(id));
 
     // (1) the projection's pending list is exactly what the oracle says is owed…
@@ -1032,7 +1047,11 @@ class Simulation {
       else if (this.owed.size > 0) {
         const [first] = this.owed.values();
         expect(this.send([answerFor(first!.eventId, first!.kind, true)])).toBe(true);
-      } else if (this.run === null && nextStep(this.facts).kind !== "finish" && retries < CRASH_BUDGET) {
+      } else if (
+        this.run === null &&
+        nextStep(this.facts.map(decodeCommitted)).kind !== "finish" &&
+        retries < CRASH_BUDGET
+      ) {
         // The turn failed (its run past the crash budget): a client asks again.
         retries += 1;
         expect(this.send([{ type: "user.message", body: { content: [] } }])).toBe(true);
@@ -1041,7 +1060,9 @@ class Simulation {
     }
     expect(this.run, "(7) the run finished").toBeNull();
     expect(this.owed.size + this.serverOwed.size, "(7) nothing is owed").toBe(0);
-    expect(nextStep(this.facts), "(7) nothing is left to do").toEqual({ kind: "finish" });
+    expect(nextStep(this.facts.map(decodeCommitted)), "(7) nothing is left to do").toEqual({
+      kind: "finish",
+    });
     const lastStatus = this.facts.findLast((f) => f.type.startsWith("session.status_"))!;
     expect(lastStatus.body.stop_reason, "(7) the turn ended").toEqual({ type: "end_turn" });
     expect(this.answeredSeq, "(7) the last message was answered").toBeGreaterThan(lastMessage);
@@ -1159,7 +1180,7 @@ describe("the run state machine under random event orders", () => {
         owner: "w0",
         epoch: activation.epoch,
         expectedVersion: version,
-        facts: [start],
+        facts: [encodeFact(start)],
       });
       expect(started.ok).toBe(true);
       // Every next owner dies before its first commit.
@@ -1199,7 +1220,9 @@ describe("the run state machine under random event orders", () => {
       );
       expect(ends, "the request the dead worker left open is ended with the run").toHaveLength(1);
       // The message stays unanswered (the turn failed); the next turn starts with the model, not a cleanup.
-      expect(nextStep(history).kind, "nothing dangles into the next turn").toBe("call_model");
+      expect(nextStep(history.map(decodeCommitted)).kind, "nothing dangles into the next turn").toBe(
+        "call_model",
+      );
     } finally {
       await fx.handle.close();
     }

@@ -225,9 +225,9 @@ describe.each(BACKENDS)("session entry on %s", (backend) => {
       ];
       for (const name of bad) {
         const opened = await errorOf(a.entry.openNamed(WS, name, { agent: { id: agent } }));
-        expect(opened.status).toBe(400);
+        expect(opened.category).toBe("invalid");
         expect(opened.message).toMatch(/^session name: must be 1-256 printable characters/);
-        expect((await errorOf(a.entry.findNamed(WS, name))).status).toBe(400);
+        expect((await errorOf(a.entry.findNamed(WS, name))).category).toBe("invalid");
       }
       expect(await allSessions(a, WS)).toEqual([]);
       expect(await allEnvironments(a, WS)).toEqual([]);

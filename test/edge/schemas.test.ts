@@ -111,7 +111,7 @@ describe("parseBody", () => {
         { path: "model", message: expect.stringMatching(/model id string or an object/) },
       ],
     });
-    expect(err.status).toBe(400);
+    expect(err.category).toBe("invalid");
   });
 
   it("returns the parsed value with defaults applied", () => {

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { decodeCommitted } from "../../src/coordinator/factCodec.js";
 import type { CommittedFact } from "../../src/coordinator/facts.js";
 import type { JsonObject } from "../../src/kernel/json.js";
 import type { ModelMessage } from "../../src/providers/ports.js";
@@ -46,7 +47,7 @@ class History {
     if (!isError) this.add("session.usage", { usage: {} });
   }
   conversation(): ModelMessage[] {
-    return buildConversation(this.facts);
+    return buildConversation(this.facts.map(decodeCommitted));
   }
 }
 

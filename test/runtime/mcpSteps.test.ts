@@ -5,8 +5,10 @@
  * claim is lost.
  */
 import { describe, expect, it, vi } from "vitest";
+import { decodeCommitted } from "../../src/coordinator/factCodec.js";
 import type { CommittedFact } from "../../src/coordinator/facts.js";
 import { TOOL_AWAITS } from "../../src/coordinator/facts.js";
+import type { CommittedTypedFact } from "../../src/coordinator/factVocabulary.js";
 import type { JsonObject } from "../../src/kernel/json.js";
 import { OutboundConnector } from "../../src/kernel/outboundConnector.js";
 import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
@@ -15,7 +17,11 @@ import { McpConnectAborted, McpSessions } from "../../src/runtime/mcp/mcpSession
 import { nextStep } from "../../src/runtime/nextStep.js";
 import { TOOL_EXECUTION } from "../../src/runtime/toolFacts.js";
 
-function history(...facts: Array<[string, JsonObject, string?]>): CommittedFact[] {
+function history(...facts: Array<[string, JsonObject, string?]>): CommittedTypedFact[] {
+  return stored(...facts).map(decodeCommitted);
+}
+
+function stored(...facts: Array<[string, JsonObject, string?]>): CommittedFact[] {
   return facts.map(([type, body, id], index) => ({
     id: id ?? `sevt_${index + 1}`,
     type,

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { decodeCommitted } from "../../src/coordinator/factCodec.js";
 import type { CommittedFact } from "../../src/coordinator/facts.js";
 import type { JsonObject } from "../../src/kernel/json.js";
 import { nextStep, type Step } from "../../src/runtime/nextStep.js";
@@ -55,7 +56,7 @@ class History {
     return this.add("session.status_idle", { stop_reason: stop, stop_details: null });
   }
   step(): Step {
-    return nextStep(this.facts);
+    return nextStep(this.facts.map(decodeCommitted));
   }
 }
 
@@ -385,7 +386,7 @@ describe("nextStep against a simulation of the runtime", () => {
         const sim = new Simulation();
         for (const op of ops) {
           sim.apply(op);
-          expect(nextStep(sim.h.facts)).toEqual(sim.expected());
+          expect(nextStep(sim.h.facts.map(decodeCommitted))).toEqual(sim.expected());
         }
       }),
       { numRuns: 300 },
@@ -417,7 +418,9 @@ describe("nextStep against a simulation of the runtime", () => {
             } as CommittedFact);
           }
           const renumbered = facts.map((fact, index) => ({ ...fact, seq: index + 1 }));
-          expect(nextStep(renumbered)).toEqual(nextStep(sim.h.facts));
+          expect(nextStep(renumbered.map(decodeCommitted))).toEqual(
+            nextStep(sim.h.facts.map(decodeCommitted)),
+          );
         },
       ),
       { numRuns: 200 },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { decodeCommitted, encodeFact } from "../../src/coordinator/factCodec.js";
 import type { CommittedFact } from "../../src/coordinator/facts.js";
 import type { Activation, PinnedSecretVariable, SecretOpenRequest } from "../../src/coordinator/ports.js";
 import type { RuntimePorts } from "../../src/runtime/ports.js";
@@ -156,8 +157,8 @@ describe("opening for the egress proxy", () => {
 });
 
 describe("credential_host_unreachable_error", () => {
-  const committed = (type: string, credentialId: string): CommittedFact =>
-    ({
+  const committed = (type: string, credentialId: string) =>
+    decodeCommitted({
       id: "sevt_x",
       type: "session.error",
       body: { error: { type, credential_id: credentialId } },
@@ -165,7 +166,7 @@ describe("credential_host_unreachable_error", () => {
       threadId: "sthr_1",
       seq: 1,
       createdAt: 0,
-    }) as CommittedFact;
+    } as CommittedFact);
 
   it("an unusable credential is reported once per session; refused hosts once per call and host", async () => {
     const { egress } = setup();
@@ -176,7 +177,7 @@ describe("credential_host_unreachable_error", () => {
     credentials.onHostRefused("API_TOKEN", "api.test", "not allowed");
     credentials.onHostRefused("UNKNOWN", "api.test", "not allowed");
     const facts = egress.takeErrors(1000, []);
-    expect(facts.map((f) => f.body.error)).toEqual([
+    expect(facts.map((f) => encodeFact(f).body.error)).toEqual([
       {
         type: CREDENTIAL_HOST_UNREACHABLE,
         message: "credential vcrd_1: the environment forbids api.test",

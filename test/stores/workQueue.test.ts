@@ -188,7 +188,7 @@ describe.each(BACKEND_NAMES)("self-hosted work queue: %s", (backend) => {
         desiredTtlSeconds: undefined,
       })
       .catch((e: AwakenError) => e);
-    expect(stale).toMatchObject({ code: "heartbeat_precondition_failed", status: 412 });
+    expect(stale).toMatchObject({ code: "heartbeat_precondition_failed", category: "precondition_failed" });
     expect((stale as AwakenError).details?.current_state).toMatchObject({
       state: "active",
       last_heartbeat: ok.last_heartbeat,
@@ -205,7 +205,7 @@ describe.each(BACKEND_NAMES)("self-hosted work queue: %s", (backend) => {
     expect(wrongEpoch).toMatchObject({ code: "heartbeat_precondition_failed" });
     await fx.work.stop(fx.ws, fx.env, id, token1, true);
     const twice = await fx.work.stop(fx.ws, fx.env, id, token1, true).catch((e: AwakenError) => e);
-    expect(twice).toMatchObject({ code: "work_stopped", status: 409, retryable: false });
+    expect(twice).toMatchObject({ code: "work_stopped", category: "conflict", retryable: false });
   });
 });
 

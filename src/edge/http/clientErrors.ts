@@ -2,7 +2,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { newId } from "../../kernel/ids.js";
-import { errorBody } from "../managed-agents/errorEnvelope.js";
+import { defaultErrorBody as errorBody } from "./defaultErrorBody.js";
 
 /** What Node's HTTP parser refused, by its error code: status, wire type and what to fix. */
 const PARSER_ERRORS: Record<string, { status: number; type: string; message: string }> = {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { AwakenError } from "../../kernel/errors.js";
-import { formatPath } from "../managed-agents/schemas/common.js";
+import { formatPath } from "./fieldPath.js";
 import { type JsonTextProblem, scanJsonText } from "./jsonTextScan.js";
 
 /**

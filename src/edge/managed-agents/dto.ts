@@ -1,9 +1,11 @@
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, StoredPublication } from "../../control/ports.js";
-import type { CommittedFact } from "../../coordinator/facts.js";
 import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { Page } from "../../kernel/pagination.js";
+import { usageDto } from "./usageDto.js";
+
+export { eventDto } from "./eventDto.js";
 
 // Projections from domain records to the Managed Agents wire (wire §2). Nothing else in the
 // product knows these shapes.
@@ -82,35 +84,6 @@ export function sessionDto(s: SessionRecord, now: number): Record<string, unknow
     updated_at: isoTime(s.updatedAt),
     archived_at: iso(s.archivedAt),
   };
-}
-
-export function eventDto(f: CommittedFact): Record<string, unknown> {
-  const body =
-    f.type === "session.usage" && isRecord(f.body.usage)
-      ? { ...f.body, usage: usageDto(f.body.usage) }
-      : f.body;
-  return { id: f.id, type: f.type, ...body, processed_at: isoTime(f.createdAt) };
-}
-
-/**
- * Cumulative usage as the wire reports it (SDK `BetaManagedAgentsSessionUsage` and the `session.usage`
- * snapshot): cache writes are broken down by TTL under `cache_creation`. The product records one
- * total; it never asks for the 1-hour TTL, so every cache write is a 5-minute one. The flat
- * `cache_creation_input_tokens` total stays alongside for existing readers (the SDK ignores it).
- */
-function usageDto(usage: object): Record<string, unknown> {
-  const cacheWrites = (usage as Record<string, unknown>).cache_creation_input_tokens;
-  return {
-    ...usage,
-    cache_creation: {
-      ephemeral_5m_input_tokens: typeof cacheWrites === "number" ? cacheWrites : 0,
-      ephemeral_1h_input_tokens: 0,
-    },
-  };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export function pageDto<T>(

@@ -1,24 +1,10 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { isInternalFact } from "../../coordinator/facts.js";
-import type {
-  HistoryReader,
-  LiveEvidence,
-  LiveEvidenceBus,
-  SessionRecord,
-  WakeSignals,
-} from "../../coordinator/ports.js";
+import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
 import { eventDto } from "./dto.js";
-
-export interface StreamDeps {
-  history: HistoryReader;
-  signals: WakeSignals;
-  evidence: LiveEvidenceBus;
-  pingMs: number;
-  /** Safety net when a wake signal is missed; committed rows are the source either way. */
-  pollMs: number;
-}
 
 /** What the Managed wire stream needs: the session tail to format and the ping interval. */
 export interface SessionStreamDeps {
@@ -97,7 +83,7 @@ class ManagedFrames {
     const { fact } = item;
     this.shown.delete(fact.id);
     if (isInternalFact(fact.type)) return null;
-    return { event: fact.type, data: eventDto(fact) };
+    return { event: fact.type, data: eventDto(decodeCommitted(fact)) };
   }
 
   private preview(evidence: LiveEvidence): { event: string; data: unknown } | null {

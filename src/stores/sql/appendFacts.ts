@@ -1,3 +1,4 @@
+import { decodeFact } from "../../coordinator/factCodec.js";
 import type {
   CommittedFact,
   Fact,
@@ -91,7 +92,7 @@ export function projectedColumns(
       pending: fromJson<PendingAction[]>(row.pending_json),
       usage: fromJson<SessionUsage>(row.usage_json),
     },
-    facts,
+    facts.map(decodeFact),
   );
   return { status: next.status, pending_json: toJson(next.pending), usage_json: toJson(next.usage) };
 }

@@ -1,4 +1,6 @@
+import { decodeFact, storedTypesOf } from "../../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
+import type { TypedFact } from "../../coordinator/factVocabulary.js";
 import type {
   AppendPrecondition,
   InputContext,
@@ -236,13 +238,21 @@ export async function openRequest(tx: Tx, threadId: string): Promise<InputContex
   return openRequestFrom(await openRequestQuery(tx, threadId).executeTakeFirst());
 }
 
+const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
+
+/** The request a span start left open (the thread's last span fact), named as it recorded it. */
+export function openRequestOf(last: TypedFact): InputContext["openModelRequest"] {
+  if (last.kind !== "model_request_start") return null;
+  return { startId: last.id, provider: last.provider || "unknown", model: last.model || "unknown" };
+}
+
 /** The thread's last model request span event (start or end). */
 export function openRequestQuery(db: DbOrTx, threadId: string) {
   return db
     .selectFrom("events")
     .select(["id", "type", "body_json"])
     .where("thread_id", "=", threadId)
-    .where("type", "in", ["span.model_request_start", "span.model_request_end"])
+    .where("type", "in", MODEL_REQUEST_TYPES)
     .orderBy("seq", "desc")
     .limit(1);
 }
@@ -250,9 +260,8 @@ export function openRequestQuery(db: DbOrTx, threadId: string) {
 export function openRequestFrom(
   last: { id: string; type: string; body_json: string } | undefined,
 ): InputContext["openModelRequest"] {
-  if (last?.type !== "span.model_request_start") return null;
-  const body = fromJson<{ provider?: string; model?: string }>(last.body_json);
-  return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
+  if (!last) return null;
+  return openRequestOf(decodeFact({ id: last.id, type: last.type, body: fromJson(last.body_json) }));
 }
 
 /** The work item a sessions token's send depends on; share-locked on PostgreSQL. */

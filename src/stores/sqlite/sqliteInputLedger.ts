@@ -1,3 +1,4 @@
+import { decodeFact, storedTypesOf } from "../../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
 import type {
   AppendPrecondition,
@@ -12,7 +13,7 @@ import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js
 import { notFound } from "../../kernel/errors.js";
 import type { Database } from "../sql/schema.js";
 import { rowToSession } from "../sql/sessionRows.js";
-import type { SqlInputLedger } from "../sql/sqlInputLedger.js";
+import { openRequestOf, type SqlInputLedger } from "../sql/sqlInputLedger.js";
 import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 
@@ -136,14 +137,16 @@ function checkWorkLease(
   if (problem) throw problem;
 }
 
+const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
+
 function openRequest(sql: SyncSql, threadId: string): InputContext["openModelRequest"] {
   const last = sql.get<{ id: string; type: string; body_json: string }>(
-    "select id, type, body_json from events where thread_id = ? and type in ('span.model_request_start', 'span.model_request_end') order by seq desc limit 1",
+    "select id, type, body_json from events where thread_id = ? and type in (?, ?) order by seq desc limit 1",
     threadId,
+    ...MODEL_REQUEST_TYPES,
   );
-  if (last?.type !== "span.model_request_start") return null;
-  const body = JSON.parse(last.body_json) as { provider?: string; model?: string };
-  return { startId: last.id, provider: body.provider ?? "unknown", model: body.model ?? "unknown" };
+  if (!last) return null;
+  return openRequestOf(decodeFact({ id: last.id, type: last.type, body: JSON.parse(last.body_json) }));
 }
 
 function patchSession(sql: SyncSql, sessionId: string, patch: SessionPatch, now: number): void {

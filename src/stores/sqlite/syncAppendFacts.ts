@@ -1,3 +1,4 @@
+import { decodeFact } from "../../coordinator/factCodec.js";
 import type {
   CommittedFact,
   Fact,
@@ -58,7 +59,7 @@ export function appendFactsSync(
       pending: JSON.parse(row.pending_json) as PendingAction[],
       usage: JSON.parse(row.usage_json) as SessionUsage,
     },
-    facts,
+    facts.map(decodeFact),
   );
   sql.run(
     "update sessions set status = ?, pending_json = ?, usage_json = ?, updated_at = ? where id = ?",

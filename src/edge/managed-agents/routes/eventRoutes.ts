@@ -1,31 +1,26 @@
 import type { FastifyInstance } from "fastify";
+import { decodeCommitted } from "../../../coordinator/factCodec.js";
 import { principalOf } from "../../http/auth.js";
 import { eventDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
+import { sendDedupe } from "../sendDedupe.js";
 import { streamSession } from "../sessionStream.js";
 import { SESSION_SCOPED, sendPrecondition } from "../sessionTokenAccess.js";
-import { toUserInputs } from "./userInputs.js";
+import { toDomainInputs } from "./userInputs.js";
 
 type IdParams = { Params: { id: string }; Querystring: RawQuery };
 
 export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
   app.post<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) => {
     const body = parseBody(sendEventsBodySchema, request.body);
-    const retryCount = Number(request.headers["x-stainless-retry-count"] ?? 0) || 0;
-    const key = request.headers["idempotency-key"];
-    const echoed = await deps.sessions.send(
-      principalOf(request).workspaceId,
-      request.params.id,
-      toUserInputs(body.events),
-      {
-        retryCount,
-        idempotencyKey: typeof key === "string" && key.trim() ? key.trim() : undefined,
-        precondition: sendPrecondition(request),
-      },
-    );
-    return { data: echoed.map(eventDto) };
+    const inputs = toDomainInputs(body.events);
+    const echoed = await deps.sessions.send(principalOf(request).workspaceId, request.params.id, inputs, {
+      dedupe: sendDedupe(request.headers, inputs),
+      precondition: sendPrecondition(request),
+    });
+    return { data: echoed.map((fact) => eventDto(decodeCommitted(fact))) };
   });
 
   app.get<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) => {
@@ -38,7 +33,7 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
       ...(q.types ? { types: [...q.types] } : {}),
       ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
     });
-    return pageDto(page, eventDto);
+    return pageDto(page, (fact) => eventDto(decodeCommitted(fact)));
   });
 
   app.get<IdParams>(

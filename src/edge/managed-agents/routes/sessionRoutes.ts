@@ -13,7 +13,7 @@ import {
   updateSessionBodySchema,
 } from "../schemas/sessions.js";
 import { SESSION_SCOPED } from "../sessionTokenAccess.js";
-import { toUserInputs } from "./userInputs.js";
+import { toDomainInputs } from "./userInputs.js";
 
 type IdParams = { Params: { id: string } };
 
@@ -30,7 +30,7 @@ export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): vo
       resources: body.resources ?? [],
       vaultIds: body.vault_ids ?? [],
       budget: body.budget ?? null,
-      initialEvents: toUserInputs(body.initial_events ?? []),
+      initialInputs: toDomainInputs(body.initial_events ?? []),
     });
     return sessionDto(session, deps.clock.now());
   });

@@ -6,12 +6,11 @@
 import { z } from "zod";
 import { AwakenError, type ErrorCode } from "../../../kernel/errors.js";
 import { metadataProblems } from "../../../kernel/metadata.js";
+import { formatPath, type PathStyle } from "../../http/fieldPath.js";
 
 // ---------------------------------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------------------------------
-
-type PathStyle = "body" | "query";
 
 /** A short, safe rendering of a rejected value for an error message. */
 export function describeValue(value: unknown): string {
@@ -122,23 +121,6 @@ export function discriminatorError(noun: string) {
     }
     return discriminatorMessage(issue.input, issue.discriminator, discriminatorOptions(issue), noun);
   };
-}
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** `events[0].content[1].text` for bodies; `created_at[gte]`, `types[0]` for query strings. */
-export function formatPath(path: readonly PropertyKey[], style: PathStyle = "body"): string {
-  let out = "";
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`;
-    else {
-      const key = String(segment);
-      if (out === "") out = key;
-      else if (style === "query") out += `[${key}]`;
-      else out += IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
-    }
-  }
-  return out;
 }
 
 /** `betas` and `workspace_id` are SDK params, but the SDK sends them as headers (wire §1.1). */
@@ -434,3 +416,5 @@ export const metadataSchema = z.custom<Record<string, string>>().superRefine(che
  * result is checked again when the patch is applied.
  */
 export const metadataPatchSchema = z.custom<Record<string, string | null>>().superRefine(checkMetadata(true));
+
+export { formatPath };

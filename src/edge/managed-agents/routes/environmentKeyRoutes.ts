@@ -1,13 +1,10 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf, type RouteAccess } from "../http/auth.js";
-import type { EdgeServices } from "../http/edgeServices.js";
-import { pageDto } from "../managed-agents/dto.js";
-import { parseBody, parseQuery, type RawQuery } from "../managed-agents/schemas/common.js";
-import {
-  createEnvironmentKeyBodySchema,
-  listEnvironmentKeysQuerySchema,
-} from "../managed-agents/schemas/work.js";
-import { environmentKeyDto } from "../managed-agents/selfHostedDto.js";
+import { principalOf, type RouteAccess } from "../../http/auth.js";
+import type { EdgeServices } from "../../http/edgeServices.js";
+import { pageDto } from "../dto.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import { createEnvironmentKeyBodySchema, listEnvironmentKeysQuerySchema } from "../schemas/work.js";
+import { environmentKeyDto } from "../selfHostedDto.js";
 
 type EnvParams = { Params: { environment_id: string }; Querystring: RawQuery };
 type KeyParams = { Params: { environment_id: string; key_id: string } };

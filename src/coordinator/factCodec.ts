@@ -1,0 +1,71 @@
+import { encodeMessage, type MessageFact, messageDecoders } from "./facts/messageCodec.js";
+import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessionCodec.js";
+import { INTERNAL_PREFIX, STORED_TYPE } from "./facts/storedTypes.js";
+import { encodeTool, type ToolFact, toolDecoders } from "./facts/toolCodec.js";
+import type { CommittedFact, Fact } from "./facts.js";
+import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
+
+/**
+ * The one place that knows how facts are stored. Everything else reads and builds `TypedFact`s;
+ * stores keep the rows exactly as they have always been written, so committed history (its ids,
+ * types and bodies) never changes. `encodeFact(decodeFact(f))` equals `f` for every stored shape.
+ */
+
+const DECODERS: Record<string, (f: Fact) => TypedFact> = {
+  ...messageDecoders,
+  ...toolDecoders,
+  ...sessionDecoders,
+};
+
+export function decodeFact(fact: Fact): TypedFact {
+  if (fact.type.startsWith(INTERNAL_PREFIX))
+    return { id: fact.id, kind: "internal", type: fact.type, body: fact.body };
+  const decode = Object.hasOwn(DECODERS, fact.type) ? DECODERS[fact.type] : undefined;
+  return decode ? decode(fact) : { id: fact.id, kind: "unknown", type: fact.type, body: fact.body };
+}
+
+export function decodeCommitted(fact: CommittedFact): CommittedTypedFact {
+  return {
+    ...decodeFact(fact),
+    sessionId: fact.sessionId,
+    threadId: fact.threadId,
+    seq: fact.seq,
+    createdAt: fact.createdAt,
+  };
+}
+
+export function encodeFact(fact: TypedFact): Fact {
+  switch (fact.kind) {
+    case "internal":
+    case "unknown":
+      return { id: fact.id, type: fact.type, body: fact.body };
+    case "user_message":
+    case "system_message":
+    case "agent_message":
+    case "agent_thinking":
+    case "interrupt":
+      return encodeMessage(fact as MessageFact);
+    case "tool_call":
+    case "tool_result":
+    case "tool_confirmation":
+      return encodeTool(fact as ToolFact);
+    default:
+      return encodeSession(fact as SessionFact);
+  }
+}
+
+// Internal facts' builders and readers (runtime bookkeeping: resume tickets, tool intents).
+export {
+  readToolAwaits,
+  readToolExecution,
+  TOOL_AWAITS,
+  TOOL_EXECUTION,
+  type ToolAwaits,
+  toolAwaitsFact,
+  toolExecutionFact,
+} from "./facts/internalFacts.js";
+
+/** Stored types of kinds with one stored type, for stores that filter rows by type in SQL. */
+export function storedTypesOf(...kinds: Array<keyof typeof STORED_TYPE>): string[] {
+  return kinds.map((kind) => STORED_TYPE[kind]);
+}

@@ -1,0 +1,59 @@
+import type { JsonObject } from "../../kernel/json.js";
+import type { TypedFact } from "../factVocabulary.js";
+import { count, object, text } from "./bodyValues.js";
+
+/**
+ * Committed with a built-in tool use that waits for a client (a confirmation, or a result from a
+ * self-hosted worker). With the run's awaiting settle it forms the resume ticket: which calls wait
+ * for which answer, under the run's pinned snapshot.
+ */
+export const TOOL_AWAITS = "awaken.tool_awaits";
+
+/**
+ * Committed right before a Hand or MCP tool runs: the call's intent. A call found with this fact and
+ * no result was interrupted mid-run (the worker died), and is re-run only if the tool is repeatable.
+ */
+export const TOOL_EXECUTION = "awaken.tool_execution";
+
+export interface ToolAwaits {
+  callId: string;
+  answer: "tool_confirmation" | "tool_result";
+  /** For a confirmation: who runs the call once allowed (this server, or the client's worker). */
+  afterAllow: "server" | "tool_result";
+  /** The call is an MCP call: its denial is an MCP result. */
+  mcp: boolean;
+}
+
+export function toolAwaitsFact(
+  id: string,
+  callId: string,
+  answer: ToolAwaits["answer"],
+  afterAllow?: ToolAwaits["afterAllow"],
+  mcp = false,
+): TypedFact {
+  const body: JsonObject = afterAllow
+    ? { tool_use_id: callId, answer, after_allow: afterAllow }
+    : { tool_use_id: callId, answer };
+  if (mcp) body.mcp = true;
+  return { id, kind: "internal", type: TOOL_AWAITS, body };
+}
+
+export function readToolAwaits(f: TypedFact): ToolAwaits | null {
+  if (f.kind !== "internal" || f.type !== TOOL_AWAITS) return null;
+  const body = object(f.body);
+  return {
+    callId: text(body.tool_use_id),
+    answer: body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result",
+    afterAllow: body.after_allow === "tool_result" ? "tool_result" : "server",
+    mcp: body.mcp === true,
+  };
+}
+
+export function toolExecutionFact(id: string, callId: string, attempt: number): TypedFact {
+  return { id, kind: "internal", type: TOOL_EXECUTION, body: { tool_use_id: callId, attempt } };
+}
+
+export function readToolExecution(f: TypedFact): { callId: string; attempt: number } | null {
+  if (f.kind !== "internal" || f.type !== TOOL_EXECUTION) return null;
+  return { callId: text(f.body.tool_use_id), attempt: count(f.body.attempt) };
+}

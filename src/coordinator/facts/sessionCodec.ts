@@ -1,0 +1,132 @@
+import type { JsonObject } from "../../kernel/json.js";
+import type { Fact } from "../facts.js";
+import type { IdleReason, RetryStatus, TypedFact } from "../factVocabulary.js";
+import { object, text, usageOf } from "./bodyValues.js";
+import { STORED_TYPE } from "./storedTypes.js";
+
+type Of<K extends TypedFact["kind"]> = Extract<TypedFact, { kind: K }>;
+export type SessionFact = Of<
+  | "status_running"
+  | "status_idle"
+  | "status_rescheduled"
+  | "status_terminated"
+  | "error"
+  | "usage"
+  | "model_request_start"
+  | "model_request_end"
+  | "session_updated"
+  | "session_deleted"
+>;
+
+const RETRY_STATUSES: readonly string[] = ["retrying", "exhausted", "terminal"];
+
+function idleReason(stopReason: JsonObject): IdleReason {
+  const type = text(stopReason.type);
+  switch (type) {
+    case "end_turn":
+    case "retries_exhausted":
+    case "refusal":
+      return { kind: type };
+    case "requires_action":
+      return {
+        kind: "waiting",
+        callIds: Array.isArray(stopReason.event_ids) ? stopReason.event_ids.map((v) => text(v)) : [],
+      };
+    default:
+      return { kind: "other", type };
+  }
+}
+
+function stopReason(reason: IdleReason): JsonObject {
+  switch (reason.kind) {
+    case "waiting":
+      return { type: "requires_action", event_ids: reason.callIds };
+    case "other":
+      return { type: reason.type };
+    default:
+      return { type: reason.kind };
+  }
+}
+
+export const sessionDecoders: Record<string, (f: Fact) => SessionFact> = {
+  [STORED_TYPE.status_running]: ({ id }) => ({ id, kind: "status_running" }),
+  [STORED_TYPE.status_idle]: ({ id, body }) => ({
+    id,
+    kind: "status_idle",
+    reason: idleReason(object(body.stop_reason)),
+  }),
+  [STORED_TYPE.status_rescheduled]: ({ id }) => ({ id, kind: "status_rescheduled" }),
+  [STORED_TYPE.status_terminated]: ({ id }) => ({ id, kind: "status_terminated" }),
+  [STORED_TYPE.error]: ({ id, body }) => {
+    const { type, message, retry_status, ...extra } = object(body.error);
+    const retry = text(object(retry_status).type);
+    return {
+      id,
+      kind: "error",
+      errorType: text(type),
+      message: text(message),
+      retryStatus: (RETRY_STATUSES.includes(retry) ? retry : "terminal") as RetryStatus,
+      extra,
+    };
+  },
+  [STORED_TYPE.usage]: ({ id, body }) => ({ id, kind: "usage", usage: usageOf(body.usage) }),
+  [STORED_TYPE.model_request_start]: ({ id, body }) => ({
+    id,
+    kind: "model_request_start",
+    provider: text(body.provider),
+    model: text(body.model),
+  }),
+  [STORED_TYPE.model_request_end]: ({ id, body }) => ({
+    id,
+    kind: "model_request_end",
+    startId: text(body.model_request_start_id),
+    isError: body.is_error === true,
+    provider: text(body.provider),
+    model: text(body.model),
+    usage: usageOf(body.model_usage),
+  }),
+  [STORED_TYPE.session_updated]: ({ id, body }) => ({ id, kind: "session_updated", changes: body }),
+  [STORED_TYPE.session_deleted]: ({ id }) => ({ id, kind: "session_deleted" }),
+};
+
+export function encodeSession(f: SessionFact): Fact {
+  const type = STORED_TYPE[f.kind];
+  switch (f.kind) {
+    case "status_idle":
+      return { id: f.id, type, body: { stop_reason: stopReason(f.reason), stop_details: null } };
+    case "error":
+      return {
+        id: f.id,
+        type,
+        body: {
+          error: { type: f.errorType, message: f.message, retry_status: { type: f.retryStatus }, ...f.extra },
+        },
+      };
+    case "usage":
+      return { id: f.id, type, body: { usage: { ...f.usage } } };
+    case "model_request_start":
+      return { id: f.id, type, body: { provider: f.provider, model: f.model } };
+    case "model_request_end":
+      return {
+        id: f.id,
+        type,
+        body: {
+          model_request_start_id: f.startId,
+          is_error: f.isError,
+          provider: f.provider,
+          model: f.model,
+          // The span's own key order (unlike the session total's), as it has always been stored.
+          model_usage: {
+            input_tokens: f.usage.input_tokens,
+            output_tokens: f.usage.output_tokens,
+            cache_creation_input_tokens: f.usage.cache_creation_input_tokens,
+            cache_read_input_tokens: f.usage.cache_read_input_tokens,
+          },
+        },
+      };
+    case "session_updated":
+      return { id: f.id, type, body: f.changes };
+    default:
+      return { id: f.id, type, body: {} };
+  }
+}

@@ -1,0 +1,41 @@
+import type { FactKind } from "../factVocabulary.js";
+
+/**
+ * The stored `type` of each fact kind. The stored encoding predates the vocabulary and matches the
+ * Managed Agents wire; it is private to the codec (stores use `storedTypesOf` to filter rows).
+ * Tool calls and results map to several types, chosen by executor (see `toolCodec.ts`).
+ */
+export const STORED_TYPE = {
+  user_message: "user.message",
+  system_message: "system.message",
+  agent_message: "agent.message",
+  agent_thinking: "agent.thinking",
+  interrupt: "user.interrupt",
+  tool_confirmation: "user.tool_confirmation",
+  status_running: "session.status_running",
+  status_idle: "session.status_idle",
+  status_rescheduled: "session.status_rescheduled",
+  status_terminated: "session.status_terminated",
+  error: "session.error",
+  usage: "session.usage",
+  model_request_start: "span.model_request_start",
+  model_request_end: "span.model_request_end",
+  session_updated: "session.updated",
+  session_deleted: "session.deleted",
+} as const satisfies Partial<Record<FactKind, string>>;
+
+export const TOOL_CALL_TYPE = {
+  server: "agent.tool_use",
+  client: "agent.custom_tool_use",
+  mcp: "agent.mcp_tool_use",
+} as const;
+
+export const TOOL_RESULT_TYPE = {
+  clientCallByClient: "user.custom_tool_result",
+  serverCallByClient: "user.tool_result",
+  serverCallByServer: "agent.tool_result",
+  mcpCallByServer: "agent.mcp_tool_result",
+} as const;
+
+/** Internal facts (runtime bookkeeping no protocol shows) are stored under this prefix. */
+export const INTERNAL_PREFIX = "awaken.";

@@ -1,0 +1,100 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { decodeCommitted } from "../../coordinator/factCodec.js";
+import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
+import { AwakenError } from "../../kernel/errors.js";
+import { principalOf } from "../http/auth.js";
+import type { EdgeServices } from "../http/edgeServices.js";
+import { assistantMessageIdFor } from "./assistantMessageId.js";
+import { type ChatInputs, chatInputs } from "./chatInputs.js";
+import { type ChatRequest, parseChatRequest } from "./chatRequest.js";
+import { assertOpen, findChatSession, openChatSession } from "./chatSession.js";
+import { latestTurn } from "./historyMessages.js";
+import { committedView, readHistory, runIsActive } from "./sessionHistory.js";
+import { TurnChunks } from "./turnChunks.js";
+import { answerNothingNew, streamTurn } from "./turnStream.js";
+
+/** How long a repeated send (the same message id, the same answers) gets the first one's echo. */
+const CHAT_RETRY_WINDOW_MS = 10 * 60_000;
+
+/**
+ * `POST /v1/ai-sdk/chat`, what `DefaultChatTransport` posts, and `GET /v1/ai-sdk/chat/:chatId/stream`,
+ * what its `reconnectToStream` (the chat's `resumeStream`) asks for.
+ */
+export function chatRoutes(app: FastifyInstance, services: EdgeServices): void {
+  app.post("/v1/ai-sdk/chat", async (request, reply) => {
+    const body = parseChatRequest(request.body);
+    const workspaceId = principalOf(request).workspaceId;
+    const existing = await findChatSession(services, workspaceId, body);
+    if (!existing) {
+      // Mapped before the session exists, so a request that would be refused creates nothing.
+      const mapped = chatInputs(body, { clientMessageIds: new Set(), pending: [] });
+      if (!mapped.opensTurn) {
+        throw new AwakenError(
+          "invalid_request",
+          "A new chat must start with a user message as its last message.",
+        );
+      }
+      const session = await openChatSession(services, workspaceId, body);
+      return send(request, reply, services, session, [], body, mapped);
+    }
+    assertOpen(existing);
+    const facts = await readHistory(services, existing);
+    const mapped = chatInputs(body, committedView(facts, existing));
+    if (mapped.inputs.length > 0) return send(request, reply, services, existing, facts, body, mapped);
+    // Nothing new (a re-sent list): the turn still going is replayed, else the turn is over.
+    const turn = latestTurn(facts, existing.id);
+    if (runIsActive(facts)) {
+      const replayThroughSeq = facts.at(-1)?.seq ?? 0;
+      const chunks = new TurnChunks({ messageId: turn.assistantMessageId, replayThroughSeq });
+      void streamTurn(request, reply, services, existing, turn.seq, chunks);
+      return;
+    }
+    answerNothingNew(
+      request,
+      reply,
+      services,
+      existing,
+      new TurnChunks({ messageId: turn.assistantMessageId }),
+    );
+  });
+
+  app.get<{ Params: { chatId: string } }>("/v1/ai-sdk/chat/:chatId/stream", async (request, reply) => {
+    const workspaceId = principalOf(request).workspaceId;
+    const session = await services.entry.findNamed(workspaceId, request.params.chatId);
+    const facts = session ? await readHistory(services, session) : [];
+    if (!session || !runIsActive(facts)) return reply.code(204).send();
+    // The client rebuilds the message from the replay's `start`: the whole turn, then live.
+    const turn = latestTurn(facts, session.id);
+    const replayThroughSeq = facts.at(-1)?.seq ?? 0;
+    const chunks = new TurnChunks({ messageId: turn.assistantMessageId, replayThroughSeq });
+    void streamTurn(request, reply, services, session, turn.seq, chunks);
+  });
+}
+
+async function send(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  services: EdgeServices,
+  session: SessionRecord,
+  facts: readonly CommittedTypedFact[],
+  body: ChatRequest,
+  mapped: ChatInputs,
+): Promise<void> {
+  const committed = await services.sessions.send(session.workspaceId, session.id, mapped.inputs, {
+    dedupe: { key: mapped.dedupeKey ?? "", strict: false, windowMs: CHAT_RETRY_WINDOW_MS },
+  });
+  const echo = committed.map(decodeCommitted);
+  const opener = echo.find((fact) => fact.kind === "user_message");
+  const messageId = opener
+    ? assistantMessageIdFor(opener.id)
+    : latestTurn(facts, session.id).assistantMessageId;
+  const last = body.messages.at(-1);
+  const knownCallIds =
+    last?.role === "assistant"
+      ? last.parts.flatMap((part) => (typeof part.toolCallId === "string" ? [part.toolCallId] : []))
+      : [];
+  const firstSeq = Math.min(...echo.map((fact) => fact.seq));
+  const turn = new TurnChunks({ messageId, knownCallIds, clientAnswered: mapped.clientAnswered });
+  void streamTurn(request, reply, services, session, firstSeq - 1, turn);
+}

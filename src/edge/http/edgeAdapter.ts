@@ -1,0 +1,18 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { EdgeFailure } from "./edgeFailure.js";
+import type { EdgeServices } from "./edgeServices.js";
+
+/**
+ * One client protocol. The server gives each adapter its own scope: requests arrive authenticated
+ * (the route's `config.access` says by what), and every failure in the scope — a thrown
+ * AwakenError, a bad body, an unknown method under its prefix — is answered by `answerError` in
+ * the protocol's own shape. Adapters call application services only; they keep no history.
+ */
+export interface EdgeAdapter {
+  /** The folder under src/edge, for logs. */
+  name: string;
+  /** Paths this adapter owns (`/v1/ai-sdk/`); unmatched requests under it get its error shape. */
+  pathPrefixes: readonly string[];
+  register(app: FastifyInstance, services: EdgeServices): void;
+  answerError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void;
+}

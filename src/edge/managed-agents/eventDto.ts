@@ -1,0 +1,134 @@
+import type {
+  CommittedTypedFact,
+  IdleReason,
+  ToolCall,
+  TypedFact,
+} from "../../coordinator/factVocabulary.js";
+import { isoTime } from "../../kernel/clock.js";
+import type { JsonObject } from "../../kernel/json.js";
+import { usageDto } from "./usageDto.js";
+
+/**
+ * Committed facts → Managed Agents session events (wire §3.2), type by type: `{ id, type, ...fields,
+ * processed_at }`. Field order follows the order the fields have always been shown in.
+ */
+export function eventDto(f: CommittedTypedFact): Record<string, unknown> {
+  const [type, fields] = wireEvent(f);
+  return { id: f.id, type, ...fields, processed_at: isoTime(f.createdAt) };
+}
+
+function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
+  switch (f.kind) {
+    case "user_message":
+      // `clientMessageId` is the product's own bookkeeping for UI clients: this wire has no field for it.
+      return ["user.message", { content: f.content }];
+    case "system_message":
+      return ["system.message", { content: f.content }];
+    case "agent_message":
+      return ["agent.message", { content: f.content }];
+    case "agent_thinking":
+      return ["agent.thinking", {}];
+    case "tool_call":
+      return toolUse(f.call);
+    case "tool_result": {
+      const [type, callField] = resultWire(f.executor, f.by);
+      const unset = new Set(f.unset ?? []);
+      return [
+        type,
+        {
+          [callField]: f.callId,
+          ...(unset.has("content") ? {} : { content: f.content }),
+          ...(unset.has("isError") ? {} : { is_error: f.isError }),
+        },
+      ];
+    }
+    case "tool_confirmation":
+      return [
+        "user.tool_confirmation",
+        {
+          tool_use_id: f.callId,
+          result: f.allowed ? "allow" : "deny",
+          ...(f.denyMessage !== null ? { deny_message: f.denyMessage } : {}),
+        },
+      ];
+    case "interrupt":
+      return ["user.interrupt", f.targetThread !== undefined ? { session_thread_id: f.targetThread } : {}];
+    case "status_running":
+      return ["session.status_running", {}];
+    case "status_idle":
+      return ["session.status_idle", { stop_reason: stopReason(f.reason), stop_details: null }];
+    case "status_rescheduled":
+      return ["session.status_rescheduled", {}];
+    case "status_terminated":
+      return ["session.status_terminated", {}];
+    case "error":
+      return [
+        "session.error",
+        {
+          error: { type: f.errorType, message: f.message, retry_status: { type: f.retryStatus }, ...f.extra },
+        },
+      ];
+    case "usage":
+      return ["session.usage", { usage: usageDto(f.usage) }];
+    case "model_request_start":
+      return ["span.model_request_start", { provider: f.provider, model: f.model }];
+    case "model_request_end":
+      return [
+        "span.model_request_end",
+        {
+          model_request_start_id: f.startId,
+          is_error: f.isError,
+          provider: f.provider,
+          model: f.model,
+          model_usage: {
+            input_tokens: f.usage.input_tokens,
+            output_tokens: f.usage.output_tokens,
+            cache_creation_input_tokens: f.usage.cache_creation_input_tokens,
+            cache_read_input_tokens: f.usage.cache_read_input_tokens,
+          },
+        },
+      ];
+    case "session_updated":
+      return ["session.updated", f.changes];
+    case "session_deleted":
+      return ["session.deleted", {}];
+    case "internal":
+    case "unknown":
+      // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.
+      return [f.type, f.body];
+  }
+}
+
+function toolUse(call: ToolCall): [string, Record<string, unknown>] {
+  const verdict = call.permission
+    ? { evaluated_permission: call.permission.decision, evaluation: call.permission.evaluation }
+    : {};
+  switch (call.executor) {
+    case "client":
+      return ["agent.custom_tool_use", { name: call.name, input: call.input }];
+    case "server":
+      return ["agent.tool_use", { name: call.name, input: call.input, ...verdict }];
+    case "mcp":
+      return [
+        "agent.mcp_tool_use",
+        { name: call.name, mcp_server_name: call.mcpServer, input: call.input, ...verdict },
+      ];
+  }
+}
+
+function resultWire(executor: ToolCall["executor"], by: "server" | "client"): [string, string] {
+  if (executor === "client") return ["user.custom_tool_result", "custom_tool_use_id"];
+  if (executor === "mcp") return ["agent.mcp_tool_result", "mcp_tool_use_id"];
+  return by === "client" ? ["user.tool_result", "tool_use_id"] : ["agent.tool_result", "tool_use_id"];
+}
+
+function stopReason(reason: IdleReason): JsonObject {
+  switch (reason.kind) {
+    case "waiting":
+      return { type: "requires_action", event_ids: reason.callIds };
+    case "other":
+      return { type: reason.type };
+    default:
+      return { type: reason.kind };
+  }
+}

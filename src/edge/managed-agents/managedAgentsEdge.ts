@@ -1,0 +1,29 @@
+import type { EdgeAdapter } from "../http/edgeAdapter.js";
+import { answerManagedError } from "./errorEnvelope.js";
+import { agentRoutes } from "./routes/agentRoutes.js";
+import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
+import { environmentRoutes } from "./routes/environmentRoutes.js";
+import { eventRoutes } from "./routes/eventRoutes.js";
+import { sessionRoutes } from "./routes/sessionRoutes.js";
+import { vaultRoutes } from "./routes/vaultRoutes.js";
+import { workRoutes } from "./routes/workRoutes.js";
+
+/**
+ * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's environment-key
+ * extension. It owns `/v1/` but for the prefixes of other adapters, so an unknown path answers in
+ * its envelope.
+ */
+export const managedAgentsEdge: EdgeAdapter = {
+  name: "managed-agents",
+  pathPrefixes: ["/"],
+  register(app, services) {
+    agentRoutes(app, services);
+    environmentRoutes(app, services);
+    sessionRoutes(app, services);
+    eventRoutes(app, services);
+    workRoutes(app, services);
+    environmentKeyRoutes(app, services);
+    vaultRoutes(app, services);
+  },
+  answerError: answerManagedError,
+};

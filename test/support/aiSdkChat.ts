@@ -1,0 +1,153 @@
+/**
+ * The official AI SDK chat (`AbstractChat` + `DefaultChatTransport` from `ai`) in Node, pointed at
+ * the server's AI SDK edge: what a `useChat` page does, with a plain state object instead of React.
+ */
+import {
+  AbstractChat,
+  type ChatInit,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  parseJsonEventStream,
+  type UIMessage,
+  type UIMessageChunk,
+  uiMessageChunkSchema,
+} from "ai";
+
+export const AI_SDK_CHAT_PATH = "/v1/ai-sdk/chat";
+
+class NodeChatState implements ChatState<UIMessage> {
+  status: ChatStatus = "ready";
+  error: Error | undefined = undefined;
+  messages: UIMessage[];
+
+  constructor(messages: UIMessage[] = []) {
+    this.messages = messages;
+  }
+
+  pushMessage = (message: UIMessage) => {
+    this.messages = this.messages.concat(message);
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index: number, message: UIMessage) => {
+    this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)];
+  };
+  snapshot = <T>(thing: T): T => structuredClone(thing);
+}
+
+/** The framework-neutral chat of `ai`, holding its state in a plain object. */
+export class NodeChat extends AbstractChat<UIMessage> {
+  constructor(init: Omit<ChatInit<UIMessage>, "messages"> & { messages?: UIMessage[] }) {
+    const { messages, ...rest } = init;
+    super({ ...rest, state: new NodeChatState(messages) });
+  }
+}
+
+export interface AiSdkChatOptions
+  extends Omit<ChatInit<UIMessage>, "transport" | "messages" | "onFinish" | "onError"> {
+  /** The server's base URL (absolute: Node's fetch has no page to resolve a relative one against). */
+  baseUrl: string;
+  apiKey: string;
+  /** Extra request body fields: `agentId` (and `environmentId`) start the chat's session. */
+  body?: Record<string, unknown>;
+  messages?: UIMessage[];
+  /** Use the default full-replay resume (true) or a resume that sends only the rest. */
+  resumeStreamIsReplay?: boolean;
+}
+
+export interface AiSdkChat {
+  chat: NodeChat;
+  /** Every `onFinish` the chat reported, in order. */
+  finishes: Array<Parameters<NonNullable<ChatInit<UIMessage>["onFinish"]>>[0]>;
+  errors: Error[];
+  /** Resolves once `count` responses have finished (streams ended, aborted or failed). */
+  waitForFinishes(count: number, timeoutMs?: number): Promise<void>;
+  /** The session id the server named in its last streamed response. */
+  sessionId(): string | undefined;
+}
+
+export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
+  const { baseUrl, apiKey, body, messages, resumeStreamIsReplay, ...init } = options;
+  const finishes: AiSdkChat["finishes"] = [];
+  const errors: Error[] = [];
+  const waiters = new Set<() => void>();
+  let lastSessionId: string | undefined;
+  const observingFetch: typeof fetch = async (input, request) => {
+    const response = await fetch(input, request);
+    const sessionId = response.headers.get("x-awaken-session-id");
+    if (sessionId) lastSessionId = sessionId;
+    return response;
+  };
+  const chat = new NodeChat({
+    ...init,
+    ...(messages ? { messages } : {}),
+    transport: new DefaultChatTransport({
+      api: `${baseUrl}${AI_SDK_CHAT_PATH}`,
+      headers: { "x-api-key": apiKey },
+      fetch: observingFetch,
+      ...(body ? { body } : {}),
+      ...(resumeStreamIsReplay !== undefined ? { resumeStreamIsReplay } : {}),
+    }),
+    onFinish: (event) => {
+      finishes.push(event);
+      for (const wake of waiters) wake();
+    },
+    onError: (error) => {
+      errors.push(error);
+    },
+  });
+  return {
+    chat,
+    finishes,
+    errors,
+    sessionId: () => lastSessionId,
+    waitForFinishes(count, timeoutMs = 15_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (finishes.length < count) return;
+          cleanup();
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          cleanup();
+          reject(
+            new Error(`expected ${count} finished responses, saw ${finishes.length} (status ${chat.status})`),
+          );
+        }, timeoutMs);
+        const cleanup = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+  };
+}
+
+/** The chunks of a raw AI SDK response, parsed with the client's own schema. */
+export async function readChunks(response: Response): Promise<UIMessageChunk[]> {
+  if (!response.body) return [];
+  const chunks: UIMessageChunk[] = [];
+  const reader = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return chunks;
+    if (!value.success) throw value.error;
+    chunks.push(value.value as UIMessageChunk);
+  }
+}
+
+/** A UI message's parts as tests compare them: what a chat shows, without streaming bookkeeping. */
+export function partsOf(message: UIMessage | undefined) {
+  return (message?.parts ?? []).map((p) => {
+    const part = p as Record<string, unknown>;
+    return Object.fromEntries(
+      ["type", "state", "text", "toolCallId", "input", "output", "errorText"]
+        .filter((key) => part[key] !== undefined)
+        .map((key) => [key, part[key]]),
+    );
+  });
+}
