@@ -81,7 +81,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     if (existing) {
       const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);
       for (const fact of since) formatter.seed(fact);
-      sink.write([snapshotOf([...history, ...since], input)]);
+      sink.write(snapshotsFor(history, since, input));
     }
     if (!turnFollows(existing, inputs)) {
       finish(formatter.settledEnd());
@@ -159,6 +159,29 @@ function checkAgent(session: SessionRecord, agentId: string, threadId: string): 
 
 function customToolNames(definition: AgentDefinition): Set<string> {
   return new Set(definition.tools.flatMap((tool) => (tool.type === "custom" ? [tool.name] : [])));
+}
+
+/**
+ * The client merges a snapshot into its list keeping its own order and appending what it lacks,
+ * so a client holding only its new message (a fresh page on an old thread) would see that message
+ * before the history. Then a snapshot without this request's input comes first (the client's
+ * list becomes the history), and the full one puts the new input after it.
+ */
+function snapshotsFor(
+  history: readonly CommittedTypedFact[],
+  since: readonly CommittedTypedFact[],
+  input: RunAgentInput,
+): AGUIEvent[] {
+  const full = snapshotOf([...history, ...since], input);
+  const ids = (event: AGUIEvent) =>
+    (event as { messages: Array<{ id: string }> }).messages.map((message) => message.id);
+  const wanted = ids(full);
+  const inSnapshot = new Set(wanted);
+  const merged = input.messages.map((m) => m.id).filter((id) => inSnapshot.has(id));
+  const kept = new Set(merged);
+  merged.push(...wanted.filter((id) => !kept.has(id)));
+  if (merged.every((id, i) => id === wanted[i])) return [full];
+  return [snapshotOf(history, input), full];
 }
 
 function snapshotOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): AGUIEvent {
