@@ -35,6 +35,29 @@ if (!(turns >= 1)) {
 // The AG-UI client warns about message transformations on every run; the bench has none.
 process.env.SUPPRESS_TRANSFORMATION_WARNINGS = "1";
 
+/** A plain-object state for `AbstractChat`, as the framework bindings keep theirs. */
+// Declared before the top-level await below uses it (a class is not hoisted).
+class NodeChat extends AbstractChat {
+  constructor(init) {
+    const state = {
+      status: "ready",
+      error: undefined,
+      messages: [],
+      pushMessage(m) {
+        state.messages = state.messages.concat(m);
+      },
+      popMessage() {
+        state.messages = state.messages.slice(0, -1);
+      },
+      replaceMessage(i, m) {
+        state.messages = [...state.messages.slice(0, i), m, ...state.messages.slice(i + 1)];
+      },
+      snapshot: (x) => structuredClone(x),
+    };
+    super({ ...init, state });
+  }
+}
+
 const log = (message) => process.stderr.write(`[protocol-turns] ${message}\n`);
 
 await withScope(async (scope) => {
@@ -123,28 +146,6 @@ async function waitIdle(events, reason) {
     const { value, done } = await events.next();
     if (done) throw new Error(`stream ended before session.status_idle(${reason})`);
     if (value.type === "session.status_idle" && value.stop_reason.type === reason) return value;
-  }
-}
-
-/** A plain-object state for `AbstractChat`, as the framework bindings keep theirs. */
-class NodeChat extends AbstractChat {
-  constructor(init) {
-    const state = {
-      status: "ready",
-      error: undefined,
-      messages: [],
-      pushMessage(m) {
-        state.messages = state.messages.concat(m);
-      },
-      popMessage() {
-        state.messages = state.messages.slice(0, -1);
-      },
-      replaceMessage(i, m) {
-        state.messages = [...state.messages.slice(0, i), m, ...state.messages.slice(i + 1)];
-      },
-      snapshot: (x) => structuredClone(x),
-    };
-    super({ ...init, state });
   }
 }
 

@@ -85,7 +85,7 @@ export function createHttpServer(
     app.register(async (scope) => {
       // Each route declares the principals it accepts (`config.access`; API key only by default).
       scope.addHook("onRequest", async (request) => {
-        const principal = await authenticate(services, request);
+        const principal = await (adapter.authenticate ?? authenticate)(services, request);
         authorize(principal, request);
         request.principal = principal;
       });

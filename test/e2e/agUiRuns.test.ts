@@ -287,6 +287,25 @@ describe("AG-UI runs through the official HttpAgent", () => {
     ]);
   });
 
+  it("a fresh client's first message on an old thread lands after the history in its list", async () => {
+    const a = await agent([]);
+    const threadId = `thread-fresh-${Date.now()}`;
+    const first = agUiAgent(t, a.id, threadId);
+    say(first, "first");
+    await recordRun(first);
+
+    // The client merges a snapshot keeping its own order: one holding only its new message would
+    // put it before the history unless the server first snapshots the history without it.
+    const fresh = agUiAgent(t, a.id, threadId);
+    say(fresh, "second");
+    await recordRun(fresh);
+    const view = fresh.messages.map((m) => [m.role, typeof m.content === "string" ? m.content : ""]);
+    expect(view.map(([role]) => role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(view[0]![1]).toBe("first");
+    expect(view[2]![1]).toBe("second");
+    expect(view[3]![1]).toContain("second");
+  });
+
   it("refused input (state, forwardedProps, an unknown tool) is a RUN_ERROR and writes nothing", async () => {
     const a = await agent([WEATHER_TOOL]);
     const threadId = `thread-refusals-${Date.now()}`;

@@ -1,4 +1,4 @@
-import type { Message, RunAgentInput } from "@ag-ui/core";
+import { type AGUIEvent, EventType, type RunAgentInput } from "@ag-ui/core";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
@@ -12,7 +12,6 @@ import { projectMessages } from "./messageProjection.js";
 import type { RunEnd } from "./runEnd.js";
 import { RunEventFormatter } from "./runEventFormatter.js";
 import { RunRefusal } from "./runRefusal.js";
-import { snapshotEvents } from "./snapshotEvents.js";
 
 /** How long the same new input counts as a repeat of the thread's last send (a double submit). */
 const DOUBLE_SUBMIT_WINDOW_MS = 60_000;
@@ -82,13 +81,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     if (existing) {
       const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);
       for (const fact of since) formatter.seed(fact);
-      sink.write(
-        snapshotEvents(
-          input.messages.map((m) => m.id),
-          messagesOf(history, input),
-          messagesOf([...history, ...since], input),
-        ),
-      );
+      sink.write(snapshotsFor(history, since, input));
     }
     if (!turnFollows(existing, inputs)) {
       finish(formatter.settledEnd());
@@ -168,14 +161,37 @@ function customToolNames(definition: AgentDefinition): Set<string> {
   return new Set(definition.tools.flatMap((tool) => (tool.type === "custom" ? [tool.name] : [])));
 }
 
-function messagesOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): Message[] {
+/**
+ * The client merges a snapshot into its list keeping its own order and appending what it lacks,
+ * so a client holding only its new message (a fresh page on an old thread) would see that message
+ * before the history. Then a snapshot without this request's input comes first (the client's
+ * list becomes the history), and the full one puts the new input after it.
+ */
+function snapshotsFor(
+  history: readonly CommittedTypedFact[],
+  since: readonly CommittedTypedFact[],
+  input: RunAgentInput,
+): AGUIEvent[] {
+  const full = snapshotOf([...history, ...since], input);
+  const ids = (event: AGUIEvent) =>
+    (event as { messages: Array<{ id: string }> }).messages.map((message) => message.id);
+  const wanted = ids(full);
+  const inSnapshot = new Set(wanted);
+  const merged = input.messages.map((m) => m.id).filter((id) => inSnapshot.has(id));
+  const kept = new Set(merged);
+  merged.push(...wanted.filter((id) => !kept.has(id)));
+  if (merged.every((id, i) => id === wanted[i])) return [full];
+  return [snapshotOf(history, input), full];
+}
+
+function snapshotOf(facts: readonly CommittedTypedFact[], input: RunAgentInput): AGUIEvent {
   const toolMessageIds = new Map<string, string>();
   for (const message of input.messages) {
     if (message.role === "tool" && !toolMessageIds.has(message.toolCallId)) {
       toolMessageIds.set(message.toolCallId, message.id);
     }
   }
-  return projectMessages(facts, toolMessageIds);
+  return { type: EventType.MESSAGES_SNAPSHOT, messages: projectMessages(facts, toolMessageIds) };
 }
 
 function runErrorOf(error: unknown): RunEnd {

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AuthPrincipal } from "./auth.js";
 import type { EdgeFailure } from "./edgeFailure.js";
 import type { EdgeServices } from "./edgeServices.js";
 
@@ -14,5 +15,11 @@ export interface EdgeAdapter {
   /** Paths this adapter owns (`/v1/ai-sdk/`); unmatched requests under it get its error shape. */
   pathPrefixes: readonly string[];
   register(app: FastifyInstance, services: EdgeServices): void;
+  /**
+   * The protocol's own authentication scheme, when it has one (a bearer token a peer agent holds,
+   * say); absent, the workspace API key (`authenticate` in `auth.ts`). Routes still declare the
+   * principals they accept with `config.access`.
+   */
+  authenticate?(services: EdgeServices, request: FastifyRequest): Promise<AuthPrincipal>;
   answerError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void;
 }
