@@ -205,13 +205,21 @@ describe("AG-UI runs through the official HttpAgent", () => {
     const events = await history(t.client, sessionId);
     expect(events.find((e) => e.type === "user.tool_confirmation")).toMatchObject({ result: "allow" });
 
-    // The interrupt is answered: naming it again is refused, and nothing is written.
+    // The interrupt is answered: naming it again (a client that missed the answer, e.g. one given
+    // over another protocol) enters nothing; the run reports the thread as it is, which clears the
+    // client's pending interrupts instead of leaving it unable to run.
     const before = (await history(t.client, sessionId)).length;
-    const again = await recordRun(agUiAgent(t, agentId, sessionId), {
-      resume: [{ interruptId, status: "resolved" }],
-    });
-    expect(again.runError).toMatchObject({ code: "interrupt_not_pending" });
+    const stale = agUiAgent(t, agentId, sessionId);
+    const again = await recordRun(stale, { resume: [{ interruptId, status: "resolved" }] });
+    expect(again.runError).toBeUndefined();
+    expect(again.finished?.outcome ?? { type: "success" }).toMatchObject({ type: "success" });
+    expect(stale.pendingInterrupts).toEqual([]);
     expect((await history(t.client, sessionId)).length).toBe(before);
+    // An interrupt id this thread never issued is still refused.
+    const made = await recordRun(agUiAgent(t, agentId, sessionId), {
+      resume: [{ interruptId: "approval:sevt_never", status: "resolved" }],
+    });
+    expect(made.runError).toMatchObject({ code: "interrupt_not_pending" });
   });
 
   it("an approval denied through resume: the tool never runs and the model is told so", async () => {

@@ -8,6 +8,7 @@ const thread = (over: Partial<ThreadInputContext> = {}): ThreadInputContext => (
   committedUserMessageIds: new Set(),
   pending: [],
   customToolNames: new Set(),
+  confirmedCallIds: new Set(),
   ...over,
 });
 
@@ -96,6 +97,13 @@ describe("AG-UI input mapping", () => {
       { kind: "tool_confirmation", callId: "c2", allowed: false, denyMessage: "not now" },
       { kind: "tool_confirmation", callId: "c3", allowed: false, denyMessage: null },
     ]);
+  });
+
+  it("enters nothing for an interrupt whose call is already confirmed (here or over another protocol)", () => {
+    const answered = thread({ confirmedCallIds: new Set(["c1"]) });
+    expect(
+      mapRunInput(run({ resume: [{ interruptId: interruptIdFor("c1"), status: "resolved" }] }), answered),
+    ).toEqual([]);
   });
 
   it("refuses an interrupt that is not pending, or one answered twice", () => {

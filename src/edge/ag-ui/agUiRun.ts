@@ -57,6 +57,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       ),
       pending: existing?.pending ?? [],
       customToolNames: customToolNames(definition),
+      confirmedCallIds: new Set(history.flatMap((f) => (f.kind === "tool_confirmation" ? [f.callId] : []))),
     });
     if (!existing && inputs.length === 0) {
       // A new thread with nothing to say: no session is made for it.

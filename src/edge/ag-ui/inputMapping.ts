@@ -13,6 +13,8 @@ export interface ThreadInputContext {
   pending: readonly PendingAction[];
   /** The custom tools of the session's pinned agent (the only tools a client may run). */
   customToolNames: ReadonlySet<string>;
+  /** Calls whose confirmation is already committed (answered here or over another protocol). */
+  confirmedCallIds: ReadonlySet<string>;
 }
 
 const DENY_MESSAGE_MAX = 2_000;
@@ -74,7 +76,7 @@ function isEmpty(value: unknown): boolean {
 
 function confirmationsOf(resume: readonly ResumeEntry[], thread: ThreadInputContext): DomainInput[] {
   const seen = new Set<string>();
-  return resume.map((entry) => {
+  return resume.flatMap((entry): DomainInput[] => {
     if (seen.has(entry.interruptId)) {
       throw new RunRefusal(
         "interrupt_answered_twice",
@@ -83,6 +85,10 @@ function confirmationsOf(resume: readonly ResumeEntry[], thread: ThreadInputCont
     }
     seen.add(entry.interruptId);
     const callId = callIdOfInterrupt(entry.interruptId);
+    // Answered already (by this client, or over another protocol): the committed answer stands and
+    // nothing is entered. The run then reports the thread as it is, which clears the client's
+    // pending interrupts; refusing it would leave a client that cannot run without a resume stuck.
+    if (callId !== null && thread.confirmedCallIds.has(callId)) return [];
     const waiting =
       callId !== null && thread.pending.some((p) => p.eventId === callId && p.kind === "tool_confirmation");
     if (!waiting || callId === null) {
@@ -94,12 +100,14 @@ function confirmationsOf(resume: readonly ResumeEntry[], thread: ThreadInputCont
     }
     const payload = entry.status === "resolved" ? entry.payload : undefined;
     const allowed = entry.status === "resolved" && payload !== false && approvedOf(payload) !== false;
-    return {
-      kind: "tool_confirmation",
-      callId,
-      allowed,
-      denyMessage: allowed ? null : denyMessageOf(payload),
-    };
+    return [
+      {
+        kind: "tool_confirmation",
+        callId,
+        allowed,
+        denyMessage: allowed ? null : denyMessageOf(payload),
+      },
+    ];
   });
 }
 
