@@ -16,6 +16,7 @@ import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithT
 import { benchArgs } from "./args.mjs";
 import { startAwaken } from "./processes.mjs";
 import { withScope } from "./scope.mjs";
+import { oneTurn } from "./turnDriver.mjs";
 
 const API_KEY = "bench";
 const WARMUP = 20;
@@ -81,7 +82,7 @@ await withScope(async (scope) => {
     (await client.beta.sessions.create({ agent: agent.id, environment_id: env.id })).id;
 
   const protocols = [
-    ["Managed Agents (@anthropic-ai/sdk)", (id) => managedTurn(client, id)],
+    ["Managed Agents (@anthropic-ai/sdk)", (id) => oneTurn(client, id)],
     ["AI SDK UI stream (ai AbstractChat)", (id) => aiSdkTurn(url, id)],
     ["AG-UI (@ag-ui/client HttpAgent)", (id) => agUiTurn(url, agent.id, id)],
   ];
@@ -116,38 +117,6 @@ await withScope(async (scope) => {
     );
   }
 });
-
-/** The Managed wire: stream open before the send, idle(requires_action), result, idle(end_turn). */
-async function managedTurn(client, sessionId) {
-  const stream = await client.beta.sessions.events.stream(sessionId);
-  try {
-    const events = stream[Symbol.asyncIterator]();
-    await client.beta.sessions.events.send(sessionId, {
-      events: [{ type: "user.message", content: [{ type: "text", text: PROMPT }] }],
-    });
-    const awaiting = await waitIdle(events, "requires_action");
-    await client.beta.sessions.events.send(sessionId, {
-      events: [
-        {
-          type: "user.custom_tool_result",
-          custom_tool_use_id: awaiting.stop_reason.event_ids[0],
-          content: [{ type: "text", text: "42" }],
-        },
-      ],
-    });
-    await waitIdle(events, "end_turn");
-  } finally {
-    stream.controller.abort();
-  }
-}
-
-async function waitIdle(events, reason) {
-  for (;;) {
-    const { value, done } = await events.next();
-    if (done) throw new Error(`stream ended before session.status_idle(${reason})`);
-    if (value.type === "session.status_idle" && value.stop_reason.type === reason) return value;
-  }
-}
 
 /** The AI SDK: the client answers the tool in `onToolCall` and re-posts by itself. */
 async function aiSdkTurn(url, sessionId) {

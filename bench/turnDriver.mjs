@@ -82,7 +82,8 @@ async function runTurns(client, sessionIds, concurrency, progress) {
   return samples;
 }
 
-async function oneTurn(client, sessionId) {
+/** One timed custom-tool turn on the Managed wire (also the Managed line of protocolTurns.mjs). */
+export async function oneTurn(client, sessionId) {
   // The stream is opened before the send, as the SDK's docs require, so no event is missed.
   const stream = await client.beta.sessions.events.stream(sessionId);
   let timedOut = false;
