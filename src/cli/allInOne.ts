@@ -38,10 +38,12 @@ import {
 } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
+import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -250,12 +252,17 @@ export async function startAllInOne(
   });
   const providers = createProviderRouter(options.env);
 
-  const tail = new StoreSessionTail({
-    history: ports.history,
-    signals: ports.signals,
-    evidence: ports.evidence,
-    pollMs: options.streamPollMs ?? 1_000,
-  });
+  // This server's own registry: several servers in one process never share counts.
+  const metrics = createPrometheusMetrics();
+  const tail = countedTail(
+    new StoreSessionTail({
+      history: ports.history,
+      signals: ports.signals,
+      evidence: ports.evidence,
+      pollMs: options.streamPollMs ?? 1_000,
+    }),
+    metrics,
+  );
   let ready = false;
   const app = createHttpServer(
     {
@@ -282,6 +289,7 @@ export async function startAllInOne(
       logger,
       bodyLimitBytes: 32 * 1024 * 1024,
       isReady: () => ready,
+      metrics,
       workerTransport: options.workerToken
         ? {
             gateway: localWorkerGateway(ports),
@@ -319,6 +327,7 @@ export async function startAllInOne(
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,
+        metrics,
       },
       {
         id: LOCAL_WORKER_ID,

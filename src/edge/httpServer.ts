@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
+import type { Metrics, MetricsExposition } from "../kernel/metrics.js";
 import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
@@ -9,6 +10,7 @@ import { classifyFailure } from "./http/edgeFailure.js";
 import type { EdgeServices } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
+import { metricsRoutes } from "./http/metricsRoute.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
@@ -20,6 +22,8 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
   workerTransport?: WorkerRouteDeps | undefined;
+  /** Counts every request and serves `GET /metrics`; absent, neither happens. */
+  metrics?: (Metrics & MetricsExposition) | undefined;
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
@@ -80,6 +84,7 @@ export function createHttpServer(
     );
   });
   healthRoutes(app, options.isReady);
+  if (options.metrics) metricsRoutes(app, options.metrics);
 
   for (const adapter of adapters) {
     app.register(async (scope) => {

@@ -5,6 +5,7 @@
  */
 
 import type { TypedFact } from "../coordinator/factVocabulary.js";
+import { secondsSince } from "../kernel/metrics.js";
 import { SandboxUnavailableError } from "../sandbox/ports.js";
 import type { HandToolResult } from "./hand/index.js";
 import type { Step } from "./nextStep.js";
@@ -42,6 +43,7 @@ export class HandToolStep {
         { runId: this.run.activation.runId, toolUseId: step.toolUseId, tool: step.name },
         "tool call interrupted by a crash is not repeatable; reporting it as indeterminate",
       );
+      this.run.metrics.toolCall(step.name, "indeterminate");
       return this.run.commitLanding([toolResult(now, step.toolUseId, indeterminateText(step.name), true)]);
     }
     // A conflict here means new input (say an interrupt) landed first: decide again from it.
@@ -50,6 +52,7 @@ export class HandToolStep {
 
     let outcome: HandToolResult;
     let realized: TypedFact | null = null;
+    const startedAt = performance.now();
     try {
       const provisioned = await this.sandbox.provision();
       realized = provisioned.fact;
@@ -70,6 +73,7 @@ export class HandToolStep {
       };
     }
     if (this.run.signal.aborted) return "lost";
+    this.run.metrics.toolCall(step.name, outcome.isError ? "error" : "ok", secondsSince(startedAt));
     const finishedAt = this.run.ports.clock.now();
     const result = toolResult(finishedAt, step.toolUseId, outcome.text, outcome.isError);
     // Credentials the sandbox could not use (credential_host_unreachable_error) follow the result.

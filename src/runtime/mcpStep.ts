@@ -8,6 +8,7 @@
 import type { McpServer } from "../control/agentDefinition.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { CredentialOpening } from "../coordinator/ports.js";
+import { secondsSince } from "../kernel/metrics.js";
 import { defaultOutbound } from "../kernel/outboundConnector.js";
 import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
 import { idle, sessionError } from "./modelFacts.js";
@@ -109,6 +110,7 @@ export class McpStep {
         { runId: this.run.activation.runId, toolUseId: step.toolUseId, tool: step.name, mcpServer: server },
         "MCP call interrupted by a crash is not idempotent; reporting it as indeterminate",
       );
+      this.run.metrics.toolCall("mcp", "indeterminate");
       return this.run.commitLanding([
         mcpToolResult(now, step.toolUseId, text(indeterminateText(step.name)), true),
       ]);
@@ -116,6 +118,7 @@ export class McpStep {
     const started = await this.run.commit([toolExecution(now, step.toolUseId, step.attempts + 1)]);
     if (started !== "ok") return started;
     let outcome: McpCallOutcome;
+    const startedAt = performance.now();
     try {
       outcome = await this.mcp.call(server, entry.tool, step.input);
     } catch (error) {
@@ -131,6 +134,7 @@ export class McpStep {
       };
     }
     if (this.run.signal.aborted) return "lost";
+    this.run.metrics.toolCall("mcp", outcome.isError ? "error" : "ok", secondsSince(startedAt));
     return this.run.commitLanding([
       mcpToolResult(this.run.ports.clock.now(), step.toolUseId, outcome.content, outcome.isError),
     ]);

@@ -6,8 +6,10 @@
 
 import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
+import { secondsSince } from "../kernel/metrics.js";
 import { type ModelResponse, ProviderError } from "../providers/ports.js";
 import { buildConversation } from "./conversation.js";
+import { delegatedToolLabels, modelTokens } from "./metricLabels.js";
 import {
   idle,
   type ModelSpan,
@@ -53,6 +55,7 @@ export class ModelStep {
     );
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
+    const requestedAt = performance.now();
     try {
       response = await provider.complete(
         {
@@ -72,6 +75,12 @@ export class ModelStep {
       );
     } catch (error) {
       previews.abandonAll();
+      this.run.metrics.modelRequest(
+        provider.name,
+        model,
+        this.run.signal.aborted ? "aborted" : "error",
+        secondsSince(requestedAt),
+      );
       if (this.run.signal.aborted) return "lost_claim";
       const cause = guard.stalled
         ? new ProviderError(
@@ -85,6 +94,15 @@ export class ModelStep {
       guard.dispose();
     }
 
+    this.run.metrics.modelRequest(
+      provider.name,
+      model,
+      "ok",
+      secondsSince(requestedAt),
+      modelTokens(response.usage),
+    );
+    for (const tool of delegatedToolLabels(response, this.catalog))
+      this.run.metrics.toolCall(tool, "delegated");
     const now = this.run.ports.clock.now();
     const plan = responseFacts(response, previews.messageId, now, this.catalog, previews.toolIds);
     const output = [...previews.thinkingFacts(), ...plan.facts];

@@ -10,6 +10,7 @@ import type {
   SecretVariablesRequest,
 } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
+import type { Metrics } from "../kernel/metrics.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
@@ -45,6 +46,8 @@ export interface RuntimePorts {
    * of private hosts. Absent, the public-only default (no loopback, private or metadata address).
    */
   outbound?: Outbound;
+  /** Operator metrics (model requests, tool calls, commits, settles); absent, nothing is counted. */
+  metrics?: Metrics;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

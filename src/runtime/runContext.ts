@@ -12,6 +12,7 @@ import type { CommittedFact, Fact } from "../coordinator/facts.js";
 import type { CommittedTypedFact, TypedFact } from "../coordinator/factVocabulary.js";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
+import { type Metrics, noopMetrics } from "../kernel/metrics.js";
 import type { ModelSpan } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
 
@@ -21,12 +22,15 @@ export class RunContext {
   /** The thread's committed history as this run knows it, in `seq` order. */
   readonly facts: CommittedTypedFact[] = [];
   private version = 0;
+  readonly metrics: Metrics;
 
   constructor(
     readonly activation: Activation,
     readonly ports: RuntimePorts,
     readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.metrics = ports.metrics ?? noopMetrics;
+  }
 
   /** Takes committed facts (the history a claim delivered, or a catch-up read) as known history. */
   receive(committed: CommittedFact[]): void {
@@ -67,6 +71,8 @@ export class RunContext {
       try {
         const result = await this.ports.commit(op);
         if (result.ok) {
+          this.metrics.commit("ok");
+          if (settle && !result.duplicate) this.metrics.runSettled(settle);
           if (!result.duplicate && result.receipt.versionAfter === op.expectedVersion + facts.length) {
             // Our facts landed exactly at the expected version: we know the history without a read.
             this.adopt(op.facts, result.receipt.committedAt);
@@ -104,6 +110,7 @@ export class RunContext {
   }
 
   private async rejected(rejection: CommitRejection): Promise<CommitStatus> {
+    this.metrics.commit(rejection.kind === "version_conflict" ? "version_conflict" : "lost_claim");
     if (rejection.kind === "version_conflict") {
       await this.catchUp();
       return "conflict";

@@ -1,0 +1,57 @@
+/**
+ * What the server counts for operators, as a narrow port: runtime, worker and edge report through
+ * it and never see the metrics library. Every label value handed in must already be bounded (a
+ * route pattern, a built-in tool name, an outcome); no session, workspace or user id, no free text.
+ */
+
+export type ModelRequestOutcome = "ok" | "error" | "aborted";
+export type ToolCallOutcome = "ok" | "error" | "indeterminate" | "delegated";
+export type CommitOutcome = "ok" | "lost_claim" | "version_conflict";
+export type RunSettleOutcome = "done" | "awaiting" | "failed";
+
+export interface ModelTokens {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheCreation: number;
+}
+
+export interface Metrics {
+  /** One model request; `tokens` only when it answered. */
+  modelRequest(
+    provider: string,
+    model: string,
+    outcome: ModelRequestOutcome,
+    seconds: number,
+    tokens?: ModelTokens,
+  ): void;
+  /** `tool` is a built-in tool's name, `mcp` or `custom`; `seconds` only for calls the server ran. */
+  toolCall(tool: string, outcome: ToolCallOutcome, seconds?: number): void;
+  commit(outcome: CommitOutcome): void;
+  runSettled(outcome: RunSettleOutcome): void;
+  /** `route` is the matched route pattern (`/v1/sessions/:id`), never the raw URL. */
+  httpRequest(route: string, method: string, status: number, seconds: number): void;
+  /** An event stream opened; the returned function closes it (once). */
+  streamOpened(): () => void;
+}
+
+/** What `GET /metrics` answers: the exposition text and its content type. */
+export interface MetricsExposition {
+  contentType: string;
+  render(): Promise<string>;
+}
+
+/** Counts nothing: tests and remote workers built without metrics. */
+export const noopMetrics: Metrics = {
+  modelRequest: () => {},
+  toolCall: () => {},
+  commit: () => {},
+  runSettled: () => {},
+  httpRequest: () => {},
+  streamOpened: () => () => {},
+};
+
+/** Seconds since `startMs` (a `performance.now()` reading). */
+export function secondsSince(startMs: number): number {
+  return (performance.now() - startMs) / 1000;
+}

@@ -1,0 +1,29 @@
+import type { ModelTokens } from "../kernel/metrics.js";
+import type { ModelResponse, ModelUsage } from "../providers/ports.js";
+import type { CatalogEntry } from "./toolCatalog.js";
+
+/**
+ * The metric label of each call in a model answer that the client runs: a built-in tool keeps its
+ * (fixed) name, anything else is "custom", since custom tool names are the agent author's free text.
+ */
+export function delegatedToolLabels(
+  response: ModelResponse,
+  catalog: ReadonlyMap<string, CatalogEntry>,
+): string[] {
+  return response.content.flatMap((block) => {
+    if (block.type !== "tool_use") return [];
+    const entry = catalog.get(block.name);
+    if (entry?.kind === "mcp" || (entry?.kind === "hand" && entry.runsOn === "server")) return [];
+    return [entry?.kind === "hand" ? block.name : "custom"];
+  });
+}
+
+/** A provider's usage report as the metrics port counts it. */
+export function modelTokens(usage: ModelUsage): ModelTokens {
+  return {
+    input: usage.input_tokens,
+    output: usage.output_tokens,
+    cacheRead: usage.cache_read_input_tokens,
+    cacheCreation: usage.cache_creation_input_tokens,
+  };
+}
