@@ -9,6 +9,7 @@ import { classifyFailure } from "./http/edgeFailure.js";
 import type { EdgeServices } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
+import type { ReadinessProbe } from "./http/readiness.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
@@ -18,6 +19,8 @@ export interface HttpServerOptions {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
   isReady: () => boolean;
+  /** `GET /readyz`: database, schema and workers; absent, it follows `isReady`. */
+  readiness?: ReadinessProbe | undefined;
   /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
   workerTransport?: WorkerRouteDeps | undefined;
 }
@@ -79,7 +82,7 @@ export function createHttpServer(
       reply,
     );
   });
-  healthRoutes(app, options.isReady);
+  healthRoutes(app, options.isReady, options.readiness);
 
   for (const adapter of adapters) {
     app.register(async (scope) => {
