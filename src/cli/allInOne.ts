@@ -38,12 +38,14 @@ import {
 } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
+import { readinessProbe } from "./readinessProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -264,6 +266,8 @@ export async function startAllInOne(
     metrics,
   );
   let ready = false;
+  let draining = false;
+  const workers: Worker[] = [];
   const app = createHttpServer(
     {
       iam,
@@ -289,6 +293,11 @@ export async function startAllInOne(
       logger,
       bodyLimitBytes: 32 * 1024 * 1024,
       isReady: () => ready,
+      readiness: readinessProbe({
+        appliedMigrations: () => storage.appliedMigrations(),
+        workers: () => workers[0]?.state ?? null,
+        draining: () => draining,
+      }),
       metrics,
       workerTransport: options.workerToken
         ? {
@@ -307,7 +316,6 @@ export async function startAllInOne(
     },
   );
 
-  const workers: Worker[] = [];
   // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
   // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
   // its claim would lapse too, and the fence would refuse its commits (safe, one wasted attempt).
@@ -334,7 +342,7 @@ export async function startAllInOne(
         concurrency: options.workers,
         leaseMs: options.leaseMs,
         pollMs: options.workerPollMs ?? 500,
-        drainMs: 3_000,
+        drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
       },
     );
     worker.start();
@@ -360,6 +368,8 @@ export async function startAllInOne(
       tail.open(await sessions.get(workspaceId, sessionId), tailOptions),
     stop: () => {
       stopping ??= (async () => {
+        // /readyz answers 503 "draining" while the HTTP server still serves during the drain.
+        draining = true;
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
         await sandboxes.close();

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
+import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 
 /** A commander parser for integer options with a lower bound and a message naming the option. */
 export function integer(name: string, min: number) {
@@ -23,6 +24,20 @@ export function modelOptions(): Option[] {
   ];
 }
 
+/** `--drain-ms` of `awaken up` and `awaken worker` (or AWAKEN_DRAIN_MS). */
+export function drainOption(): Option {
+  return new Option(
+    "--drain-ms <ms>",
+    "on SIGTERM: stop claiming, let runs in hand finish for this long, then hand the rest back to other workers",
+  )
+    .env("AWAKEN_DRAIN_MS")
+    .default(DEFAULT_DRAIN_MS)
+    .argParser(integer("--drain-ms", 0));
+}
+
+/** What a clean stop may take beyond the drain (closing streams, sandboxes, the database). */
+const STOP_AFTER_DRAIN_MS = 6_000;
+
 export interface Stoppable {
   stop(): Promise<void>;
 }
@@ -35,6 +50,7 @@ export interface Stoppable {
 export function installShutdown(
   logger: Logger,
   label: string,
+  drainMs: number = DEFAULT_DRAIN_MS,
 ): { stopping: () => boolean; ready: (s: Stoppable) => Promise<boolean> } {
   let target: Stoppable | null = null;
   let stopping = false;
@@ -50,8 +66,8 @@ export function installShutdown(
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, `${label} shutting down`);
-    // Hard deadline: a clean stop takes well under this; never hang an orchestrator.
-    setTimeout(() => process.exit(1), 9_000).unref();
+    // Hard deadline: a clean stop takes well under this beyond the drain; never hang an orchestrator.
+    setTimeout(() => process.exit(1), drainMs + STOP_AFTER_DRAIN_MS).unref();
     if (target) void stop(target);
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));

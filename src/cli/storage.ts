@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
 import type { ControlStores } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
@@ -7,6 +8,7 @@ import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
+import type { Database } from "../stores/sql/schema.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
@@ -44,6 +46,8 @@ export interface Storage {
    * incarnation of this process held, so its runs resume at once instead of after the lease.
    */
   lapseClaimsOf?: (ownerPrefix: string) => Promise<number>;
+  /** The migrations the database records as applied: one indexed read, the readiness probe's query. */
+  appliedMigrations(): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -84,6 +88,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       signals,
+      appliedMigrations: () => appliedMigrations(handle.db, handle.schema),
       close: async () => {
         // Signals first: pending NOTIFYs still need the pool.
         await signals.close();
@@ -107,9 +112,17 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     facts: new SqlInstallationFacts(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    appliedMigrations: () => appliedMigrations(handle.db),
     close: async () => {
       await handle.close();
       await lock.release();
     },
   };
+}
+
+/** Kysely's bookkeeping table, in the server's own schema on PostgreSQL (never another's). */
+async function appliedMigrations(db: Kysely<Database>, schema?: string): Promise<string[]> {
+  const table = schema ? sql.id(schema, "kysely_migration") : sql.id("kysely_migration");
+  const { rows } = await sql<{ name: string }>`select name from ${table} order by name`.execute(db);
+  return rows.map((r) => r.name);
 }

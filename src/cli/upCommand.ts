@@ -7,6 +7,7 @@ import {
 import { startAllInOne } from "./allInOne.js";
 import { cliLogger } from "./cliLogger.js";
 import {
+  drainOption,
   installShutdown,
   integer,
   modelOptions,
@@ -83,11 +84,12 @@ export function upCommand(): Command {
         .argParser(integer("--sse-ping-ms", 10)),
     )
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP));
+  command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger();
-    const lifecycle = installShutdown(logger, "server");
+    const lifecycle = installShutdown(logger, "server", opts.drainMs);
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     const server = await startAllInOne(
@@ -99,6 +101,7 @@ export function upCommand(): Command {
         dbPoolSize: opts.dbPoolSize,
         workers: opts.workers,
         leaseMs: opts.leaseMs,
+        drainMs: opts.drainMs,
         modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
         ssePingMs: opts.ssePingMs,
         apiKey: process.env.AWAKEN_API_KEY || undefined,

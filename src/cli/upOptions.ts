@@ -14,6 +14,8 @@ export interface UpOptions {
   /** In-process worker slots; 0 runs a server that executes nothing itself. */
   workers: number;
   leaseMs: number;
+  /** On SIGTERM, how long in-flight runs may finish before their claims are handed back (default 3 s). */
+  drainMs?: number | undefined;
   /** A model stream silent this long is aborted and retried (default 300 s). */
   modelIdleTimeoutMs: number;
   ssePingMs: number;

@@ -8,6 +8,7 @@ import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTranspor
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
+import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 
@@ -16,6 +17,8 @@ export interface RemoteWorkerOptions {
   /** Only here to be refused: a worker never touches an authoritative database. */
   databaseUrl: string | undefined;
   concurrency: number;
+  /** On SIGTERM, how long in-flight runs may finish before their claims are handed back. */
+  drainMs?: number | undefined;
   id: string | undefined;
   modelIdleTimeoutMs: number;
   modelRetryBaseMs: number;
@@ -143,7 +146,7 @@ export async function startRemoteWorker(
       concurrency: options.concurrency,
       leaseMs: config.leaseMs,
       pollMs: config.pollMs,
-      drainMs: 3_000,
+      drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
     },
   );
   worker.start();

@@ -7,6 +7,7 @@ import {
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { cliLogger } from "./cliLogger.js";
 import {
+  drainOption,
   installShutdown,
   integer,
   modelOptions,
@@ -20,7 +21,8 @@ const WORKER_HELP = `
 A worker has no database: it claims runs from a coordinator (awaken up, any --workers) over HTTP,
 renews their leases, commits every step through the coordinator's fence and settles them. Start
 and stop any number of them at will; a worker killed mid-run is resumed by another once its lease
-(the coordinator's --lease-ms) lapses. SIGTERM drains: in-flight runs get 3 s, then are handed back.
+(the coordinator's --lease-ms) lapses. SIGTERM drains: no new claims, in-flight runs get --drain-ms (default 3 s) to finish, then are
+handed back to other workers at once.
 
 Environment:
   AWAKEN_WORKER_TOKEN     required: the shared token, the same on the coordinator (≥ 16 characters)
@@ -69,11 +71,12 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP))
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
+  command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = cliLogger();
-    const lifecycle = installShutdown(logger, "worker");
+    const lifecycle = installShutdown(logger, "worker", opts.drainMs);
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
@@ -83,6 +86,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           coordinatorUrl: opts.coordinatorUrl,
           databaseUrl: opts.databaseUrl,
           concurrency: opts.concurrency,
+          drainMs: opts.drainMs,
           id: opts.id,
           modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
           modelRetryBaseMs: opts.modelRetryBaseMs,

@@ -9,7 +9,11 @@ export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
   return {
     claim: (owner, leaseMs) => ports.dispatch.claim(owner, leaseMs),
     renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),
-    release: (runId, owner, epoch) => ports.dispatch.release(runId, owner, epoch),
+    release: async (runId, owner, epoch) => {
+      await ports.dispatch.release(runId, owner, epoch);
+      // A run handed back on shutdown is queued again: wake the other replicas' idle slots now.
+      ports.signals.dispatchReady();
+    },
     commit: async (op) => {
       const result = await ports.dispatch.commit(op);
       if (result.ok && !result.duplicate)

@@ -11,6 +11,7 @@ import type { EdgeServices } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { metricsRoutes } from "./http/metricsRoute.js";
+import type { ReadinessProbe } from "./http/readiness.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   logger: FastifyBaseLogger;
   bodyLimitBytes: number;
   isReady: () => boolean;
+  /** `GET /readyz`: database, schema and workers; absent, it follows `isReady`. */
+  readiness?: ReadinessProbe | undefined;
   /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
   workerTransport?: WorkerRouteDeps | undefined;
   /** Counts every request and serves `GET /metrics`; absent, neither happens. */
@@ -83,7 +86,7 @@ export function createHttpServer(
       reply,
     );
   });
-  healthRoutes(app, options.isReady);
+  healthRoutes(app, options.isReady, options.readiness);
   if (options.metrics) metricsRoutes(app, options.metrics);
 
   for (const adapter of adapters) {

@@ -22,6 +22,8 @@ export class Worker {
   /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
   private pendingWakes = 0;
   private unsubscribe: Array<() => void> = [];
+  private started = false;
+  private stopped = false;
 
   constructor(
     private readonly transport: WorkerTransport,
@@ -31,7 +33,15 @@ export class Worker {
     this.identity = `${options.id}.${randomBytes(4).toString("hex")}`;
   }
 
+  /** For readiness: claiming work, draining after stop() was called, or done. */
+  get state(): "starting" | "polling" | "draining" | "stopped" {
+    if (this.stopped) return "stopped";
+    if (this.stopping) return "draining";
+    return this.started ? "polling" : "starting";
+  }
+
   start(): void {
+    this.started = true;
     this.unsubscribe.push(
       // One signal = one unit of work: wake one idle slot, not all of them, so idle slots do not
       // queue empty claim transactions in front of the run that was just dispatched.
@@ -59,6 +69,7 @@ export class Worker {
       await drained;
     }
     for (const off of this.unsubscribe) off();
+    this.stopped = true;
   }
 
   private async slotLoop(slot: number): Promise<void> {

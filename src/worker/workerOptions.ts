@@ -11,9 +11,12 @@ export interface WorkerOptions {
   drainMs: number;
 }
 
+/** `--drain-ms` default: long enough for most model steps to commit, short of orchestrators' grace. */
+export const DEFAULT_DRAIN_MS = 3_000;
+
 export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, "id"> = {
   concurrency: 4,
   leaseMs: 15_000,
   pollMs: 500,
-  drainMs: 3_000,
+  drainMs: DEFAULT_DRAIN_MS,
 };

@@ -24,6 +24,9 @@ const MIGRATIONS: Record<string, Migration> = {
   "010_session_names": sessionNames,
 };
 
+/** Every migration this build knows, in the order they apply (readiness compares a database's). */
+export const KNOWN_MIGRATIONS: readonly string[] = Object.keys(MIGRATIONS).sort();
+
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => MIGRATIONS,
 };
