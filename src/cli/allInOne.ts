@@ -280,13 +280,7 @@ export async function startAllInOne(
       vaults,
       credentials,
       clock,
-      stream: {
-        history: ports.history,
-        signals: ports.signals,
-        evidence: ports.evidence,
-        pingMs: options.ssePingMs,
-        pollMs: options.streamPollMs ?? 1_000,
-      },
+      stream: { history: ports.history, pingMs: options.ssePingMs },
       tail,
     },
     {

@@ -4,21 +4,18 @@ import type { IamService } from "../../control/iamService.js";
 import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
-import type { HistoryReader, LiveEvidenceBus, WakeSignals } from "../../coordinator/ports.js";
+import type { HistoryReader } from "../../coordinator/ports.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 
-/** Committed history reads and the signals behind live streams. */
+/** Committed history reads for the edges; live views come from the session tail. */
 export interface StreamDeps {
   history: HistoryReader;
-  signals: WakeSignals;
-  evidence: LiveEvidenceBus;
+  /** Keep-alive interval of every edge's event stream. */
   pingMs: number;
-  /** Safety net when a wake signal is missed; committed rows are the source either way. */
-  pollMs: number;
 }
 
 /** The application services every edge adapter calls; edges hold no state of their own. */
