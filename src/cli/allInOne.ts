@@ -39,14 +39,17 @@ import {
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import { countedCredentialOpens } from "./countedCredentialOpens.js";
 import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
+import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
+import { registerScrapedGauges } from "./scrapedGauges.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -128,7 +131,15 @@ export async function startAllInOne(
     for (const retired of retiredKeys) retired.masterKey.key.fill(0);
     throw error;
   }
-  const control = storage.control;
+  // This server's own registry: several servers in one process never share counts.
+  const metrics = createPrometheusMetrics();
+  const remoteWorkers = options.workerToken ? new RecentWorkers() : null;
+  registerScrapedGauges(metrics, storage, clock, remoteWorkers);
+  // Every credential open (in-process and remote holders, the validation probe) is audited: counted there.
+  const control = {
+    ...storage.control,
+    credentialOpens: countedCredentialOpens(storage.control.credentialOpens, metrics),
+  };
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
@@ -254,8 +265,6 @@ export async function startAllInOne(
   });
   const providers = createProviderRouter(options.env);
 
-  // This server's own registry: several servers in one process never share counts.
-  const metrics = createPrometheusMetrics();
   const tail = countedTail(
     new StoreSessionTail({
       history: ports.history,
@@ -295,7 +304,9 @@ export async function startAllInOne(
       metrics,
       workerTransport: options.workerToken
         ? {
-            gateway: localWorkerGateway(ports),
+            gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
+              remoteWorkers?.saw(owner),
+            ),
             token: options.workerToken,
             leaseMs: options.leaseMs,
             pollMs: 50,
@@ -318,7 +329,7 @@ export async function startAllInOne(
     logger.info({ component: "worker", lapsed }, `resuming ${lapsed} run(s) the previous process held`);
   if (options.workers > 0) {
     const worker = new Worker(
-      localWorkerGateway(ports),
+      meteredGateway(localWorkerGateway(ports), metrics, "local"),
       {
         providers,
         sandboxes,

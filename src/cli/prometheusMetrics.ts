@@ -21,7 +21,30 @@ class BoundedLabel {
 
 const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-export interface PrometheusMetrics extends Metrics, MetricsExposition {}
+/** Samples a scrape-time gauge reads: one value per label set (an empty set for a plain gauge). */
+export type ScrapedSamples = Array<{ labels?: Record<string, string>; value: number }>;
+
+export interface ScrapedGauge {
+  name: string;
+  /** What it measures and its unit. */
+  help: string;
+  labelNames?: string[];
+  /** Read at every scrape; a read that fails leaves the gauge empty for that scrape. */
+  read(): ScrapedSamples | Promise<ScrapedSamples>;
+}
+
+export interface PrometheusMetrics extends Metrics, MetricsExposition {
+  /**
+   * A gauge whose value is read when scraped (queue depth from the database, pool use): the
+   * honest figure across replicas, at no cost between scrapes.
+   */
+  gaugeAtScrape(gauge: ScrapedGauge): void;
+}
+
+/** Bounded tier and holder names: anything else (never expected) is counted as "other". */
+const SANDBOX_TIERS = new Set(["bwrap", "none"]);
+const CREDENTIAL_HOLDERS = new Set(["mcp_connection", "egress_proxy", "validation_probe"]);
+const known = (values: Set<string>, value: string) => (values.has(value) ? value : "other");
 
 /**
  * The server's metrics on a registry of its own (never prom-client's global one), so several
@@ -84,6 +107,49 @@ export function createPrometheusMetrics(): PrometheusMetrics {
     labelNames: ["outcome"],
     registers,
   });
+  const rejections = new Counter({
+    name: "awaken_fence_rejections_total",
+    help: "Commits the fence refused, by reason (stale_claim: the claim was lost or lapsed; version_conflict: the thread moved; operation_conflict: an operation id reused with other content).",
+    labelNames: ["reason"],
+    registers,
+  });
+  const claims = new Counter({
+    name: "awaken_run_claims_total",
+    help: "Runs claimed by workers, by transport (local, remote) and kind (queued; reclaimed: a lapsed lease taken over).",
+    labelNames: ["via", "kind"],
+    registers,
+  });
+  const claimWait = new Histogram({
+    name: "awaken_run_claim_wait_seconds",
+    help: "Seconds a run was claimable before a worker claimed it (since it was queued, or since its lapsed lease expired), by transport and kind.",
+    labelNames: ["via", "kind"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers,
+  });
+  const crashBudget = new Counter({
+    name: "awaken_crash_budget_exhausted_total",
+    help: "Runs failed because their workers crashed (leases lapsed without progress) more often than the crash budget allows.",
+    registers,
+  });
+  const sandboxes = new Counter({
+    name: "awaken_sandbox_realizations_total",
+    help: "Sessions' first sandbox realizations, by tier and outcome (ok; error: the sandbox could not be started, each attempt counted).",
+    labelNames: ["tier", "outcome"],
+    registers,
+  });
+  const firstTool = new Histogram({
+    name: "awaken_sandbox_first_tool_seconds",
+    help: "Seconds from asking for a session's sandbox the first time until its first tool could run (realization, including package preparation), by tier.",
+    labelNames: ["tier"],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers,
+  });
+  const credentialOpens = new Counter({
+    name: "awaken_credential_opens_total",
+    help: "Audited credential opens, by holder kind (mcp_connection, egress_proxy, validation_probe) and outcome (opened, refreshed, refused).",
+    labelNames: ["holder", "outcome"],
+    registers,
+  });
   const settled = new Counter({
     name: "awaken_runs_settled_total",
     help: "Runs settled, by outcome (done, awaiting, failed).",
@@ -125,6 +191,39 @@ export function createPrometheusMetrics(): PrometheusMetrics {
       if (seconds !== undefined) toolSeconds.observe({ tool }, seconds);
     },
     commit: (outcome) => commits.inc({ outcome }),
+    fenceRejected: (reason) => rejections.inc({ reason }),
+    runClaimed(via, reclaimed, waitSeconds) {
+      const labels = { via, kind: reclaimed ? "reclaimed" : "queued" };
+      claims.inc(labels);
+      if (waitSeconds !== undefined) claimWait.observe(labels, Math.max(0, waitSeconds));
+    },
+    crashBudgetExhausted: () => crashBudget.inc(),
+    sandboxRealized(tier, outcome, seconds) {
+      const t = known(SANDBOX_TIERS, tier);
+      sandboxes.inc({ tier: t, outcome });
+      if (seconds !== undefined) firstTool.observe({ tier: t }, seconds);
+    },
+    credentialOpen: (holder, outcome) =>
+      credentialOpens.inc({ holder: known(CREDENTIAL_HOLDERS, holder), outcome }),
+    gaugeAtScrape({ name, help, labelNames = [], read }) {
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          this.reset();
+          let samples: ScrapedSamples;
+          try {
+            samples = await read();
+          } catch {
+            // An unreachable database must not fail the whole scrape: the gauge is absent instead.
+            return;
+          }
+          for (const { labels, value } of samples) this.set(labels ?? {}, value);
+        },
+      });
+    },
     runSettled: (outcome) => settled.inc({ outcome }),
     streamOpened() {
       streams.inc();

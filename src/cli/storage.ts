@@ -10,6 +10,7 @@ import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
+import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
@@ -39,6 +40,13 @@ export interface Storage {
   runSessions: SqlRunSessions;
   /** What every process on this database agrees on (the master key's id, the bootstrap key). */
   facts: SqlInstallationFacts;
+  /** The queue-depth gauge's count, read at scrape time. */
+  runQueue: SqlRunQueueStats;
+  /**
+   * PostgreSQL only: the query pool's connections now (SQLite has one synchronous writer and no
+   * pool). The wake LISTEN connection is not part of it.
+   */
+  poolUse?: () => PoolUse;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
   /**
@@ -49,6 +57,14 @@ export interface Storage {
   /** The migrations the database records as applied: one indexed read, the readiness probe's query. */
   appliedMigrations(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  max: number;
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }
 
 /** How long start-up waits for the first LISTEN before serving anyway (polling covers the gap). */
@@ -87,6 +103,13 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       coordinator: postgresCoordinatorStores(handle, clock),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
+      runQueue: new SqlRunQueueStats(handle.db),
+      poolUse: () => ({
+        max: poolSize,
+        total: handle.pool.totalCount,
+        idle: handle.pool.idleCount,
+        waiting: handle.pool.waitingCount,
+      }),
       signals,
       appliedMigrations: () => appliedMigrations(handle.db, handle.schema),
       close: async () => {
@@ -110,6 +133,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     runSessions: new SqlRunSessions(handle.db),
     facts: new SqlInstallationFacts(handle.db),
+    runQueue: new SqlRunQueueStats(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
     appliedMigrations: () => appliedMigrations(handle.db),

@@ -362,6 +362,13 @@ export interface Activation {
   epoch: number;
   leaseExpiresAt: number;
   crashCount: number;
+  /**
+   * For the claim-wait metric, set by the claiming store and never sent to remote workers: when the
+   * run became claimable (ms; queued at, or its lapsed lease's expiry), and whether this claim took
+   * over a lapsed lease.
+   */
+  claimableSince?: number;
+  reclaimed?: boolean;
   agent: ExecutableAgentSnapshot;
   environment: { id: string; revision: number; config: EnvironmentConfig };
   /** The thread's committed facts at claim time, read in the claim's transaction. */

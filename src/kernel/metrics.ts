@@ -8,6 +8,13 @@ export type ModelRequestOutcome = "ok" | "error" | "aborted";
 export type ToolCallOutcome = "ok" | "error" | "indeterminate" | "delegated";
 export type CommitOutcome = "ok" | "lost_claim" | "version_conflict";
 export type RunSettleOutcome = "done" | "awaiting" | "failed";
+/** Why the fence refused a commit (the kinds of `CommitRejection`). */
+export type FenceRejectionReason = "stale_claim" | "version_conflict" | "operation_conflict";
+/** Which side of the worker transport claimed: an in-process worker or a remote one. */
+export type ClaimVia = "local" | "remote";
+export type SandboxRealizeOutcome = "ok" | "error";
+/** The credential open audit's outcomes. */
+export type CredentialOpenOutcome = "opened" | "refreshed" | "refused";
 
 export interface ModelTokens {
   input: number;
@@ -28,6 +35,19 @@ export interface Metrics {
   /** `tool` is a built-in tool's name, `mcp` or `custom`; `seconds` only for calls the server ran. */
   toolCall(tool: string, outcome: ToolCallOutcome, seconds?: number): void;
   commit(outcome: CommitOutcome): void;
+  /** A commit the fence refused, by the rejection's kind (counted besides `commit`). */
+  fenceRejected(reason: FenceRejectionReason): void;
+  /** A run claimed; `waitSeconds` is how long it had been claimable, when the claim says. */
+  runClaimed(via: ClaimVia, reclaimed: boolean, waitSeconds?: number): void;
+  /** A run failed because its worker crashed more often than the crash budget allows. */
+  crashBudgetExhausted(): void;
+  /**
+   * A session's sandbox realized for the first time (`seconds`: until its first tool could run),
+   * or a realization that failed.
+   */
+  sandboxRealized(tier: string, outcome: SandboxRealizeOutcome, seconds?: number): void;
+  /** One audited credential open; `holder` is a holder kind (`mcp_connection`), never an id. */
+  credentialOpen(holder: string, outcome: CredentialOpenOutcome): void;
   runSettled(outcome: RunSettleOutcome): void;
   /** `route` is the matched route pattern (`/v1/sessions/:id`), never the raw URL. */
   httpRequest(route: string, method: string, status: number, seconds: number): void;
@@ -46,6 +66,11 @@ export const noopMetrics: Metrics = {
   modelRequest: () => {},
   toolCall: () => {},
   commit: () => {},
+  fenceRejected: () => {},
+  runClaimed: () => {},
+  crashBudgetExhausted: () => {},
+  sandboxRealized: () => {},
+  credentialOpen: () => {},
   runSettled: () => {},
   httpRequest: () => {},
   streamOpened: () => () => {},

@@ -111,6 +111,7 @@ export class RunContext {
 
   private async rejected(rejection: CommitRejection): Promise<CommitStatus> {
     this.metrics.commit(rejection.kind === "version_conflict" ? "version_conflict" : "lost_claim");
+    this.metrics.fenceRejected(rejection.kind);
     if (rejection.kind === "version_conflict") {
       await this.catchUp();
       return "conflict";

@@ -30,7 +30,13 @@ export class SandboxProvisioning {
   async provision(): Promise<{ sandbox: Sandbox; fact: TypedFact | null }> {
     const spec = await this.secrets.withCredentials(this.sandboxSpec());
     const started = performance.now();
-    const sandbox = await this.run.ports.sandboxes.realize(spec);
+    let sandbox: Sandbox;
+    try {
+      sandbox = await this.run.ports.sandboxes.realize(spec);
+    } catch (error) {
+      if (!this.run.signal.aborted) this.run.metrics.sandboxRealized(spec.tier, "error");
+      throw error;
+    }
     if (
       this.run.facts.some((f) => f.kind === "internal" && f.type === SANDBOX_REALIZED) ||
       this.sandboxRecorded
@@ -38,6 +44,7 @@ export class SandboxProvisioning {
       return { sandbox, fact: null };
     this.sandboxRecorded = true;
     const ms = Math.round((performance.now() - started) * 100) / 100;
+    this.run.metrics.sandboxRealized(spec.tier, "ok", ms / 1000);
     this.run.ports.log.info({ sessionId: spec.sessionId, tier: spec.tier, ms }, "sandbox realized");
     return {
       sandbox,

@@ -87,6 +87,7 @@ export class TurnRunner {
         ],
         "failed",
       );
+      if (status === "ok") context.metrics.crashBudgetExhausted();
       return status === "ok" ? "settled" : "lost_claim";
     }
     const provisioned = await this.sandbox.provisionEagerly();

@@ -164,6 +164,20 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     await expect(fx.stores.dispatch.claim("w3", 1_000)).rejects.toThrow(/revision 99/);
   });
 
+  it("a claim says since when its run was claimable and whether it took over a lapsed lease", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const queuedAt = fx.clock.now();
+    fx.clock.advance(250);
+    const first = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    expect(first).toMatchObject({ claimableSince: queuedAt, reclaimed: false });
+    expect(first.leaseExpiresAt - 1_000 - first.claimableSince!).toBe(250);
+    fx.clock.advance(1_400);
+    const second = (await fx.stores.dispatch.claim("w2", 1_000))!;
+    // Claimable again since its lease lapsed, not since it was queued.
+    expect(second).toMatchObject({ claimableSince: first.leaseExpiresAt, reclaimed: true });
+    expect(second.leaseExpiresAt - 1_000 - second.claimableSince!).toBe(400);
+  });
+
   it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {
     fx = await sessionWithQueuedRun(backend);
     const claim = (await fx.stores.dispatch.claim("w1", 60_000))!;

@@ -63,7 +63,8 @@ import { TurnBatcher } from "./turnBatcher.js";
  *
  * Claim: 3 statements in 1 round trip (general path: 7): [BEGIN; one statement that picks the
  * oldest claimable run `FOR UPDATE SKIP LOCKED`, advances its epoch, lease and crash count (SET
- * reads the locked version), and returns it with the session's pinned agent and environment
+ * reads the locked version), and returns it (with when it became claimable, for the claim-wait
+ * metric: the picked row is locked, so those columns are its latest) with the session's pinned agent and environment
  * revision and the thread's history; COMMIT]. The general path fails (and rolls back) a claim whose
  * session or environment revision is missing; here the statement itself fails then, so the COMMIT
  * behind it rolls back, and the general path runs to fail the same way. The history is read at that
@@ -130,6 +131,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
           epoch: Number(row.epoch),
           leaseExpiresAt,
           crashCount: Number(row.crash_count),
+          claimableSince: Number(row.claimable_since),
+          reclaimed: row.reclaimed,
         },
         {
           workspace_id: row.workspace_id,
@@ -446,6 +449,9 @@ interface ClaimRow {
   thread_id: string;
   epoch: number;
   crash_count: number;
+  /** The picked row's state before the claim (locked, so its latest version): a lapsed lease? */
+  reclaimed: boolean;
+  claimable_since: number | string;
   status: string | null;
   pending_json: string | null;
   usage_json: string | null;
@@ -464,17 +470,20 @@ interface ClaimRow {
  * claim, when the session or its pinned environment revision is missing.
  */
 const CLAIM = {
-  name: "awaken_claim_v2",
+  name: "awaken_claim_v3",
   sql: `with claimed as (
-    update runs set state = 'claimed', owner = $1, epoch = epoch + 1, lease_expires_at = $2,
-      crash_count = crash_count + case when state = 'claimed' then 1 else 0 end, updated_at = $3
-    where id = (
-      select id from runs
+    update runs r set state = 'claimed', owner = $1, epoch = r.epoch + 1, lease_expires_at = $2,
+      crash_count = r.crash_count + case when r.state = 'claimed' then 1 else 0 end, updated_at = $3
+    from (
+      select id as picked_id, state = 'claimed' as reclaimed,
+        case when state = 'claimed' then lease_expires_at else available_at end as claimable_since
+      from runs
       where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
       order by available_at limit 1
-      for update skip locked)
-    returning id, session_id, thread_id, epoch, crash_count)
-  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count,
+      for update skip locked) p
+    where r.id = p.picked_id
+    returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, p.reclaimed, p.claimable_since)
+  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.reclaimed, c.claimable_since,
     s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
     (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
     1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete

@@ -10,6 +10,8 @@ export interface ClaimedRun {
   epoch: number;
   leaseExpiresAt: number;
   crashCount: number;
+  claimableSince: number;
+  reclaimed: boolean;
 }
 
 export interface PinnedSessionRow {
@@ -46,5 +48,17 @@ export function activationFromRows(
       config: JSON.parse(environmentConfigJson) as EnvironmentConfig,
     },
     history,
+  };
+}
+
+/** When a run picked by a claim became claimable, and whether the claim takes over a lapsed lease. */
+export function claimedFrom(run: { state: string; available_at: number; lease_expires_at: number | null }): {
+  claimableSince: number;
+  reclaimed: boolean;
+} {
+  const reclaimed = run.state === "claimed";
+  return {
+    claimableSince: Number(reclaimed ? run.lease_expires_at : run.available_at),
+    reclaimed,
   };
 }

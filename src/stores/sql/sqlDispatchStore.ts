@@ -10,7 +10,7 @@ import {
 import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
-import { activationFromRows } from "./activationRows.js";
+import { activationFromRows, claimedFrom } from "./activationRows.js";
 import { appendFacts, rowToFact } from "./appendFacts.js";
 import { begin, type Db, fromJson, type SqlDialect, toJson } from "./db.js";
 
@@ -101,6 +101,7 @@ export class SqlDispatchStore implements DispatchStore {
           epoch,
           leaseExpiresAt,
           crashCount,
+          ...claimedFrom(run),
         },
         session,
         env?.config_json,

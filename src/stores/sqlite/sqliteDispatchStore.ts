@@ -10,7 +10,7 @@ import {
 import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
-import { activationFromRows } from "../sql/activationRows.js";
+import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
 import { readThreadSync } from "./sqliteHistoryReader.js";
 import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncWriter } from "./syncWriter.js";
@@ -23,6 +23,7 @@ interface RunRow {
   owner: string | null;
   epoch: number;
   lease_expires_at: number | null;
+  available_at: number;
   crash_count: number;
 }
 
@@ -88,6 +89,7 @@ export class SqliteDispatchStore implements DispatchStore {
           epoch,
           leaseExpiresAt,
           crashCount,
+          ...claimedFrom(run),
         },
         session,
         env?.config_json,

@@ -1,0 +1,70 @@
+import type { Metrics } from "../kernel/metrics.js";
+import type { WorkerTransport } from "../worker/ports.js";
+
+/**
+ * The coordinator side of the worker transport, counted: every claim by transport and kind, with
+ * how long the run had been claimable (from the claim's own timestamps: no extra statement). The
+ * claim time is the lease's start, so the wait is measured on the database's clock readings only.
+ */
+export function meteredGateway(
+  gateway: WorkerTransport,
+  metrics: Metrics,
+  via: "local" | "remote",
+  onCall?: (owner: string) => void,
+): WorkerTransport {
+  return {
+    ...gateway,
+    async claim(owner, leaseMs) {
+      onCall?.(owner);
+      const activation = await gateway.claim(owner, leaseMs);
+      if (activation) {
+        const since = activation.claimableSince;
+        const claimedAt = activation.leaseExpiresAt - leaseMs;
+        metrics.runClaimed(
+          via,
+          activation.reclaimed === true,
+          since === undefined ? undefined : (claimedAt - since) / 1000,
+        );
+      }
+      return activation;
+    },
+    renew(runId, owner, epoch, leaseMs) {
+      onCall?.(owner);
+      return gateway.renew(runId, owner, epoch, leaseMs);
+    },
+  };
+}
+
+/** How long a remote worker counts as connected after its last claim or renewal. */
+export const REMOTE_WORKER_SEEN_MS = 60_000;
+const MAX_TRACKED_WORKERS = 10_000;
+
+/**
+ * Remote worker processes that claimed or renewed recently, by identity (`<id>.<incarnation>`, the
+ * owner without its slot). Only their number leaves this object, never an identity.
+ */
+export class RecentWorkers {
+  private readonly lastSeen = new Map<string, number>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  saw(owner: string): void {
+    const identity = owner.split("/", 1)[0] ?? owner;
+    this.lastSeen.delete(identity);
+    // Oldest first (insertion order): a flood of identities drops the stalest, never grows.
+    if (this.lastSeen.size >= MAX_TRACKED_WORKERS) {
+      const oldest = this.lastSeen.keys().next().value;
+      if (oldest !== undefined) this.lastSeen.delete(oldest);
+    }
+    this.lastSeen.set(identity, this.now());
+  }
+
+  count(): number {
+    const since = this.now() - REMOTE_WORKER_SEEN_MS;
+    for (const [identity, at] of this.lastSeen) {
+      if (at >= since) break;
+      this.lastSeen.delete(identity);
+    }
+    return this.lastSeen.size;
+  }
+}
