@@ -29,7 +29,7 @@ export interface ScrapedGauge {
   /** What it measures and its unit. */
   help: string;
   labelNames?: string[];
-  /** Read at every scrape; a read that fails leaves the gauge empty for that scrape. */
+  /** Read at every scrape; a read that fails leaves the gauge without a value (NaN) for that scrape. */
   read(): ScrapedSamples | Promise<ScrapedSamples>;
 }
 
@@ -45,6 +45,21 @@ export interface PrometheusMetrics extends Metrics, MetricsExposition {
 const SANDBOX_TIERS = new Set(["bwrap", "none"]);
 const CREDENTIAL_HOLDERS = new Set(["mcp_connection", "egress_proxy", "validation_probe"]);
 const known = (values: Set<string>, value: string) => (values.has(value) ? value : "other");
+
+/** Under Prometheus's default scrape timeout (10 s): a stuck database read fails one gauge, not the scrape. */
+const SCRAPE_READ_TIMEOUT_MS = 3_000;
+
+async function withinScrapeTime(read: ScrapedGauge["read"]): Promise<ScrapedSamples> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("scrape-time read timed out")), SCRAPE_READ_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(read), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * The server's metrics on a registry of its own (never prom-client's global one), so several
@@ -215,9 +230,11 @@ export function createPrometheusMetrics(): PrometheusMetrics {
           this.reset();
           let samples: ScrapedSamples;
           try {
-            samples = await read();
+            samples = await withinScrapeTime(read);
           } catch {
-            // An unreachable database must not fail the whole scrape: the gauge is absent instead.
+            // An unreachable database must not fail the whole scrape: a labelled gauge has no
+            // sample this time, an unlabelled one (which always has one) reads NaN, never a made-up 0.
+            if (labelNames.length === 0) this.set(Number.NaN);
             return;
           }
           for (const { labels, value } of samples) this.set(labels ?? {}, value);

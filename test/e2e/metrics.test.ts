@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually, scrapeMetrics, total } from "../support/metricsScrape.js";
 import {
   createSession,
   history,
@@ -20,53 +21,7 @@ afterAll(async () => {
   await t.close();
 });
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** The Prometheus text format's samples (comments skipped); enough of the format for these checks. */
-function parse(text: string): Sample[] {
-  return text
-    .split("\n")
-    .filter((line) => line !== "" && !line.startsWith("#"))
-    .map((line) => {
-      const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!match) throw new Error(`not a sample line: ${line}`);
-      const labels: Record<string, string> = {};
-      for (const [, key, value] of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
-        labels[key!] = value!;
-      return { name: match[1]!, labels, value: Number(match[3]) };
-    });
-}
-
-async function scrape(): Promise<{ text: string; samples: Sample[]; contentType: string | null }> {
-  // No authentication: an operator's scraper holds no API key.
-  const response = await fetch(`${t.server.url}/metrics`);
-  expect(response.status).toBe(200);
-  const text = await response.text();
-  return { text, samples: parse(text), contentType: response.headers.get("content-type") };
-}
-
-/** The sum of a family's samples whose labels include `labels` (0 when none exists yet). */
-function total(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
-}
-
-async function eventually(check: () => Promise<void>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
+const scrape = () => scrapeMetrics(t.server.url);
 
 async function bashSession() {
   const agent = await t.client.beta.agents.create({

@@ -4,6 +4,7 @@ import { createProviderRouter } from "../../src/providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
 import { TurnRunner } from "../../src/runtime/turnRunner.js";
 import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
+import { recordingMetrics } from "../support/recordingMetrics.js";
 import { sessionWithQueuedRun } from "../support/storeFixtures.js";
 
 const LEASE_MS = 1_000;
@@ -37,6 +38,7 @@ describe("the crash budget", () => {
       expect(activation.crashCount).toBe(crash);
     }
     const stores = fx.stores;
+    const metrics = recordingMetrics();
     const outcome = await new TurnRunner(
       activation,
       {
@@ -50,10 +52,14 @@ describe("the crash budget", () => {
         crashBudget: CRASH_BUDGET,
         modelIdleTimeoutMs: 60_000,
         log: { info: () => {}, warn: () => {} },
+        metrics,
       },
       new AbortController().signal,
     ).run();
     expect(outcome).toBe("settled");
+    // Counted once, as the run it failed: `awaken_crash_budget_exhausted_total`.
+    expect(metrics.calls.filter(([name]) => name === "crashBudgetExhausted")).toHaveLength(1);
+    expect(metrics.calls).toContainEqual(["runSettled", "failed"]);
 
     const history = await stores.history.readThread(fx.session.threadId, 0);
     const [error, idle] = history.slice(-2);
@@ -97,5 +103,36 @@ describe("the crash budget", () => {
     const history = await stores.history.readThread(fx.session.threadId, 0);
     expect(history.map((f) => f.type)).toContain("agent.message");
     expect(history.at(-1)?.body).toMatchObject({ stop_reason: { type: "end_turn" } });
+  });
+
+  it("a commit the fence refuses is counted by its reason; a run within its budget counts no exhaustion", async () => {
+    fx = await sessionWithQueuedRun();
+    const stale = (await fx.stores.dispatch.claim("w0", LEASE_MS))!;
+    fx.clock.advance(LEASE_MS + 1);
+    await fx.stores.dispatch.claim("w1", LEASE_MS);
+    const stores = fx.stores;
+    const metrics = recordingMetrics();
+    const outcome = await new TurnRunner(
+      stale,
+      {
+        readThread: (threadId, afterSeq) => stores.history.readThread(threadId, afterSeq),
+        commit: (op) => stores.dispatch.commit(op),
+        publish: () => {},
+        providers: createProviderRouter({}),
+        sandboxes: noSandboxes,
+        clock: fx.clock,
+        retry: DEFAULT_RETRY_POLICY,
+        crashBudget: CRASH_BUDGET,
+        modelIdleTimeoutMs: 60_000,
+        log: { info: () => {}, warn: () => {} },
+        metrics,
+      },
+      new AbortController().signal,
+    ).run();
+    expect(outcome).toBe("lost_claim");
+    // The reclaimed run's old owner: its first commit is refused as a stale claim.
+    expect(metrics.calls).toContainEqual(["fenceRejected", "stale_claim"]);
+    expect(metrics.calls).toContainEqual(["commit", "lost_claim"]);
+    expect(metrics.calls.some(([name]) => name === "crashBudgetExhausted")).toBe(false);
   });
 });
