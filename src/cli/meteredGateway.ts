@@ -4,7 +4,7 @@ import type { WorkerTransport } from "../worker/ports.js";
 /**
  * The coordinator side of the worker transport, counted: every claim by transport and kind, with
  * how long the run had been claimable (from the claim's own timestamps: no extra statement). The
- * claim time is the lease's start, so the wait is measured on the database's clock readings only.
+ * claim time is the lease's start, so the wait uses the claiming store's clock readings only.
  */
 export function meteredGateway(
   gateway: WorkerTransport,
