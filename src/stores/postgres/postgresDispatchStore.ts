@@ -130,6 +130,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
           epoch: Number(row.epoch),
           leaseExpiresAt,
           crashCount: Number(row.crash_count),
+          traceContext: row.trace_context,
         },
         {
           workspace_id: row.workspace_id,
@@ -446,6 +447,7 @@ interface ClaimRow {
   thread_id: string;
   epoch: number;
   crash_count: number;
+  trace_context: string | null;
   status: string | null;
   pending_json: string | null;
   usage_json: string | null;
@@ -464,7 +466,7 @@ interface ClaimRow {
  * claim, when the session or its pinned environment revision is missing.
  */
 const CLAIM = {
-  name: "awaken_claim_v2",
+  name: "awaken_claim_v3",
   sql: `with claimed as (
     update runs set state = 'claimed', owner = $1, epoch = epoch + 1, lease_expires_at = $2,
       crash_count = crash_count + case when state = 'claimed' then 1 else 0 end, updated_at = $3
@@ -473,8 +475,8 @@ const CLAIM = {
       where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
       order by available_at limit 1
       for update skip locked)
-    returning id, session_id, thread_id, epoch, crash_count)
-  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count,
+    returning id, session_id, thread_id, epoch, crash_count, trace_context)
+  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context,
     s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
     (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
     1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete

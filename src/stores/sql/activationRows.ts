@@ -10,6 +10,8 @@ export interface ClaimedRun {
   epoch: number;
   leaseExpiresAt: number;
   crashCount: number;
+  /** The run's stored trace context (`runs.trace_context`). */
+  traceContext: string | null;
 }
 
 export interface PinnedSessionRow {

@@ -101,6 +101,7 @@ export class SqlDispatchStore implements DispatchStore {
           epoch,
           leaseExpiresAt,
           crashCount,
+          traceContext: run.trace_context ?? null,
         },
         session,
         env?.config_json,

@@ -24,6 +24,7 @@ interface RunRow {
   epoch: number;
   lease_expires_at: number | null;
   crash_count: number;
+  trace_context: string | null;
 }
 
 /**
@@ -88,6 +89,7 @@ export class SqliteDispatchStore implements DispatchStore {
           epoch,
           leaseExpiresAt,
           crashCount,
+          traceContext: run.trace_context ?? null,
         },
         session,
         env?.config_json,
