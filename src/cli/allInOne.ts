@@ -42,6 +42,7 @@ import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
+import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
@@ -129,10 +130,13 @@ export async function startAllInOne(
     throw error;
   }
   const control = storage.control;
+  // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
+  const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
+    ...(tracing ? { tracing } : {}),
   };
 
   logger.info(
@@ -293,6 +297,7 @@ export async function startAllInOne(
         draining: () => draining,
       }),
       metrics,
+      tracing,
       workerTransport: options.workerToken
         ? {
             gateway: localWorkerGateway(ports),
@@ -330,6 +335,7 @@ export async function startAllInOne(
         credentials: custody,
         outbound,
         metrics,
+        ...(tracing ? { tracing } : {}),
       },
       {
         id: LOCAL_WORKER_ID,
@@ -370,6 +376,7 @@ export async function startAllInOne(
         await app.close();
         await outbound.close();
         await storage.close();
+        await tracing?.flush().catch(() => {});
         masterKey.key.fill(0);
         for (const retired of retiredKeys) retired.masterKey.key.fill(0);
       })();
