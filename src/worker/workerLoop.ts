@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
+import type { Tracing } from "../kernel/tracing.js";
 import type { RuntimePorts, TurnOutcome } from "../runtime/ports.js";
 import { TurnRunner } from "../runtime/turnRunner.js";
 import type { WorkerTransport } from "./ports.js";
@@ -117,15 +118,10 @@ export class Worker {
         },
         controller.signal,
       );
-      const outcome = await this.traced(activation, async () => {
-        const ended = await runner.run();
-        // Inside the slice's span: the line carries its trace and span ids.
-        this.runtime.log.info(
-          { runId: activation.runId, epoch: activation.epoch, outcome: ended },
-          "run slice ended",
-        );
-        return ended;
-      });
+      const tracing = this.runtime.tracing;
+      const outcome = tracing
+        ? await this.traced(tracing, activation, runner)
+        : await this.runSlice(activation, runner);
       if (outcome === "lost_claim" && this.stopController.signal.aborted) {
         // We gave up the run ourselves (shutdown): hand it back instead of letting the lease lapse.
         await this.transport.release(activation.runId, activation.owner, activation.epoch);
@@ -141,13 +137,18 @@ export class Worker {
     }
   }
 
+  private async runSlice(activation: Activation, runner: TurnRunner): Promise<TurnOutcome> {
+    const outcome = await runner.run();
+    // Inside the slice's span when traced: the line carries its trace and span ids.
+    this.runtime.log.info({ runId: activation.runId, epoch: activation.epoch, outcome }, "run slice ended");
+    return outcome;
+  }
+
   /**
    * The claim's span, a child of the trace of the input that started or resumed the run (stored
    * with it, so it continues across processes and restarts); model and tool spans nest under it.
    */
-  private async traced(activation: Activation, run: () => Promise<TurnOutcome>): Promise<TurnOutcome> {
-    const tracing = this.runtime.tracing;
-    if (!tracing) return run();
+  private async traced(tracing: Tracing, activation: Activation, runner: TurnRunner): Promise<TurnOutcome> {
     const span = tracing.startSpan(
       "run slice",
       "consumer",
@@ -161,7 +162,7 @@ export class Worker {
       activation.traceContext ?? null,
     );
     try {
-      const outcome = await tracing.withSpan(span, run);
+      const outcome = await tracing.withSpan(span, () => this.runSlice(activation, runner));
       span.setAttributes({ "awaken.run.outcome": outcome });
       span.end();
       return outcome;
