@@ -44,6 +44,7 @@ import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
+import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
@@ -140,10 +141,13 @@ export async function startAllInOne(
     ...storage.control,
     credentialOpens: countedCredentialOpens(storage.control.credentialOpens, metrics),
   };
+  // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
+  const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
+    ...(tracing ? { tracing } : {}),
   };
 
   logger.info(
@@ -302,6 +306,7 @@ export async function startAllInOne(
         draining: () => draining,
       }),
       metrics,
+      tracing,
       workerTransport: options.workerToken
         ? {
             gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
@@ -341,6 +346,7 @@ export async function startAllInOne(
         credentials: custody,
         outbound,
         metrics,
+        ...(tracing ? { tracing } : {}),
       },
       {
         id: LOCAL_WORKER_ID,
@@ -381,6 +387,7 @@ export async function startAllInOne(
         await app.close();
         await outbound.close();
         await storage.close();
+        await tracing?.flush().catch(() => {});
         masterKey.key.fill(0);
         for (const retired of retiredKeys) retired.masterKey.key.fill(0);
       })();

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
+import { activeTraceIds } from "./openTelemetry.js";
 
 const LEVELS: Record<number, string> = {
   10: "TRACE",
@@ -14,11 +15,15 @@ const HEAD_FIELDS = new Set(["level", "time", "pid", "hostname", "msg", "compone
 /**
  * The CLI's logger: pino JSON lines on stderr (stdout carries only the banner and command output),
  * or readable lines when stderr is a terminal (`AWAKEN_LOG_FORMAT=json` keeps JSON there too).
+ * A line logged inside a traced operation carries its `trace_id` and `span_id`.
  */
 export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
   const level = env.AWAKEN_LOG_LEVEL ?? "info";
   const readable = process.stderr.isTTY === true && env.AWAKEN_LOG_FORMAT !== "json";
-  return pino({ level }, readable ? readableStderr() : pino.destination(2));
+  return pino(
+    { level, mixin: () => activeTraceIds() ?? {} },
+    readable ? readableStderr() : pino.destination(2),
+  );
 }
 
 function readableStderr(): DestinationStream {

@@ -9,6 +9,7 @@ import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import { startOpenTelemetry } from "./openTelemetry.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 
@@ -98,7 +99,9 @@ export async function startRemoteWorker(
     throw error;
   }
   const log = logger.child({ component: "worker" });
-  const transport = new HttpWorkerTransport({ baseUrl: url, token, log });
+  // This process exports its own spans (run slices, model requests, tool calls) to the OTLP endpoint.
+  const tracing = startOpenTelemetry(options.env, "awaken-worker") ?? undefined;
+  const transport = new HttpWorkerTransport({ baseUrl: url, token, log, ...(tracing ? { tracing } : {}) });
   let config: Awaited<ReturnType<HttpWorkerTransport["config"]>> | null = null;
   while (!config) {
     if (stopped()) {
@@ -140,6 +143,7 @@ export async function startRemoteWorker(
       credentials: new RemoteCredentialHolder(transport),
       // This host connects to the MCP servers: the same address policy as the coordinator's.
       outbound,
+      ...(tracing ? { tracing } : {}),
     },
     {
       id: options.id ?? `${hostname()}-${process.pid}`,
@@ -158,6 +162,7 @@ export async function startRemoteWorker(
       await sandboxes.close();
       await outbound.close();
       transport.close();
+      await tracing?.flush().catch(() => {});
     },
   };
 }

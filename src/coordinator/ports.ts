@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
+import type { Tracing } from "../kernel/tracing.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
@@ -341,6 +342,11 @@ export interface InputPlan {
   requestHash?: string;
   /** With an idempotency key's `requestHash`: the body's hash, to tell a repeat from a reuse. */
   bodyHash?: string;
+  /**
+   * The trace context of the request that made the plan (opaque, `kernel/traceContext.ts`): stored
+   * on the run a `start` or `resume` effect queues, so the worker's claim continues that trace.
+   */
+  traceContext?: string | null;
 }
 
 export interface SessionPatch {
@@ -373,6 +379,8 @@ export interface Activation {
   environment: { id: string; revision: number; config: EnvironmentConfig };
   /** The thread's committed facts at claim time, read in the claim's transaction. */
   history: CommittedFact[];
+  /** The trace of the input that last started or resumed the run (`InputPlan.traceContext`). */
+  traceContext?: string | null;
 }
 
 export interface ClaimPort {
@@ -446,6 +454,8 @@ export interface CoordinatorStores {
 export interface CoordinatorPorts extends CoordinatorStores {
   signals: WakeSignals;
   evidence: LiveEvidenceBus;
+  /** Where a send finds the active trace to store with the run it starts; absent, none is stored. */
+  tracing?: Tracing;
 }
 
 // ---------------------------------------------------------------------------------------------

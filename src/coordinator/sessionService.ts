@@ -178,9 +178,15 @@ export class SessionService {
       }
     }
     const now = this.clock.now();
+    const traceContext = this.ports.tracing?.activeContext() ?? null;
     const outcome = await this.ports.ledger.append(
       sessionId,
-      (ctx) => ({ ...planInputs(ctx, inputs, now), requestHash, ...(dedupe?.strict ? { bodyHash } : {}) }),
+      (ctx) => ({
+        ...planInputs(ctx, inputs, now),
+        requestHash,
+        traceContext,
+        ...(dedupe?.strict ? { bodyHash } : {}),
+      }),
       now,
       options.precondition,
     );

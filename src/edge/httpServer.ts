@@ -1,6 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../kernel/ids.js";
 import type { Metrics, MetricsExposition } from "../kernel/metrics.js";
+import type { Tracing } from "../kernel/tracing.js";
 import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
@@ -12,6 +13,7 @@ import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { metricsRoutes } from "./http/metricsRoute.js";
 import type { ReadinessProbe } from "./http/readiness.js";
+import { traceRequests } from "./http/requestTracing.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
@@ -27,6 +29,8 @@ export interface HttpServerOptions {
   workerTransport?: WorkerRouteDeps | undefined;
   /** Counts every request and serves `GET /metrics`; absent, neither happens. */
   metrics?: (Metrics & MetricsExposition) | undefined;
+  /** A server span for every request (continuing a valid `traceparent`); absent, none. */
+  tracing?: Tracing | undefined;
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
@@ -86,6 +90,7 @@ export function createHttpServer(
       reply,
     );
   });
+  if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
   if (options.metrics) metricsRoutes(app, options.metrics);
 

@@ -14,6 +14,7 @@ import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 import type { SecretEgress } from "./secretEgress.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { indeterminateText, toolExecution, toolResult } from "./toolFacts.js";
+import { endToolSpan, startToolSpan } from "./traceSpans.js";
 
 export class HandToolStep {
   constructor(
@@ -53,12 +54,16 @@ export class HandToolStep {
     let outcome: HandToolResult;
     let realized: TypedFact | null = null;
     const startedAt = performance.now();
+    const traced = startToolSpan(this.run.ports.tracing, step.name, "function", step.toolUseId);
     try {
       const provisioned = await this.sandbox.provision();
       realized = provisioned.fact;
       outcome = await entry.tool.run(provisioned.sandbox, step.input, this.run.signal);
     } catch (error) {
-      if (this.run.signal.aborted) return "lost";
+      if (this.run.signal.aborted) {
+        endToolSpan(traced, "aborted");
+        return "lost";
+      }
       const message = error instanceof Error ? error.message : String(error);
       this.run.ports.log.warn(
         { runId: this.run.activation.runId, tool: step.name, error: message },
@@ -72,6 +77,7 @@ export class HandToolStep {
         isError: true,
       };
     }
+    endToolSpan(traced, this.run.signal.aborted ? "aborted" : outcome.isError ? "error" : "ok");
     if (this.run.signal.aborted) return "lost";
     this.run.metrics.toolCall(step.name, outcome.isError ? "error" : "ok", secondsSince(startedAt));
     const finishedAt = this.run.ports.clock.now();

@@ -16,6 +16,7 @@ import type { Step } from "./nextStep.js";
 import type { CommitStatus, RunContext } from "./runContext.js";
 import { addMcpTools, type CatalogEntry, mcpServersOf } from "./toolCatalog.js";
 import { indeterminateText, mcpToolResult, toolExecution } from "./toolFacts.js";
+import { endToolSpan, startToolSpan } from "./traceSpans.js";
 
 export class McpStep {
   /** The agent's MCP servers; connected (and their tools catalogued) when the run first needs them. */
@@ -119,10 +120,15 @@ export class McpStep {
     if (started !== "ok") return started;
     let outcome: McpCallOutcome;
     const startedAt = performance.now();
+    const traced = startToolSpan(this.run.ports.tracing, entry.tool, "extension", step.toolUseId);
+    traced?.setAttributes({ "awaken.mcp.server": server });
     try {
       outcome = await this.mcp.call(server, entry.tool, step.input);
     } catch (error) {
-      if (this.run.signal.aborted) return "lost";
+      if (this.run.signal.aborted) {
+        endToolSpan(traced, "aborted");
+        return "lost";
+      }
       const message = error instanceof Error ? error.message : String(error);
       this.run.ports.log.warn(
         { runId: this.run.activation.runId, tool: step.name, mcpServer: server, error: message },
@@ -133,6 +139,7 @@ export class McpStep {
         isError: true,
       };
     }
+    endToolSpan(traced, this.run.signal.aborted ? "aborted" : outcome.isError ? "error" : "ok");
     if (this.run.signal.aborted) return "lost";
     this.run.metrics.toolCall("mcp", outcome.isError ? "error" : "ok", secondsSince(startedAt));
     return this.run.commitLanding([

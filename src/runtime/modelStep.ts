@@ -26,6 +26,7 @@ import { retryDelayMs } from "./retryPolicy.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
+import { endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageTotals } from "./usageTotals.js";
 
 const MAX_OUTPUT_TOKENS = 4096;
@@ -56,6 +57,7 @@ export class ModelStep {
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
     const requestedAt = performance.now();
+    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
     try {
       response = await provider.complete(
         {
@@ -75,6 +77,13 @@ export class ModelStep {
       );
     } catch (error) {
       previews.abandonAll();
+      traced?.end(
+        this.run.signal.aborted
+          ? "aborted"
+          : guard.stalled
+            ? "model_stalled"
+            : providerErrorType(error instanceof ProviderError ? error : null),
+      );
       this.run.metrics.modelRequest(
         provider.name,
         model,
@@ -94,6 +103,7 @@ export class ModelStep {
       guard.dispose();
     }
 
+    if (traced) endModelSpan(traced, response);
     this.run.metrics.modelRequest(
       provider.name,
       model,

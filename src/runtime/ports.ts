@@ -12,6 +12,7 @@ import type {
 import type { Clock } from "../kernel/clock.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
+import type { Tracing } from "../kernel/tracing.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
 import type { RetryPolicy } from "./retryPolicy.js";
@@ -48,6 +49,8 @@ export interface RuntimePorts {
   outbound?: Outbound;
   /** Operator metrics (model requests, tool calls, commits, settles); absent, nothing is counted. */
   metrics?: Metrics;
+  /** Spans for model requests and tool calls, under the worker's run slice; absent, none. */
+  tracing?: Tracing;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

@@ -8,6 +8,8 @@ import type {
   SecretVariablesRequest,
 } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
+import { traceHeaders } from "../kernel/traceContext.js";
+import type { Tracing } from "../kernel/tracing.js";
 import type { RuntimeLog } from "../runtime/ports.js";
 import { HttpPoster, type PostAnswer } from "./httpPost.js";
 import type { WorkerTransport } from "./ports.js";
@@ -33,6 +35,8 @@ export interface HttpTransportOptions {
   /** Attempts of an idempotent call on connection errors, with doubling backoff from `retryBaseMs`. */
   attempts?: number;
   retryBaseMs?: number;
+  /** Calls made inside a span (a run slice's commits and reads) carry its `traceparent`. */
+  tracing?: Tracing;
 }
 
 /** A call the coordinator answered with an error status: retrying the same request will not help. */
@@ -237,15 +241,16 @@ export class HttpWorkerTransport implements WorkerTransport {
     const url = `${this.base}${WORKER_ROUTE_PREFIX}${WORKER_ROUTES[name].path}`;
     const payload = JSON.stringify(requestSchema(name).parse(body));
     const timeoutMs = name === "claim" ? this.claimWaitMs + 15_000 : 30_000;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.token}`,
+      "content-type": "application/json",
+    };
+    const trace = this.options.tracing?.activeContext();
+    if (trace) Object.assign(headers, traceHeaders(trace));
     for (let attempt = 1; ; attempt++) {
       let response: PostAnswer;
       try {
-        response = await this.poster.post(
-          url,
-          { authorization: `Bearer ${this.options.token}`, "content-type": "application/json" },
-          payload,
-          timeoutMs,
-        );
+        response = await this.poster.post(url, headers, payload, timeoutMs);
       } catch (error) {
         this.noteUnreachable(error);
         if (!idempotent || attempt >= this.attempts) throw error;

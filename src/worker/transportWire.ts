@@ -100,6 +100,8 @@ const activationSchema = z.object({
     config: z.custom<EnvironmentConfig>(isObject, "expected an environment config"),
   }),
   history: z.array(committedFactSchema),
+  // The run's trace (W3C `traceparent`[ `tracestate`]): the remote worker's spans continue it.
+  traceContext: z.string().max(1_024).nullable().optional(),
 });
 
 const evidenceSchema = z.discriminatedUnion("kind", [

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
-import type { RuntimePorts } from "../runtime/ports.js";
+import type { Tracing } from "../kernel/tracing.js";
+import type { RuntimePorts, TurnOutcome } from "../runtime/ports.js";
 import { TurnRunner } from "../runtime/turnRunner.js";
 import type { WorkerTransport } from "./ports.js";
 import type { WorkerOptions } from "./workerOptions.js";
@@ -117,8 +118,10 @@ export class Worker {
         },
         controller.signal,
       );
-      const outcome = await runner.run();
-      this.runtime.log.info({ runId: activation.runId, epoch: activation.epoch, outcome }, "run slice ended");
+      const tracing = this.runtime.tracing;
+      const outcome = tracing
+        ? await this.traced(tracing, activation, runner)
+        : await this.runSlice(activation, runner);
       if (outcome === "lost_claim" && this.stopController.signal.aborted) {
         // We gave up the run ourselves (shutdown): hand it back instead of letting the lease lapse.
         await this.transport.release(activation.runId, activation.owner, activation.epoch);
@@ -131,6 +134,41 @@ export class Worker {
     } finally {
       clearInterval(timer);
       this.inFlight.delete(activation.runId);
+    }
+  }
+
+  private async runSlice(activation: Activation, runner: TurnRunner): Promise<TurnOutcome> {
+    const outcome = await runner.run();
+    // Inside the slice's span when traced: the line carries its trace and span ids.
+    this.runtime.log.info({ runId: activation.runId, epoch: activation.epoch, outcome }, "run slice ended");
+    return outcome;
+  }
+
+  /**
+   * The claim's span, a child of the trace of the input that started or resumed the run (stored
+   * with it, so it continues across processes and restarts); model and tool spans nest under it.
+   */
+  private async traced(tracing: Tracing, activation: Activation, runner: TurnRunner): Promise<TurnOutcome> {
+    const span = tracing.startSpan(
+      "run slice",
+      "consumer",
+      {
+        "awaken.run.id": activation.runId,
+        "awaken.run.epoch": activation.epoch,
+        "awaken.run.crash_count": activation.crashCount,
+        "awaken.session.id": activation.sessionId,
+        "awaken.worker.owner": activation.owner,
+      },
+      activation.traceContext ?? null,
+    );
+    try {
+      const outcome = await tracing.withSpan(span, () => this.runSlice(activation, runner));
+      span.setAttributes({ "awaken.run.outcome": outcome });
+      span.end();
+      return outcome;
+    } catch (error) {
+      span.end("worker_error");
+      throw error;
     }
   }
 

@@ -31,6 +31,54 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect(activation.history).toEqual(history);
   });
 
+  it("a claim hands back the trace context of the input that started or last resumed its run, after a reclaim too", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const f = fx;
+    const resumedBy = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 vendor=1";
+    const startedBy = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const input = (effect: "resume" | "start", traceContext: string) =>
+      f.stores.ledger.append(
+        f.session.id,
+        () => ({
+          facts: [],
+          effects: [
+            effect === "start" ? { kind: "start", runId: newId("run", f.clock.now()) } : { kind: "resume" },
+          ],
+          echoIds: [],
+          traceContext,
+        }),
+        f.clock.now(),
+      );
+    const settle = async (claim: { owner: string; epoch: number }, how: "awaiting" | "done") => {
+      const version = await f.stores.history.threadVersion(f.session.threadId);
+      // A run parks only on something owed: a client tool call.
+      const facts =
+        how === "awaiting"
+          ? [
+              {
+                id: newId("sevt", f.clock.now()),
+                type: "agent.custom_tool_use",
+                body: { name: "x", input: {} },
+              },
+            ]
+          : [];
+      const result = await f.stores.dispatch.commit({ ...op(f, claim, version, 0, how), facts });
+      expect(result).toMatchObject({ ok: true, receipt: { settled: how } });
+    };
+    const untraced = (await f.stores.dispatch.claim("w1", 1_000))!;
+    expect(untraced.traceContext ?? null).toBeNull();
+    await settle(untraced, "awaiting");
+    await input("resume", resumedBy);
+    const resumed = (await f.stores.dispatch.claim("w2", 1_000))!;
+    expect(resumed.traceContext).toBe(resumedBy);
+    f.clock.advance(1_001);
+    const reclaimed = (await f.stores.dispatch.claim("w3", 1_000))!;
+    expect(reclaimed).toMatchObject({ runId: resumed.runId, traceContext: resumedBy });
+    await settle(reclaimed, "done");
+    await input("start", startedBy);
+    expect((await f.stores.dispatch.claim("w4", 1_000))?.traceContext).toBe(startedBy);
+  });
+
   it("a queued run is claimed at epoch 1 and cannot be claimed twice while the lease is live", async () => {
     fx = await sessionWithQueuedRun(backend);
     const a = await fx.stores.dispatch.claim("w1", 1_000);

@@ -224,6 +224,7 @@ describe("PostgreSQL: migrations", () => {
           "008_installation_facts",
           "009_send_receipt_body_hash",
           "010_session_names",
+          "013_run_trace_context",
         ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);

@@ -133,6 +133,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
           crashCount: Number(row.crash_count),
           claimableSince: Number(row.claimable_since),
           reclaimed: row.reclaimed,
+          traceContext: row.trace_context,
         },
         {
           workspace_id: row.workspace_id,
@@ -452,6 +453,7 @@ interface ClaimRow {
   /** The picked row's state before the claim (locked, so its latest version): a lapsed lease? */
   reclaimed: boolean;
   claimable_since: number | string;
+  trace_context: string | null;
   status: string | null;
   pending_json: string | null;
   usage_json: string | null;
@@ -482,8 +484,8 @@ const CLAIM = {
       order by available_at limit 1
       for update skip locked) p
     where r.id = p.picked_id
-    returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, p.reclaimed, p.claimable_since)
-  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.reclaimed, c.claimable_since,
+    returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
+  select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
     s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
     (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
     1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete

@@ -138,10 +138,16 @@ export class PostgresInputLedger extends SqlInputLedger {
       let runState = activeRun?.state ?? null;
       for (const effect of plan.effects) {
         if (effect.kind === "start") {
-          started.push(queuedRunRow(effect.runId, sessionId, session.threadId, now));
+          started.push(queuedRunRow(effect.runId, sessionId, session.threadId, now, plan.traceContext));
         } else if (effect.kind === "resume" && activeRun) {
           if (runState === "awaiting") {
-            runChange = { ...(runChange ?? {}), state: "queued", available_at: now, updated_at: now };
+            runChange = {
+              ...(runChange ?? {}),
+              state: "queued",
+              available_at: now,
+              updated_at: now,
+              trace_context: plan.traceContext ?? null,
+            };
             runState = "queued";
           }
         } else if (effect.kind === "cancel" && activeRun) {

@@ -12,6 +12,8 @@ export interface ClaimedRun {
   crashCount: number;
   claimableSince: number;
   reclaimed: boolean;
+  /** The run's stored trace context (`runs.trace_context`). */
+  traceContext: string | null;
 }
 
 export interface PinnedSessionRow {

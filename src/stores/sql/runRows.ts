@@ -6,6 +6,7 @@ export function queuedRunRow(
   sessionId: string,
   threadId: string,
   now: number,
+  traceContext: string | null = null,
 ): Database["runs"] {
   return {
     id: runId,
@@ -19,5 +20,6 @@ export function queuedRunRow(
     crash_count: 0,
     created_at: now,
     updated_at: now,
+    trace_context: traceContext,
   };
 }

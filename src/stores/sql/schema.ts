@@ -107,6 +107,8 @@ export interface Database {
     crash_count: number;
     created_at: number;
     updated_at: number;
+    /** W3C trace context of the input that last started or resumed the run (migration 013). */
+    trace_context: string | null;
   };
   commit_operations: {
     op_id: string;

@@ -102,6 +102,7 @@ export class SqlDispatchStore implements DispatchStore {
           leaseExpiresAt,
           crashCount,
           ...claimedFrom(run),
+          traceContext: run.trace_context ?? null,
         },
         session,
         env?.config_json,

@@ -83,12 +83,17 @@ export class SqlInputLedger implements InputLedger {
         if (effect.kind === "start") {
           await tx
             .insertInto("runs")
-            .values(queuedRunRow(effect.runId, sessionId, session.threadId, now))
+            .values(queuedRunRow(effect.runId, sessionId, session.threadId, now, plan.traceContext))
             .execute();
         } else if (effect.kind === "resume" && activeRun) {
           await tx
             .updateTable("runs")
-            .set({ state: "queued", available_at: now, updated_at: now })
+            .set({
+              state: "queued",
+              available_at: now,
+              updated_at: now,
+              trace_context: plan.traceContext ?? null,
+            })
             .where("id", "=", activeRun.id)
             .where("state", "=", "awaiting")
             .execute();

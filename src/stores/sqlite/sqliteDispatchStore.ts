@@ -25,6 +25,7 @@ interface RunRow {
   lease_expires_at: number | null;
   available_at: number;
   crash_count: number;
+  trace_context: string | null;
 }
 
 /**
@@ -90,6 +91,7 @@ export class SqliteDispatchStore implements DispatchStore {
           leaseExpiresAt,
           crashCount,
           ...claimedFrom(run),
+          traceContext: run.trace_context ?? null,
         },
         session,
         env?.config_json,

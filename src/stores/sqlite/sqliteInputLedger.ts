@@ -63,19 +63,21 @@ export class SqliteInputLedger implements InputLedger {
       for (const effect of plan.effects) {
         if (effect.kind === "start") {
           sql.run(
-            "insert into runs (id, session_id, thread_id, state, owner, epoch, lease_expires_at, available_at, crash_count, created_at, updated_at) values (?, ?, ?, 'queued', null, 0, null, ?, 0, ?, ?)",
+            "insert into runs (id, session_id, thread_id, state, owner, epoch, lease_expires_at, available_at, crash_count, created_at, updated_at, trace_context) values (?, ?, ?, 'queued', null, 0, null, ?, 0, ?, ?, ?)",
             effect.runId,
             sessionId,
             session.threadId,
             now,
             now,
             now,
+            plan.traceContext ?? null,
           );
         } else if (effect.kind === "resume" && run) {
           sql.run(
-            "update runs set state = 'queued', available_at = ?, updated_at = ? where id = ? and state = 'awaiting'",
+            "update runs set state = 'queued', available_at = ?, updated_at = ?, trace_context = ? where id = ? and state = 'awaiting'",
             now,
             now,
+            plan.traceContext ?? null,
             run.id,
           );
         } else if (effect.kind === "cancel" && run) {
