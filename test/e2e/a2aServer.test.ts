@@ -5,6 +5,7 @@
  * method names, and JSON-RPC errors that write nothing.
  */
 import { Role, TaskState } from "@a2a-js/sdk";
+import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { JsonRpcTaskNotFoundError, JsonRpcUnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -322,6 +323,24 @@ describe("A2A through the official client", () => {
       id: sent.json.result.id,
       status: { state: "TASK_STATE_COMPLETED" },
     });
+  });
+
+  it("a v0.3 peer (the SDK's 0.3 transport: message/stream, tasks/get) streams, answers a client tool, reads back", async () => {
+    const agentId = await agent([WEATHER_TOOL]);
+    const legacy = new LegacyJsonRpcTransport({
+      endpoint: `${t.server.url}/v1/a2a/agents/${agentId}`,
+      fetchImpl: authedFetch,
+    });
+    const asked = await collect(legacy.sendMessageStream(userRequest('call get_weather {"city":"Lima"}')));
+    expect(asked.map(describeEvent).at(-1)).toBe("status:INPUT_REQUIRED");
+    const update = asked.at(-1)?.payload;
+    if (update?.$case !== "statusUpdate") throw new Error("expected a status update");
+    const ids = { taskId: update.value.taskId, contextId: update.value.contextId };
+    const answered = await collect(legacy.sendMessageStream(userRequest("Warm, 24C", ids)));
+    expect(answered.map(describeEvent).at(-1)).toBe("status:COMPLETED");
+    const task = await legacy.getTask({ tenant: "", id: ids.taskId, historyLength: undefined });
+    expect(stateName(task.status?.state)).toBe("COMPLETED");
+    expect(partsText(task.artifacts.at(-1)?.parts)).toContain("Warm, 24C");
   });
 
   it("JSON-RPC errors: unknown task, bad params, parse error, unknown method; none writes anything", async () => {
