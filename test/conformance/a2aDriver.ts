@@ -21,6 +21,7 @@ import type {
   TurnView,
 } from "./protocolDriver.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: data parts are free-form JSON, read field by field.
 type Data = Record<string, any>;
 
 export class A2aDriver implements ProtocolDriver {
