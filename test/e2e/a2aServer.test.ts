@@ -199,6 +199,30 @@ describe("A2A through the official client", () => {
     );
   });
 
+  it("SubscribeToTask after a dropped stream: the task from committed facts, then live to completed", async () => {
+    process.env.AWAKEN_OFFLINE_DELAY_MS = "40";
+    const agentId = await agent();
+    const client = await a2aClient(t, agentId);
+    let taskId = "";
+    for await (const event of client.sendMessageStream(
+      userRequest(
+        "please repeat this fairly long sentence back to me slowly word by word so it takes a while",
+      ),
+    )) {
+      if (event.payload?.$case === "task") taskId = event.payload.value.id;
+      if (event.payload?.$case === "artifactUpdate") break;
+    }
+    // Dropping the stream does not stop the task.
+    expect(
+      stateName((await client.getTask({ tenant: "", id: taskId, historyLength: undefined })).status?.state),
+    ).toBe("WORKING");
+    const events = await collect(client.resubscribeTask({ tenant: "", id: taskId }));
+    expect(describeEvent(events[0]!)).toBe("task:WORKING");
+    expect(describeEvent(events.at(-1)!)).toBe("status:COMPLETED");
+    const task = await client.getTask({ tenant: "", id: taskId, historyLength: undefined });
+    expect(partsText(task.artifacts.at(-1)?.parts)).toContain("word by word");
+  });
+
   it("a client tool makes the task input-required; text in the same task answers it", async () => {
     const agentId = await agent([WEATHER_TOOL]);
     const client = await a2aClient(t, agentId);
@@ -412,6 +436,26 @@ describe("A2A through the official client", () => {
       v1,
     );
     expect(push.json.error.code).toBe(-32003);
+    // Whatever a client sends, the answer is a JSON-RPC error, never a 500.
+    for (const odd of [
+      "[]",
+      '"text"',
+      "{}",
+      JSON.stringify({ jsonrpc: "2.0", id: 8, method: "SendMessage", params: "x" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 9, method: "SendMessage", params: { message: { parts: "x" } } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 10, method: "SendMessage", params: { message: { parts: [{}] } } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 11, method: "GetTask", params: { id: { nested: true } } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 12, method: "ListTasks", params: { pageSize: 1000 } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 13, method: "ListTasks", params: { pageToken: "garbage" } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 14, method: "SendStreamingMessage", params: {} }),
+      JSON.stringify({ jsonrpc: "2.0", id: 15, method: "SubscribeToTask", params: { id: "nope" } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 16, method: "message/send", params: { message: { parts: 7 } } }),
+    ]) {
+      const answer = await rpc(agentId, odd, odd.includes("message/send") ? {} : v1);
+      expect(answer.status, odd).toBe(200);
+      expect(answer.json.error?.code, odd).toEqual(expect.any(Number));
+      expect(answer.json.error.code, odd).not.toBe(-32603);
+    }
     const unauthenticated = await fetch(`${t.server.url}/v1/a2a/agents/${agentId}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
