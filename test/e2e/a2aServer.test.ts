@@ -463,6 +463,13 @@ describe("A2A through the official client", () => {
     });
     expect(unauthenticated.status).toBe(401);
     expect(((await unauthenticated.json()) as { jsonrpc: string }).jsonrpc).toBe("2.0");
+    const unknownAgent = await rpc(
+      "agent_unknown",
+      JSON.stringify({ jsonrpc: "2.0", id: 17, method: "GetTask", params: { id: done.id } }),
+      v1,
+    );
+    expect(unknownAgent.status).toBe(404);
+    expect(unknownAgent.json).toMatchObject({ jsonrpc: "2.0", error: { code: -32600 } });
     expect(await factCount(sessionId)).toBe(before);
     const sessions = await t.client.beta.sessions.list({ agent_id: agentId } as never);
     expect(sessions.data).toHaveLength(1);

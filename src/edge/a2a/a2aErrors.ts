@@ -3,7 +3,14 @@ import type { EdgeFailure } from "../http/edgeFailure.js";
 
 const PARSE_ERROR = -32700;
 const INVALID_PARAMS = -32602;
+const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
+
+/** The JSON-RPC code of a refusal made before the handler ran; its HTTP status says the rest (401, 404, 413). */
+function codeOf(failure: EdgeFailure): number {
+  if (failure.category === "internal" || failure.category === "unavailable") return INTERNAL_ERROR;
+  return failure.category === "invalid" ? INVALID_PARAMS : INVALID_REQUEST;
+}
 
 /** A JSON-RPC error response (HTTP 200: the envelope carries the error). */
 export function writeRpcError(reply: FastifyReply, id: unknown, code: number, message: string): void {
@@ -40,7 +47,7 @@ export function answerA2aError(failure: EdgeFailure, request: FastifyRequest, re
         jsonrpc: "2.0",
         id: null,
         error: {
-          code: failure.category === "internal" ? INTERNAL_ERROR : INVALID_PARAMS,
+          code: codeOf(failure),
           message: failure.message,
         },
       });
