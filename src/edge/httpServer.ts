@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { newId } from "../kernel/ids.js";
 import type { Metrics, MetricsExposition } from "../kernel/metrics.js";
 import type { Tracing } from "../kernel/tracing.js";
+import { a2aEdge } from "./a2a/a2aEdge.js";
 import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
@@ -34,7 +35,7 @@ export interface HttpServerOptions {
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
-export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge, agUiEdge];
+export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge, agUiEdge, a2aEdge];
 
 /**
  * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key

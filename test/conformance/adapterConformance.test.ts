@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
+import { A2aDriver } from "./a2aDriver.js";
 import { ADAPTER_SCENARIO, type ScenarioContext } from "./adapterScenario.js";
 import { AgUiDriver } from "./agUiDriver.js";
 import { AiSdkDriver } from "./aiSdkDriver.js";
@@ -22,6 +23,8 @@ const DRIVERS: DriverCase[] = [
   { name: "AI SDK", open: (s, { sessionId }) => AiSdkDriver.open(s.t.server.url, s.client, sessionId) },
   // The session id names the session as an AG-UI thread.
   { name: "AG-UI", open: async (s, { agentId, sessionId }) => new AgUiDriver(s.t, agentId, sessionId) },
+  // The session id is the A2A context.
+  { name: "A2A", open: (s, { agentId, sessionId }) => A2aDriver.open(s.t, agentId, sessionId) },
 ];
 
 describe.skipIf(postgresUnavailable() !== null)("adapter conformance", () => {

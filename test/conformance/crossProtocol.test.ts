@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
 import { waitForHistory } from "../support/sdkHelpers.js";
+import { A2aDriver } from "./a2aDriver.js";
 import { AgUiDriver, agUiTurns } from "./agUiDriver.js";
 import { AiSdkDriver, historyTurns } from "./aiSdkDriver.js";
 import {
@@ -221,5 +222,41 @@ describe.skipIf(postgresUnavailable() !== null)("one session across protocols", 
     expect(await ai.history()).toEqual(turns);
     expect(await agUi.history()).toEqual(turns);
     expect(agUiTurns(agUi.messages())).toEqual(turns);
+  });
+
+  it("A2A and the AI SDK answer each other's waits: a client tool one way, an approval the other", async () => {
+    const { agentId, sessionId } = await conformanceSession(server.t, "cross-a2a");
+    const a2a = track(await A2aDriver.open(server.t, agentId, sessionId));
+    const said = ["weather in Lima?"];
+    server.model.enqueue({ kind: "tool_use", name: "get_weather", input: { city: "Lima" } });
+    const lima = await a2a.say("weather in Lima?");
+    expect(lima).toMatchObject({
+      end: "waiting",
+      toolCalls: [{ name: "get_weather", state: "awaiting_result" }],
+    });
+
+    // The AI SDK chat answers the call A2A's task waits on; the task completes.
+    const ai = await aiSdk(sessionId);
+    server.model.enqueue({ kind: "text", text: "Lima is mild." });
+    const limaAnswered = await ai.answerClientTool(lima.toolCalls[0]?.id as string, "Mild, 19C");
+    expect(limaAnswered).toMatchObject({ end: "natural", text: "Lima is mild." });
+
+    // The chat asks for an approval; A2A allows it as a follow-up in the task the chat's turn opened.
+    server.model.enqueue({ kind: "tool_use", name: "write", input: { file_path: "a2a.txt", content: "x" } });
+    said.push("write a2a.txt");
+    const asked = await ai.say("write a2a.txt");
+    expect(asked).toMatchObject({ end: "waiting", toolCalls: [{ state: "awaiting_approval" }] });
+    server.model.enqueue({ kind: "text", text: "Written by A2A's leave." });
+    const allowed = await a2a.decide(asked.toolCalls[0]?.id as string, true);
+    expect(allowed).toEqual({
+      end: "natural",
+      text: "Written by A2A's leave.",
+      toolCalls: [{ id: asked.toolCalls[0]?.id, name: "write", state: "done" }],
+    });
+
+    const turns = await soundTurns(sessionId, said);
+    expect(turns.map((t) => t.texts.at(-1))).toEqual(["Lima is mild.", "Written by A2A's leave."]);
+    expect(await a2a.history(), "A2A ListTasks").toEqual(turns);
+    expect(await ai.history(), "AI SDK history read").toEqual(turns);
   });
 });

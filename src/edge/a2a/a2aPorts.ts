@@ -1,0 +1,44 @@
+import type { AgentDefinition } from "../../control/agentDefinition.js";
+import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
+import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
+import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
+
+export type TypedTailItem =
+  | { kind: "fact"; fact: CommittedTypedFact }
+  | { kind: "preview"; evidence: LiveEvidence };
+
+/**
+ * What the A2A edge needs from the application services, narrowed to its use and with committed
+ * facts decoded to the product's vocabulary. Tasks are read from these facts; nothing else is kept.
+ */
+export interface A2aPorts {
+  /** The agent's active version; throws not_found for an agent this workspace does not have. */
+  agentDefinition(
+    workspaceId: string,
+    agentId: string,
+  ): Promise<{ version: number; definition: AgentDefinition }>;
+  /** A new session of the agent in the workspace's default environment (a new context). */
+  startSession(workspaceId: string, agentId: string): Promise<SessionRecord>;
+  /** The session, or null when this workspace has none by that id. */
+  session(workspaceId: string, sessionId: string): Promise<SessionRecord | null>;
+  /** The agent's sessions, newest first, a page at a time. */
+  sessions(
+    workspaceId: string,
+    agentId: string,
+    limit: number,
+    cursor: string | null,
+  ): Promise<{ sessions: SessionRecord[]; nextCursor: string | null }>;
+  /** Enters inputs; returns the committed echo facts. */
+  send(
+    workspaceId: string,
+    sessionId: string,
+    inputs: DomainInput[],
+    dedupe?: SendDedupe,
+  ): Promise<CommittedTypedFact[]>;
+  /** Committed facts with `afterSeq < seq <= upToSeq` (to the end when `upToSeq` is absent). */
+  history(threadId: string, afterSeq: number, upToSeq?: number): Promise<CommittedTypedFact[]>;
+  /** The session's tail after `afterSeq`, with previews. Ends when `signal` aborts. */
+  tail(session: SessionRecord, afterSeq: number, signal: AbortSignal): AsyncIterable<TypedTailItem>;
+  /** Keep-alive interval of open streams. */
+  pingMs: number;
+}

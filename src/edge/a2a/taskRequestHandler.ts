@@ -1,0 +1,255 @@
+import type {
+  AgentCard,
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  Message,
+  SendMessageRequest,
+  StreamResponse,
+  SubscribeToTaskRequest,
+  Task,
+  TaskPushNotificationConfig,
+} from "@a2a-js/sdk";
+import { TaskState } from "@a2a-js/sdk";
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "@a2a-js/sdk/errors";
+import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import type { DomainInput } from "../../coordinator/domainInputs.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
+import type { A2aPorts } from "./a2aPorts.js";
+import { listTasks } from "./listTasks.js";
+import { answerInputs, newTurnInput } from "./messageInputs.js";
+import { parseTaskId } from "./taskIds.js";
+import { projectTasks, type TurnTask, taskOf } from "./taskProjection.js";
+import { TaskStreamFormatter } from "./taskStream.js";
+import { isResting, isTerminal } from "./taskTracker.js";
+
+/** How long a message id counts as the same send (a client retrying a request it lost). */
+const RETRY_WINDOW_MS = 10 * 60_000;
+
+export interface TaskRequestScope {
+  workspaceId: string;
+  agentId: string;
+  card: AgentCard;
+  /** Aborts when the client goes away: live reads stop (the task itself runs on). */
+  closed: AbortSignal;
+}
+
+type Located = { session: SessionRecord; tasks: TurnTask[]; task: TurnTask };
+
+/**
+ * The protocol's request handler over the session service: a context is a session, a task is one
+ * of its turns (see `taskProjection.ts`), and every answer is read from committed facts. One is made
+ * per request, bound to the workspace and agent the request addressed. Every refusal is decided
+ * before anything is written.
+ */
+export class TaskRequestHandler implements A2ARequestHandler {
+  constructor(
+    private readonly ports: A2aPorts,
+    private readonly scope: TaskRequestScope,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.scope.card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError("This agent has no extended card.");
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
+    const stream = this.sendMessageStream(params);
+    let last: Task | null = null;
+    for await (const event of stream) {
+      if (event.payload?.$case !== "task") continue;
+      last = event.payload.value;
+      if (params.configuration?.returnImmediately) {
+        await stream.return(undefined);
+        return last;
+      }
+    }
+    if (!last) throw new UnsupportedOperationError("The task could not be read.");
+    // The blocking answer is the task as committed once it came to rest.
+    const found = await this.locate(last.id);
+    return found ? taskOf(found.task) : last;
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const message = params.message;
+    if (!message) throw new RequestMalformedError("params.message is required.");
+    const { session, task, inputs } = await this.plan(message);
+    const target = session ?? (await this.ports.startSession(this.scope.workspaceId, this.scope.agentId));
+    const echo = await this.ports.send(this.scope.workspaceId, target.id, inputs, {
+      key: `a2a:${message.messageId || JSON.stringify(inputs)}`,
+      strict: message.messageId !== "",
+      windowMs: RETRY_WINDOW_MS,
+    });
+    const upTo = Math.max(0, ...echo.map((f) => f.seq));
+    const taskFactId = task?.userFact.id ?? echo.find((f) => f.kind === "user_message")?.id;
+    const facts = await this.ports.history(target.threadId, 0, upTo);
+    const current = projectTasks(target.id, facts).find((t) => t.userFact.id === taskFactId);
+    if (!current) throw new UnsupportedOperationError("The message did not open a task.");
+    yield* this.follow(target, current, upTo, params.configuration?.historyLength);
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    const found = await this.locate(params.id);
+    if (!found) throw taskNotFound(params.id);
+    return taskOf(found.task, { historyLength: params.historyLength });
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    let context: SessionRecord | null = null;
+    if (params.contextId !== "") {
+      context = await this.agentSession(params.contextId);
+      if (!context) return { tasks: [], nextPageToken: "", pageSize: 0, totalSize: 0 };
+    }
+    return listTasks(this.ports, this.scope, context, params);
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    const found = await this.locate(params.id);
+    if (!found) throw taskNotFound(params.id);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { session, task, tasks } = (attempt === 0 ? found : await this.locate(params.id)) ?? found;
+      const state = task.tracker.state;
+      if (isTerminal(state) || tasks.at(-1) !== task) {
+        throw new TaskNotCancelableError(`Task ${task.id} is ${state}; a finished task cannot be canceled.`);
+      }
+      // A running turn is interrupted only while it still runs (the ledger decides, so no race with
+      // its ending); a parked one drops what it waits for.
+      await this.ports.send(this.scope.workspaceId, session.id, [
+        state === "input-required" ? { kind: "interrupt" } : { kind: "interrupt", onlyWhileWorking: true },
+      ]);
+      const after = await this.locate(params.id);
+      if (after && isTerminal(after.task.tracker.state)) return taskOf(after.task);
+    }
+    throw new TaskNotCancelableError(`Task ${params.id} could not be canceled; read it again.`);
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const found = await this.locate(params.id);
+    if (!found) throw taskNotFound(params.id);
+    if (isTerminal(found.task.tracker.state)) {
+      throw new UnsupportedOperationError(
+        `Task ${params.id} is ${found.task.tracker.state}; read it with GetTask instead.`,
+      );
+    }
+    yield* this.follow(found.session, found.task, found.task.facts.at(-1)?.seq ?? 0, undefined);
+  }
+
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw pushNotSupported();
+  }
+
+  async getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw pushNotSupported();
+  }
+
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw pushNotSupported();
+  }
+
+  async deleteTaskPushNotificationConfig(): Promise<void> {
+    throw pushNotSupported();
+  }
+
+  /**
+   * The task as it stands (`upTo` is the last fact it was read to), then its live updates until it
+   * comes to rest. A task already at rest is the snapshot alone.
+   */
+  private async *follow(
+    session: SessionRecord,
+    task: TurnTask,
+    upTo: number,
+    historyLength: number | undefined,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
+    yield { payload: { $case: "task", value: taskOf(task, { historyLength }) } };
+    if (isResting(task.tracker.state)) return;
+    const formatter = new TaskStreamFormatter(task);
+    for await (const item of this.ports.tail(session, upTo, this.scope.closed)) {
+      if (item.kind === "preview") {
+        yield* formatter.preview(item.evidence);
+        continue;
+      }
+      const { events, rested } = formatter.fact(item.fact);
+      yield* events;
+      if (rested) return;
+    }
+  }
+
+  /** What a message does, decided from committed facts before anything is written. */
+  private async plan(
+    message: Message,
+  ): Promise<{ session: SessionRecord | null; task: TurnTask | null; inputs: DomainInput[] }> {
+    if (message.taskId !== "") {
+      const found = await this.locate(message.taskId);
+      if (!found || (message.contextId !== "" && message.contextId !== found.session.id)) {
+        throw taskNotFound(message.taskId);
+      }
+      const { task, session, tasks } = found;
+      const state = task.tracker.state;
+      if (state !== "input-required" || tasks.at(-1) !== task) {
+        throw new UnsupportedOperationError(
+          `Task ${task.id} is ${state} and takes no more messages` +
+            (isTerminal(state)
+              ? "; send a new message without taskId to start another task."
+              : "; wait for it."),
+        );
+      }
+      return { session, task, inputs: answerInputs(message, task.tracker.asked) };
+    }
+    const inputs = [newTurnInput(message)];
+    if (message.contextId === "") return { session: null, task: null, inputs };
+    const session = await this.agentSession(message.contextId);
+    if (!session) {
+      throw new RequestMalformedError(
+        `contextId ${JSON.stringify(message.contextId)} names no context of this agent; leave it empty to start one.`,
+      );
+    }
+    const latest = projectTasks(session.id, await this.ports.history(session.threadId, 0)).at(-1);
+    if (latest && !isTerminal(latest.tracker.state)) {
+      throw new UnsupportedOperationError(
+        latest.tracker.state === "input-required"
+          ? `Task ${latest.id} of this context waits for input; answer it with taskId ${latest.id}, or cancel it.`
+          : `Task ${latest.id} of this context is still working; wait for it or cancel it.`,
+      );
+    }
+    return { session, task: null, inputs };
+  }
+
+  private async locate(taskId: string): Promise<Located | null> {
+    const ids = parseTaskId(taskId);
+    if (!ids) return null;
+    const session = await this.agentSession(ids.sessionId);
+    if (!session) return null;
+    const tasks = projectTasks(session.id, await this.ports.history(session.threadId, 0));
+    const task = tasks.find((t) => t.userFact.id === ids.factId);
+    return task ? { session, tasks, task } : null;
+  }
+
+  /** The session, when it is this agent's in this workspace. */
+  private async agentSession(sessionId: string): Promise<SessionRecord | null> {
+    if (!sessionId.startsWith("sesn_")) return null;
+    const session = await this.ports.session(this.scope.workspaceId, sessionId);
+    return session && session.agent.agentId === this.scope.agentId ? session : null;
+  }
+}
+
+function taskNotFound(id: string): TaskNotFoundError {
+  return new TaskNotFoundError(`Task ${JSON.stringify(id)} was not found for this agent.`);
+}
+
+function pushNotSupported(): PushNotificationNotSupportedError {
+  return new PushNotificationNotSupportedError("This agent does not send push notifications.");
+}
+
+/** `TASK_STATE_UNSPECIFIED` in a filter means any state. */
+export const ANY_STATE = TaskState.TASK_STATE_UNSPECIFIED;
