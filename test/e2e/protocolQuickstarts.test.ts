@@ -1,5 +1,5 @@
 /**
- * The README's quickstarts for the AI SDK and AG-UI are the example files, word for word, and they
+ * The README's quickstarts for the AI SDK, AG-UI and MCP are the example files, word for word, and they
  * run against the server: one turn each, then the conversation read back from committed history.
  */
 import { execFile } from "node:child_process";
@@ -13,6 +13,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const EXAMPLES = {
   "AI SDK": `${ROOT}examples/aiSdkQuickstart.mjs`,
   "AG-UI": `${ROOT}examples/agUiQuickstart.mjs`,
+  MCP: `${ROOT}examples/mcpQuickstart.mjs`,
 };
 
 let t: TestServer;
@@ -52,5 +53,17 @@ describe("the README's protocol quickstarts", () => {
     const lines = await run(EXAMPLES["AG-UI"]);
     expect(lines[0]).toBe("assistant: [offline model] You said: Hello from AG-UI");
     expect(lines.slice(1)).toEqual(["user", "assistant", "user", "assistant"]);
+  });
+
+  it("the MCP one calls the agent's tool twice in one session, then reads it over the Managed API", async () => {
+    const lines = await run(EXAMPLES.MCP);
+    expect(lines).toEqual([
+      "assistant: [offline model] You said: Hello from MCP",
+      "stop_reason: end_turn",
+      "user.message",
+      "agent.message",
+      "user.message",
+      "agent.message",
+    ]);
   });
 });
