@@ -223,6 +223,10 @@ describe("tools/call runs one turn", () => {
     expect(seen.map((p) => p.progress)).toEqual([...seen.map((p) => p.progress)].sort((x, y) => x - y));
     expect(seen[0]?.message).toContain(structured(result).session_id);
     expect(seen.map((p) => p.message)).toContain("Calling bash.");
+    expect(seen.map((p) => p.message)).toContain("The agent is writing.");
+    expect((result.structuredContent as { tool_calls: unknown }).tool_calls).toMatchObject([
+      { name: "bash", state: "done" },
+    ]);
   });
 
   it("a cancelled call (AbortSignal → notifications/cancelled) interrupts the run", async () => {
@@ -239,7 +243,8 @@ describe("tools/call runs one turn", () => {
         signal: controller.signal,
         onprogress: (p) => {
           sessionId ||= /sesn_[0-9a-z]+/.exec(p.message ?? "")?.[0] ?? "";
-          if (sessionId) controller.abort("changed my mind");
+          // Cancelled once the reply streams: the model request is under way.
+          if (p.message === "The agent is writing.") controller.abort("changed my mind");
         },
       },
     );

@@ -18,6 +18,8 @@ import { callResultOf, inputPreview } from "./callResults.js";
 /** How long a form asking for an approval may stay open; unanswered, the approval stays pending. */
 const APPROVAL_FORM_TIMEOUT_MS = 15 * 60_000;
 const DENY_MESSAGE_MAX = 2_000;
+/** The `_meta` key of an approval form that names the call it decides. */
+export const TOOL_CALL_META = "dev.awaken/tool_call";
 
 /** What one MCP session's server shares with the session registry. */
 export interface AgentToolSession {
@@ -78,6 +80,8 @@ export function agentToolServer(
           {
             mode: "form",
             message: `The agent "${agent.agentName}" asks to run the tool "${call.name}" with input ${inputPreview(call.input)}. Allow it?`,
+            // The call as data, for a client that shows it its own way (or answers it elsewhere).
+            _meta: { [TOOL_CALL_META]: { id: call.id, name: call.name, input: call.input } },
             requestedSchema: {
               type: "object",
               properties: {
@@ -115,6 +119,7 @@ export function agentToolServer(
       const outcome = await runAgentTurn(services, workspaceId, agent.agentId, input, {
         signal: extra.signal,
         cancelled: () => !session.ending,
+        wantsProgress: progressToken !== undefined,
         progress: (message) => {
           if (progressToken === undefined) return;
           progress += 1;

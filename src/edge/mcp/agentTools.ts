@@ -61,6 +61,22 @@ export const TOOL_OUTPUT_SCHEMA = {
       type: "string",
       description: "end_turn, requires_action (see pending), interrupted, retries_exhausted or refusal.",
     },
+    tool_calls: {
+      type: "array",
+      description: "The turn's tool calls and where each stands.",
+      items: {
+        type: "object",
+        properties: {
+          id: { type: "string" },
+          name: { type: "string" },
+          state: {
+            type: "string",
+            enum: ["done", "denied", "awaiting_result", "awaiting_approval", "incomplete"],
+          },
+        },
+        required: ["id", "name", "state"],
+      },
+    },
     pending: {
       type: "array",
       description: "What the session waits for when stop_reason is requires_action.",

@@ -16,6 +16,8 @@ export interface TurnClient {
   signal: AbortSignal;
   /** Whether an abort of `signal` is the client's cancel (then the run is interrupted). */
   cancelled(): boolean;
+  /** Whether the client asked for progress (then text streaming is reported too). */
+  wantsProgress: boolean;
   /** Reports progress, when the client asked for it. */
   progress(message: string): void;
   /** Asks the user to decide `call`; absent when the client cannot show a form (no elicitation). */
@@ -77,8 +79,24 @@ async function followTurn(
   client: TurnClient,
 ): Promise<CallOutcome | null> {
   const observer = new TurnObserver();
-  for await (const item of services.tail.open(session, { afterSeq, signal: client.signal })) {
-    if (item.kind !== "fact") continue;
+  // Previews only tell a progress reader that text streams: one notice per streamed message.
+  const previews = client.wantsProgress;
+  const texts = new Set<string>();
+  const reported = new Set<string>();
+  for await (const item of services.tail.open(session, { afterSeq, previews, signal: client.signal })) {
+    if (item.kind === "preview") {
+      const { evidence } = item;
+      if (evidence.kind === "preview_start" && evidence.preview === "text") texts.add(evidence.eventId);
+      if (
+        evidence.kind === "preview_delta" &&
+        texts.has(evidence.eventId) &&
+        !reported.has(evidence.eventId)
+      ) {
+        reported.add(evidence.eventId);
+        client.progress("The agent is writing.");
+      }
+      continue;
+    }
     const fact = decodeCommitted(item.fact);
     const rest = observer.observe(fact);
     if (fact.kind === "tool_call") client.progress(`Calling ${fact.call.name}.`);
@@ -104,7 +122,7 @@ async function settle(
   if (rest.kind === "ended") return { ...rest, kind: "ended", sessionId };
   const { decide } = client;
   if (rest.approvals.length === 0 || !decide) {
-    return { kind: "pending", sessionId, approvals: rest.approvals, clientCalls: rest.clientCalls };
+    return { kind: "pending", sessionId, ...pick(rest) };
   }
   const unanswered: ToolCall[] = [];
   const answers = [];
@@ -124,9 +142,23 @@ async function settle(
     }
   }
   if (unanswered.length > 0 || rest.clientCalls.length > 0) {
-    return { kind: "pending", sessionId, approvals: unanswered, clientCalls: rest.clientCalls };
+    const answered = new Set(answers.map((a) => a.callId));
+    return {
+      kind: "pending",
+      sessionId,
+      approvals: unanswered,
+      clientCalls: rest.clientCalls,
+      // Answered here: the confirmation is committed, the call no longer waits on an approval.
+      calls: rest.calls.map((c) =>
+        answered.has(c.id) ? { ...c, state: c.state === "awaiting_approval" ? "incomplete" : c.state } : c,
+      ),
+    };
   }
   return "continue";
+}
+
+function pick(rest: Extract<TurnRest, { kind: "waiting" }>) {
+  return { approvals: rest.approvals, clientCalls: rest.clientCalls, calls: rest.calls };
 }
 
 function refuseSession(session: SessionRecord | null, name: string, agentId: string): CallOutcome | null {

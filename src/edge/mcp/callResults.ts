@@ -1,16 +1,25 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ToolCall } from "../../coordinator/factVocabulary.js";
+import type { CallView } from "./turnObserver.js";
 
 const INPUT_PREVIEW_MAX = 500;
 
 /** What one agent tool call answers, before it becomes a CallToolResult. */
 export type CallOutcome =
-  | { kind: "ended"; sessionId: string; stopReason: string; text: string; error: string | null }
+  | {
+      kind: "ended";
+      sessionId: string;
+      stopReason: string;
+      text: string;
+      error: string | null;
+      calls: readonly CallView[];
+    }
   | {
       kind: "pending";
       sessionId: string;
       approvals: readonly ToolCall[];
       clientCalls: readonly ToolCall[];
+      calls: readonly CallView[];
     }
   | { kind: "refused"; message: string; sessionId?: string };
 
@@ -19,7 +28,11 @@ export function callResultOf(outcome: CallOutcome): CallToolResult {
     case "ended":
       return {
         content: textContent(outcome.error ?? outcome.text),
-        structuredContent: { session_id: outcome.sessionId, stop_reason: outcome.stopReason },
+        structuredContent: {
+          session_id: outcome.sessionId,
+          stop_reason: outcome.stopReason,
+          tool_calls: outcome.calls.map(callOf),
+        },
         ...(outcome.error !== null ? { isError: true } : {}),
       };
     case "pending":
@@ -28,6 +41,7 @@ export function callResultOf(outcome: CallOutcome): CallToolResult {
         structuredContent: {
           session_id: outcome.sessionId,
           stop_reason: "requires_action",
+          tool_calls: outcome.calls.map(callOf),
           pending: [
             ...outcome.approvals.map((c) => pendingOf(c, "tool_confirmation")),
             ...outcome.clientCalls.map((c) => pendingOf(c, "tool_result")),
@@ -41,6 +55,10 @@ export function callResultOf(outcome: CallOutcome): CallToolResult {
 
 function textContent(text: string): CallToolResult["content"] {
   return text === "" ? [] : [{ type: "text", text }];
+}
+
+function callOf(call: CallView) {
+  return { id: call.id, name: call.name, state: call.state };
 }
 
 function pendingOf(call: ToolCall, kind: "tool_confirmation" | "tool_result") {

@@ -1,14 +1,24 @@
 import type { CommittedTypedFact, ContentBlock, ToolCall } from "../../coordinator/factVocabulary.js";
 
+/** Where one call of the turn stands when the tool call answers. */
+export type CallState = "done" | "denied" | "awaiting_result" | "awaiting_approval" | "incomplete";
+
+export interface CallView {
+  id: string;
+  name: string;
+  state: CallState;
+}
+
 /** Where a turn came to rest, as far as an MCP tool call's answer depends on it. */
 export type TurnRest =
-  | { kind: "ended"; stopReason: string; text: string; error: string | null }
+  | { kind: "ended"; stopReason: string; text: string; error: string | null; calls: CallView[] }
   | {
       kind: "waiting";
       /** Calls gated `ask` and not answered yet: the client (or another edge) decides them. */
       approvals: ToolCall[];
       /** Custom tools: only the session's client can run them. */
       clientCalls: ToolCall[];
+      calls: CallView[];
     }
   | { kind: "closed" };
 
@@ -23,6 +33,8 @@ const RETRIES_EXHAUSTED = "The turn failed and its retries are exhausted.";
 export class TurnObserver {
   private readonly calls = new Map<string, ToolCall>();
   private readonly confirmed = new Set<string>();
+  private readonly denied = new Set<string>();
+  private readonly answered = new Set<string>();
   private interrupted = false;
   private failure: string | null = null;
   private lastText = "";
@@ -39,6 +51,10 @@ export class TurnObserver {
         return null;
       case "tool_confirmation":
         this.confirmed.add(fact.callId);
+        if (!fact.allowed) this.denied.add(fact.callId);
+        return null;
+      case "tool_result":
+        this.answered.add(fact.callId);
         return null;
       case "interrupt":
         this.interrupted = true;
@@ -65,12 +81,25 @@ export class TurnObserver {
     return this.calls.get(id);
   }
 
+  /** The turn's calls in call order; a denied call is "denied" though the server wrote its result. */
+  private views(asked: ReadonlySet<string>, owed: ReadonlySet<string>): CallView[] {
+    return [...this.calls.values()].map((call) => {
+      let state: CallState = "incomplete";
+      if (this.denied.has(call.id)) state = "denied";
+      else if (this.answered.has(call.id)) state = "done";
+      else if (owed.has(call.id)) state = "awaiting_result";
+      else if (asked.has(call.id)) state = "awaiting_approval";
+      return { id: call.id, name: call.name, state };
+    });
+  }
+
   private idle(reason: Extract<CommittedTypedFact, { kind: "status_idle" }>["reason"]): TurnRest | null {
     const ended = (stopReason: string, error: string | null = null): TurnRest => ({
       kind: "ended",
       stopReason,
       text: this.lastText,
       error,
+      calls: this.views(new Set(), new Set()),
     });
     switch (reason.kind) {
       case "end_turn":
@@ -91,7 +120,8 @@ export class TurnObserver {
         );
         const clientCalls = waiting.filter((c) => c.executor === "client");
         if (approvals.length === 0 && clientCalls.length === 0) return null;
-        return { kind: "waiting", approvals, clientCalls };
+        const calls = this.views(new Set(approvals.map((c) => c.id)), new Set(clientCalls.map((c) => c.id)));
+        return { kind: "waiting", approvals, clientCalls, calls };
       }
     }
   }
