@@ -66,7 +66,7 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
           "Bad Request: send Mcp-Session-Id, or initialize a session first (an initialize request without it).",
         );
       }
-      const transport = opened(services, registry, workspaceId, request);
+      const transport = await opened(services, registry, workspaceId, request);
       await serve(request, reply, transport);
       // An initialize the transport refused opened no session: nothing is kept of it.
       if (transport.sessionId === undefined) await transport.close();
@@ -74,12 +74,12 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
   });
 }
 
-function opened(
+async function opened(
   services: EdgeServices,
   registry: McpSessionRegistry,
   workspaceId: string,
   request: FastifyRequest,
-): StreamableHTTPServerTransport {
+): Promise<StreamableHTTPServerTransport> {
   const state = { workspaceId, listed: null, ending: false };
   const server = agentToolServer(services, state, request.log);
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -99,7 +99,7 @@ function opened(
   transport.onclose = () => {
     if (transport.sessionId !== undefined) registry.forget(transport.sessionId);
   };
-  void server.connect(transport);
+  await server.connect(transport);
   return transport;
 }
 
