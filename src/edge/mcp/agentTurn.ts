@@ -49,15 +49,16 @@ export async function runAgentTurn(
     session = await services.entry.start({ workspaceId, agent: { id: agentId } });
   }
   if (client.signal.aborted) return null;
-  const echo = await services.sessions.send(
-    workspaceId,
-    session.id,
-    [{ kind: "message", content: [{ type: "text", text: input.message }] }],
-    {},
-  );
-  const after = Math.max(0, ...echo.map((f) => f.seq));
-  client.progress(`Session ${session.id}: the agent is working.`);
+  // From the send on, a cancel interrupts the turn the message started.
   try {
+    const echo = await services.sessions.send(
+      workspaceId,
+      session.id,
+      [{ kind: "message", content: [{ type: "text", text: input.message }] }],
+      {},
+    );
+    const after = Math.max(0, ...echo.map((f) => f.seq));
+    client.progress(`Session ${session.id}: the agent is working.`);
     const outcome = await followTurn(services, workspaceId, session, after, client);
     if (outcome) return outcome;
   } finally {
