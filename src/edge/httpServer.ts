@@ -18,6 +18,7 @@ import { traceRequests } from "./http/requestTracing.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
+import { mcpEdge } from "./mcp/mcpEdge.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -35,7 +36,13 @@ export interface HttpServerOptions {
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
-export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [managedAgentsEdge, aiSdkEdge, agUiEdge, a2aEdge];
+export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [
+  managedAgentsEdge,
+  aiSdkEdge,
+  agUiEdge,
+  a2aEdge,
+  mcpEdge,
+];
 
 /**
  * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key

@@ -44,7 +44,9 @@ async function committed(ctx: ScenarioContext, end: TurnEnd): Promise<WireEvent[
   await waitForHistory(client, ctx.sessionId, (events) => endOf(lastTurn(events)) !== null);
   const events = await expectSoundHistory(ctx.server, ctx.sessionId, ctx.said);
   expect(endOf(lastTurn(events)), "how the committed turn ended").toBe(end);
-  expect(await ctx.driver.history(), "the protocol's history read").toEqual(managedTurns(events));
+  if (ctx.driver.history) {
+    expect(await ctx.driver.history(), "the protocol's history read").toEqual(managedTurns(events));
+  }
   return events;
 }
 
@@ -236,7 +238,7 @@ export const ADAPTER_SCENARIO: ScenarioStep[] = [
     name: "the protocol's history read tells every turn as the Managed events list does",
     async run(ctx) {
       const events = await expectSoundHistory(ctx.server, ctx.sessionId, ctx.said);
-      const turns = await ctx.driver.history();
+      const turns = (await ctx.driver.history?.()) ?? [];
       expect(turns).toEqual(managedTurns(events));
       expect(turns.map((t) => t.user)).toEqual(ctx.said);
       expect(turns.flatMap((t) => t.toolCalls.map((c) => c.name))).toEqual([

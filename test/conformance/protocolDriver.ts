@@ -50,7 +50,7 @@ export interface ProtocolDriver {
   disconnectMidTurn(text: string): Promise<void>;
   /** Comes back after `disconnectMidTurn` the protocol's way; the view once that response ends. */
   reconnect(): Promise<TurnView>;
-  /** The session's history through this protocol's own read. */
-  history(): Promise<HistoryTurn[]>;
+  /** The session's history through this protocol's own read; absent when it has none (MCP). */
+  history?(): Promise<HistoryTurn[]>;
   close(): Promise<void>;
 }

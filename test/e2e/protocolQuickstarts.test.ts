@@ -1,5 +1,5 @@
 /**
- * The README's quickstarts for the AI SDK, AG-UI and A2A are the example files, word for word, and they
+ * The README's quickstarts for the AI SDK, AG-UI, A2A and MCP are the example files, word for word, and they
  * run against the server: one turn each, then the conversation read back from committed history.
  */
 import { execFile } from "node:child_process";
@@ -14,6 +14,7 @@ const EXAMPLES = {
   "AI SDK": `${ROOT}examples/aiSdkQuickstart.mjs`,
   "AG-UI": `${ROOT}examples/agUiQuickstart.mjs`,
   A2A: `${ROOT}examples/a2aQuickstart.mjs`,
+  MCP: `${ROOT}examples/mcpQuickstart.mjs`,
 };
 
 let t: TestServer;
@@ -59,5 +60,17 @@ describe("the README's protocol quickstarts", () => {
     const lines = await run(EXAMPLES.A2A);
     expect(lines[0]).toBe("assistant: [offline model] You said: Hello from A2A");
     expect(lines.slice(1)).toEqual(["user.message", "agent.message", "user.message", "agent.message"]);
+  });
+
+  it("the MCP one calls the agent's tool twice in one session, then reads it over the Managed API", async () => {
+    const lines = await run(EXAMPLES.MCP);
+    expect(lines).toEqual([
+      "assistant: [offline model] You said: Hello from MCP",
+      "stop_reason: end_turn",
+      "user.message",
+      "agent.message",
+      "user.message",
+      "agent.message",
+    ]);
   });
 });

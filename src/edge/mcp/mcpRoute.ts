@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { principalOf } from "../http/auth.js";
+import type { EdgeServices } from "../http/edgeServices.js";
+import { agentToolServer, notifyIfToolsChanged } from "./agentToolServer.js";
+import { listAgentTools, toolListFingerprint } from "./agentTools.js";
+import { jsonRpcError } from "./mcpErrors.js";
+import { DEFAULT_MCP_SESSION_LIMITS, type McpSession, McpSessionRegistry } from "./mcpSessions.js";
+
+export const MCP_PATH = "/v1/mcp";
+const SESSION_HEADER = "mcp-session-id";
+/** The MCP SDK's code for a session id the server does not hold (the client then re-initializes). */
+const SESSION_NOT_FOUND = -32001;
+const SERVER_ERROR = -32000;
+
+/**
+ * `/v1/mcp`: MCP over Streamable HTTP (POST messages, GET the server's stream, DELETE the
+ * session), served by the MCP SDK's transport on the raw request after the scope authenticated
+ * it. An `initialize` without a session id opens an MCP session of the key's workspace; every
+ * other request names one, and a session of another workspace, or of another replica, is the
+ * spec's 404 (the client initializes again). The tool list is re-checked on the stream keep-alive
+ * cadence, so a client holding a GET stream hears `tools/list_changed` when an agent is created,
+ * renamed or archived.
+ */
+export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
+  const registry = new McpSessionRegistry(DEFAULT_MCP_SESSION_LIMITS, () => services.clock.now());
+  const watch = setInterval(() => {
+    registry.closeIdle();
+    void checkToolLists(services, registry);
+  }, services.stream.pingMs);
+  watch.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(watch);
+    await registry.closeAll();
+  });
+
+  app.route({
+    method: ["GET", "POST", "DELETE"],
+    url: MCP_PATH,
+    handler: async (request, reply) => {
+      const { workspaceId } = principalOf(request);
+      const header = request.headers[SESSION_HEADER];
+      const sessionId = typeof header === "string" ? header : undefined;
+      if (request.method === "POST" && request.body === undefined) {
+        return refuse(reply, 400, -32700, "Parse error: the request body is empty; send a JSON-RPC message.");
+      }
+      if (sessionId !== undefined) {
+        const session = registry.get(sessionId, workspaceId);
+        if (!session) {
+          return refuse(
+            reply,
+            404,
+            SESSION_NOT_FOUND,
+            "Session not found: it ended, or it is not this workspace's; initialize a new one.",
+          );
+        }
+        return serve(request, reply, session.transport);
+      }
+      if (request.method !== "POST" || !isInitializeRequest(request.body)) {
+        return refuse(
+          reply,
+          400,
+          SERVER_ERROR,
+          "Bad Request: send Mcp-Session-Id, or initialize a session first (an initialize request without it).",
+        );
+      }
+      const transport = await opened(services, registry, workspaceId, request);
+      await serve(request, reply, transport);
+      // An initialize the transport refused opened no session: nothing is kept of it.
+      if (transport.sessionId === undefined) await transport.close();
+    },
+  });
+}
+
+async function opened(
+  services: EdgeServices,
+  registry: McpSessionRegistry,
+  workspaceId: string,
+  request: FastifyRequest,
+): Promise<StreamableHTTPServerTransport> {
+  const state = { workspaceId, listed: null, ending: false };
+  const server = agentToolServer(services, state, request.log);
+  const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: () => randomUUID(),
+    keepAliveMs: services.stream.pingMs,
+    onsessioninitialized: (id) => {
+      const session: McpSession = Object.assign(state, {
+        id,
+        transport,
+        server,
+        lastUsedAt: services.clock.now(),
+      });
+      registry.add(session);
+    },
+    onsessionclosed: (id) => registry.forget(id),
+  });
+  transport.onclose = () => {
+    if (transport.sessionId !== undefined) registry.forget(transport.sessionId);
+  };
+  await server.connect(transport);
+  return transport;
+}
+
+/** Hands the raw exchange to the SDK's transport; from here on the SDK writes the response. */
+async function serve(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  transport: StreamableHTTPServerTransport,
+): Promise<void> {
+  reply.raw.setHeader("request-id", request.id);
+  reply.hijack();
+  try {
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  } catch (error) {
+    request.log.error({ err: error }, "mcp transport failed");
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { "content-type": "application/json" });
+      reply.raw.end(JSON.stringify(jsonRpcError(-32603, "Internal error; try again.")));
+    } else reply.raw.end();
+  }
+}
+
+function refuse(reply: FastifyReply, status: number, code: number, message: string) {
+  return reply.status(status).type("application/json").send(jsonRpcError(code, message));
+}
+
+/** One agent list per watched workspace per tick, however many of its sessions are open. */
+async function checkToolLists(services: EdgeServices, registry: McpSessionRegistry): Promise<void> {
+  for (const [workspaceId, sessions] of registry.watchedWorkspaces()) {
+    try {
+      const current = toolListFingerprint(await listAgentTools(services.agents, workspaceId));
+      for (const session of sessions) {
+        await notifyIfToolsChanged(services, session, (n) => session.server.notification(n), current);
+      }
+    } catch {
+      // A failed check (the database is away) is retried on the next tick.
+    }
+  }
+}

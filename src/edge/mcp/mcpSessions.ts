@@ -1,0 +1,94 @@
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AgentToolSession } from "./agentToolServer.js";
+
+/** One MCP session: transport state of this replica, never a record of runs. */
+export interface McpSession extends AgentToolSession {
+  id: string;
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+  lastUsedAt: number;
+}
+
+export interface McpSessionLimits {
+  /** A session no request used for this long is closed; its client initializes a new one. */
+  idleMs: number;
+  /** Sessions one workspace may hold on a replica; a new one closes the least recently used. */
+  perWorkspace: number;
+}
+
+export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = { idleMs: 60 * 60_000, perWorkspace: 256 };
+
+/**
+ * The MCP sessions of this replica, by `Mcp-Session-Id`. A session belongs to the workspace whose
+ * API key initialized it: looked up with another workspace it does not exist. Bounded per
+ * workspace and by idleness, so a client that never sends DELETE costs nothing for long.
+ */
+export class McpSessionRegistry {
+  private readonly sessions = new Map<string, McpSession>();
+
+  constructor(
+    private readonly limits: McpSessionLimits,
+    private readonly now: () => number,
+  ) {}
+
+  get(id: string, workspaceId: string): McpSession | null {
+    const session = this.sessions.get(id);
+    if (!session || session.workspaceId !== workspaceId || session.ending) return null;
+    session.lastUsedAt = this.now();
+    return session;
+  }
+
+  add(session: McpSession): void {
+    const ofWorkspace = this.ofWorkspace(session.workspaceId);
+    if (ofWorkspace.length >= this.limits.perWorkspace) {
+      const oldest = ofWorkspace.reduce((a, b) => (b.lastUsedAt < a.lastUsedAt ? b : a));
+      void this.close(oldest);
+    }
+    this.sessions.set(session.id, session);
+  }
+
+  /** The session ended (DELETE, or its transport closed): its in-flight calls are no cancels. */
+  forget(id: string): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    session.ending = true;
+    this.sessions.delete(id);
+  }
+
+  /** Workspaces with a session whose client read the tool list (the ones to watch for changes). */
+  watchedWorkspaces(): Map<string, McpSession[]> {
+    const out = new Map<string, McpSession[]>();
+    for (const session of this.sessions.values()) {
+      if (session.listed === null) continue;
+      const list = out.get(session.workspaceId) ?? [];
+      list.push(session);
+      out.set(session.workspaceId, list);
+    }
+    return out;
+  }
+
+  closeIdle(): void {
+    const cutoff = this.now() - this.limits.idleMs;
+    for (const session of [...this.sessions.values()]) {
+      if (session.lastUsedAt < cutoff) void this.close(session);
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => this.close(s)));
+  }
+
+  private ofWorkspace(workspaceId: string): McpSession[] {
+    return [...this.sessions.values()].filter((s) => s.workspaceId === workspaceId);
+  }
+
+  private async close(session: McpSession): Promise<void> {
+    this.forget(session.id);
+    try {
+      await session.server.close();
+    } catch {
+      // Closing a transport whose streams are already gone has nothing left to do.
+    }
+  }
+}
