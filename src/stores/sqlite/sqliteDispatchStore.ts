@@ -30,7 +30,8 @@ interface RunRow {
 /**
  * Claims and the commit fence on SQLite, each one synchronous transaction. Same rules as the
  * dialect-neutral `stores/sql/sqlDispatchStore.ts` (which PostgreSQL uses); both run the same
- * conformance tests and share the pure decision `decideCommit`.
+ * conformance tests and share the pure decision `decideCommit` and the write plans they execute
+ * (stores/sql/runWrites.ts, commitWrites.ts).
  */
 export class SqliteDispatchStore implements DispatchStore {
   constructor(
