@@ -106,6 +106,25 @@ export async function seedQueuedRun(
   stores: CoordinatorStores,
   clock: ManualClock,
 ): Promise<Omit<StoreFixture, "handle"> & { runId: string }> {
+  const session = await seedSession(stores, clock);
+  const now = clock.now();
+  const runId = newId("run", now);
+  await stores.ledger.append(
+    session.id,
+    () => ({
+      facts: [
+        { id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } },
+      ],
+      effects: [{ kind: "start", runId }],
+      echoIds: [],
+    }),
+    now,
+  );
+  return { stores, clock, session, runId };
+}
+
+/** Seeds an environment and an idle session (no run, no history) into `stores`. */
+export async function seedSession(stores: CoordinatorStores, clock: ManualClock): Promise<SessionRecord> {
   const now = clock.now();
   const environmentId = newId("env", now);
   await stores.environments.create({
@@ -142,19 +161,7 @@ export async function seedQueuedRun(
     archivedAt: null,
   };
   await stores.sessions.create(session);
-  const runId = newId("run", now);
-  await stores.ledger.append(
-    session.id,
-    () => ({
-      facts: [
-        { id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } },
-      ],
-      effects: [{ kind: "start", runId }],
-      echoIds: [],
-    }),
-    now,
-  );
-  return { stores, clock, session, runId };
+  return session;
 }
 
 export function op(

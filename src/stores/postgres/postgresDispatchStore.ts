@@ -2,19 +2,19 @@ import { type RawBuilder, sql } from "kysely";
 import type pg from "pg";
 import { decideCommit, type FenceState } from "../../coordinator/commitFence.js";
 import {
-  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
-  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
-import type { CommittedFact, PendingAction } from "../../coordinator/facts.js";
+import type { CommittedFact } from "../../coordinator/facts.js";
 import type { Activation } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
-import { committedFacts, projectedColumns, rowToFact, threadMoved } from "../sql/appendFacts.js";
+import { rowToFact, threadMoved } from "../sql/appendFacts.js";
+import { type CommitWrites, planCommitWrites } from "../sql/commitWrites.js";
 import { type Db, fromJson, toJson } from "../sql/db.js";
+import type { RunUpdate } from "../sql/runWrites.js";
 import type { Database } from "../sql/schema.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { type PipelinedTransaction, pipelinedTransaction, placeholders } from "./pipelinedTransaction.js";
@@ -191,13 +191,13 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const order = requests
       .map((_, i) => i)
       .sort((x, y) => compare(requests[x]!.op.threadId, requests[y]!.op.threadId));
-    const sent: { index: number; plan: AppendPlan; seen: SeenProjection }[] = [];
+    const sent: { index: number; plan: CommitWrites; seen: SeenProjection }[] = [];
     for (const index of order) {
       const { op } = requests[index]!;
       const seen = this.projections.get(op.threadId);
       if (!seen) continue;
       try {
-        sent.push({ index, plan: planAppend(op, seen, now), seen });
+        sent.push({ index, plan: planCommitWrites(op, requests[index]!.hash, seen, now), seen });
       } catch (error) {
         answers[index] = { kind: "failed", error };
       }
@@ -215,23 +215,22 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         run: op.runId,
         op: op.opId,
         hash,
-        receipt: toJson(entry.plan.receipt),
+        receipt: entry.plan.operation.receipt_json,
         owner: op.owner,
         epoch: op.epoch,
         expected: op.expectedVersion,
-        n: entry.plan.committed.length,
+        n: entry.plan.facts.committed.length,
         seen_status: entry.seen.status,
         seen_pending: entry.seen.pending_json,
         seen_usage: entry.seen.usage_json,
-        status: entry.plan.after.status,
-        pending: entry.plan.after.pending_json,
-        usage: entry.plan.after.usage_json,
-        run_state: entry.plan.runState,
-        progress: makesProgress(op),
+        status: entry.plan.facts.after.status,
+        pending: entry.plan.facts.after.pending_json,
+        usage: entry.plan.facts.after.usage_json,
+        ...functionRunStep(entry.plan.run),
       };
     });
     const facts = sent.flatMap((entry, k) =>
-      entry.plan.committed.map((fact) => ({
+      entry.plan.facts.committed.map((fact) => ({
         a: k + 1,
         seq: fact.seq,
         id: fact.id,
@@ -258,7 +257,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       if (!entry) continue;
       const threadId = requests[entry.index]!.op.threadId;
       if (row.o_outcome === "appended") {
-        this.remember(threadId, { ...entry.plan.after, session_id: entry.seen.session_id });
+        this.remember(threadId, { ...entry.plan.facts.after, session_id: entry.seen.session_id });
         answers[entry.index] = {
           kind: "appended",
           result: { ok: true, receipt: entry.plan.receipt, duplicate: false },
@@ -326,13 +325,14 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
     if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
 
-    const plan = planAppend(op, locked, now);
-    const { committed, receipt } = plan;
-    const projection = committed.length > 0 ? plan.after : null;
+    const plan = planCommitWrites(op, hash, locked, now);
+    const { committed } = plan.facts;
+    const { receipt } = plan;
+    const projection = plan.session;
 
     // One statement of data-modifying CTEs (see `sendWritesAndCommit`), written out by hand: it is
-    // the hottest statement there is, and its text takes only four shapes (facts or none, settle
-    // or not), each prepared once per connection.
+    // the hottest statement there is, and its text takes only a few shapes (facts or none, the
+    // run's step after the fence: settle, crash reset or none), each prepared once per connection.
     const { $, parameters } = placeholders();
     const at = $(now);
     const ctes: string[] = [];
@@ -351,17 +351,11 @@ export class PostgresDispatchStore extends SqlDispatchStore {
           usage_json = ${$(projection.usage_json)}, updated_at = ${at} where id = ${session})`,
       );
     }
-    // Progress resets the crash budget; a claim's bookkeeping alone does not (see makesProgress).
-    if (op.settle)
-      ctes.push(`ru as (update runs set state = ${$(plan.runState ?? "queued")}, owner = null,
-        lease_expires_at = null, crash_count = 0, available_at = ${at}, updated_at = ${at} where id = ${$(op.runId)})`);
-    else if (makesProgress(op))
-      ctes.push(
-        `ru as (update runs set crash_count = 0, updated_at = ${at} where id = ${$(op.runId)} and crash_count <> 0)`,
-      );
+    if (plan.run) ctes.push(`ru as (${runUpdateSql(plan.run, $)})`);
+    const operation = plan.operation;
     ctes.push(
       `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
-        values (${$(op.opId)}, ${$(op.runId)}, ${$(hash)}, ${$(toJson(receipt))}, ${at}))`,
+        values (${$(operation.op_id)}, ${$(operation.run_id)}, ${$(operation.payload_hash)}, ${$(operation.receipt_json)}, ${at}))`,
     );
     // Fails (division by zero) unless the thread moved from the expected version, so the COMMIT
     // sent with it rolls back (see `sendWritesAndCommit`).
@@ -372,7 +366,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       if (projection && isDivisionByZero(error)) throw threadMoved(op.threadId, op.expectedVersion);
       throw error;
     }
-    this.remember(op.threadId, { ...plan.after, session_id: locked.session_id });
+    this.remember(op.threadId, { ...plan.facts.after, session_id: locked.session_id });
     return { ok: true, receipt, duplicate: false };
   }
 }
@@ -396,8 +390,6 @@ type AppendAnswer =
   | { kind: "decide" }
   | { kind: "failed"; error: unknown };
 
-type AppendPlan = ReturnType<typeof planAppend>;
-
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -406,38 +398,27 @@ function compare(a: string, b: string): number {
 const PROJECTION_CACHE_SIZE = 10_000;
 
 /**
- * What appending `op` on top of the session projection `seen` writes: the facts at their versions,
- * the projection after them (unchanged without facts), the run's new state when it settles (a run
- * may only park as awaiting while something is actually pending, otherwise it stays runnable so no
- * input is stranded) and the receipt. Pure, so both commit paths write the same thing.
+ * The plan's step after the fence (`planRunAfterCommit`) as `awaken_commit_append_v2`'s arguments
+ * (migration 007): a settle names the state the run is left in, and the function writes the settle's
+ * columns; `progress` asks for the crash reset the function writes only where the count is not 0.
+ * That the function writes exactly the plan's columns is checked by
+ * test/stores/writeRulesConformance.test.ts.
  */
-function planAppend(
-  op: CommitOperation,
-  seen: { session_id: string; status: string; pending_json: string; usage_json: string },
-  now: number,
-): {
-  committed: CommittedFact[];
-  after: { status: string; pending_json: string; usage_json: string };
-  runState: string | null;
-  receipt: CommitReceipt;
-} {
-  const committed = committedFacts(seen.session_id, op.threadId, op.expectedVersion, op.facts, now);
-  const after =
-    committed.length > 0
-      ? projectedColumns(seen, op.facts)
-      : { status: seen.status, pending_json: seen.pending_json, usage_json: seen.usage_json };
-  const pendingAfter = fromJson<PendingAction[]>(after.pending_json);
-  const settled = op.settle === "awaiting" && pendingAfter.length === 0 ? null : (op.settle ?? null);
-  return {
-    committed,
-    after,
-    runState: op.settle ? (settled ?? "queued") : null,
-    receipt: appendReceipt(
-      op,
-      committed.map((f) => f.id),
-      now,
-    ),
-  };
+export function functionRunStep(run: RunUpdate | null): { run_state: string | null; progress: boolean } {
+  if (!run) return { run_state: null, progress: false };
+  if (run.onlyIfCrashed) return { run_state: null, progress: true };
+  return { run_state: run.set.state ?? null, progress: false };
+}
+
+/**
+ * A run UPDATE of a write plan (`runWrites.ts`) as SQL text. Its columns are the plan's, so the text
+ * takes one shape per rule (settle, crash reset, claim) and is prepared once per connection.
+ */
+function runUpdateSql(update: RunUpdate, $: (value: unknown) => string): string {
+  const set = Object.entries(update.set).map(([column, value]) => `${column} = ${$(value)}`);
+  const crashed = update.onlyIfCrashed ? " and crash_count <> 0" : "";
+  const epoch = update.ifEpoch !== null ? ` and epoch = ${$(update.ifEpoch)}` : "";
+  return `update runs set ${set.join(", ")} where id = ${$(update.id)}${crashed}${epoch}`;
 }
 
 /**
@@ -466,7 +447,8 @@ interface ClaimRow {
 }
 
 /**
- * $1 owner, $2 lease expiry, $3 now. The states are literals, not parameters: the statement is
+ * $1 owner, $2 lease expiry, $3 now. Its SET is `planClaim` (stores/sql/runWrites.ts) in SQL, so the
+ * claim is one statement; test/stores/writeRulesConformance.test.ts checks the two agree. The states are literals, not parameters: the statement is
  * prepared, and a generic plan that knew neither state could not tell the few runnable runs from
  * all the finished ones. The last column fails the statement (division by zero), and with it the
  * claim, when the session or its pinned environment revision is missing.

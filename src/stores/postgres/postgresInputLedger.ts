@@ -1,11 +1,10 @@
-import { type RawBuilder, sql, type Updateable } from "kysely";
+import { type RawBuilder, sql } from "kysely";
 import type pg from "pg";
 import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
 import { notFound } from "../../kernel/errors.js";
-import { committedFacts, projectedColumns, threadMoved } from "../sql/appendFacts.js";
-import { type Db, toJson } from "../sql/db.js";
-import { queuedRunRow } from "../sql/runRows.js";
-import type { Database } from "../sql/schema.js";
+import { threadMoved } from "../sql/appendFacts.js";
+import type { Db } from "../sql/db.js";
+import { planInputWrites } from "../sql/inputWrites.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import {
   ACTIVE_RUN_STATES,
@@ -98,101 +97,49 @@ export class PostgresInputLedger extends SqlInputLedger {
       const plan = decide({ session, activeRun, openModelRequest });
 
       const version = Number(locked.thread_version);
-      const committed = committedFacts(sessionId, session.threadId, version, plan.facts, now);
-      const writes: RawBuilder<unknown>[] = [];
-      if (committed.length > 0) {
-        writes.push(
+      const writes = planInputWrites(
+        { sessionId, threadId: session.threadId, activeRun },
+        locked,
+        version,
+        plan,
+        now,
+      );
+      const committed = writes.facts.committed;
+      const ctes: RawBuilder<unknown>[] = [];
+      if (writes.facts.version) {
+        ctes.push(
           sql`ev as (${insertEvents(committed)})`,
           sql`th as (${this.db
             .updateTable("threads")
-            .set({ version: version + committed.length })
+            .set({ version: writes.facts.version.to })
             .where("id", "=", session.threadId)
             .where("version", "=", version)
             .returning("id")})`,
         );
       }
-      // The projection (as appendFacts folds it) and the plan's patch, in one UPDATE of the row.
-      const patch = plan.sessionPatch;
-      const sessionColumns: Updateable<Database["sessions"]> = {
-        ...(committed.length > 0 ? projectedColumns(locked, plan.facts) : {}),
-        ...(patch?.title !== undefined ? { title: patch.title } : {}),
-        ...(patch?.metadata !== undefined ? { metadata_json: toJson(patch.metadata) } : {}),
-        ...(patch?.budget !== undefined
-          ? { budget_json: patch.budget === null ? null : toJson(patch.budget) }
-          : {}),
-        ...(patch?.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
-      };
-      if (committed.length > 0 || patch) {
-        writes.push(
-          sql`se as (${this.db
-            .updateTable("sessions")
-            .set({ ...sessionColumns, updated_at: now })
-            .where("id", "=", sessionId)})`,
+      if (writes.session) {
+        ctes.push(
+          sql`se as (${this.db.updateTable("sessions").set(writes.session).where("id", "=", sessionId)})`,
         );
       }
-      // Effects apply in order; one statement must not change a row twice, so the changes to the
-      // active run are folded into one, each applied only where the general path's WHERE would
-      // match: the run's state is known exactly, it is locked.
-      const started: Database["runs"][] = [];
-      let runChange: Updateable<Database["runs"]> | null = null;
-      let runState = activeRun?.state ?? null;
-      for (const effect of plan.effects) {
-        if (effect.kind === "start") {
-          started.push(queuedRunRow(effect.runId, sessionId, session.threadId, now, plan.traceContext));
-        } else if (effect.kind === "resume" && activeRun) {
-          if (runState === "awaiting") {
-            runChange = {
-              ...(runChange ?? {}),
-              state: "queued",
-              available_at: now,
-              updated_at: now,
-              trace_context: plan.traceContext ?? null,
-            };
-            runState = "queued";
-          }
-        } else if (effect.kind === "cancel" && activeRun) {
-          // Advancing the epoch fences off whichever worker holds the claim: its next commit or
-          // settle is stale and rejected.
-          runChange = {
-            ...(runChange ?? {}),
-            state: "cancelled",
-            epoch: activeRun.epoch + 1,
-            owner: null,
-            lease_expires_at: null,
-            updated_at: now,
-          };
-          runState = "cancelled";
-        }
+      // One statement must not change a row twice: the plan folds the effects on the active run into
+      // one change (`planRunEffects`).
+      const { inserts, update } = writes.runs;
+      if (inserts.length > 0) ctes.push(sql`rs as (${this.db.insertInto("runs").values(inserts)})`);
+      if (update) {
+        ctes.push(sql`rc as (${this.db.updateTable("runs").set(update.set).where("id", "=", update.id)})`);
       }
-      if (started.length > 0) writes.push(sql`rs as (${this.db.insertInto("runs").values(started)})`);
-      if (runChange && activeRun) {
-        writes.push(
-          sql`rc as (${this.db.updateTable("runs").set(runChange).where("id", "=", activeRun.id)})`,
-        );
-      }
-      if (plan.requestHash) {
-        const echoed = toJson(committed.filter((f) => plan.echoIds.includes(f.id)));
-        writes.push(
+      const receipt = writes.receipt;
+      if (receipt) {
+        const { session_id: _, ...columns } = receipt;
+        ctes.push(
           sql`sr as (${this.db
             .insertInto("send_receipts")
-            .values({
-              session_id: sessionId,
-              request_hash: plan.requestHash,
-              response_json: echoed,
-              created_at: now,
-              body_hash: plan.bodyHash ?? null,
-            })
-            .onConflict((oc) =>
-              oc.column("session_id").doUpdateSet({
-                request_hash: plan.requestHash,
-                response_json: echoed,
-                created_at: now,
-                body_hash: plan.bodyHash ?? null,
-              }),
-            )})`,
+            .values(receipt)
+            .onConflict((oc) => oc.column("session_id").doUpdateSet(columns))})`,
         );
       }
-      await sendWritesAndCommit(tx, this.db, writes, committed.length > 0 ? "th" : null, () =>
+      await sendWritesAndCommit(tx, this.db, ctes, writes.facts.version ? "th" : null, () =>
         threadMoved(session.threadId, version),
       );
       return { committed, plan, activeRunId: activeRun?.id ?? null };

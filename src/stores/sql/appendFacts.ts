@@ -12,8 +12,9 @@ import type { Database } from "./schema.js";
 
 /**
  * Appends facts at the thread's current version and folds them into the session projection, all in
- * the caller's transaction. The single writer path for both coordinator inputs and fenced commits
- * (PostgreSQL's hot paths write the same rows with the helpers below, in fewer statements).
+ * the caller's transaction: `planFactAppend` executed with Kysely (`writeFactAppend`). The writer
+ * path of `deleteSession`; the input ledger and the fence execute the same plan inside their own
+ * (`inputWrites.ts`, `commitWrites.ts`), as SQLite's and PostgreSQL's hot paths do.
  */
 export async function appendFacts(
   tx: Tx,
@@ -24,27 +25,80 @@ export async function appendFacts(
   now: number,
 ): Promise<CommittedFact[]> {
   if (facts.length === 0) return [];
-  const committed = committedFacts(sessionId, threadId, currentVersion, facts, now);
-  await tx.insertInto("events").values(eventRows(committed)).execute();
-  const newVersion = currentVersion + facts.length;
-  const updated = await tx
-    .updateTable("threads")
-    .set({ version: newVersion })
-    .where("id", "=", threadId)
-    .where("version", "=", currentVersion)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) throw threadMoved(threadId, currentVersion);
-  const row = await tx
+  const seen = await tx
     .selectFrom("sessions")
     .select(["status", "pending_json", "usage_json"])
     .where("id", "=", sessionId)
     .executeTakeFirstOrThrow();
+  const plan = planFactAppend(sessionId, threadId, currentVersion, facts, now, seen);
+  await writeFactAppend(tx, plan);
   await tx
     .updateTable("sessions")
-    .set({ ...projectedColumns(row, facts), updated_at: now })
+    .set({ ...plan.after, updated_at: now })
     .where("id", "=", sessionId)
     .execute();
-  return committed;
+  return plan.committed;
+}
+
+/** The session row's projection columns (what `projectFacts` folds facts into). */
+export interface ProjectionColumns {
+  status: string;
+  pending_json: string;
+  usage_json: string;
+}
+
+/** What appending facts writes, as a pure plan every backend executes. */
+export interface FactAppend {
+  committed: CommittedFact[];
+  /** The `events` rows, one per fact. */
+  events: Database["events"][];
+  /** The thread moves from `from` to `to`, conditional on `from`; null without facts. */
+  version: { threadId: string; from: number; to: number } | null;
+  /** The session's projection after the facts (`seen` itself without facts). */
+  after: ProjectionColumns;
+}
+
+/**
+ * The facts at consecutive versions after `currentVersion`, their rows, the thread's version move
+ * and the projection `seen` becomes. `seen` must be read after the thread is locked (PostgreSQL)
+ * or inside the serialised transaction (SQLite): only appends to the thread change those columns.
+ */
+export function planFactAppend(
+  sessionId: string,
+  threadId: string,
+  currentVersion: number,
+  facts: readonly Fact[],
+  now: number,
+  seen: ProjectionColumns,
+): FactAppend {
+  const committed = committedFacts(sessionId, threadId, currentVersion, facts, now);
+  if (committed.length === 0) {
+    return {
+      committed,
+      events: [],
+      version: null,
+      after: { status: seen.status, pending_json: seen.pending_json, usage_json: seen.usage_json },
+    };
+  }
+  return {
+    committed,
+    events: eventRows(committed),
+    version: { threadId, from: currentVersion, to: currentVersion + committed.length },
+    after: projectedColumns(seen, facts),
+  };
+}
+
+/** Executes a plan's events and thread move (the caller writes the session row, maybe merged). */
+export async function writeFactAppend(tx: Tx, plan: FactAppend): Promise<void> {
+  if (!plan.version) return;
+  await tx.insertInto("events").values(plan.events).execute();
+  const updated = await tx
+    .updateTable("threads")
+    .set({ version: plan.version.to })
+    .where("id", "=", plan.version.threadId)
+    .where("version", "=", plan.version.from)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) !== 1) throw threadMoved(plan.version.threadId, plan.version.from);
 }
 
 /** The facts as they will be stored: consecutive sequence numbers after `currentVersion`. */
@@ -82,10 +136,7 @@ export function eventRows(committed: readonly CommittedFact[]): Database["events
 }
 
 /** The session row's projection columns after folding `facts` into the stored ones. */
-export function projectedColumns(
-  row: { status: string; pending_json: string; usage_json: string },
-  facts: readonly Fact[],
-): { status: string; pending_json: string; usage_json: string } {
+export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[]): ProjectionColumns {
   const next = projectFacts(
     {
       status: row.status as SessionStatus,

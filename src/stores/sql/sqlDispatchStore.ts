@@ -1,18 +1,18 @@
 import { decideCommit } from "../../coordinator/commitFence.js";
 import {
-  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
-  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
-import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows, claimedFrom } from "./activationRows.js";
-import { appendFacts, rowToFact } from "./appendFacts.js";
-import { begin, type Db, fromJson, type SqlDialect, toJson } from "./db.js";
+import { rowToFact } from "./appendFacts.js";
+import { commitReadsProjection, planCommitWrites, UNREAD_PROJECTION } from "./commitWrites.js";
+import { begin, type Db, fromJson, type SqlDialect } from "./db.js";
+import { executeCommitWrites, executeRunUpdate } from "./executeWrites.js";
+import { planClaim } from "./runWrites.js";
 
 /**
  * Claims and the commit fence in dialect-neutral Kysely. SQLite serialises writers, so its
@@ -56,25 +56,10 @@ export class SqlDispatchStore implements DispatchStore {
         .$if(this.rowLocks, (qb) => qb.forUpdate().skipLocked())
         .executeTakeFirst();
       if (!run) return null;
-      const epoch = Number(run.epoch) + 1;
-      // Reclaiming an expired lease means the previous owner crashed (or stalled): count it
-      // against the run's crash budget. A commit resets the count.
-      const crashCount = Number(run.crash_count) + (run.state === "claimed" ? 1 : 0);
+      // Reclaiming an expired lease counts against the run's crash budget (see planClaim).
       const leaseExpiresAt = now + leaseMs;
-      const claimed = await tx
-        .updateTable("runs")
-        .set({
-          state: "claimed",
-          owner,
-          epoch,
-          lease_expires_at: leaseExpiresAt,
-          crash_count: crashCount,
-          updated_at: now,
-        })
-        .where("id", "=", run.id)
-        .where("epoch", "=", run.epoch)
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) !== 1) return null;
+      const { epoch, crashCount, update } = planClaim(run, owner, leaseExpiresAt, now);
+      if (!(await executeRunUpdate(tx, update))) return null;
       const session = await tx
         .selectFrom("sessions")
         .select(["workspace_id", "agent_snapshot_json", "environment_id", "environment_revision"])
@@ -182,60 +167,16 @@ export class SqlDispatchStore implements DispatchStore {
       if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
       if (!runRow) throw new Error("unreachable: fence accepted a commit without a run");
 
-      const committed = await appendFacts(
-        tx,
-        runRow.session_id,
-        op.threadId,
-        op.expectedVersion,
-        op.facts,
-        now,
-      );
-      let settled = op.settle ?? null;
-      if (settled === "awaiting") {
-        // Defensive: a run may only park while something is actually pending; otherwise it stays
-        // runnable so no input is stranded.
-        const session = await tx
-          .selectFrom("sessions")
-          .select("pending_json")
-          .where("id", "=", runRow.session_id)
-          .executeTakeFirstOrThrow();
-        if (fromJson<PendingAction[]>(session.pending_json).length === 0) settled = null;
-      }
-      // Progress resets the crash budget; a run with no crash to forget is not written at all, nor
-      // is one whose commit is only a claim's bookkeeping (see makesProgress).
-      if (op.settle || makesProgress(op))
-        await tx
-          .updateTable("runs")
-          .set(
-            op.settle
-              ? {
-                  state: settled ?? "queued",
-                  owner: null,
-                  lease_expires_at: null,
-                  crash_count: 0,
-                  available_at: now,
-                  updated_at: now,
-                }
-              : { crash_count: 0, updated_at: now },
-          )
-          .where("id", "=", op.runId)
-          .$if(!op.settle, (q) => q.where("crash_count", "<>", 0))
-          .execute();
-      const receipt = appendReceipt(
-        op,
-        committed.map((f) => f.id),
-        now,
-      );
-      await tx
-        .insertInto("commit_operations")
-        .values({
-          op_id: op.opId,
-          run_id: op.runId,
-          payload_hash: hash,
-          receipt_json: toJson(receipt),
-          committed_at: now,
-        })
-        .execute();
+      const seen = commitReadsProjection(op)
+        ? await tx
+            .selectFrom("sessions")
+            .select(["status", "pending_json", "usage_json"])
+            .where("id", "=", runRow.session_id)
+            .executeTakeFirstOrThrow()
+        : UNREAD_PROJECTION;
+      const writes = planCommitWrites(op, hash, { ...seen, session_id: runRow.session_id }, now);
+      await executeCommitWrites(tx, runRow.session_id, writes);
+      const receipt = writes.receipt;
       return { ok: true, receipt, duplicate: false };
     });
   }

@@ -8,13 +8,13 @@ import type {
   InputOutcome,
   InputPlan,
   SendReceipt,
-  SessionPatch,
 } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
 import { appendFacts } from "./appendFacts.js";
-import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
-import { queuedRunRow } from "./runRows.js";
+import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx } from "./db.js";
+import { executeInputWrites } from "./executeWrites.js";
+import { planInputWrites } from "./inputWrites.js";
 import { rowToSession } from "./sessionRows.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
@@ -70,70 +70,15 @@ export class SqlInputLedger implements InputLedger {
         .select("version")
         .where("id", "=", session.threadId)
         .executeTakeFirstOrThrow();
-      const committed = await appendFacts(
-        tx,
-        sessionId,
-        session.threadId,
+      const writes = planInputWrites(
+        { sessionId, threadId: session.threadId, activeRun },
+        row,
         Number(thread.version),
-        plan.facts,
+        plan,
         now,
       );
-      if (plan.sessionPatch) await patchSession(tx, sessionId, plan.sessionPatch, now);
-      for (const effect of plan.effects) {
-        if (effect.kind === "start") {
-          await tx
-            .insertInto("runs")
-            .values(queuedRunRow(effect.runId, sessionId, session.threadId, now, plan.traceContext))
-            .execute();
-        } else if (effect.kind === "resume" && activeRun) {
-          await tx
-            .updateTable("runs")
-            .set({
-              state: "queued",
-              available_at: now,
-              updated_at: now,
-              trace_context: plan.traceContext ?? null,
-            })
-            .where("id", "=", activeRun.id)
-            .where("state", "=", "awaiting")
-            .execute();
-        } else if (effect.kind === "cancel" && activeRun) {
-          // Advancing the epoch fences off whichever worker holds the claim: its next commit or
-          // settle is stale and rejected.
-          await tx
-            .updateTable("runs")
-            .set({
-              state: "cancelled",
-              epoch: activeRun.epoch + 1,
-              owner: null,
-              lease_expires_at: null,
-              updated_at: now,
-            })
-            .where("id", "=", activeRun.id)
-            .execute();
-        }
-      }
-      if (plan.requestHash) {
-        const echoed = committed.filter((f) => plan.echoIds.includes(f.id));
-        await tx
-          .insertInto("send_receipts")
-          .values({
-            session_id: sessionId,
-            request_hash: plan.requestHash,
-            response_json: toJson(echoed),
-            created_at: now,
-            body_hash: plan.bodyHash ?? null,
-          })
-          .onConflict((oc) =>
-            oc.column("session_id").doUpdateSet({
-              request_hash: plan.requestHash,
-              response_json: toJson(echoed),
-              created_at: now,
-              body_hash: plan.bodyHash ?? null,
-            }),
-          )
-          .execute();
-      }
+      await executeInputWrites(tx, sessionId, writes);
+      const committed = writes.facts.committed;
       return { committed, plan, activeRunId: activeRun?.id ?? null };
     });
   }
@@ -297,20 +242,4 @@ export function checkWorkLeaseRow(
     now,
   );
   if (problem) throw problem;
-}
-
-async function patchSession(tx: Tx, sessionId: string, patch: SessionPatch, now: number): Promise<void> {
-  await tx
-    .updateTable("sessions")
-    .set({
-      ...(patch.title !== undefined ? { title: patch.title } : {}),
-      ...(patch.metadata !== undefined ? { metadata_json: toJson(patch.metadata) } : {}),
-      ...(patch.budget !== undefined
-        ? { budget_json: patch.budget === null ? null : toJson(patch.budget) }
-        : {}),
-      ...(patch.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
-      updated_at: now,
-    })
-    .where("id", "=", sessionId)
-    .execute();
 }

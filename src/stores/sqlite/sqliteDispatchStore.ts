@@ -1,19 +1,19 @@
 import { decideCommit } from "../../coordinator/commitFence.js";
 import {
-  appendReceipt,
   type CommitOperation,
   type CommitReceipt,
   type CommitResult,
-  makesProgress,
   payloadHash,
 } from "../../coordinator/commitOperation.js";
-import type { PendingAction } from "../../coordinator/facts.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
+import type { ProjectionColumns } from "../sql/appendFacts.js";
+import { commitReadsProjection, planCommitWrites, UNREAD_PROJECTION } from "../sql/commitWrites.js";
+import { planClaim } from "../sql/runWrites.js";
 import { readThreadSync } from "./sqliteHistoryReader.js";
-import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncWriter } from "./syncWriter.js";
+import { executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
 
 interface RunRow {
   id: string;
@@ -31,7 +31,8 @@ interface RunRow {
 /**
  * Claims and the commit fence on SQLite, each one synchronous transaction. Same rules as the
  * dialect-neutral `stores/sql/sqlDispatchStore.ts` (which PostgreSQL uses); both run the same
- * conformance tests and share the pure decision `decideCommit`.
+ * conformance tests and share the pure decision `decideCommit` and the write plans they execute
+ * (stores/sql/runWrites.ts, commitWrites.ts).
  */
 export class SqliteDispatchStore implements DispatchStore {
   constructor(
@@ -53,19 +54,10 @@ export class SqliteDispatchStore implements DispatchStore {
           now,
         );
       if (!run) return null;
-      const epoch = run.epoch + 1;
-      // Reclaiming a lapsed lease means the previous owner crashed or stalled: count it.
-      const crashCount = run.crash_count + (run.state === "claimed" ? 1 : 0);
+      // Reclaiming a lapsed lease counts against the run's crash budget (see planClaim).
       const leaseExpiresAt = now + leaseMs;
-      sql.run(
-        "update runs set state = 'claimed', owner = ?, epoch = ?, lease_expires_at = ?, crash_count = ?, updated_at = ? where id = ?",
-        owner,
-        epoch,
-        leaseExpiresAt,
-        crashCount,
-        now,
-        run.id,
-      );
+      const { epoch, crashCount, update } = planClaim(run, owner, leaseExpiresAt, now);
+      executeRunUpdateSync(sql, update);
       const session = sql.get<{
         workspace_id: string;
         agent_snapshot_json: string;
@@ -178,47 +170,16 @@ export class SqliteDispatchStore implements DispatchStore {
       if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
       if (!run) throw new Error("unreachable: fence accepted a commit without a run");
 
-      const committed = appendFactsSync(sql, run.session_id, op.threadId, op.expectedVersion, op.facts, now);
-      if (op.settle) {
-        let state: string = op.settle;
-        if (op.settle === "awaiting") {
-          // A run may only park while something is pending; otherwise it stays runnable so no
-          // input is stranded.
-          const session = sql.get<{ pending_json: string }>(
-            "select pending_json from sessions where id = ?",
+      const seen = commitReadsProjection(op)
+        ? sql.get<ProjectionColumns>(
+            "select status, pending_json, usage_json from sessions where id = ?",
             run.session_id,
-          );
-          if ((JSON.parse(session?.pending_json ?? "[]") as PendingAction[]).length === 0) state = "queued";
-        }
-        sql.run(
-          "update runs set state = ?, owner = null, lease_expires_at = null, crash_count = 0, available_at = ?, updated_at = ? where id = ?",
-          state,
-          now,
-          now,
-          op.runId,
-        );
-      } else if (makesProgress(op)) {
-        // Progress resets the crash budget; a run with no crash to forget is not written at all,
-        // nor is one whose commit is only a claim's bookkeeping.
-        sql.run(
-          "update runs set crash_count = 0, updated_at = ? where id = ? and crash_count <> 0",
-          now,
-          op.runId,
-        );
-      }
-      const receipt = appendReceipt(
-        op,
-        committed.map((f) => f.id),
-        now,
-      );
-      sql.run(
-        "insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at) values (?, ?, ?, ?, ?)",
-        op.opId,
-        op.runId,
-        hash,
-        JSON.stringify(receipt),
-        now,
-      );
+          )
+        : UNREAD_PROJECTION;
+      if (!seen) throw new Error(`run ${run.id} has no session`);
+      const writes = planCommitWrites(op, hash, { ...seen, session_id: run.session_id }, now);
+      executeCommitWritesSync(sql, run.session_id, writes);
+      const receipt = writes.receipt;
       return { ok: true, receipt, duplicate: false };
     });
   }

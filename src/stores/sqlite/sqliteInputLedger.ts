@@ -7,15 +7,15 @@ import type {
   InputOutcome,
   InputPlan,
   SendReceipt,
-  SessionPatch,
 } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
+import { planInputWrites } from "../sql/inputWrites.js";
 import type { Database } from "../sql/schema.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { openRequestOf, type SqlInputLedger } from "../sql/sqlInputLedger.js";
-import { appendFactsSync } from "./syncAppendFacts.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
+import { executeInputWritesSync } from "./syncWrites.js";
 
 /**
  * The input ledger on SQLite: `append` (every user event) runs as one synchronous transaction;
@@ -51,56 +51,15 @@ export class SqliteInputLedger implements InputLedger {
         "select version from threads where id = ?",
         session.threadId,
       );
-      const committed = appendFactsSync(
-        sql,
-        sessionId,
-        session.threadId,
+      const writes = planInputWrites(
+        { sessionId, threadId: session.threadId, activeRun: run ?? null },
+        row,
         thread?.version ?? 0,
-        plan.facts,
+        plan,
         now,
       );
-      if (plan.sessionPatch) patchSession(sql, sessionId, plan.sessionPatch, now);
-      for (const effect of plan.effects) {
-        if (effect.kind === "start") {
-          sql.run(
-            "insert into runs (id, session_id, thread_id, state, owner, epoch, lease_expires_at, available_at, crash_count, created_at, updated_at, trace_context) values (?, ?, ?, 'queued', null, 0, null, ?, 0, ?, ?, ?)",
-            effect.runId,
-            sessionId,
-            session.threadId,
-            now,
-            now,
-            now,
-            plan.traceContext ?? null,
-          );
-        } else if (effect.kind === "resume" && run) {
-          sql.run(
-            "update runs set state = 'queued', available_at = ?, updated_at = ?, trace_context = ? where id = ? and state = 'awaiting'",
-            now,
-            now,
-            plan.traceContext ?? null,
-            run.id,
-          );
-        } else if (effect.kind === "cancel" && run) {
-          // Advancing the epoch fences off whichever worker holds the claim.
-          sql.run(
-            "update runs set state = 'cancelled', epoch = ?, owner = null, lease_expires_at = null, updated_at = ? where id = ?",
-            run.epoch + 1,
-            now,
-            run.id,
-          );
-        }
-      }
-      if (plan.requestHash) {
-        const echoed = JSON.stringify(committed.filter((f) => plan.echoIds.includes(f.id)));
-        sql.run(
-          "insert into send_receipts (session_id, request_hash, response_json, created_at, body_hash) values (?, ?, ?, ?, ?) on conflict (session_id) do update set request_hash = excluded.request_hash, response_json = excluded.response_json, created_at = excluded.created_at, body_hash = excluded.body_hash",
-          sessionId,
-          plan.requestHash,
-          echoed,
-          now,
-          plan.bodyHash ?? null,
-        );
-      }
+      executeInputWritesSync(sql, sessionId, writes);
+      const committed = writes.facts.committed;
       return { committed, plan, activeRunId: run?.id ?? null };
     });
   }
@@ -149,20 +108,4 @@ function openRequest(sql: SyncSql, threadId: string): InputContext["openModelReq
   );
   if (!last) return null;
   return openRequestOf(decodeFact({ id: last.id, type: last.type, body: JSON.parse(last.body_json) }));
-}
-
-function patchSession(sql: SyncSql, sessionId: string, patch: SessionPatch, now: number): void {
-  if (patch.title !== undefined)
-    sql.run("update sessions set title = ? where id = ?", patch.title, sessionId);
-  if (patch.metadata !== undefined) {
-    sql.run("update sessions set metadata_json = ? where id = ?", JSON.stringify(patch.metadata), sessionId);
-  }
-  if (patch.budget !== undefined) {
-    const budget = patch.budget === null ? null : JSON.stringify(patch.budget);
-    sql.run("update sessions set budget_json = ? where id = ?", budget, sessionId);
-  }
-  if (patch.archivedAt !== undefined) {
-    sql.run("update sessions set archived_at = ? where id = ?", patch.archivedAt, sessionId);
-  }
-  sql.run("update sessions set updated_at = ? where id = ?", now, sessionId);
 }
