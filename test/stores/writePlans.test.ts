@@ -46,9 +46,10 @@ describe("the run effects of an input", () => {
   });
 
   it("resume queues an awaiting run, and does nothing to a run in any other state", () => {
-    expect(planRunEffects(awaiting, [{ kind: "resume" }], "s", "t", NOW).update).toEqual({
+    const trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    expect(planRunEffects(awaiting, [{ kind: "resume" }], "s", "t", NOW, trace).update).toEqual({
       id: "run_1",
-      set: { state: "queued", available_at: NOW, updated_at: NOW },
+      set: { state: "queued", available_at: NOW, updated_at: NOW, trace_context: trace },
       onlyIfCrashed: false,
       ifEpoch: null,
     });
@@ -65,6 +66,7 @@ describe("the run effects of an input", () => {
       lease_expires_at: null,
       available_at: NOW,
       updated_at: NOW,
+      trace_context: null,
     });
     // Resume after cancel: the run is no longer awaiting, so it stays cancelled.
     const again = planRunEffects(awaiting, [{ kind: "cancel" }, { kind: "resume" }], "s", "t", NOW);
