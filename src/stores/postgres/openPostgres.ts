@@ -2,6 +2,8 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "../sql/migrations/migrate.js";
 import type { Database } from "../sql/schema.js";
+import { preparingClient } from "./preparingClient.js";
+import type { StatementCounter } from "./statementCounter.js";
 
 export interface PostgresHandle {
   db: Kysely<Database>;
@@ -28,6 +30,8 @@ export interface PostgresOpenOptions {
   schema?: string;
   /** Errors of idle pooled connections (server restart, network): pg emits them on the pool. */
   onIdleError?: (error: Error) => void;
+  /** Counts every statement and round trip the pool sends (the turn benchmark's; off by default). */
+  statementCounter?: StatementCounter;
 }
 
 /**
@@ -53,6 +57,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
     max: options.maxConnections ?? 10,
     types: int8AsNumber(),
     pipeline: true,
+    Client: preparingClient(options.statementCounter),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
