@@ -42,6 +42,8 @@ export interface PostgresOpenOptions {
  */
 export const MIGRATION_LOCK_KEY = 0x4157414b454e;
 
+const READ_COMMITTED_DEFAULT = "set default_transaction_isolation = 'read committed'";
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
@@ -67,7 +69,13 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   // between statements (inside a transaction, no query active) emits 'error' with no listener and
   // crashes the process; with this no-op the next statement fails instead, and the pool drops the
   // broken connection on release (it is no longer queryable).
-  pool.on("connect", (client) => client.on("error", () => {}));
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+    // Single-statement transactions (the claim, the commit function) run without BEGIN; they rely
+    // on READ COMMITTED as the explicit BEGINs do, whatever default the server was given. Sent
+    // before anything the connection is checked out for (node-pg runs a client's queries in order).
+    client.query(READ_COMMITTED_DEFAULT).catch(() => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const { schema, applied } = await migrateUnderLock(db, options.schema);
