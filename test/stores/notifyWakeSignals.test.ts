@@ -6,7 +6,6 @@ import {
   type SignalLog,
 } from "../../src/stores/postgres/notifyWakeSignals.js";
 import { openPostgres, type PostgresHandle } from "../../src/stores/postgres/openPostgres.js";
-import { StatementCounter } from "../../src/stores/postgres/statementCounter.js";
 import {
   openTestPostgres,
   postgresUnavailable,
@@ -143,35 +142,5 @@ describe("NotifyWakeSignals", () => {
         }
       }, 20);
     });
-  });
-
-  it("a lone replica sends no NOTIFY; one that starts listening makes it publish again", async () => {
-    const counter = new StatementCounter();
-    const pool = await openPostgres(testDatabaseUrl(), {
-      schema: fixture!.schema,
-      statementCounter: counter,
-    });
-    try {
-      const a = await replica(quiet, pool);
-      const heard: number[] = [];
-      a.onThreadCommitted("thr_4", (v) => heard.push(v));
-      a.threadCommitted("thr_4", 1);
-      a.dispatchReady();
-      await settle();
-      expect(heard).toEqual([1]); // local listeners hear it at once, as always
-      expect(counter.kinds.get("select pg_notify")).toBeUndefined();
-
-      // B announces itself when its LISTEN is up; A publishes from then on.
-      const announced = until<void>("B's announcement on A", (done) => a.onDispatchReady(() => done()));
-      const b = await replica();
-      await announced;
-      const version = until<number>("thread on B", (done) => b.onThreadCommitted("thr_4", done));
-      a.threadCommitted("thr_4", 2);
-      expect(await version).toBe(2);
-      expect(counter.kinds.get("select pg_notify")).toBeGreaterThan(0);
-      for (const s of opened.splice(0)) await s.close();
-    } finally {
-      await pool.close();
-    }
   });
 });

@@ -38,16 +38,6 @@ const Payload = z.discriminatedUnion("kind", [
   z.object({ from: z.string(), kind: z.literal("cancel"), run: z.string() }),
 ]);
 
-/**
- * The application name of a replica's LISTEN connection: the same for every replica on one
- * channel (a digest of it; names are at most 63 bytes), which is how a replica finds the others.
- */
-export function listenerApplicationName(channel: string): string {
-  return `awaken-wake-listener ${createHash("sha256").update(channel).digest("hex").slice(0, 16)}`;
-}
-/** How often a publishing replica looks again for other replicas' listeners. */
-const LISTENERS_RECHECK_MS = 2_000;
-
 /** PostgreSQL identifiers (channel names) are at most 63 bytes. */
 export function channelFor(schema: string): string {
   const readable = `awaken_wake_${schema}`;
@@ -66,7 +56,6 @@ export class NotifyWakeSignals implements WakeSignals {
   /** Our own notifications come back to our LISTEN; this id drops them so nothing fires twice. */
   private readonly sender = randomBytes(8).toString("hex");
   private readonly channel: string;
-  private readonly application: string;
   /** Payloads waiting for the next publish statement, and the publishing in progress. */
   private queued: string[] = [];
   private publishing: Promise<void> | null = null;
@@ -74,14 +63,10 @@ export class NotifyWakeSignals implements WakeSignals {
   private client: pg.Client | null = null;
   private pid: number | null = null;
   private listeningWaiters: Array<() => void> = [];
-  /** When the listener connections were last looked up, and whether others were among them. */
-  private listenersCheckedAt = Number.NEGATIVE_INFINITY;
-  private othersListening = true;
   private readonly loop: Promise<void>;
 
   constructor(private readonly options: NotifyWakeSignalsOptions) {
     this.channel = channelFor(options.schema);
-    this.application = listenerApplicationName(this.channel);
     this.loop = this.listenLoop();
   }
 
@@ -155,7 +140,6 @@ export class NotifyWakeSignals implements WakeSignals {
     while (this.queued.length > 0) {
       const payloads = this.queued;
       this.queued = [];
-      if (!(await this.othersMayListen())) continue;
       try {
         await sql`select pg_notify(${this.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(
           this.options.db,
@@ -170,28 +154,6 @@ export class NotifyWakeSignals implements WakeSignals {
     this.publishing = null;
   }
 
-  /**
-   * Whether another process may LISTEN on our channel: false only when the channel's listener
-   * connections (by application name) are exactly our own, looked up at most every `LISTENERS_RECHECK_MS`. A
-   * lone replica then sends no NOTIFY at all; a replica that starts meanwhile hears our signals
-   * within that time, and polls until then (signals only lower latency). Any doubt publishes.
-   */
-  private async othersMayListen(): Promise<boolean> {
-    const now = Date.now();
-    if (now - this.listenersCheckedAt < LISTENERS_RECHECK_MS) return this.othersListening;
-    this.listenersCheckedAt = now;
-    try {
-      const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity
-        where datname = current_database() and application_name = ${this.application}`.execute(
-        this.options.db,
-      );
-      this.othersListening = !(this.pid !== null && rows.length === 1 && rows[0]?.pid === this.pid);
-    } catch {
-      this.othersListening = true;
-    }
-    return this.othersListening;
-  }
-
   private deliver(raw: string | undefined): void {
     let parsed: z.infer<typeof Payload>;
     try {
@@ -201,8 +163,6 @@ export class NotifyWakeSignals implements WakeSignals {
       return;
     }
     if (parsed.from === this.sender) return;
-    // Someone else publishes, so someone else listens: publish again before the next lookup.
-    this.othersListening = true;
     if (parsed.kind === "thread") this.local.threadCommitted(parsed.thread, parsed.version);
     else if (parsed.kind === "dispatch") this.local.dispatchReady();
     else this.local.runCancelled(parsed.run);
@@ -217,7 +177,7 @@ export class NotifyWakeSignals implements WakeSignals {
     while (!this.stop.signal.aborted) {
       const client = new pg.Client({
         connectionString: this.options.connectionString,
-        application_name: this.application,
+        application_name: "awaken-wake-listener",
         keepAlive: true,
       });
       const ended = new Promise<unknown>((resolve) => {
@@ -248,8 +208,6 @@ export class NotifyWakeSignals implements WakeSignals {
       );
       // Dispatches announced while we were deaf would otherwise wait for the next worker poll.
       if (everListened) this.local.dispatchReady();
-      // Tells replicas that found themselves alone (and stopped publishing) that we now listen.
-      this.publish({ kind: "dispatch" });
       everListened = true;
       delay = min;
       for (const resolve of this.listeningWaiters.splice(0)) resolve();
