@@ -17,7 +17,7 @@ const percent = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–")
  * before and after it; their mean is the yardstick. `cores` is the machine's CPU count.
  */
 export function summarize({ topology, concurrency, raw: rawReadings, level, cores }) {
-  const { samples, elapsedMs, writes, commits, server, cpu } = level;
+  const { samples, elapsedMs, writes, commits, server, cpu, statements } = level;
   const raw = mean(rawReadings);
   const turns = samples.length;
   const seconds = elapsedMs / 1000;
@@ -44,6 +44,28 @@ export function summarize({ topology, concurrency, raw: rawReadings, level, core
     perTurn: { fenced: writes.fenced / turns, inputs: writes.inputs / turns, claims: writes.claims / turns },
     server: { p50: percentile(server, 50), mean: mean(server), p99: percentile(server, 99) },
     cpu: cpu ? cpuPerTurn(cpu, { turns, cores, commitsPerTurn: commits / turns, raw }) : null,
+    statements: statements ? statementsPerTurn(statements, turns, writes.claims) : null,
+  };
+}
+
+/** The claim statement's kind (src/stores/postgres/statementCounter.ts labels it so). */
+const CLAIM_KIND = /^with … update runs$/;
+
+/** Statements, round trips, NOTIFYs and claims per turn, from the server's statement counter. */
+function statementsPerTurn(sent, turns, claimsFound) {
+  const per = (n) => n / turns;
+  const claimStatements = Object.entries(sent.kinds)
+    .filter(([kind]) => CLAIM_KIND.test(kind))
+    .reduce((sum, [, n]) => sum + n, 0);
+  return {
+    statements: per(sent.statements),
+    roundTrips: per(sent.roundTrips),
+    unnamed: per(sent.statements - sent.named),
+    notifies: per(sent.kinds["select pg_notify"] ?? 0),
+    emptyClaims: per(Math.max(0, claimStatements - claimsFound)),
+    kinds: Object.entries(sent.kinds)
+      .map(([kind, n]) => [kind, per(n)])
+      .sort((a, b) => b[1] - a[1]),
   };
 }
 
@@ -82,6 +104,14 @@ export function detailLines(row) {
     // The committed timestamps have 1 ms resolution: the mean over many turns is the finer figure.
     `    server-side platform time per turn (input committed → idle committed, both halves): ` +
       `p50 ${row.server.p50} ms, mean ${fixed(row.server.mean, 2)} ms, p99 ${row.server.p99} ms`,
+    ...(row.statements
+      ? [
+          `    PostgreSQL statements per turn: ${fixed(row.statements.statements, 2)} in ` +
+            `${fixed(row.statements.roundTrips, 2)} round trips (${fixed(row.statements.unnamed, 2)} unnamed, ` +
+            `${fixed(row.statements.notifies, 2)} pg_notify, ${fixed(row.statements.emptyClaims, 2)} claims ` +
+            `that found nothing) | ${row.statements.kinds.map(([k, n]) => `${k} ${fixed(n, 2)}`).join(", ")}`,
+        ]
+      : []),
     ...(row.cpu
       ? [
           `    CPU per turn: client ${fixed(row.cpu.client, 2)} ms, awaken ${fixed(row.cpu.awaken, 2)} ms, ` +

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshSchema } from "./postgres.mjs";
 import { startAwaken } from "./processes.mjs";
+import { statementSnapshot } from "./statementCounts.mjs";
 import { postgresCounts, sqliteCounts } from "./storeCounts.mjs";
 
 export const API_KEY = "bench";
@@ -30,13 +31,20 @@ function tempDir(scope) {
 async function startServer(scope, { dataDir, databaseUrl, workers, env = {} }) {
   const args = ["up", "--port", "0", "--data-dir", dataDir, "--workers", String(workers)];
   if (databaseUrl) args.push("--database-url", databaseUrl);
+  // On PostgreSQL the server counts its statements into this file (bench/statementCounts.mjs).
+  const countsFile = join(dataDir, "statement-counts.json");
   const { child, match } = await startAwaken(scope, {
     label: "awaken up",
     args,
-    env: { AWAKEN_API_KEY: API_KEY, ...env },
+    env: {
+      AWAKEN_API_KEY: API_KEY,
+      ...(databaseUrl ? { AWAKEN_BENCH_COUNT_STATEMENTS: countsFile } : {}),
+      ...env,
+    },
     ready: SERVER_READY,
   });
-  return { url: match[1], pid: child.pid };
+  const statements = databaseUrl ? () => statementSnapshot(child.pid, countsFile) : undefined;
+  return { url: match[1], pid: child.pid, statements };
 }
 
 export const TOPOLOGIES = {
@@ -58,12 +66,12 @@ export const TOPOLOGIES = {
       const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
       // The data dir stays empty here (the API key comes from the environment); a temp dir keeps
       // the server from creating ./.awaken in the repository.
-      const { url, pid } = await startServer(scope, {
+      const { url, pid, statements } = await startServer(scope, {
         dataDir: tempDir(scope),
         databaseUrl: schemaUrl,
         workers: slotsFor(concurrency),
       });
-      return { url, pids: [pid], counts: () => postgresCounts(schemaUrl) };
+      return { url, pids: [pid], counts: () => postgresCounts(schemaUrl), statements };
     },
   },
   "pg-remote": {
@@ -75,7 +83,7 @@ export const TOPOLOGIES = {
       const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
       // The same token on the server and the workers; it must differ from the API key.
       const token = randomBytes(24).toString("hex");
-      const { url, pid } = await startServer(scope, {
+      const { url, pid, statements } = await startServer(scope, {
         dataDir: tempDir(scope),
         databaseUrl: schemaUrl,
         workers: 0,
@@ -104,6 +112,7 @@ export const TOPOLOGIES = {
         url,
         pids: [pid, ...workers.map((w) => w.child.pid)],
         counts: () => postgresCounts(schemaUrl),
+        statements,
       };
     },
   },

@@ -4,6 +4,7 @@
 // so what is measured is the platform's overhead).
 import Anthropic from "@anthropic-ai/sdk";
 import { cpuBetween, cpuSnapshot } from "./cpuTime.mjs";
+import { statementDifference } from "./statementCounts.mjs";
 import { commitsOf, difference } from "./storeCounts.mjs";
 import { API_KEY } from "./topologies.mjs";
 
@@ -14,11 +15,11 @@ const SETUP_PARALLELISM = 8;
 
 /**
  * Runs one concurrency level against a running topology: warm-up, then `turns` timed turns with
- * `concurrency` sessions in flight at once. Store counts and CPU times (by role, for the `awaken`
+ * `concurrency` sessions in flight at once. Store counts, statement counts (PostgreSQL) and CPU times (by role, for the `awaken`
  * processes `pids`) are taken right before and right after the timed part, so warm-up and set-up
  * are excluded.
  */
-export async function runLevel({ url, pids, concurrency, turns, counts, progress }) {
+export async function runLevel({ url, pids, concurrency, turns, counts, statements, progress }) {
   const client = new Anthropic({ baseURL: url, apiKey: API_KEY, maxRetries: 0 });
   const agent = await client.beta.agents.create({
     name: "bench",
@@ -50,14 +51,16 @@ export async function runLevel({ url, pids, concurrency, turns, counts, progress
   const sessionIds = await newSessions(turns);
   progress(`timed: ${turns} turns, ${concurrency} at a time`);
   const before = await counts();
+  const statementsBefore = statements ? await statements() : null;
   const cpuBefore = cpuSnapshot(pids);
   const started = performance.now();
   const samples = await runTurns(client, sessionIds, concurrency, progress);
   const elapsedMs = performance.now() - started;
   const cpu = cpuBetween(cpuBefore, cpuSnapshot(pids));
+  const sent = statementsBefore ? statementDifference(await statements(), statementsBefore) : null;
   const writes = difference(await counts(), before);
   const server = await serverTurnTimes(client, sessionIds);
-  return { samples, elapsedMs, writes, commits: commitsOf(writes), server, cpu };
+  return { samples, elapsedMs, writes, commits: commitsOf(writes), server, cpu, statements: sent };
 }
 
 /** `concurrency` lanes take sessions off one list until it is empty. */

@@ -5,9 +5,10 @@
 // goes (the client, the awaken processes, PostgreSQL, the rest of the machine; Linux /proc).
 //
 // Usage: npm run bench -- [--topologies sqlite,pg,pg-remote] [--concurrency 1,8,64] [--turns N]
-//                         [--raw-seconds 3]
+//                         [--raw-seconds 3] [--repeat 1]
 //   --turns        timed turns per level (default max(200, 8 × concurrency), so each of the
 //                  concurrent lanes does several turns and the ramp-up/drain stays a small share)
+//   --repeat       runs of every topology × level (default 1); the goals show the spread
 //   PostgreSQL     AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
 //                  postgres://postgres@127.0.0.1:5432/test; every level runs in a fresh schema,
 //                  dropped afterwards.
@@ -22,12 +23,14 @@ import { cpuTable, detailLines, goalLines, summarize, summaryTable } from "./rep
 import { withScope } from "./scope.mjs";
 import { TOPOLOGIES } from "./topologies.mjs";
 import { runLevel } from "./turnDriver.mjs";
+import { turnGoalLines } from "./turnGoals.mjs";
 
 const values = benchArgs(import.meta.url, {
   topologies: { type: "string", default: Object.keys(TOPOLOGIES).join(",") },
   concurrency: { type: "string", default: "1,8,64" },
   turns: { type: "string" },
   "raw-seconds": { type: "string", default: "3" },
+  repeat: { type: "string", default: "1" },
 });
 
 const topologies = values.topologies.split(",").map((name) => name.trim());
@@ -40,6 +43,8 @@ if (values.turns !== undefined && !(Number(values.turns) >= 1)) fail("--turns mu
 const turnsFor = (c) => (values.turns ? Math.floor(Number(values.turns)) : Math.max(200, 8 * c));
 const rawSeconds = Number(values["raw-seconds"]);
 if (!(rawSeconds > 0)) fail("--raw-seconds must be a positive number");
+const repeat = Number(values.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) fail("--repeat must be a positive integer");
 const databaseUrl = benchDatabaseUrl();
 const backends = new Set(topologies.map((name) => TOPOLOGIES[name].backend));
 
@@ -86,45 +91,49 @@ function rawCommits(backend, concurrency, say) {
   return rawPostgresCommits(databaseUrl, concurrency, rawSeconds);
 }
 
-// Every topology × level on an empty store, torn down before the next one.
+// Every topology × level on an empty store, torn down before the next one; `repeat` times over, so
+// each run measures every topology under the same machine conditions.
 const rows = [];
-for (const name of topologies) {
-  const topology = TOPOLOGIES[name];
-  for (const concurrency of levels) {
-    const say = progress(`${name} c=${concurrency}`);
-    try {
-      const rawBefore = await rawCommits(topology.backend, concurrency, say);
-      say(`starting: ${topology.describe(concurrency)}`);
-      const level = await withScope(async (scope) => {
-        const running = await topology.start(scope, { concurrency, databaseUrl });
-        const result = await runLevel({
-          url: running.url,
-          pids: running.pids,
-          concurrency,
-          turns: turnsFor(concurrency),
-          counts: running.counts,
-          progress: say,
+for (let run = 1; run <= repeat; run++)
+  for (const name of topologies) {
+    const topology = TOPOLOGIES[name];
+    for (const concurrency of levels) {
+      const say = progress(`${repeat > 1 ? `run ${run} ` : ""}${name} c=${concurrency}`);
+      try {
+        const rawBefore = await rawCommits(topology.backend, concurrency, say);
+        say(`starting: ${topology.describe(concurrency)}`);
+        const level = await withScope(async (scope) => {
+          const running = await topology.start(scope, { concurrency, databaseUrl });
+          const result = await runLevel({
+            url: running.url,
+            pids: running.pids,
+            concurrency,
+            turns: turnsFor(concurrency),
+            counts: running.counts,
+            statements: running.statements,
+            progress: say,
+          });
+          say("stopping");
+          return result;
         });
-        say("stopping");
-        return result;
-      });
-      const rawAfter = await rawCommits(topology.backend, concurrency, say);
-      const row = summarize({
-        topology: name,
-        concurrency,
-        raw: [rawBefore, rawAfter],
-        level,
-        cores: cpus().length,
-      });
-      rows.push(row);
-      for (const line of detailLines(row)) console.log(line);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      say(`FAILED: ${reason}`);
-      rows.push({ topology: name, concurrency, error: reason });
+        const rawAfter = await rawCommits(topology.backend, concurrency, say);
+        const row = summarize({
+          topology: name,
+          concurrency,
+          raw: [rawBefore, rawAfter],
+          level,
+          cores: cpus().length,
+        });
+        row.run = run;
+        rows.push(row);
+        for (const line of detailLines(row)) console.log(line);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        say(`FAILED: ${reason}`);
+        rows.push({ topology: name, concurrency, run, error: reason });
+      }
     }
   }
-}
 
 console.log("");
 console.log(`Summary (${new Date().toISOString()}, load average ${loadavg()[0].toFixed(2)} at the end):`);
@@ -154,4 +163,5 @@ if (cpuLines.length > 0) {
 }
 console.log("");
 for (const line of goalLines(rows, topologies)) console.log(line);
+for (const line of turnGoalLines(rows)) console.log(line);
 if (rows.some((row) => row.error)) process.exitCode = 1;

@@ -8,6 +8,7 @@ import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
+import { StatementCounter } from "../stores/postgres/statementCounter.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
@@ -70,6 +71,19 @@ export interface PoolUse {
 /** How long start-up waits for the first LISTEN before serving anyway (polling covers the gap). */
 const LISTEN_START_TIMEOUT_MS = 5_000;
 
+/**
+ * AWAKEN_BENCH_COUNT_STATEMENTS=<file>: the turn benchmark's statement counter. Each SIGUSR2 writes
+ * the counts so far to the file (bench/statementCounts.mjs reads them before and after its timed
+ * turns). Unset, the pool counts nothing.
+ */
+function benchStatementCounter(): { statementCounter?: StatementCounter } {
+  const file = process.env.AWAKEN_BENCH_COUNT_STATEMENTS;
+  if (!file) return {};
+  const counter = new StatementCounter();
+  process.on("SIGUSR2", () => counter.writeTo(file));
+  return { statementCounter: counter };
+}
+
 export function sqliteFile(dataDir: string): string {
   return join(dataDir, "awaken.db");
 }
@@ -81,6 +95,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     const poolSize = options.poolSize ?? DEFAULT_DB_POOL_SIZE;
     const handle = await openPostgres(options.databaseUrl, {
       maxConnections: poolSize,
+      ...benchStatementCounter(),
       onIdleError: (error) => log.warn({ err: error }, "idle PostgreSQL connection failed; it is replaced"),
     });
     const description = `PostgreSQL ${redact(options.databaseUrl)} (schema ${handle.schema}), pool of ${poolSize} connections`;

@@ -23,6 +23,7 @@ export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
     readThread: (threadId, afterSeq) => ports.history.readThread(threadId, afterSeq),
     publish: (sessionId, evidence) => ports.evidence.publish(sessionId, evidence),
     onWork: (listener) => ports.signals.onDispatchReady(listener),
+    signalsEveryRun: true,
     onRunCancelled: (listener) => ports.signals.onRunCancelled(listener),
   };
 }

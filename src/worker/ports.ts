@@ -20,5 +20,11 @@ export interface WorkerTransport {
   publish(sessionId: string, evidence: LiveEvidence): void;
   /** Wake-ups only lower latency; the worker polls regardless. */
   onWork(listener: () => void): () => void;
+  /**
+   * True when `onWork` hears every run that becomes claimable (in one process with the
+   * coordinator), so a slot whose run settled can wait for a signal instead of claiming into an
+   * empty queue. A remote transport's claim waits on the coordinator's side instead.
+   */
+  readonly signalsEveryRun?: boolean;
   onRunCancelled(listener: (runId: string) => void): () => void;
 }

@@ -86,11 +86,16 @@ export class Worker {
         await this.waitForWork();
         continue;
       }
-      await this.execute(activation);
+      // A settled slice leaves nothing claimable behind it: whatever makes a run claimable again
+      // signals (or is found by the poll), so the slot waits instead of claiming into an empty
+      // queue. Signals that came while it ran were kept (`pendingWakes`) and wake it at once.
+      const outcome = await this.execute(activation);
+      if (outcome === "settled" && this.transport.signalsEveryRun) await this.waitForWork();
     }
   }
 
-  private async execute(activation: Activation): Promise<void> {
+  /** Runs one claimed slice; "settled" when it ended the claim itself (the run is not claimable). */
+  private async execute(activation: Activation): Promise<"settled" | "other"> {
     const controller = new AbortController();
     // A claim answered after stop() gave up draining starts aborted (stop() aborts only the runs
     // it finds in flight).
@@ -126,11 +131,13 @@ export class Worker {
         // We gave up the run ourselves (shutdown): hand it back instead of letting the lease lapse.
         await this.transport.release(activation.runId, activation.owner, activation.epoch);
       }
+      return outcome === "settled" ? "settled" : "other";
     } catch (error) {
       this.runtime.log.warn(
         { runId: activation.runId, error: String(error) },
         "run failed in the worker; its lease will lapse",
       );
+      return "other";
     } finally {
       clearInterval(timer);
       this.inFlight.delete(activation.runId);

@@ -2,6 +2,8 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { migrateToLatest } from "../sql/migrations/migrate.js";
 import type { Database } from "../sql/schema.js";
+import { preparingClient } from "./preparingClient.js";
+import type { StatementCounter } from "./statementCounter.js";
 
 export interface PostgresHandle {
   db: Kysely<Database>;
@@ -28,6 +30,8 @@ export interface PostgresOpenOptions {
   schema?: string;
   /** Errors of idle pooled connections (server restart, network): pg emits them on the pool. */
   onIdleError?: (error: Error) => void;
+  /** Counts every statement and round trip the pool sends (the turn benchmark's; off by default). */
+  statementCounter?: StatementCounter;
 }
 
 /**
@@ -37,6 +41,8 @@ export interface PostgresOpenOptions {
  * tables of every schema, by name, and fails when one vanishes in the middle of that query.
  */
 export const MIGRATION_LOCK_KEY = 0x4157414b454e;
+
+const READ_COMMITTED_DEFAULT = "set default_transaction_isolation = 'read committed'";
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -53,6 +59,7 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
     max: options.maxConnections ?? 10,
     types: int8AsNumber(),
     pipeline: true,
+    Client: preparingClient(options.statementCounter),
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
   // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
@@ -62,7 +69,13 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   // between statements (inside a transaction, no query active) emits 'error' with no listener and
   // crashes the process; with this no-op the next statement fails instead, and the pool drops the
   // broken connection on release (it is no longer queryable).
-  pool.on("connect", (client) => client.on("error", () => {}));
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+    // Single-statement transactions (the claim, the commit function) run without BEGIN; they rely
+    // on READ COMMITTED as the explicit BEGINs do, whatever default the server was given. Sent
+    // before anything the connection is checked out for (node-pg runs a client's queries in order).
+    client.query(READ_COMMITTED_DEFAULT).catch(() => {});
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     const { schema, applied } = await migrateUnderLock(db, options.schema);

@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { CompiledQuery } from "kysely";
 import type pg from "pg";
+import { statementName } from "./statementNames.js";
 
 /** The transaction mode of every store transaction on PostgreSQL (see `begin` in sql/db.ts). */
 const BEGIN = "start transaction isolation level read committed";
@@ -121,27 +121,6 @@ export function placeholders(): { $: (value: unknown) => string; parameters: unk
     },
     parameters,
   };
-}
-
-const names = new Map<string, string>();
-/** More distinct statement texts than the hot paths have shapes: a bound, not a working size. */
-const MAX_NAMED_STATEMENTS = 500;
-
-/**
- * The name under which a statement is prepared once per connection and then only bound and
- * executed: the server parses and plans it once instead of on every call (node-pg keeps the names
- * it prepared per connection). Named by a digest of the text, so one text has one name and two
- * texts never share one. Past the bound (a caller producing unbounded shapes), statements go
- * unnamed, as before, so neither side's statement cache grows without limit.
- */
-function statementName(text: string): string | undefined {
-  let name = names.get(text);
-  if (name === undefined) {
-    if (names.size >= MAX_NAMED_STATEMENTS) return undefined;
-    name = `awaken_${createHash("sha256").update(text).digest("hex").slice(0, 24)}`;
-    names.set(text, name);
-  }
-  return name;
 }
 
 /** The rows of a compiled query's result, typed as the query builder declared them. */

@@ -97,54 +97,60 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     return super.claim(owner, leaseMs);
   }
 
-  private claimCommitted(owner: string, leaseMs: number): Promise<Activation | null> {
-    return pipelinedTransaction(this.pool, async (tx) => {
-      const now = this.clock.now();
-      const leaseExpiresAt = now + leaseMs;
-      const [rows] = await tx.send([{ ...CLAIM, parameters: [owner, leaseExpiresAt, now] }], "commit");
-      const row = (rows as ClaimRow[] | undefined)?.[0];
-      if (!row) return null;
-      if (
-        row.status === null ||
-        row.pending_json === null ||
-        row.usage_json === null ||
-        row.workspace_id === null ||
-        row.agent_snapshot_json === null ||
-        row.environment_id === null ||
-        row.environment_revision === null ||
-        row.config_json === null
-      ) {
-        throw new Error(`unreachable: run ${row.id} was claimed without its session or environment`);
-      }
-      this.remember(row.thread_id, {
-        session_id: row.session_id,
-        status: row.status,
-        pending_json: row.pending_json,
-        usage_json: row.usage_json,
-      });
-      return activationFromRows(
-        {
-          runId: row.id,
-          sessionId: row.session_id,
-          threadId: row.thread_id,
-          owner,
-          epoch: Number(row.epoch),
-          leaseExpiresAt,
-          crashCount: Number(row.crash_count),
-          claimableSince: Number(row.claimable_since),
-          reclaimed: row.reclaimed,
-          traceContext: row.trace_context,
-        },
-        {
-          workspace_id: row.workspace_id,
-          agent_snapshot_json: row.agent_snapshot_json,
-          environment_id: row.environment_id,
-          environment_revision: row.environment_revision,
-        },
-        row.config_json,
-        row.history.map(rowToFact),
-      );
+  /**
+   * One autocommit statement, its own transaction (READ COMMITTED: `openPostgres` makes it every
+   * connection's default): no BEGIN or COMMIT around it, as for the commit function.
+   */
+  private async claimCommitted(owner: string, leaseMs: number): Promise<Activation | null> {
+    const now = this.clock.now();
+    const leaseExpiresAt = now + leaseMs;
+    const { rows } = await this.pool.query<ClaimRow>({
+      name: CLAIM.name,
+      text: CLAIM.sql,
+      values: [owner, leaseExpiresAt, now],
     });
+    const row = rows[0];
+    if (!row) return null;
+    if (
+      row.status === null ||
+      row.pending_json === null ||
+      row.usage_json === null ||
+      row.workspace_id === null ||
+      row.agent_snapshot_json === null ||
+      row.environment_id === null ||
+      row.environment_revision === null ||
+      row.config_json === null
+    ) {
+      throw new Error(`unreachable: run ${row.id} was claimed without its session or environment`);
+    }
+    this.remember(row.thread_id, {
+      session_id: row.session_id,
+      status: row.status,
+      pending_json: row.pending_json,
+      usage_json: row.usage_json,
+    });
+    return activationFromRows(
+      {
+        runId: row.id,
+        sessionId: row.session_id,
+        threadId: row.thread_id,
+        owner,
+        epoch: Number(row.epoch),
+        leaseExpiresAt,
+        crashCount: Number(row.crash_count),
+        claimableSince: Number(row.claimable_since),
+        reclaimed: row.reclaimed,
+        traceContext: row.trace_context,
+      },
+      {
+        workspace_id: row.workspace_id,
+        agent_snapshot_json: row.agent_snapshot_json,
+        environment_id: row.environment_id,
+        environment_revision: row.environment_revision,
+      },
+      row.config_json,
+      row.history.map(rowToFact),
+    );
   }
 
   override async commit(op: CommitOperation): Promise<CommitResult> {
