@@ -23,6 +23,7 @@ import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
+import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createProviderRouter } from "../providers/router.js";
@@ -58,6 +59,7 @@ import type { UpOptions } from "./upOptions.js";
 const LOCAL_WORKER_ID = "local";
 
 export interface RunningServer {
+  /** Empty when the server does not listen (`listen: false`, the embedded runtime). */
   url: string;
   /** Null when the database's bootstrap key was minted elsewhere (another replica's first start). */
   apiKey: string | null;
@@ -65,6 +67,8 @@ export interface RunningServer {
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
+  /** The application services every edge calls (the in-process edge included). */
+  services: EdgeServices;
   /** The live tail of one session, in process (what every protocol's stream formats). */
   openTail(
     workspaceId: string,
@@ -87,8 +91,9 @@ export async function startAllInOne(
   const clock = systemClock;
   // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
+  const listen = options.listen !== false;
   // Before anything is created in the data dir: a busy port must not leave one behind.
-  await assertCanListen(options.host, options.port);
+  if (listen) await assertCanListen(options.host, options.port);
   const tightened = tightenDataDirModes(dataDir);
   if (tightened.length > 0)
     logger.warn(
@@ -281,50 +286,48 @@ export async function startAllInOne(
   let ready = false;
   let draining = false;
   const workers: Worker[] = [];
-  const app = createHttpServer(
-    {
-      iam,
-      agents,
-      environments,
-      sessions,
-      entry,
-      environmentKeys,
-      workQueue,
-      vaults,
-      credentials,
-      clock,
-      stream: { history: ports.history, pingMs: options.ssePingMs },
-      tail,
-    },
-    {
-      logger,
-      bodyLimitBytes: 32 * 1024 * 1024,
-      isReady: () => ready,
-      readiness: readinessProbe({
-        appliedMigrations: () => storage.appliedMigrations(),
-        workers: () => workers[0]?.state ?? null,
-        draining: () => draining,
-      }),
-      metrics,
-      tracing,
-      workerTransport: options.workerToken
-        ? {
-            gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
-              remoteWorkers?.saw(owner),
-            ),
-            token: options.workerToken,
-            leaseMs: options.leaseMs,
-            pollMs: 50,
-            // Remote last-mile holders get the same custody as in-process ones, behind a live
-            // claim check (edge/worker-transport/credentialRoute.ts says why this is acceptable).
-            credentials: {
-              custody,
-              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
-            },
-          }
-        : undefined,
-    },
-  );
+  const services: EdgeServices = {
+    iam,
+    agents,
+    environments,
+    sessions,
+    entry,
+    environmentKeys,
+    workQueue,
+    vaults,
+    credentials,
+    clock,
+    stream: { history: ports.history, pingMs: options.ssePingMs },
+    tail,
+  };
+  const app = createHttpServer(services, {
+    logger,
+    bodyLimitBytes: 32 * 1024 * 1024,
+    isReady: () => ready,
+    readiness: readinessProbe({
+      appliedMigrations: () => storage.appliedMigrations(),
+      workers: () => workers[0]?.state ?? null,
+      draining: () => draining,
+    }),
+    metrics,
+    tracing,
+    workerTransport: options.workerToken
+      ? {
+          gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
+            remoteWorkers?.saw(owner),
+          ),
+          token: options.workerToken,
+          leaseMs: options.leaseMs,
+          pollMs: 50,
+          // Remote last-mile holders get the same custody as in-process ones, behind a live
+          // claim check (edge/worker-transport/credentialRoute.ts says why this is acceptable).
+          credentials: {
+            custody,
+            runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+          },
+        }
+      : undefined,
+  });
 
   // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
   // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
@@ -360,10 +363,13 @@ export async function startAllInOne(
     workers.push(worker);
   }
 
-  await app.listen({ host: options.host, port: options.port });
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  let url = "";
+  if (listen) {
+    await app.listen({ host: options.host, port: options.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : options.port;
+    url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  }
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
@@ -375,6 +381,7 @@ export async function startAllInOne(
     apiKeySource,
     storage: storage.description,
     app,
+    services,
     openTail: async (workspaceId, sessionId, tailOptions) =>
       tail.open(await sessions.get(workspaceId, sessionId), tailOptions),
     stop: () => {

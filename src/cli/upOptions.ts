@@ -5,6 +5,8 @@ import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 export interface UpOptions {
   host: string;
   port: number;
+  /** False: serve no HTTP at all (the embedded runtime calls the services in process). Default true. */
+  listen?: boolean | undefined;
   /** Holds the API key file, and the SQLite database unless `databaseUrl` is set. */
   dataDir: string;
   /** `postgres://…`: keep the authority in PostgreSQL instead of `<dataDir>/awaken.db`. */

@@ -41,6 +41,8 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },
   cli: { contexts: ["*"] },
+  // The package's main entry (openAwaken): a composition root like cli, without a command line.
+  embedded: { contexts: ["*"] },
 };
 
 /** Files of a context that other rules forbid importing even when the context is allowed. */

@@ -33,14 +33,22 @@ export function installJsonBodyParser(app: FastifyInstance): void {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
     const maxDepth = request.routeOptions.config.maxBodyDepth ?? MAX_BODY_DEPTH;
-    const problem = scanJsonText(text, maxDepth);
-    if (problem) return done(bodyProblemError(problem, maxDepth), undefined);
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBodyText(text, maxDepth));
     } catch (error) {
       done(error as Error, undefined);
     }
   });
+}
+
+/**
+ * A JSON body's text → its value, with the same refusals as every HTTP body (too deep, prototype
+ * keys). The in-process client sends its bodies through this too, so both take the same input.
+ */
+export function parseJsonBodyText(text: string, maxDepth: number = MAX_BODY_DEPTH): unknown {
+  const problem = scanJsonText(text, maxDepth);
+  if (problem) throw bodyProblemError(problem, maxDepth);
+  return JSON.parse(text);
 }
 
 function bodyProblemError(problem: JsonTextProblem, maxDepth: number): AwakenError {

@@ -32,14 +32,17 @@ export const errorBody = defaultErrorBody;
 
 /** Answers a failure in the wire's envelope; nothing leaves as an HTML page or a stack. */
 export function answerManagedError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void {
+  // The SDK retries 409s by default; a deterministic failure says not to.
+  if (!failure.retryable) reply.header("x-should-retry", "false");
+  reply.status(failure.status).send(managedErrorBody(failure, request.id));
+}
+
+/** A failure's body on the wire; the in-process client builds the SDK's error classes from it too. */
+export function managedErrorBody(failure: EdgeFailure, requestId: string) {
   // The SDK picks its error class from `error.details.error_code`, so a code it knows is always
   // present, even when the error carries other details (e.g. the validation issues).
   const details = SDK_ERROR_CODES.has(failure.code)
     ? { ...failure.details, error_code: failure.code }
     : failure.details;
-  // The SDK retries 409s by default; a deterministic failure says not to.
-  if (!failure.retryable) reply.header("x-should-retry", "false");
-  reply
-    .status(failure.status)
-    .send(errorBody(WIRE_TYPES[failure.category], failure.message, request.id, details));
+  return errorBody(WIRE_TYPES[failure.category], failure.message, requestId, details);
 }

@@ -72,8 +72,8 @@ export function streamSession(
   })();
 }
 
-/** Tail items as Managed SSE frames; remembers which previews this connection showed. */
-class ManagedFrames {
+/** Tail items as Managed stream frames (SSE here, objects in process); remembers which previews it showed. */
+export class ManagedFrames {
   private readonly shown = new Set<string>();
 
   constructor(private readonly deltaTypes: ReadonlySet<string>) {}

@@ -1,0 +1,99 @@
+// The embedded runtime against its peers on the peer workload (user message → model → tool →
+// model → done, every step committed, scripted model), all on the same PostgreSQL in one run:
+//   embedded  openAwaken({ databaseUrl }) driven through awaken.beta (bench/peerEmbedded.mjs)
+//   DBOS      @dbos-inc/dbos-sdk in process, one workflow of five durable steps (bench/peerDbos.mjs)
+//   floor     five sequential autocommitted single-row INSERTs per run (bench/peerFloor.mjs)
+// Each side runs in a child process of its own on a fresh schema, dropped afterwards. Goals, per
+// repeat (the ratios are taken within one repeat, then summarised): embedded/DBOS ≥ 1.0 and
+// embedded/floor ≥ 0.5 runs/s. CPU per run is each side's own process (user + system).
+//
+// Usage: npm run build && node bench/peers.mjs [--concurrency 1,8] [--runs 200] [--repeat 3]
+//   [--json file]   also write every figure as JSON (bench reports may read the DBOS CPU per run)
+//   PostgreSQL     AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
+//                  postgres://postgres@127.0.0.1:5432/test
+//   AWAKEN_BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the child processes.
+import { writeFileSync } from "node:fs";
+import { benchArgs } from "./args.mjs";
+import { measureDbosPeer } from "./peerDbos.mjs";
+import { measureEmbedded } from "./peerEmbedded.mjs";
+import { measureFloor } from "./peerFloor.mjs";
+import { benchDatabaseUrl, redact } from "./postgres.mjs";
+
+const args = benchArgs(import.meta.url, {
+  concurrency: { type: "string", default: "1,8" },
+  runs: { type: "string", default: "200" },
+  repeat: { type: "string", default: "3" },
+  json: { type: "string" },
+});
+const levels = args.concurrency.split(",").map(Number);
+const runs = Number(args.runs);
+const repeat = Number(args.repeat);
+const databaseUrl = benchDatabaseUrl();
+const log = (line) => process.stderr.write(`${line}\n`);
+
+const SIDES = { embedded: measureEmbedded, dbos: measureDbosPeer, floor: measureFloor };
+
+function summary(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { min: sorted[0], median, max: sorted.at(-1) };
+}
+const spread = (s, digits = 1) =>
+  s.min === s.max
+    ? s.median.toFixed(digits)
+    : `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
+
+log(
+  `peer workload on PostgreSQL at ${redact(databaseUrl)}: ${runs} timed runs per side, ${repeat} repeat(s)`,
+);
+const results = [];
+for (const concurrency of levels) {
+  const readings = [];
+  for (let r = 0; r < repeat; r++) {
+    const reading = {};
+    // Alternating order between repeats spreads any drift of the machine over every side.
+    const order = r % 2 === 0 ? ["embedded", "dbos", "floor"] : ["floor", "dbos", "embedded"];
+    for (const side of order) {
+      log(`c=${concurrency} repeat ${r + 1}/${repeat}: ${side}`);
+      reading[side] = await SIDES[side]({ databaseUrl, concurrency, runs });
+    }
+    readings.push(reading);
+  }
+  const of = (side, field) => summary(readings.map((x) => x[side][field]));
+  results.push({
+    concurrency,
+    readings,
+    runsPerSec: {
+      embedded: of("embedded", "runsPerSec"),
+      dbos: of("dbos", "runsPerSec"),
+      floor: of("floor", "runsPerSec"),
+    },
+    cpuMsPerRun: {
+      embedded: of("embedded", "cpuMsPerRun"),
+      dbos: of("dbos", "cpuMsPerRun"),
+      floor: of("floor", "cpuMsPerRun"),
+    },
+    vsDbos: summary(readings.map((x) => x.embedded.runsPerSec / x.dbos.runsPerSec)),
+    vsFloor: summary(readings.map((x) => x.embedded.runsPerSec / x.floor.runsPerSec)),
+  });
+}
+
+console.log("\nruns/s: median (min–max) over the repeats");
+console.log(
+  "| concurrency | embedded | DBOS | floor (5 raw commits) | embedded/DBOS (goal ≥ 1.0) | embedded/floor (goal ≥ 0.5) |",
+);
+console.log("|---|---|---|---|---|---|");
+for (const r of results)
+  console.log(
+    `| ${r.concurrency} | ${spread(r.runsPerSec.embedded)} | ${spread(r.runsPerSec.dbos)} | ${spread(r.runsPerSec.floor)} | ` +
+      `${spread(r.vsDbos, 2)} ${r.vsDbos.median >= 1 ? "met" : "NOT met"} | ${spread(r.vsFloor, 2)} ${r.vsFloor.median >= 0.5 ? "met" : "NOT met"} |`,
+  );
+console.log("\nCPU ms per run of each side's process: median (min–max)");
+console.log("| concurrency | embedded (platform + workers + client) | DBOS | floor client |");
+console.log("|---|---|---|---|");
+for (const r of results)
+  console.log(
+    `| ${r.concurrency} | ${spread(r.cpuMsPerRun.embedded, 2)} | ${spread(r.cpuMsPerRun.dbos, 2)} | ${spread(r.cpuMsPerRun.floor, 2)} |`,
+  );
+if (args.json) writeFileSync(args.json, `${JSON.stringify({ runs, repeat, results }, null, 2)}\n`);

@@ -1,0 +1,71 @@
+import { agentDto, pageDto } from "../dto.js";
+import { type ManagedAgentsDeps, toMs } from "../edgeDeps.js";
+import {
+  createAgentBodySchema,
+  listAgentsQuerySchema,
+  listAgentVersionsQuerySchema,
+  retrieveAgentQuerySchema,
+  updateAgentBodySchema,
+} from "../schemas/agents.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+
+// The agent operations of the Managed wire, transport-free: the HTTP routes and the in-process
+// client both call these, so validation and projection have one home.
+
+export async function createAgent(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+  const body = parseBody(createAgentBodySchema, rawBody);
+  const { head, publication } = await deps.agents.create(workspaceId, body);
+  return agentDto(head, publication);
+}
+
+export async function retrieveAgent(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  agentId: string,
+  rawQuery: RawQuery,
+) {
+  const query = parseQuery(retrieveAgentQuerySchema, rawQuery);
+  const { head, publication } = await deps.agents.retrieve(workspaceId, agentId, query.version);
+  return agentDto(head, publication);
+}
+
+export async function updateAgent(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  agentId: string,
+  rawBody: unknown,
+) {
+  const body = parseBody(updateAgentBodySchema, rawBody ?? {});
+  const { head, publication } = await deps.agents.update(workspaceId, agentId, body);
+  return agentDto(head, publication);
+}
+
+export async function listAgents(deps: ManagedAgentsDeps, workspaceId: string, rawQuery: RawQuery) {
+  const query = parseQuery(listAgentsQuerySchema, rawQuery);
+  const page = await deps.agents.list(workspaceId, {
+    limit: query.limit,
+    cursor: query.page ?? null,
+    includeArchived: query.include_archived,
+    createdAt: { gte: toMs(query.created_at?.gte), lte: toMs(query.created_at?.lte) },
+  });
+  return pageDto(page, (item) => agentDto(item.head, item.latest));
+}
+
+export async function archiveAgent(deps: ManagedAgentsDeps, workspaceId: string, agentId: string) {
+  const { head, publication } = await deps.agents.archive(workspaceId, agentId);
+  return agentDto(head, publication);
+}
+
+export async function listAgentVersions(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  agentId: string,
+  rawQuery: RawQuery,
+) {
+  const query = parseQuery(listAgentVersionsQuerySchema, rawQuery);
+  const { head, page } = await deps.agents.listVersions(workspaceId, agentId, {
+    limit: query.limit,
+    cursor: query.page ?? null,
+  });
+  return pageDto(page, (publication) => agentDto(head, publication));
+}

@@ -1,0 +1,62 @@
+import { environmentDto, pageDto } from "../dto.js";
+import type { ManagedAgentsDeps } from "../edgeDeps.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import {
+  createEnvironmentBodySchema,
+  listEnvironmentsQuerySchema,
+  updateEnvironmentBodySchema,
+} from "../schemas/environments.js";
+
+// The environment operations of the Managed wire, transport-free (HTTP routes and in-process client).
+
+export async function createEnvironment(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+  const body = parseBody(createEnvironmentBodySchema, rawBody);
+  const env = await deps.environments.create(workspaceId, {
+    name: body.name,
+    description: body.description ?? null,
+    scope: body.scope ?? null,
+    metadata: body.metadata ?? {},
+    config: body.config,
+  });
+  return environmentDto(env);
+}
+
+export async function retrieveEnvironment(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  return environmentDto(await deps.environments.get(workspaceId, id));
+}
+
+export async function updateEnvironment(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  id: string,
+  rawBody: unknown,
+) {
+  const body = parseBody(updateEnvironmentBodySchema, rawBody ?? {});
+  const env = await deps.environments.update(workspaceId, id, {
+    ...(body.name ? { name: body.name } : {}),
+    ...(body.description !== undefined ? { description: body.description } : {}),
+    ...(body.scope ? { scope: body.scope } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    config: body.config ?? null,
+  });
+  return environmentDto(env);
+}
+
+export async function listEnvironments(deps: ManagedAgentsDeps, workspaceId: string, rawQuery: RawQuery) {
+  const query = parseQuery(listEnvironmentsQuerySchema, rawQuery);
+  const page = await deps.environments.list(workspaceId, {
+    limit: query.limit,
+    cursor: query.page ?? null,
+    includeArchived: query.include_archived,
+  });
+  return pageDto(page, environmentDto);
+}
+
+export async function deleteEnvironment(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  await deps.environments.delete(workspaceId, id);
+  return { id, type: "environment_deleted" };
+}
+
+export async function archiveEnvironment(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  return environmentDto(await deps.environments.archive(workspaceId, id));
+}

@@ -1,0 +1,62 @@
+import { decodeCommitted } from "../../../coordinator/factCodec.js";
+import type { AppendPrecondition, SessionRecord } from "../../../coordinator/ports.js";
+import { eventDto, pageDto } from "../dto.js";
+import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { toDomainInputs } from "../routes/userInputs.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
+import { sendDedupe } from "../sendDedupe.js";
+
+// The event operations of the Managed wire, transport-free (HTTP routes and in-process client).
+
+/** What a send carries besides its body: the headers that mark a retry, and a lease precondition. */
+export interface SendContext {
+  headers: Record<string, string | string[] | undefined>;
+  precondition?: AppendPrecondition | undefined;
+}
+
+export async function sendEvents(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  sessionId: string,
+  rawBody: unknown,
+  context: SendContext,
+) {
+  const body = parseBody(sendEventsBodySchema, rawBody);
+  const inputs = toDomainInputs(body.events);
+  const echoed = await deps.sessions.send(workspaceId, sessionId, inputs, {
+    dedupe: sendDedupe(context.headers, inputs),
+    precondition: context.precondition,
+  });
+  return { data: echoed.map((fact) => eventDto(decodeCommitted(fact))) };
+}
+
+export async function listEvents(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  sessionId: string,
+  rawQuery: RawQuery,
+) {
+  const q = parseQuery(listEventsQuerySchema, rawQuery);
+  const session = await deps.sessions.get(workspaceId, sessionId);
+  const page = await deps.stream.history.listEvents(session.id, session.threadId, {
+    limit: q.limit,
+    cursor: q.page ?? null,
+    order: q.order,
+    ...(q.types ? { types: [...q.types] } : {}),
+    ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
+  });
+  return pageDto(page, (fact) => eventDto(decodeCommitted(fact)));
+}
+
+/** A live stream's subject: the session (it must exist) and the delta previews asked for. */
+export async function streamSubject(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  sessionId: string,
+  rawQuery: RawQuery,
+): Promise<{ session: SessionRecord; deltaTypes: ReadonlySet<string> }> {
+  const q = parseQuery(streamEventsQuerySchema, rawQuery);
+  const session = await deps.sessions.get(workspaceId, sessionId);
+  return { session, deltaTypes: new Set(q.event_deltas ?? []) };
+}

@@ -1,0 +1,96 @@
+import type { AgentRef } from "../../../coordinator/sessionEntry.js";
+import { invalid } from "../../../kernel/errors.js";
+import type { JsonObject } from "../../../kernel/json.js";
+import { sessionDto } from "../dto.js";
+import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { toDomainInputs } from "../routes/userInputs.js";
+import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import {
+  type CreateSessionBody,
+  createSessionBodySchema,
+  listSessionsQuerySchema,
+  updateSessionBodySchema,
+} from "../schemas/sessions.js";
+
+// The session operations of the Managed wire, transport-free (HTTP routes and in-process client).
+
+export async function createSession(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+  const body = parseBody(createSessionBodySchema, rawBody);
+  const session = await deps.entry.start({
+    workspaceId,
+    agent: agentRef(body.agent),
+    // Required on this wire (the schema says so); only other edges lean on the default.
+    environmentId: body.environment_id,
+    title: body.title ?? null,
+    metadata: body.metadata ?? {},
+    resources: body.resources ?? [],
+    vaultIds: body.vault_ids ?? [],
+    budget: body.budget ?? null,
+    initialInputs: toDomainInputs(body.initial_events ?? []),
+  });
+  return sessionDto(session, deps.clock.now());
+}
+
+export async function retrieveSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  return sessionDto(await deps.sessions.get(workspaceId, id), deps.clock.now());
+}
+
+export async function listSessions(deps: ManagedAgentsDeps, workspaceId: string, rawQuery: RawQuery) {
+  const q = parseQuery(listSessionsQuerySchema, rawQuery);
+  const page = await deps.sessions.list(workspaceId, {
+    limit: q.limit,
+    cursor: q.page ?? null,
+    order: q.order,
+    includeArchived: q.include_archived,
+    ...(q.agent_id ? { agentId: q.agent_id } : {}),
+    ...(q.agent_version !== undefined ? { agentVersion: q.agent_version } : {}),
+    ...(q.statuses ? { statuses: q.statuses } : {}),
+    ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
+  });
+  const now = deps.clock.now();
+  return {
+    data: page.data.map((s) => sessionDto(s, now)),
+    next_page: page.nextCursor,
+    prev_page: page.prevCursor ?? null,
+  };
+}
+
+export async function updateSession(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  id: string,
+  rawBody: unknown,
+) {
+  const body = parseBody(updateSessionBodySchema, rawBody ?? {});
+  if (body.vault_ids !== undefined) {
+    throw invalid(
+      "vault_ids: vaults are attached when a session is created and cannot be changed afterwards",
+    );
+  }
+  if (body.agent !== undefined) throw invalid("agent: changing a session's agent tools is not supported yet");
+  const session = await deps.sessions.update(workspaceId, id, {
+    ...(body.title !== undefined ? { title: body.title } : {}),
+    ...(body.metadata ? { metadata: body.metadata } : {}),
+    ...(body.budget !== undefined ? { budget: body.budget } : {}),
+  });
+  return sessionDto(session, deps.clock.now());
+}
+
+export async function deleteSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  await deps.sessions.delete(workspaceId, id);
+  return { id, type: "session_deleted" };
+}
+
+export async function archiveSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
+  return sessionDto(await deps.sessions.archive(workspaceId, id), deps.clock.now());
+}
+
+/** The wire's agent reference: an id (latest), `{type:"agent"}`, or `agent_with_overrides`. */
+function agentRef(ref: CreateSessionBody["agent"]): AgentRef {
+  if (typeof ref === "string") return { id: ref };
+  const version = ref.version ?? undefined;
+  if (ref.type !== "agent_with_overrides")
+    return { id: ref.id, ...(version !== undefined ? { version } : {}) };
+  const { type: _type, id, version: _version, ...overrides } = ref;
+  return { id, ...(version !== undefined ? { version } : {}), overrides: overrides as JsonObject };
+}
