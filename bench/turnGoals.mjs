@@ -12,7 +12,8 @@ const MAX_STATEMENTS = 12;
 const CPU_CUT = 5;
 const REMOTE_RATIO = 1.3;
 const SQLITE_PLATFORM_SHARE_MS = 2;
-const CPU_CONCURRENCY = 8;
+/** The level at which CPU per turn is judged (and the DBOS peer measured beside it). */
+export const CPU_CONCURRENCY = 8;
 
 const fixed = (x, digits) => (Number.isFinite(x) ? x.toFixed(digits) : "–");
 const median = (xs) => {
@@ -100,8 +101,20 @@ export function turnGoalLines(rows) {
     );
   }
 
-  // Peer yardstick (the in-process DBOS peer bench): the lead wires its figure in here as
-  // `platform CPU per turn vs DBOS process CPU per run`, once that bench reports one.
-  lines.push("  platform CPU per turn vs DBOS process CPU per run: not measured (peer bench not wired)");
+  // The peer yardstick: DBOS's own process CPU per run of the same workload, measured right after
+  // each pg level of the same repeat (bench/peerDbos.mjs); paired by run like the remote ratio.
+  const paired = pg.filter((r) => r.dbos?.cpuMsPerRun > 0);
+  if (paired.length === 0)
+    lines.push(
+      `  platform CPU per turn vs DBOS process CPU per run (pg, c=${CPU_CONCURRENCY}): not measured`,
+    );
+  else {
+    const dbosMs = paired.map((r) => r.dbos.cpuMsPerRun);
+    const ratios = paired.map((r) => r.cpu.awaken / r.dbos.cpuMsPerRun);
+    lines.push(
+      `  platform CPU per turn vs DBOS process CPU per run (pg, c=${CPU_CONCURRENCY}): DBOS ${spread(dbosMs, 2)} ms; ` +
+        `ratio ${spread(ratios, 2)}× (goal ≤ 1×) ${verdict(median(ratios) <= 1)}`,
+    );
+  }
   return lines;
 }

@@ -17,13 +17,14 @@
 // Results go to stdout; progress goes to stderr.
 import { cpus, loadavg } from "node:os";
 import { benchArgs } from "./args.mjs";
+import { measureDbosPeer } from "./peerDbos.mjs";
 import { benchDatabaseUrl, redact, withClient } from "./postgres.mjs";
 import { rawPostgresCommits, rawSqliteCommits } from "./rawCommits.mjs";
 import { cpuTable, detailLines, goalLines, summarize, summaryTable } from "./report.mjs";
 import { withScope } from "./scope.mjs";
 import { TOPOLOGIES } from "./topologies.mjs";
 import { runLevel } from "./turnDriver.mjs";
-import { turnGoalLines } from "./turnGoals.mjs";
+import { CPU_CONCURRENCY, turnGoalLines } from "./turnGoals.mjs";
 
 const values = benchArgs(import.meta.url, {
   topologies: { type: "string", default: Object.keys(TOPOLOGIES).join(",") },
@@ -91,6 +92,20 @@ function rawCommits(backend, concurrency, say) {
   return rawPostgresCommits(databaseUrl, concurrency, rawSeconds);
 }
 
+/**
+ * The in-process DBOS peer on the same PostgreSQL right after the pg level it is compared with, so
+ * both see the same machine; a peer that fails leaves the goal unmeasured, not the bench failed.
+ */
+async function dbosPeer(concurrency, say) {
+  try {
+    say(`DBOS peer: ${turnsFor(concurrency)} workflows at concurrency ${concurrency}`);
+    return await measureDbosPeer({ databaseUrl, concurrency, runs: turnsFor(concurrency) });
+  } catch (error) {
+    say(`DBOS peer FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    return null;
+  }
+}
+
 // Every topology × level on an empty store, torn down before the next one; `repeat` times over, so
 // each run measures every topology under the same machine conditions.
 const rows = [];
@@ -125,6 +140,7 @@ for (let run = 1; run <= repeat; run++)
           cores: cpus().length,
         });
         row.run = run;
+        if (name === "pg" && concurrency === CPU_CONCURRENCY) row.dbos = await dbosPeer(concurrency, say);
         rows.push(row);
         for (const line of detailLines(row)) console.log(line);
       } catch (error) {
