@@ -115,7 +115,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     return {
       description,
       control: postgresControlStores(handle),
-      coordinator: postgresCoordinatorStores(handle, clock),
+      // The hot commits carry their wake NOTIFY in the committing statement.
+      coordinator: postgresCoordinatorStores(handle, clock, signals),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       runQueue: new SqlRunQueueStats(handle.db),

@@ -23,6 +23,7 @@ import type {
 } from "./ports.js";
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
+import { inputOutcomeSignals, sendWakeSignal } from "./wakeSignals.js";
 
 /** Prepares an environment revision's packages (once per exact content); rejects when it cannot. */
 export type PackagesPreparationHook = (packages: PackagesConfig) => Promise<void>;
@@ -287,14 +288,7 @@ export class SessionService {
   }
 
   private signal(outcome: InputOutcome): void {
-    // Workers first: the run is the latency that matters; stream readers follow right after.
-    for (const effect of outcome.plan.effects) {
-      if (effect.kind === "start" || effect.kind === "resume") this.ports.signals.dispatchReady();
-      if (effect.kind === "cancel" && outcome.activeRunId)
-        this.ports.signals.runCancelled(outcome.activeRunId);
-    }
-    const last = outcome.committed[outcome.committed.length - 1];
-    if (last) this.ports.signals.threadCommitted(last.threadId, last.seq);
+    for (const signal of inputOutcomeSignals(outcome)) sendWakeSignal(this.ports.signals, signal);
   }
 }
 

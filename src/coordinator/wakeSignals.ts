@@ -1,5 +1,34 @@
 import { EventEmitter } from "node:events";
-import type { WakeSignals } from "./ports.js";
+import type { InputOutcome, WakeSignals } from "./ports.js";
+
+/** One wake signal, as data (a PostgreSQL commit carries the NOTIFY of the signals it will cause). */
+export type WakeSignal =
+  | { kind: "thread"; thread: string; version: number }
+  | { kind: "dispatch" }
+  | { kind: "cancel"; run: string };
+
+/**
+ * The signals an input append sends once committed, in the order sent: workers first (the run is
+ * the latency that matters), stream readers right after.
+ */
+export function inputOutcomeSignals(outcome: InputOutcome): WakeSignal[] {
+  const signals: WakeSignal[] = [];
+  for (const effect of outcome.plan.effects) {
+    if (effect.kind === "start" || effect.kind === "resume") signals.push({ kind: "dispatch" });
+    if (effect.kind === "cancel" && outcome.activeRunId)
+      signals.push({ kind: "cancel", run: outcome.activeRunId });
+  }
+  const last = outcome.committed[outcome.committed.length - 1];
+  if (last) signals.push({ kind: "thread", thread: last.threadId, version: last.seq });
+  return signals;
+}
+
+/** Sends one signal through the port. */
+export function sendWakeSignal(signals: WakeSignals, signal: WakeSignal): void {
+  if (signal.kind === "thread") signals.threadCommitted(signal.thread, signal.version);
+  else if (signal.kind === "dispatch") signals.dispatchReady();
+  else signals.runCancelled(signal.run);
+}
 
 /** In-process wake signals for the all-in-one server. PostgreSQL NOTIFY implements the same port. */
 export class InProcessWakeSignals implements WakeSignals {

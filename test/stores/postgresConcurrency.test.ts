@@ -224,6 +224,7 @@ describe("PostgreSQL: migrations", () => {
           "008_installation_facts",
           "009_send_receipt_body_hash",
           "010_session_names",
+          "011_commit_append_notify",
           "013_run_trace_context",
         ],
       ]);

@@ -67,6 +67,11 @@ describe("the PostgreSQL pool's connections", () => {
     expect(statementKind("select pg_notify($1, payload) from unnest($2::text[]) as payload")).toBe(
       "select pg_notify",
     );
+    expect(
+      statementKind(
+        "with ev as (insert into events select 1), nf as (select pg_notify($1, p)) select 1 as ok",
+      ),
+    ).toBe("with … insert into events");
     expect(statementKind("start transaction isolation level read committed")).toBe("begin");
   });
 });

@@ -11,8 +11,8 @@ import { ManualClock, seedQueuedRun } from "../support/storeFixtures.js";
 
 /**
  * PostgreSQL runs two write rules in SQL of its own, for the round trips: the claim statement
- * (`awaken_claim_v3`: epoch and crash count, `planClaim`) and migration 007's one-call append
- * (`awaken_commit_append_v2`: the step after the fence, `planRunAfterCommit`). Migrations are
+ * (`awaken_claim_v3`: epoch and crash count, `planClaim`) and migrations 007 and 011's one-call append
+ * (`awaken_commit_append_v3`: the step after the fence, `planRunAfterCommit`). Migrations are
  * snapshots, so the function is kept as deployed, and this suite proves it is the same rule: every
  * case runs once through those SQL paths and once through the Kysely path, which executes the
  * TypeScript plans, from the same clock, and the rows they leave must be equal.
@@ -48,7 +48,7 @@ describe.skipIf(postgresUnavailable() !== null)("PostgreSQL's SQL write rules an
       get(target, key, receiver) {
         if (key !== "query") return Reflect.get(target, key, receiver);
         return (config: { text?: string }, ...rest: unknown[]) => {
-          if (typeof config === "object" && config.text?.includes("awaken_commit_append_v2")) functionCalls++;
+          if (typeof config === "object" && config.text?.includes("awaken_commit_append_v3")) functionCalls++;
           return (target.query as (...a: unknown[]) => unknown).call(target, config, ...rest);
         };
       },

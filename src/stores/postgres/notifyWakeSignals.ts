@@ -3,9 +3,10 @@ import { type Kysely, sql } from "kysely";
 import pg from "pg";
 import { z } from "zod";
 import type { WakeSignals } from "../../coordinator/ports.js";
-import { InProcessWakeSignals } from "../../coordinator/wakeSignals.js";
+import { InProcessWakeSignals, type WakeSignal } from "../../coordinator/wakeSignals.js";
 import { sleep } from "../../kernel/clock.js";
 import type { Database } from "../sql/schema.js";
+import type { CommitNotices } from "./commitNotices.js";
 
 /** The two log levels this uses; a pino logger fits. */
 export interface SignalLog {
@@ -26,11 +27,8 @@ export interface NotifyWakeSignalsOptions {
   retryMaxMs?: number;
 }
 
-/** What one notification carries (a few dozen bytes; NOTIFY allows 8000). */
-type Signal =
-  | { kind: "thread"; thread: string; version: number }
-  | { kind: "dispatch" }
-  | { kind: "cancel"; run: string };
+/** NOTIFY refuses a payload of 8000 bytes or more; ours are a few dozen (ids are short). */
+const MAX_PAYLOAD_BYTES = 7_999;
 
 const Payload = z.discriminatedUnion("kind", [
   z.object({ from: z.string(), kind: z.literal("thread"), thread: z.string(), version: z.number() }),
@@ -50,12 +48,21 @@ export function channelFor(schema: string): string {
  * at once (as in-process); other replicas hear it through `pg_notify`. Only latency depends on
  * this: streams and workers poll committed rows anyway, so a lost notification (connection down,
  * publish failed) delays, never loses, work. Hence publishing never throws into a commit.
+ *
+ * The hot commits (fenced commit, input append) carry their NOTIFY inside the committing statement
+ * (`CommitNotices`): the signal the coordinator sends afterwards finds its payload carried and is
+ * delivered locally only. A carried payload is remembered until the next turn of the event loop
+ * (the coordinator signals right after the commit's promise resolves); a signal that comes later
+ * is published again, a duplicate wake at worst.
  */
-export class NotifyWakeSignals implements WakeSignals {
+export class NotifyWakeSignals implements WakeSignals, CommitNotices {
   private readonly local = new InProcessWakeSignals();
   /** Our own notifications come back to our LISTEN; this id drops them so nothing fires twice. */
   private readonly sender = randomBytes(8).toString("hex");
-  private readonly channel: string;
+  readonly channel: string;
+  /** Payloads committed statements notified during this turn of the event loop (see the class). */
+  private carriedNow = new Set<string>();
+  private forgetting: NodeJS.Immediate | null = null;
   /** Payloads waiting for the next publish statement, and the publishing in progress. */
   private queued: string[] = [];
   private publishing: Promise<void> | null = null;
@@ -97,6 +104,19 @@ export class NotifyWakeSignals implements WakeSignals {
     return this.local.onRunCancelled(listener);
   }
 
+  payloadOf(signal: WakeSignal): string | null {
+    const payload = JSON.stringify({ from: this.sender, ...signal });
+    return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
+  }
+
+  carried(payloads: readonly string[]): void {
+    for (const payload of payloads) this.carriedNow.add(payload);
+    this.forgetting ??= setImmediate(() => {
+      this.forgetting = null;
+      this.carriedNow = new Set();
+    });
+  }
+
   /** The backend pid of the LISTEN connection while it is up (operators and tests look for it). */
   get listenerPid(): number | null {
     return this.pid;
@@ -111,6 +131,8 @@ export class NotifyWakeSignals implements WakeSignals {
   /** Stops listening and waits for notifications still being published, before the pool closes. */
   async close(): Promise<void> {
     this.stop.abort();
+    if (this.forgetting) clearImmediate(this.forgetting);
+    this.forgetting = null;
     await this.client?.end().catch(() => {});
     await this.loop;
     for (const resolve of this.listeningWaiters.splice(0)) resolve();
@@ -125,9 +147,11 @@ export class NotifyWakeSignals implements WakeSignals {
    * connections the stores were waiting for. Batched, they cost one round trip per batch and never
    * more than one connection. A signal waits for at most the statement in flight.
    */
-  private publish(signal: Signal): void {
+  private publish(signal: WakeSignal): void {
     if (this.stop.signal.aborted) return;
     const payload = JSON.stringify({ from: this.sender, ...signal });
+    // Its commit notified it already.
+    if (this.carriedNow.has(payload)) return;
     // NOTIFY drops a duplicate payload within one transaction anyway.
     if (!this.queued.includes(payload)) this.queued.push(payload);
     this.publishing ??= this.drain();

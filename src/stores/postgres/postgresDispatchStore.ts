@@ -17,6 +17,7 @@ import { type Db, fromJson, toJson } from "../sql/db.js";
 import type { RunUpdate } from "../sql/runWrites.js";
 import type { Database } from "../sql/schema.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
+import { type CarriedNotices, type CommitNotices, carriedNotices } from "./commitNotices.js";
 import { type PipelinedTransaction, pipelinedTransaction, placeholders } from "./pipelinedTransaction.js";
 import { TurnBatcher } from "./turnBatcher.js";
 
@@ -37,7 +38,7 @@ import { TurnBatcher } from "./turnBatcher.js";
  * 2. `FOR UPDATE OF a, b, c` locks each result row's tables in the order listed (the rowmarks are
  *    kept in clause order and taken one after the other), so one statement keeps the lock order.
  *
- * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v2` (migration 006), which
+ * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v3` (migrations 006, 011), which
  * locks the same rows in the same order, checks in SQL what `decideCommit` checks for an append and
  * writes everything, or writes nothing and reports why. Appends made in the same event-loop turn
  * share that call and its transaction (`TurnBatcher`: group commit, one level up; from 8 appends
@@ -77,10 +78,15 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   /** Appends of one event-loop turn, sent as one call (see `appendInOneCall`). */
   private readonly appends = new TurnBatcher<AppendRequest, AppendAnswer>((batch) => this.appendBatch(batch));
 
+  /**
+   * `notices`: the wake NOTIFY a written append causes travels in the committing statement
+   * (`CommitNotices`); without them the commit notifies nothing itself.
+   */
   constructor(
     db: Db,
     private readonly pool: pg.Pool,
     clock: Clock,
+    private readonly notices?: CommitNotices,
   ) {
     super(db, clock, "postgres");
   }
@@ -170,7 +176,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   }
 
   /**
-   * The plain append in one round trip (`awaken_commit_append_v2`, migrations 006 and 007), when this store
+   * The plain append in one round trip (`awaken_commit_append_v3`, migrations 006, 007 and 011), when this store
    * remembers the session projection the thread's last commit or claim left. Appends made in the
    * same event-loop turn travel together in one call and one transaction (`TurnBatcher`). The
    * function writes an append only if everything is as this side assumed (claim, version, unused
@@ -189,7 +195,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     return null;
   }
 
-  /** One call of `awaken_commit_append_v2` for a batch of appends; answers each, in order. */
+  /** One call of `awaken_commit_append_v3` for a batch of appends; answers each, in order. */
   private async appendBatch(requests: AppendRequest[]): Promise<AppendAnswer[]> {
     const answers: AppendAnswer[] = requests.map(() => ({ kind: "decide" }));
     const now = this.clock.now();
@@ -213,6 +219,10 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     // facts tagged with the append's 1-based index. Texts that are stored as they are (bodies,
     // receipts, projection columns) travel as JSON strings of JSON.stringify's output, so the
     // server stores exactly what the locked path would (see migration 006).
+    // Each append's wake notification (see `CommitNotices`): the function sends it when it writes it.
+    const notify = sent.map((entry) =>
+      threadNotice(this.notices, requests[entry.index]!.op, entry.plan.receipt),
+    );
     const appends = sent.map((entry, k) => {
       const { op, hash } = requests[entry.index]!;
       return {
@@ -233,6 +243,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         pending: entry.plan.facts.after.pending_json,
         usage: entry.plan.facts.after.usage_json,
         ...functionRunStep(entry.plan.run),
+        notify: notify[k]?.payloads[0] ?? null,
       };
     });
     const facts = sent.flatMap((entry, k) =>
@@ -248,7 +259,13 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     try {
       ({ rows } = await this.pool.query<AppendRow>({
         ...APPEND,
-        values: [now, appends.length, JSON.stringify(appends), JSON.stringify(facts)],
+        values: [
+          now,
+          appends.length,
+          JSON.stringify(appends),
+          JSON.stringify(facts),
+          this.notices?.channel ?? null,
+        ],
       }));
     } catch (error) {
       // The batch rolled back as a whole: a key taken by a concurrent commit the checks could not
@@ -258,11 +275,13 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       if (isUniqueViolation(error) || isRetryableConflict(error) || isUnreadableJson(error)) return answers;
       throw error;
     }
+    const notified: string[] = [];
     for (const row of rows) {
       const entry = sent[row.o_index - 1];
       if (!entry) continue;
       const threadId = requests[entry.index]!.op.threadId;
       if (row.o_outcome === "appended") {
+        notified.push(...(notify[row.o_index - 1]?.payloads ?? []));
         this.remember(threadId, { ...entry.plan.facts.after, session_id: entry.seen.session_id });
         answers[entry.index] = {
           kind: "appended",
@@ -278,6 +297,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         answers[entry.index] = { kind: "projection_moved" };
       }
     }
+    if (notified.length > 0) this.notices?.carried(notified);
     return answers;
   }
 
@@ -363,18 +383,43 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       `co as (insert into commit_operations (op_id, run_id, payload_hash, receipt_json, committed_at)
         values (${$(operation.op_id)}, ${$(operation.run_id)}, ${$(operation.payload_hash)}, ${$(operation.receipt_json)}, ${at}))`,
     );
+    const notice = threadNotice(this.notices, op, receipt);
+    if (notice) ctes.push(noticeCte(notice, $));
     // Fails (division by zero) unless the thread moved from the expected version, so the COMMIT
     // sent with it rolls back (see `sendWritesAndCommit`).
     const check = projection ? "(select 1 / count(*)::int from th)" : "1";
+    const notified = notice ? ", (select count(*) from nf) as notified" : "";
     try {
-      await tx.send([{ sql: `with ${ctes.join(", ")} select ${check} as ok`, parameters }], "commit");
+      await tx.send(
+        [{ sql: `with ${ctes.join(", ")} select ${check} as ok${notified}`, parameters }],
+        "commit",
+      );
     } catch (error) {
       if (projection && isDivisionByZero(error)) throw threadMoved(op.threadId, op.expectedVersion);
       throw error;
     }
+    if (notice) this.notices?.carried(notice.payloads);
     this.remember(op.threadId, { ...plan.facts.after, session_id: locked.session_id });
     return { ok: true, receipt, duplicate: false };
   }
+}
+
+/** The wake signal a written append causes (`localWorkerGateway`), as its commit carries it. */
+function threadNotice(
+  notices: CommitNotices | undefined,
+  op: CommitOperation,
+  receipt: CommitReceipt,
+): CarriedNotices | null {
+  return carriedNotices(notices, [{ kind: "thread", thread: op.threadId, version: receipt.versionAfter }]);
+}
+
+/**
+ * The CTE that notifies `notice`'s payloads. A plain SELECT in a WITH runs only when the statement
+ * reads it, so the statement's result reads it (`count(*) from nf`); NOTIFY is delivered only
+ * if the transaction commits.
+ */
+function noticeCte(notice: CarriedNotices, $: (value: unknown) => string): string {
+  return `nf as (select pg_notify(${$(notice.channel)}, p) from unnest(${$(notice.payloads)}::text[]) as p)`;
 }
 
 /** The session columns a commit's projection is computed from, as a store last saw them. */
@@ -404,7 +449,7 @@ function compare(a: string, b: string): number {
 const PROJECTION_CACHE_SIZE = 10_000;
 
 /**
- * The plan's step after the fence (`planRunAfterCommit`) as `awaken_commit_append_v2`'s arguments
+ * The plan's step after the fence (`planRunAfterCommit`) as `awaken_commit_append_v3`'s arguments
  * (migration 007): a settle names the state the run is left in, and the function writes the settle's
  * columns; `progress` asks for the crash reset the function writes only where the count is not 0.
  * That the function writes exactly the plan's columns is checked by
@@ -517,11 +562,14 @@ interface AppendRow {
   o_usage_json: string | null;
 }
 
-/** Plain appends as one call, a batch at a time (see migration 006 for the function and its checks). */
+/**
+ * Plain appends as one call, a batch at a time (see migration 006 for the function and its checks,
+ * 011 for its notifications).
+ */
 const APPEND = {
-  name: "awaken_commit_append_v2",
+  name: "awaken_commit_append_v3",
   text: `select o_index, o_outcome, o_status, o_pending_json, o_usage_json
-    from awaken_commit_append_v2($1, $2, $3, $4)`,
+    from awaken_commit_append_v3($1, $2, $3, $4, $5)`,
 } as const;
 
 /** $1 operation id. */
@@ -543,13 +591,22 @@ export async function sendWritesAndCommit(
   writes: readonly RawBuilder<unknown>[],
   moved: string | null,
   movedError: () => Error,
+  notice: CarriedNotices | null = null,
 ): Promise<void> {
   if (writes.length === 0) {
     await tx.commit();
     return;
   }
   const check = moved ? sql`(select 1 / count(*)::int from ${sql.table(moved)})` : sql`1`;
-  const statement = sql`with ${sql.join(writes)} select ${check} as ok`.compile(db);
+  // The wake notification travels in the same statement (see `noticeCte`).
+  const ctes = notice
+    ? [
+        ...writes,
+        sql`nf as (select pg_notify(${notice.channel}, p) from unnest(${notice.payloads}::text[]) as p)`,
+      ]
+    : writes;
+  const notified = notice ? sql`, (select count(*) from nf) as notified` : sql``;
+  const statement = sql`with ${sql.join(ctes)} select ${check} as ok${notified}`.compile(db);
   try {
     await tx.send([statement], "commit");
   } catch (error) {

@@ -1,6 +1,7 @@
 import { type RawBuilder, sql } from "kysely";
 import type pg from "pg";
 import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
+import { inputOutcomeSignals } from "../../coordinator/wakeSignals.js";
 import { notFound } from "../../kernel/errors.js";
 import { threadMoved } from "../sql/appendFacts.js";
 import type { Db } from "../sql/db.js";
@@ -14,6 +15,7 @@ import {
   SqlInputLedger,
   workLeaseQuery,
 } from "../sql/sqlInputLedger.js";
+import { type CommitNotices, carriedNotices } from "./commitNotices.js";
 import { pipelinedTransaction, rowsOf } from "./pipelinedTransaction.js";
 import { insertEvents, sendWritesAndCommit } from "./postgresDispatchStore.js";
 
@@ -24,7 +26,8 @@ import { insertEvents, sendWritesAndCommit } from "./postgresDispatchStore.js";
  *   t, s; lock the active run(s) FOR UPDATE (the general path's query)] — decide — [write
  *   everything in one statement (data-modifying CTEs: the events, the thread version — still
  *   conditional, and the statement fails unless it moved —, the session projection merged with the
- *   plan's session patch, the run effects folded into one row change, the send receipt); COMMIT].
+ *   plan's session patch, the run effects folded into one row change, the send receipt, and the
+ *   wake NOTIFY of the signals it causes, delivered on commit); COMMIT].
  * A sessions token's precondition (share-locking its work item) goes between the two locks, as in
  * the general path, at the cost of two more round trips; so does the read of the open model
  * request, only needed when the active run is claimed.
@@ -40,9 +43,14 @@ import { insertEvents, sendWritesAndCommit } from "./postgresDispatchStore.js";
  * change what `decide` read (a fact, the projection, the run) needs a lock this transaction holds.
  */
 export class PostgresInputLedger extends SqlInputLedger {
+  /**
+   * `notices`: the wake NOTIFY of the signals the append causes travels in its writing statement
+   * (`CommitNotices`); without them the append notifies nothing itself.
+   */
   constructor(
     db: Db,
     private readonly pool: pg.Pool,
+    private readonly notices?: CommitNotices,
   ) {
     super(db, "postgres");
   }
@@ -139,10 +147,19 @@ export class PostgresInputLedger extends SqlInputLedger {
             .onConflict((oc) => oc.column("session_id").doUpdateSet(columns))})`,
         );
       }
-      await sendWritesAndCommit(tx, this.db, ctes, writes.facts.version ? "th" : null, () =>
-        threadMoved(session.threadId, version),
+      const outcome: InputOutcome = { committed, plan, activeRunId: activeRun?.id ?? null };
+      // The signals the coordinator sends for this outcome, notified by the writing statement.
+      const notice = ctes.length > 0 ? carriedNotices(this.notices, inputOutcomeSignals(outcome)) : null;
+      await sendWritesAndCommit(
+        tx,
+        this.db,
+        ctes,
+        writes.facts.version ? "th" : null,
+        () => threadMoved(session.threadId, version),
+        notice,
       );
-      return { committed, plan, activeRunId: activeRun?.id ?? null };
+      if (notice) this.notices?.carried(notice.payloads);
+      return outcome;
     });
   }
 }

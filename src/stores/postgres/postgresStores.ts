@@ -2,6 +2,7 @@ import type { ControlStores } from "../../control/ports.js";
 import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { controlStores, coordinatorStores } from "../sql/storeBundles.js";
+import type { CommitNotices } from "./commitNotices.js";
 import type { PostgresHandle } from "./openPostgres.js";
 import { PostgresDispatchStore } from "./postgresDispatchStore.js";
 import { PostgresInputLedger } from "./postgresInputLedger.js";
@@ -16,10 +17,15 @@ export function postgresControlStores(handle: PostgresHandle): ControlStores {
   return controlStores(handle.db);
 }
 
-export function postgresCoordinatorStores(handle: PostgresHandle, clock: Clock): CoordinatorStores {
+/** `notices`: the wake signals whose NOTIFY the hot commits carry (`NotifyWakeSignals`). */
+export function postgresCoordinatorStores(
+  handle: PostgresHandle,
+  clock: Clock,
+  notices?: CommitNotices,
+): CoordinatorStores {
   return {
     ...coordinatorStores(handle.db, clock, "postgres"),
-    ledger: new PostgresInputLedger(handle.db, handle.pool),
-    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock),
+    ledger: new PostgresInputLedger(handle.db, handle.pool, notices),
+    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock, notices),
   };
 }

@@ -40,7 +40,8 @@ export function statementKind(text: string): string {
   const sql = text.replace(/\s+/g, " ").trim().toLowerCase();
   const verb = /^\w+/.exec(sql)?.[0] ?? "?";
   const table = (pattern: RegExp) => pattern.exec(sql)?.[1] ?? "?";
-  if (sql.includes("pg_notify")) return "select pg_notify";
+  // A NOTIFY of its own; a commit that carries its NOTIFY counts as the commit it is.
+  if (sql.startsWith("select pg_notify(")) return "select pg_notify";
   if (verb === "insert") return `insert ${table(/^insert into "?(\w+)/)}`;
   if (verb === "update") return `update ${table(/^update "?(\w+)/)}`;
   if (verb === "delete") return `delete ${table(/^delete from "?(\w+)/)}`;
