@@ -224,8 +224,8 @@ describe("PostgreSQL: migrations", () => {
           "008_installation_facts",
           "009_send_receipt_body_hash",
           "010_session_names",
-          "011_commit_append_notify",
-          "013_run_trace_context",
+          "011_run_trace_context",
+          "012_commit_append_notify",
         ],
       ]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);

@@ -38,7 +38,7 @@ import { TurnBatcher } from "./turnBatcher.js";
  * 2. `FOR UPDATE OF a, b, c` locks each result row's tables in the order listed (the rowmarks are
  *    kept in clause order and taken one after the other), so one statement keeps the lock order.
  *
- * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v3` (migrations 006, 011), which
+ * Commit, usual case: 1 statement in 1 round trip, `awaken_commit_append_v3` (migrations 006, 012), which
  * locks the same rows in the same order, checks in SQL what `decideCommit` checks for an append and
  * writes everything, or writes nothing and reports why. Appends made in the same event-loop turn
  * share that call and its transaction (`TurnBatcher`: group commit, one level up; from 8 appends
@@ -176,7 +176,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   }
 
   /**
-   * The plain append in one round trip (`awaken_commit_append_v3`, migrations 006, 007 and 011), when this store
+   * The plain append in one round trip (`awaken_commit_append_v3`, migrations 006, 007 and 012), when this store
    * remembers the session projection the thread's last commit or claim left. Appends made in the
    * same event-loop turn travel together in one call and one transaction (`TurnBatcher`). The
    * function writes an append only if everything is as this side assumed (claim, version, unused
@@ -564,7 +564,7 @@ interface AppendRow {
 
 /**
  * Plain appends as one call, a batch at a time (see migration 006 for the function and its checks,
- * 011 for its notifications).
+ * 012 for its notifications).
  */
 const APPEND = {
   name: "awaken_commit_append_v3",

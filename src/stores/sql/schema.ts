@@ -107,7 +107,7 @@ export interface Database {
     crash_count: number;
     created_at: number;
     updated_at: number;
-    /** W3C trace context of the input that last started or resumed the run (migration 013). */
+    /** W3C trace context of the input that last started or resumed the run (migration 011). */
     trace_context: string | null;
   };
   commit_operations: {

@@ -9,8 +9,8 @@ import { progressAwareCrashReset } from "./007_progress_aware_crash_reset.js";
 import { installationFacts } from "./008_installation_facts.js";
 import { sendReceiptBodyHash } from "./009_send_receipt_body_hash.js";
 import { sessionNames } from "./010_session_names.js";
-import { commitAppendNotify } from "./011_commit_append_notify.js";
-import { runTraceContext } from "./013_run_trace_context.js";
+import { runTraceContext } from "./011_run_trace_context.js";
+import { commitAppendNotify } from "./012_commit_append_notify.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -24,8 +24,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "008_installation_facts": installationFacts,
   "009_send_receipt_body_hash": sendReceiptBodyHash,
   "010_session_names": sessionNames,
-  "011_commit_append_notify": commitAppendNotify,
-  "013_run_trace_context": runTraceContext,
+  "011_run_trace_context": runTraceContext,
+  "012_commit_append_notify": commitAppendNotify,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
