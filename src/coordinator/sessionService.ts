@@ -270,7 +270,15 @@ export class SessionService {
       encodeFact({ id: newId("sevt", now), kind: "session_deleted" }),
       now,
     );
-    if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
+    if (fact) {
+      this.ports.committed?.publish({
+        threadId: session.threadId,
+        versionAfter: fact.seq,
+        facts: [fact],
+        committedAt: fact.createdAt,
+      });
+      this.ports.signals.threadCommitted(session.threadId, fact.seq);
+    }
     await this.onDeleted?.(sessionId);
   }
 
@@ -294,7 +302,14 @@ export class SessionService {
         this.ports.signals.runCancelled(outcome.activeRunId);
     }
     const last = outcome.committed[outcome.committed.length - 1];
-    if (last) this.ports.signals.threadCommitted(last.threadId, last.seq);
+    if (!last) return;
+    this.ports.committed?.publish({
+      threadId: last.threadId,
+      versionAfter: last.seq,
+      facts: outcome.committed,
+      committedAt: last.createdAt,
+    });
+    this.ports.signals.threadCommitted(last.threadId, last.seq);
   }
 }
 
