@@ -11,6 +11,7 @@ import { IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
+import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
@@ -148,10 +149,13 @@ export async function startAllInOne(
   };
   // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
   const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
+  // Commits made through this process hand their facts to its tails (read-free when contiguous).
+  const committed = new InProcessCommittedFactsFeed();
   const ports: CoordinatorPorts = {
     ...storage.coordinator,
     signals: storage.signals,
     evidence: new InProcessLiveEvidenceBus(),
+    committed,
     ...(tracing ? { tracing } : {}),
   };
 
@@ -279,6 +283,7 @@ export async function startAllInOne(
       history: ports.history,
       signals: ports.signals,
       evidence: ports.evidence,
+      committed,
       pollMs: options.streamPollMs ?? 1_000,
     }),
     metrics,

@@ -16,8 +16,12 @@ export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
     },
     commit: async (op) => {
       const result = await ports.dispatch.commit(op);
-      if (result.ok && !result.duplicate)
-        ports.signals.threadCommitted(op.threadId, result.receipt.versionAfter);
+      if (result.ok && !result.duplicate) {
+        const { versionAfter, committedAt } = result.receipt;
+        // Only after the commit returned: the tails of this process take the facts as committed.
+        ports.committed?.publish({ threadId: op.threadId, versionAfter, facts: op.facts, committedAt });
+        ports.signals.threadCommitted(op.threadId, versionAfter);
+      }
       return result;
     },
     readThread: (threadId, afterSeq) => ports.history.readThread(threadId, afterSeq),

@@ -435,6 +435,26 @@ export interface LiveEvidenceBus {
   subscribe(sessionId: string, listener: (evidence: LiveEvidence) => void): () => void;
 }
 
+/**
+ * Facts this process has just committed to one thread, handed over only after the commit returned.
+ * A live tail whose cursor they continue appends them instead of reading them back; anything else
+ * (a gap, another replica's commit) is still read from the store, which stays the only truth.
+ */
+export interface CommittedBatch {
+  threadId: string;
+  /** The facts occupy seq (versionAfter - facts.length, versionAfter], in order. */
+  versionAfter: number;
+  facts: readonly Fact[];
+  /** The rows' `createdAt` (one commit, one time). */
+  committedAt: number;
+}
+
+/** In-process only: never fed by a remote worker's request, never crosses replicas. */
+export interface CommittedFactsFeed {
+  publish(batch: CommittedBatch): void;
+  subscribe(threadId: string, listener: (batch: CommittedBatch) => void): () => void;
+}
+
 export type { ListQuery, Page, SessionUsage };
 
 /** The coordinator's role-narrowed store bundle: the ports it owns, never a database handle. */
@@ -454,6 +474,8 @@ export interface CoordinatorStores {
 export interface CoordinatorPorts extends CoordinatorStores {
   signals: WakeSignals;
   evidence: LiveEvidenceBus;
+  /** Where committers hand their facts to this process's tails; absent, tails read every fact. */
+  committed?: CommittedFactsFeed;
   /** Where a send finds the active trace to store with the run it starts; absent, none is stored. */
   tracing?: Tracing;
 }

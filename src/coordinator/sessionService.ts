@@ -160,7 +160,10 @@ export class SessionService {
       precondition?: AppendPrecondition | undefined;
     },
   ): Promise<CommittedFact[]> {
-    const session = await this.get(workspaceId, sessionId);
+    // The append's own locked read of the session authorizes a plain send (`decide` refuses another
+    // workspace's session, so nothing is written). A lease precondition is checked before that
+    // read, and a dedupe hit answers without it: those read the session here first.
+    let session: SessionRecord | null = options.precondition ? await this.get(workspaceId, sessionId) : null;
     const { dedupe } = options;
     const bodyHash = sha256Hex(canonicalJson(inputs));
     const requestHash = sha256Hex(dedupe?.key ?? bodyDedupeKey(inputs));
@@ -168,6 +171,7 @@ export class SessionService {
       const since = this.clock.now() - dedupe.windowMs;
       const previous = await this.ports.ledger.lastSend(sessionId, requestHash, since);
       if (previous) {
+        session ??= await this.get(workspaceId, sessionId);
         if (dedupe.strict && previous.bodyHash !== null && previous.bodyHash !== bodyHash) {
           throw new AwakenError(
             "idempotency_key_reused",
@@ -182,12 +186,16 @@ export class SessionService {
     const traceContext = this.ports.tracing?.activeContext() ?? null;
     const outcome = await this.ports.ledger.append(
       sessionId,
-      (ctx) => ({
-        ...planInputs(ctx, inputs, now),
-        requestHash,
-        traceContext,
-        ...(dedupe?.strict ? { bodyHash } : {}),
-      }),
+      (ctx) => {
+        if (ctx.session.workspaceId !== workspaceId) throw notFound("session", sessionId);
+        session = ctx.session;
+        return {
+          ...planInputs(ctx, inputs, now),
+          requestHash,
+          traceContext,
+          ...(dedupe?.strict ? { bodyHash } : {}),
+        };
+      },
       now,
       options.precondition,
     );
@@ -195,7 +203,8 @@ export class SessionService {
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may
     // start or resume a run, or be queued behind a running turn that will soon ask the client's
     // worker for tool results. `needsWorker` queues nothing while an item is live.
-    if (this.work && inputs.some((input) => input.kind !== "interrupt")) await this.work.needsWorker(session);
+    if (this.work && session && inputs.some((input) => input.kind !== "interrupt"))
+      await this.work.needsWorker(session);
     return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
   }
 
@@ -271,7 +280,15 @@ export class SessionService {
       encodeFact({ id: newId("sevt", now), kind: "session_deleted" }),
       now,
     );
-    if (fact) this.ports.signals.threadCommitted(session.threadId, fact.seq);
+    if (fact) {
+      this.ports.committed?.publish({
+        threadId: session.threadId,
+        versionAfter: fact.seq,
+        facts: [fact],
+        committedAt: fact.createdAt,
+      });
+      this.ports.signals.threadCommitted(session.threadId, fact.seq);
+    }
     await this.onDeleted?.(sessionId);
   }
 
@@ -288,6 +305,16 @@ export class SessionService {
   }
 
   private signal(outcome: InputOutcome): void {
+    // The committed facts reach this process's tails before the thread signal would make them read.
+    const last = outcome.committed[outcome.committed.length - 1];
+    if (last)
+      this.ports.committed?.publish({
+        threadId: last.threadId,
+        versionAfter: last.seq,
+        facts: outcome.committed,
+        committedAt: last.createdAt,
+      });
+    // Workers first (the order `inputOutcomeSignals` keeps): the run is the latency that matters.
     for (const signal of inputOutcomeSignals(outcome)) sendWakeSignal(this.ports.signals, signal);
   }
 }

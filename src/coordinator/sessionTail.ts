@@ -17,8 +17,9 @@ export interface TailOpenOptions {
 }
 
 /**
- * The one live view of a session every edge formats: subscribe before read, read committed rows
- * from the store (never a private buffer), keep previews and facts in commit order. The iteration
+ * The one live view of a session every edge formats: subscribe before read, yield committed rows
+ * only (read from the store, or handed over by a committer of this process after its commit
+ * returned; never a private buffer of output), keep previews and facts in commit order. The iteration
  * ends after the session is terminated or deleted, or when the signal aborts; it fails with
  * `TailOverflowError` when the consumer stops pulling while previews keep arriving.
  */

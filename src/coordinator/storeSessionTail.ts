@@ -1,13 +1,22 @@
 import { decodeFact } from "./factCodec.js";
 import type { CommittedFact } from "./facts.js";
 import type { FactKind } from "./factVocabulary.js";
-import type { HistoryReader, LiveEvidence, LiveEvidenceBus, WakeSignals } from "./ports.js";
+import type {
+  CommittedBatch,
+  CommittedFactsFeed,
+  HistoryReader,
+  LiveEvidence,
+  LiveEvidenceBus,
+  WakeSignals,
+} from "./ports.js";
 import { type SessionTail, type TailItem, type TailOpenOptions, TailOverflowError } from "./sessionTail.js";
 
 export interface StoreSessionTailDeps {
   history: HistoryReader;
   signals: WakeSignals;
   evidence: LiveEvidenceBus;
+  /** Facts this process committed, taken without a read when they continue the cursor exactly. */
+  committed?: CommittedFactsFeed;
   /** Safety net when a wake signal is missed; committed rows are the source either way. */
   pollMs: number;
   /** Previews a consumer may fall behind by before the iteration ends with `TailOverflowError`. */
@@ -68,6 +77,9 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     this.cleanups.push(() => options.signal.removeEventListener("abort", onAbort));
     // Subscribe before reading the start position so nothing committed in between is missed.
     this.cleanups.push(deps.signals.onThreadCommitted(session.threadId, (version) => this.pump(version)));
+    if (deps.committed) {
+      this.cleanups.push(deps.committed.subscribe(session.threadId, (batch) => this.onCommitted(batch)));
+    }
     if (options.previews) {
       this.cleanups.push(deps.evidence.subscribe(session.id, (evidence) => this.onEvidence(evidence)));
     }
@@ -132,17 +144,56 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     if (limit <= 0) return;
     const facts = await this.deps.history.readThread(this.session.threadId, this.cursor, limit);
     for (const fact of facts) {
-      if (this.state !== "open") return;
-      this.cursor = fact.seq;
-      this.previews.delete(fact.id);
-      this.remember(fact);
-      this.push({ kind: "fact", fact });
-      if (CLOSING_KINDS.has(decodeFact(fact).kind)) {
-        this.finish();
-        return;
-      }
+      if (!this.take(fact)) return;
     }
     if (facts.length === limit && (upTo === undefined || this.cursor < upTo)) this.pump(upTo);
+  }
+
+  /** Yields the fact at `cursor + 1`; false when the tail is over (closed before or by this fact). */
+  private take(fact: CommittedFact): boolean {
+    if (this.state !== "open") return false;
+    this.cursor = fact.seq;
+    this.previews.delete(fact.id);
+    this.remember(fact);
+    this.push({ kind: "fact", fact });
+    if (CLOSING_KINDS.has(decodeFact(fact).kind)) {
+      this.finish();
+      return false;
+    }
+    return true;
+  }
+
+  // In the chain like previews, so a batch lands after the previews published before its commit.
+  private onCommitted(batch: CommittedBatch): void {
+    if (this.state !== "open") return;
+    this.enqueue(() => this.applyCommitted(batch));
+  }
+
+  /**
+   * Takes the batch's facts past the cursor when they continue it exactly. A gap (a commit this
+   * process did not make or did not see), or a consumer a page behind, reads the store instead.
+   */
+  private applyCommitted(batch: CommittedBatch): void {
+    if (this.cursor === null || batch.versionAfter <= this.cursor) return;
+    const first = batch.versionAfter - batch.facts.length + 1;
+    if (first > this.cursor + 1 || this.queue.length >= PAGE) {
+      this.pump(batch.versionAfter);
+      return;
+    }
+    for (let seq = this.cursor + 1; seq <= batch.versionAfter; seq++) {
+      const fact = batch.facts[seq - first];
+      if (!fact) return;
+      const committed: CommittedFact = {
+        id: fact.id,
+        type: fact.type,
+        body: fact.body,
+        sessionId: this.session.id,
+        threadId: batch.threadId,
+        seq,
+        createdAt: batch.committedAt,
+      };
+      if (!this.take(committed)) return;
+    }
   }
 
   private onEvidence(evidence: LiveEvidence): void {

@@ -173,6 +173,21 @@ describe.each(Object.keys(BACKENDS) as Backend[])("the input ledger: %s", (backe
     expect(stored?.status).toBe("running");
   });
 
+  it("a send naming another workspace's session is not found and writes nothing, keyed or not", async () => {
+    fx = await open(backend);
+    const f = fx;
+    const key = { key: "k1", windowMs: 60_000, strict: true };
+    await f.send([message("mine")], key);
+    const before = await f.version();
+    const foreign = (dedupe?: SendDedupe) =>
+      f.service.send("wrkspc_other", f.session.id, [message("theirs")], { dedupe });
+    // Unkeyed: refused inside the append; keyed with the owner's key: its echo is not handed out.
+    await expect(foreign()).rejects.toMatchObject({ code: "not_found" });
+    await expect(foreign(key)).rejects.toMatchObject({ code: "not_found" });
+    expect(await f.version()).toBe(before);
+    expect(await f.runs()).toHaveLength(1);
+  });
+
   it("a message while a run works is queued input: appended, no second run, the claim untouched", async () => {
     fx = await open(backend);
     await fx.send([message("first")]);
