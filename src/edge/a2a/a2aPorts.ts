@@ -1,11 +1,11 @@
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
-import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
 
-export type TypedTailItem =
-  | { kind: "fact"; fact: CommittedTypedFact }
-  | { kind: "preview"; evidence: LiveEvidence };
+import type { TypedTailItem } from "../http/typedFacts.js";
+
+export type { TypedTailItem };
 
 /**
  * What the A2A edge needs from the application services, narrowed to its use and with committed

@@ -1,10 +1,8 @@
 import { decodeCommitted } from "../../coordinator/factCodec.js";
-import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { EdgeServices } from "../http/edgeServices.js";
-import type { A2aPorts, TypedTailItem } from "./a2aPorts.js";
-
-const PAGE = 500;
+import { readTypedHistory, typedTail } from "../http/typedFacts.js";
+import type { A2aPorts } from "./a2aPorts.js";
 
 /** The A2A edge's ports over the application services every edge shares. */
 export function a2aPortsOf(services: EdgeServices): A2aPorts {
@@ -35,25 +33,8 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
     },
     send: async (workspaceId, sessionId, inputs, dedupe) =>
       (await services.sessions.send(workspaceId, sessionId, inputs, { dedupe })).map(decodeCommitted),
-    async history(threadId, afterSeq, upToSeq) {
-      const out: CommittedTypedFact[] = [];
-      let cursor = afterSeq;
-      for (;;) {
-        const page = await history.readThread(threadId, cursor, PAGE);
-        for (const fact of page) {
-          if (upToSeq !== undefined && fact.seq > upToSeq) return out;
-          out.push(decodeCommitted(fact));
-        }
-        if (page.length < PAGE) return out;
-        cursor = page.at(-1)!.seq;
-      }
-    },
-    tail: (session, afterSeq, signal) =>
-      (async function* (): AsyncGenerator<TypedTailItem> {
-        for await (const item of services.tail.open(session, { afterSeq, previews: true, signal })) {
-          yield item.kind === "fact" ? { kind: "fact", fact: decodeCommitted(item.fact) } : item;
-        }
-      })(),
+    history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
+    tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
   };
 }

@@ -1,12 +1,12 @@
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
-import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 
-export type TypedTailItem =
-  | { kind: "fact"; fact: CommittedTypedFact }
-  | { kind: "preview"; evidence: LiveEvidence };
+import type { TypedTailItem } from "../http/typedFacts.js";
+
+export type { TypedTailItem };
 
 /**
  * What one AG-UI run needs from the application services, narrowed to this edge's use and with

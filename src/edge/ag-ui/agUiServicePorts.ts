@@ -1,9 +1,7 @@
 import { decodeCommitted } from "../../coordinator/factCodec.js";
-import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { EdgeServices } from "../http/edgeServices.js";
-import type { AgUiPorts, TypedTailItem } from "./agUiPorts.js";
-
-const PAGE = 500;
+import { readTypedHistory, typedTail } from "../http/typedFacts.js";
+import type { AgUiPorts } from "./agUiPorts.js";
 
 /** The AG-UI edge's ports over the application services every edge shares. */
 export function agUiPortsOf(services: EdgeServices): AgUiPorts {
@@ -14,26 +12,9 @@ export function agUiPortsOf(services: EdgeServices): AgUiPorts {
     entry: services.entry,
     send: async (workspaceId, sessionId, inputs, dedupe) =>
       (await services.sessions.send(workspaceId, sessionId, inputs, { dedupe })).map(decodeCommitted),
-    async history(threadId, afterSeq, upToSeq) {
-      const out: CommittedTypedFact[] = [];
-      let cursor = afterSeq;
-      for (;;) {
-        const page = await history.readThread(threadId, cursor, PAGE);
-        for (const fact of page) {
-          if (upToSeq !== undefined && fact.seq > upToSeq) return out;
-          out.push(decodeCommitted(fact));
-        }
-        if (page.length < PAGE) return out;
-        cursor = page.at(-1)!.seq;
-      }
-    },
+    history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
     threadVersion: (threadId) => history.threadVersion(threadId),
-    tail: (session, afterSeq, signal) =>
-      (async function* (): AsyncGenerator<TypedTailItem> {
-        for await (const item of services.tail.open(session, { afterSeq, previews: true, signal })) {
-          yield item.kind === "fact" ? { kind: "fact", fact: decodeCommitted(item.fact) } : item;
-        }
-      })(),
+    tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
   };
 }

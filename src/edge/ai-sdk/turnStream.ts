@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { decodeCommitted } from "../../coordinator/factCodec.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import { TailOverflowError } from "../../coordinator/sessionTail.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { EdgeServices } from "../http/edgeServices.js";
+import { typedTail } from "../http/typedFacts.js";
 import type { TurnChunks } from "./turnChunks.js";
 import { openUiMessageSse } from "./uiMessageSse.js";
 
@@ -25,14 +25,8 @@ export async function streamTurn(
   const sse = openUiMessageSse(request, reply, { [SESSION_ID_HEADER]: session.id }, services.stream.pingMs);
   sse.write(turn.start());
   try {
-    for await (const item of services.tail.open(session, { afterSeq, previews: true, signal: sse.signal })) {
-      sse.write(
-        turn.push(
-          item.kind === "fact"
-            ? { kind: "fact", fact: decodeCommitted(item.fact) }
-            : { kind: "preview", evidence: item.evidence },
-        ),
-      );
+    for await (const item of typedTail(services.tail, session, afterSeq, sse.signal)) {
+      sse.write(turn.push(item));
       if (turn.done) break;
     }
     sse.write(turn.finish());
