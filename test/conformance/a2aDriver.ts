@@ -1,5 +1,5 @@
 /**
- * The scenario through A2A and its official client, `@a2a-js/sdk`'s JSON-RPC client: the session
+ * The scenario through A2A and its official client, `@a2a-js/sdk`'s JSON-RPC or HTTP+JSON client: the session
  * is the context, each turn a task. A message streams its task to rest; a client tool's result
  * (text) and an approval (a data part `{approved}`) are follow-up messages in the same task;
  * interrupting is `CancelTask`; dropping the stream leaves the task running, and coming back is
@@ -9,7 +9,7 @@
 import type { Message, StreamResponse, Task } from "@a2a-js/sdk";
 import { Role, TaskState } from "@a2a-js/sdk";
 import type { Client } from "@a2a-js/sdk/client";
-import { JsonRpcUnsupportedOperationError } from "@a2a-js/sdk/errors";
+import { UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import { a2aClient, dataPart, partsText, userRequest } from "../support/a2aClient.js";
 import type { TestServer } from "../support/testServer.js";
 import type {
@@ -25,17 +25,23 @@ import type {
 type Data = Record<string, any>;
 
 export class A2aDriver implements ProtocolDriver {
-  readonly name = "A2A";
   readonly disconnectInterrupts = false;
   private dropped: string | null = null;
 
   private constructor(
     private readonly client: Client,
     readonly contextId: string,
+    readonly name: string,
   ) {}
 
-  static async open(t: TestServer, agentId: string, sessionId: string): Promise<A2aDriver> {
-    return new A2aDriver(await a2aClient(t, agentId), sessionId);
+  static async open(
+    t: TestServer,
+    agentId: string,
+    sessionId: string,
+    binding: "JSONRPC" | "HTTP+JSON" = "JSONRPC",
+  ): Promise<A2aDriver> {
+    const name = binding === "JSONRPC" ? "A2A" : "A2A HTTP+JSON";
+    return new A2aDriver(await a2aClient(t, agentId, binding), sessionId, name);
   }
 
   async say(text: string): Promise<TurnView> {
@@ -93,7 +99,8 @@ export class A2aDriver implements ProtocolDriver {
       }
     } catch (error) {
       // A task that finished meanwhile cannot be subscribed to; it is read instead.
-      if (!(error instanceof JsonRpcUnsupportedOperationError)) throw error;
+      // Either binding's typed error (JSON-RPC's or REST's) extends the protocol's own.
+      if (!(error instanceof UnsupportedOperationError)) throw error;
     }
     return this.viewOf(await this.read(taskId));
   }

@@ -30,6 +30,10 @@ const DRIVERS: DriverCase[] = [
   // The session id is the A2A context.
   { name: "A2A", open: (s, { agentId, sessionId }) => A2aDriver.open(s.t, agentId, sessionId) },
   {
+    name: "A2A HTTP+JSON",
+    open: (s, { agentId, sessionId }) => A2aDriver.open(s.t, agentId, sessionId, "HTTP+JSON"),
+  },
+  {
     name: "MCP",
     skips: MCP_SKIPPED_STEPS,
     open: (s, { agentId, sessionId }) => McpDriver.open(s.t.server.url, agentId, sessionId),

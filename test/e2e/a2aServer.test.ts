@@ -92,6 +92,11 @@ describe("A2A through the official client", () => {
           protocolVersion: "1.0",
         },
         { protocolBinding: "JSONRPC", protocolVersion: "0.3" },
+        {
+          url: `${t.server.url}/v1/a2a/agents/${agentId}/rest`,
+          protocolBinding: "HTTP+JSON",
+          protocolVersion: "1.0",
+        },
       ],
       securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "bearer" } } },
     });

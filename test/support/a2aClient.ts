@@ -12,6 +12,7 @@ import {
   ClientFactory,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
 } from "@a2a-js/sdk/client";
 import { TEST_API_KEY, type TestServer } from "./testServer.js";
 
@@ -25,10 +26,18 @@ export const authedFetch: typeof fetch = (input, init) => {
   return fetch(input, { ...init, headers });
 };
 
-/** The official client, from the agent's card, over JSON-RPC. */
-export async function a2aClient(t: TestServer, agentId: string): Promise<Client> {
+/** The official client, from the agent's card, over JSON-RPC (or the HTTP+JSON binding). */
+export async function a2aClient(
+  t: TestServer,
+  agentId: string,
+  binding: "JSONRPC" | "HTTP+JSON" = "JSONRPC",
+): Promise<Client> {
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl: authedFetch })],
+    transports: [
+      binding === "JSONRPC"
+        ? new JsonRpcTransportFactory({ fetchImpl: authedFetch })
+        : new RestTransportFactory({ fetchImpl: authedFetch }),
+    ],
     cardResolver: new DefaultAgentCardResolver({ fetchImpl: authedFetch }),
   });
   return factory.createFromUrl(a2aBase(t, agentId));

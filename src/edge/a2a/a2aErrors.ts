@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { EdgeFailure } from "../http/edgeFailure.js";
+import { writeRestError } from "./restErrors.js";
 
 const PARSE_ERROR = -32700;
 const INVALID_PARAMS = -32602;
@@ -30,6 +31,11 @@ export function writeRpcError(reply: FastifyReply, id: unknown, code: number, me
  * reads both); the card and the paths around it answer with the status and a small JSON body.
  */
 export function answerA2aError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void {
+  if (REST_PATH.test(request.url)) {
+    if (failure.status === 401) reply.header("www-authenticate", 'Bearer realm="awaken"');
+    writeRestError(reply, failure.status, restStatusName(failure.status), failure.message);
+    return;
+  }
   const rpc = request.method === "POST";
   if (
     rpc &&
@@ -57,4 +63,19 @@ export function answerA2aError(failure: EdgeFailure, request: FastifyRequest, re
     .status(failure.status)
     .type("application/json")
     .send({ error: { type: failure.category, code: failure.code, message: failure.message } });
+}
+
+/** Paths of an agent's HTTP+JSON interface, whose errors have that binding's shape. */
+const REST_PATH = /^\/v1\/a2a\/agents\/[^/?]+\/rest(?:[/?]|$)/;
+
+/** The google.rpc status name the REST error body carries beside the HTTP status. */
+function restStatusName(status: number): string {
+  if (status === 401) return "UNAUTHENTICATED";
+  if (status === 403) return "PERMISSION_DENIED";
+  if (status === 404) return "NOT_FOUND";
+  if (status === 409) return "ALREADY_EXISTS";
+  if (status === 413 || status === 429) return "RESOURCE_EXHAUSTED";
+  if (status === 503) return "UNAVAILABLE";
+  if (status >= 500) return "INTERNAL";
+  return "INVALID_ARGUMENT";
 }

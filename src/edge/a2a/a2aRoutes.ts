@@ -2,20 +2,16 @@ import { AgentCard } from "@a2a-js/sdk";
 import { isLegacyJsonRpcMethod } from "@a2a-js/sdk/compat/v0_3";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { JsonRpcTransportHandler, ServerCallContext } from "@a2a-js/sdk/server";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { principalOf } from "../http/auth.js";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { writeRpcError } from "./a2aErrors.js";
 import type { A2aPorts } from "./a2aPorts.js";
-import { agentCardOf } from "./agentCard.js";
-import { guarded } from "./guardedHandler.js";
-import { openRpcStream } from "./rpcStream.js";
-import { TaskRequestHandler } from "./taskRequestHandler.js";
+import { a2aRestRoutes } from "./a2aRestRoutes.js";
+import { type AgentParams, cardFor, requestHandlerFor } from "./requestHandlerFor.js";
+import { answerWithSse } from "./sseAnswer.js";
 
 const VERSION_HEADER = "a2a-version";
 const ROUTE = "/v1/a2a/agents/:agentId";
 const CARD_MAX_AGE_S = 60;
-
-type AgentParams = { Params: { agentId: string } };
 
 /**
  * The A2A edge: each agent's card, and its JSON-RPC interface, where protocol 1.0 and 0.3 peers
@@ -33,7 +29,6 @@ export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
   });
 
   app.post<AgentParams>(ROUTE, async (request, reply) => {
-    const { workspaceId } = principalOf(request);
     const body = request.body as { method?: unknown; id?: unknown } | undefined;
     const legacy = isLegacy(request, body?.method);
     if (legacy === null) {
@@ -41,20 +36,7 @@ export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
       return;
     }
     const card = await cardFor(ports, request);
-    const closed = new AbortController();
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) closed.abort();
-    });
-    const handler = guarded(
-      new TaskRequestHandler(ports, {
-        workspaceId,
-        agentId: request.params.agentId,
-        card,
-        closed: closed.signal,
-      }),
-      request.id,
-      (error) => request.log.error({ err: error }, "a2a request failed"),
-    );
+    const { handler, closed } = requestHandlerFor(ports, request, reply, card);
     const transport = legacy
       ? new LegacyJsonRpcTransportHandler(handler)
       : new JsonRpcTransportHandler(handler);
@@ -68,24 +50,22 @@ export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
       ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError
       : JsonRpcTransportHandler.mapToJSONRPCError;
     const id = typeof body?.id === "string" || typeof body?.id === "number" ? body.id : null;
-    await streamResult(request, reply, result, {
+    const envelopeOf = (error: unknown) => ({ jsonrpc: "2.0", id, error: toError(error) });
+    await answerWithSse(request, reply, result, {
       pingMs: ports.pingMs,
       closed,
-      errorOf: (error) => ({ jsonrpc: "2.0", id, error: toError(error) }),
+      encode: (event) => event,
+      // The transport yields a refusal as an error envelope; a throw becomes one here.
+      isRefusal: (first) => (first as { error?: unknown } | undefined)?.error !== undefined,
+      refuse: (r, failure) => {
+        const envelope =
+          (failure as { error?: unknown } | undefined)?.error !== undefined ? failure : envelopeOf(failure);
+        void r.type("application/json").send(envelope);
+      },
+      failure: (error) => ({ data: envelopeOf(error) }),
     });
   });
-}
-
-async function cardFor(ports: A2aPorts, request: FastifyRequest<AgentParams>) {
-  const { workspaceId } = principalOf(request);
-  const agentId = request.params.agentId;
-  const definition = await ports.agentDefinition(workspaceId, agentId);
-  return agentCardOf(
-    `${request.protocol}://${request.host}`,
-    agentId,
-    definition.version,
-    definition.definition,
-  );
+  a2aRestRoutes(app, ports);
 }
 
 /** The version a request speaks: true for 0.3, false for 1.0, null for one this server does not. */
@@ -96,49 +76,6 @@ function isLegacy(request: FastifyRequest, method: unknown): boolean | null {
   if (version === "0.3" || version.startsWith("0.3.")) return true;
   if (version === "1.0" || version === "1" || version.startsWith("1.")) return false;
   return null;
-}
-
-/**
- * A streaming method's answer. A failure before its first event (an unknown task, a refused
- * message) is a plain JSON-RPC error; from the first event on it is an SSE stream, which ends
- * when the task comes to rest. The client going away stops the reading, not the task.
- */
-async function streamResult(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  events: AsyncGenerator<unknown, void, undefined>,
-  options: { pingMs: number; closed: AbortController; errorOf(error: unknown): unknown },
-): Promise<void> {
-  const { closed, errorOf } = options;
-  const iterator = events[Symbol.asyncIterator]();
-  let first: IteratorResult<unknown, void>;
-  try {
-    first = await iterator.next();
-  } catch (error) {
-    void reply.type("application/json").send(errorOf(error));
-    return;
-  }
-  const firstEvent = first.value as { error?: unknown } | undefined;
-  if (first.done || firstEvent?.error !== undefined) {
-    void reply.type("application/json").send(firstEvent ?? errorOf(new Error("The stream had no events.")));
-    await iterator.return(undefined);
-    return;
-  }
-  const sink = openRpcStream(request, reply, options.pingMs, closed.signal);
-  try {
-    sink.write(firstEvent);
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done || closed.signal.aborted) break;
-      sink.write(next.value);
-    }
-  } catch (error) {
-    // Mid-stream, a failure is the stream's last event (the guard already logged what was ours).
-    sink.write(errorOf(error));
-  } finally {
-    await iterator.return(undefined);
-    sink.end();
-  }
 }
 
 function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown, void, undefined> {

@@ -8,7 +8,8 @@ const MODES = ["text/plain", "application/json"];
 
 /**
  * The protocol 1.0 card of one agent version: its name and description, a skill per tool, JSON-RPC
- * on one URL for protocol 1.0 and 0.3 (the method names tell them apart), streaming, and how to
+ * on one URL for protocol 1.0 and 0.3 (the method names tell them apart), the HTTP+JSON binding
+ * below it (`…/rest`), streaming, and how to
  * authenticate (the workspace API key, as a bearer token or an `x-api-key` header).
  */
 export function agentCardOf(
@@ -24,6 +25,7 @@ export function agentCardOf(
     supportedInterfaces: [
       { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
       { url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "0.3" },
+      { url: `${url}/rest`, protocolBinding: "HTTP+JSON", tenant: "", protocolVersion: "1.0" },
     ],
     provider: undefined,
     version: String(version),

@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 
-/** An open SSE answer to a streaming JSON-RPC method: one `data:` line per JSON-RPC response. */
+/** An open SSE answer to a streaming method: one `data:` line per event (`event:` names an error). */
 export interface RpcStream {
-  write(envelope: unknown): void;
+  write(envelope: unknown, event?: string): void;
   end(): void;
 }
 
@@ -31,8 +31,9 @@ export function openRpcStream(
   };
   closed.addEventListener("abort", stop, { once: true });
   return {
-    write(envelope) {
-      if (!ended) raw.write(`data: ${JSON.stringify(envelope)}\n\n`);
+    write(envelope, event) {
+      if (ended) return;
+      raw.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(envelope)}\n\n`);
     },
     end() {
       if (ended) return;
