@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Role } from "@a2a-js/sdk";
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client";
 import type Anthropic from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { connectMcp } from "../support/mcpClient.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js";
 import { isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
@@ -164,5 +167,76 @@ describe("OpenTelemetry traces across a remote worker", () => {
     const edge = spans.find((s) => s.spanId === slice?.parentSpanId);
     expect(edge).toMatchObject({ service: "awaken", kind: SERVER, parentSpanId: "" });
     expect(spans.some((s) => s.traceId === TRACE_ID)).toBe(false);
+  }, 60_000);
+
+  it("the A2A and MCP edges continue the client's trace into the run the same way", async () => {
+    const client = server.client;
+    const agent = await client.beta.agents.create({ name: "traced peer", model: MODEL });
+    const a2aTrace = "a2a0000000000000000000000000a2a0";
+    const mcpTrace = "3c90000000000000000000000000c3c0";
+    const traced =
+      (traceId: string): typeof fetch =>
+      (input, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set("authorization", `Bearer ${KEY}`);
+        headers.set("traceparent", `00-${traceId}-${CLIENT_SPAN_ID}-01`);
+        return fetch(input, { ...init, headers });
+      };
+    const factory = new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl: traced(a2aTrace) })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: traced(a2aTrace) }),
+    });
+    const peer = await factory.createFromUrl(`${server.url}/v1/a2a/agents/${agent.id}/`);
+    const task = await peer.sendMessage({
+      tenant: "",
+      message: {
+        role: Role.ROLE_USER,
+        messageId: "traced-a2a-1",
+        parts: [
+          { content: { $case: "text", value: "hello" }, mediaType: "", filename: "", metadata: undefined },
+        ],
+        contextId: "",
+        taskId: "",
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+      configuration: undefined,
+      metadata: undefined,
+    });
+    expect("status" in task).toBe(true);
+
+    const mcp = await connectMcp(server.url, {
+      apiKey: KEY,
+      headers: { traceparent: `00-${mcpTrace}-${CLIENT_SPAN_ID}-01` },
+    });
+    try {
+      const { tools } = await mcp.client.listTools();
+      const tool = tools.find((x) => x.name.endsWith(`_${agent.id.replace(/^agent_/, "")}`));
+      const result = await mcp.client.callTool({ name: tool?.name ?? "", arguments: { message: "hello" } });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await mcp.close();
+    }
+
+    const spans = await spansUntil((all) =>
+      [a2aTrace, mcpTrace].every((id) => all.some((s) => s.name === "run slice" && s.traceId === id)),
+    );
+    for (const [traceId, route] of [
+      [a2aTrace, "POST /v1/a2a/agents/:agentId"],
+      [mcpTrace, "POST /v1/mcp"],
+    ] as const) {
+      const slice = spans.find((s) => s.name === "run slice" && s.traceId === traceId);
+      const edge = spans.find((s) => s.spanId === slice?.parentSpanId);
+      // The run continues the span of the request that entered its input, whichever protocol carried it.
+      expect(edge, traceId).toMatchObject({
+        service: "awaken",
+        kind: SERVER,
+        name: route,
+        parentSpanId: CLIENT_SPAN_ID,
+      });
+      expect(slice?.service).toBe("awaken-worker");
+      expect(spans.some((s) => s.traceId === traceId && s.name === `chat ${MODEL}`)).toBe(true);
+    }
   }, 60_000);
 });

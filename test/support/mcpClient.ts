@@ -22,7 +22,12 @@ export interface McpTestClient {
 
 export async function connectMcp(
   baseUrl: string,
-  options: { elicit?: (request: ElicitRequest) => Promise<ElicitResult>; apiKey?: string } = {},
+  options: {
+    elicit?: (request: ElicitRequest) => Promise<ElicitResult>;
+    apiKey?: string;
+    /** Sent on every request (a `traceparent`, say). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<McpTestClient> {
   const client = new Client(
     { name: "awaken-test", version: "1.0.0" },
@@ -37,7 +42,9 @@ export async function connectMcp(
     for (const resolve of ready) resolve();
   });
   const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/v1/mcp`), {
-    requestInit: { headers: { authorization: `Bearer ${options.apiKey ?? TEST_API_KEY}` } },
+    requestInit: {
+      headers: { ...options.headers, authorization: `Bearer ${options.apiKey ?? TEST_API_KEY}` },
+    },
   });
   await client.connect(transport);
   return {
