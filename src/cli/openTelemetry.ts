@@ -20,6 +20,7 @@ import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic-conventions";
 import { decodeTraceContext, encodeTraceContext } from "../kernel/traceContext.js";
 import type { TraceAttributes, TraceSpan, TraceSpanKind, Tracing } from "../kernel/tracing.js";
+import { samplerFromEnv } from "./otelSampler.js";
 
 const KINDS: Record<TraceSpanKind, SpanKind> = {
   server: SpanKind.SERVER,
@@ -49,7 +50,8 @@ let installed: { provider: TracerProvider; tracing: OpenTelemetry } | null = nul
  * OpenTelemetry traces over OTLP/HTTP (JSON), configured by the standard `OTEL_*` variables; null
  * when none names an endpoint (or `OTEL_SDK_DISABLED=true`). One provider per process: the context
  * manager is process-wide, so a second server in the same process shares the first one's.
- * `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` override `serviceName`; the exporter itself reads
+ * `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` override `serviceName`; `OTEL_TRACES_SAMPLER`
+ * and its `_ARG` choose the sampler (`otelSampler.ts`); the exporter itself reads
  * `OTEL_EXPORTER_OTLP_HEADERS`, `_TIMEOUT`, `_COMPRESSION` and the TLS files.
  */
 export function startOpenTelemetry(env: NodeJS.ProcessEnv, serviceName: string): OpenTelemetry | null {
@@ -63,6 +65,7 @@ export function startOpenTelemetry(env: NodeJS.ProcessEnv, serviceName: string):
     .merge(detectResources({ detectors: [envDetector] }));
   const provider = new TracerProvider({
     resource,
+    sampler: samplerFromEnv(env),
     spanProcessors: [
       new BatchSpanProcessor({
         exporter: new OTLPTraceExporter({ url }),
