@@ -12,6 +12,16 @@ export function integer(name: string, min: number) {
   };
 }
 
+/** A TCP port to listen on: 0 (any free one) to 65535. */
+export function portNumber(name: string) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0 || n > 65_535)
+      throw new InvalidArgumentError(`${name} must be a port number from 0 to 65535`);
+    return n;
+  };
+}
+
 /** Model call options shared by every process that runs the runtime (awaken up, awaken worker). */
 export function modelOptions(): Option[] {
   return [

@@ -11,6 +11,7 @@ import {
   installShutdown,
   integer,
   modelOptions,
+  portNumber,
   UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
@@ -49,7 +50,7 @@ export function upCommand(): Command {
     .addOption(
       new Option("--port <port>", "port to listen on (0 = any free port)")
         .default(4600)
-        .argParser(integer("--port", 0)),
+        .argParser(portNumber("--port")),
     )
     .addOption(
       new Option(

@@ -11,7 +11,14 @@ import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
 import { AllowListError, outboundFor } from "./outbound.js";
+import { assertCanListen } from "./portProbe.js";
+import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
+import {
+  type MetricsListen,
+  startWorkerMetricsServer,
+  type WorkerMetricsServer,
+} from "./workerMetricsServer.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;
@@ -36,6 +43,8 @@ export interface RemoteWorkerOptions {
    * `awaken worker` sets it; only a test's own entry point does (`WorkerCommandTestHooks`).
    */
   sandboxEgress?: EgressProxyOptions | undefined;
+  /** `--metrics-port` (and `--metrics-host`): serve this process's own `GET /metrics`; absent, none. */
+  metrics?: MetricsListen | undefined;
 }
 
 /** Forbidden or missing configuration: `awaken worker` prints the reason and exits non-zero. */
@@ -77,6 +86,8 @@ export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; 
 
 export interface RunningWorker {
   identity: string;
+  /** Where this worker's metrics are scraped, when it serves them. */
+  metricsUrl: string | null;
   stop(): Promise<void>;
 }
 
@@ -99,6 +110,16 @@ export async function startRemoteWorker(
     throw error;
   }
   const log = logger.child({ component: "worker" });
+  // A busy metrics port is a start-up error, before the coordinator is even asked.
+  if (options.metrics) {
+    try {
+      await assertCanListen(options.metrics.host, options.metrics.port);
+    } catch (error) {
+      throw new WorkerConfigError(
+        `--metrics-port: ${(error as Error).message.replace(/--port\b/g, "--metrics-port").replace(/--host\b/g, "--metrics-host")}`,
+      );
+    }
+  }
   // This process exports its own spans (run slices, model requests, tool calls) to the OTLP endpoint.
   const tracing = startOpenTelemetry(options.env, "awaken-worker") ?? undefined;
   const transport = new HttpWorkerTransport({ baseUrl: url, token, log, ...(tracing ? { tracing } : {}) });
@@ -115,6 +136,12 @@ export async function startRemoteWorker(
       // Unreachable: the transport already logged it once; keep trying until it answers.
       await sleep(1_000);
     }
+  }
+  const metrics = options.metrics ? createPrometheusMetrics() : undefined;
+  let metricsServer: WorkerMetricsServer | null = null;
+  if (options.metrics && metrics) {
+    metricsServer = await startWorkerMetricsServer(options.metrics, metrics);
+    log.info({ url: metricsServer.url }, "serving metrics");
   }
   const providers = createProviderRouter(options.env);
   const sandboxes = createSandboxes(
@@ -143,6 +170,7 @@ export async function startRemoteWorker(
       credentials: new RemoteCredentialHolder(transport),
       // This host connects to the MCP servers: the same address policy as the coordinator's.
       outbound,
+      ...(metrics ? { metrics } : {}),
       ...(tracing ? { tracing } : {}),
     },
     {
@@ -157,8 +185,10 @@ export async function startRemoteWorker(
   log.info({ coordinator: url, identity: worker.identity, leaseMs: config.leaseMs }, "worker connected");
   return {
     identity: worker.identity,
+    metricsUrl: metricsServer?.url ?? null,
     stop: async () => {
       await worker.stop();
+      await metricsServer?.close();
       await sandboxes.close();
       await outbound.close();
       transport.close();

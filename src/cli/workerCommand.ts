@@ -11,6 +11,7 @@ import {
   installShutdown,
   integer,
   modelOptions,
+  portNumber,
   UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
@@ -39,6 +40,10 @@ it checked this worker's claim on the run) and sent to this worker, the holder o
 over the worker transport; so is an environment_variable secret, for the egress proxy of this
 worker's bwrap sandbox (commands only ever see a placeholder). Use an https:// coordinator URL or
 a private network in production.
+
+Metrics: --metrics-port serves this process's own GET /metrics (model requests, tokens, tool calls,
+commits, settles, sandbox realizations of the runs it executes; the coordinator counts the claims).
+Off by default; it listens on 127.0.0.1 unless --metrics-host says otherwise.
 
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
 token or coordinator URL, an allow-list entry that is no host, address or CIDR range, and a
@@ -70,6 +75,18 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP))
+    .addOption(
+      new Option(
+        "--metrics-port <n>",
+        "serve this worker's Prometheus metrics at http://HOST:N/metrics (0: any free port)",
+      ).argParser(portNumber("--metrics-port")),
+    )
+    .addOption(
+      new Option(
+        "--metrics-host <address>",
+        "address the metrics port listens on (0.0.0.0 for every interface)",
+      ).default("127.0.0.1"),
+    )
     .addOption(new Option("--database-url <url>", "refused: a worker never opens the database").hideHelp());
   command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
@@ -95,6 +112,8 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           env: process.env,
           allowPrivateHosts: opts.allowPrivateMcpHost,
           sandboxEgress: testHooks.sandboxEgress,
+          metrics:
+            opts.metricsPort === undefined ? undefined : { host: opts.metricsHost, port: opts.metricsPort },
         },
         logger,
         lifecycle.stopping,
@@ -106,6 +125,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     }
     if (!worker) process.exit(0); // stopped while connecting
     if (!(await lifecycle.ready(worker))) return;
-    process.stdout.write(`Awaken worker ${worker.identity} is running\n`);
+    const metricsNote = worker.metricsUrl ? ` (metrics: ${worker.metricsUrl})` : "";
+    process.stdout.write(`Awaken worker ${worker.identity} is running${metricsNote}\n`);
   });
 }

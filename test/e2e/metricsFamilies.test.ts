@@ -198,6 +198,7 @@ describe.skipIf(postgresUnavailable() !== null)(
           modelRetryBaseMs: 10,
           workspaceDir,
           env: { AWAKEN_WORKER_TOKEN: TOKEN },
+          metrics: { host: "127.0.0.1", port: 0 },
         },
         pino({ level: "silent" }),
         () => false,
@@ -218,6 +219,20 @@ describe.skipIf(postgresUnavailable() !== null)(
       expect(total(samples, "awaken_remote_workers")).toBe(1);
       expect(runStates(samples)).toEqual({ queued: 0, delayed: 0, claimed: 0, lapsed: 0 });
       expect(text).not.toContain("metrics-remote");
+
+      // What ran in the worker is counted by the worker's own registry, not the coordinator's.
+      expect(worker?.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+      const own = await scrapeMetrics(worker!.metricsUrl!.replace(/\/metrics$/, ""));
+      expect(
+        total(own.samples, "awaken_model_requests_total", { provider: "offline", outcome: "ok" }),
+      ).toBeGreaterThanOrEqual(1);
+      expect(total(own.samples, "awaken_commits_total", { outcome: "ok" })).toBeGreaterThanOrEqual(1);
+      expect(total(own.samples, "awaken_runs_settled_total")).toBeGreaterThanOrEqual(1);
+      expect(own.samples.some((x) => x.name === "process_cpu_seconds_total")).toBe(true);
+      expect(moved("awaken_model_requests_total")).toBe(0);
+      // The claims stay the coordinator's to count: no process counts one twice.
+      expect(total(own.samples, "awaken_run_claims_total")).toBe(0);
+      for (const secret of [session.id, TOKEN, "metrics-remote"]) expect(own.text).not.toContain(secret);
     });
   },
 );
