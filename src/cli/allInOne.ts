@@ -27,6 +27,7 @@ import { WorkQueueService } from "../coordinator/workQueueService.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
+import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
@@ -304,6 +305,7 @@ export async function startAllInOne(
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
+    models: createModelCatalog(options.env, clock.now()),
   };
   const app = createHttpServer(services, {
     logger,

@@ -6,6 +6,7 @@ import { ANTHROPIC_DEFAULT_BASE_URL, createAnthropicProvider } from "./anthropic
 import { createOfflineProvider } from "./offlineProvider.js";
 import { createOpenAIProvider, OPENAI_DEFAULT_BASE_URL } from "./openaiProvider.js";
 import type { ProviderRouter } from "./ports.js";
+import { providerSettings } from "./providerSettings.js";
 
 type Family = "anthropic" | "openai" | "other";
 
@@ -19,11 +20,7 @@ export function modelFamily(model: string): Family {
 }
 
 export function createProviderRouter(env: NodeJS.ProcessEnv): ProviderRouter {
-  // An empty variable counts as unset: `FOO= awaken up` should not try a blank key.
-  const anthropicKey = env.ANTHROPIC_API_KEY || undefined;
-  const openaiKey = env.OPENAI_API_KEY || undefined;
-  const anthropicBaseURL = env.ANTHROPIC_BASE_URL || undefined;
-  const openaiBaseURL = env.OPENAI_BASE_URL || undefined;
+  const { anthropicKey, openaiKey, anthropicBaseURL, openaiBaseURL } = providerSettings(env);
 
   // Built once on first use; SDK clients hold connection pools worth reusing.
   const offline = once(createOfflineProvider);
@@ -64,7 +61,7 @@ function once<T>(build: () => T): () => T {
 }
 
 /** Base URLs can embed credentials (user:pass@ or ?key=); start-up logs must not show them. */
-function displayURL(raw: string): string {
+export function displayURL(raw: string): string {
   try {
     const url = new URL(raw);
     url.username = "";

@@ -33,6 +33,27 @@ export function startFakeAnthropic(): Promise<FakeModelServer> {
   return startFakeModelServer({
     path: "/v1/messages",
     urlSuffix: "",
+    modelsPath: "/v1/models",
+    // Anthropic's list pages by `after_id` and `limit`, newest first, as the SDK's `Page` reads it.
+    writeModels(res, ids, query) {
+      const after = query.get("after_id");
+      const start = after === null ? 0 : ids.indexOf(after) + 1;
+      const limit = Number(query.get("limit") ?? 20);
+      const page = ids.slice(start, start + limit);
+      sendJson(res, 200, {
+        data: page.map((id, i) => ({
+          type: "model",
+          id,
+          display_name: `Fake ${id}`,
+          created_at: new Date(Date.UTC(2026, 0, 1) - (start + i) * 86_400_000).toISOString(),
+          max_input_tokens: 200_000,
+          max_tokens: 64_000,
+        })),
+        has_more: start + limit < ids.length,
+        first_id: page[0] ?? null,
+        last_id: page.at(-1) ?? null,
+      });
+    },
     lastUserText: (body) => lastUserTextOf(body.messages),
     write: writeReply,
   });

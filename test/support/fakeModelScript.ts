@@ -61,8 +61,15 @@ export interface FakeModelServer {
   setFallback(reply: ScriptedReply | ((body: Record<string, unknown>) => ScriptedReply)): void;
   /** Resolves once at least `count` requests have arrived (for tests that act mid-request). */
   waitForRequests(count: number, timeoutMs?: number): Promise<void>;
+  /** The model ids `GET …/models` lists, or the HTTP status it fails with. */
+  setModels(models: string[] | { status: number }): void;
+  /** How many times the model list was read. */
+  modelListReads(): number;
   close(): Promise<void>;
 }
+
+/** The provider's model list as its wire has it (`after_id`/`limit` from the query where it pages). */
+export type ModelListWriter = (res: ServerResponse, ids: string[], query: URLSearchParams) => void;
 
 /** What a wire module supplies: where it listens and how a scripted reply looks on its wire. */
 export interface FakeWire {
@@ -70,6 +77,9 @@ export interface FakeWire {
   /** Path prefix included in `url` (OpenAI clients expect the base URL to end in `/v1`). */
   urlSuffix: string;
   lastUserText(body: Record<string, unknown>): string;
+  /** `GET <modelsPath>` answers the model list. */
+  modelsPath: string;
+  writeModels: ModelListWriter;
   /** Writes the reply; resolves when the response is finished or abandoned. */
   write(
     res: ServerResponse,
@@ -83,6 +93,8 @@ export async function startFakeModelServer(wire: FakeWire): Promise<FakeModelSer
   const requests: RecordedRequest[] = [];
   const queue: ScriptedReply[] = [];
   const waiters = new Set<() => void>();
+  let models: string[] | { status: number } = [];
+  let modelReads = 0;
   let fallback: (body: Record<string, unknown>) => ScriptedReply = (body) => ({
     kind: "text",
     text: `fake: ${wire.lastUserText(body)}`,
@@ -96,7 +108,18 @@ export async function startFakeModelServer(wire: FakeWire): Promise<FakeModelSer
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? "/", "http://fake").pathname;
+    const url = new URL(req.url ?? "/", "http://fake");
+    const path = url.pathname;
+    if (req.method === "GET" && path === wire.modelsPath) {
+      modelReads++;
+      if (Array.isArray(models)) wire.writeModels(res, models, url.searchParams);
+      else
+        sendJson(res, models.status, {
+          type: "error",
+          error: { type: "api_error", message: "fake failure" },
+        });
+      return;
+    }
     if (req.method !== "POST" || path !== wire.path) {
       sendJson(res, 404, { error: { message: `fake model server has no route ${req.method} ${path}` } });
       return;
@@ -115,6 +138,10 @@ export async function startFakeModelServer(wire: FakeWire): Promise<FakeModelSer
     url: `http://127.0.0.1:${port}${wire.urlSuffix}`,
     requests,
     enqueue: (...replies) => queue.push(...replies),
+    setModels(list) {
+      models = list;
+    },
+    modelListReads: () => modelReads,
     setFallback(reply) {
       fallback = typeof reply === "function" ? reply : () => reply;
     },

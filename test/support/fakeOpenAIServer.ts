@@ -31,6 +31,19 @@ export function startFakeOpenAI(): Promise<FakeModelServer> {
   return startFakeModelServer({
     path: "/v1/chat/completions",
     urlSuffix: "/v1",
+    modelsPath: "/v1/models",
+    // OpenAI's list is one page, every model the key can use (chat or not).
+    writeModels(res, ids) {
+      sendJson(res, 200, {
+        object: "list",
+        data: ids.map((id, i) => ({
+          id,
+          object: "model",
+          created: 1_767_225_600 - i * 86_400,
+          owned_by: "fake",
+        })),
+      });
+    },
     lastUserText: (body) => lastUserTextOf(body.messages),
     write: writeReply,
   });

@@ -10,6 +10,7 @@ import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
+import type { ModelCatalog } from "../../kernel/modelCatalog.js";
 
 /** Committed history reads for the edges; live views come from the session tail. */
 export interface StreamDeps {
@@ -35,5 +36,7 @@ export interface EdgeServices {
   stream: StreamDeps;
   /** The live view of a session every protocol's stream formats. */
   tail: SessionTail;
+  /** The models the configured providers serve, and where each id is answered. */
+  models: ModelCatalog;
   clock: Clock;
 }

@@ -4,6 +4,7 @@ import { agentRoutes } from "./routes/agentRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
+import { modelRoutes } from "./routes/modelRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -24,6 +25,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     workRoutes(app, services);
     environmentKeyRoutes(app, services);
     vaultRoutes(app, services);
+    modelRoutes(app, services);
   },
   answerError: answerManagedError,
 };

@@ -1,0 +1,25 @@
+import { isoTime } from "../../kernel/clock.js";
+import type { ModelListing } from "../../kernel/modelCatalog.js";
+
+/**
+ * A model as the SDK's `ModelInfo` has it, plus where this server sends it: `provider`
+ * (`anthropic`, `openai` or `offline`) and `answered_offline`. What a provider does not say
+ * (capabilities, lifecycle dates) is null rather than guessed.
+ */
+export function modelDto(m: ModelListing): Record<string, unknown> {
+  return {
+    type: "model",
+    id: m.id,
+    display_name: m.displayName,
+    created_at: isoTime(m.createdAt),
+    capabilities: null,
+    deprecated_at: null,
+    lifecycle: "active",
+    line: null,
+    max_input_tokens: m.maxInputTokens,
+    max_tokens: m.maxTokens,
+    retires_at: null,
+    provider: m.provider,
+    answered_offline: m.provider === "offline",
+  };
+}
