@@ -1,6 +1,5 @@
 import { Command, Option } from "commander";
-
-const DEFAULT_URL = "http://127.0.0.1:4600";
+import { callServer, DEFAULT_SERVER_URL as DEFAULT_URL } from "./serverCall.js";
 
 const KEYS_HELP = `
 Environment keys authenticate the worker of one self_hosted environment (the SDK's
@@ -42,38 +41,14 @@ function withCommonOptions(command: Command): Command {
     .addOption(new Option("--json", "print the server's JSON response instead of text"));
 }
 
-/** One authenticated call to the server; a non-2xx answer becomes an error naming the server's message. */
-async function call(opts: CommonOptions, method: string, path: string, body?: unknown): Promise<unknown> {
-  const apiKey = process.env.AWAKEN_API_KEY;
-  if (!apiKey)
-    throw new Error("AWAKEN_API_KEY is not set: export the server's API key (awaken up prints it)");
-  const base = (opts.url ?? process.env.AWAKEN_URL ?? DEFAULT_URL).replace(/\/+$/, "");
-  const url = `${base}/v1/awaken/environments/${encodeURIComponent(opts.environment)}/keys${path}`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-  } catch (error) {
-    throw new Error(`cannot reach ${base}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-  const text = await response.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // not JSON: reported as is below
-  }
-  if (!response.ok) {
-    const message = (parsed as { error?: { message?: string } })?.error?.message ?? text;
-    throw new Error(`${response.status} from ${base}: ${message}`);
-  }
-  return parsed;
+/** One call of this environment's key routes. */
+function call(opts: CommonOptions, method: string, path: string, body?: unknown): Promise<unknown> {
+  return callServer(
+    opts.url,
+    method,
+    `/v1/awaken/environments/${encodeURIComponent(opts.environment)}/keys${path}`,
+    body,
+  );
 }
 
 function print(opts: CommonOptions, value: unknown, text: () => string): void {

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { apiKeysCommand } from "./apiKeysCommand.js";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { secretsCommand } from "./secretsCommand.js";
@@ -20,6 +21,7 @@ const program = new Command()
   .addCommand(migrateCommand())
   .addCommand(workerCommand())
   .addCommand(environmentKeysCommand())
+  .addCommand(apiKeysCommand())
   .addCommand(secretsCommand());
 
 program.parseAsync(process.argv).catch((error) => {

@@ -1,15 +1,22 @@
 import { randomBytes } from "node:crypto";
 import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
+import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
-import type { IamStore } from "./ports.js";
+import type { Page } from "../kernel/pagination.js";
+import type { ApiKeyRole } from "./apiKeyRoles.js";
+import type { ApiKeyRecord, IamStore } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
 
 export interface Principal {
   workspaceId: string;
   apiKeyId: string;
+  role: ApiKeyRole;
 }
+
+/** Workspace ids a client may name: the prefix, then a short slug. */
+const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
  * API keys are stored as SHA-256 hashes only. Lookups are cached per process because every request
@@ -59,6 +66,7 @@ export class IamService {
       workspaceId: DEFAULT_WORKSPACE_ID,
       keyHash: sha256Hex(apiKey),
       label: "default",
+      role: "admin",
       createdAt: now,
       revokedAt: null,
     });
@@ -71,9 +79,68 @@ export class IamService {
     if (cached && cached.until > now) return cached.principal;
     const record = await this.store.findApiKeyByHash(hash);
     const principal =
-      record && record.revokedAt === null ? { workspaceId: record.workspaceId, apiKeyId: record.id } : null;
+      record && record.revokedAt === null
+        ? { workspaceId: record.workspaceId, apiKeyId: record.id, role: record.role }
+        : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
     return principal;
+  }
+
+  /**
+   * A new key, shown only in this answer (only its hash is kept). An admin of the default workspace
+   * (the installation's) may make one in another workspace, which is created with it; every other
+   * admin makes keys in its own workspace only.
+   */
+  async createApiKey(
+    by: Principal,
+    request: { role: ApiKeyRole; label: string | null; workspaceId: string | null },
+  ): Promise<{ record: ApiKeyRecord; key: string }> {
+    const workspaceId = request.workspaceId ?? by.workspaceId;
+    if (workspaceId !== by.workspaceId) {
+      if (by.workspaceId !== DEFAULT_WORKSPACE_ID) {
+        throw new AwakenError(
+          "permission_denied",
+          `This key's workspace is ${by.workspaceId}; only an admin key of ${DEFAULT_WORKSPACE_ID} makes keys in other workspaces.`,
+        );
+      }
+      if (!WORKSPACE_ID.test(workspaceId)) {
+        throw new AwakenError(
+          "invalid_request",
+          "workspace_id: expected wrkspc_ followed by 1–63 lower-case letters, digits, _ or -.",
+        );
+      }
+    }
+    const now = this.clock.now();
+    await this.store.ensureWorkspace(workspaceId, workspaceId, now);
+    const key = IamService.generateKey();
+    const record: ApiKeyRecord = {
+      id: newId("key", now),
+      workspaceId,
+      keyHash: sha256Hex(key),
+      label: request.label ?? "",
+      role: request.role,
+      createdAt: now,
+      revokedAt: null,
+    };
+    await this.store.addApiKey(record);
+    return { record, key };
+  }
+
+  async listApiKeys(
+    workspaceId: string,
+    page: { limit: number; cursor: string | null },
+  ): Promise<Page<ApiKeyRecord>> {
+    const rows = await this.store.listApiKeys(workspaceId, page.limit + 1, page.cursor);
+    const data = rows.slice(0, page.limit);
+    return { data, nextCursor: rows.length > page.limit ? (data.at(-1)?.id ?? null) : null };
+  }
+
+  /** Revokes a key of the workspace; this process refuses it at once, other replicas within `cacheMs`. */
+  async revokeApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord> {
+    const record = await this.store.revokeApiKey(workspaceId, id, this.clock.now());
+    if (!record) throw notFound("API key", id);
+    this.cache.delete(record.keyHash);
+    return record;
   }
 }

@@ -1,5 +1,6 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { AgentDefinition } from "./agentDefinition.js";
+import type { ApiKeyRole } from "./apiKeyRoles.js";
 import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
@@ -46,6 +47,7 @@ export interface ApiKeyRecord {
   workspaceId: string;
   keyHash: string;
   label: string;
+  role: ApiKeyRole;
   createdAt: number;
   revokedAt: number | null;
 }
@@ -54,6 +56,11 @@ export interface IamStore {
   ensureWorkspace(id: string, name: string, now: number): Promise<void>;
   addApiKey(record: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null>;
+  /** A workspace's keys by id (oldest first), `limit` at a time after `afterId`. */
+  listApiKeys(workspaceId: string, limit: number, afterId: string | null): Promise<ApiKeyRecord[]>;
+  /** Marks the key revoked (once: a second revoke keeps the first time); null when there is no such key. */
+  revokeApiKey(workspaceId: string, id: string, now: number): Promise<ApiKeyRecord | null>;
   /**
    * Records `keyHash` as the installation's bootstrap key unless one is recorded (first writer
    * wins across replicas); returns the recorded hash.

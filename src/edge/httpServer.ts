@@ -107,7 +107,7 @@ export function createHttpServer(
       // Each route declares the principals it accepts (`config.access`; API key only by default).
       scope.addHook("onRequest", async (request) => {
         const principal = await (adapter.authenticate ?? authenticate)(services, request);
-        authorize(principal, request);
+        authorize(principal, request, adapter.roleFor?.(request) ?? "runtime");
         request.principal = principal;
       });
       scope.setErrorHandler((error, request, reply) =>

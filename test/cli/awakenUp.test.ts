@@ -74,7 +74,7 @@ describe("awaken up", () => {
       (e: { code: number; stderr: string }) => e,
     );
     expect((error as { code: number }).code).not.toBe(0);
-    expect((error as { stderr: string }).stderr).toContain("--port must be an integer");
+    expect((error as { stderr: string }).stderr).toContain("--port must be a port number from 0 to 65535");
   });
 
   it("generates an API key once, stores it 0600 in the data dir, prints it, and reuses it after a restart", async () => {

@@ -17,7 +17,7 @@ const peerEdge: EdgeAdapter = {
   async authenticate(_services, request) {
     if (request.headers["x-peer-token"] !== "letmein")
       throw new AwakenError("unauthenticated", "send the peer token");
-    return { kind: "api_key", workspaceId: "wrkspc_peer", apiKeyId: "peer" };
+    return { kind: "api_key", workspaceId: "wrkspc_peer", apiKeyId: "peer", role: "runtime" };
   },
   register(app) {
     app.get("/v1/peer/hello", async (request) => ({ hello: request.principal?.workspaceId }));

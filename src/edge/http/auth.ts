@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { type ApiKeyRole, roleIncludes } from "../../control/apiKeyRoles.js";
 import type { IamService } from "../../control/iamService.js";
 import { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { WorkItemRecord } from "../../coordinator/workLease.js";
@@ -15,7 +16,7 @@ import { AwakenError } from "../../kernel/errors.js";
  *   in its `secret`: that item's heartbeat and stop, and its session's retrieve and events.
  */
 export type AuthPrincipal =
-  | { kind: "api_key"; workspaceId: string; apiKeyId: string }
+  | { kind: "api_key"; workspaceId: string; apiKeyId: string; role: ApiKeyRole }
   | { kind: "environment_key"; workspaceId: string; environmentId: string; keyId: string }
   | {
       kind: "sessions_token";
@@ -116,6 +117,12 @@ function invalidCredentialMessage(credential: string): string {
   return "Invalid API key.";
 }
 
+const ROLE_NAMES: Record<ApiKeyRole, string> = {
+  runtime: "a runtime, builder or admin",
+  builder: "a builder or admin",
+  admin: "an admin",
+};
+
 const KIND_NAMES: Record<PrincipalKind, string> = {
   api_key: "an API key",
   environment_key: "an environment key",
@@ -141,11 +148,26 @@ function param(request: FastifyRequest, name: string | undefined): string | unde
   return (request.params as Record<string, string | undefined> | undefined)?.[name];
 }
 
-/** Checks the principal against the route's declared access; throws 403 (or the lease's 412). */
-export function authorize(principal: AuthPrincipal, request: FastifyRequest): void {
+/**
+ * Checks the principal against the route's declared access, and an API key's role against what the
+ * route needs (`needed`, the adapter's answer for it); throws 403 (or the lease's 412).
+ */
+export function authorize(
+  principal: AuthPrincipal,
+  request: FastifyRequest,
+  needed: ApiKeyRole = "runtime",
+): void {
   const access = request.routeOptions.config?.access ?? API_KEY_ONLY;
   if (!access.accepts.includes(principal.kind)) throw wrongKind(principal, access);
-  if (principal.kind === "api_key") return;
+  if (principal.kind === "api_key") {
+    if (!roleIncludes(principal.role, needed)) {
+      throw new AwakenError(
+        "permission_denied",
+        `${request.method} ${request.routeOptions.url ?? request.url} needs ${ROLE_NAMES[needed]} key; this key's role is ${principal.role}.`,
+      );
+    }
+    return;
+  }
   const environmentId = param(request, access.environmentParam);
   if (environmentId !== undefined && environmentId !== principal.environmentId) {
     throw new AwakenError(

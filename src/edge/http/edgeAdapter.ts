@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { ApiKeyRole } from "../../control/apiKeyRoles.js";
 import type { AuthPrincipal } from "./auth.js";
 import type { EdgeFailure } from "./edgeFailure.js";
 import type { EdgeServices } from "./edgeServices.js";
@@ -21,5 +22,10 @@ export interface EdgeAdapter {
    * principals they accept with `config.access`.
    */
   authenticate?(services: EdgeServices, request: FastifyRequest): Promise<AuthPrincipal>;
+  /**
+   * The least API-key role the matched route needs (`control/apiKeyRoles.ts`); absent, `runtime`:
+   * a protocol edge runs sessions, which every role may.
+   */
+  roleFor?(request: FastifyRequest): ApiKeyRole;
   answerError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void;
 }

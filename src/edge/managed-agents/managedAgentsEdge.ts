@@ -1,6 +1,8 @@
 import type { EdgeAdapter } from "../http/edgeAdapter.js";
 import { answerManagedError } from "./errorEnvelope.js";
+import { managedRoleFor } from "./routeRoles.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
+import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
@@ -26,6 +28,8 @@ export const managedAgentsEdge: EdgeAdapter = {
     environmentKeyRoutes(app, services);
     vaultRoutes(app, services);
     modelRoutes(app, services);
+    apiKeyRoutes(app, services);
   },
+  roleFor: managedRoleFor,
   answerError: answerManagedError,
 };

@@ -1,3 +1,4 @@
+import type { ColumnType } from "kysely";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
@@ -12,6 +13,8 @@ export interface Database {
     label: string;
     created_at: number;
     revoked_at: number | null;
+    /** `runtime`, `builder` or `admin` (`control/apiKeyRoles.ts`); the column defaults to admin. */
+    role: ColumnType<string, string | undefined, string>;
   };
   // control: immutable publication history
   agents: {

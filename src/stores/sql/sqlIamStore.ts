@@ -1,5 +1,8 @@
+import type { Selectable } from "kysely";
+import { isApiKeyRole } from "../../control/apiKeyRoles.js";
 import type { ApiKeyRecord, IamStore } from "../../control/ports.js";
 import type { Db } from "./db.js";
+import type { Database } from "./schema.js";
 import { SqlInstallationFacts } from "./sqlInstallationFacts.js";
 
 export class SqlIamStore implements IamStore {
@@ -29,6 +32,7 @@ export class SqlIamStore implements IamStore {
         workspace_id: r.workspaceId,
         key_hash: r.keyHash,
         label: r.label,
+        role: r.role,
         created_at: r.createdAt,
         revoked_at: r.revokedAt,
       })
@@ -42,14 +46,47 @@ export class SqlIamStore implements IamStore {
       .selectAll()
       .where("key_hash", "=", keyHash)
       .executeTakeFirst();
-    if (!row) return null;
-    return {
-      id: row.id,
-      workspaceId: row.workspace_id,
-      keyHash: row.key_hash,
-      label: row.label,
-      createdAt: Number(row.created_at),
-      revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
-    };
+    return row ? apiKeyOf(row) : null;
   }
+
+  async findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null> {
+    const row = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row ? apiKeyOf(row) : null;
+  }
+
+  async listApiKeys(workspaceId: string, limit: number, afterId: string | null): Promise<ApiKeyRecord[]> {
+    let query = this.db.selectFrom("api_keys").selectAll().where("workspace_id", "=", workspaceId);
+    if (afterId !== null) query = query.where("id", ">", afterId);
+    const rows = await query.orderBy("id").limit(limit).execute();
+    return rows.map(apiKeyOf);
+  }
+
+  async revokeApiKey(workspaceId: string, id: string, now: number): Promise<ApiKeyRecord | null> {
+    await this.db
+      .updateTable("api_keys")
+      .set({ revoked_at: now })
+      .where("workspace_id", "=", workspaceId)
+      .where("id", "=", id)
+      .where("revoked_at", "is", null)
+      .execute();
+    return this.findApiKey(workspaceId, id);
+  }
+}
+
+function apiKeyOf(row: Selectable<Database["api_keys"]>): ApiKeyRecord {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    keyHash: row.key_hash,
+    label: row.label,
+    // A value written by another build is read as the least power, never as more.
+    role: isApiKeyRole(row.role) ? row.role : "runtime",
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
 }

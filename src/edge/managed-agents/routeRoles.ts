@@ -1,0 +1,25 @@
+import type { FastifyRequest } from "fastify";
+import type { ApiKeyRole } from "../../control/apiKeyRoles.js";
+
+/** By route pattern prefix, the least role a Managed route needs; the first match wins. */
+const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
+  ["/v1/sessions", "runtime"],
+  ["/v1/models", "runtime"],
+  ["/v1/agents", "builder"],
+  // Environments and their self-hosted work queue (an environment key skips roles: it is no API key).
+  ["/v1/environments", "builder"],
+  ["/v1/vaults", "builder"],
+  ["/v1/awaken/", "admin"],
+];
+
+/** A route this table does not name needs an admin key: a new route fails closed until it is placed here. */
+export function managedRouteRole(routePattern: string): ApiKeyRole {
+  for (const [prefix, role] of ROLE_BY_PREFIX) {
+    if (routePattern === prefix || routePattern.startsWith(prefix.endsWith("/") ? prefix : `${prefix}/`))
+      return role;
+  }
+  return "admin";
+}
+
+export const managedRoleFor = (request: FastifyRequest): ApiKeyRole =>
+  managedRouteRole(request.routeOptions.url ?? request.url);

@@ -1,0 +1,37 @@
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
+import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEdge.js";
+import { managedRouteRole } from "../../src/edge/managed-agents/routeRoles.js";
+
+describe("the role each Managed route needs", () => {
+  it("places every route the edge registers: sessions and models runtime, authoring builder, keys admin", async () => {
+    const app = Fastify();
+    const routes: string[] = [];
+    app.addHook("onRoute", (route) => {
+      routes.push(route.url);
+    });
+    managedAgentsEdge.register(app, {} as EdgeServices);
+    await app.ready();
+    expect(routes.length).toBeGreaterThan(40);
+    for (const url of routes) {
+      const expected = /^\/v1\/(sessions|models)/.test(url)
+        ? "runtime"
+        : /^\/v1\/(agents|environments|vaults)/.test(url)
+          ? "builder"
+          : "admin";
+      expect(managedRouteRole(url), url).toBe(expected);
+    }
+    expect(
+      routes.filter((url) => managedRouteRole(url) === "admin").every((url) => url.startsWith("/v1/awaken/")),
+    ).toBe(true);
+    await app.close();
+  });
+
+  it("fails closed: a pattern it does not name needs an admin key; prefixes match whole segments", () => {
+    expect(managedRouteRole("/v1/new-thing")).toBe("admin");
+    expect(managedRouteRole("/v1/sessionsx")).toBe("admin");
+    expect(managedRouteRole("/v1/sessions")).toBe("runtime");
+    expect(managedRouteRole("/v1/sessions/:id/events")).toBe("runtime");
+  });
+});
