@@ -3,6 +3,7 @@ import type { CoordinatorStores } from "../../src/coordinator/ports.js";
 import { newId } from "../../src/kernel/ids.js";
 import { openPostgres } from "../../src/stores/postgres/openPostgres.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
+import { KNOWN_MIGRATIONS } from "../../src/stores/sql/migrations/index.js";
 import {
   dropSchema,
   freshSchemaName,
@@ -209,25 +210,7 @@ describe("PostgreSQL: migrations", () => {
       Array.from({ length: 4 }, () => openPostgres(testDatabaseUrl(), { schema, maxConnections: 2 })),
     );
     try {
-      expect(handles.map((h) => h.applied).sort()).toEqual([
-        [],
-        [],
-        [],
-        [
-          "001_initial",
-          "002_self_hosted_work",
-          "003_vaults",
-          "004_credential_pins",
-          "005_commit_append_function",
-          "006_set_based_commit_append",
-          "007_progress_aware_crash_reset",
-          "008_installation_facts",
-          "009_send_receipt_body_hash",
-          "010_session_names",
-          "011_run_trace_context",
-          "012_commit_append_notify",
-        ],
-      ]);
+      expect(handles.map((h) => h.applied).sort()).toEqual([[], [], [], [...KNOWN_MIGRATIONS]]);
       expect(handles.every((h) => h.schema === schema)).toBe(true);
     } finally {
       await Promise.all(handles.map((h) => h.close()));
