@@ -101,14 +101,19 @@ afterEach(async () => {
   await app.close();
 });
 
+interface ClaimAnswer {
+  activation: { runId: string } | null;
+  wakeCursor: string;
+}
+
 interface PendingClaim {
   owner: string;
   settled: boolean;
-  response: Promise<{ activation: { runId: string } | null } | "aborted">;
+  response: Promise<ClaimAnswer | "aborted">;
   hangUp(): void;
 }
 
-function longPoll(owner: string, waitMs = 2_000): PendingClaim {
+function longPoll(owner: string, waitMs = 2_000, idleSince?: string): PendingClaim {
   const controller = new AbortController();
   const claim: PendingClaim = {
     owner,
@@ -117,10 +122,10 @@ function longPoll(owner: string, waitMs = 2_000): PendingClaim {
     response: fetch(`${url}/v1/awaken/worker/claim`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ owner, waitMs }),
+      body: JSON.stringify({ owner, waitMs, ...(idleSince !== undefined ? { idleSince } : {}) }),
       signal: controller.signal,
     })
-      .then((r) => r.json() as Promise<{ activation: { runId: string } | null }>)
+      .then((r) => r.json() as Promise<ClaimAnswer>)
       .catch(() => "aborted" as const)
       .finally(() => {
         claim.settled = true;
@@ -151,7 +156,9 @@ describe("the claim long-poll", () => {
 
     // The longest-waiting claim took the run; the others still wait (no empty answers, no re-claims).
     expect(claims.map((c) => c.settled)).toEqual([true, false, false, false]);
-    expect(await claims[0]!.response).toEqual({ activation: { runId: "run_a", owner: "w/0", epoch: 1 } });
+    expect(await claims[0]!.response).toMatchObject({
+      activation: { runId: "run_a", owner: "w/0", epoch: 1 },
+    });
     expect(coordinator.claims).toBe(5);
 
     // The next signal wakes the next claim in line.
@@ -220,5 +227,55 @@ describe("the claim long-poll", () => {
     expect(await next.response).toMatchObject({ activation: { runId: "run_a", owner: "w/next" } });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(coordinator.released).toEqual(["run_a"]);
+  });
+
+  /** The cursor a claim answered with (it took `runId`). */
+  async function cursorAfterClaiming(owner: string, runId: string): Promise<string> {
+    coordinator.offer(runId);
+    const answer = await longPoll(owner).response;
+    if (answer === "aborted" || answer.activation?.runId !== runId) throw new Error("the claim failed");
+    return answer.wakeCursor;
+  }
+
+  it("a slot back idle with its cursor waits for a signal before it claims: no claim finds nothing", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    const before = coordinator.claims;
+    const idle = longPoll("w/0", 2_000, cursor);
+    await sleep(150);
+    expect(coordinator.claims).toBe(before);
+    expect(idle.settled).toBe(false);
+
+    coordinator.offer("run_next");
+    coordinator.signal();
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_next" } });
+    expect(coordinator.claims).toBe(before + 1);
+  });
+
+  it("an idle slot's wait still ends in a claim: polling finds a run that came without a signal", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    const before = coordinator.claims;
+    coordinator.offer("run_quiet");
+    const idle = longPoll("w/0", 200, cursor);
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_quiet" } });
+    expect(coordinator.claims).toBe(before + 1);
+  });
+
+  it("a signal that found no claim waiting makes an idle slot claim at once", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    // While the slot ran its slice, a run became claimable and nobody was waiting for it.
+    coordinator.offer("run_unanswered");
+    coordinator.signal();
+    const started = Date.now();
+    const idle = longPoll("w/0", 2_000, cursor);
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_unanswered" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a cursor of another coordinator process (or a made-up one) claims at once", async () => {
+    coordinator.offer("run_a");
+    const started = Date.now();
+    const answer = await longPoll("w/0", 2_000, "0000000000000000:0").response;
+    expect(answer).toMatchObject({ activation: { runId: "run_a" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+
 /**
  * Wake-ups of the long-poll claims waiting in this process: one dispatch signal (one run became
  * claimable) wakes ONE waiting claim, the one that waited longest, as the in-process worker wakes
@@ -15,6 +17,24 @@ export class ClaimWakeups {
   private waiters: Array<() => void> = [];
   private claiming = 0;
   private pending = 0;
+  /** Signals that found no claim waiting: they may be for a slot on its way back to claim. */
+  private unanswered = 0;
+  /** Tells this process's cursors from another replica's (or a previous incarnation's). */
+  private readonly incarnation = randomBytes(8).toString("hex");
+
+  /**
+   * Where the signals stand, to hand out with a claim's answer. A slot that comes back idle with
+   * the cursor it was given (`idleSince`) has missed no unanswered signal since: every signal in
+   * between woke some other waiting claim, so it may wait for the next one before it claims.
+   */
+  cursor(): string {
+    return `${this.incarnation}:${this.unanswered}`;
+  }
+
+  /** True when a claim idle since `idleSince` may wait first (nothing unanswered happened since). */
+  mayWaitFirst(idleSince: string | undefined): boolean {
+    return idleSince !== undefined && idleSince === this.cursor() && this.pending === 0;
+  }
 
   /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
   async claim<T>(attempt: () => Promise<T>): Promise<T> {
@@ -55,7 +75,10 @@ export class ClaimWakeups {
   wakeOne(): void {
     const waiter = this.waiters[0];
     if (waiter) waiter();
-    else if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
+    else {
+      this.unanswered += 1;
+      if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
+    }
   }
 
   /** Claims waiting now (for tests and diagnostics). */
