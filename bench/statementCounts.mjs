@@ -5,8 +5,9 @@
 // before and after the timed part like the store counts; remote workers reach PostgreSQL only
 // through the server, so the server's pool is all of the platform's statements.
 //
-// Run on its own (`node bench/statementCounts.mjs [--topologies pg,pg-remote] [--turns 40]`, after
-// `npm run build`) it drives a few turns on each PostgreSQL topology at concurrency 1 and prints the
+// Run on its own (`node bench/statementCounts.mjs [--topologies pg,pg-remote] [--turns 40]
+// [--concurrency 1]`, after `npm run build`) it drives a few turns on each PostgreSQL topology at
+// that concurrency and prints the
 // statements per turn by kind and the statement goal lines; counts, not timings, so machine noise
 // does not change them. PostgreSQL as in bench/turns.mjs.
 import { existsSync, readFileSync } from "node:fs";
@@ -59,7 +60,11 @@ async function main() {
   const values = benchArgs(import.meta.url, {
     topologies: { type: "string", default: "pg,pg-remote" },
     turns: { type: "string", default: "40" },
+    concurrency: { type: "string", default: "1" },
   });
+  const concurrency = Number(values.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Error("--concurrency must be a positive integer");
   const databaseUrl = benchDatabaseUrl();
   const rows = [];
   for (const name of values.topologies.split(",").map((n) => n.trim())) {
@@ -67,15 +72,15 @@ async function main() {
     if (topology?.backend !== "postgres") throw new Error(`not a PostgreSQL topology: ${name}`);
     const say = (message) => process.stderr.write(`[${name}] ${message}\n`);
     const level = await withScope(async (scope) => {
-      const running = await topology.start(scope, { concurrency: 1, databaseUrl });
-      return runLevel({ ...running, concurrency: 1, turns: Number(values.turns), progress: say });
+      const running = await topology.start(scope, { concurrency, databaseUrl });
+      return runLevel({ ...running, concurrency, turns: Number(values.turns), progress: say });
     });
     // No raw-commit yardstick here: the ratio lines it feeds are not printed.
-    const row = summarize({ topology: name, concurrency: 1, raw: [Number.NaN], level, cores: 1 });
+    const row = summarize({ topology: name, concurrency, raw: [Number.NaN], level, cores: 1 });
     rows.push(row);
     const sent = row.statements;
     console.log(
-      `${name} c=1, ${row.turns} turns: ${sent.statements.toFixed(2)} statements per turn in ` +
+      `${name} c=${concurrency}, ${row.turns} turns: ${sent.statements.toFixed(2)} statements per turn in ` +
         `${sent.roundTrips.toFixed(2)} round trips, ${sent.unnamed.toFixed(2)} unnamed, ` +
         `${sent.emptyClaims.toFixed(2)} claims that found nothing`,
     );
