@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Activation } from "../../src/coordinator/ports.js";
 import { workerTransportRoutes } from "../../src/edge/worker-transport/workerRoutes.js";
+import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
 import type { WorkerTransport } from "../../src/worker/ports.js";
 
 const TOKEN = "worker-token-claim-wakeups-01";
@@ -24,6 +25,30 @@ interface FakeCoordinator {
    * database query whose snapshot predates the run would.
    */
   holdNextClaim(): Promise<(answer?: "empty") => void>;
+}
+
+/** A complete activation of `runId` (the worker's HTTP transport checks the answer's shape). */
+function activationOf(runId: string, owner: string): Activation {
+  return {
+    runId,
+    sessionId: "sesn_fake",
+    threadId: "thrd_fake",
+    workspaceId: "wrkspc_fake",
+    owner,
+    epoch: 1,
+    leaseExpiresAt: 1,
+    crashCount: 0,
+    agent: {
+      workspaceId: "wrkspc_fake",
+      agentId: "agent_fake",
+      version: 1,
+      fingerprint: "f",
+      definition: {} as Activation["agent"]["definition"],
+      publishedAt: 1,
+    },
+    environment: { id: "env_fake", revision: 1, config: { type: "self_hosted" } },
+    history: [],
+  };
 }
 
 function fakeCoordinator(): FakeCoordinator {
@@ -48,7 +73,7 @@ function fakeCoordinator(): FakeCoordinator {
           if (answer === "empty") return null;
         }
         const runId = runs.shift();
-        return runId ? ({ runId, owner, epoch: 1 } as unknown as Activation) : null;
+        return runId ? activationOf(runId, owner) : null;
       },
       renew: async () => true,
       release: async (runId) => {
@@ -277,5 +302,34 @@ describe("the claim long-poll", () => {
     const answer = await longPoll("w/0", 2_000, "0000000000000000:0").response;
     expect(answer).toMatchObject({ activation: { runId: "run_a" } });
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("the worker's HTTP transport sends an idle slot's cursor back: its next claim waits, then takes the run", async () => {
+    const silent = { info: () => {}, warn: () => {} };
+    const transport = new HttpWorkerTransport({
+      baseUrl: url,
+      token: TOKEN,
+      log: silent,
+      claimWaitMs: 2_000,
+    });
+    try {
+      coordinator.offer("run_first");
+      expect(await transport.claim("w/0", 5_000)).toMatchObject({ runId: "run_first" });
+      const before = coordinator.claims;
+      // The slot's run settled: nothing it knows of is claimable.
+      let settled = false;
+      const next = transport.claim("w/0", 5_000, true).finally(() => {
+        settled = true;
+      });
+      await sleep(150);
+      expect(coordinator.claims).toBe(before);
+      expect(settled).toBe(false);
+      coordinator.offer("run_next");
+      coordinator.signal();
+      expect(await next).toMatchObject({ runId: "run_next" });
+      expect(coordinator.claims).toBe(before + 1);
+    } finally {
+      transport.close();
+    }
   });
 });
