@@ -34,10 +34,11 @@ import {
 const ONE_CALL_ATTEMPTS = 3;
 
 /**
- * The input ledger's append on PostgreSQL. Usually 2 named statements in 2 round trips, no
- * transaction control (`appendInOneCall`: a read, then one call of migration 015's function).
- * With a lease precondition, or when that path keeps finding rows moved, the locked path: 5 statements in 2 round trips (the general path: about
- * 11 statements, as many round trips), sent in batches (`pipelinedTransaction`):
+ * The input ledger's append on PostgreSQL. Usually 2 named statements in 2 round trips and no
+ * transaction control (`appendInOneCall`: a read, then one call of migration 015's function, which
+ * takes the locks below in the same order). With a lease precondition, or when that path keeps
+ * finding rows moved, the locked path: 5 statements in 2 round trips (the general path: about 11
+ * statements, as many round trips), sent in batches (`pipelinedTransaction`):
  *   [BEGIN; lock the thread, then the session row, and read both, in one SELECT … FOR UPDATE OF
  *   t, s; lock the active run(s) FOR UPDATE (the general path's query)] — decide — [write
  *   everything in one statement (data-modifying CTEs: the events, the thread version — still
