@@ -431,4 +431,36 @@ describe.skipIf(postgresUnavailable() !== null)("PostgreSQL's input append funct
       ).toEqual([`sevt_i_${runId}`]);
     }
   });
+
+  it("refuses a plan column it does not know instead of dropping it", async () => {
+    const clock = new ManualClock();
+    const stores = postgresCoordinatorStores(pgdb.handle, clock);
+    const session = await seedSession(stores, clock);
+    const read = (await readForInput(pgdb.handle.pool, session.id))!;
+    const writes = planInputWrites(
+      { sessionId: session.id, threadId: session.threadId, activeRun: null },
+      read.row,
+      read.version,
+      { facts: [], effects: [], echoIds: [], sessionPatch: { title: "x" } },
+      clock.now(),
+    );
+    const plan = inputPlanArgument(writes, null) as { session: Record<string, unknown> };
+    plan.session.resources_json = "[]";
+    await expect(
+      callInputAppend(pgdb.handle.pool, {
+        sessionId: session.id,
+        threadId: session.threadId,
+        seen: read.seen,
+        plan,
+        now: clock.now(),
+        channel: null,
+      }),
+    ).rejects.toThrow(/unknown session column/);
+    const row = await pgdb.handle.db
+      .selectFrom("sessions")
+      .select("title")
+      .where("id", "=", session.id)
+      .executeTakeFirstOrThrow();
+    expect(row.title).toBe(session.title);
+  });
 });

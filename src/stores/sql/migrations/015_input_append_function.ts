@@ -67,6 +67,18 @@ begin
       raise exception 'thread % moved past version % during append', p_thread, v_version;
     end if;
   end if;
+  -- A column the plan sets that this function does not know would be dropped silently: refuse.
+  if v_session <> 'null'::jsonb and exists (select 1 from jsonb_object_keys(v_session) k
+      where k not in ('status', 'pending_json', 'usage_json', 'title', 'metadata_json', 'budget_json',
+        'archived_at', 'updated_at')) then
+    raise exception 'awaken_input_append_v1: unknown session column in %', v_session;
+  end if;
+  if v_update <> 'null'::jsonb and exists (select 1 from jsonb_object_keys(v_update->'set') k
+      where k not in ('state', 'owner', 'epoch', 'lease_expires_at', 'available_at', 'crash_count',
+        'updated_at', 'trace_context')) then
+    raise exception 'awaken_input_append_v1: unknown run column in %', v_update->'set';
+  end if;
+
   if v_session <> 'null'::jsonb then
     update sessions set
         status = case when v_session ? 'status' then v_session->>'status' else status end,
@@ -80,7 +92,12 @@ begin
       where id = p_session;
   end if;
   if jsonb_array_length(p_plan->'run_inserts') > 0 then
-    insert into runs select * from jsonb_populate_recordset(null::runs, p_plan->'run_inserts');
+    -- Columns named: one a later migration adds keeps its default.
+    insert into runs (id, session_id, thread_id, state, owner, epoch, lease_expires_at, available_at,
+        crash_count, created_at, updated_at, trace_context)
+      select r.id, r.session_id, r.thread_id, r.state, r.owner, r.epoch, r.lease_expires_at,
+          r.available_at, r.crash_count, r.created_at, r.updated_at, r.trace_context
+        from jsonb_populate_recordset(null::runs, p_plan->'run_inserts') as r;
   end if;
   if v_update <> 'null'::jsonb then
     v_set := v_update->'set';
