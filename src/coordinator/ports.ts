@@ -225,6 +225,14 @@ export interface SessionStore {
    */
   updateCredentialPins?(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void>;
   get(workspaceId: string, id: string): Promise<SessionRecord | null>;
+  /**
+   * The session and its thread's version in one read, for a live stream's start (the tail starts
+   * there without a read of its own). Optional: without it the tail reads the version itself.
+   */
+  getWithThreadVersion?(
+    workspaceId: string,
+    id: string,
+  ): Promise<{ session: SessionRecord; threadVersion: number } | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
 }
 

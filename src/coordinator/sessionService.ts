@@ -138,6 +138,22 @@ export class SessionService {
     return session;
   }
 
+  /**
+   * A session about to be streamed, with its thread's version when the store reads both at once
+   * (the tail then starts there without a read of its own; see `TailOpenOptions.fromVersion`).
+   */
+  async getForStream(
+    workspaceId: string,
+    id: string,
+  ): Promise<{ session: SessionRecord; threadVersion: number | undefined }> {
+    if (!this.ports.sessions.getWithThreadVersion) {
+      return { session: await this.get(workspaceId, id), threadVersion: undefined };
+    }
+    const found = await this.ports.sessions.getWithThreadVersion(workspaceId, id);
+    if (!found) throw notFound("session", id);
+    return found;
+  }
+
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
     return this.ports.sessions.list(workspaceId, query);
   }

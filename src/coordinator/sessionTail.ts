@@ -10,6 +10,12 @@ export type TailItem = { kind: "fact"; fact: CommittedFact } | { kind: "preview"
 export interface TailOpenOptions {
   /** Replay committed facts with `seq > afterSeq` first; absent: only what commits after opening. */
   afterSeq?: number;
+  /**
+   * Without `afterSeq`: the thread's version the caller read with the session, where the tail
+   * starts instead of reading the version itself (nothing is replayed). A fact committed between
+   * that read and the open is delivered with the next commit's signal or poll.
+   */
+  fromVersion?: number;
   /** Also yield live previews (text, thinking and tool-input deltas). */
   previews?: boolean;
   /** Ends the iteration (the client went away). */

@@ -85,10 +85,12 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     }
     const poll = setInterval(() => this.pump(), deps.pollMs);
     this.cleanups.push(() => clearInterval(poll));
-    const { afterSeq } = options;
+    const { afterSeq, fromVersion } = options;
     if (afterSeq !== undefined) {
       this.cursor = afterSeq;
       this.pump();
+    } else if (fromVersion !== undefined) {
+      this.cursor = fromVersion;
     } else {
       this.enqueue(async () => {
         this.cursor = await deps.history.threadVersion(session.threadId);

@@ -72,6 +72,8 @@ type EvidenceItem = WorkerRequest<"evidence">["items"][number];
 export class HttpWorkerTransport implements WorkerTransport {
   private readonly base: string;
   private readonly claimWaitMs: number;
+  /** Per slot (owner), the wake cursor of its last answered claim (see the claim route). */
+  private readonly wakeCursors = new Map<string, string>();
   private readonly attempts: number;
   private readonly retryBaseMs: number;
   private unreachable = false;
@@ -100,8 +102,14 @@ export class HttpWorkerTransport implements WorkerTransport {
     return this.call("config", {}, true);
   }
 
-  async claim(owner: string, _leaseMs: number): Promise<Activation | null> {
-    const { activation } = await this.call("claim", { owner, waitMs: this.claimWaitMs }, false);
+  async claim(owner: string, _leaseMs: number, idle = false): Promise<Activation | null> {
+    const idleSince = idle ? this.wakeCursors.get(owner) : undefined;
+    const { activation, wakeCursor } = await this.call(
+      "claim",
+      { owner, waitMs: this.claimWaitMs, ...(idleSince !== undefined ? { idleSince } : {}) },
+      false,
+    );
+    this.wakeCursors.set(owner, wakeCursor);
     return activation;
   }
 

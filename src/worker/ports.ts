@@ -7,7 +7,11 @@ import type { Activation, LiveEvidence } from "../coordinator/ports.js";
  * adapter; a remote worker gets an HTTP client with the same shape. There is no database here.
  */
 export interface WorkerTransport {
-  claim(owner: string, leaseMs: number): Promise<Activation | null>;
+  /**
+   * `idle`: the slot's last slice settled its run, so nothing it knows of is claimable; a transport
+   * whose claim waits on the coordinator may then wait for a signal before it claims at all.
+   */
+  claim(owner: string, leaseMs: number, idle?: boolean): Promise<Activation | null>;
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
   release(runId: string, owner: string, epoch: number): Promise<void>;
   /**

@@ -25,6 +25,8 @@ export const WORKER_ROUTE_PREFIX = "/v1/awaken/worker";
 export const WORKER_TOKEN_ENV = "AWAKEN_WORKER_TOKEN";
 /** Upper bound of a claim's long-poll, so a stopping worker is never held for long. */
 export const MAX_CLAIM_WAIT_MS = 2_000;
+/** Bound of a claim's wake cursor (an opaque token of the coordinator process and a count). */
+const MAX_WAKE_CURSOR = 64;
 /** Shorter tokens are refused at start-up on both sides: the token is all that guards the fence. */
 export const MIN_WORKER_TOKEN_LENGTH = 16;
 
@@ -131,8 +133,17 @@ export const WORKER_ROUTES = {
   config: { path: "/config", request: empty, response: z.object({ leaseMs: count, pollMs: count }) },
   claim: {
     path: "/claim",
-    request: z.object({ owner: id, waitMs: count.max(MAX_CLAIM_WAIT_MS) }),
-    response: z.object({ activation: activationSchema.nullable() }),
+    // `idleSince`: the `wakeCursor` of the claim that gave this slot the run it has since settled
+    // (see ClaimWakeups): unless a signal went unanswered since, the claim waits before it looks.
+    request: z.object({
+      owner: id,
+      waitMs: count.max(MAX_CLAIM_WAIT_MS),
+      idleSince: z.string().max(MAX_WAKE_CURSOR).optional(),
+    }),
+    response: z.object({
+      activation: activationSchema.nullable(),
+      wakeCursor: z.string().max(MAX_WAKE_CURSOR),
+    }),
   },
   renew: { path: "/renew", request: claimRef, response: z.object({ held: z.boolean() }) },
   release: { path: "/release", request: claimRef, response: empty },

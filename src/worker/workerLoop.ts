@@ -75,13 +75,18 @@ export class Worker {
 
   private async slotLoop(slot: number): Promise<void> {
     const owner = `${this.identity}/${slot}`;
+    let idle = false;
     while (!this.stopping) {
       let activation: Activation | null = null;
+      let claimed = false;
       try {
-        activation = await this.transport.claim(owner, this.options.leaseMs);
+        activation = await this.transport.claim(owner, this.options.leaseMs, idle);
+        claimed = true;
       } catch (error) {
         this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
       }
+      // An answered claim that found nothing leaves the slot idle as a settled slice does.
+      idle = claimed;
       if (!activation) {
         await this.waitForWork();
         continue;
@@ -90,7 +95,8 @@ export class Worker {
       // signals (or is found by the poll), so the slot waits instead of claiming into an empty
       // queue. Signals that came while it ran were kept (`pendingWakes`) and wake it at once.
       const outcome = await this.execute(activation);
-      if (outcome === "settled" && this.transport.signalsEveryRun) await this.waitForWork();
+      idle = outcome === "settled";
+      if (idle && this.transport.signalsEveryRun) await this.waitForWork();
     }
   }
 

@@ -119,3 +119,58 @@ describe.each(BACKEND_NAMES)("a tail fed by this process's commits: %s", (backen
     controller.abort();
   });
 });
+
+describe.each(BACKEND_NAMES)("a tail that starts at the version read with the session: %s", (backend) => {
+  beforeEach((ctx) => {
+    const reason = backendUnavailable(backend);
+    if (reason) ctx.skip(reason);
+    reads = 0;
+  });
+
+  it("reads neither the version nor the rows, and still yields every fact after that version", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const f = fx;
+    let versionReads = 0;
+    const history = counted(f.stores.history);
+    const signals = new InProcessWakeSignals();
+    const committed = new InProcessCommittedFactsFeed();
+    const ports: CoordinatorPorts = {
+      ...f.stores,
+      signals,
+      evidence: new InProcessLiveEvidenceBus(),
+      committed,
+    };
+    const tail = new StoreSessionTail({
+      history: {
+        ...history,
+        threadVersion: (threadId) => {
+          versionReads += 1;
+          return history.threadVersion(threadId);
+        },
+      },
+      signals,
+      evidence: ports.evidence,
+      committed,
+      pollMs: 60_000,
+    });
+    const found = await f.stores.sessions.getWithThreadVersion?.("wrkspc_test", f.session.id);
+    expect(found?.session.id).toBe(f.session.id);
+    expect(found?.threadVersion).toBe(1);
+    // A commit after the read and before the open: not handed to the tail, found at the next signal.
+    const gateway = localWorkerGateway(ports);
+    const claim = (await gateway.claim("w1", 60_000))!;
+    const ownClaim = { owner: "w1", epoch: claim.epoch };
+    await f.stores.dispatch.commit(op(f, ownClaim, 1, 1));
+    const controller = new AbortController();
+    const iterator = tail
+      .open(f.session, { fromVersion: found!.threadVersion, signal: controller.signal })
+      [Symbol.asyncIterator]();
+    await gateway.commit(op(f, ownClaim, 2, 2, "done"));
+    const yielded = await take(iterator, 3);
+    expect(yielded).toEqual(await f.stores.history.readThread(f.session.threadId, 1));
+    expect(versionReads).toBe(0);
+    // One read for the commit it was not handed (the gap), none for the ones it was.
+    expect(reads).toBe(1);
+    controller.abort();
+  });
+});

@@ -104,7 +104,7 @@ describe("metric families after a scripted run (SQLite)", () => {
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({ owner, waitMs: 0 }),
     });
-    expect(await poll.json()).toEqual({ activation: null });
+    expect(await poll.json()).toMatchObject({ activation: null });
 
     const { text, samples } = await scrape();
     const moved = (name: string, labels: Record<string, string> = {}) =>

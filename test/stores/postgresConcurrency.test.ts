@@ -203,6 +203,42 @@ describe("PostgreSQL: the commit fence across replicas", () => {
   });
 });
 
+describe("PostgreSQL: input appends across replicas", () => {
+  it("inputs racing on one session from two replicas all land once, at consecutive versions, one run started", async () => {
+    for (let round = 0; round < ROUNDS / 4; round++) {
+      const fx = await seedQueuedRun(a, clock);
+      // Out of the way: the session has no active run, so the first input to land starts one and the
+      // others (deciding on what they read) must see it or find their read moved.
+      await pg!.handle.db.updateTable("runs").set({ state: "done" }).where("id", "=", fx.runId).execute();
+      const inputs = Array.from({ length: 6 }, (_, i) => userMessage(`round ${round} input ${i}`));
+      const outcomes = await Promise.all(
+        inputs.map((input, i) =>
+          (i % 2 ? b : a).ledger.append(
+            fx.session.id,
+            (ctx) => ({
+              facts: [input],
+              effects: ctx.activeRun ? [] : [{ kind: "start" as const, runId: newId("run", clock.now()) }],
+              echoIds: [input.id],
+            }),
+            clock.now(),
+          ),
+        ),
+      );
+      expect(outcomes.map((o) => o.committed.map((f) => f.id))).toEqual(inputs.map((input) => [input.id]));
+      const history = await a.history.readThread(fx.session.threadId, 0);
+      expect(history.map((f) => f.seq)).toEqual(history.map((_, i) => i + 1));
+      expect(history.filter((f) => f.type === "user.message")).toHaveLength(inputs.length + 1);
+      const active = await pg!.handle.db
+        .selectFrom("runs")
+        .select("id")
+        .where("session_id", "=", fx.session.id)
+        .where("state", "=", "queued")
+        .execute();
+      expect(active).toHaveLength(1);
+    }
+  });
+});
+
 describe("PostgreSQL: migrations", () => {
   it("replicas opening a fresh schema at once migrate it exactly once", async () => {
     const schema = freshSchemaName();

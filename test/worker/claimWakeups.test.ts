@@ -7,6 +7,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Activation } from "../../src/coordinator/ports.js";
 import { workerTransportRoutes } from "../../src/edge/worker-transport/workerRoutes.js";
+import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
 import type { WorkerTransport } from "../../src/worker/ports.js";
 
 const TOKEN = "worker-token-claim-wakeups-01";
@@ -24,6 +25,30 @@ interface FakeCoordinator {
    * database query whose snapshot predates the run would.
    */
   holdNextClaim(): Promise<(answer?: "empty") => void>;
+}
+
+/** A complete activation of `runId` (the worker's HTTP transport checks the answer's shape). */
+function activationOf(runId: string, owner: string): Activation {
+  return {
+    runId,
+    sessionId: "sesn_fake",
+    threadId: "thrd_fake",
+    workspaceId: "wrkspc_fake",
+    owner,
+    epoch: 1,
+    leaseExpiresAt: 1,
+    crashCount: 0,
+    agent: {
+      workspaceId: "wrkspc_fake",
+      agentId: "agent_fake",
+      version: 1,
+      fingerprint: "f",
+      definition: {} as Activation["agent"]["definition"],
+      publishedAt: 1,
+    },
+    environment: { id: "env_fake", revision: 1, config: { type: "self_hosted" } },
+    history: [],
+  };
 }
 
 function fakeCoordinator(): FakeCoordinator {
@@ -48,7 +73,7 @@ function fakeCoordinator(): FakeCoordinator {
           if (answer === "empty") return null;
         }
         const runId = runs.shift();
-        return runId ? ({ runId, owner, epoch: 1 } as unknown as Activation) : null;
+        return runId ? activationOf(runId, owner) : null;
       },
       renew: async () => true,
       release: async (runId) => {
@@ -101,14 +126,19 @@ afterEach(async () => {
   await app.close();
 });
 
+interface ClaimAnswer {
+  activation: { runId: string } | null;
+  wakeCursor: string;
+}
+
 interface PendingClaim {
   owner: string;
   settled: boolean;
-  response: Promise<{ activation: { runId: string } | null } | "aborted">;
+  response: Promise<ClaimAnswer | "aborted">;
   hangUp(): void;
 }
 
-function longPoll(owner: string, waitMs = 2_000): PendingClaim {
+function longPoll(owner: string, waitMs = 2_000, idleSince?: string): PendingClaim {
   const controller = new AbortController();
   const claim: PendingClaim = {
     owner,
@@ -117,10 +147,10 @@ function longPoll(owner: string, waitMs = 2_000): PendingClaim {
     response: fetch(`${url}/v1/awaken/worker/claim`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ owner, waitMs }),
+      body: JSON.stringify({ owner, waitMs, ...(idleSince !== undefined ? { idleSince } : {}) }),
       signal: controller.signal,
     })
-      .then((r) => r.json() as Promise<{ activation: { runId: string } | null }>)
+      .then((r) => r.json() as Promise<ClaimAnswer>)
       .catch(() => "aborted" as const)
       .finally(() => {
         claim.settled = true;
@@ -151,7 +181,9 @@ describe("the claim long-poll", () => {
 
     // The longest-waiting claim took the run; the others still wait (no empty answers, no re-claims).
     expect(claims.map((c) => c.settled)).toEqual([true, false, false, false]);
-    expect(await claims[0]!.response).toEqual({ activation: { runId: "run_a", owner: "w/0", epoch: 1 } });
+    expect(await claims[0]!.response).toMatchObject({
+      activation: { runId: "run_a", owner: "w/0", epoch: 1 },
+    });
     expect(coordinator.claims).toBe(5);
 
     // The next signal wakes the next claim in line.
@@ -220,5 +252,84 @@ describe("the claim long-poll", () => {
     expect(await next.response).toMatchObject({ activation: { runId: "run_a", owner: "w/next" } });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(coordinator.released).toEqual(["run_a"]);
+  });
+
+  /** The cursor a claim answered with (it took `runId`). */
+  async function cursorAfterClaiming(owner: string, runId: string): Promise<string> {
+    coordinator.offer(runId);
+    const answer = await longPoll(owner).response;
+    if (answer === "aborted" || answer.activation?.runId !== runId) throw new Error("the claim failed");
+    return answer.wakeCursor;
+  }
+
+  it("a slot back idle with its cursor waits for a signal before it claims: no claim finds nothing", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    const before = coordinator.claims;
+    const idle = longPoll("w/0", 2_000, cursor);
+    await sleep(150);
+    expect(coordinator.claims).toBe(before);
+    expect(idle.settled).toBe(false);
+
+    coordinator.offer("run_next");
+    coordinator.signal();
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_next" } });
+    expect(coordinator.claims).toBe(before + 1);
+  });
+
+  it("an idle slot's wait still ends in a claim: polling finds a run that came without a signal", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    const before = coordinator.claims;
+    coordinator.offer("run_quiet");
+    const idle = longPoll("w/0", 200, cursor);
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_quiet" } });
+    expect(coordinator.claims).toBe(before + 1);
+  });
+
+  it("a signal that found no claim waiting makes an idle slot claim at once", async () => {
+    const cursor = await cursorAfterClaiming("w/0", "run_first");
+    // While the slot ran its slice, a run became claimable and nobody was waiting for it.
+    coordinator.offer("run_unanswered");
+    coordinator.signal();
+    const started = Date.now();
+    const idle = longPoll("w/0", 2_000, cursor);
+    expect(await idle.response).toMatchObject({ activation: { runId: "run_unanswered" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("a cursor of another coordinator process (or a made-up one) claims at once", async () => {
+    coordinator.offer("run_a");
+    const started = Date.now();
+    const answer = await longPoll("w/0", 2_000, "0000000000000000:0").response;
+    expect(answer).toMatchObject({ activation: { runId: "run_a" } });
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("the worker's HTTP transport sends an idle slot's cursor back: its next claim waits, then takes the run", async () => {
+    const silent = { info: () => {}, warn: () => {} };
+    const transport = new HttpWorkerTransport({
+      baseUrl: url,
+      token: TOKEN,
+      log: silent,
+      claimWaitMs: 2_000,
+    });
+    try {
+      coordinator.offer("run_first");
+      expect(await transport.claim("w/0", 5_000)).toMatchObject({ runId: "run_first" });
+      const before = coordinator.claims;
+      // The slot's run settled: nothing it knows of is claimable.
+      let settled = false;
+      const next = transport.claim("w/0", 5_000, true).finally(() => {
+        settled = true;
+      });
+      await sleep(150);
+      expect(coordinator.claims).toBe(before);
+      expect(settled).toBe(false);
+      coordinator.offer("run_next");
+      coordinator.signal();
+      expect(await next).toMatchObject({ runId: "run_next" });
+      expect(coordinator.claims).toBe(before + 1);
+    } finally {
+      transport.close();
+    }
   });
 });

@@ -26,6 +26,8 @@ export function streamSession(
   deps: SessionStreamDeps,
   session: SessionRecord,
   deltaTypes: ReadonlySet<string>,
+  /** The thread's version read with the session: the stream starts there (no read of its own). */
+  fromVersion?: number,
 ): void {
   reply.hijack();
   const raw = reply.raw;
@@ -49,7 +51,11 @@ export function streamSession(
     if (!backedUp) write("ping", { type: "ping" });
   }, deps.pingMs);
   const formatter = new ManagedFrames(deltaTypes);
-  const tail = deps.tail.open(session, { previews: deltaTypes.size > 0, signal: gone.signal });
+  const tail = deps.tail.open(session, {
+    previews: deltaTypes.size > 0,
+    signal: gone.signal,
+    ...(fromVersion !== undefined ? { fromVersion } : {}),
+  });
 
   void (async () => {
     try {

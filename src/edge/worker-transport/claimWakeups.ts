@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+
 /**
  * Wake-ups of the long-poll claims waiting in this process: one dispatch signal (one run became
  * claimable) wakes ONE waiting claim, the one that waited longest, as the in-process worker wakes
@@ -11,13 +13,40 @@
  * hung up leaves the line at once; and a claim that gets a signal (or a run) it cannot deliver
  * hands it on with `wakeOne()`.
  */
+/** A bound, not a working size: a burst of signals with nobody claiming owes at most this many looks. */
+const MAX_OWED = 1_000;
+
 export class ClaimWakeups {
   private waiters: Array<() => void> = [];
   private claiming = 0;
   private pending = 0;
+  /** Signals that found no claim waiting: they may be for a slot on its way back to claim. */
+  private unanswered = 0;
+  /** Of those, the ones no claim has started after yet: each is owed one look. */
+  private owed = 0;
+  /** Tells this process's cursors from another replica's (or a previous incarnation's). */
+  private readonly incarnation = randomBytes(8).toString("hex");
+
+  /**
+   * Where the signals stand, to hand out with a claim's answer; a slot sends it back when it comes
+   * back idle (`idleSince`), which tells this process's slots from another replica's.
+   */
+  cursor(): string {
+    return `${this.incarnation}:${this.unanswered}`;
+  }
+
+  /**
+   * True when a claim of a slot idle since `idleSince` may wait for a signal before it looks: the
+   * slot is this process's, and every signal that found no claim waiting has had a claim start
+   * after it (so none is left for this one). A slot of another process claims at once.
+   */
+  mayWaitFirst(idleSince: string | undefined): boolean {
+    return idleSince?.startsWith(`${this.incarnation}:`) === true && this.owed === 0 && this.pending === 0;
+  }
 
   /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
   async claim<T>(attempt: () => Promise<T>): Promise<T> {
+    if (this.owed > 0) this.owed -= 1;
     this.claiming += 1;
     try {
       return await attempt();
@@ -55,7 +84,11 @@ export class ClaimWakeups {
   wakeOne(): void {
     const waiter = this.waiters[0];
     if (waiter) waiter();
-    else if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
+    else {
+      this.unanswered += 1;
+      this.owed = Math.min(this.owed + 1, MAX_OWED);
+      if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
+    }
   }
 
   /** Claims waiting now (for tests and diagnostics). */

@@ -59,8 +59,15 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   route(app, "config", async () => ({ leaseMs: deps.leaseMs, pollMs: deps.pollMs }));
   route(app, "claim", async (body, request, reply) => {
     const client = watchClient(request, reply);
-    const claim = () => wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs));
-    let activation = await claim();
+    let wakeCursor = wakeups.cursor();
+    const claim = () => {
+      wakeCursor = wakeups.cursor();
+      return wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs));
+    };
+    // A slot back from a settled run (or an empty claim) that missed no unanswered signal waits for
+    // one before it claims: a claim now would find nothing (it still claims when the wait ends).
+    const waitFirst = body.waitMs > 0 && wakeups.mayWaitFirst(body.idleSince);
+    let activation = waitFirst ? null : await claim();
     if (!activation && body.waitMs > 0 && !client.gone()) {
       const woken = await wakeups.wait(body.waitMs, client.signal);
       // Woken or not (polling), look again, unless nobody is left to receive the answer: then the
@@ -75,7 +82,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
       activation = null;
       wakeups.wakeOne();
     }
-    return { activation };
+    return { activation, wakeCursor };
   });
   route(app, "renew", async (b) => ({
     held: await gateway.renew(b.runId, b.owner, b.epoch, deps.leaseMs),

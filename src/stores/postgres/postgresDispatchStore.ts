@@ -645,7 +645,7 @@ export function isRetryableConflict(error: unknown): boolean {
  * (22P02, e.g. "Unicode low surrogate must follow a high surrogate") or untranslatable_character
  * (22P05, "\u0000 cannot be converted to text").
  */
-function isUnreadableJson(error: unknown): boolean {
+export function isUnreadableJson(error: unknown): boolean {
   const code = sqlState(error);
   return code === "22P02" || code === "22P05";
 }

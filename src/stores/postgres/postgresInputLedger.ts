@@ -16,12 +16,29 @@ import {
   workLeaseQuery,
 } from "../sql/sqlInputLedger.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
+import {
+  callInputAppend,
+  type InputCallOutcome,
+  inputPlanArgument,
+  readForInput,
+} from "./inputAppendCall.js";
 import { pipelinedTransaction, rowsOf } from "./pipelinedTransaction.js";
-import { insertEvents, sendWritesAndCommit } from "./postgresDispatchStore.js";
+import {
+  insertEvents,
+  isRetryableConflict,
+  isUnreadableJson,
+  sendWritesAndCommit,
+} from "./postgresDispatchStore.js";
+
+/** Reads and calls before an append that keeps meeting moved rows takes the locked path. */
+const ONE_CALL_ATTEMPTS = 3;
 
 /**
- * The input ledger's append on PostgreSQL: 5 statements in 2 round trips (the general path: about
- * 11 statements, as many round trips), sent in batches (`pipelinedTransaction`):
+ * The input ledger's append on PostgreSQL. Usually 2 named statements in 2 round trips and no
+ * transaction control (`appendInOneCall`: a read, then one call of migration 015's function, which
+ * takes the locks below in the same order). With a lease precondition, or when that path keeps
+ * finding rows moved, the locked path: 5 statements in 2 round trips (the general path: about 11
+ * statements, as many round trips), sent in batches (`pipelinedTransaction`):
  *   [BEGIN; lock the thread, then the session row, and read both, in one SELECT … FOR UPDATE OF
  *   t, s; lock the active run(s) FOR UPDATE (the general path's query)] — decide — [write
  *   everything in one statement (data-modifying CTEs: the events, the thread version — still
@@ -60,6 +77,85 @@ export class PostgresInputLedger extends SqlInputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+  ): Promise<InputOutcome> {
+    // A lease precondition must be checked under the append's locks: the locked path does that.
+    if (!precondition) {
+      for (let attempt = 0; attempt < ONE_CALL_ATTEMPTS; attempt++) {
+        const outcome = await this.appendInOneCall(sessionId, decide, now);
+        if (outcome) return outcome;
+      }
+    }
+    return this.appendLocked(sessionId, decide, now, precondition);
+  }
+
+  /**
+   * The usual path, 2 named statements and no transaction of its own: read, decide, plan, then one
+   * call of `awaken_input_append_v1` (migration 015) that locks the rows in the locked path's
+   * order, checks that nothing the decision read has moved and executes the plan. Null when
+   * something moved (a commit, a claim or another input came in between): decide again.
+   */
+  private async appendInOneCall(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+  ): Promise<InputOutcome | null> {
+    const read = await readForInput(this.pool, sessionId);
+    if (!read) throw notFound("session", sessionId);
+    const { ctx } = read;
+    const plan = decide(ctx);
+    const threadId = ctx.session.threadId;
+    const writes = planInputWrites(
+      { sessionId, threadId, activeRun: ctx.activeRun },
+      read.row,
+      read.version,
+      plan,
+      now,
+    );
+    const outcome: InputOutcome = {
+      committed: writes.facts.committed,
+      plan,
+      activeRunId: ctx.activeRun?.id ?? null,
+    };
+    const writesSomething =
+      writes.facts.version !== null ||
+      writes.session !== null ||
+      writes.runs.inserts.length > 0 ||
+      writes.runs.update !== null ||
+      writes.receipt !== null;
+    // Nothing to write: the read's snapshot is where the append took effect.
+    if (!writesSomething) return outcome;
+    const notice = carriedNotices(this.notices, inputOutcomeSignals(outcome));
+    let answer: InputCallOutcome;
+    try {
+      answer = await callInputAppend(this.pool, {
+        sessionId,
+        threadId,
+        seen: read.seen,
+        plan: inputPlanArgument(writes, notice),
+        now,
+        channel: this.notices?.channel ?? null,
+      });
+    } catch (error) {
+      // Rolled back as a whole: a deadlock, or a string the server's JSON reader refuses (a lone
+      // surrogate, a NUL); the locked path sends values as text and decides again.
+      if (isRetryableConflict(error) || isUnreadableJson(error)) return null;
+      throw error;
+    }
+    if (answer === "missing") throw notFound("session", sessionId);
+    if (answer === "moved") return null;
+    if (notice) this.notices?.carried(notice.payloads);
+    return outcome;
+  }
+
+  /**
+   * The locked path: the precondition's, and the fallback when the one-call path kept finding
+   * something moved.
+   */
+  private async appendLocked(
+    sessionId: string,
+    decide: (ctx: InputContext) => InputPlan,
+    now: number,
+    precondition: AppendPrecondition | undefined,
   ): Promise<InputOutcome> {
     return pipelinedTransaction(this.pool, async (tx) => {
       const lock = this.db

@@ -188,7 +188,7 @@ export async function openRequest(tx: Tx, threadId: string): Promise<InputContex
   return openRequestFrom(await openRequestQuery(tx, threadId).executeTakeFirst());
 }
 
-const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
+export const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
 
 /** The request a span start left open (the thread's last span fact), named as it recorded it. */
 export function openRequestOf(last: TypedFact): InputContext["openModelRequest"] {

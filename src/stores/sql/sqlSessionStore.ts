@@ -41,6 +41,22 @@ export class SqlSessionStore implements SessionStore {
     return row ? rowToSession(row) : null;
   }
 
+  async getWithThreadVersion(
+    workspaceId: string,
+    id: string,
+  ): Promise<{ session: SessionRecord; threadVersion: number } | null> {
+    const row = await this.db
+      .selectFrom("sessions as s")
+      .innerJoin("threads as t", "t.id", "s.thread_id")
+      .selectAll("s")
+      .select("t.version as thread_version")
+      .where("s.id", "=", id)
+      .where("s.workspace_id", "=", workspaceId)
+      .where("s.deleted_at", "is", null)
+      .executeTakeFirst();
+    return row ? { session: rowToSession(row), threadVersion: Number(row.thread_version) } : null;
+  }
+
   /**
    * Bidirectional keyset pagination over time-sortable ids. A cursor remembers the boundary id and
    * which way it points, so `prev_page` walks back from the first row of the page it came from.

@@ -24,16 +24,22 @@ export class InProcessEventStream<T> implements SessionEventStream<T> {
     history: HistoryReader,
     session: SessionRecord,
     deltaTypes: ReadonlySet<string>,
+    /** The thread's version read with the session, if it was. */
+    readVersion?: number,
   ): Promise<InProcessEventStream<T>> {
     // The start position is read before the caller gets the stream: a send made right after
     // `stream()` resolves is always seen (the tail's own start read would race it).
-    const afterSeq = await history.threadVersion(session.threadId);
+    // Read with the session, it needs no read of the tail's either (nothing to replay).
+    const start =
+      readVersion !== undefined
+        ? { fromVersion: readVersion }
+        : { afterSeq: await history.threadVersion(session.threadId) };
     const holder: { stream?: InProcessEventStream<T> } = {};
     const frames = new ManagedFrames(deltaTypes);
     const stream = new InProcessEventStream<T>(
       (async function* () {
         const signal = (holder.stream as InProcessEventStream<T>).controller.signal;
-        const items = tail.open(session, { afterSeq, previews: deltaTypes.size > 0, signal });
+        const items = tail.open(session, { ...start, previews: deltaTypes.size > 0, signal });
         try {
           for await (const item of items) {
             const frame = frames.frame(item);

@@ -141,12 +141,18 @@ export function inProcessBeta(deps: ManagedAgentsDeps, workspaceId: string, log:
         list: (id, params) => list<SessionEvent>(params, (query) => eventOps.listEvents(deps, ws, id, query)),
         stream: async (id, params) => {
           try {
-            const { session, deltaTypes } = await eventOps.streamSubject(deps, ws, id, wireQuery(params));
+            const { session, threadVersion, deltaTypes } = await eventOps.streamSubject(
+              deps,
+              ws,
+              id,
+              wireQuery(params),
+            );
             return await InProcessEventStream.open<StreamEvent>(
               deps.tail,
               deps.stream.history,
               session,
               deltaTypes,
+              threadVersion,
             );
           } catch (error) {
             throw toSdkError(error, log);

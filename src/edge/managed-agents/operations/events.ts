@@ -55,8 +55,9 @@ export async function streamSubject(
   workspaceId: string,
   sessionId: string,
   rawQuery: RawQuery,
-): Promise<{ session: SessionRecord; deltaTypes: ReadonlySet<string> }> {
+): Promise<{ session: SessionRecord; threadVersion: number | undefined; deltaTypes: ReadonlySet<string> }> {
   const q = parseQuery(streamEventsQuerySchema, rawQuery);
-  const session = await deps.sessions.get(workspaceId, sessionId);
-  return { session, deltaTypes: new Set(q.event_deltas ?? []) };
+  // One read: the session authorizes the stream, its thread's version is where the stream starts.
+  const { session, threadVersion } = await deps.sessions.getForStream(workspaceId, sessionId);
+  return { session, threadVersion, deltaTypes: new Set(q.event_deltas ?? []) };
 }

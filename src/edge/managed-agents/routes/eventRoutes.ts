@@ -24,13 +24,20 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
     "/v1/sessions/:id/events/stream",
     { config: { access: SESSION_SCOPED } },
     async (request, reply) => {
-      const { session, deltaTypes } = await streamSubject(
+      const { session, threadVersion, deltaTypes } = await streamSubject(
         deps,
         principalOf(request).workspaceId,
         request.params.id,
         request.query,
       );
-      streamSession(request, reply, { tail: deps.tail, pingMs: deps.stream.pingMs }, session, deltaTypes);
+      streamSession(
+        request,
+        reply,
+        { tail: deps.tail, pingMs: deps.stream.pingMs },
+        session,
+        deltaTypes,
+        threadVersion,
+      );
     },
   );
 }
