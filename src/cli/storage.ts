@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
 import type { ControlStores } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
+import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
@@ -11,6 +12,7 @@ import { postgresControlStores, postgresCoordinatorStores } from "../stores/post
 import { StatementCounter } from "../stores/postgres/statementCounter.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
+import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
@@ -41,6 +43,8 @@ export interface Storage {
   runSessions: SqlRunSessions;
   /** What every process on this database agrees on (the master key's id, the bootstrap key). */
   facts: SqlInstallationFacts;
+  /** A2A push-notification configs and their durable outbox. */
+  push: PushOutboxStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
   /**
@@ -119,6 +123,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       coordinator: postgresCoordinatorStores(handle, clock, signals),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
+      push: new SqlPushOutboxStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
       poolUse: () => ({
         max: poolSize,
@@ -149,6 +154,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     runSessions: new SqlRunSessions(handle.db),
     facts: new SqlInstallationFacts(handle.db),
+    push: new SqlPushOutboxStore(handle.db, "sqlite"),
     runQueue: new SqlRunQueueStats(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
