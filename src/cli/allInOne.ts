@@ -393,6 +393,7 @@ export async function startAllInOne(
     const port = typeof address === "object" && address ? address.port : options.port;
     url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
   }
+  await storage.lapsePushLeases?.();
   pusher.start();
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);

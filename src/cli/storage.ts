@@ -59,6 +59,8 @@ export interface Storage {
    * incarnation of this process held, so its runs resume at once instead of after the lease.
    */
   lapseClaimsOf?: (ownerPrefix: string) => Promise<number>;
+  /** SQLite only, likewise: the push-outbox rows the previous incarnation held go out now. */
+  lapsePushLeases?: () => Promise<number>;
   /** The migrations the database records as applied: one indexed read, the readiness probe's query. */
   appliedMigrations(): Promise<string[]>;
   close(): Promise<void>;
@@ -148,16 +150,18 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
   });
   logger.info({ component: "sqlite" }, `storage: SQLite ${file}`);
   const dispatch = new SqliteDispatchStore(handle.writer, clock);
+  const push = new SqlPushOutboxStore(handle.db, "sqlite");
   return {
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     runSessions: new SqlRunSessions(handle.db),
     facts: new SqlInstallationFacts(handle.db),
-    push: new SqlPushOutboxStore(handle.db, "sqlite"),
+    push,
     runQueue: new SqlRunQueueStats(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    lapsePushLeases: () => push.lapseAllLeases(),
     appliedMigrations: () => appliedMigrations(handle.db),
     close: async () => {
       await handle.close();

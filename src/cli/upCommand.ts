@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
   ALLOW_WEAKER_TIERS_FLAG,
@@ -91,6 +92,14 @@ export function upCommand(): Command {
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   command.addOption(allowPushHostOption());
+  command.addOption(
+    new Option(
+      "--push-retry-base-ms <ms>",
+      "first backoff after a failed push-notification delivery (doubles each attempt)",
+    )
+      .default(DEFAULT_PUSH_PACING.retryBaseMs)
+      .argParser(integer("--push-retry-base-ms", 10)),
+  );
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server", opts.drainMs);
@@ -115,6 +124,7 @@ export function upCommand(): Command {
         env: process.env,
         allowPrivateHosts: opts.allowPrivateMcpHost,
         allowPushHosts: opts.allowPushHost,
+        push: { retryBaseMs: opts.pushRetryBaseMs },
       },
       logger,
     );

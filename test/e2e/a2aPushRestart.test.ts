@@ -5,9 +5,11 @@
  * a stable `X-Awaken-Delivery-Id` a receiver dedupes by (here no attempt was cut short, so each
  * arrives once).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { a2aClientAt, stateName, userRequest } from "../support/a2aClient.js";
 import { MODEL } from "../support/sdkHelpers.js";
@@ -38,6 +40,8 @@ async function start(): Promise<ServerProcess> {
     apiKey: TEST_API_KEY,
     // The operator allows the loopback receiver; nothing else about push is configured.
     env: { AWAKEN_ALLOW_PUSH_HOSTS: "127.0.0.1" },
+    // Backoff from 200 ms, so the attempts before the crash leave the next one due soon after it.
+    args: ["--push-retry-base-ms", "200"],
   });
   running.push(p);
   return p;
@@ -99,5 +103,18 @@ describe("A2A push across a crash", () => {
     expect(new Set(ids).size).toBe(ids.length);
     // The first row's id is the one the crashed process tried: stable across the restart.
     expect(receiver.received[0]?.headers["x-awaken-delivery-id"]).toBe(ids[0]);
+  });
+
+  it("awaken up refuses a push allow-list entry that is no host, address or CIDR range, naming it", () => {
+    const main = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+    const missing = join(dataDir, "never-created");
+    const result = spawnSync(
+      process.execPath,
+      [main, "up", "--port", "0", "--data-dir", missing, "--allow-push-host", "127.0.0.1,https://x"],
+      { env: { PATH: process.env.PATH }, encoding: "utf8", timeout: 15_000 },
+    );
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('--allow-push-host: allow-list entry "https://x"');
+    expect(existsSync(missing)).toBe(false);
   });
 });

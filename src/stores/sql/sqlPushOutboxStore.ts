@@ -188,6 +188,20 @@ export class SqlPushOutboxStore implements PushOutboxStore {
     });
   }
 
+  /**
+   * Ends every lease: only for a database one process owns (SQLite under its file lock), whose
+   * previous incarnation is gone, so the rows it held go out now instead of after their lease.
+   */
+  async lapseAllLeases(): Promise<number> {
+    const result = await this.db
+      .updateTable("push_outbox")
+      .set({ lease_owner: null, lease_until: null })
+      .where("state", "=", "pending")
+      .where("lease_owner", "is not", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async settle(d: PushDelivery, owner: string, outcome: PushSettlement, now: number): Promise<boolean> {
     const set =
       outcome.kind === "delivered"
