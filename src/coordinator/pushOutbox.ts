@@ -67,8 +67,8 @@ export interface PushOutboxStore {
   subscriptions(workspaceId: string, taskId: string): Promise<PushSubscription[]>;
   /** Removes it and its undelivered rows; false when there was none. */
   unsubscribe(workspaceId: string, taskId: string, configId: string): Promise<boolean>;
-  /** Subscriptions still following their task, oldest first. */
-  following(limit: number): Promise<PushSubscription[]>;
+  /** Subscriptions still following their task, oldest first, a page at a time (after `after`). */
+  following(limit: number, after: PushSubscription | null): Promise<PushSubscription[]>;
   /**
    * Appends `rows` (positions after every existing one) and moves the cursor to `toSeq`, only if
    * the cursor is still `from.cursorSeq` (another process may have done it first): false then.

@@ -113,7 +113,7 @@ describe.each(Object.keys(BACKENDS))("push outbox on %s", (backend) => {
     expect(
       await store!.advance(moved, 7, true, [{ ...message("c"), position: factPosition(7, 0) }], NOW),
     ).toBe(true);
-    expect(await store!.following(10)).toEqual([]);
+    expect(await store!.following(10, null)).toEqual([]);
     const claimed = await store!.claim("p1", NOW, 1_000, 10);
     expect(claimed.map((c) => c.body)).toEqual(["w"]);
   });
@@ -158,6 +158,24 @@ describe.each(Object.keys(BACKENDS))("push outbox on %s", (backend) => {
       expect((await store!.claim("p3", NOW + 1_800, 1_000, 10)).map((c) => c.body)).toEqual(["r2"]);
     },
   );
+
+  it.skipIf(unavailable)("pages through the configs still following, oldest first", async () => {
+    const [store] = await open();
+    for (const [id, at] of [
+      ["c", 2],
+      ["a", 1],
+      ["b", 2],
+      ["d", 3],
+    ] as const) {
+      await store!.subscribe(subscription(id, { createdAt: NOW + at }), null, NOW);
+    }
+    await store!.subscribe(subscription("done", { createdAt: NOW, finished: true }), null, NOW);
+    const first = await store!.following(2, null);
+    expect(first.map((s) => s.configId)).toEqual(["a", "b"]);
+    const second = await store!.following(2, first.at(-1)!);
+    expect(second.map((s) => s.configId)).toEqual(["c", "d"]);
+    expect(await store!.following(2, second.at(-1)!)).toEqual([]);
+  });
 
   it.skipIf(unavailable)("unsubscribing drops the config and its undelivered rows", async () => {
     const [store] = await open();

@@ -96,12 +96,29 @@ export class SqlPushOutboxStore implements PushOutboxStore {
     });
   }
 
-  async following(limit: number) {
+  async following(limit: number, after: PushSubscription | null) {
     const rows = await this.db
       .selectFrom("push_configs")
       .selectAll()
       .where("finished", "=", 0)
+      .$if(after !== null, (qb) =>
+        qb.where((eb) =>
+          eb(
+            eb.refTuple("created_at", "workspace_id", "task_id", "config_id"),
+            ">",
+            eb.tuple(
+              after?.createdAt ?? 0,
+              after?.workspaceId ?? "",
+              after?.taskId ?? "",
+              after?.configId ?? "",
+            ),
+          ),
+        ),
+      )
       .orderBy("created_at", "asc")
+      .orderBy("workspace_id", "asc")
+      .orderBy("task_id", "asc")
+      .orderBy("config_id", "asc")
       .limit(limit)
       .execute();
     return rows.map(toSubscription);

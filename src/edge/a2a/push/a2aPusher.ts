@@ -80,17 +80,24 @@ export class A2aPusher {
     this.timer.unref?.();
   }
 
+  /** Every config still following its task, a page at a time, so none waits behind the others. */
   private async follow(): Promise<void> {
-    for (const subscription of await this.deps.store.following(FOLLOW_BATCH)) {
-      if (this.stopped) return;
-      try {
-        await this.followOne(subscription);
-      } catch (error) {
-        this.deps.log.warn(
-          { err: error, taskId: subscription.taskId },
-          "push config could not follow its task",
-        );
+    let after: PushSubscription | null = null;
+    for (;;) {
+      const page = await this.deps.store.following(FOLLOW_BATCH, after);
+      for (const subscription of page) {
+        if (this.stopped) return;
+        try {
+          await this.followOne(subscription);
+        } catch (error) {
+          this.deps.log.warn(
+            { err: error, taskId: subscription.taskId },
+            "push config could not follow its task",
+          );
+        }
       }
+      if (page.length < FOLLOW_BATCH) return;
+      after = page.at(-1) ?? null;
     }
   }
 
