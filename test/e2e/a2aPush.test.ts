@@ -11,7 +11,7 @@ import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { JsonRpcRequestMalformedError, JsonRpcTaskNotFoundError } from "@a2a-js/sdk/errors";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { a2aBase, a2aClient, authedFetch, stateName, userRequest } from "../support/a2aClient.js";
-import { MODEL } from "../support/sdkHelpers.js";
+import { MODEL, WEATHER_TOOL } from "../support/sdkHelpers.js";
 import { LOOPBACK, startTestServer, type TestServer } from "../support/testServer.js";
 import { type ReceivedPush, startWebhookReceiver } from "../support/webhookReceiver.js";
 
@@ -34,8 +34,12 @@ afterAll(async () => {
   await receiver.close();
 });
 
-async function agent(server: TestServer) {
-  const a = await server.client.beta.agents.create({ name: "push agent", model: MODEL });
+async function agent(server: TestServer, tools: unknown[] = []) {
+  const a = await server.client.beta.agents.create({
+    name: "push agent",
+    model: MODEL,
+    tools: tools as never,
+  });
   return a.id;
 }
 
@@ -149,6 +153,37 @@ describe("A2A push notifications", () => {
     );
     expect(v03.find((p) => p.body?.kind === "task")?.headers["x-a2a-notification-token"]).toBe("t2");
     await legacy.deleteTaskPushNotificationConfig({ tenant: "", taskId: first.id, id: "legacy" });
+  });
+
+  it("a client tool: the webhook hears input-required, then working and completed once answered", async () => {
+    const agentId = await agent(t, [WEATHER_TOOL]);
+    const client = await a2aClient(t, agentId);
+    const asked = await client.sendMessage(
+      userRequest(
+        'call get_weather {"city":"Oslo"}',
+        {},
+        {
+          acceptedOutputModes: [],
+          taskPushNotificationConfig: pushConfig("", receiver.url, "tool-token"),
+          returnImmediately: false,
+        },
+      ),
+    );
+    if (!("status" in asked)) throw new Error("expected a task");
+    expect(stateName(asked.status?.state)).toBe("INPUT_REQUIRED");
+    await receiver.waitFor((a) => statesFor(a, asked.id).includes("TASK_STATE_INPUT_REQUIRED"));
+    const answered = await client.sendMessage(
+      userRequest("Sunny, 20C", { taskId: asked.id, contextId: asked.contextId }),
+    );
+    expect("status" in answered && stateName(answered.status?.state)).toBe("COMPLETED");
+    const got = await receiver.waitFor((a) => statesFor(a, asked.id).includes("TASK_STATE_COMPLETED"));
+    expect(statesFor(got, asked.id)).toEqual([
+      "task:TASK_STATE_SUBMITTED",
+      "TASK_STATE_WORKING",
+      "TASK_STATE_INPUT_REQUIRED",
+      "TASK_STATE_WORKING",
+      "TASK_STATE_COMPLETED",
+    ]);
   });
 
   it("refuses loopback, metadata, private, file: and ftp: URLs (and http) by default, writing nothing", async () => {
