@@ -186,6 +186,44 @@ describe("A2A push notifications", () => {
     ]);
   });
 
+  it("the HTTP+JSON binding sets, reads, lists and deletes configs over the same store", async () => {
+    const agentId = await agent(t);
+    const rest = await a2aClient(t, agentId, "HTTP+JSON");
+    const task = await rest.sendMessage(userRequest("over rest"));
+    if (!("status" in task)) throw new Error("expected a task");
+    const created = await rest.createTaskPushNotificationConfig({
+      ...pushConfig(task.id, receiver.url, "rest-token"),
+      id: "rest",
+    });
+    expect(created).toMatchObject({ id: "rest", taskId: task.id, token: "" });
+    const got = await receiver.waitFor((a) => statesFor(a, task.id).length > 0);
+    expect(got.find((p) => p.body?.task?.id === task.id)?.headers["x-a2a-notification-token"]).toBe(
+      "rest-token",
+    );
+    const read = await rest.getTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: "rest" });
+    expect(read).toEqual(created);
+    // What one binding stored, the other reads.
+    const rpc = await a2aClient(t, agentId);
+    const listed = await rpc.listTaskPushNotificationConfig({
+      tenant: "",
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: "",
+    });
+    expect(listed.configs.map((c) => c.id)).toEqual(["rest"]);
+    await expect(
+      rest.createTaskPushNotificationConfig(pushConfig(task.id, "https://169.254.169.254/latest", "x")),
+    ).rejects.toThrow(/loopback, link-local, private or reserved/);
+    await rest.deleteTaskPushNotificationConfig({ tenant: "", taskId: task.id, id: "rest" });
+    const after = await rpc.listTaskPushNotificationConfig({
+      tenant: "",
+      taskId: task.id,
+      pageSize: 0,
+      pageToken: "",
+    });
+    expect(after.configs).toEqual([]);
+  });
+
   it("refuses loopback, metadata, private, file: and ftp: URLs (and http) by default, writing nothing", async () => {
     const agentId = await agent(strict);
     const client = await a2aClient(strict, agentId);
