@@ -56,6 +56,7 @@ import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
+import { sealedPushStore } from "./sealedPushStore.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { registerScrapedGauges } from "./scrapedGauges.js";
 import { openStorage } from "./storage.js";
@@ -298,6 +299,8 @@ export async function startAllInOne(
   let ready = false;
   let draining = false;
   const workers: Worker[] = [];
+  // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
+  const pushStore = sealedPushStore(storage.push, sealer);
   const services: EdgeServices = {
     iam,
     agents,
@@ -312,10 +315,10 @@ export async function startAllInOne(
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
     models: createModelCatalog(options.env, clock.now()),
-    push: { store: storage.push, targets: new WebhookTargets(pushOutbound) },
+    push: { store: pushStore, targets: new WebhookTargets(pushOutbound) },
   };
   const pusher = new A2aPusher({
-    store: storage.push,
+    store: pushStore,
     outbound: pushOutbound,
     history: (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
     clock,

@@ -6,6 +6,8 @@
  * invalid params and write nothing.
  */
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { JsonRpcRequestMalformedError, JsonRpcTaskNotFoundError } from "@a2a-js/sdk/errors";
@@ -98,6 +100,10 @@ describe("A2A push notifications", () => {
       expect(p.headers["x-awaken-delivery-id"]).toMatch(new RegExp(`^${result.id.replace(".", "\\.")}/`));
     }
     expect(new Set(mine.map((p) => p.headers["x-awaken-delivery-id"])).size).toBe(mine.length);
+    // The token is sealed at rest: not in the database files, whatever SQLite has flushed where.
+    for (const name of readdirSync(t.dataDir).filter((n) => n.startsWith("awaken.db"))) {
+      expect(readFileSync(join(t.dataDir, name)).includes(token), name).toBe(false);
+    }
 
     // The config is durable, listed and read back without its token; deleting it removes it.
     const listed = await client.listTaskPushNotificationConfig({
