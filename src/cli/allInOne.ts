@@ -56,9 +56,9 @@ import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
-import { sealedPushStore } from "./sealedPushStore.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { registerScrapedGauges } from "./scrapedGauges.js";
+import { sealedPushStore } from "./sealedPushStore.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
