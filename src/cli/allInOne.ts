@@ -24,9 +24,13 @@ import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
+import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
+import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
+import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
+import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
@@ -48,12 +52,13 @@ import { tightenDataDirModes } from "./dataDirModes.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
-import { outboundFor } from "./outbound.js";
+import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { registerScrapedGauges } from "./scrapedGauges.js";
+import { sealedPushStore } from "./sealedPushStore.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -93,6 +98,8 @@ export async function startAllInOne(
   const clock = systemClock;
   // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
+  // Push notifications to client webhooks, with the operator's push allow-list (a bad entry stops start-up too).
+  const pushOutbound = pushOutboundFor(options.allowPushHosts, options.env);
   const listen = options.listen !== false;
   // Before anything is created in the data dir: a busy port must not leave one behind.
   if (listen) await assertCanListen(options.host, options.port);
@@ -292,6 +299,8 @@ export async function startAllInOne(
   let ready = false;
   let draining = false;
   const workers: Worker[] = [];
+  // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
+  const pushStore = sealedPushStore(storage.push, sealer);
   const services: EdgeServices = {
     iam,
     agents,
@@ -306,7 +315,17 @@ export async function startAllInOne(
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
     models: createModelCatalog(options.env, clock.now()),
+    push: { store: pushStore, targets: new WebhookTargets(pushOutbound) },
   };
+  const pusher = new A2aPusher({
+    store: pushStore,
+    outbound: pushOutbound,
+    history: (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
+    clock,
+    pacing: { ...DEFAULT_PUSH_PACING, ...options.push },
+    log: logger.child({ component: "push" }),
+    counted: (outcome) => metrics.pushDelivery(outcome),
+  });
   const app = createHttpServer(services, {
     logger,
     bodyLimitBytes: 32 * 1024 * 1024,
@@ -377,6 +396,8 @@ export async function startAllInOne(
     const port = typeof address === "object" && address ? address.port : options.port;
     url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
   }
+  await storage.lapsePushLeases?.();
+  pusher.start();
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
@@ -397,9 +418,11 @@ export async function startAllInOne(
         draining = true;
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
+        await pusher.stop();
         await sandboxes.close();
         await app.close();
         await outbound.close();
+        await pushOutbound.close();
         await storage.close();
         await tracing?.flush().catch(() => {});
         masterKey.key.fill(0);

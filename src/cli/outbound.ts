@@ -32,3 +32,28 @@ export function outboundFor(flag: string | undefined, env: NodeJS.ProcessEnv): O
     throw error;
   }
 }
+
+/** The environment variable behind `--allow-push-host` (the flag wins when both are set). */
+export const ALLOW_PUSH_HOSTS_ENV = "AWAKEN_ALLOW_PUSH_HOSTS";
+
+/** `--allow-push-host`: webhook hosts push notifications may reach over http or at private addresses. */
+export function allowPushHostOption(): Option {
+  return new Option(
+    "--allow-push-host <hosts>",
+    "webhook hosts A2A push notifications may reach over plain http or at loopback, link-local or " +
+      `private addresses: hostnames, IP addresses or CIDR ranges, comma-separated (default ${ALLOW_PUSH_HOSTS_ENV}, ` +
+      "else none: https to public addresses only)",
+  );
+}
+
+/** The connector push notifications are delivered through, with the operator's push allow-list. */
+export function pushOutboundFor(flag: string | undefined, env: NodeJS.ProcessEnv): OutboundConnector {
+  const list = flag ?? env[ALLOW_PUSH_HOSTS_ENV];
+  const source = flag !== undefined ? "--allow-push-host" : ALLOW_PUSH_HOSTS_ENV;
+  try {
+    return new OutboundConnector({ policy: OutboundPolicy.allowing(list) });
+  } catch (error) {
+    if (error instanceof InvalidAllowListEntry) throw new AllowListError(`${source}: ${error.message}`);
+    throw error;
+  }
+}

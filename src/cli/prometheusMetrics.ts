@@ -165,6 +165,12 @@ export function createPrometheusMetrics(): PrometheusMetrics {
     labelNames: ["holder", "outcome"],
     registers,
   });
+  const pushDeliveries = new Counter({
+    name: "awaken_push_deliveries_total",
+    help: "Push-notification delivery attempts, by outcome (delivered; retried: failed, tried again later; abandoned: out of attempts; refused: the address policy refused the webhook).",
+    labelNames: ["outcome"],
+    registers,
+  });
   const settled = new Counter({
     name: "awaken_runs_settled_total",
     help: "Runs settled, by outcome (done, awaiting, failed).",
@@ -220,6 +226,7 @@ export function createPrometheusMetrics(): PrometheusMetrics {
     },
     credentialOpen: (holder, outcome) =>
       credentialOpens.inc({ holder: known(CREDENTIAL_HOLDERS, holder), outcome }),
+    pushDelivery: (outcome) => pushDeliveries.inc({ outcome }),
     gaugeAtScrape({ name, help, labelNames = [], read }) {
       new Gauge({
         name,

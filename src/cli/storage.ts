@@ -3,6 +3,7 @@ import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
 import type { ControlStores } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
+import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
@@ -11,6 +12,7 @@ import { postgresControlStores, postgresCoordinatorStores } from "../stores/post
 import { StatementCounter } from "../stores/postgres/statementCounter.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
+import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
@@ -41,6 +43,8 @@ export interface Storage {
   runSessions: SqlRunSessions;
   /** What every process on this database agrees on (the master key's id, the bootstrap key). */
   facts: SqlInstallationFacts;
+  /** A2A push-notification configs and their durable outbox. */
+  push: PushOutboxStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
   /**
@@ -55,6 +59,8 @@ export interface Storage {
    * incarnation of this process held, so its runs resume at once instead of after the lease.
    */
   lapseClaimsOf?: (ownerPrefix: string) => Promise<number>;
+  /** SQLite only, likewise: the push-outbox rows the previous incarnation held go out now. */
+  lapsePushLeases?: () => Promise<number>;
   /** The migrations the database records as applied: one indexed read, the readiness probe's query. */
   appliedMigrations(): Promise<string[]>;
   close(): Promise<void>;
@@ -119,6 +125,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       coordinator: postgresCoordinatorStores(handle, clock, signals),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
+      push: new SqlPushOutboxStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
       poolUse: () => ({
         max: poolSize,
@@ -143,15 +150,18 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
   });
   logger.info({ component: "sqlite" }, `storage: SQLite ${file}`);
   const dispatch = new SqliteDispatchStore(handle.writer, clock);
+  const push = new SqlPushOutboxStore(handle.db, "sqlite");
   return {
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     runSessions: new SqlRunSessions(handle.db),
     facts: new SqlInstallationFacts(handle.db),
+    push,
     runQueue: new SqlRunQueueStats(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    lapsePushLeases: () => push.lapseAllLeases(),
     appliedMigrations: () => appliedMigrations(handle.db),
     close: async () => {
       await handle.close();

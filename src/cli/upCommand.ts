@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
   ALLOW_WEAKER_TIERS_FLAG,
@@ -16,7 +17,7 @@ import {
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
-import { allowPrivateHostOption } from "./outbound.js";
+import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 
 const HELP_AFTER = `${STORAGE_HELP}
@@ -36,6 +37,8 @@ Environment:
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs the server may connect to for users
                         (--allow-private-mcp-host wins); unset, no loopback or private address
+  AWAKEN_ALLOW_PUSH_HOSTS  webhook hosts / CIDRs A2A push notifications may reach over http or at
+                        private addresses (--allow-push-host wins); unset, https to public ones only
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
@@ -88,6 +91,15 @@ export function upCommand(): Command {
   command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
+  command.addOption(allowPushHostOption());
+  command.addOption(
+    new Option(
+      "--push-retry-base-ms <ms>",
+      "first backoff after a failed push-notification delivery (doubles each attempt)",
+    )
+      .default(DEFAULT_PUSH_PACING.retryBaseMs)
+      .argParser(integer("--push-retry-base-ms", 10)),
+  );
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server", opts.drainMs);
@@ -111,6 +123,8 @@ export function upCommand(): Command {
         allowWeakerTiers,
         env: process.env,
         allowPrivateHosts: opts.allowPrivateMcpHost,
+        allowPushHosts: opts.allowPushHost,
+        push: { retryBaseMs: opts.pushRetryBaseMs },
       },
       logger,
     );

@@ -1,3 +1,4 @@
+import type { PushPacing } from "../edge/a2a/push/pushPacing.js";
 import type { RetryPolicy } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 
@@ -40,6 +41,10 @@ export interface UpOptions {
   env: NodeJS.ProcessEnv;
   /** `--allow-private-mcp-host`: private hosts MCP connections may reach (else AWAKEN_ALLOW_PRIVATE_HOSTS, else none). */
   allowPrivateHosts?: string | undefined;
+  /** `--allow-push-host`: webhook hosts push notifications may reach over http or privately (else AWAKEN_ALLOW_PUSH_HOSTS, else none). */
+  allowPushHosts?: string | undefined;
+  /** Push delivery pacing; tests shorten it. Defaults in edge/a2a/push/pushOptions.ts. */
+  push?: Partial<PushPacing> | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local
    * upstream on the loopback): the product's defaults are the host's resolver, public addresses

@@ -15,6 +15,8 @@ export type ClaimVia = "local" | "remote";
 export type SandboxRealizeOutcome = "ok" | "error";
 /** The credential open audit's outcomes. */
 export type CredentialOpenOutcome = "opened" | "refreshed" | "refused";
+/** One push-notification attempt: delivered, failed and retried later, given up, or refused by the address policy. */
+export type PushDeliveryOutcome = "delivered" | "retried" | "abandoned" | "refused";
 
 export interface ModelTokens {
   input: number;
@@ -49,6 +51,8 @@ export interface Metrics {
   /** One audited credential open; `holder` is a holder kind (`mcp_connection`), never an id. */
   credentialOpen(holder: string, outcome: CredentialOpenOutcome): void;
   runSettled(outcome: RunSettleOutcome): void;
+  /** One push-notification delivery attempt. */
+  pushDelivery(outcome: PushDeliveryOutcome): void;
   /** `route` is the matched route pattern (`/v1/sessions/:id`), never the raw URL. */
   httpRequest(route: string, method: string, status: number, seconds: number): void;
   /** An event stream opened; the returned function closes it (once). */
@@ -72,6 +76,7 @@ export const noopMetrics: Metrics = {
   sandboxRealized: () => {},
   credentialOpen: () => {},
   runSettled: () => {},
+  pushDelivery: () => {},
   httpRequest: () => {},
   streamOpened: () => () => {},
 };

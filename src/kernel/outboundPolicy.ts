@@ -98,6 +98,14 @@ export class OutboundPolicy {
     return this.hosts.size > 0 || this.ranges.length > 0;
   }
 
+  /** Whether the operator listed `host` itself: its name, or a literal address inside a listed range. */
+  lists(host: string): boolean {
+    const name = canonicalHost(host);
+    if (this.hosts.has(name)) return true;
+    const bytes = addressBytes(name);
+    return bytes !== null && this.ranges.some((range) => inCidr(bytes, range));
+  }
+
   /** Whether a connection for `host` (as named in the URL) may go to `address` (one it resolved to). */
   allows(host: string, address: string): boolean {
     if (isPublicAddress(address)) return true;

@@ -32,6 +32,15 @@ export async function a2aClient(
   agentId: string,
   binding: "JSONRPC" | "HTTP+JSON" = "JSONRPC",
 ): Promise<Client> {
+  return a2aClientAt(t.server.url, agentId, binding);
+}
+
+/** The same, for a server at `url` (a server process started with TEST_API_KEY). */
+export async function a2aClientAt(
+  url: string,
+  agentId: string,
+  binding: "JSONRPC" | "HTTP+JSON" = "JSONRPC",
+): Promise<Client> {
   const factory = new ClientFactory({
     transports: [
       binding === "JSONRPC"
@@ -40,7 +49,7 @@ export async function a2aClient(
     ],
     cardResolver: new DefaultAgentCardResolver({ fetchImpl: authedFetch }),
   });
-  return factory.createFromUrl(a2aBase(t, agentId));
+  return factory.createFromUrl(`${url}/v1/a2a/agents/${agentId}/`);
 }
 
 export function textPart(text: string): Part {

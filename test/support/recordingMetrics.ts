@@ -19,6 +19,7 @@ export function recordingMetrics(): Metrics & { calls: Array<[keyof Metrics, ...
     sandboxRealized: record("sandboxRealized"),
     credentialOpen: record("credentialOpen"),
     runSettled: record("runSettled"),
+    pushDelivery: record("pushDelivery"),
     httpRequest: record("httpRequest"),
     streamOpened: () => {
       calls.push(["streamOpened"]);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { pino } from "pino";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
+import type { UpOptions } from "../../src/cli/upOptions.js";
 
 export interface TestServer {
   server: RunningServer;
@@ -43,6 +44,10 @@ export async function startTestServer(
      * pass `LOOPBACK`, as an operator would list a private host. Unset, the loopback is refused.
      */
     allowPrivateHosts?: string;
+    /** `--allow-push-host`: tests whose webhook receivers listen on the loopback pass `LOOPBACK`. */
+    allowPushHosts?: string;
+    /** Push delivery pacing (the server's defaults otherwise). */
+    push?: UpOptions["push"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -69,6 +74,8 @@ export async function startTestServer(
       // operator's do through AWAKEN_MASTER_KEY; a test may pass its own.
       env: { ...(options.databaseUrl ? { AWAKEN_MASTER_KEY: TEST_MASTER_KEY } : {}), ...options.env },
       allowPrivateHosts: options.allowPrivateHosts,
+      allowPushHosts: options.allowPushHosts,
+      push: options.push,
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );

@@ -4,6 +4,7 @@ import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 
 import type { TypedTailItem } from "../http/typedFacts.js";
+import type { A2aPush } from "./push/pushConfigs.js";
 
 export type { TypedTailItem };
 
@@ -41,4 +42,6 @@ export interface A2aPorts {
   tail(session: SessionRecord, afterSeq: number, signal: AbortSignal): AsyncIterable<TypedTailItem>;
   /** Keep-alive interval of open streams. */
   pingMs: number;
+  /** Push notifications; null when this server was built without them (the card says so). */
+  push: A2aPush | null;
 }

@@ -36,5 +36,6 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
     history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
     tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
+    push: services.push ? { ...services.push, now: () => services.clock.now() } : null,
   };
 }

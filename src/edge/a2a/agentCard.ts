@@ -9,7 +9,7 @@ const MODES = ["text/plain", "application/json"];
 /**
  * The protocol 1.0 card of one agent version: its name and description, a skill per tool, JSON-RPC
  * on one URL for protocol 1.0 and 0.3 (the method names tell them apart), the HTTP+JSON binding
- * below it (`…/rest`), streaming, and how to
+ * below it (`…/rest`), streaming, push notifications when the server delivers them, and how to
  * authenticate (the workspace API key, as a bearer token or an `x-api-key` header).
  */
 export function agentCardOf(
@@ -17,6 +17,7 @@ export function agentCardOf(
   agentId: string,
   version: number,
   definition: AgentDefinition,
+  pushNotifications = false,
 ): AgentCard {
   const url = `${baseUrl}${interfacePath(agentId)}`;
   return {
@@ -29,7 +30,7 @@ export function agentCardOf(
     ],
     provider: undefined,
     version: String(version),
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications, extensions: [], extendedAgentCard: false },
     securitySchemes: {
       bearer: {
         scheme: {

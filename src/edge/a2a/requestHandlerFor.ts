@@ -19,6 +19,7 @@ export async function cardFor(ports: A2aPorts, request: FastifyRequest<AgentPara
     agentId,
     definition.version,
     definition.definition,
+    ports.push !== null,
   );
 }
 

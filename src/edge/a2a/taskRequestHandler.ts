@@ -1,7 +1,11 @@
 import type {
   AgentCard,
   CancelTaskRequest,
+  DeleteTaskPushNotificationConfigRequest,
+  GetTaskPushNotificationConfigRequest,
   GetTaskRequest,
+  ListTaskPushNotificationConfigsRequest,
+  ListTaskPushNotificationConfigsResponse,
   ListTasksRequest,
   ListTasksResponse,
   Message,
@@ -20,12 +24,14 @@ import {
   TaskNotFoundError,
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
-import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { A2aPorts } from "./a2aPorts.js";
 import { listTasks } from "./listTasks.js";
 import { answerInputs, newTurnInput } from "./messageInputs.js";
+import { PushConfigRequests } from "./push/pushConfigRequests.js";
+import { checkedConfig, subscribe } from "./push/pushConfigs.js";
 import { parseTaskId } from "./taskIds.js";
 import { projectTasks, type TurnTask, taskOf } from "./taskProjection.js";
 import { TaskStreamFormatter } from "./taskStream.js";
@@ -51,10 +57,14 @@ type Located = { session: SessionRecord; tasks: TurnTask[]; task: TurnTask };
  * before anything is written.
  */
 export class TaskRequestHandler implements A2ARequestHandler {
+  private readonly pushConfigs: PushConfigRequests;
+
   constructor(
     private readonly ports: A2aPorts,
     private readonly scope: TaskRequestScope,
-  ) {}
+  ) {
+    this.pushConfigs = new PushConfigRequests(ports.push, scope, (id) => this.locate(id));
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return this.scope.card;
@@ -64,8 +74,8 @@ export class TaskRequestHandler implements A2ARequestHandler {
     throw new ExtendedAgentCardNotConfiguredError("This agent has no extended card.");
   }
 
-  async sendMessage(params: SendMessageRequest): Promise<Message | Task> {
-    const stream = this.sendMessageStream(params);
+  async sendMessage(params: SendMessageRequest, context?: ServerCallContext): Promise<Message | Task> {
+    const stream = this.sendMessageStream(params, context);
     let last: Task | null = null;
     for await (const event of stream) {
       if (event.payload?.$case !== "task") continue;
@@ -81,10 +91,18 @@ export class TaskRequestHandler implements A2ARequestHandler {
     return found ? taskOf(found.task) : last;
   }
 
-  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+  async *sendMessageStream(
+    params: SendMessageRequest,
+    context?: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const message = params.message;
     if (!message) throw new RequestMalformedError("params.message is required.");
     const { session, task, inputs } = await this.plan(message);
+    // A push config sent with the message is checked before the message is entered.
+    const pushConfig = params.configuration?.taskPushNotificationConfig;
+    const push = pushConfig ? this.ports.push : null;
+    if (pushConfig && !push) throw pushNotSupported();
+    const checkedPush = push && pushConfig ? await checkedConfig(push, pushConfig) : null;
     const target = session ?? (await this.ports.startSession(this.scope.workspaceId, this.scope.agentId));
     const echo = await this.ports.send(this.scope.workspaceId, target.id, inputs, {
       key: `a2a:${message.messageId || JSON.stringify(inputs)}`,
@@ -96,6 +114,10 @@ export class TaskRequestHandler implements A2ARequestHandler {
     const facts = await this.ports.history(target.threadId, 0, upTo);
     const current = projectTasks(target.id, facts).find((t) => t.userFact.id === taskFactId);
     if (!current) throw new UnsupportedOperationError("The message did not open a task.");
+    if (push && checkedPush) {
+      const version = context?.requestedVersion ?? "1.0";
+      await subscribe(push, this.scope, target, current, checkedPush, version);
+    }
     yield* this.follow(target, current, upTo, params.configuration?.historyLength);
   }
 
@@ -145,20 +167,27 @@ export class TaskRequestHandler implements A2ARequestHandler {
     yield* this.follow(found.session, found.task, found.task.facts.at(-1)?.seq ?? 0, undefined);
   }
 
-  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw pushNotSupported();
+  async createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context?: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.pushConfigs.create(params, context?.requestedVersion ?? "1.0");
   }
 
-  async getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    throw pushNotSupported();
+  async getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.pushConfigs.get(params);
   }
 
-  async listTaskPushNotificationConfigs(): Promise<never> {
-    throw pushNotSupported();
+  async listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.pushConfigs.list(params);
   }
 
-  async deleteTaskPushNotificationConfig(): Promise<void> {
-    throw pushNotSupported();
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return this.pushConfigs.delete(params);
   }
 
   /**

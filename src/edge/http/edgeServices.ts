@@ -5,12 +5,14 @@ import type { VaultService } from "../../control/vaultService.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
+import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../kernel/modelCatalog.js";
+import type { WebhookTargets } from "../../kernel/webhookTargets.js";
 
 /** Committed history reads for the edges; live views come from the session tail. */
 export interface StreamDeps {
@@ -39,4 +41,6 @@ export interface EdgeServices {
   /** The models the configured providers serve, and where each id is answered. */
   models: ModelCatalog;
   clock: Clock;
+  /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
+  push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
 }

@@ -230,4 +230,37 @@ export interface Database {
   };
   // the installation: facts every replica agrees on, first writer wins (migration 008). No secret.
   installation_facts: { name: string; value: string; recorded_at: number };
+  // edge (A2A push notifications): configs and their outbox (migration 013)
+  push_configs: {
+    workspace_id: string;
+    task_id: string;
+    config_id: string;
+    agent_id: string;
+    session_id: string;
+    thread_id: string;
+    url: string;
+    token: string;
+    auth_scheme: string;
+    auth_credentials: string;
+    wire_version: string;
+    cursor_seq: number;
+    finished: number;
+    created_at: number;
+  };
+  push_outbox: {
+    workspace_id: string;
+    task_id: string;
+    config_id: string;
+    position: number;
+    body: string;
+    content_type: string;
+    state: string;
+    attempts: number;
+    next_attempt_at: number;
+    lease_owner: string | null;
+    lease_until: number | null;
+    last_error: string | null;
+    settled_at: number | null;
+    created_at: number;
+  };
 }

@@ -11,6 +11,7 @@ import { sendReceiptBodyHash } from "./009_send_receipt_body_hash.js";
 import { sessionNames } from "./010_session_names.js";
 import { runTraceContext } from "./011_run_trace_context.js";
 import { commitAppendNotify } from "./012_commit_append_notify.js";
+import { pushOutbox } from "./013_push_outbox.js";
 import { inputAppendFunction } from "./015_input_append_function.js";
 import { apiKeyRoles } from "./016_api_key_roles.js";
 
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "010_session_names": sessionNames,
   "011_run_trace_context": runTraceContext,
   "012_commit_append_notify": commitAppendNotify,
+  "013_push_outbox": pushOutbox,
   "015_input_append_function": inputAppendFunction,
   "016_api_key_roles": apiKeyRoles,
 };

@@ -1,0 +1,78 @@
+import type { ClaimedDelivery, PushOutboxStore, PushSubscription } from "../coordinator/pushOutbox.js";
+import type { FieldSealer } from "../secrets/fieldSealer.js";
+import type { RevisionIdentity, SealedSecret } from "../secrets/ports.js";
+
+const PREFIX = "sealed1:";
+
+/**
+ * The push store with a config's token and authentication credentials sealed under the master key
+ * (like vault credentials), so the database never holds them in plaintext. They are opened only
+ * for a claimed delivery, bound to the config's workspace, task and id (a sealed value copied to
+ * another config does not open). A value sealed under a key no longer held opens to nothing: that
+ * delivery goes without it (the webhook refuses it, the row is retried, then abandoned).
+ */
+export function sealedPushStore(inner: PushOutboxStore, sealer: FieldSealer): PushOutboxStore {
+  return {
+    async subscribe(s, first, now) {
+      if (s.token === "" && s.authCredentials === "") return inner.subscribe(s, first, now);
+      const { sealed } = await sealer.seal(identityOf(s), { token: s.token, credentials: s.authCredentials });
+      return inner.subscribe({ ...s, token: encode(sealed), authCredentials: "" }, first, now);
+    },
+    subscription: (w, t, c) => inner.subscription(w, t, c),
+    subscriptions: (w, t) => inner.subscriptions(w, t),
+    unsubscribe: (w, t, c) => inner.unsubscribe(w, t, c),
+    following: (limit, after) => inner.following(limit, after),
+    advance: (from, toSeq, finished, rows, now) => inner.advance(from, toSeq, finished, rows, now),
+    settle: (d, owner, outcome, now) => inner.settle(d, owner, outcome, now),
+    async claim(owner, now, leaseMs, limit) {
+      const claimed = await inner.claim(owner, now, leaseMs, limit);
+      return Promise.all(claimed.map((d) => opened(sealer, d)));
+    },
+  };
+}
+
+function identityOf(s: Pick<PushSubscription, "workspaceId" | "taskId" | "configId">): RevisionIdentity {
+  return { credentialId: `push:${s.taskId}/${s.configId}`, revision: 1, workspaceId: s.workspaceId };
+}
+
+async function opened(sealer: FieldSealer, d: ClaimedDelivery): Promise<ClaimedDelivery> {
+  if (!d.token.startsWith(PREFIX)) return d;
+  const sealed = decode(d.token);
+  const field = async (name: string) => {
+    const value = sealed ? await sealer.openField(identityOf(d), sealed, name).catch(() => null) : null;
+    if (!value) return "";
+    const text = value.toString("utf8");
+    value.fill(0);
+    return text;
+  };
+  return { ...d, token: await field("token"), authCredentials: await field("credentials") };
+}
+
+function encode(s: SealedSecret): string {
+  const json = JSON.stringify({
+    f: s.format,
+    k: s.masterKeyId,
+    w: s.wrappedKey.toString("base64"),
+    c: s.ciphertext.toString("base64"),
+  });
+  return `${PREFIX}${Buffer.from(json).toString("base64url")}`;
+}
+
+function decode(text: string): SealedSecret | null {
+  try {
+    const v = JSON.parse(Buffer.from(text.slice(PREFIX.length), "base64url").toString("utf8")) as {
+      f: number;
+      k: string;
+      w: string;
+      c: string;
+    };
+    return {
+      format: v.f,
+      masterKeyId: v.k,
+      wrappedKey: Buffer.from(v.w, "base64"),
+      ciphertext: Buffer.from(v.c, "base64"),
+    };
+  } catch {
+    return null;
+  }
+}

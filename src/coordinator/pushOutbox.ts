@@ -1,0 +1,109 @@
+/**
+ * Push notifications to a client's webhook: a subscription (one push config of one task) follows
+ * the task's session from a durable cursor, and what it has to say waits in an outbox until a
+ * deliverer, holding the row's lease, has POSTed it. Protocol-neutral: an edge decides which
+ * committed facts make a notification and what its body is; the store keeps rows and cursor
+ * consistent, and nothing in it is a second record of the task (the facts are).
+ */
+
+export interface PushSubscription {
+  workspaceId: string;
+  taskId: string;
+  configId: string;
+  agentId: string;
+  sessionId: string;
+  threadId: string;
+  url: string;
+  /** Sent as the notification token header; "" for none. Never logged or answered. */
+  token: string;
+  /** `Authorization: <scheme> <credentials>` when both are set. Never logged or answered. */
+  authScheme: string;
+  authCredentials: string;
+  /** The protocol version the config was set over, which shapes the body. */
+  wireVersion: string;
+  /** The last committed fact already turned into outbox rows. */
+  cursorSeq: number;
+  /** The task ended (or its range did): nothing more to follow. */
+  finished: boolean;
+  createdAt: number;
+}
+
+/** One notification to send: a body and its content type. */
+export interface PushMessage {
+  body: string;
+  contentType: string;
+}
+
+/** An outbox row. `position` orders one subscription's rows; rows of one go out in that order. */
+export interface PushDelivery extends PushMessage {
+  workspaceId: string;
+  taskId: string;
+  configId: string;
+  position: number;
+  /** Attempts so far, this one included once claimed. */
+  attempts: number;
+}
+
+/** A claimed row and where it goes (the subscription's target as it is now). */
+export interface ClaimedDelivery extends PushDelivery {
+  url: string;
+  token: string;
+  authScheme: string;
+  authCredentials: string;
+}
+
+export type PushSettlement =
+  | { kind: "delivered" }
+  | { kind: "retry"; at: number; error: string }
+  | { kind: "abandoned"; error: string };
+
+export interface PushOutboxStore {
+  /**
+   * Creates the subscription with `first` as its first row, or, when one with that id exists,
+   * points it at the new target (its cursor and rows stay).
+   */
+  subscribe(subscription: PushSubscription, first: PushMessage | null, now: number): Promise<void>;
+  subscription(workspaceId: string, taskId: string, configId: string): Promise<PushSubscription | null>;
+  subscriptions(workspaceId: string, taskId: string): Promise<PushSubscription[]>;
+  /** Removes it and its undelivered rows; false when there was none. */
+  unsubscribe(workspaceId: string, taskId: string, configId: string): Promise<boolean>;
+  /** Subscriptions still following their task, oldest first, a page at a time (after `after`). */
+  following(limit: number, after: PushSubscription | null): Promise<PushSubscription[]>;
+  /**
+   * Appends `rows` (positions after every existing one) and moves the cursor to `toSeq`, only if
+   * the cursor is still `from.cursorSeq` (another process may have done it first): false then.
+   */
+  advance(
+    from: PushSubscription,
+    toSeq: number,
+    finished: boolean,
+    rows: Array<PushMessage & { position: number }>,
+    now: number,
+  ): Promise<boolean>;
+  /**
+   * Leases up to `limit` due rows to `owner` until `now + leaseMs`: each the earliest undelivered
+   * row of its subscription, none leased to anyone else. `attempts` counts this one.
+   */
+  claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>;
+  /** Records an attempt's outcome, only while `owner` still holds the row's lease. */
+  settle(delivery: PushDelivery, owner: string, outcome: PushSettlement, now: number): Promise<boolean>;
+}
+
+/** Room for the rows one committed fact can make. */
+const ROWS_PER_FACT = 4;
+
+/** The position of the `index`th row made from the fact at `seq`. */
+export const factPosition = (seq: number, index: number): number => seq * ROWS_PER_FACT + index;
+
+/** A config's first row: after every fact its cursor covers, before the rows of the facts after. */
+export const firstPosition = (cursorSeq: number): number => factPosition(cursorSeq, ROWS_PER_FACT - 1);
+
+/** A stable id per row, the same on every attempt and after a restart: receivers dedupe by it. */
+export function deliveryId(d: Pick<PushDelivery, "taskId" | "configId" | "position">): string {
+  return `${d.taskId}/${d.configId}/${d.position}`;
+}
+
+/** Exponential backoff after `attempts` failed attempts, capped. */
+export function pushBackoffMs(attempts: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from "node:crypto";
+import type { CommittedTypedFact } from "../../../coordinator/factVocabulary.js";
+import {
+  type ClaimedDelivery,
+  deliveryId,
+  factPosition,
+  type PushOutboxStore,
+  type PushSettlement,
+  type PushSubscription,
+  pushBackoffMs,
+} from "../../../coordinator/pushOutbox.js";
+import type { Clock } from "../../../kernel/clock.js";
+import type { PushDeliveryOutcome } from "../../../kernel/metrics.js";
+import { type Outbound, outboundRefusalOf } from "../../../kernel/outboundConnector.js";
+import type { PushPacing } from "./pushPacing.js";
+import { pushMessageOf } from "./pushPayloads.js";
+import { notificationsAfter } from "./taskNotifications.js";
+
+/** The header the SDK's own sender carries a config's token in. */
+export const NOTIFICATION_TOKEN_HEADER = "X-A2A-Notification-Token";
+/** The same on every attempt of a row, and after a restart: receivers dedupe by it. */
+export const DELIVERY_ID_HEADER = "X-Awaken-Delivery-Id";
+
+const FOLLOW_BATCH = 100;
+const CLAIM_BATCH = 16;
+
+export interface A2aPusherDeps {
+  store: PushOutboxStore;
+  /** Connections on a user's behalf: every address checked again at connect time. */
+  outbound: Outbound;
+  history(threadId: string, afterSeq: number): Promise<CommittedTypedFact[]>;
+  clock: Clock;
+  pacing: PushPacing;
+  /** Never handed a token, a credential or a full URL. */
+  log: { warn(fields: object, message: string): void; debug(fields: object, message: string): void };
+  counted(outcome: PushDeliveryOutcome): void;
+}
+
+/**
+ * The server process's push deliverer. Each round it first turns facts committed since each
+ * config's cursor into outbox rows (rows and cursor in one transaction, so a fact is never
+ * skipped and, by the rows' positions, never queued twice), then POSTs the due rows it could
+ * lease. A process killed at any point leaves rows that another round (here or on a replica,
+ * after a restart) delivers: at least once, each with a stable delivery id.
+ */
+export class A2aPusher {
+  /** This process's incarnation: a restarted process never mistakes its predecessor's lease. */
+  readonly owner = `push.${randomUUID()}`;
+  private timer: NodeJS.Timeout | null = null;
+  private round: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(private readonly deps: A2aPusherDeps) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.round;
+  }
+
+  /** One round: follow, then deliver. Exposed for tests that drive rounds themselves. */
+  async runOnce(): Promise<void> {
+    await this.follow();
+    await this.deliver();
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.round = this.runOnce()
+        .catch((error: unknown) =>
+          this.deps.log.warn({ err: error }, "push round failed; next round retries"),
+        )
+        .finally(() => this.schedule(this.deps.pacing.pollMs));
+    }, ms);
+    this.timer.unref?.();
+  }
+
+  /** Every config still following its task, a page at a time, so none waits behind the others. */
+  private async follow(): Promise<void> {
+    let after: PushSubscription | null = null;
+    for (;;) {
+      const page = await this.deps.store.following(FOLLOW_BATCH, after);
+      for (const subscription of page) {
+        if (this.stopped) return;
+        try {
+          await this.followOne(subscription);
+        } catch (error) {
+          this.deps.log.warn(
+            { err: error, taskId: subscription.taskId },
+            "push config could not follow its task",
+          );
+        }
+      }
+      if (page.length < FOLLOW_BATCH) return;
+      after = page.at(-1) ?? null;
+    }
+  }
+
+  private async followOne(s: PushSubscription): Promise<void> {
+    const newer = await this.deps.history(s.threadId, s.cursorSeq);
+    if (newer.length === 0) return;
+    const facts = await this.deps.history(s.threadId, 0);
+    const { notifications, toSeq, finished } = notificationsAfter(s.sessionId, s.taskId, facts, s.cursorSeq);
+    const perFact = new Map<number, number>();
+    const rows = notifications.map((n) => {
+      const index = perFact.get(n.seq) ?? 0;
+      perFact.set(n.seq, index + 1);
+      return { ...pushMessageOf(n.event, s.wireVersion), position: factPosition(n.seq, index) };
+    });
+    await this.deps.store.advance(s, toSeq, finished, rows, this.deps.clock.now());
+  }
+
+  private async deliver(): Promise<void> {
+    const { pacing } = this.deps;
+    const leaseMs = pacing.requestTimeoutMs * 2;
+    const claimed = await this.deps.store.claim(this.owner, this.deps.clock.now(), leaseMs, CLAIM_BATCH);
+    await Promise.all(claimed.map((d) => this.deliverOne(d)));
+  }
+
+  private async deliverOne(d: ClaimedDelivery): Promise<void> {
+    const { pacing, clock } = this.deps;
+    let outcome: PushSettlement;
+    let counted: PushDeliveryOutcome;
+    const error = await this.post(d);
+    if (error === null) {
+      outcome = { kind: "delivered" };
+      counted = "delivered";
+    } else if (error.refused || d.attempts >= pacing.maxAttempts) {
+      outcome = { kind: "abandoned", error: error.message };
+      counted = error.refused ? "refused" : "abandoned";
+      this.deps.log.warn(
+        { deliveryId: deliveryId(d), attempts: d.attempts, host: hostOf(d.url), error: error.message },
+        "push notification abandoned",
+      );
+    } else {
+      const at = clock.now() + pushBackoffMs(d.attempts, pacing.retryBaseMs, pacing.retryMaxMs);
+      outcome = { kind: "retry", at, error: error.message };
+      counted = "retried";
+      this.deps.log.debug(
+        { deliveryId: deliveryId(d), attempts: d.attempts, host: hostOf(d.url), error: error.message },
+        "push notification failed; retried later",
+      );
+    }
+    // A lease lost meanwhile (a very slow receiver) leaves the row to its new holder.
+    if (await this.deps.store.settle(d, this.owner, outcome, clock.now())) this.deps.counted(counted);
+  }
+
+  /** One POST; the failure, safe to store and log (a status or an error kind, never a secret), or null. */
+  private async post(d: ClaimedDelivery): Promise<{ message: string; refused: boolean } | null> {
+    const headers: Record<string, string> = {
+      "content-type": d.contentType,
+      [DELIVERY_ID_HEADER]: deliveryId(d),
+    };
+    if (d.token !== "") headers[NOTIFICATION_TOKEN_HEADER] = d.token;
+    if (d.authScheme !== "" && d.authCredentials !== "") {
+      headers.authorization = `${d.authScheme} ${d.authCredentials}`;
+    }
+    try {
+      const response = await this.deps.outbound.fetch(d.url, {
+        method: "POST",
+        headers,
+        body: d.body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.deps.pacing.requestTimeoutMs),
+      });
+      await response.body?.cancel().catch(() => {});
+      if (response.status >= 200 && response.status < 300) return null;
+      return { message: `HTTP ${response.status}`, refused: false };
+    } catch (error) {
+      const refusal = outboundRefusalOf(error);
+      if (refusal) return { message: "the address policy refused the webhook's address", refused: true };
+      const name = error instanceof Error ? error.name : "Error";
+      return { message: name === "TimeoutError" ? "timed out" : "connection failed", refused: false };
+    }
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "";
+  }
+}
