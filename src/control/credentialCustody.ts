@@ -9,6 +9,7 @@ import type {
   SecretOpenRequest,
 } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
+import { a2aCardUrl } from "../kernel/a2aModel.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
@@ -49,6 +50,8 @@ const TOKEN_ENDPOINT_TIMEOUT_MS = 15_000;
 
 /** The one holder an MCP credential may be opened for: the connection to its own server. */
 const MCP_HOLDERS: PinHolderKind[] = ["mcp_connection"];
+/** The one holder an A2A agent's credential may be opened for: the delegate's connection to it. */
+const A2A_HOLDERS: PinHolderKind[] = ["a2a_delegate"];
 /**
  * The one holder an `environment_variable` secret may be opened for: the sandbox's egress proxy,
  * which substitutes it into requests. Never the sandbox itself (its processes see a placeholder).
@@ -126,6 +129,24 @@ export class CredentialCustody implements CredentialPinner {
         usage: { kind: "mcp_server", url: server.url, mcpServerName: server.name },
         holders: [...MCP_HOLDERS],
       });
+    }
+    // An `a2a:` model's remote agent is reached like an MCP server: a bearer credential whose URL is
+    // the agent card URL, pinned for the delegate's connection only.
+    const cardUrl = a2aCardUrl(agent.model.id);
+    const a2aView = cardUrl === null ? undefined : live.get(mcpUsageKey(cardUrl));
+    if (cardUrl !== null && a2aView) {
+      const { head } = a2aView;
+      if (head.authType === "static_bearer" || head.authType === "mcp_oauth") {
+        pins.push({
+          credentialId: head.id,
+          vaultId: head.vaultId,
+          revision: head.latestRevision,
+          workspaceId,
+          authType: head.authType,
+          usage: { kind: "a2a_agent", url: cardUrl },
+          holders: [...A2A_HOLDERS],
+        });
+      }
     }
     // Every live `environment_variable` credential of the listed vaults (the first vault wins per
     // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
@@ -215,8 +236,11 @@ export class CredentialCustody implements CredentialPinner {
 
   async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
     const pins = await this.sessionPins(request.workspaceId, request.sessionId);
-    const usageKey = mcpUsageKey(request.mcpServerUrl);
-    const pin = pins?.find((p) => p.usage.kind === "mcp_server" && mcpUsageKey(p.usage.url) === usageKey);
+    const usageKey = mcpUsageKey(request.holder === "a2a_delegate" ? request.agentCardUrl : request.mcpServerUrl);
+    const kind = request.holder === "a2a_delegate" ? "a2a_agent" : "mcp_server";
+    const pin = pins?.find(
+      (p) => (p.usage.kind === "mcp_server" || p.usage.kind === "a2a_agent") && p.usage.kind === kind && mcpUsageKey(p.usage.url) === usageKey,
+    );
     if (!pin) return { kind: "none" };
     let admitted = await this.admit(pin, request, usageKey);
     if (typeof admitted !== "string" && admitted.expired) {
@@ -291,7 +315,9 @@ export class CredentialCustody implements CredentialPinner {
     if (view.head.usageKey !== usageKey || view.head.authType !== pin.authType)
       return pin.usage.kind === "mcp_server"
         ? `credential ${pin.credentialId} does not serve this MCP server`
-        : `credential ${pin.credentialId} does not serve this variable`;
+        : pin.usage.kind === "a2a_agent"
+          ? `credential ${pin.credentialId} does not serve this A2A agent`
+          : `credential ${pin.credentialId} does not serve this variable`;
     const revision = await this.credentials.getRevision(pin.workspaceId, pin.credentialId, pin.revision);
     if (!revision) return `revision ${pin.revision} of credential ${pin.credentialId} is gone`;
     const expired =

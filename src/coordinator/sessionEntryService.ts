@@ -98,6 +98,46 @@ export class SessionEntryService implements SessionEntry {
     );
   }
 
+  async openKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Promise<SessionRecord> {
+    return claimName(
+      this.deps.names,
+      this.deps.clock,
+      this.timing,
+      { workspaceId, space, name: key },
+      {
+        // Past the window the key is free again: its old session is left alone, a new one is made.
+        existing: (id) => this.recentSession(workspaceId, id, windowMs),
+        create: async () => {
+          const session = await this.start({ ...cmd, workspaceId });
+          return { id: session.id, value: session };
+        },
+        discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+      },
+    );
+  }
+
+  async findKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+  ): Promise<SessionRecord | null> {
+    const entry = await this.deps.names.get(workspaceId, space, key);
+    if (entry?.state !== "bound") return null;
+    return this.recentSession(workspaceId, entry.targetId, windowMs);
+  }
+
+  private async recentSession(workspaceId: string, id: string, windowMs: number): Promise<SessionRecord | null> {
+    const session = await this.deps.sessionRecords.get(workspaceId, id);
+    return session && session.createdAt >= this.deps.clock.now() - windowMs ? session : null;
+  }
+
   /**
    * The workspace's default environment. An archived or deleted one is replaced by a new one: the
    * clients that rely on it (the UI protocols) cannot name another.
