@@ -8,8 +8,8 @@ import type {
   SecretOpening,
   SecretOpenRequest,
 } from "../coordinator/ports.js";
-import type { Clock } from "../kernel/clock.js";
 import { a2aCardUrl } from "../kernel/a2aModel.js";
+import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
@@ -236,10 +236,15 @@ export class CredentialCustody implements CredentialPinner {
 
   async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
     const pins = await this.sessionPins(request.workspaceId, request.sessionId);
-    const usageKey = mcpUsageKey(request.holder === "a2a_delegate" ? request.agentCardUrl : request.mcpServerUrl);
+    const usageKey = mcpUsageKey(
+      request.holder === "a2a_delegate" ? request.agentCardUrl : request.mcpServerUrl,
+    );
     const kind = request.holder === "a2a_delegate" ? "a2a_agent" : "mcp_server";
     const pin = pins?.find(
-      (p) => (p.usage.kind === "mcp_server" || p.usage.kind === "a2a_agent") && p.usage.kind === kind && mcpUsageKey(p.usage.url) === usageKey,
+      (p) =>
+        (p.usage.kind === "mcp_server" || p.usage.kind === "a2a_agent") &&
+        p.usage.kind === kind &&
+        mcpUsageKey(p.usage.url) === usageKey,
     );
     if (!pin) return { kind: "none" };
     let admitted = await this.admit(pin, request, usageKey);

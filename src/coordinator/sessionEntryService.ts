@@ -133,7 +133,11 @@ export class SessionEntryService implements SessionEntry {
     return this.recentSession(workspaceId, entry.targetId, windowMs);
   }
 
-  private async recentSession(workspaceId: string, id: string, windowMs: number): Promise<SessionRecord | null> {
+  private async recentSession(
+    workspaceId: string,
+    id: string,
+    windowMs: number,
+  ): Promise<SessionRecord | null> {
     const session = await this.deps.sessionRecords.get(workspaceId, id);
     return session && session.createdAt >= this.deps.clock.now() - windowMs ? session : null;
   }

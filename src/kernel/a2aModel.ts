@@ -30,7 +30,8 @@ export function a2aModelProblem(model: string): string | null {
   } catch {
     return "the URL after a2a: is not an absolute URL";
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return "the agent card URL must be http or https";
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return "the agent card URL must be http or https";
   if (url.username !== "" || url.password !== "")
     return "the agent card URL must not carry credentials; put the token in a vault credential for that URL";
   if (url.hash !== "") return "the agent card URL must not have a fragment";

@@ -23,9 +23,15 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
     },
     startSession: (workspaceId, agentId, messageId) =>
       messageId
-        ? services.entry.openKeyed(workspaceId, "a2a_message", contextKey(agentId, messageId), RETRY_WINDOW_MS, {
-            agent: { id: agentId },
-          })
+        ? services.entry.openKeyed(
+            workspaceId,
+            "a2a_message",
+            contextKey(agentId, messageId),
+            RETRY_WINDOW_MS,
+            {
+              agent: { id: agentId },
+            },
+          )
         : services.entry.start({ workspaceId, agent: { id: agentId } }),
     openedBy: (workspaceId, agentId, messageId) =>
       services.entry.findKeyed(workspaceId, "a2a_message", contextKey(agentId, messageId), RETRY_WINDOW_MS),

@@ -32,7 +32,6 @@ import { projectTasks, type TurnTask, taskOf } from "./taskProjection.js";
 import { TaskStreamFormatter } from "./taskStream.js";
 import { isResting, isTerminal } from "./taskTracker.js";
 
-
 export interface TaskRequestScope {
   workspaceId: string;
   agentId: string;
@@ -91,7 +90,11 @@ export class TaskRequestHandler implements A2ARequestHandler {
     const { session, task, inputs } = await this.plan(message);
     const target =
       session ??
-      (await this.ports.startSession(this.scope.workspaceId, this.scope.agentId, message.messageId || undefined));
+      (await this.ports.startSession(
+        this.scope.workspaceId,
+        this.scope.agentId,
+        message.messageId || undefined,
+      ));
     const echo = await this.ports.send(this.scope.workspaceId, target.id, inputs, {
       key: sendKey(message.messageId || JSON.stringify(inputs)),
       strict: message.messageId !== "",
@@ -207,7 +210,11 @@ export class TaskRequestHandler implements A2ARequestHandler {
       session = await this.ports.openedBy(this.scope.workspaceId, this.scope.agentId, message.messageId);
     }
     if (!session) return null;
-    const echo = await this.ports.repeatedSend(this.scope.workspaceId, session.id, sendKey(message.messageId));
+    const echo = await this.ports.repeatedSend(
+      this.scope.workspaceId,
+      session.id,
+      sendKey(message.messageId),
+    );
     if (!echo || echo.length === 0) return null;
     const echoed = new Set(echo.map((f) => f.id));
     const facts = await this.ports.history(session.threadId, 0);

@@ -1,0 +1,314 @@
+/**
+ * A remote A2A agent as the Brain, end to end between two real `awaken up` processes: the remote
+ * one serves an offline-model agent through its A2A edge; the local one runs an agent whose model
+ * is `a2a:<that agent's card URL>`, driven with the official Anthropic SDK. Covers a delegated turn,
+ * input-required answered over our Managed wire, a kill -9 of the local server mid-call (the remote
+ * sees one task), remote cancel and our interrupt, and the refusals at the edges.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TaskState } from "@a2a-js/sdk";
+import {
+  type Client,
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import Anthropic from "@anthropic-ai/sdk";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  BAD_REQUEST,
+  expectApiError,
+  history,
+  isActionIdle,
+  isEndTurnIdle,
+  MODEL,
+  sleep,
+  textOf,
+  userMessage,
+  WEATHER_TOOL,
+  type WireEvent,
+  waitForHistory,
+} from "../support/sdkHelpers.js";
+import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+
+const REMOTE_KEY = "sk-awaken-a2a-remote";
+const LOCAL_KEY = "sk-awaken-a2a-local";
+/** Per streamed word on the remote's offline model: long enough to kill the local server mid-task. */
+const SLOW_DELAY_MS = 250;
+
+let scratch: string;
+let remote: ServerProcess;
+let local: ServerProcess;
+
+async function startRemote(): Promise<ServerProcess> {
+  return startServerProcess({
+    dataDir: join(scratch, "remote"),
+    apiKey: REMOTE_KEY,
+    env: { AWAKEN_OFFLINE_DELAY_MS: String(SLOW_DELAY_MS) },
+  });
+}
+
+async function startLocal(): Promise<ServerProcess> {
+  // The remote listens on the loopback, which only the operator's allow-list lets through.
+  return startServerProcess({
+    dataDir: join(scratch, "local"),
+    apiKey: LOCAL_KEY,
+    args: [
+      "--lease-ms",
+      "1000",
+      "--model-retry-base-ms",
+      "10",
+      "--allow-unsandboxed-tier",
+      "--allow-private-mcp-host",
+      "127.0.0.1",
+    ],
+  });
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "awaken-a2a-delegate-"));
+  remote = await startRemote();
+  local = await startLocal();
+}, 60_000);
+afterEach(async () => {
+  // A test that killed the local server leaves a fresh one behind for the next.
+  if (local.child.exitCode !== null || local.child.signalCode !== null) local = await startLocal();
+});
+afterAll(async () => {
+  for (const p of [local, remote]) {
+    if (p.child.exitCode === null && p.child.signalCode === null) {
+      p.child.kill("SIGTERM");
+      await p.exited;
+    }
+  }
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const cardUrl = (agentId: string) => `${remote.url}/v1/a2a/agents/${agentId}/.well-known/agent-card.json`;
+
+/** The official A2A client on the remote agent, as an operator inspecting it would use it. */
+async function remoteA2a(agentId: string): Promise<Client> {
+  const fetchImpl: typeof fetch = (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${REMOTE_KEY}`);
+    return fetch(input, { ...init, headers });
+  };
+  const factory = new ClientFactory({
+    transports: [new JsonRpcTransportFactory({ fetchImpl })],
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+  });
+  return factory.createFromUrl(cardUrl(agentId), "");
+}
+
+async function remoteTasks(agentId: string) {
+  const client = await remoteA2a(agentId);
+  const listed = await client.listTasks({
+    tenant: "",
+    contextId: "",
+    status: TaskState.TASK_STATE_UNSPECIFIED,
+    pageToken: "",
+    statusTimestampAfter: undefined,
+  });
+  return { client, tasks: listed.tasks };
+}
+
+/** A remote agent, and a local delegate session whose vault holds the remote's API key. */
+async function delegateSession(tools: unknown[] = []) {
+  const remoteAgent = await remote.client.beta.agents.create({
+    name: "remote",
+    model: MODEL,
+    tools: tools as never,
+  });
+  const url = cardUrl(remoteAgent.id);
+  const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
+  const vault = await local.client.beta.vaults.create({ display_name: "a2a" } as never);
+  await local.client.beta.vaults.credentials.create(vault.id, {
+    auth: { type: "static_bearer", token: REMOTE_KEY, mcp_server_url: url },
+  } as never);
+  const environment = await local.client.beta.environments.create({
+    name: "delegate",
+    config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
+  });
+  const session = await local.client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environment.id,
+    vault_ids: [vault.id],
+  } as never);
+  return { remoteAgentId: remoteAgent.id, sessionId: session.id, agentId: agent.id };
+}
+
+const agentTexts = (events: WireEvent[]) => events.filter((e) => e.type === "agent.message").map(textOf);
+
+async function waitForRemoteWorking(remoteAgentId: string): Promise<string> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { tasks } = await remoteTasks(remoteAgentId);
+    const working = tasks.find((t) => t.status?.state === TaskState.TASK_STATE_WORKING);
+    if (working) return working.id;
+    if (Date.now() > deadline) throw new Error("the remote task never started working");
+    await sleep(50);
+  }
+}
+
+describe("an a2a: model delegates each turn to a remote A2A agent", () => {
+  it("a turn runs as one remote task; its text is committed as our agent message; the context carries on", async () => {
+    const { remoteAgentId, sessionId } = await delegateSession();
+    await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("hello there")] });
+    let events = await waitForHistory(local.client, sessionId, (h) => h.some(isEndTurnIdle), 20_000);
+    expect(agentTexts(events)).toEqual(["[offline model] You said: hello there"]);
+
+    await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("and again")] });
+    events = await waitForHistory(
+      local.client,
+      sessionId,
+      (h) => h.filter(isEndTurnIdle).length === 2,
+      20_000,
+    );
+    expect(agentTexts(events)).toEqual([
+      "[offline model] You said: hello there",
+      "[offline model] You said: and again",
+    ]);
+    const { tasks } = await remoteTasks(remoteAgentId);
+    expect(tasks).toHaveLength(2);
+    expect(tasks.every((t) => t.status?.state === TaskState.TASK_STATE_COMPLETED)).toBe(true);
+    // One remote context (= one remote session) for our session's turns.
+    expect(new Set(tasks.map((t) => t.contextId)).size).toBe(1);
+  }, 60_000);
+
+  it("input-required on the remote parks our session; the answer over our Managed wire completes the same remote task", async () => {
+    const { remoteAgentId, sessionId } = await delegateSession([WEATHER_TOOL]);
+    await local.client.beta.sessions.events.send(sessionId, {
+      events: [userMessage('call get_weather {"city":"Oslo"}')],
+    });
+    const parked = await waitForHistory(local.client, sessionId, (h) => h.some(isActionIdle), 20_000);
+    const asked = parked.find((e) => e.type === "agent.custom_tool_use");
+    expect(asked).toMatchObject({ name: "a2a_input_required", input: { state: "input-required" } });
+    const remoteTaskId = (asked?.input as { task_id: string }).task_id;
+    const before = await remoteTasks(remoteAgentId);
+    expect(before.tasks.map((t) => [t.id, t.status?.state])).toEqual([
+      [remoteTaskId, TaskState.TASK_STATE_INPUT_REQUIRED],
+    ]);
+
+    await local.client.beta.sessions.events.send(sessionId, {
+      events: [
+        {
+          type: "user.custom_tool_result",
+          custom_tool_use_id: asked!.id,
+          content: [{ type: "text", text: "Sunny, 21C" }],
+        },
+      ] as never,
+    });
+    const events = await waitForHistory(local.client, sessionId, (h) => h.some(isEndTurnIdle), 20_000);
+    expect(agentTexts(events).join("\n")).toContain("Sunny, 21C");
+    const after = await remoteTasks(remoteAgentId);
+    expect(after.tasks.map((t) => [t.id, t.status?.state])).toEqual([
+      [remoteTaskId, TaskState.TASK_STATE_COMPLETED],
+    ]);
+  }, 60_000);
+
+  it("kill -9 of our server mid-call: the restarted server resumes the stored remote task, never sends twice", async () => {
+    const { remoteAgentId, sessionId } = await delegateSession();
+    const words = "one two three four five six seven eight nine ten eleven twelve";
+    await local.client.beta.sessions.events.send(sessionId, { events: [userMessage(words)] });
+    const remoteTaskId = await waitForRemoteWorking(remoteAgentId);
+    local.child.kill("SIGKILL");
+    await local.exited;
+    local = await startLocal();
+    const events = await waitForHistory(local.client, sessionId, (h) => h.some(isEndTurnIdle), 30_000);
+    expect(agentTexts(events)).toEqual([`[offline model] You said: ${words}`]);
+    const { client, tasks } = await remoteTasks(remoteAgentId);
+    expect(tasks.map((t) => t.id)).toEqual([remoteTaskId]);
+    const task = await client.getTask({ tenant: "", id: remoteTaskId, historyLength: undefined });
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    // One user message reached the remote session: the resumed call sent nothing.
+    const remoteEvents = await history(remote.client, task.contextId);
+    expect(remoteEvents.filter((e) => e.type === "user.message")).toHaveLength(1);
+  }, 90_000);
+
+  it("our interrupt cancels the remote task; a remote task canceled there ends our turn with an error", async () => {
+    const first = await delegateSession();
+    await local.client.beta.sessions.events.send(first.sessionId, {
+      events: [userMessage("a long answer that the user interrupts before it is done")],
+    });
+    const interrupted = await waitForRemoteWorking(first.remoteAgentId);
+    await local.client.beta.sessions.events.send(first.sessionId, {
+      events: [{ type: "user.interrupt" }] as never,
+    });
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const { tasks } = await remoteTasks(first.remoteAgentId);
+      if (tasks.find((t) => t.id === interrupted)?.status?.state === TaskState.TASK_STATE_CANCELED) break;
+      if (Date.now() > deadline) throw new Error("the remote task was never canceled");
+      await sleep(50);
+    }
+
+    const second = await delegateSession();
+    await local.client.beta.sessions.events.send(second.sessionId, {
+      events: [userMessage("a long answer that the remote operator cancels")],
+    });
+    const canceled = await waitForRemoteWorking(second.remoteAgentId);
+    const { client } = await remoteTasks(second.remoteAgentId);
+    await client.cancelTask({ tenant: "", id: canceled, metadata: undefined });
+    const events = await waitForHistory(
+      local.client,
+      second.sessionId,
+      (h) =>
+        h.some(
+          (e) =>
+            e.type === "session.status_idle" &&
+            (e.stop_reason as { type: string }).type === "retries_exhausted",
+        ),
+      20_000,
+    );
+    const error = events.find((e) => e.type === "session.error");
+    expect(JSON.stringify(error)).toContain("a2a_task_failed_error");
+    expect(JSON.stringify(error)).toContain("ended canceled");
+    expect(agentTexts(events)).toEqual([]);
+  }, 60_000);
+
+  it("refuses bad a2a: URLs at create and update, naming the field", async () => {
+    for (const [model, fragment] of [
+      ["a2a:", "agent card URL"],
+      ["a2a:/relative/card.json", "absolute"],
+      ["a2a:ftp://example.com/card.json", "http or https"],
+      ["a2a:https://user:secret@example.com/card.json", "credentials"],
+    ] as const) {
+      const error = await expectApiError(
+        local.client.beta.agents.create({ name: "bad", model }),
+        Anthropic.BadRequestError,
+        { ...BAD_REQUEST, message: ["model:", fragment] },
+      );
+      expect(JSON.stringify(error.error)).not.toContain("secret");
+    }
+    const agent = await local.client.beta.agents.create({
+      name: "ok",
+      model: "a2a:https://agents.example.com/card.json",
+    });
+    await expectApiError(
+      local.client.beta.agents.update(agent.id, {
+        version: agent.version,
+        model: "a2a:mailto:x@example.com",
+      }),
+      Anthropic.BadRequestError,
+      { ...BAD_REQUEST, message: ["model:", "http or https"] },
+    );
+  });
+
+  it("admission refuses on_tool_use provisioning for an a2a: agent, naming the rule", async () => {
+    const agent = await local.client.beta.agents.create({
+      name: "d",
+      model: "a2a:https://agents.example.com/card.json",
+    });
+    const environment = await local.client.beta.environments.create({
+      name: "lazy",
+      config: { type: "cloud", sandbox: { tier: "none", provisioning: "on_tool_use" } } as never,
+    });
+    await expectApiError(
+      local.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id }),
+      Anthropic.BadRequestError,
+      { ...BAD_REQUEST, message: ['sandbox_provisioning "on_tool_use"', "remote A2A agent"] },
+    );
+  });
+});
