@@ -16,6 +16,7 @@ import {
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
 import Anthropic from "@anthropic-ai/sdk";
+import SqliteDatabase from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   BAD_REQUEST,
@@ -24,6 +25,8 @@ import {
   isActionIdle,
   isEndTurnIdle,
   MODEL,
+  runTurn,
+  StreamReader,
   sleep,
   textOf,
   userMessage,
@@ -139,6 +142,21 @@ async function delegateSession(tools: unknown[] = []) {
   return { remoteAgentId: remoteAgent.id, sessionId: session.id, agentId: agent.id };
 }
 
+function localRows(query: string, ...params: unknown[]): Array<Record<string, unknown>> {
+  const db = new SqliteDatabase(join(scratch, "local", "awaken.db"), { readonly: true });
+  try {
+    return db.prepare(query).all(...params) as Array<Record<string, unknown>>;
+  } finally {
+    db.close();
+  }
+}
+
+/** The remote tasks our session committed (`awaken.a2a_task`), from the local store. */
+const storedRemoteTasks = (sessionId: string) =>
+  localRows("select body_json from events where session_id = ? and type = 'awaken.a2a_task'", sessionId).map(
+    (r) => JSON.parse(String(r.body_json)) as { task_id: string; message_id: string },
+  );
+
 const agentTexts = (events: WireEvent[]) => events.filter((e) => e.type === "agent.message").map(textOf);
 
 async function waitForRemoteWorking(remoteAgentId: string): Promise<string> {
@@ -155,8 +173,19 @@ async function waitForRemoteWorking(remoteAgentId: string): Promise<string> {
 describe("an a2a: model delegates each turn to a remote A2A agent", () => {
   it("a turn runs as one remote task; its text is committed as our agent message; the context carries on", async () => {
     const { remoteAgentId, sessionId } = await delegateSession();
-    await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("hello there")] });
-    let events = await waitForHistory(local.client, sessionId, (h) => h.some(isEndTurnIdle), 20_000);
+    // The remote's streamed artifact chunks are our live previews of the message that is committed.
+    const reader = await StreamReader.open(local.client, sessionId, { event_deltas: ["agent.message"] });
+    const turn = await runTurn(local.client, reader, sessionId, "hello there");
+    await reader.close();
+    const message = turn.find((e) => e.type === "agent.message");
+    expect(textOf(message)).toBe("[offline model] You said: hello there");
+    const deltas = turn.filter((e) => e.type === "event_delta");
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.every((d) => d.event_id === message?.id)).toBe(true);
+    expect(deltas.map((d) => (d.delta as { content: { text: string } }).content.text).join("")).toBe(
+      textOf(message),
+    );
+    let events = await history(local.client, sessionId);
     expect(agentTexts(events)).toEqual(["[offline model] You said: hello there"]);
 
     await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("and again")] });
@@ -172,6 +201,19 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     ]);
     const { tasks } = await remoteTasks(remoteAgentId);
     expect(tasks).toHaveLength(2);
+    // The pinned credential was opened for the delegate holder once per call, and never written or logged.
+    expect(localRows("select holder, outcome from credential_opens where session_id = ?", sessionId)).toEqual(
+      [
+        { holder: "a2a_delegate", outcome: "opened" },
+        { holder: "a2a_delegate", outcome: "opened" },
+      ],
+    );
+    expect(
+      localRows("select body_json from events where session_id = ?", sessionId)
+        .map((r) => r.body_json)
+        .join(""),
+    ).not.toContain(REMOTE_KEY);
+    expect(local.stdout() + local.stderr()).not.toContain(REMOTE_KEY);
     expect(tasks.every((t) => t.status?.state === TaskState.TASK_STATE_COMPLETED)).toBe(true);
     // One remote context (= one remote session) for our session's turns.
     expect(new Set(tasks.map((t) => t.contextId)).size).toBe(1);
@@ -184,8 +226,9 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     });
     const parked = await waitForHistory(local.client, sessionId, (h) => h.some(isActionIdle), 20_000);
     const asked = parked.find((e) => e.type === "agent.custom_tool_use");
+    if (!asked) throw new Error("the session did not ask for input");
     expect(asked).toMatchObject({ name: "a2a_input_required", input: { state: "input-required" } });
-    const remoteTaskId = (asked?.input as { task_id: string }).task_id;
+    const remoteTaskId = (asked.input as { task_id: string }).task_id;
     const before = await remoteTasks(remoteAgentId);
     expect(before.tasks.map((t) => [t.id, t.status?.state])).toEqual([
       [remoteTaskId, TaskState.TASK_STATE_INPUT_REQUIRED],
@@ -195,7 +238,7 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
       events: [
         {
           type: "user.custom_tool_result",
-          custom_tool_use_id: asked!.id,
+          custom_tool_use_id: asked.id,
           content: [{ type: "text", text: "Sunny, 21C" }],
         },
       ] as never,
@@ -213,6 +256,12 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     const words = "one two three four five six seven eight nine ten eleven twelve";
     await local.client.beta.sessions.events.send(sessionId, { events: [userMessage(words)] });
     const remoteTaskId = await waitForRemoteWorking(remoteAgentId);
+    // The remote task's id is durable on our side before the kill: the restart must resume it.
+    const deadline = Date.now() + 10_000;
+    while (!storedRemoteTasks(sessionId).some((body) => body.task_id === remoteTaskId)) {
+      if (Date.now() > deadline) throw new Error("the remote task id was never committed");
+      await sleep(20);
+    }
     local.child.kill("SIGKILL");
     await local.exited;
     local = await startLocal();
@@ -225,6 +274,7 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     // One user message reached the remote session: the resumed call sent nothing.
     const remoteEvents = await history(remote.client, task.contextId);
     expect(remoteEvents.filter((e) => e.type === "user.message")).toHaveLength(1);
+    expect(storedRemoteTasks(sessionId)).toHaveLength(1);
   }, 90_000);
 
   it("our interrupt cancels the remote task; a remote task canceled there ends our turn with an error", async () => {
