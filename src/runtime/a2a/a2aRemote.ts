@@ -15,6 +15,8 @@ import {
 import type { OutboundFetch } from "../../kernel/outboundConnector.js";
 import type { OutgoingPart } from "./delegateFacts.js";
 
+const CARD_TIMEOUT_MS = 30_000;
+
 /** States in which a remote task waits (for input) or is over: the delegate call ends there. */
 const RESTING = new Set([
   TaskState.TASK_STATE_COMPLETED,
@@ -63,7 +65,9 @@ export class A2aRemote {
       const url = new URL(input instanceof Request ? input.url : String(input));
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       if (authorization !== null && url.origin === origin) headers.set("authorization", authorization);
-      return fetchVia(url, { ...init, headers });
+      // Calls carry their own signal; the card read (which takes none) gets a bound of its own.
+      const signal = init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS);
+      return fetchVia(url, { ...init, headers, signal });
     };
     const factory = new ClientFactory({
       transports: [new JsonRpcTransportFactory({ fetchImpl })],
