@@ -35,6 +35,7 @@ import {
   waitForHistory,
 } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { startTcpProxy } from "../support/tcpProxy.js";
 
 const REMOTE_KEY = "sk-awaken-a2a-remote";
 const LOCAL_KEY = "sk-awaken-a2a-local";
@@ -118,13 +119,13 @@ async function remoteTasks(agentId: string) {
 }
 
 /** A remote agent, and a local delegate session whose vault holds the remote's API key. */
-async function delegateSession(tools: unknown[] = []) {
+async function delegateSession(options: { tools?: unknown[]; url?: string } = {}) {
   const remoteAgent = await remote.client.beta.agents.create({
     name: "remote",
     model: MODEL,
-    tools: tools as never,
+    tools: (options.tools ?? []) as never,
   });
-  const url = cardUrl(remoteAgent.id);
+  const url = options.url ?? cardUrl(remoteAgent.id);
   const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
   const vault = await local.client.beta.vaults.create({ display_name: "a2a" } as never);
   await local.client.beta.vaults.credentials.create(vault.id, {
@@ -220,7 +221,7 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
   }, 60_000);
 
   it("input-required on the remote parks our session; the answer over our Managed wire completes the same remote task", async () => {
-    const { remoteAgentId, sessionId } = await delegateSession([WEATHER_TOOL]);
+    const { remoteAgentId, sessionId } = await delegateSession({ tools: [WEATHER_TOOL] });
     await local.client.beta.sessions.events.send(sessionId, {
       events: [userMessage('call get_weather {"city":"Oslo"}')],
     });
@@ -276,6 +277,41 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     expect(remoteEvents.filter((e) => e.type === "user.message")).toHaveLength(1);
     expect(storedRemoteTasks(sessionId)).toHaveLength(1);
   }, 90_000);
+
+  it("a send whose answer was lost before the task id was stored is sent again with the same message id: one remote task", async () => {
+    const remoteAgent = await remote.client.beta.agents.create({ name: "remote", model: MODEL });
+    // Between us and the remote: the first streaming send reaches it, its answer never reaches us.
+    const proxy = await startTcpProxy(remote.url);
+    try {
+      let dropped = false;
+      proxy.setDecider((request) => {
+        if (dropped || !request.body.includes("SendStreamingMessage")) return "forward";
+        dropped = true;
+        return "drop_response";
+      });
+      const url = `${proxy.url}/v1/a2a/agents/${remoteAgent.id}/.well-known/agent-card.json`;
+      const { sessionId } = await delegateSession({ url });
+      await local.client.beta.sessions.events.send(sessionId, {
+        events: [userMessage("lost on the way back")],
+      });
+      const events = await waitForHistory(local.client, sessionId, (h) => h.some(isEndTurnIdle), 30_000);
+      expect(agentTexts(events)).toEqual(["[offline model] You said: lost on the way back"]);
+      const sends = proxy.requests.filter((r) => r.body.includes("SendStreamingMessage"));
+      expect(sends.map((r) => r.fate)).toEqual(["drop_response", "forward"]);
+      const messageIds = sends.map((r) => JSON.parse(r.body).params.message.messageId);
+      expect(messageIds[0]).toBe(messageIds[1]);
+      const { tasks } = await remoteTasks(remoteAgent.id);
+      expect(tasks).toHaveLength(1);
+      const remoteEvents = await history(remote.client, tasks[0]!.contextId);
+      expect(remoteEvents.filter((e) => e.type === "user.message")).toHaveLength(1);
+      // The lost attempt was a transient failure, retried; nothing else went wrong.
+      expect(
+        events.filter((e) => e.type === "session.error").map((e) => (e.error as { type: string }).type),
+      ).toEqual(["model_request_failed_error"]);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 
   it("our interrupt cancels the remote task; a remote task canceled there ends our turn with an error", async () => {
     const first = await delegateSession();
