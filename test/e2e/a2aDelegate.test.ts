@@ -1,9 +1,10 @@
 /**
  * A remote A2A agent as the Brain, end to end between two real `awaken up` processes: the remote
  * one serves an offline-model agent through its A2A edge; the local one runs an agent whose model
- * is `a2a:<that agent's card URL>`, driven with the official Anthropic SDK. Covers a delegated turn,
- * input-required answered over our Managed wire, a kill -9 of the local server mid-call (the remote
- * sees one task), remote cancel and our interrupt, and the refusals at the edges.
+ * is `a2a:<that agent's card URL>`, driven with the official Anthropic SDK. Covers a delegated turn
+ * (with its live previews), input-required answered over our Managed wire or left behind by an
+ * interrupt, a kill -9 of the local server mid-call and an answer lost before the task id was
+ * stored (the remote sees one task either way), remote cancel and our interrupt, and the refusals.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -250,6 +251,40 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     expect(after.tasks.map((t) => [t.id, t.status?.state])).toEqual([
       [remoteTaskId, TaskState.TASK_STATE_COMPLETED],
     ]);
+  }, 60_000);
+
+  it("a question left unanswered by an interrupt: the next turn cancels that remote task and opens a new one", async () => {
+    const { remoteAgentId, sessionId } = await delegateSession({ tools: [WEATHER_TOOL] });
+    await local.client.beta.sessions.events.send(sessionId, {
+      events: [userMessage('call get_weather {"city":"Rome"}')],
+    });
+    await waitForHistory(local.client, sessionId, (h) => h.some(isActionIdle), 20_000);
+    await local.client.beta.sessions.events.send(sessionId, {
+      events: [{ type: "user.interrupt" }] as never,
+    });
+    await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("something else")] });
+    // The interrupt's own idle is the first end_turn; the new turn's is the second.
+    const events = await waitForHistory(
+      local.client,
+      sessionId,
+      (h) => h.filter(isEndTurnIdle).length === 2,
+      20_000,
+    );
+    const { client, tasks } = await remoteTasks(remoteAgentId);
+    expect(tasks.map((t) => t.status?.state)).toEqual([
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_CANCELED,
+    ]);
+    expect(new Set(tasks.map((t) => t.contextId)).size).toBe(1);
+    // Our answer is the new remote task's (the remote model also reads the canceled call's result).
+    const latest = await client.getTask({ tenant: "", id: tasks[0]?.id ?? "", historyLength: undefined });
+    const answer = latest.artifacts
+      .flatMap((a) => a.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")))
+      .join("");
+    expect(answer).not.toBe("");
+    expect(agentTexts(events)).toEqual([answer]);
+    const remoteEvents = await history(remote.client, tasks[0]?.contextId ?? "");
+    expect(textOf(remoteEvents.filter((e) => e.type === "user.message").at(-1))).toBe("something else");
   }, 60_000);
 
   it("kill -9 of our server mid-call: the restarted server resumes the stored remote task, never sends twice", async () => {
