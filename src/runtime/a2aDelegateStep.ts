@@ -16,7 +16,15 @@ import type { JsonObject } from "../kernel/json.js";
 import { secondsSince } from "../kernel/metrics.js";
 import { defaultOutbound, outboundRefusalOf } from "../kernel/outboundConnector.js";
 import { ProviderError } from "../providers/ports.js";
-import { A2aRemote, isResting, isRestingState, isTerminal, partsText, stateName } from "./a2a/a2aRemote.js";
+import {
+  A2aHttpRefusal,
+  A2aRemote,
+  isResting,
+  isRestingState,
+  isTerminal,
+  partsText,
+  stateName,
+} from "./a2a/a2aRemote.js";
 import {
   A2A_INPUT_TOOL,
   type DelegateTurn,
@@ -46,6 +54,9 @@ class ClaimLost extends Error {}
 class Unavailable extends Error {}
 
 export class A2aDelegateStep {
+  /** Whether this run's last connection carried a pinned credential (for the refusal's wording). */
+  private openedCredential = false;
+
   constructor(
     private readonly run: RunContext,
     private readonly cardUrl: string,
@@ -92,6 +103,15 @@ export class A2aDelegateStep {
         return "lost_claim";
       }
       const message = error instanceof Error ? error.message : String(error);
+      if (error instanceof A2aHttpRefusal) {
+        return commitRequestFailure(
+          this.run,
+          span,
+          failedAttempts,
+          new Error(this.refusalText(error)),
+          A2A_UNAVAILABLE,
+        );
+      }
       if (error instanceof Unavailable || error instanceof A2AError || outboundRefusalOf(error)) {
         const reason =
           error instanceof A2AError ? `the remote A2A agent refused the request: ${message}` : message;
@@ -110,6 +130,13 @@ export class A2aDelegateStep {
     }
   }
 
+  private refusalText(refusal: A2aHttpRefusal): string {
+    if (refusal.status === 404) return `there is no agent card at ${this.cardUrl} (HTTP 404)`;
+    return this.openedCredential
+      ? `the remote A2A agent rejected the pinned credential (HTTP ${refusal.status})`
+      : `the remote A2A agent requires authentication (HTTP ${refusal.status}) and the session pinned no credential for ${this.cardUrl}; attach a vault with a bearer credential whose URL is the agent card URL`;
+  }
+
   /**
    * Connects for this call only: the address policy first, then the pinned credential (opened
    * through admission now, turned into the header, the Buffer zeroed), then the card.
@@ -121,6 +148,7 @@ export class A2aDelegateStep {
     if (refused)
       throw new Unavailable(`the remote A2A agent at ${this.cardUrl} is not allowed: ${refused.message}`);
     let authorization: string | null = null;
+    this.openedCredential = false;
     const custody = this.run.ports.credentials;
     if (custody) {
       const a = this.run.activation;
@@ -139,6 +167,7 @@ export class A2aDelegateStep {
         );
       }
       if (opening.kind === "bearer") {
+        this.openedCredential = true;
         try {
           if (this.run.signal.aborted) throw new ClaimLost();
           authorization = `Bearer ${opening.token.toString("utf8")}`;

@@ -159,6 +159,8 @@ const storedRemoteTasks = (sessionId: string) =>
     (r) => JSON.parse(String(r.body_json)) as { task_id: string; message_id: string },
   );
 
+const stopType = (e: WireEvent) => (e.stop_reason as { type: string } | undefined)?.type;
+
 const agentTexts = (events: WireEvent[]) => events.filter((e) => e.type === "agent.message").map(textOf);
 
 async function waitForRemoteWorking(remoteAgentId: string): Promise<string> {
@@ -387,6 +389,44 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
     expect(JSON.stringify(error)).toContain("a2a_task_failed_error");
     expect(JSON.stringify(error)).toContain("ended canceled");
     expect(agentTexts(events)).toEqual([]);
+  }, 60_000);
+
+  it("a remote that cannot be used ends the turn with a clear error: no credential, a forbidden address", async () => {
+    const remoteAgent = await remote.client.beta.agents.create({ name: "remote", model: MODEL });
+    const failedTurn = async (url: string) => {
+      const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
+      const environment = await local.client.beta.environments.create({
+        name: "delegate",
+        config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
+      });
+      const session = await local.client.beta.sessions.create({
+        agent: agent.id,
+        environment_id: environment.id,
+      });
+      await local.client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+      const events = await waitForHistory(
+        local.client,
+        session.id,
+        (h) => h.some((e) => e.type === "session.status_idle" && stopType(e) === "retries_exhausted"),
+        20_000,
+      );
+      const errors = events
+        .filter((e) => e.type === "session.error")
+        .map((e) => e.error as Record<string, unknown>);
+      return { sessionId: session.id, errors };
+    };
+    // No vault: the remote answers 401, which no retry can change.
+    const unauthenticated = await failedTurn(cardUrl(remoteAgent.id));
+    expect(unauthenticated.errors).toHaveLength(1);
+    expect(unauthenticated.errors[0]).toMatchObject({ type: "a2a_agent_unavailable_error" });
+    expect(String(unauthenticated.errors[0]?.message)).toContain("requires authentication (HTTP 401)");
+    // 127.0.0.2 is loopback, and only 127.0.0.1 is allow-listed: refused before any connection.
+    const forbidden = await failedTurn(cardUrl(remoteAgent.id).replace("127.0.0.1", "127.0.0.2"));
+    expect(forbidden.errors[0]).toMatchObject({ type: "a2a_agent_unavailable_error" });
+    expect(String(forbidden.errors[0]?.message)).toContain("is not allowed");
+    expect(localRows("select id from credential_opens where session_id = ?", forbidden.sessionId)).toEqual(
+      [],
+    );
   }, 60_000);
 
   it("refuses bad a2a: URLs at create and update, naming the field", async () => {

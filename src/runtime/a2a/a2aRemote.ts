@@ -44,6 +44,17 @@ export const stateName = (task: Task): string =>
     .toLowerCase()
     .replace("_", "-");
 
+/** The remote answered a request with a status no retry can change (401, 403, a missing card). */
+export class A2aHttpRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly card: boolean,
+  ) {
+    super(`HTTP ${status}`);
+    this.name = "A2aHttpRefusal";
+  }
+}
+
 export interface OutgoingMessage {
   messageId: string;
   parts: OutgoingPart[];
@@ -61,13 +72,23 @@ export class A2aRemote {
     fetchVia: OutboundFetch,
   ): Promise<A2aRemote> {
     const origin = new URL(cardUrl).origin;
-    const fetchImpl: typeof fetch = (input, init) => {
+    const fetchImpl: typeof fetch = async (input, init) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
       const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
       if (authorization !== null && url.origin === origin) headers.set("authorization", authorization);
       // Calls carry their own signal; the card read (which takes none) gets a bound of its own.
       const signal = init?.signal ?? AbortSignal.timeout(CARD_TIMEOUT_MS);
-      return fetchVia(url, { ...init, headers, signal });
+      const response = await fetchVia(url, { ...init, headers, signal });
+      // Retrying cannot fix these: refused credentials, or no agent card at that URL.
+      if (
+        response.status === 401 ||
+        response.status === 403 ||
+        (url.href === cardUrl && response.status === 404)
+      ) {
+        await response.body?.cancel();
+        throw new A2aHttpRefusal(response.status, url.href === cardUrl);
+      }
+      return response;
     };
     const factory = new ClientFactory({
       transports: [new JsonRpcTransportFactory({ fetchImpl })],
