@@ -82,13 +82,12 @@ export class A2aDelegateStep {
     const requestedAt = performance.now();
     let remote: A2aRemote | null = null;
     let record = turn.recorded;
+    let task: Task;
     try {
       remote = await this.connect();
-      const task = await this.follow(remote, turn, previews, (committed) => {
+      task = await this.follow(remote, turn, previews, (committed) => {
         record = committed;
       });
-      this.run.metrics.modelRequest(A2A_PROVIDER, "a2a", "ok", secondsSince(requestedAt));
-      return await this.land(span, task, previews);
     } catch (error) {
       previews.abandonAll();
       this.run.metrics.modelRequest(
@@ -128,6 +127,8 @@ export class A2aDelegateStep {
         }),
       );
     }
+    this.run.metrics.modelRequest(A2A_PROVIDER, "a2a", "ok", secondsSince(requestedAt));
+    return this.land(span, task, previews);
   }
 
   private refusalText(refusal: A2aHttpRefusal): string {
@@ -214,37 +215,43 @@ export class A2aDelegateStep {
     }
     const artifacts = new Map<string, string>();
     for (let reconnects = 0; ; reconnects++) {
-      for await (const event of stream) {
-        const payload = event.payload;
-        if (!payload) continue;
-        if (payload.$case === "message") {
-          // A plain answer without a task: nothing to resume, the message is the result.
-          return messageTask(payload.value.parts, turn);
-        }
-        if (payload.$case === "task") {
-          if (!record) {
-            record = {
-              taskId: payload.value.id,
-              contextId: payload.value.contextId,
-              messageId: turn.messageId,
-            };
-            await this.record(record);
-            onRecorded(record);
+      try {
+        for await (const event of stream) {
+          const payload = event.payload;
+          if (!payload) continue;
+          if (payload.$case === "message") {
+            // A plain answer without a task: nothing to resume, the message is the result.
+            return messageTask(payload.value.parts, turn);
           }
-          if (isResting(payload.value)) break;
-        } else if (payload.$case === "statusUpdate") {
-          const status = payload.value.status;
-          if (status && isRestingState(status.state)) break;
-        } else if (payload.$case === "artifactUpdate") {
-          const { artifact, append } = payload.value;
-          if (!artifact) continue;
-          const sent = artifacts.get(artifact.artifactId) ?? "";
-          const text = partsText(artifact.parts);
-          // Chunks are appended; a whole artifact repeats what was streamed and adds the rest.
-          const delta = append ? text : text.startsWith(sent) ? text.slice(sent.length) : "";
-          artifacts.set(artifact.artifactId, append ? sent + text : text);
-          if (delta !== "") previews.add({ type: "text_delta", index: 0, text: delta });
+          if (payload.$case === "task") {
+            if (!record) {
+              record = {
+                taskId: payload.value.id,
+                contextId: payload.value.contextId,
+                messageId: turn.messageId,
+              };
+              await this.record(record);
+              onRecorded(record);
+            }
+            if (isResting(payload.value)) break;
+          } else if (payload.$case === "statusUpdate") {
+            const status = payload.value.status;
+            if (status && isRestingState(status.state)) break;
+          } else if (payload.$case === "artifactUpdate") {
+            const { artifact, append } = payload.value;
+            if (!artifact) continue;
+            const sent = artifacts.get(artifact.artifactId) ?? "";
+            const text = partsText(artifact.parts);
+            // Chunks are appended; a whole artifact repeats what was streamed and adds the rest.
+            const delta = append ? text : text.startsWith(sent) ? text.slice(sent.length) : "";
+            artifacts.set(artifact.artifactId, append ? sent + text : text);
+            if (delta !== "") previews.add({ type: "text_delta", index: 0, text: delta });
+          }
         }
+      } catch (error) {
+        // A task that came to rest between our read and the subscription refuses the subscription;
+        // the read below tells. Anything before the remote named a task is the send's own failure.
+        if (!(error instanceof A2AError) || !record) throw error;
       }
       if (!record) throw new Error("the remote A2A agent's stream ended before it named a task");
       const current = await remote.getTask(record.taskId, signal);
