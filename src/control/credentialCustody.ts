@@ -115,39 +115,26 @@ export class CredentialCustody implements CredentialPinner {
       }
     }
     const pins: CredentialPin[] = [];
-    for (const server of agent.mcp_servers) {
-      const view = live.get(mcpUsageKey(server.url));
-      if (!view) continue;
-      const { head } = view;
-      if (head.authType !== "static_bearer" && head.authType !== "mcp_oauth") continue;
+    // A bearer credential (static or OAuth) for one URL: an MCP server's, or an `a2a:` model's agent
+    // card (its remote agent is reached like an MCP server, by the delegate's connection only).
+    const bearerPin = (url: string, usage: CredentialPin["usage"], holders: PinHolderKind[]) => {
+      const head = live.get(mcpUsageKey(url))?.head;
+      if (!head || (head.authType !== "static_bearer" && head.authType !== "mcp_oauth")) return;
       pins.push({
         credentialId: head.id,
         vaultId: head.vaultId,
         revision: head.latestRevision,
         workspaceId,
         authType: head.authType,
-        usage: { kind: "mcp_server", url: server.url, mcpServerName: server.name },
-        holders: [...MCP_HOLDERS],
+        usage,
+        holders: [...holders],
       });
+    };
+    for (const server of agent.mcp_servers) {
+      bearerPin(server.url, { kind: "mcp_server", url: server.url, mcpServerName: server.name }, MCP_HOLDERS);
     }
-    // An `a2a:` model's remote agent is reached like an MCP server: a bearer credential whose URL is
-    // the agent card URL, pinned for the delegate's connection only.
     const cardUrl = a2aCardUrl(agent.model.id);
-    const a2aView = cardUrl === null ? undefined : live.get(mcpUsageKey(cardUrl));
-    if (cardUrl !== null && a2aView) {
-      const { head } = a2aView;
-      if (head.authType === "static_bearer" || head.authType === "mcp_oauth") {
-        pins.push({
-          credentialId: head.id,
-          vaultId: head.vaultId,
-          revision: head.latestRevision,
-          workspaceId,
-          authType: head.authType,
-          usage: { kind: "a2a_agent", url: cardUrl },
-          holders: [...A2A_HOLDERS],
-        });
-      }
-    }
+    if (cardUrl !== null) bearerPin(cardUrl, { kind: "a2a_agent", url: cardUrl }, A2A_HOLDERS);
     // Every live `environment_variable` credential of the listed vaults (the first vault wins per
     // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
     // egress proxy substitutes this exact revision's secret into requests to the allowed hosts.

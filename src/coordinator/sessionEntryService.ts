@@ -14,6 +14,7 @@ import {
   DEFAULT_NAME_CLAIM_TIMING,
   isSessionId,
   type NameClaimTiming,
+  type NameTarget,
   validateSessionName,
 } from "./sessionEntryNames.js";
 import type { SessionService } from "./sessionService.js";
@@ -89,11 +90,7 @@ export class SessionEntryService implements SessionEntry {
       { workspaceId, space: "session", name },
       {
         existing: (id) => this.deps.sessionRecords.get(workspaceId, id),
-        create: async () => {
-          const session = await this.start({ ...cmd, workspaceId });
-          return { id: session.id, value: session };
-        },
-        discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+        ...this.newSession(workspaceId, cmd),
       },
     );
   }
@@ -113,11 +110,7 @@ export class SessionEntryService implements SessionEntry {
       {
         // Past the window the key is free again: its old session is left alone, a new one is made.
         existing: (id) => this.recentSession(workspaceId, id, windowMs),
-        create: async () => {
-          const session = await this.start({ ...cmd, workspaceId });
-          return { id: session.id, value: session };
-        },
-        discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+        ...this.newSession(workspaceId, cmd),
       },
     );
   }
@@ -131,6 +124,20 @@ export class SessionEntryService implements SessionEntry {
     const entry = await this.deps.names.get(workspaceId, space, key);
     if (entry?.state !== "bound") return null;
     return this.recentSession(workspaceId, entry.targetId, windowMs);
+  }
+
+  /** How a name claim makes its session, and undoes one another caller's binding beat. */
+  private newSession(
+    workspaceId: string,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Pick<NameTarget<SessionRecord>, "create" | "discard"> {
+    return {
+      create: async () => {
+        const session = await this.start({ ...cmd, workspaceId });
+        return { id: session.id, value: session };
+      },
+      discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+    };
   }
 
   private async recentSession(

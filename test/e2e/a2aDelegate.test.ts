@@ -127,11 +127,16 @@ async function delegateSession(options: { tools?: unknown[]; url?: string } = {}
     tools: (options.tools ?? []) as never,
   });
   const url = options.url ?? cardUrl(remoteAgent.id);
-  const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
   const vault = await local.client.beta.vaults.create({ display_name: "a2a" } as never);
   await local.client.beta.vaults.credentials.create(vault.id, {
     auth: { type: "static_bearer", token: REMOTE_KEY, mcp_server_url: url },
   } as never);
+  return { remoteAgentId: remoteAgent.id, sessionId: await localSession(url, [vault.id]) };
+}
+
+/** A local session of an agent delegating to `url`, on an eager tier-none environment. */
+async function localSession(url: string, vaultIds: string[]): Promise<string> {
+  const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
   const environment = await local.client.beta.environments.create({
     name: "delegate",
     config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
@@ -139,9 +144,9 @@ async function delegateSession(options: { tools?: unknown[]; url?: string } = {}
   const session = await local.client.beta.sessions.create({
     agent: agent.id,
     environment_id: environment.id,
-    vault_ids: [vault.id],
+    vault_ids: vaultIds,
   } as never);
-  return { remoteAgentId: remoteAgent.id, sessionId: session.id, agentId: agent.id };
+  return session.id;
 }
 
 function localRows(query: string, ...params: unknown[]): Array<Record<string, unknown>> {
@@ -394,26 +399,18 @@ describe("an a2a: model delegates each turn to a remote A2A agent", () => {
   it("a remote that cannot be used ends the turn with a clear error: no credential, a forbidden address", async () => {
     const remoteAgent = await remote.client.beta.agents.create({ name: "remote", model: MODEL });
     const failedTurn = async (url: string) => {
-      const agent = await local.client.beta.agents.create({ name: "delegate", model: `a2a:${url}` });
-      const environment = await local.client.beta.environments.create({
-        name: "delegate",
-        config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
-      });
-      const session = await local.client.beta.sessions.create({
-        agent: agent.id,
-        environment_id: environment.id,
-      });
-      await local.client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+      const sessionId = await localSession(url, []);
+      await local.client.beta.sessions.events.send(sessionId, { events: [userMessage("hello")] });
       const events = await waitForHistory(
         local.client,
-        session.id,
+        sessionId,
         (h) => h.some((e) => e.type === "session.status_idle" && stopType(e) === "retries_exhausted"),
         20_000,
       );
       const errors = events
         .filter((e) => e.type === "session.error")
         .map((e) => e.error as Record<string, unknown>);
-      return { sessionId: session.id, errors };
+      return { sessionId, errors };
     };
     // No vault: the remote answers 401, which no retry can change.
     const unauthenticated = await failedTurn(cardUrl(remoteAgent.id));
