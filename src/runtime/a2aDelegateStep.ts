@@ -214,6 +214,7 @@ export class A2aDelegateStep {
       stream = remote.send(turn, signal);
     }
     const artifacts = new Map<string, string>();
+    let progressCount = 0;
     for (let reconnects = 0; ; reconnects++) {
       try {
         for await (const event of stream) {
@@ -237,6 +238,10 @@ export class A2aDelegateStep {
           } else if (payload.$case === "statusUpdate") {
             const status = payload.value.status;
             if (status && isRestingState(status.state)) break;
+            // Progress the remote reports while it works: a thinking preview, committed as a signal.
+            const progress = partsText(status?.message?.parts);
+            if (progress !== "")
+              previews.add({ type: "thinking_delta", index: progressCount++, text: progress });
           } else if (payload.$case === "artifactUpdate") {
             const { artifact, append } = payload.value;
             if (!artifact) continue;
@@ -334,7 +339,7 @@ export class A2aDelegateStep {
       const status = await this.run.commitLanding(facts, "failed");
       return status === "ok" ? "settled" : "lost_claim";
     }
-    const body: TypedFact[] = [];
+    const body: TypedFact[] = [...previews.thinkingFacts()];
     const answer = isTerminal(task) ? artifactsText(task) || statusText : "";
     if (answer !== "")
       body.push({ id: previews.messageId, kind: "agent_message", content: [{ type: "text", text: answer }] });
