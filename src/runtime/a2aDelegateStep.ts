@@ -46,6 +46,8 @@ const A2A_UNAVAILABLE = "a2a_agent_unavailable_error";
 /** How often a dropped stream is picked up again (SubscribeToTask) before the call counts as failed. */
 const MAX_RECONNECTS = 5;
 const CANCEL_TIMEOUT_MS = 5_000;
+/** The remote's own words in our error fact are bounded: they are another system's text. */
+const MAX_REASON_CHARS = 2_000;
 
 /** The run's claim was lost while committing: nothing more may be written. */
 class ClaimLost extends Error {}
@@ -329,7 +331,7 @@ export class A2aDelegateStep {
         sessionError(
           now,
           A2A_TASK_FAILED,
-          `the remote A2A agent's task ${task.id} ended ${stateName(task)}${statusText ? `: ${statusText}` : ""}`,
+          `the remote A2A agent's task ${task.id} ended ${stateName(task)}${statusText ? `: ${statusText.slice(0, MAX_REASON_CHARS)}` : ""}`,
           "exhausted",
           { a2a_task_id: task.id },
         ),
