@@ -82,14 +82,21 @@ afterEach(async () => {
   if (local.child.exitCode !== null || local.child.signalCode !== null) local = await startLocal();
 });
 afterAll(async () => {
-  for (const p of [local, remote]) {
-    if (p.child.exitCode === null && p.child.signalCode === null) {
+  try {
+    for (const p of [local, remote]) {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) continue;
       p.child.kill("SIGTERM");
-      await p.exited;
+      // A server draining a slow remote task gets a few seconds, then is stopped for good.
+      const stopped = await Promise.race([p.exited.then(() => true), sleep(5_000).then(() => false)]);
+      if (!stopped) {
+        p.child.kill("SIGKILL");
+        await p.exited;
+      }
     }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
-  rmSync(scratch, { recursive: true, force: true });
-});
+}, 30_000);
 
 const cardUrl = (agentId: string) => `${remote.url}/v1/a2a/agents/${agentId}/.well-known/agent-card.json`;
 
