@@ -9,7 +9,7 @@ export const ALLOW_PRIVATE_HOSTS_ENV = "AWAKEN_ALLOW_PRIVATE_HOSTS";
 export function allowPrivateHostOption(): Option {
   return new Option(
     "--allow-private-mcp-host <hosts>",
-    "private MCP servers (and their OAuth token endpoints) this host may connect to for users: " +
+    "private MCP servers (and their OAuth token endpoints) and remote A2A agents (a2a: models) this host may connect to for users: " +
       `hostnames, IP addresses or CIDR ranges, comma-separated (default ${ALLOW_PRIVATE_HOSTS_ENV}, else none: ` +
       "loopback, link-local, private and reserved addresses are refused)",
   );

@@ -1,3 +1,4 @@
+import { a2aModelProblem, isA2aModel } from "../kernel/a2aModel.js";
 import { AwakenError } from "../kernel/errors.js";
 import { applyMetadataPatch, assertValidMetadata } from "../kernel/metadata.js";
 import {
@@ -272,6 +273,10 @@ function firstDuplicate(values: readonly string[]): string | undefined {
  * with a message that says what to change.
  */
 export function validateAgentDefinition(def: AgentDefinition): void {
+  if (isA2aModel(def.model.id)) {
+    const problem = a2aModelProblem(def.model.id);
+    if (problem !== null) fail(`model: ${problem}`);
+  }
   const toolsets = def.tools.filter((t): t is AgentToolset => t.type === "agent_toolset_20260401");
   const mcpToolsets = def.tools.filter((t): t is McpToolset => t.type === "mcp_toolset");
   const customTools = def.tools.filter((t): t is CustomTool => t.type === "custom");

@@ -8,6 +8,7 @@ import type {
   SecretOpening,
   SecretOpenRequest,
 } from "../coordinator/ports.js";
+import { a2aCardUrl } from "../kernel/a2aModel.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
@@ -49,6 +50,8 @@ const TOKEN_ENDPOINT_TIMEOUT_MS = 15_000;
 
 /** The one holder an MCP credential may be opened for: the connection to its own server. */
 const MCP_HOLDERS: PinHolderKind[] = ["mcp_connection"];
+/** The one holder an A2A agent's credential may be opened for: the delegate's connection to it. */
+const A2A_HOLDERS: PinHolderKind[] = ["a2a_delegate"];
 /**
  * The one holder an `environment_variable` secret may be opened for: the sandbox's egress proxy,
  * which substitutes it into requests. Never the sandbox itself (its processes see a placeholder).
@@ -112,21 +115,26 @@ export class CredentialCustody implements CredentialPinner {
       }
     }
     const pins: CredentialPin[] = [];
-    for (const server of agent.mcp_servers) {
-      const view = live.get(mcpUsageKey(server.url));
-      if (!view) continue;
-      const { head } = view;
-      if (head.authType !== "static_bearer" && head.authType !== "mcp_oauth") continue;
+    // A bearer credential (static or OAuth) for one URL: an MCP server's, or an `a2a:` model's agent
+    // card (its remote agent is reached like an MCP server, by the delegate's connection only).
+    const bearerPin = (url: string, usage: CredentialPin["usage"], holders: PinHolderKind[]) => {
+      const head = live.get(mcpUsageKey(url))?.head;
+      if (!head || (head.authType !== "static_bearer" && head.authType !== "mcp_oauth")) return;
       pins.push({
         credentialId: head.id,
         vaultId: head.vaultId,
         revision: head.latestRevision,
         workspaceId,
         authType: head.authType,
-        usage: { kind: "mcp_server", url: server.url, mcpServerName: server.name },
-        holders: [...MCP_HOLDERS],
+        usage,
+        holders: [...holders],
       });
+    };
+    for (const server of agent.mcp_servers) {
+      bearerPin(server.url, { kind: "mcp_server", url: server.url, mcpServerName: server.name }, MCP_HOLDERS);
     }
+    const cardUrl = a2aCardUrl(agent.model.id);
+    if (cardUrl !== null) bearerPin(cardUrl, { kind: "a2a_agent", url: cardUrl }, A2A_HOLDERS);
     // Every live `environment_variable` credential of the listed vaults (the first vault wins per
     // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
     // egress proxy substitutes this exact revision's secret into requests to the allowed hosts.
@@ -215,8 +223,16 @@ export class CredentialCustody implements CredentialPinner {
 
   async open(request: CredentialOpenRequest): Promise<CredentialOpening> {
     const pins = await this.sessionPins(request.workspaceId, request.sessionId);
-    const usageKey = mcpUsageKey(request.mcpServerUrl);
-    const pin = pins?.find((p) => p.usage.kind === "mcp_server" && mcpUsageKey(p.usage.url) === usageKey);
+    const usageKey = mcpUsageKey(
+      request.holder === "a2a_delegate" ? request.agentCardUrl : request.mcpServerUrl,
+    );
+    const kind = request.holder === "a2a_delegate" ? "a2a_agent" : "mcp_server";
+    const pin = pins?.find(
+      (p) =>
+        (p.usage.kind === "mcp_server" || p.usage.kind === "a2a_agent") &&
+        p.usage.kind === kind &&
+        mcpUsageKey(p.usage.url) === usageKey,
+    );
     if (!pin) return { kind: "none" };
     let admitted = await this.admit(pin, request, usageKey);
     if (typeof admitted !== "string" && admitted.expired) {
@@ -291,7 +307,9 @@ export class CredentialCustody implements CredentialPinner {
     if (view.head.usageKey !== usageKey || view.head.authType !== pin.authType)
       return pin.usage.kind === "mcp_server"
         ? `credential ${pin.credentialId} does not serve this MCP server`
-        : `credential ${pin.credentialId} does not serve this variable`;
+        : pin.usage.kind === "a2a_agent"
+          ? `credential ${pin.credentialId} does not serve this A2A agent`
+          : `credential ${pin.credentialId} does not serve this variable`;
     const revision = await this.credentials.getRevision(pin.workspaceId, pin.credentialId, pin.revision);
     if (!revision) return `revision ${pin.revision} of credential ${pin.credentialId} is gone`;
     const expired =

@@ -71,8 +71,11 @@ export interface EnvironmentStore {
 // ---------------------------------------------------------------------------------------------
 // Credential pins: Control freezes them into the session baseline; a holder opens one.
 
-/** The last-mile holders that open through `CredentialHolderPort.open`: the MCP connection. */
-export type CredentialHolderKind = "mcp_connection";
+/**
+ * The last-mile holders that open through `CredentialHolderPort.open`: the MCP connection, and the
+ * A2A delegate's connection to its remote agent.
+ */
+export type CredentialHolderKind = "mcp_connection" | "a2a_delegate";
 /**
  * The sandbox's egress proxy, which substitutes an `environment_variable` secret into outbound
  * requests. A kind of its own (opened through `openSecret`), so `open` and its wire stay as they are.
@@ -106,7 +109,11 @@ export interface CredentialPin {
    * What the credential serves: the MCP server URL (and the agent's name for that server), or an
    * `environment_variable` (secret-free: its name, hosts and injection, as the pinned revision says).
    */
-  usage: { kind: "mcp_server"; url: string; mcpServerName: string } | EnvironmentVariableUsage;
+  usage:
+    | { kind: "mcp_server"; url: string; mcpServerName: string }
+    /** The remote agent (by its agent card URL) an `a2a:` model delegates each turn to. */
+    | { kind: "a2a_agent"; url: string }
+    | EnvironmentVariableUsage;
   /** Holder policy: the only holders admission lets open it. */
   holders: PinHolderKind[];
 }
@@ -118,17 +125,25 @@ export interface CredentialPinner {
 }
 
 /** A run's request to materialize one pinned credential for one holder. */
-export interface CredentialOpenRequest {
+export type CredentialOpenRequest = {
   workspaceId: string;
   sessionId: string;
   /** Who asks: the run and the claim it holds (audited). */
   runId: string;
   owner: string;
   epoch: number;
-  holder: CredentialHolderKind;
-  /** The use: the MCP server (by URL) this connection is for. */
-  mcpServerUrl: string;
-}
+} & (
+  | {
+      holder: "mcp_connection";
+      /** The use: the MCP server (by URL) this connection is for. */
+      mcpServerUrl: string;
+    }
+  | {
+      holder: "a2a_delegate";
+      /** The use: the remote agent (by its agent card URL) this delegate connection is for. */
+      agentCardUrl: string;
+    }
+);
 
 /** Who asks for an `environment_variable` secret: the run's claim, for the egress proxy holder. */
 export interface SecretOpenRequest {
@@ -240,7 +255,11 @@ export interface SessionStore {
 // Names: client-chosen session names, and the workspace's default environment in a space of its own.
 
 /** A key space of the name store: a session's client-chosen name, or the default environment's key. */
-export type NameSpace = "session" | "default_environment";
+/**
+ * `a2a_message`: an A2A message that opened a new context, by a hash of its agent and message id,
+ * so a peer retrying that send reaches the session it made instead of a second one.
+ */
+export type NameSpace = "session" | "default_environment" | "a2a_message";
 
 /** A name's row: bound to its target, or reserved by the one request creating that target. */
 export type NameEntry =

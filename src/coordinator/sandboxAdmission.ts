@@ -1,4 +1,5 @@
 import type { AgentDefinition } from "../control/agentDefinition.js";
+import { isA2aModel } from "../kernel/a2aModel.js";
 import { invalid } from "../kernel/errors.js";
 import { type EnvironmentConfig, sandboxProvisioningOf } from "./environmentConfig.js";
 
@@ -6,8 +7,8 @@ import { type EnvironmentConfig, sandboxProvisioningOf } from "./environmentConf
  * Admission for `sandbox_provisioning: on_tool_use`: a session may start without a
  * sandbox only when nothing needs local state before the first Hand tool. Anything that does is
  * refused at session creation, naming the rule, instead of silently provisioning eagerly.
- * (Non-native backends — ACP, A2A — will join this list when they exist: they need the sandbox to
- * start.)
+ * A remote A2A agent as the Brain is one of them: the delegate hands the turn over whole, so there
+ * is no first Hand tool call to provision on.
  */
 export function admitSandboxProvisioning(
   agent: AgentDefinition,
@@ -16,6 +17,8 @@ export function admitSandboxProvisioning(
 ): void {
   if (sandboxProvisioningOf(environment) !== "on_tool_use") return;
   const reasons: string[] = [];
+  if (isA2aModel(agent.model.id))
+    reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
   if (agent.skills.length > 0)
     reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
   if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");

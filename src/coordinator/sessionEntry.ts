@@ -47,4 +47,23 @@ export interface SessionEntry {
     name: string,
     cmd: Omit<StartSessionCommand, "workspaceId">,
   ): Promise<SessionRecord>;
+  /**
+   * The session a protocol key (e.g. an A2A message id that opened a context) made within
+   * `windowMs`, or a new one started with `cmd` and bound to it: a retried request reaches the
+   * session its first attempt made. Keys live in their own space, apart from client session names.
+   */
+  openKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Promise<SessionRecord>;
+  /** The session `key` names when it was made within `windowMs`, or null. */
+  findKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+  ): Promise<SessionRecord | null>;
 }

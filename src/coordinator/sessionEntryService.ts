@@ -14,6 +14,7 @@ import {
   DEFAULT_NAME_CLAIM_TIMING,
   isSessionId,
   type NameClaimTiming,
+  type NameTarget,
   validateSessionName,
 } from "./sessionEntryNames.js";
 import type { SessionService } from "./sessionService.js";
@@ -89,13 +90,63 @@ export class SessionEntryService implements SessionEntry {
       { workspaceId, space: "session", name },
       {
         existing: (id) => this.deps.sessionRecords.get(workspaceId, id),
-        create: async () => {
-          const session = await this.start({ ...cmd, workspaceId });
-          return { id: session.id, value: session };
-        },
-        discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+        ...this.newSession(workspaceId, cmd),
       },
     );
+  }
+
+  async openKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Promise<SessionRecord> {
+    return claimName(
+      this.deps.names,
+      this.deps.clock,
+      this.timing,
+      { workspaceId, space, name: key },
+      {
+        // Past the window the key is free again: its old session is left alone, a new one is made.
+        existing: (id) => this.recentSession(workspaceId, id, windowMs),
+        ...this.newSession(workspaceId, cmd),
+      },
+    );
+  }
+
+  async findKeyed(
+    workspaceId: string,
+    space: "a2a_message",
+    key: string,
+    windowMs: number,
+  ): Promise<SessionRecord | null> {
+    const entry = await this.deps.names.get(workspaceId, space, key);
+    if (entry?.state !== "bound") return null;
+    return this.recentSession(workspaceId, entry.targetId, windowMs);
+  }
+
+  /** How a name claim makes its session, and undoes one another caller's binding beat. */
+  private newSession(
+    workspaceId: string,
+    cmd: Omit<StartSessionCommand, "workspaceId">,
+  ): Pick<NameTarget<SessionRecord>, "create" | "discard"> {
+    return {
+      create: async () => {
+        const session = await this.start({ ...cmd, workspaceId });
+        return { id: session.id, value: session };
+      },
+      discard: (session) => this.deps.sessions.delete(workspaceId, session.id),
+    };
+  }
+
+  private async recentSession(
+    workspaceId: string,
+    id: string,
+    windowMs: number,
+  ): Promise<SessionRecord | null> {
+    const session = await this.deps.sessionRecords.get(workspaceId, id);
+    return session && session.createdAt >= this.deps.clock.now() - windowMs ? session : null;
   }
 
   /**

@@ -224,6 +224,22 @@ export class SessionService {
     return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
   }
 
+  /**
+   * The echo of the session's most recent send when it was made under `key` within `windowMs` (a
+   * client retrying a request whose answer it lost), or null. Nothing is written.
+   */
+  async repeatedSend(
+    workspaceId: string,
+    sessionId: string,
+    key: string,
+    windowMs: number,
+  ): Promise<CommittedFact[] | null> {
+    const previous = await this.ports.ledger.lastSend(sessionId, sha256Hex(key), this.clock.now() - windowMs);
+    if (!previous) return null;
+    await this.get(workspaceId, sessionId);
+    return previous.echo;
+  }
+
   async update(workspaceId: string, sessionId: string, cmd: UpdateSessionCommand): Promise<SessionRecord> {
     await this.get(workspaceId, sessionId);
     const now = this.clock.now();

@@ -4,7 +4,6 @@
  * answer is parked or rebased onto new input change for model reasons, not for tool reasons.
  */
 
-import { sleep } from "../kernel/clock.js";
 import { newId } from "../kernel/ids.js";
 import { secondsSince } from "../kernel/metrics.js";
 import { type ModelResponse, ProviderError } from "../providers/ports.js";
@@ -16,13 +15,12 @@ import {
   newFact,
   providerErrorType,
   responseFacts,
-  sessionError,
   spanEnd,
   spanStart,
 } from "./modelFacts.js";
 import { ModelPreviews } from "./modelPreviews.js";
 import type { TurnOutcome } from "./ports.js";
-import { retryDelayMs } from "./retryPolicy.js";
+import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
@@ -98,7 +96,7 @@ export class ModelStep {
             { transient: true, cause: error },
           )
         : error;
-      return this.handleModelError(span, failedAttempts, cause);
+      return commitRequestFailure(this.run, span, failedAttempts, cause);
     } finally {
       guard.dispose();
     }
@@ -153,44 +151,5 @@ export class ModelStep {
     const rebased = await this.run.commitLanding(body);
     if (rebased === "lost") previews.abandonAll();
     return rebased === "lost" ? "lost_claim" : "continue";
-  }
-
-  private async handleModelError(
-    span: ModelSpan,
-    failedAttempts: number,
-    error: unknown,
-  ): Promise<TurnOutcome | "continue"> {
-    const providerError = error instanceof ProviderError ? error : null;
-    const message = error instanceof Error ? error.message : String(error);
-    const type = providerErrorType(providerError);
-    const now = this.run.ports.clock.now();
-    const attempt = failedAttempts + 1;
-    this.run.ports.log.warn(
-      { runId: this.run.activation.runId, attempt, error: message },
-      "model request failed",
-    );
-    if (providerError?.transient && attempt <= this.run.ports.retry.maxRetries) {
-      const status = await this.run.commitLanding([
-        spanEnd(span, now, null, true),
-        sessionError(now, type, message, "retrying"),
-        newFact(now, { kind: "status_rescheduled" }),
-      ]);
-      if (status === "lost") return "lost_claim";
-      await sleep(retryDelayMs(this.run.ports.retry, attempt), this.run.signal);
-      if (this.run.signal.aborted) return "lost_claim";
-      const resumed = await this.run.commitLanding([
-        newFact(this.run.ports.clock.now(), { kind: "status_running" }),
-      ]);
-      return resumed === "lost" ? "lost_claim" : "continue";
-    }
-    const status = await this.run.commitLanding(
-      [
-        spanEnd(span, now, null, true),
-        sessionError(now, type, message, "exhausted"),
-        idle(now, { kind: "retries_exhausted" }),
-      ],
-      "failed",
-    );
-    return status === "ok" ? "settled" : "lost_claim";
   }
 }

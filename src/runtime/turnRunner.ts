@@ -7,6 +7,8 @@
  */
 
 import type { Activation } from "../coordinator/ports.js";
+import { a2aCardUrl } from "../kernel/a2aModel.js";
+import { A2aDelegateStep } from "./a2aDelegateStep.js";
 import { HandToolStep } from "./handToolStep.js";
 import { McpStep } from "./mcpStep.js";
 import { idle, sessionError, spanEnd } from "./modelFacts.js";
@@ -33,6 +35,8 @@ export class TurnRunner {
   private readonly sandbox: SandboxProvisioning;
   private readonly handTools: HandToolStep;
   private readonly model: ModelStep;
+  /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
+  private readonly delegate: A2aDelegateStep | null;
 
   constructor(
     private readonly activation: Activation,
@@ -47,6 +51,8 @@ export class TurnRunner {
     this.sandbox = new SandboxProvisioning(this.context, this.secrets);
     this.handTools = new HandToolStep(this.context, catalog, this.sandbox, this.secrets);
     this.model = new ModelStep(this.context, catalog);
+    const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
+    this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
   }
 
   async run(): Promise<TurnOutcome> {
@@ -136,6 +142,12 @@ export class TurnRunner {
           if (status === "ok") return "settled";
           break;
         case "call_model": {
+          if (this.delegate) {
+            const result = await this.delegate.callRemote(step.failedAttempts);
+            if (result === "settled" || result === "lost_claim") return result;
+            status = "ok";
+            break;
+          }
           const ready = await this.mcp.ensureMcp([]);
           if (ready !== "ok") return ready === "lost" ? "lost_claim" : "settled";
           const result = await this.model.callModel(step.failedAttempts);

@@ -37,6 +37,12 @@ const OPEN_REQUEST_MEMBERS = [
     /** The use: the MCP server (by URL) this connection is for. Admission matches it to the pin. */
     mcpServerUrl: z.string().min(1).max(2048),
   }),
+  z.strictObject({
+    ...claimPart,
+    holder: z.literal("a2a_delegate"),
+    /** The use: the remote A2A agent (by its agent card URL) the delegate connects to. */
+    agentCardUrl: z.string().min(1).max(2048),
+  }),
 ] as const;
 
 export const credentialOpenRequestSchema = z.discriminatedUnion("holder", OPEN_REQUEST_MEMBERS);

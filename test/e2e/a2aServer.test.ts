@@ -228,6 +228,31 @@ describe("A2A through the official client", () => {
     expect(partsText(task.artifacts.at(-1)?.parts)).toContain("word by word");
   });
 
+  it("a retried message id gets the task its first send made: no second context, no second task", async () => {
+    const agentId = await agent([WEATHER_TOOL]);
+    const client = await a2aClient(t, agentId);
+    const request = userRequest('call get_weather {"city":"Bergen"}');
+    const first = await client.sendMessage(request);
+    const again = await client.sendMessage(request);
+    if (!("status" in first) || !("status" in again)) throw new Error("expected tasks");
+    expect(again.id).toBe(first.id);
+    expect(again.contextId).toBe(first.contextId);
+    expect(stateName(again.status?.state)).toBe("INPUT_REQUIRED");
+    const sessions = await t.client.beta.sessions.list({ agent_id: agentId } as never);
+    expect(sessions.data.map((s) => s.id)).toEqual([first.contextId]);
+
+    // The answer retried after the task moved on is the same answer, not a refusal or a second one.
+    const answer = userRequest("Rainy, 9C", { taskId: first.id, contextId: first.contextId });
+    const answered = await client.sendMessage(answer);
+    const retried = await client.sendMessage(answer);
+    if (!("status" in answered) || !("status" in retried)) throw new Error("expected tasks");
+    expect(retried.id).toBe(first.id);
+    expect(stateName(retried.status?.state)).toBe("COMPLETED");
+    const events = await history(t.client, first.contextId);
+    expect(events.filter((e) => e.type === "user.message")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "user.custom_tool_result")).toHaveLength(1);
+  });
+
   it("a client tool makes the task input-required; text in the same task answers it", async () => {
     const agentId = await agent([WEATHER_TOOL]);
     const client = await a2aClient(t, agentId);

@@ -18,8 +18,15 @@ export interface A2aPorts {
     workspaceId: string,
     agentId: string,
   ): Promise<{ version: number; definition: AgentDefinition }>;
-  /** A new session of the agent in the workspace's default environment (a new context). */
-  startSession(workspaceId: string, agentId: string): Promise<SessionRecord>;
+  /**
+   * A new session of the agent in the workspace's default environment (a new context). With a
+   * message id, the session that message already opened within the retry window, if any.
+   */
+  startSession(workspaceId: string, agentId: string, messageId?: string): Promise<SessionRecord>;
+  /** The session a message id opened as a new context within the retry window, or null. */
+  openedBy(workspaceId: string, agentId: string, messageId: string): Promise<SessionRecord | null>;
+  /** The echo of the session's last send when it was made under `key` within the retry window. */
+  repeatedSend(workspaceId: string, sessionId: string, key: string): Promise<CommittedTypedFact[] | null>;
   /** The session, or null when this workspace has none by that id. */
   session(workspaceId: string, sessionId: string): Promise<SessionRecord | null>;
   /** The agent's sessions, newest first, a page at a time. */

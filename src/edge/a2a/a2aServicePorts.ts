@@ -1,8 +1,17 @@
+import { createHash } from "node:crypto";
 import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import { readTypedHistory, typedTail } from "../http/typedFacts.js";
 import type { A2aPorts } from "./a2aPorts.js";
+
+/** How long a message id counts as the same send (a client retrying a request it lost). */
+export const RETRY_WINDOW_MS = 10 * 60_000;
+
+/** A fixed-size key for a client's message id (hostile text of any length) under its agent. */
+function contextKey(agentId: string, messageId: string): string {
+  return createHash("sha256").update(`${agentId}\n${messageId}`).digest("hex");
+}
 
 /** The A2A edge's ports over the application services every edge shares. */
 export function a2aPortsOf(services: EdgeServices): A2aPorts {
@@ -12,7 +21,24 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
       const { publication } = await services.agents.retrieve(workspaceId, agentId);
       return { version: publication.version, definition: publication.definition };
     },
-    startSession: (workspaceId, agentId) => services.entry.start({ workspaceId, agent: { id: agentId } }),
+    startSession: (workspaceId, agentId, messageId) =>
+      messageId
+        ? services.entry.openKeyed(
+            workspaceId,
+            "a2a_message",
+            contextKey(agentId, messageId),
+            RETRY_WINDOW_MS,
+            {
+              agent: { id: agentId },
+            },
+          )
+        : services.entry.start({ workspaceId, agent: { id: agentId } }),
+    openedBy: (workspaceId, agentId, messageId) =>
+      services.entry.findKeyed(workspaceId, "a2a_message", contextKey(agentId, messageId), RETRY_WINDOW_MS),
+    async repeatedSend(workspaceId, sessionId, key) {
+      const echo = await services.sessions.repeatedSend(workspaceId, sessionId, key, RETRY_WINDOW_MS);
+      return echo ? echo.map(decodeCommitted) : null;
+    },
     async session(workspaceId, sessionId) {
       try {
         return await services.sessions.get(workspaceId, sessionId);

@@ -28,6 +28,7 @@ import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { A2aPorts } from "./a2aPorts.js";
+import { RETRY_WINDOW_MS } from "./a2aServicePorts.js";
 import { listTasks } from "./listTasks.js";
 import { answerInputs, newTurnInput } from "./messageInputs.js";
 import { PushConfigRequests } from "./push/pushConfigRequests.js";
@@ -36,9 +37,6 @@ import { parseTaskId } from "./taskIds.js";
 import { projectTasks, type TurnTask, taskOf } from "./taskProjection.js";
 import { TaskStreamFormatter } from "./taskStream.js";
 import { isResting, isTerminal } from "./taskTracker.js";
-
-/** How long a message id counts as the same send (a client retrying a request it lost). */
-const RETRY_WINDOW_MS = 10 * 60_000;
 
 export interface TaskRequestScope {
   workspaceId: string;
@@ -97,15 +95,26 @@ export class TaskRequestHandler implements A2ARequestHandler {
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const message = params.message;
     if (!message) throw new RequestMalformedError("params.message is required.");
+    const repeat = await this.repeated(message);
+    if (repeat) {
+      yield* this.follow(repeat.session, repeat.task, repeat.upTo, params.configuration?.historyLength);
+      return;
+    }
     const { session, task, inputs } = await this.plan(message);
     // A push config sent with the message is checked before the message is entered.
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const push = pushConfig ? this.ports.push : null;
     if (pushConfig && !push) throw pushNotSupported();
     const checkedPush = push && pushConfig ? await checkedConfig(push, pushConfig) : null;
-    const target = session ?? (await this.ports.startSession(this.scope.workspaceId, this.scope.agentId));
+    const target =
+      session ??
+      (await this.ports.startSession(
+        this.scope.workspaceId,
+        this.scope.agentId,
+        message.messageId || undefined,
+      ));
     const echo = await this.ports.send(this.scope.workspaceId, target.id, inputs, {
-      key: `a2a:${message.messageId || JSON.stringify(inputs)}`,
+      key: sendKey(message.messageId || JSON.stringify(inputs)),
       strict: message.messageId !== "",
       windowMs: RETRY_WINDOW_MS,
     });
@@ -214,6 +223,37 @@ export class TaskRequestHandler implements A2ARequestHandler {
     }
   }
 
+  /**
+   * A message this agent already took (same message id, within the retry window): a peer retrying
+   * a send whose answer it lost. It gets the task that send opened or answered, never a second one.
+   */
+  private async repeated(message: Message): Promise<(Located & { upTo: number }) | null> {
+    if (message.messageId === "") return null;
+    let session: SessionRecord | null = null;
+    if (message.taskId !== "") {
+      const ids = parseTaskId(message.taskId);
+      session = ids ? await this.agentSession(ids.sessionId) : null;
+    } else if (message.contextId !== "") {
+      session = await this.agentSession(message.contextId);
+    } else {
+      session = await this.ports.openedBy(this.scope.workspaceId, this.scope.agentId, message.messageId);
+    }
+    if (!session) return null;
+    const echo = await this.ports.repeatedSend(
+      this.scope.workspaceId,
+      session.id,
+      sendKey(message.messageId),
+    );
+    if (!echo || echo.length === 0) return null;
+    const echoed = new Set(echo.map((f) => f.id));
+    const facts = await this.ports.history(session.threadId, 0);
+    // The snapshot is the task as read now; live updates follow from there.
+    const upTo = facts.at(-1)?.seq ?? 0;
+    const tasks = projectTasks(session.id, facts);
+    const task = tasks.find((t) => echoed.has(t.userFact.id) || t.facts.some((f) => echoed.has(f.id)));
+    return task ? { session, tasks, task, upTo } : null;
+  }
+
   /** What a message does, decided from committed facts before anything is written. */
   private async plan(
     message: Message,
@@ -270,6 +310,11 @@ export class TaskRequestHandler implements A2ARequestHandler {
     const session = await this.ports.session(this.scope.workspaceId, sessionId);
     return session && session.agent.agentId === this.scope.agentId ? session : null;
   }
+}
+
+/** The dedupe key of a send: the message id (or, without one, the inputs it carries). */
+function sendKey(identity: string): string {
+  return `a2a:${identity}`;
 }
 
 function taskNotFound(id: string): TaskNotFoundError {
