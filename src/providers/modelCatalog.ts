@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { a2aCardUrl, isA2aModel } from "../kernel/a2aModel.js";
 import { AwakenError } from "../kernel/errors.js";
 import type { ModelCatalog, ModelListing, ModelRoute } from "../kernel/modelCatalog.js";
 import { ANTHROPIC_DEFAULT_BASE_URL } from "./anthropicProvider.js";
@@ -62,6 +63,13 @@ export function createModelCatalog(env: NodeJS.ProcessEnv, startedAt: number = D
       return [...lists.flat(), offline(OFFLINE_MODEL_ID)];
     },
     async retrieve(id) {
+      // A remote A2A agent is a Brain no provider lists: valid ids are answered there, others nowhere.
+      if (isA2aModel(id)) {
+        const card = a2aCardUrl(id);
+        return card === null
+          ? null
+          : { ...offline(id), displayName: `Remote A2A agent (${new URL(card).host})`, provider: "a2a" };
+      }
       const family = modelFamily(id);
       const source = sources.find((s) => s.route === family);
       if (!source) return offline(id);

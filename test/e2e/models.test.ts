@@ -33,6 +33,13 @@ describe("models without a provider key", () => {
       answered_offline: true,
     });
     expect(Date.parse(claude.created_at)).not.toBeNaN();
+    // A remote A2A agent as the Brain is its own route; an invalid a2a: id is no model at all.
+    expect(await t.client.models.retrieve("a2a:https://agents.example.com/card.json")).toMatchObject({
+      provider: "a2a",
+      answered_offline: false,
+      display_name: "Remote A2A agent (agents.example.com)",
+    });
+    await expect(t.client.models.retrieve("a2a:not a url")).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 

@@ -3,7 +3,7 @@ import type { ModelListing } from "../../kernel/modelCatalog.js";
 
 /**
  * A model as the SDK's `ModelInfo` has it, plus where this server sends it: `provider`
- * (`anthropic`, `openai` or `offline`) and `answered_offline`. What a provider does not say
+ * (`anthropic`, `openai`, `offline`, or `a2a` for a remote A2A agent) and `answered_offline`. What a provider does not say
  * (capabilities, lifecycle dates) is null rather than guessed.
  */
 export function modelDto(m: ModelListing): Record<string, unknown> {
