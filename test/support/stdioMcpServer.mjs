@@ -4,6 +4,7 @@
 // can find it in /proc; the hash is how `check_token` says whether NOTES_TOKEN arrived, without
 // the token ever being in its answer.
 import { createHash } from "node:crypto";
+import { appendFileSync, existsSync } from "node:fs";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -33,5 +34,26 @@ server.registerTool(
   "note",
   { description: "Keeps a note", inputSchema: { text: z.string() } },
   async ({ text }) => ({ content: [{ type: "text", text: `noted: ${text}` }] }),
+);
+// Held calls, for crash tests: each start is a line of calls.log in the working directory (the
+// session's workspace); the call answers once a file named `release` appears there.
+const held = async (text) => {
+  appendFileSync("calls.log", `${text}\n`);
+  while (!existsSync("release")) await new Promise((resolve) => setTimeout(resolve, 20));
+  return { content: [{ type: "text", text: `appended: ${text}` }] };
+};
+server.registerTool(
+  "append",
+  { description: "Appends a line (not safe to repeat)", inputSchema: { text: z.string() } },
+  async ({ text }) => held(text),
+);
+server.registerTool(
+  "append_again",
+  {
+    description: "Appends a line (safe to repeat)",
+    inputSchema: { text: z.string() },
+    annotations: { idempotentHint: true },
+  },
+  async ({ text }) => held(text),
 );
 await server.connect(new StdioServerTransport());
