@@ -1,8 +1,9 @@
 /**
- * The MCP holder: one Streamable HTTP connection per MCP server a run needs,
- * made with the official client. The connection is the last-mile holder of its server's pinned
- * credential: the bearer is opened (after admission) for that connection only, turned into its
- * `Authorization` header, and the Buffer is zeroed at once. Nothing here persists anything.
+ * The MCP holder: one connection per MCP server a run needs, made with the official client, over
+ * Streamable HTTP for a URL server or over the pipes of a stdio server's process in the session's
+ * sandbox. An HTTP connection is the last-mile holder of its server's pinned credential: the bearer
+ * is opened (after admission) for that connection only, turned into its `Authorization` header,
+ * and the Buffer is zeroed at once. Nothing here persists anything.
  */
 
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
