@@ -1,6 +1,8 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import type { SandboxProcess } from "./ports.js";
 
+const PIPE_GRACE_MS = 200;
+
 /**
  * A long-lived process a tier started (a stdio MCP server): the leader of a process group of its
  * own, its stdin/stdout handed to the caller, the end of its stderr kept in memory only. `kill`
@@ -21,7 +23,15 @@ export class LiveProcess implements SandboxProcess {
         this.done = true;
         // Whatever it left in its group goes with it.
         killGroup(child);
-        resolve(code);
+        // What it wrote on stderr just before it went is usually still in the pipe; a grandchild
+        // that escaped the group may hold the pipe open for ever, so wait only briefly.
+        const stderr = child.stderr;
+        if (!stderr || stderr.readableEnded) return resolve(code);
+        const grace = setTimeout(() => resolve(code), PIPE_GRACE_MS);
+        stderr.once("end", () => {
+          clearTimeout(grace);
+          resolve(code);
+        });
       });
     });
     child.stderr?.on("data", (chunk: Buffer) => {
