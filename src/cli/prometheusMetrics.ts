@@ -43,7 +43,13 @@ export interface PrometheusMetrics extends Metrics, MetricsExposition {
 
 /** Bounded tier and holder names: anything else (never expected) is counted as "other". */
 const SANDBOX_TIERS = new Set(["bwrap", "none"]);
-const CREDENTIAL_HOLDERS = new Set(["mcp_connection", "a2a_delegate", "egress_proxy", "validation_probe"]);
+const CREDENTIAL_HOLDERS = new Set([
+  "mcp_connection",
+  "a2a_delegate",
+  "egress_proxy",
+  "mcp_process",
+  "validation_probe",
+]);
 const known = (values: Set<string>, value: string) => (values.has(value) ? value : "other");
 
 /** Under Prometheus's default scrape timeout (10 s): a stuck database read fails one gauge, not the scrape. */
@@ -161,7 +167,7 @@ export function createPrometheusMetrics(): PrometheusMetrics {
   });
   const credentialOpens = new Counter({
     name: "awaken_credential_opens_total",
-    help: "Audited credential opens, by holder kind (mcp_connection, a2a_delegate, egress_proxy, validation_probe) and outcome (opened, refreshed, refused).",
+    help: "Audited credential opens, by holder kind (mcp_connection, a2a_delegate, egress_proxy, mcp_process, validation_probe) and outcome (opened, refreshed, refused).",
     labelNames: ["holder", "outcome"],
     registers,
   });

@@ -151,10 +151,37 @@ export interface ModelConfig {
   inference_geo?: string;
 }
 
-export interface McpServer {
+/** An MCP server reached over Streamable HTTP. */
+export interface UrlMcpServer {
   name: string;
   type: "url";
   url: string;
+}
+/**
+ * Awaken extension: an MCP server the session's sandbox runs, speaking MCP on its stdin/stdout.
+ * `command` and `args` are an argv (never a shell line); `env` values are plain text or a
+ * reference to a vault `environment_variable` credential, opened only when the process starts.
+ */
+export interface StdioMcpServer {
+  name: string;
+  type: "stdio";
+  command: string;
+  args: string[];
+  env: Record<string, StdioEnvValue>;
+}
+/** A variable of a stdio server: text stored with the agent, or a pinned vault secret by its name. */
+export type StdioEnvValue = string | VaultSecretReference;
+export interface VaultSecretReference {
+  type: "vault_credential";
+  /** The `secret_name` of an `environment_variable` credential in one of the session's vaults. */
+  secret_name: string;
+}
+export type McpServer = UrlMcpServer | StdioMcpServer;
+
+/** The vault secrets a stdio server's environment names (none for a URL server). */
+export function referencedSecretNames(server: McpServer): string[] {
+  if (server.type !== "stdio") return [];
+  return Object.values(server.env).flatMap((value) => (typeof value === "string" ? [] : [value.secret_name]));
 }
 export interface Skill {
   type: "anthropic" | "custom";
@@ -243,13 +270,21 @@ export interface SkillInput {
 }
 export type ExecutionIdentityInput = { type: "service_account" } | { type: "aws_role"; role_arn: string };
 
+/** `args` and `env` of a stdio server may be left out (none). */
+export type McpServerInput =
+  | UrlMcpServer
+  | (Omit<StdioMcpServer, "args" | "env"> & {
+      args?: string[] | null;
+      env?: Record<string, StdioEnvValue> | null;
+    });
+
 export interface AgentCreateInput {
   name: string;
   model: ModelInput;
   description?: string | null;
   system?: string | null;
   tools?: AgentToolInput[];
-  mcp_servers?: McpServer[];
+  mcp_servers?: McpServerInput[];
   skills?: SkillInput[];
   metadata?: Record<string, string>;
   multiagent?: Record<string, unknown> | null;
@@ -263,7 +298,7 @@ export interface AgentUpdateInput {
   description?: string | null;
   system?: string | null;
   tools?: AgentToolInput[] | null;
-  mcp_servers?: McpServer[] | null;
+  mcp_servers?: McpServerInput[] | null;
   skills?: SkillInput[] | null;
   metadata?: Record<string, string | null> | null;
   multiagent?: Record<string, unknown> | null;

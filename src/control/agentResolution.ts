@@ -17,12 +17,15 @@ import {
   type ExecutionIdentityInput,
   LATEST_SKILL_VERSION,
   MAX_TOOLS,
+  type McpServer,
+  type McpServerInput,
   type McpToolset,
   type ModelConfig,
   type ModelInput,
   type PermissionPolicy,
   type Skill,
   type SkillInput,
+  type StdioEnvValue,
   type ToolConfig,
   type ToolConfigBase,
   type ToolConfigInput,
@@ -183,6 +186,17 @@ function resolveExecutionIdentity(input: ExecutionIdentityInput | null | undefin
   return { type: "aws_role", role_arn: input.role_arn };
 }
 
+/** The stored form: only the fields of the server's type; a stdio server's args and env always present. */
+function resolveMcpServer(input: McpServerInput): McpServer {
+  if (input.type === "url") return { name: input.name, type: "url", url: input.url };
+  const env: Record<string, StdioEnvValue> = {};
+  for (const [name, value] of Object.entries(input.env ?? {})) {
+    env[name] =
+      typeof value === "string" ? value : { type: "vault_credential", secret_name: value.secret_name };
+  }
+  return { name: input.name, type: "stdio", command: input.command, args: [...(input.args ?? [])], env };
+}
+
 /** "" and null both clear description/system on update (wire §2.1). */
 function clearable(value: string | null | undefined): string | null {
   return value === undefined || value === null || value === "" ? null : value;
@@ -196,7 +210,7 @@ export function resolveAgentCreate(input: AgentCreateInput): AgentDefinition {
     system: input.system ?? null,
     model: resolveModel(input.model),
     tools: (input.tools ?? []).map(resolveTool),
-    mcp_servers: (input.mcp_servers ?? []).map((s) => ({ name: s.name, type: "url", url: s.url })),
+    mcp_servers: (input.mcp_servers ?? []).map(resolveMcpServer),
     skills: (input.skills ?? []).map(resolveSkill),
     metadata: { ...(input.metadata ?? {}) },
     multiagent: input.multiagent ? structuredClone(input.multiagent) : null,
@@ -221,7 +235,7 @@ export function applyAgentUpdate(current: AgentDefinition, input: AgentUpdateInp
   if (input.model !== undefined) next.model = resolveModel(input.model, current.model.effort);
   if (input.tools !== undefined) next.tools = (input.tools ?? []).map(resolveTool);
   if (input.mcp_servers !== undefined) {
-    next.mcp_servers = (input.mcp_servers ?? []).map((s) => ({ name: s.name, type: "url", url: s.url }));
+    next.mcp_servers = (input.mcp_servers ?? []).map(resolveMcpServer);
   }
   if (input.skills !== undefined) next.skills = (input.skills ?? []).map(resolveSkill);
   if (input.metadata !== undefined) next.metadata = applyMetadataPatch(current.metadata, input.metadata);

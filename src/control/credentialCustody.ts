@@ -15,7 +15,7 @@ import { newId } from "../kernel/ids.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialOpener } from "../secrets/ports.js";
-import type { AgentDefinition } from "./agentDefinition.js";
+import { type AgentDefinition, referencedSecretNames } from "./agentDefinition.js";
 import { SECRET_FIELDS } from "./credentialAuth.js";
 import { mcpUsageKey } from "./credentialResolution.js";
 import { refreshTokenGrant } from "./oauthRefresh.js";
@@ -57,6 +57,11 @@ const A2A_HOLDERS: PinHolderKind[] = ["a2a_delegate"];
  * which substitutes it into requests. Never the sandbox itself (its processes see a placeholder).
  */
 const SECRET_HOLDERS: PinHolderKind[] = ["egress_proxy"];
+/**
+ * A variable a stdio MCP server's `env` names from a vault: also opened for that server's process,
+ * which the sandbox starts with the value in its environment (the process is its last-mile holder).
+ */
+const PROCESS_HOLDERS: PinHolderKind[] = ["mcp_process"];
 
 /** Who asks (the run's claim) and as which holder: what admission checks and the audit records. */
 type Claim = Pick<CredentialOpenRequest, "workspaceId" | "sessionId" | "runId" | "owner" | "epoch"> & {
@@ -131,6 +136,8 @@ export class CredentialCustody implements CredentialPinner {
       });
     };
     for (const server of agent.mcp_servers) {
+      // A stdio server's secrets come from `environment_variable` credentials (below), not a bearer.
+      if (server.type !== "url") continue;
       bearerPin(server.url, { kind: "mcp_server", url: server.url, mcpServerName: server.name }, MCP_HOLDERS);
     }
     const cardUrl = a2aCardUrl(agent.model.id);
@@ -138,6 +145,8 @@ export class CredentialCustody implements CredentialPinner {
     // Every live `environment_variable` credential of the listed vaults (the first vault wins per
     // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
     // egress proxy substitutes this exact revision's secret into requests to the allowed hosts.
+    // One a stdio MCP server's environment names may also be opened for that server's process.
+    const forProcesses = new Set(agent.mcp_servers.flatMap(referencedSecretNames));
     for (const view of live.values()) {
       const auth = view.revision.auth;
       if (view.head.authType !== "environment_variable" || auth.type !== "environment_variable") continue;
@@ -156,7 +165,9 @@ export class CredentialCustody implements CredentialPinner {
               : { type: "unrestricted" },
           injection: { header: auth.injection_location.header, body: auth.injection_location.body },
         },
-        holders: [...SECRET_HOLDERS],
+        holders: forProcesses.has(auth.secret_name)
+          ? [...SECRET_HOLDERS, ...PROCESS_HOLDERS]
+          : [...SECRET_HOLDERS],
       });
     }
     return pins;

@@ -2,6 +2,8 @@
 // content type and the body, scrubbed of every secret the request carried and truncated. Shared by
 // the MCP probe and the token endpoint exchange.
 
+import { scrub, secretForms } from "../kernel/secretScrub.js";
+
 /** An HTTP answer as the wire reports it: never a secret, at most `BODY_LIMIT_BYTES` of body. */
 export interface CapturedHttpResponse {
   statusCode: number;
@@ -11,36 +13,10 @@ export interface CapturedHttpResponse {
   bodyTruncated: boolean;
 }
 
-export const REDACTED = "[redacted]";
 /** The most of a body a report carries (UTF-8 bytes). */
 export const BODY_LIMIT_BYTES = 4096;
 /** The most of a body read at all; the rest is never downloaded. */
 export const READ_LIMIT_BYTES = 64 * 1024;
-
-/**
- * Every form in which a secret could come back in a body: as sent, JSON-escaped, URL- and
- * form-encoded, and base64. Longest first, so a form containing another is replaced whole.
- */
-function secretForms(secrets: readonly string[]): string[] {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (!secret) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-    forms.add(encodeURIComponent(secret));
-    forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
-    forms.add(Buffer.from(secret, "utf8").toString("base64"));
-    forms.add(Buffer.from(secret, "utf8").toString("base64url"));
-  }
-  return [...forms].filter((f) => f.length > 0).sort((a, b) => b.length - a.length);
-}
-
-/** Replaces every occurrence of every secret (in any form `secretForms` knows) by `[redacted]`. */
-export function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const form of secretForms(secrets)) out = out.split(form).join(REDACTED);
-  return out;
-}
 
 /**
  * Reads at most `limit` bytes of a body, then cancels the rest. `complete` is false when the body

@@ -78,9 +78,10 @@ export interface EnvironmentStore {
 export type CredentialHolderKind = "mcp_connection" | "a2a_delegate";
 /**
  * The sandbox's egress proxy, which substitutes an `environment_variable` secret into outbound
- * requests. A kind of its own (opened through `openSecret`), so `open` and its wire stay as they are.
+ * requests; and a stdio MCP server's process, started in the sandbox with it in its environment.
+ * Kinds of their own (opened through `openSecret`), so `open` and its wire stay as they are.
  */
-export type SecretHolderKind = "egress_proxy";
+export type SecretHolderKind = "egress_proxy" | "mcp_process";
 /** Every holder a pin's holder policy may name. */
 export type PinHolderKind = CredentialHolderKind | SecretHolderKind;
 
@@ -145,7 +146,7 @@ export type CredentialOpenRequest = {
     }
 );
 
-/** Who asks for an `environment_variable` secret: the run's claim, for the egress proxy holder. */
+/** Who asks for an `environment_variable` secret: the run's claim, for one secret holder. */
 export interface SecretOpenRequest {
   workspaceId: string;
   sessionId: string;

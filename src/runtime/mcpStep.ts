@@ -5,15 +5,17 @@
  * their own admission, failure and crash rules.
  */
 
-import type { McpServer } from "../control/agentDefinition.js";
+import type { McpServer, UrlMcpServer } from "../control/agentDefinition.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { CredentialOpening } from "../coordinator/ports.js";
 import { secondsSince } from "../kernel/metrics.js";
 import { defaultOutbound } from "../kernel/outboundConnector.js";
 import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
+import { McpStdioLaunch } from "./mcpStdioLaunch.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { Step } from "./nextStep.js";
 import type { CommitStatus, RunContext } from "./runContext.js";
+import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { addMcpTools, type CatalogEntry, mcpServersOf } from "./toolCatalog.js";
 import { indeterminateText, mcpToolResult, toolExecution } from "./toolFacts.js";
 import { endToolSpan, startToolSpan } from "./traceSpans.js";
@@ -23,12 +25,16 @@ export class McpStep {
   private readonly mcpServers: McpServer[];
   private mcp: McpSessions | null = null;
   private mcpReady = false;
+  /** Starts stdio servers in the session's sandbox. */
+  private readonly stdio: McpStdioLaunch;
 
   constructor(
     private readonly run: RunContext,
     private readonly catalog: Map<string, CatalogEntry>,
+    sandbox: SandboxProvisioning,
   ) {
     this.mcpServers = mcpServersOf(run.activation.agent.definition);
+    this.stdio = new McpStdioLaunch(run, sandbox);
   }
 
   /**
@@ -44,10 +50,11 @@ export class McpStep {
       (server) => this.openCredential(server),
       this.run.signal,
       this.run.ports.outbound ?? defaultOutbound(),
+      this.stdio.launch,
     );
     try {
       for (const server of this.mcpServers) {
-        this.admitMcpEgress(server);
+        if (server.type === "url") this.admitMcpEgress(server);
         const tools = await this.mcp.connect(server);
         const skipped = addMcpTools(this.catalog, this.run.activation.agent.definition, server.name, tools);
         if (skipped.length > 0) {
@@ -58,6 +65,9 @@ export class McpStep {
         }
       }
       this.mcpReady = true;
+      // A stdio server realized the session's sandbox: its first realization is recorded.
+      const realized = this.stdio.takeFacts();
+      if (realized.length > 0 && (await this.run.commit(realized)) !== "ok") return "lost";
       return "ok";
     } catch (error) {
       if (error instanceof McpConnectAborted || this.run.signal.aborted) return "lost";
@@ -74,6 +84,7 @@ export class McpStep {
       const now = this.run.ports.clock.now();
       const status = await this.run.commitLanding(
         [
+          ...this.stdio.takeFacts(),
           ...closing,
           sessionError(now, error.type, error.message, "exhausted", { mcp_server_name: error.serverName }),
           idle(now, { kind: "retries_exhausted" }),
@@ -156,7 +167,7 @@ export class McpStep {
    * A `limited` environment reaches only what it lists: an MCP server needs `allow_mcp_servers`, or
    * its host in `allowed_hosts` (wire §2.4). Checked before any credential is opened.
    */
-  private admitMcpEgress(server: McpServer): void {
+  private admitMcpEgress(server: UrlMcpServer): void {
     const config = this.run.environment();
     if (config.type !== "cloud" || config.networking.type !== "limited") return;
     if (config.networking.allow_mcp_servers) return;
@@ -171,7 +182,7 @@ export class McpStep {
     );
   }
 
-  private async openCredential(server: McpServer): Promise<CredentialOpening> {
+  private async openCredential(server: UrlMcpServer): Promise<CredentialOpening> {
     const custody = this.run.ports.credentials;
     if (!custody) return { kind: "none" };
     const a = this.run.activation;

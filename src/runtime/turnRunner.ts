@@ -46,9 +46,9 @@ export class TurnRunner {
     this.context = new RunContext(activation, ports, signal);
     // One catalog for the whole run: the MCP step adds its servers' tools, the model is offered them.
     const catalog = toolCatalog(activation.agent.definition, activation.environment.config);
-    this.mcp = new McpStep(this.context, catalog);
     this.secrets = new SecretEgress(ports, activation, signal);
     this.sandbox = new SandboxProvisioning(this.context, this.secrets);
+    this.mcp = new McpStep(this.context, catalog, this.sandbox);
     this.handTools = new HandToolStep(this.context, catalog, this.sandbox, this.secrets);
     this.model = new ModelStep(this.context, catalog);
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapArgs.js";
+import { killBwrap } from "./bwrapKill.js";
 import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
 import { EGRESS_SANDBOX_DIR, EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
@@ -11,9 +12,12 @@ import type {
   ExecResult,
   Sandbox,
   SandboxCredentials,
+  SandboxProcess,
   SandboxProvider,
   SandboxSpec,
+  SpawnRequest,
 } from "./ports.js";
+import { ENVIRONMENT_PREAMBLE, environmentPreamble, PREAMBLE_NAME } from "./processEnvironment.js";
 import { execInProcessGroup } from "./processExec.js";
 import { execWithinLimits, type SandboxLimitWatch } from "./sandboxLimits.js";
 import {
@@ -24,6 +28,7 @@ import {
   type SandboxCgroup,
   sweepStaleCgroups,
 } from "./sandboxMemory.js";
+import { LiveProcess } from "./sandboxProcess.js";
 import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
 import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
 import { unusableSecrets } from "./secretReach.js";
@@ -428,6 +433,8 @@ export class BwrapSandbox implements Sandbox {
   /** Aborted by destroy/close: kills whatever still runs and refuses new execs. */
   private readonly stopping = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  /** Long-lived processes (stdio MCP servers) started in this sandbox; killed with it. */
+  private readonly processes = new Set<LiveProcess>();
   private live: SupervisedBwrap | null;
   /** The live sandbox is running a command (or being started for one). */
   private liveBusy = false;
@@ -497,12 +504,50 @@ export class BwrapSandbox implements Sandbox {
     return run;
   }
 
+  /**
+   * A process of its own in a bwrap of its own over the same workspace, as the same uid, with the
+   * same flags, limits, memory cgroup and packages as the session's commands (as a one-shot exec
+   * gets), its variables passed on stdin (processEnvironment.ts), never on bwrap's command line.
+   * It has no egress: the live sandbox's supervisor is the relay to the proxy, and this process
+   * runs without one, so its network namespace holds only its own loopback.
+   */
+  async spawn(request: SpawnRequest): Promise<SandboxProcess> {
+    if (this.stopping.signal.aborted) throw new Error("the sandbox has been destroyed");
+    if (request.argv.length === 0) throw new Error("spawn: empty argv");
+    if (request.argv.some((arg) => arg.includes("\0"))) throw new Error("spawn: an argv entry contains NUL");
+    const { egressDir: _egress, extraEnv: _placeholders, ...base } = this.base;
+    const prepared = await prepareSpawn(
+      { ...base, owner: this.owner, workspaceHostPath: this.hostWorkspace },
+      [base.prerequisites.host.bashPath, "-c", ENVIRONMENT_PREAMBLE, PREAMBLE_NAME, ...request.argv],
+    );
+    let process: LiveProcess;
+    try {
+      process = await LiveProcess.start(prepared.command, prepared.args, prepared.options, {
+        maxStderrBytes: request.maxStderrBytes,
+        signal: AbortSignal.any([request.signal, this.stopping.signal]),
+        preamble: environmentPreamble(request.env),
+        started: prepared.started,
+        killTree: (child, exited) =>
+          child.pid === undefined ? Promise.resolve() : killBwrap(child.pid, exited),
+      });
+    } finally {
+      await prepared.close();
+    }
+    this.processes.add(process);
+    void process.exited.then(() => this.processes.delete(process));
+    return process;
+  }
+
   async shutdown(): Promise<void> {
     this.stopping.abort(new Error("the sandbox has been destroyed"));
     if (this.idleTimer) clearTimeout(this.idleTimer);
     const live = this.live;
     this.live = null;
-    await Promise.all([live?.kill(), Promise.allSettled([...this.running])]);
+    await Promise.all([
+      live?.kill(),
+      ...[...this.processes].map((process) => process.kill()),
+      Promise.allSettled([...this.running]),
+    ]);
     await this.egress?.close();
   }
 

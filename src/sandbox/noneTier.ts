@@ -5,10 +5,13 @@ import {
   type ExecResult,
   packagesEnv,
   type Sandbox,
+  type SandboxProcess,
   type SandboxProvider,
   type SandboxSpec,
+  type SpawnRequest,
 } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
+import { LiveProcess } from "./sandboxProcess.js";
 import { unusableSecrets } from "./secretReach.js";
 import { workspaceDirectory } from "./workspaces.js";
 
@@ -25,6 +28,8 @@ const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
  */
 export class NoneTierProvider implements SandboxProvider {
   private readonly setpriv = SETPRIV_PATHS.find((path) => existsSync(path));
+  /** Long-lived processes (stdio MCP servers) per session: killed when it is destroyed or on close. */
+  private readonly processes = new Map<string, Set<LiveProcess>>();
 
   constructor(private readonly workspaceRoot: string) {}
 
@@ -38,36 +43,63 @@ export class NoneTierProvider implements SandboxProvider {
       for (const { secretName, reason } of unusableSecrets(spec.credentials.variables, spec))
         spec.credentials.onUnusable(secretName, reason);
     }
+    const env = {
+      PATH: CLEAN_PATH,
+      HOME: workspacePath,
+      LANG: "C.UTF-8",
+      // The revision's prepared packages, from the host (no isolation on this tier).
+      ...(packagesDir === undefined ? {} : packagesEnv(packagesDir, CLEAN_PATH)),
+    };
     return {
       tier: "none",
       workspacePath,
       exec: (request: ExecRequest): Promise<ExecResult> => {
         if (request.argv.length === 0) throw new Error("exec: empty argv");
-        // The command dies with the worker (kill -9 included) instead of running on unowned, so
-        // a crashed run's side effect stops where the crash left it. Its own children are not
-        // covered: only the bwrap tier's PID namespace takes the whole tree down.
-        const [command, ...args] = this.setpriv
-          ? [this.setpriv, "--pdeathsig", "SIGKILL", "--", ...request.argv]
-          : request.argv;
-        return execInProcessGroup(command as string, args, request, {
-          cwd: workspacePath,
-          env: {
-            PATH: CLEAN_PATH,
-            HOME: workspacePath,
-            LANG: "C.UTF-8",
-            // The revision's prepared packages, from the host (no isolation on this tier).
-            ...(packagesDir === undefined ? {} : packagesEnv(packagesDir, CLEAN_PATH)),
-          },
-        });
+        const [command, ...args] = this.dyingWithWorker(request.argv);
+        return execInProcessGroup(command as string, args, request, { cwd: workspacePath, env });
+      },
+      spawn: async (request: SpawnRequest): Promise<SandboxProcess> => {
+        if (request.argv.length === 0) throw new Error("spawn: empty argv");
+        const [command, ...args] = this.dyingWithWorker(request.argv);
+        // The variables go into the process's environment, readable only by the worker's own
+        // user, which this tier runs it as anyway.
+        const process = await LiveProcess.start(
+          command as string,
+          args,
+          { cwd: workspacePath, env: { ...env, ...request.env } },
+          { maxStderrBytes: request.maxStderrBytes, signal: request.signal },
+        );
+        const live = this.processes.get(spec.sessionId) ?? new Set<LiveProcess>();
+        this.processes.set(spec.sessionId, live);
+        live.add(process);
+        void process.exited.then(() => live.delete(process));
+        return process;
       },
     };
   }
 
+  /**
+   * The command dies with the worker (kill -9 included) instead of running on unowned, so a
+   * crashed run's side effect stops where the crash left it. Its own children are not covered:
+   * only the bwrap tier's PID namespace takes the whole tree down.
+   */
+  private dyingWithWorker(argv: string[]): string[] {
+    return this.setpriv ? [this.setpriv, "--pdeathsig", "SIGKILL", "--", ...argv] : argv;
+  }
+
   async destroy(sessionId: string): Promise<void> {
+    await this.killProcesses(sessionId);
     await rm(workspaceDirectory(this.workspaceRoot, sessionId), { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
-    // Every exec is bound to its caller's signal; nothing lives on here.
+    // Every exec is bound to its caller's signal; only long-lived processes may still run.
+    await Promise.all([...this.processes.keys()].map((sessionId) => this.killProcesses(sessionId)));
+  }
+
+  private async killProcesses(sessionId: string): Promise<void> {
+    const live = this.processes.get(sessionId);
+    this.processes.delete(sessionId);
+    await Promise.all([...(live ?? [])].map((process) => process.kill()));
   }
 }

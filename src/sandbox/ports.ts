@@ -1,3 +1,5 @@
+import type { Readable, Writable } from "node:stream";
+
 /**
  * The provisioning contract between the runtime (which decides, from the frozen activation, which
  * tier a session needs) and the tiers that realize it. A tier never chooses policy: it realizes
@@ -124,11 +126,42 @@ export interface ExecResult {
   limitHit?: string;
 }
 
+/** A long-lived process of the sandbox whose stdin and stdout are the caller's (a stdio MCP server). */
+export interface SpawnRequest {
+  /** argv[0] is resolved on the sandbox's PATH; never run through a shell. */
+  argv: string[];
+  /**
+   * Variables on top of the tier's own. Values may be secrets: they reach the process's
+   * environment only, never a command line, a file or a log.
+   */
+  env: Readonly<Record<string, string>>;
+  /** How much of the end of its stderr is kept (never logged: it may echo its environment). */
+  maxStderrBytes: number;
+  /** Aborting kills the process (lost claim, shutdown). */
+  signal: AbortSignal;
+}
+
+export interface SandboxProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  /** Resolves once it has exited (killed, crashed or done), with its exit code (null: a signal). */
+  readonly exited: Promise<number | null>;
+  /** The last `maxStderrBytes` it wrote on stderr, raw: the caller scrubs before showing any. */
+  stderrTail(): string;
+  /** Kills it and everything it started; resolves once it is gone. */
+  kill(): Promise<void>;
+}
+
 export interface Sandbox {
   readonly tier: SandboxTier;
   /** The workspace as the commands inside see it (their working directory at start). */
   readonly workspacePath: string;
   exec(request: ExecRequest): Promise<ExecResult>;
+  /**
+   * Starts a process that lives until it is killed, the caller's signal aborts or the sandbox is
+   * destroyed, with the sandbox's isolation, workspace, uid and limits.
+   */
+  spawn(request: SpawnRequest): Promise<SandboxProcess>;
 }
 
 export interface SandboxProvider {

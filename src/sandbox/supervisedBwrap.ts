@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { killBwrap } from "./bwrapKill.js";
 import { type BwrapLaunch, prepareSpawn } from "./bwrapLaunch.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
 import { type ExecRequest, type ExecResult, SandboxUnavailableError } from "./ports.js";
@@ -17,16 +17,6 @@ const MAX_LINE_CHARS = 1 << 22;
 const STDERR_TAIL_CHARS = 4_096;
 /** After bwrap exits, how long its stdout may take to deliver what is left in it. */
 const PIPE_GRACE_MS = 200;
-/** How long bwrap gets to reap its killed init and exit before its whole group is killed. */
-const INIT_KILL_GRACE_MS = 500;
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // Already gone.
-  }
-}
 
 /** The command was never handed to a process: running it on a fresh sandbox is safe. */
 export class NotAcceptedError extends Error {
@@ -216,37 +206,10 @@ export class SupervisedBwrap {
     });
   }
 
-  /**
-   * Kills the sandbox and everything in it; resolves once bwrap has exited. The namespace's init
-   * (bwrap's child) is killed first, so that bwrap reaps it: killed the other way round, the init
-   * would be left to host PID 1 as a zombie, and its uid would
-   * look in use until PID 1 reaps it.
-   */
+  /** Kills the sandbox and everything in it (bwrapKill.ts); resolves once bwrap has exited. */
   async kill(): Promise<void> {
     const pid = this.child.pid;
-    if (this.running && pid !== undefined) {
-      let inits: number[] = [];
-      try {
-        inits = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).map(Number);
-      } catch {
-        // Gone, or no children file on this kernel: the group kill below does it.
-      }
-      for (const init of inits.filter((child) => Number.isInteger(child) && child > 0)) {
-        signal(init, "SIGKILL");
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const gone =
-        inits.length === 0
-          ? false
-          : await Promise.race([
-              this.exited.then(() => true),
-              new Promise<boolean>((resolve) => {
-                timer = setTimeout(() => resolve(false), INIT_KILL_GRACE_MS);
-              }),
-            ]);
-      clearTimeout(timer);
-      if (!gone) signal(-pid, "SIGKILL");
-    }
+    if (this.running && pid !== undefined) await killBwrap(pid, this.exited);
     await this.exited;
   }
 

@@ -6,7 +6,8 @@
  *   the worker's sandbox is set up from (placeholders, hosts, injection). Secret-free: ids, names,
  *   networking and injection only; a strict object per variable, so nothing else can ride along.
  * - `POST /v1/awaken/worker/credentials/open-secret`: one pinned secret for the `egress_proxy`
- *   holder, which substitutes it into a request the sandbox makes.
+ *   holder, which substitutes it into a request the sandbox makes, or for the `mcp_process`
+ *   holder, a stdio MCP server the sandbox starts with it in its environment.
  *
  * Both name the claim the worker holds; the coordinator checks it is live (and a claim on that
  * session) before anything else, and answers `claim_lost` otherwise, having read, opened and
@@ -50,7 +51,7 @@ export const secretVariablesResponseSchema = z.discriminatedUnion("kind", [
   claimLost,
 ]);
 
-/** One member per holder kind, as for `/credentials/open` (only the egress proxy today). */
+/** One member per holder kind, as for `/credentials/open`: the egress proxy, a stdio MCP process. */
 const OPEN_SECRET_REQUEST_MEMBERS = [
   z.strictObject({
     ...claimPart,
@@ -58,6 +59,7 @@ const OPEN_SECRET_REQUEST_MEMBERS = [
     /** The use: the pinned variable, by name (never a credential id). */
     secretName,
   }),
+  z.strictObject({ ...claimPart, holder: z.literal("mcp_process"), secretName }),
 ] as const;
 
 export const secretOpenRequestSchema = z.discriminatedUnion("holder", OPEN_SECRET_REQUEST_MEMBERS);

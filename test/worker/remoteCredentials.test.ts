@@ -167,6 +167,14 @@ describe("RemoteCredentialHolder over HttpWorkerTransport", () => {
     expect(opening.value.toString("utf8")).toBe(secret);
     opening.value.fill(0);
     expect(await holder.openSecret({ ...request, secretName: "NOT_PINNED" })).toEqual({ kind: "none" });
+    // The stdio MCP process holder crosses the wire too; this agent's servers name no such
+    // variable, so the pin's holder policy refuses it (audited, no material).
+    const asProcess = await holder.openSecret({ ...request, holder: "mcp_process" });
+    expect(asProcess).toMatchObject({
+      kind: "refused",
+      credentialId: credential.id,
+      reason: "the pin's holder policy does not allow the mcp_process holder",
+    });
     expect(cancelled).toEqual([]);
 
     const lostList = holder.secretVariables({ ...claim, epoch: a.epoch + 1 });

@@ -230,11 +230,88 @@ export const toolsSchema = z.array(toolSchema).max(AGENT_LIMITS.tools);
 // Servers, skills, model, multiagent, execution identity
 // ---------------------------------------------------------------------------------------------------
 
-export const mcpServerSchema = z.strictObject({
+const urlMcpServerSchema = z.strictObject({
   name: boundedString(1, AGENT_LIMITS.mcpServerName),
   type: z.literal("url"),
   url: z.url({ protocol: /^https?$/, error: "expected an http(s) URL" }),
 });
+
+/** Argv and environment bounds of a stdio server (bytes are what execve takes). */
+export const STDIO_LIMITS = {
+  command: 4096,
+  arg: 8192,
+  args: 256,
+  env: 64,
+  envValue: 32_768,
+} as const;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A command-line string: no NUL (it could never reach execve whole). */
+const argvString = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((value) => !value.includes("\0"), { error: "must not contain a NUL character" });
+
+/**
+ * Awaken extension: a stdio MCP server run inside the session's sandbox. `command` is argv[0]
+ * (resolved on the sandbox's PATH): never an option, so it cannot be read as one by the launcher.
+ */
+const stdioMcpServerSchema = z.strictObject({
+  name: boundedString(1, AGENT_LIMITS.mcpServerName),
+  type: z.literal("stdio"),
+  command: argvString(STDIO_LIMITS.command)
+    .min(1, { error: "must not be empty" })
+    .refine((value) => !value.startsWith("-"), {
+      error: "must be a program name or path, not an option (it starts with '-')",
+    })
+    .refine((value) => value.trim() === value, { error: "must not start or end with whitespace" }),
+  args: z.array(argvString(STDIO_LIMITS.arg)).max(STDIO_LIMITS.args).nullish(),
+  env: z
+    .record(
+      z.string().regex(ENV_NAME, {
+        error: "a variable name is letters, digits and '_', not starting with a digit",
+      }),
+      z.union(
+        [
+          argvString(STDIO_LIMITS.envValue),
+          z.strictObject({
+            type: z.literal("vault_credential"),
+            secret_name: z.string().regex(ENV_NAME, { error: "expected a variable name" }),
+          }),
+        ],
+        { error: 'expected a string or {"type":"vault_credential","secret_name":…}' },
+      ),
+    )
+    .refine((env) => Object.keys(env).length <= STDIO_LIMITS.env, {
+      error: `must name at most ${STDIO_LIMITS.env} variables`,
+    })
+    .refine((env) => !Object.keys(env).some((name) => name.startsWith("LD_")), {
+      error: "LD_* variables (the dynamic loader's) cannot be set",
+    })
+    .nullish(),
+});
+
+export const mcpServerSchema = z
+  .unknown()
+  .superRefine((value, context) => {
+    // One transport per server: a URL server with a command (or a stdio one with a URL) is a
+    // mistake worth naming, not an "unknown field".
+    if (typeof value !== "object" || value === null) return;
+    const has = (key: string) => Object.hasOwn(value, key);
+    if (has("url") && (has("command") || has("args") || has("env"))) {
+      context.addIssue({
+        code: "custom",
+        message:
+          'a server has either a url (type "url") or a command (type "stdio", with args and env), not both',
+      });
+    }
+  })
+  .pipe(
+    z.discriminatedUnion("type", [urlMcpServerSchema, stdioMcpServerSchema], {
+      error: discriminatorError("MCP server type"),
+    }),
+  );
 export const mcpServersSchema = z.array(mcpServerSchema).max(AGENT_LIMITS.mcpServers);
 
 export const skillSchema = z.strictObject({

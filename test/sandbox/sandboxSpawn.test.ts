@@ -1,0 +1,146 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BwrapTierProvider } from "../../src/sandbox/bwrapTier.js";
+import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
+import type { Sandbox, SandboxProcess, SandboxProvider } from "../../src/sandbox/ports.js";
+
+/**
+ * Long-lived processes of a sandbox (what a stdio MCP server runs as), against real bubblewrap
+ * and real processes: their variables reach them and no command line on the host, their argv is
+ * never read as options, their stdin/stdout are the caller's, and they die with the sandbox.
+ */
+
+const SECRET = `spawn-secret-${Math.random().toString(36).slice(2)}`;
+
+let root: string;
+const providers: SandboxProvider[] = [];
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "sandbox-spawn-"));
+});
+afterAll(async () => {
+  await Promise.all(providers.map((p) => p.close()));
+  await rm(root, { recursive: true, force: true });
+});
+
+async function realize(
+  tier: "bwrap" | "none",
+  sessionId: string,
+): Promise<{ provider: SandboxProvider; sandbox: Sandbox }> {
+  const provider =
+    tier === "bwrap"
+      ? new BwrapTierProvider({
+          workspaceRoot: join(root, tier),
+          uidRange: { first: 232_000, last: 232_099 },
+          poolSize: 0,
+        })
+      : new NoneTierProvider(join(root, tier));
+  providers.push(provider);
+  const sandbox = await provider.realize({ tier, sessionId, networking: { type: "unrestricted" } });
+  return { provider, sandbox };
+}
+
+function spawnIn(sandbox: Sandbox, argv: string[], env: Record<string, string> = {}) {
+  return sandbox.spawn({ argv, env, maxStderrBytes: 64, signal: new AbortController().signal });
+}
+
+/** Reads stdout until `until` matches what came so far. */
+function readUntil(process: SandboxProcess, until: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => reject(new Error(`no match; got ${JSON.stringify(seen)}`)), 10_000);
+    process.stdout.on("data", (chunk: Buffer) => {
+      seen += chunk.toString("utf8");
+      if (until.test(seen)) {
+        clearTimeout(timer);
+        resolve(seen);
+      }
+    });
+  });
+}
+
+function commandLinesHolding(text: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(text)) found.push(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+describe.each(["bwrap", "none"] as const)("a long-lived process on the %s tier", (tier) => {
+  it("gets its variables (never on a host command line) and talks over its own stdin and stdout", async () => {
+    const { sandbox } = await realize(tier, `sess_spawn_env_${tier}`);
+    const marker = `spawn-echo-${tier}-${Math.random().toString(36).slice(2)}`;
+    const process = await spawnIn(
+      sandbox,
+      [
+        "bash",
+        "-c",
+        'echo "token=$TOKEN plain=$PLAIN"; while read -r line; do echo "got $line"; done',
+        marker,
+      ],
+      { TOKEN: SECRET, PLAIN: "a b\nc" },
+    );
+    const first = await readUntil(process, /plain=a b\nc\n/);
+    expect(first).toBe(`token=${SECRET} plain=a b\nc\n`);
+    expect(commandLinesHolding(marker).length).toBeGreaterThan(0);
+    expect(commandLinesHolding(SECRET)).toEqual([]);
+    const echoed = readUntil(process, /got ping\n/);
+    process.stdin.write("ping\n");
+    expect(await echoed).toContain("got ping");
+    await process.kill();
+    // Killed: by a signal (none), or bwrap's report of its killed child (128 + SIGKILL).
+    expect([null, 137]).toContain(await process.exited);
+    expect(commandLinesHolding(marker)).toEqual([]);
+  });
+
+  it("an argv that looks like options is run as a program name, never read as one", async () => {
+    const { sandbox } = await realize(tier, `sess_spawn_opt_${tier}`);
+    const process = await spawnIn(sandbox, ["--bind", "/", "/host"]);
+    expect(await process.exited).not.toBe(0);
+    expect(process.stderrTail()).toMatch(/not found|No such file|--bind/);
+  });
+
+  it("keeps only the end of its stderr", async () => {
+    const { sandbox } = await realize(tier, `sess_spawn_err_${tier}`);
+    const process = await spawnIn(sandbox, [
+      "bash",
+      "-c",
+      "head -c 5000 /dev/zero | tr '\\0' x >&2; echo END >&2",
+    ]);
+    await process.exited;
+    const tail = process.stderrTail();
+    expect(tail.length).toBe(64);
+    expect(tail.endsWith("xEND\n")).toBe(true);
+  });
+
+  it("dies with the sandbox when the session's sandbox is destroyed", async () => {
+    const sessionId = `sess_spawn_destroy_${tier}`;
+    const { provider, sandbox } = await realize(tier, sessionId);
+    const marker = `spawn-destroy-${tier}-${Math.random().toString(36).slice(2)}`;
+    // A child of its own, named by a duration no other process has.
+    const sleeper = `100.${Math.floor(Math.random() * 1e9)}`;
+    const process = await spawnIn(sandbox, ["bash", "-c", `sleep ${sleeper} & wait`, marker]);
+    for (let i = 0; i < 40 && commandLinesHolding(sleeper).length === 0; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(commandLinesHolding(marker).length).toBeGreaterThan(0);
+    expect(commandLinesHolding(sleeper).length).toBeGreaterThan(0);
+    await provider.destroy(sessionId);
+    await process.exited;
+    // bwrap's PID namespace takes the whole tree down; the none tier kills the process group.
+    for (let i = 0; i < 40 && commandLinesHolding(sleeper).length > 0; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(commandLinesHolding(marker)).toEqual([]);
+    expect(commandLinesHolding(sleeper)).toEqual([]);
+  });
+});
