@@ -1,6 +1,5 @@
-import { decodeFact } from "./factCodec.js";
+import { storedTypesOf } from "./factCodec.js";
 import type { CommittedFact } from "./facts.js";
-import type { FactKind } from "./factVocabulary.js";
 import type {
   CommittedBatch,
   CommittedFactsFeed,
@@ -25,7 +24,8 @@ export interface StoreSessionTailDeps {
 
 export const DEFAULT_MAX_QUEUED = 10_000;
 const PAGE = 500;
-const CLOSING_KINDS: ReadonlySet<FactKind> = new Set<FactKind>(["session_deleted", "status_terminated"]);
+/** Stored types of the facts that end a tail; both decode from their type alone, so no decode is needed. */
+const CLOSING_TYPES: ReadonlySet<string> = new Set(storedTypesOf("session_deleted", "status_terminated"));
 /** Fact ids remembered so a preview that arrives after its fact (a poll read ahead) is dropped. */
 const RECENT_FACT_IDS = 1_000;
 
@@ -156,7 +156,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     this.previews.delete(fact.id);
     this.remember(fact);
     this.push({ kind: "fact", fact });
-    if (CLOSING_KINDS.has(decodeFact(fact).kind)) {
+    if (CLOSING_TYPES.has(fact.type)) {
       this.finish();
       return false;
     }
