@@ -25,13 +25,13 @@ export function decodeFact(fact: Fact): TypedFact {
 }
 
 export function decodeCommitted(fact: CommittedFact): CommittedTypedFact {
-  return {
-    ...decodeFact(fact),
+  // Every decoder builds a fresh object: the committed fields go onto it instead of into a copy.
+  return Object.assign(decodeFact(fact), {
     sessionId: fact.sessionId,
     threadId: fact.threadId,
     seq: fact.seq,
     createdAt: fact.createdAt,
-  };
+  });
 }
 
 export function encodeFact(fact: TypedFact): Fact {
