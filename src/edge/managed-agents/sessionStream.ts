@@ -16,6 +16,12 @@ export interface SessionStreamDeps {
 const PREVIEW_EVENT_TYPES = { text: "agent.message", thinking: "agent.thinking" } as const;
 
 /**
+ * The reason a stream's tail is stopped with: one shared value, since a bare `abort()` builds a
+ * DOMException with a stack trace for every stream that closes, and nothing reads the reason.
+ */
+const STREAM_CLOSED = new Error("the event stream closed");
+
+/**
  * Live tail of a session on the Managed wire (§1.6): the session tail's facts committed after the
  * connection opened, minus internal ones, plus the delta previews the client asked for. A client
  * that stops reading stops the tail's reads too (writes wait for the socket to drain).
@@ -39,7 +45,7 @@ export function streamSession(
   raw.flushHeaders();
 
   const gone = new AbortController();
-  raw.on("close", () => gone.abort());
+  raw.on("close", () => gone.abort(STREAM_CLOSED));
   const write = (event: string, data: unknown): boolean =>
     raw.destroyed || raw.writableEnded
       ? true
@@ -66,7 +72,7 @@ export function streamSession(
       else if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
     } finally {
       clearInterval(ping);
-      gone.abort();
+      gone.abort(STREAM_CLOSED);
       raw.end();
     }
   })();
