@@ -61,6 +61,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
   private readonly recentFacts = new Set<string>();
   private readonly cleanups: Array<() => void> = [];
   private readonly maxQueued: number;
+  private onPositioned: (() => void) | undefined;
 
   constructor(
     private readonly deps: StoreSessionTailDeps,
@@ -68,8 +69,10 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     options: TailOpenOptions,
   ) {
     this.maxQueued = deps.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.onPositioned = options.onPositioned;
     if (options.signal.aborted) {
       this.state = "ended";
+      this.positioned();
       return;
     }
     const onAbort = () => this.stop();
@@ -88,10 +91,12 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     const { afterSeq } = options;
     if (afterSeq !== undefined) {
       this.cursor = afterSeq;
+      this.positioned();
       this.pump();
     } else {
       this.enqueue(async () => {
         this.cursor = await deps.history.threadVersion(session.threadId);
+        this.positioned();
       });
     }
   }
@@ -301,7 +306,15 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     this.cleanup();
   }
 
+  /** Tells the opener, once, that the start position is fixed (or that the tail ended first). */
+  private positioned(): void {
+    const callback = this.onPositioned;
+    this.onPositioned = undefined;
+    callback?.();
+  }
+
   private cleanup(): void {
+    this.positioned();
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     this.releaseRoom();
     this.deliver();
