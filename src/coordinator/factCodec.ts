@@ -11,27 +11,27 @@ import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
  * types and bodies) never changes. `encodeFact(decodeFact(f))` equals `f` for every stored shape.
  */
 
-const DECODERS: Record<string, (f: Fact) => TypedFact> = {
-  ...messageDecoders,
-  ...toolDecoders,
-  ...sessionDecoders,
-};
+// A Map, not an object: a stored type read from a row is a fresh string, and a keyed lookup on an
+// object has to find its interned twin first (for `hasOwn` and then again for the read).
+const DECODERS: ReadonlyMap<string, (f: Fact) => TypedFact> = new Map(
+  Object.entries({ ...messageDecoders, ...toolDecoders, ...sessionDecoders }),
+);
 
 export function decodeFact(fact: Fact): TypedFact {
   if (fact.type.startsWith(INTERNAL_PREFIX))
     return { id: fact.id, kind: "internal", type: fact.type, body: fact.body };
-  const decode = Object.hasOwn(DECODERS, fact.type) ? DECODERS[fact.type] : undefined;
+  const decode = DECODERS.get(fact.type);
   return decode ? decode(fact) : { id: fact.id, kind: "unknown", type: fact.type, body: fact.body };
 }
 
 export function decodeCommitted(fact: CommittedFact): CommittedTypedFact {
-  return {
-    ...decodeFact(fact),
+  // Every decoder builds a fresh object: the committed fields go onto it instead of into a copy.
+  return Object.assign(decodeFact(fact), {
     sessionId: fact.sessionId,
     threadId: fact.threadId,
     seq: fact.seq,
     createdAt: fact.createdAt,
-  };
+  });
 }
 
 export function encodeFact(fact: TypedFact): Fact {

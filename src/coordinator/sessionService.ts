@@ -181,8 +181,9 @@ export class SessionService {
     // read, and a dedupe hit answers without it: those read the session here first.
     let session: SessionRecord | null = options.precondition ? await this.get(workspaceId, sessionId) : null;
     const { dedupe } = options;
+    // One canonical form and hash of the body serves both the strict check and the body's key.
     const bodyHash = sha256Hex(canonicalJson(inputs));
-    const requestHash = sha256Hex(dedupe?.key ?? bodyDedupeKey(inputs));
+    const requestHash = sha256Hex(dedupe?.key ?? bodyKeyOf(bodyHash));
     if (dedupe) {
       const since = this.clock.now() - dedupe.windowMs;
       const previous = await this.ports.ledger.lastSend(sessionId, requestHash, since);
@@ -356,5 +357,7 @@ export class SessionService {
  * marks a retry of an unkeyed send (and not its first attempt) can find the original by its body.
  */
 export function bodyDedupeKey(inputs: readonly DomainInput[]): string {
-  return `body:${sha256Hex(canonicalJson(inputs))}`;
+  return bodyKeyOf(sha256Hex(canonicalJson(inputs)));
 }
+
+const bodyKeyOf = (bodyHash: string): string => `body:${bodyHash}`;

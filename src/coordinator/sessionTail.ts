@@ -20,6 +20,13 @@ export interface TailOpenOptions {
   previews?: boolean;
   /** Ends the iteration (the client went away). */
   signal: AbortSignal;
+  /**
+   * Called once when the start position is fixed: every fact committed from then on is yielded.
+   * Without `afterSeq` that takes a read of the thread's version, so a stream that promises "what
+   * commits after you connected" answers its client only from here. Also called if the tail ends
+   * before (aborted, or the read failed: the iteration then ends or rejects as usual).
+   */
+  onPositioned?: () => void;
 }
 
 /**

@@ -1,6 +1,5 @@
-import { decodeFact } from "./factCodec.js";
+import { storedTypesOf } from "./factCodec.js";
 import type { CommittedFact } from "./facts.js";
-import type { FactKind } from "./factVocabulary.js";
 import type {
   CommittedBatch,
   CommittedFactsFeed,
@@ -25,7 +24,8 @@ export interface StoreSessionTailDeps {
 
 export const DEFAULT_MAX_QUEUED = 10_000;
 const PAGE = 500;
-const CLOSING_KINDS: ReadonlySet<FactKind> = new Set<FactKind>(["session_deleted", "status_terminated"]);
+/** Stored types of the facts that end a tail; both decode from their type alone, so no decode is needed. */
+const CLOSING_TYPES: ReadonlySet<string> = new Set(storedTypesOf("session_deleted", "status_terminated"));
 /** Fact ids remembered so a preview that arrives after its fact (a poll read ahead) is dropped. */
 const RECENT_FACT_IDS = 1_000;
 
@@ -61,6 +61,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
   private readonly recentFacts = new Set<string>();
   private readonly cleanups: Array<() => void> = [];
   private readonly maxQueued: number;
+  private onPositioned: (() => void) | undefined;
 
   constructor(
     private readonly deps: StoreSessionTailDeps,
@@ -68,8 +69,10 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     options: TailOpenOptions,
   ) {
     this.maxQueued = deps.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.onPositioned = options.onPositioned;
     if (options.signal.aborted) {
       this.state = "ended";
+      this.positioned();
       return;
     }
     const onAbort = () => this.stop();
@@ -88,12 +91,15 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     const { afterSeq, fromVersion } = options;
     if (afterSeq !== undefined) {
       this.cursor = afterSeq;
+      this.positioned();
       this.pump();
     } else if (fromVersion !== undefined) {
       this.cursor = fromVersion;
+      this.positioned();
     } else {
       this.enqueue(async () => {
         this.cursor = await deps.history.threadVersion(session.threadId);
+        this.positioned();
       });
     }
   }
@@ -158,7 +164,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     this.previews.delete(fact.id);
     this.remember(fact);
     this.push({ kind: "fact", fact });
-    if (CLOSING_KINDS.has(decodeFact(fact).kind)) {
+    if (CLOSING_TYPES.has(fact.type)) {
       this.finish();
       return false;
     }
@@ -303,7 +309,15 @@ class TailRun implements AsyncIterableIterator<TailItem> {
     this.cleanup();
   }
 
+  /** Tells the opener, once, that the start position is fixed (or that the tail ended first). */
+  private positioned(): void {
+    const callback = this.onPositioned;
+    this.onPositioned = undefined;
+    callback?.();
+  }
+
   private cleanup(): void {
+    this.positioned();
     for (const cleanup of this.cleanups.splice(0)) cleanup();
     this.releaseRoom();
     this.deliver();

@@ -5,8 +5,17 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+// The last conversion, kept: the facts of one commit share their timestamp, so a streamed or
+// listed page formats the same millisecond many times over.
+let lastMs = Number.NaN;
+let lastIso = "";
+
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastIso = new Date(ms).toISOString();
+    lastMs = ms;
+  }
+  return lastIso;
 }
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

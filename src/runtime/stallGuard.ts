@@ -7,25 +7,25 @@ export class StallGuard {
   readonly signal: AbortSignal;
   stalled = false;
   private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timer: NodeJS.Timeout;
   private readonly onParentAbort = () => this.controller.abort();
 
   constructor(
     private readonly parent: AbortSignal,
-    private readonly idleMs: number,
+    idleMs: number,
   ) {
     this.signal = this.controller.signal;
     if (parent.aborted) this.controller.abort();
     else parent.addEventListener("abort", this.onParentAbort, { once: true });
-    this.touch();
-  }
-
-  touch(): void {
-    clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.stalled = true;
       this.controller.abort();
-    }, this.idleMs);
+    }, idleMs);
+  }
+
+  /** Called for every stream event: restarts the one timer rather than allocating a new one. */
+  touch(): void {
+    this.timer.refresh();
   }
 
   dispose(): void {

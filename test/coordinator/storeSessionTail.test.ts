@@ -18,6 +18,7 @@ let signals: CountingSignals;
 let evidence: CountingEvidence;
 let reads: number;
 let gate: Promise<void> | null;
+let versionGate: Promise<void> | null;
 
 beforeEach(async () => {
   fx = await sessionWithQueuedRun();
@@ -25,6 +26,7 @@ beforeEach(async () => {
   evidence = new CountingEvidence();
   reads = 0;
   gate = null;
+  versionGate = null;
 });
 
 afterEach(async () => {
@@ -40,7 +42,10 @@ function history(): HistoryReader {
       if (gate) await gate;
       return real.readThread(threadId, afterSeq, limit);
     },
-    threadVersion: (threadId) => real.threadVersion(threadId),
+    threadVersion: async (threadId) => {
+      if (versionGate) await versionGate;
+      return real.threadVersion(threadId);
+    },
     listEvents: (sessionId, threadId, query) => real.listEvents(sessionId, threadId, query),
   };
 }
@@ -153,6 +158,38 @@ describe("session tail: live only", () => {
     const committed = await commit(message);
     expect(await take(iterator, 1)).toEqual([{ kind: "fact", fact: committed[0] }]);
     controller.abort();
+  });
+});
+
+describe("session tail: start position", () => {
+  it("is reported once the start read is done, and what commits after it is yielded", async () => {
+    let release!: () => void;
+    versionGate = new Promise((resolve) => {
+      release = resolve;
+    });
+    let positioned = 0;
+    const { iterator, controller } = open({ onPositioned: () => positioned++ });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A stream answers its client only from here: nothing it promised can have committed yet.
+    expect(positioned).toBe(0);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(positioned).toBe(1);
+    const [fact] = await commit(message);
+    expect(await take(iterator, 1)).toEqual([{ kind: "fact", fact }]);
+    controller.abort();
+    expect(positioned).toBe(1);
+  });
+
+  it("with afterSeq, or an aborted signal, is reported at once", () => {
+    let positioned = 0;
+    const { controller } = open({ afterSeq: 0, onPositioned: () => positioned++ });
+    expect(positioned).toBe(1);
+    controller.abort();
+    const aborted = new AbortController();
+    aborted.abort();
+    tail().open(fx.session, { signal: aborted.signal, onPositioned: () => positioned++ });
+    expect(positioned).toBe(2);
   });
 });
 
@@ -324,11 +361,14 @@ describe("session tail: a consumer that stops pulling", () => {
       evidence,
       pollMs: 10_000,
     });
+    let positioned = 0;
     const iterator = failing
-      .open(fx.session, { signal: new AbortController().signal })
+      .open(fx.session, { signal: new AbortController().signal, onPositioned: () => positioned++ })
       [Symbol.asyncIterator]();
     await expect(iterator.next()).rejects.toThrow("database is gone");
     expect(signals.listeners).toBe(0);
+    // The opener is told even so, so a stream answers (and then ends) instead of hanging.
+    expect(positioned).toBe(1);
   });
 });
 

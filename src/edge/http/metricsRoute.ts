@@ -7,12 +7,13 @@ import type { Metrics, MetricsExposition } from "../../kernel/metrics.js";
  * request is counted by its route pattern (`/v1/sessions/:id`), never by its URL.
  */
 export function metricsRoutes(app: FastifyInstance, metrics: Metrics & MetricsExposition): void {
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     // On the socket's close, not `onResponse`: hijacked replies (event streams) skip that hook.
     reply.raw.once("close", () => {
       const route = request.routeOptions.url ?? "unmatched";
       metrics.httpRequest(route, request.method, reply.raw.statusCode, reply.elapsedTime / 1000);
     });
+    done();
   });
   app.get("/metrics", async (_request, reply) => {
     const text = await metrics.render();

@@ -16,8 +16,17 @@ export interface SessionStreamDeps {
 const PREVIEW_EVENT_TYPES = { text: "agent.message", thinking: "agent.thinking" } as const;
 
 /**
+ * The reason a stream's tail is stopped with: one shared value, since a bare `abort()` builds a
+ * DOMException with a stack trace for every stream that closes, and nothing reads the reason.
+ */
+const STREAM_CLOSED = new Error("the event stream closed");
+
+/**
  * Live tail of a session on the Managed wire (§1.6): the session tail's facts committed after the
- * connection opened, minus internal ones, plus the delta previews the client asked for. A client
+ * connection opened, minus internal ones, plus the delta previews the client asked for. "Opened" is
+ * when the client gets the response headers (the SDK returns the stream then, and a client sends
+ * its input next), so they go out only once the tail has fixed its start position: sent earlier, a
+ * send could commit before the tail's start read and its facts would never be streamed. A client
  * that stops reading stops the tail's reads too (writes wait for the socket to drain).
  */
 export function streamSession(
@@ -31,34 +40,40 @@ export function streamSession(
 ): void {
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-    "request-id": request.id,
-  });
-  raw.flushHeaders();
-
   const gone = new AbortController();
-  raw.on("close", () => gone.abort());
+  raw.on("close", () => gone.abort(STREAM_CLOSED));
   const write = (event: string, data: unknown): boolean =>
     raw.destroyed || raw.writableEnded
       ? true
       : raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   let backedUp = false;
-  const ping = setInterval(() => {
-    if (!backedUp) write("ping", { type: "ping" });
-  }, deps.pingMs);
+  let ping: NodeJS.Timeout | undefined;
   const formatter = new ManagedFrames(deltaTypes);
+  let onPositioned!: () => void;
+  const positioned = new Promise<void>((resolve) => {
+    onPositioned = resolve;
+  });
   const tail = deps.tail.open(session, {
     previews: deltaTypes.size > 0,
     signal: gone.signal,
+    onPositioned,
     ...(fromVersion !== undefined ? { fromVersion } : {}),
   });
 
   void (async () => {
     try {
+      await positioned;
+      raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "request-id": request.id,
+      });
+      raw.flushHeaders();
+      ping = setInterval(() => {
+        if (!backedUp) write("ping", { type: "ping" });
+      }, deps.pingMs);
       for await (const item of tail) {
         const frame = formatter.frame(item);
         if (frame && !write(frame.event, frame.data)) {
@@ -72,7 +87,7 @@ export function streamSession(
       else if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
     } finally {
       clearInterval(ping);
-      gone.abort();
+      gone.abort(STREAM_CLOSED);
       raw.end();
     }
   })();
