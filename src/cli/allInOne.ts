@@ -25,6 +25,7 @@ import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
+import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
@@ -318,6 +319,8 @@ export async function startAllInOne(
     }),
     metrics,
     tracing,
+    // Every replica that listens serves the Console; the embedded runtime has no HTTP to serve it on.
+    ...(listen ? { console: loadConsoleAssets(options.consoleDir ?? BUILT_CONSOLE_DIR) } : {}),
     workerTransport: options.workerToken
       ? {
           gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>

@@ -40,6 +40,8 @@ export interface UpOptions {
   env: NodeJS.ProcessEnv;
   /** `--allow-private-mcp-host`: private hosts MCP connections may reach (else AWAKEN_ALLOW_PRIVATE_HOSTS, else none). */
   allowPrivateHosts?: string | undefined;
+  /** The built Console to serve at `/console`; default the package's own dist/console. */
+  consoleDir?: string | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local
    * upstream on the loopback): the product's defaults are the host's resolver, public addresses

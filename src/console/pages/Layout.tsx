@@ -1,0 +1,46 @@
+import { useApi } from "../api/apiContext.js";
+import { Link, useNavigation } from "../router.js";
+import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { AgentsPage } from "./AgentsPage.js";
+import { ApprovalsPage } from "./ApprovalsPage.js";
+import { EnvironmentsPage } from "./EnvironmentsPage.js";
+import { SessionPage } from "./SessionPage.js";
+import { SessionsPage } from "./SessionsPage.js";
+import { VaultsPage } from "./VaultsPage.js";
+
+export function Layout() {
+  const { signOut } = useApi();
+  const { route } = useNavigation();
+  const approvals = usePendingApprovals();
+  const waiting = approvals.data?.length ?? 0;
+  return (
+    <>
+      <header className="top">
+        <strong className="brand">Awaken Console</strong>
+        <nav aria-label="Console">
+          <Link to="sessions">Sessions</Link>
+          <Link to="approvals">Approvals{waiting > 0 ? ` (${waiting})` : ""}</Link>
+          <Link to="agents">Agents</Link>
+          <Link to="environments">Environments</Link>
+          <Link to="vaults">Vaults</Link>
+        </nav>
+        <button type="button" className="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {route.page === "sessions" && <SessionsPage />}
+        {route.page === "session" && <SessionPage key={route.sessionId} sessionId={route.sessionId} />}
+        {route.page === "approvals" && <ApprovalsPage />}
+        {route.page === "agents" && <AgentsPage />}
+        {route.page === "environments" && <EnvironmentsPage />}
+        {route.page === "vaults" && <VaultsPage />}
+        {route.page === "not_found" && (
+          <p role="alert">
+            Nothing at “{route.path}”. <Link to="sessions">Back to sessions</Link>
+          </p>
+        )}
+      </main>
+    </>
+  );
+}
