@@ -24,7 +24,10 @@ export function usePendingApprovals() {
     queryKey: ["approvals"],
     refetchInterval: 3_000,
     queryFn: async ({ signal }): Promise<PendingApproval[]> => {
-      const idle = await client.beta.sessions.list({ statuses: ["idle"], limit: SESSIONS_CHECKED }, { signal });
+      const idle = await client.beta.sessions.list(
+        { statuses: ["idle"], limit: SESSIONS_CHECKED },
+        { signal },
+      );
       const perSession = await Promise.all(
         idle.data.map(async (session) => {
           const page = await client.beta.sessions.events.list(

@@ -3,7 +3,12 @@ import { useEffect, useState } from "react";
 import { useApi } from "../api/apiContext.js";
 import { problemOf } from "../api/client.js";
 import type { SessionEvent, StreamEvent } from "../api/wire.js";
-import { EMPTY_HISTORY, type LiveHistory, withCommitted, withStreamEvent } from "../projection/liveHistory.js";
+import {
+  EMPTY_HISTORY,
+  type LiveHistory,
+  withCommitted,
+  withStreamEvent,
+} from "../projection/liveHistory.js";
 
 export interface SessionRecord {
   history: LiveHistory;
@@ -38,7 +43,8 @@ export function useSessionRecord(sessionId: string): SessionRecord {
     const controller = new AbortController();
     const { signal } = controller;
     let history = EMPTY_HISTORY;
-    const publish = (next: Partial<SessionRecord>) => setRecord((previous) => ({ ...previous, history, ...next }));
+    const publish = (next: Partial<SessionRecord>) =>
+      setRecord((previous) => ({ ...previous, history, ...next }));
 
     const connectOnce = async () => {
       const stream = await client.beta.sessions.events.stream(
@@ -80,7 +86,9 @@ export function useSessionRecord(sessionId: string): SessionRecord {
           publish({ live: false, problem: problemOf(error) });
           if (isFinal(error)) return;
         }
-        if (history.events.some((e) => e.type === "session.deleted" || e.type === "session.status_terminated"))
+        if (
+          history.events.some((e) => e.type === "session.deleted" || e.type === "session.status_terminated")
+        )
           return;
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }

@@ -32,7 +32,8 @@ function ApprovalItem({ approval }: { approval: PendingApproval }) {
   return (
     <li className="card" data-testid="approval" data-tool-use-id={approval.id}>
       <p>
-        <strong>{approval.mcpServer ? `MCP ${approval.mcpServer} · ${approval.name}` : approval.name}</strong> in{" "}
+        <strong>{approval.mcpServer ? `MCP ${approval.mcpServer} · ${approval.name}` : approval.name}</strong>{" "}
+        in{" "}
         <Link to={`sessions/${encodeURIComponent(approval.sessionId)}`}>
           {approval.sessionTitle || approval.sessionId}
         </Link>{" "}

@@ -1,6 +1,6 @@
 import { useApi } from "../api/apiContext.js";
-import { Link, useNavigation } from "../router.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { Link, useNavigation } from "../router.js";
 import { AgentsPage } from "./AgentsPage.js";
 import { ApprovalsPage } from "./ApprovalsPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";

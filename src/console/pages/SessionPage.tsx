@@ -38,7 +38,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
       <p>
         <Link to="sessions">← Sessions</Link>
       </p>
-      <h1 id="session-title" className="mono">
+      <h1 id="session-title" className={session.data?.title ? undefined : "mono"}>
         {session.data?.title || sessionId}
       </h1>
       {session.isError && (
@@ -88,7 +88,15 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
   );
 }
 
-function RunPanel({ state, session, live }: { state: RunState; session: Session | undefined; live: boolean }) {
+function RunPanel({
+  state,
+  session,
+  live,
+}: {
+  state: RunState;
+  session: Session | undefined;
+  live: boolean;
+}) {
   return (
     <div className="card" data-testid="run-state" data-phase={state.phase}>
       <h2>Current run</h2>
@@ -121,7 +129,8 @@ function PinsPanel({ session }: { session: Session }) {
       <dl>
         <dt>Agent</dt>
         <dd>
-          {session.agent.name} <span className="mono">{session.agent.id}</span> version {session.agent.version}
+          {session.agent.name} <span className="mono">{session.agent.id}</span> version{" "}
+          {session.agent.version}
         </dd>
         <dt>Model</dt>
         <dd className="mono">{session.agent.model.id}</dd>

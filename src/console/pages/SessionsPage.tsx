@@ -98,13 +98,19 @@ export function SessionsPage() {
             ))}
           </select>
         </label>
-        <form onSubmit={onSearch} className="search" role="search">
-          <label>
-            Session id
-            <input value={search} onChange={(event) => setSearch(event.target.value)} placeholder="sesn_…" />
-          </label>
-          <button type="submit">Open</button>
-        </form>
+        <search>
+          <form onSubmit={onSearch} className="search">
+            <label>
+              Session id
+              <input
+                value={search}
+                onChange={(event) => setSearch(event.target.value)}
+                placeholder="sesn_…"
+              />
+            </label>
+            <button type="submit">Open</button>
+          </form>
+        </search>
       </div>
       {searchProblem && (
         <p role="alert" className="problem">
@@ -131,7 +137,11 @@ export function SessionsPage() {
             </thead>
             <tbody>
               {sessions.data.data.map((session) => (
-                <SessionRow key={session.id} session={session} environment={environmentName(session.environment_id)} />
+                <SessionRow
+                  key={session.id}
+                  session={session}
+                  environment={environmentName(session.environment_id)}
+                />
               ))}
             </tbody>
           </table>

@@ -106,7 +106,9 @@ function Row({ row, ask, onDecide, deciding }: RowProps) {
       return (
         <div {...common} data-role={row.role} className={`row message ${row.role}`}>
           <div className="row-head">
-            <span className="who">{row.role === "user" ? "User" : row.role === "agent" ? "Agent" : "System"}</span>
+            <span className="who">
+              {row.role === "user" ? "User" : row.role === "agent" ? "Agent" : "System"}
+            </span>
             {time}
           </div>
           <p className="text">{row.text}</p>
@@ -182,7 +184,11 @@ function ToolCallRow({
 }) {
   const [denyMessage, setDenyMessage] = useState("");
   const label =
-    row.executor === "mcp" ? `MCP ${row.mcpServer ?? "?"} · ${row.name}` : row.executor === "client" ? `Custom tool ${row.name}` : `Tool ${row.name}`;
+    row.executor === "mcp"
+      ? `MCP ${row.mcpServer ?? "?"} · ${row.name}`
+      : row.executor === "client"
+        ? `Custom tool ${row.name}`
+        : `Tool ${row.name}`;
   const state = row.result
     ? row.result.isError
       ? "error"

@@ -49,7 +49,12 @@ export function runState(events: readonly SessionEvent[]): RunState {
         });
         break;
       case "agent.custom_tool_use":
-        uses.set(event.id, { name: event.name, needs: "custom_tool_result", mcpServer: null, input: event.input });
+        uses.set(event.id, {
+          name: event.name,
+          needs: "custom_tool_result",
+          mcpServer: null,
+          input: event.input,
+        });
         break;
       case "user.message":
         if (!runOpen) state = { phase: "queued", run: run + 1 };
@@ -96,9 +101,11 @@ export function runState(events: readonly SessionEvent[]): RunState {
       case "user.custom_tool_result":
       case "user.tool_result": {
         if (state.phase !== "awaiting") break;
-        const answered = event.type === "user.custom_tool_result" ? event.custom_tool_use_id : event.tool_use_id;
+        const answered =
+          event.type === "user.custom_tool_result" ? event.custom_tool_use_id : event.tool_use_id;
         const calls: AwaitedCall[] = state.calls.filter((call) => call.id !== answered);
-        state = calls.length > 0 ? { phase: "awaiting", run, calls } : { phase: "running", run, startedAt: null };
+        state =
+          calls.length > 0 ? { phase: "awaiting", run, calls } : { phase: "running", run, startedAt: null };
         break;
       }
       case "session.status_terminated":

@@ -67,7 +67,11 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
           at,
           name: event.name,
           executor:
-            event.type === "agent.tool_use" ? "server" : event.type === "agent.mcp_tool_use" ? "mcp" : "client",
+            event.type === "agent.tool_use"
+              ? "server"
+              : event.type === "agent.mcp_tool_use"
+                ? "mcp"
+                : "client",
           mcpServer: event.type === "agent.mcp_tool_use" ? event.mcp_server_name : null,
           input: event.input,
           permission: event.type === "agent.custom_tool_use" ? null : (event.evaluated_permission ?? null),
