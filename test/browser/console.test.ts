@@ -142,8 +142,8 @@ describe("the Console", { timeout: 60_000 }, () => {
     tab.problems.length = 0;
 
     await signIn(tab);
-    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(1);
-    expect(await page.evaluate(() => window.localStorage.length)).toBe(0);
+    expect(await page.evaluate("window.sessionStorage.length")).toBe(1);
+    expect(await page.evaluate("window.localStorage.length")).toBe(0);
     const listed = page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`);
     await listed.waitFor();
     expect(await listed.textContent()).toContain("sign-in");
@@ -153,7 +153,7 @@ describe("the Console", { timeout: 60_000 }, () => {
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("API key").waitFor();
-    expect(await page.evaluate(() => window.sessionStorage.length)).toBe(0);
+    expect(await page.evaluate("window.sessionStorage.length")).toBe(0);
     await close(tab);
   });
 
@@ -326,7 +326,7 @@ describe("the Console", { timeout: 60_000 }, () => {
     const tab = await openConsole({ width: 390, height: 844 });
     await signIn(tab);
     const { page } = tab;
-    const widths = () => page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    const widths = () => page.evaluate<number[]>("[document.documentElement.scrollWidth, window.innerWidth]");
     const [listWidth, viewport] = await widths();
     expect(listWidth).toBeLessThanOrEqual(viewport!);
     await openSession(tab, session.id);
