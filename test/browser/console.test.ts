@@ -157,6 +157,69 @@ describe("the Console", { timeout: 60_000 }, () => {
     await close(tab);
   });
 
+  it("filters the sessions by agent and status, and opens one by its id", async () => {
+    const { agent, environment } = await agentAndEnvironment("filtered");
+    const idle = await server.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+    });
+    const archived = await server.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+    });
+    await server.client.beta.sessions.archive(archived.id);
+    const other = await newSession("unfiltered");
+    const tab = await openConsole();
+    await signIn(tab);
+    const { page } = tab;
+    const ids = () =>
+      page
+        .locator('[data-testid="session-row"]')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session-id")));
+    await page.locator(`[data-session-id="${other.id}"]`).waitFor();
+    await page.getByLabel("Agent").selectOption(agent.id);
+    await expect.poll(ids).toEqual([idle.id]);
+    await page.getByLabel("Status").selectOption("terminated");
+    await expect.poll(ids).toEqual([]);
+    await page.getByLabel("Session id").fill(archived.id);
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.getByTestId("run-state").waitFor();
+    expect(page.url()).toBe(`${server.url}/console/sessions/${archived.id}`);
+    expect(await page.getByTestId("run-state").textContent()).toContain("terminated");
+    await page.goBack();
+    await page.getByLabel("Session id").fill("sesn_does_not_exist");
+    await page.getByRole("button", { name: "Open" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(tab.problems.every((line) => line.includes("404"))).toBe(true);
+    tab.problems.length = 0;
+    await close(tab);
+  });
+
+  it("a long session keeps only the rows in view in the DOM", async () => {
+    const session = await newSession("long");
+    for (let turn = 0; turn < 15; turn++) {
+      await server.client.beta.sessions.events.send(session.id, { events: [userMessage(`turn ${turn}`)] });
+      await settled(session.id, "end_turn");
+      const count = (await history(server.client, session.id)).filter(
+        (e) => e.type === "user.message",
+      ).length;
+      expect(count).toBe(turn + 1);
+    }
+    const tab = await openConsole();
+    await signIn(tab);
+    await openSession(tab, session.id);
+    const transcript = tab.page.getByTestId("transcript");
+    await expect.poll(() => transcript.getAttribute("data-rows")).not.toBe("0");
+    const rows = Number(await transcript.getAttribute("data-rows"));
+    expect(rows).toBeGreaterThanOrEqual(75);
+    const inDom = await tab.page.locator('[data-testid="transcript-row"]').count();
+    expect(inDom).toBeGreaterThan(0);
+    expect(inDom).toBeLessThan(rows / 2);
+    // It follows the end: the last turn's answer is on screen.
+    await tab.page.locator('[data-kind="message"][data-role="agent"]', { hasText: "turn 14" }).waitFor();
+    await close(tab);
+  });
+
   it("shows a run streaming as live previews, then the committed message and the model request", async () => {
     const session = await newSession("streaming");
     server.fake.enqueue({

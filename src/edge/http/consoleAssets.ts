@@ -9,8 +9,11 @@ export const BUILT_CONSOLE_DIR = fileURLToPath(new URL("../../../dist/console/",
 export interface ConsoleFile {
   type: string;
   body: Buffer;
-  /** Gzipped once at load: the bundle is large and phones are slow. Null when it would not shrink. */
-  gzip: Buffer | null;
+  /**
+   * Gzipped on the first request that accepts it, then kept: the bundle is large and phones are
+   * slow, and a server nobody opens the Console on never pays for it. Null when it would not shrink.
+   */
+  gzip(): Buffer | null;
 }
 
 export interface ConsoleAssets {
@@ -39,8 +42,18 @@ export function loadConsoleAssets(dir: string): ConsoleAssets | null {
     const type = TYPES[extname(name)];
     if (!type) continue;
     const body = readFileSync(join(assetsDir, name));
-    const gzip = gzipSync(body);
-    files.set(name, { type, body, gzip: gzip.length < body.length ? gzip : null });
+    let gzip: Buffer | null | undefined;
+    files.set(name, {
+      type,
+      body,
+      gzip: () => {
+        if (gzip === undefined) {
+          const packed = gzipSync(body);
+          gzip = packed.length < body.length ? packed : null;
+        }
+        return gzip;
+      },
+    });
   }
   return { index: readFileSync(indexPath, "utf8"), files };
 }

@@ -64,7 +64,8 @@ export function consoleRoutes(app: FastifyInstance, assets: ConsoleAssets | null
       }
       reply.header("cache-control", IMMUTABLE).header("vary", "accept-encoding").type(file.type);
       const acceptsGzip = /\bgzip\b/.test(String(request.headers["accept-encoding"] ?? ""));
-      if (file.gzip && acceptsGzip) return reply.header("content-encoding", "gzip").send(file.gzip);
+      const gzip = acceptsGzip ? file.gzip() : null;
+      if (gzip) return reply.header("content-encoding", "gzip").send(gzip);
       return reply.send(file.body);
     }
     return reply
