@@ -10,8 +10,10 @@ export type Route =
   | { page: "session"; sessionId: string }
   | { page: "approvals" }
   | { page: "agents" }
+  | { page: "agent"; agentId: string }
   | { page: "environments" }
   | { page: "vaults" }
+  | { page: "vault"; vaultId: string }
   | { page: "not_found"; path: string };
 
 /** The path below the Console's root, without a leading slash (`""`, `sessions/sesn_1`). */
@@ -24,6 +26,8 @@ export function routeOf(path: string): Route {
   const parts = path.split("/").filter((part) => part !== "");
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "sessions")) return { page: "sessions" };
   if (parts.length === 2 && parts[0] === "sessions") return { page: "session", sessionId: parts[1]! };
+  if (parts.length === 2 && parts[0] === "agents") return { page: "agent", agentId: parts[1]! };
+  if (parts.length === 2 && parts[0] === "vaults") return { page: "vault", vaultId: parts[1]! };
   if (parts.length === 1 && (parts[0] === "approvals" || parts[0] === "agents")) return { page: parts[0] };
   if (parts.length === 1 && (parts[0] === "environments" || parts[0] === "vaults")) return { page: parts[0] };
   return { page: "not_found", path };

@@ -185,7 +185,7 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.getByRole("button", { name: "Open" }).click();
     await page.getByTestId("run-state").waitFor();
     expect(page.url()).toBe(`${server.url}/console/sessions/${archived.id}`);
-    expect(await page.getByTestId("run-state").textContent()).toContain("terminated");
+    await expect.poll(() => page.getByTestId("run-state").textContent()).toContain("terminated");
     await page.goBack();
     await page.getByLabel("Session id").fill("sesn_does_not_exist");
     await page.getByRole("button", { name: "Open" }).click();
@@ -378,6 +378,43 @@ describe("the Console", { timeout: 60_000 }, () => {
     const events = await history(server.client, session.id);
     expect(events.some((e) => e.type === "user.interrupt")).toBe(true);
     await close(tab, "interrupted");
+  });
+
+  it("shows an agent's versions with a diff, and a vault's credentials without their secrets", async () => {
+    const agent = await server.client.beta.agents.create({
+      name: "versioned",
+      model: MODEL,
+      system: "Be brief.",
+    });
+    await server.client.beta.agents.update(agent.id, { version: 1, system: "Be thorough." });
+    const vault = await server.client.beta.vaults.create({ display_name: "ops vault" });
+    const planted = "sk-planted-console-secret-4711";
+    const credential = await server.client.beta.vaults.credentials.create(vault.id, {
+      display_name: "tracker token",
+      auth: { type: "static_bearer", token: planted, mcp_server_url: "https://mcp.example.com/mcp" },
+    });
+    const tab = await openConsole();
+    await signIn(tab);
+    const { page } = tab;
+    await page.getByRole("link", { name: "Agents", exact: true }).click();
+    await page.getByRole("link", { name: "versioned" }).click();
+    await expect.poll(() => page.getByTestId("agent-version").count()).toBe(2);
+    const diff = page.getByTestId("agent-diff");
+    const diffLines = async (op: string) =>
+      (await diff.locator(`.diff-${op}`).allTextContents()).map((line) => line.trimEnd());
+    await expect.poll(() => diffLines("removed")).toEqual(['-   "system": "Be brief.",']);
+    expect(await diffLines("added")).toEqual(['+   "system": "Be thorough.",']);
+    await page.screenshot({ path: `${SHOTS}/agent.png`, fullPage: true });
+
+    await page.getByRole("link", { name: "Vaults" }).click();
+    await page.getByRole("link", { name: "ops vault" }).click();
+    await page.getByText(credential.id).waitFor();
+    const body = (await page.locator("main").textContent()) ?? "";
+    expect(body).toContain("tracker token");
+    expect(body).toContain("static_bearer");
+    expect(body).toContain("https://mcp.example.com/mcp");
+    expect(await page.content()).not.toContain(planted);
+    await close(tab, "vault");
   });
 
   it("fits a phone-width screen", async () => {

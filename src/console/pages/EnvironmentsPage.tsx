@@ -2,6 +2,7 @@ import { useApi } from "../api/apiContext.js";
 import type { Environment } from "../api/wire.js";
 import { formatTime } from "./formatTime.js";
 import { ResourceList } from "./ResourceList.js";
+import { sandboxOf } from "./sandboxOf.js";
 
 export function EnvironmentsPage() {
   const { client } = useApi();
@@ -13,6 +14,7 @@ export function EnvironmentsPage() {
       columns={[
         { label: "Name", cell: (environment) => environment.name },
         { label: "Type", cell: (environment) => environment.config.type },
+        { label: "Sandbox", cell: (environment) => sandboxOf(environment).join(" · ") },
         { label: "Updated", cell: (environment) => formatTime(environment.updated_at) },
       ]}
     />

@@ -1,11 +1,13 @@
 import { useApi } from "../api/apiContext.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { Link, useNavigation } from "../router.js";
+import { AgentPage } from "./AgentPage.js";
 import { AgentsPage } from "./AgentsPage.js";
 import { ApprovalsPage } from "./ApprovalsPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";
 import { SessionPage } from "./SessionPage.js";
 import { SessionsPage } from "./SessionsPage.js";
+import { VaultPage } from "./VaultPage.js";
 import { VaultsPage } from "./VaultsPage.js";
 
 export function Layout() {
@@ -33,7 +35,9 @@ export function Layout() {
         {route.page === "session" && <SessionPage key={route.sessionId} sessionId={route.sessionId} />}
         {route.page === "approvals" && <ApprovalsPage />}
         {route.page === "agents" && <AgentsPage />}
+        {route.page === "agent" && <AgentPage key={route.agentId} agentId={route.agentId} />}
         {route.page === "environments" && <EnvironmentsPage />}
+        {route.page === "vault" && <VaultPage key={route.vaultId} vaultId={route.vaultId} />}
         {route.page === "vaults" && <VaultsPage />}
         {route.page === "not_found" && (
           <p role="alert">

@@ -6,9 +6,16 @@ import type { Session } from "../api/wire.js";
 import { useSessionActions } from "../hooks/useSessionActions.js";
 import { useSessionRecord } from "../hooks/useSessionRecord.js";
 import { describeRunState, pendingApprovals, type RunState, runState } from "../projection/runState.js";
+import {
+  type FirstToolLatency,
+  firstToolLatency,
+  type McpConnectionUse,
+  mcpConnections,
+} from "../projection/sessionFacts.js";
 import { type ModelRow, transcriptRows } from "../projection/transcript.js";
 import { Link } from "../router.js";
 import { formatTime } from "./formatTime.js";
+import { sandboxOf } from "./sandboxOf.js";
 import { Transcript } from "./Transcript.js";
 
 export function SessionPage({ sessionId }: { sessionId: string }) {
@@ -30,6 +37,19 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
   useEffect(() => {
     if (statusEvents > 0) void queryClient.invalidateQueries({ queryKey: ["session", sessionId] });
   }, [statusEvents, queryClient, sessionId]);
+
+  const environmentId = session.data?.environment_id;
+  const environment = useQuery({
+    queryKey: ["environment", environmentId],
+    enabled: environmentId !== undefined,
+    queryFn: ({ signal }) => client.beta.environments.retrieve(environmentId!, {}, { signal }),
+  });
+  const declared = session.data?.agent.mcp_servers;
+  const mcp = useMemo(
+    () => mcpConnections(events, declared?.map((server) => server.name) ?? []),
+    [events, declared],
+  );
+  const firstTool = useMemo(() => firstToolLatency(events), [events]);
 
   const failure = state.phase === "ended" && state.error !== null ? state.error : null;
   const models = rows.filter((row): row is ModelRow => row.kind === "model");
@@ -55,6 +75,8 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
         <RunPanel state={state} session={session.data} live={record.live} />
         {session.data && <PinsPanel session={session.data} />}
         <ModelsPanel models={models} />
+        <SandboxPanel sandbox={environment.data ? sandboxOf(environment.data) : null} firstTool={firstTool} />
+        <McpPanel connections={mcp} />
       </div>
       {failure && (
         <div className="card failure" role="alert" data-testid="failure">
@@ -183,6 +205,57 @@ function ModelsPanel({ models }: { models: ModelRow[] }) {
 
 /** A run in one of these phases can be interrupted. */
 const ACTIVE_PHASES: readonly RunState["phase"][] = ["queued", "running", "rescheduling", "awaiting"];
+
+function SandboxPanel({
+  sandbox,
+  firstTool,
+}: {
+  sandbox: [string, string] | null;
+  firstTool: FirstToolLatency | null;
+}) {
+  const ms = (value: number | null) => (value === null ? "?" : `${value} ms`);
+  return (
+    <div className="card" data-testid="sandbox">
+      <h2>Sandbox</h2>
+      <dl>
+        <dt>Environment</dt>
+        <dd>{sandbox ? sandbox.join(" · ") : "…"}</dd>
+        <dt>First tool</dt>
+        <dd>
+          {firstTool
+            ? `${firstTool.name}: ${ms(firstTool.fromRunStartMs)} after the run started, answered in ${ms(firstTool.useToResultMs)}`
+            : "no built-in tool used yet"}
+        </dd>
+      </dl>
+    </div>
+  );
+}
+
+function McpPanel({ connections }: { connections: McpConnectionUse[] }) {
+  return (
+    <div className="card" data-testid="mcp">
+      <h2>MCP connections</h2>
+      {connections.length === 0 ? (
+        <p className="muted">The agent declares no MCP server.</p>
+      ) : (
+        <dl>
+          {connections.map((connection) => (
+            <div key={connection.server} className="contents">
+              <dt>{connection.server}</dt>
+              <dd>
+                {connection.calls} calls
+                {connection.failedCalls > 0 ? `, ${connection.failedCalls} failed` : ""}
+                {connection.connectionError && (
+                  <span className="problem"> — {connection.connectionError}</span>
+                )}
+              </dd>
+            </div>
+          ))}
+        </dl>
+      )}
+    </div>
+  );
+}
 
 function Actions({ sessionId, active }: { sessionId: string; active: boolean }) {
   const { sendMessage, interrupt, archive } = useSessionActions(sessionId);

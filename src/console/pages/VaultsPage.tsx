@@ -1,5 +1,6 @@
 import { useApi } from "../api/apiContext.js";
 import type { Vault } from "../api/wire.js";
+import { Link } from "../router.js";
 import { formatTime } from "./formatTime.js";
 import { ResourceList } from "./ResourceList.js";
 
@@ -12,7 +13,10 @@ export function VaultsPage() {
       queryKey="vaults"
       load={async (signal) => (await client.beta.vaults.list({ limit: 100 }, { signal })).data}
       columns={[
-        { label: "Name", cell: (vault) => vault.display_name },
+        {
+          label: "Name",
+          cell: (vault) => <Link to={`vaults/${encodeURIComponent(vault.id)}`}>{vault.display_name}</Link>,
+        },
         { label: "Updated", cell: (vault) => formatTime(vault.updated_at) },
       ]}
     />
