@@ -1,33 +1,25 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { useMemo, useState } from "react";
-import { ApiContext } from "./api/apiContext.js";
+import { lazy, Suspense, useCallback, useState } from "react";
 import { forgetApiKey, storedApiKey } from "./api/apiKeyStore.js";
-import { apiClient } from "./api/client.js";
-import { Layout } from "./pages/Layout.js";
 import { SignIn } from "./pages/SignIn.js";
+
+// Everything behind the sign-in (the SDK, every page) is its own chunk: the sign-in form shows
+// before that code has even arrived.
+const SignedIn = lazy(() => import("./SignedIn.js"));
 
 export function App() {
   const [apiKey, setApiKey] = useState(storedApiKey);
   const queryClient = useQueryClient();
-  const api = useMemo(
-    () =>
-      apiKey === null
-        ? null
-        : {
-            client: apiClient(apiKey),
-            signOut: () => {
-              forgetApiKey();
-              // Nothing read with the old key stays on screen or in the cache.
-              queryClient.clear();
-              setApiKey(null);
-            },
-          },
-    [apiKey, queryClient],
-  );
-  if (!api) return <SignIn onSignedIn={setApiKey} />;
+  const signOut = useCallback(() => {
+    forgetApiKey();
+    // Nothing read with the old key stays on screen or in the cache.
+    queryClient.clear();
+    setApiKey(null);
+  }, [queryClient]);
+  if (apiKey === null) return <SignIn onSignedIn={setApiKey} />;
   return (
-    <ApiContext value={api}>
-      <Layout />
-    </ApiContext>
+    <Suspense fallback={<p className="loading">Loading…</p>}>
+      <SignedIn apiKey={apiKey} signOut={signOut} />
+    </Suspense>
   );
 }

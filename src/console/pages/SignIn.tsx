@@ -1,6 +1,5 @@
 import { type FormEvent, useId, useState } from "react";
 import { storeApiKey } from "../api/apiKeyStore.js";
-import { apiClient, problemOf } from "../api/client.js";
 
 /** Checks the key with one cheap authenticated read before keeping it for this tab. */
 export function SignIn({ onSignedIn }: { onSignedIn(apiKey: string): void }) {
@@ -17,6 +16,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(apiKey: string): void }) {
     }
     setBusy(true);
     setProblem(null);
+    // The SDK arrives with the signed-in chunk; this is its first use.
+    const { apiClient, problemOf } = await import("../api/client.js");
     try {
       await apiClient(key).beta.agents.list({ limit: 1 });
       storeApiKey(key);

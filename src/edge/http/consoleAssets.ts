@@ -10,8 +10,8 @@ export interface ConsoleFile {
   type: string;
   body: Buffer;
   /**
-   * Gzipped on the first request that accepts it, then kept: the bundle is large and phones are
-   * slow, and a server nobody opens the Console on never pays for it. Null when it would not shrink.
+   * The gzipped body: the build's `<name>.gz` when it made one, else gzipped on the first request
+   * that accepts it and kept (the bundle is large and phones are slow). Null when it would not shrink.
    */
   gzip(): Buffer | null;
 }
@@ -42,7 +42,8 @@ export function loadConsoleAssets(dir: string): ConsoleAssets | null {
     const type = TYPES[extname(name)];
     if (!type) continue;
     const body = readFileSync(join(assetsDir, name));
-    let gzip: Buffer | null | undefined;
+    const prebuilt = join(assetsDir, `${name}.gz`);
+    let gzip: Buffer | null | undefined = existsSync(prebuilt) ? readFileSync(prebuilt) : undefined;
     files.set(name, {
       type,
       body,
