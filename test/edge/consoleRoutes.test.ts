@@ -94,6 +94,19 @@ describe("the Console's routes", () => {
     }
   });
 
+  it("odd paths a client may send are answered without a server error", async () => {
+    for (const path of [
+      "%E0%A4%A",
+      "assets/%00",
+      "assets/%E0%A4%A",
+      `${"a/".repeat(500)}x`,
+      "assets/app-1a2b.js.gz",
+    ]) {
+      const response = await fetch(`${builtUrl}/console/${path}`);
+      expect(response.status, path).toBeLessThan(500);
+    }
+  });
+
   it("an unbuilt Console answers 503 with what to run", async () => {
     const response = await fetch(`${unbuiltUrl}/console/`);
     expect(response.status).toBe(503);
