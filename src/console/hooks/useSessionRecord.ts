@@ -90,6 +90,9 @@ export function useSessionRecord(sessionId: string): SessionRecord {
           history.events.some((e) => e.type === "session.deleted" || e.type === "session.status_terminated")
         )
           return;
+        // An archived session reads as terminated without an event saying so: nothing more will come.
+        const session = await client.beta.sessions.retrieve(sessionId, {}, { signal }).catch(() => null);
+        if (session?.status === "terminated") return;
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
       }
     })();
