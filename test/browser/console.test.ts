@@ -382,7 +382,16 @@ describe("the Console", { timeout: 60_000 }, () => {
     expect(statuses.some((text) => text.startsWith("Interrupted by a user"))).toBe(true);
     const events = await history(server.client, session.id);
     expect(events.some((e) => e.type === "user.interrupt")).toBe(true);
-    await close(tab, "interrupted");
+    await page.screenshot({ path: `${SHOTS}/interrupted.png`, fullPage: true });
+
+    // Archive asks first; the archived session reads as terminated and takes no more input.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Archive" }).click();
+    await expect
+      .poll(async () => (await server.client.beta.sessions.retrieve(session.id)).status)
+      .toBe("terminated");
+    await page.getByRole("button", { name: "Send" }).waitFor({ state: "detached" });
+    await close(tab);
   });
 
   it("shows an agent's versions with a diff, and a vault's credentials without their secrets", async () => {
