@@ -87,22 +87,24 @@ async function newSession(name: string, permission?: "always_ask" | "always_allo
 
 /** Waits until the session's last idle says why it stopped (the run has settled). */
 async function settled(sessionId: string, stop: string): Promise<void> {
-  await expect
-    .poll(
-      async () => {
-        const events = await history(server.client, sessionId);
-        const idle = events.filter((e) => e.type === "session.status_idle").at(-1);
-        return (idle?.stop_reason as { type: string } | undefined)?.type;
-      },
-      { timeout: 15_000 },
-    )
-    .toBe(stop);
+  await poll(
+    async () => {
+      const events = await history(server.client, sessionId);
+      const idle = events.filter((e) => e.type === "session.status_idle").at(-1);
+      return (idle?.stop_reason as { type: string } | undefined)?.type;
+    },
+    { timeout: 15_000 },
+  ).toBe(stop);
 }
 
 async function openSession(tab: Tab, sessionId: string): Promise<void> {
   await tab.page.goto(`${server.url}/console/sessions/${sessionId}`);
   await tab.page.getByTestId("run-state").waitFor();
 }
+
+/** expect.poll with room for a loaded machine: the page re-reads some lists only every few seconds. */
+const poll = <T>(read: () => Promise<T> | T, options: { timeout: number } = { timeout: 15_000 }) =>
+  expect.poll(read, options);
 
 const row = (page: Page, kind: string) => page.locator(`[data-testid="transcript-row"][data-kind="${kind}"]`);
 
@@ -137,7 +139,7 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.screenshot({ path: `${SHOTS}/sign-in.png` });
     await page.getByLabel("API key").fill("not-the-key");
     await page.keyboard.press("Enter");
-    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Invalid API key");
+    await poll(() => page.getByRole("alert").textContent()).toContain("Invalid API key");
     // The browser reports the refused request itself; that line is the 401, nothing else.
     expect(tab.problems).toHaveLength(1);
     expect(tab.problems[0]).toContain("401");
@@ -152,6 +154,17 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.reload();
     await listed.waitFor();
     await page.screenshot({ path: `${SHOTS}/sessions.png`, fullPage: true });
+
+    // By keyboard alone: the first stops are the navigation's links, in order, and Enter follows one.
+    await page.locator("body").focus();
+    const focused = () => page.evaluate<string>("document.activeElement?.textContent ?? ''");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("Sessions");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toMatch(/^Approvals/);
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Approvals" }).waitFor();
+    expect(page.url()).toBe(`${server.url}/console/approvals`);
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("API key").waitFor();
@@ -180,14 +193,26 @@ describe("the Console", { timeout: 60_000 }, () => {
         .evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session-id")));
     await page.locator(`[data-session-id="${other.id}"]`).waitFor();
     await page.getByLabel("Agent").selectOption(agent.id);
-    await expect.poll(ids).toEqual([idle.id]);
+    await poll(ids).toEqual([idle.id]);
     await page.getByLabel("Status").selectOption("terminated");
-    await expect.poll(ids).toEqual([]);
+    await poll(ids).toEqual([]);
+    await page.getByLabel("Status").selectOption("");
+    // Paged newest first, 20 to a page: the Older page holds what the first could not.
+    for (let i = 0; i < 20; i++)
+      await server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    // The list re-reads itself every few seconds: the new sessions arrive without a reload.
+    await poll(async () => (await ids()).length, { timeout: 10_000 }).toBe(20);
+    const firstPage = await ids();
+    expect(firstPage).not.toContain(idle.id);
+    await page.getByRole("button", { name: "Older" }).click();
+    await poll(ids).toEqual([idle.id]);
+    await page.getByRole("button", { name: "Newer" }).click();
+    await poll(ids).toEqual(firstPage);
     await page.getByLabel("Session id").fill(archived.id);
     await page.getByRole("button", { name: "Open" }).click();
     await page.getByTestId("run-state").waitFor();
     expect(page.url()).toBe(`${server.url}/console/sessions/${archived.id}`);
-    await expect.poll(() => page.getByTestId("run-state").textContent()).toContain("terminated");
+    await poll(() => page.getByTestId("run-state").textContent()).toContain("terminated");
     await page.goBack();
     await page.getByLabel("Session id").fill("sesn_does_not_exist");
     await page.getByRole("button", { name: "Open" }).click();
@@ -216,7 +241,7 @@ describe("the Console", { timeout: 60_000 }, () => {
       (await history(server.client, session.id)) as unknown as SessionEvent[],
     ).length;
     expect(rows).toBeGreaterThanOrEqual(60);
-    await expect.poll(() => transcript.getAttribute("data-rows")).toBe(String(rows));
+    await poll(() => transcript.getAttribute("data-rows")).toBe(String(rows));
     const inDom = await tab.page.locator('[data-testid="transcript-row"]').count();
     expect(inDom).toBeGreaterThan(0);
     expect(inDom).toBeLessThan(rows / 2);
@@ -240,13 +265,13 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.getByLabel("Message").fill("please stream");
     await page.getByRole("button", { name: "Send" }).click();
     const preview = page.getByTestId("preview");
-    await expect.poll(() => preview.textContent(), { timeout: 10_000 }).toContain("two");
+    await poll(() => preview.textContent(), { timeout: 10_000 }).toContain("two");
     expect(await page.getByTestId("run-state").getAttribute("data-phase")).toBe("running");
     await page.screenshot({ path: `${SHOTS}/streaming.png`, fullPage: true });
     const agentRow = page.locator('[data-kind="message"][data-role="agent"]');
-    await expect.poll(() => agentRow.textContent(), { timeout: 10_000 }).toContain("nine ten");
+    await poll(() => agentRow.textContent(), { timeout: 10_000 }).toContain("nine ten");
     expect(await preview.count()).toBe(0);
-    await expect.poll(() => page.getByTestId("run-state").getAttribute("data-phase")).toBe("ended");
+    await poll(() => page.getByTestId("run-state").getAttribute("data-phase")).toBe("ended");
     expect(await page.getByTestId("run-state").textContent()).toContain("Run 1 ended: end_turn");
     const model = row(page, "model");
     expect(await model.textContent()).toContain("anthropic / claude-sonnet-4-6");
@@ -276,7 +301,7 @@ describe("the Console", { timeout: 60_000 }, () => {
     await settled(session.id, "end_turn");
     await openSession(tab, session.id);
     const tool = row(page, "tool");
-    await expect.poll(() => tool.getByTestId("tool-result").textContent()).toContain("approved-from-list");
+    await poll(() => tool.getByTestId("tool-result").textContent()).toContain("approved-from-list");
     expect(await tool.getByTestId("tool-confirmation").textContent()).toBe("Allowed");
     const events = await history(server.client, session.id);
     expect(events.filter((e) => e.type === "user.tool_confirmation")).toMatchObject([{ result: "allow" }]);
@@ -301,9 +326,9 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.screenshot({ path: `${SHOTS}/approval-inline.png`, fullPage: true });
     await tool.getByLabel("Deny message").fill("not on this machine");
     await tool.getByRole("button", { name: "Deny" }).click();
-    await expect
-      .poll(() => tool.getByTestId("tool-confirmation").textContent(), { timeout: 10_000 })
-      .toBe("Denied: not on this machine");
+    await poll(() => tool.getByTestId("tool-confirmation").textContent(), { timeout: 10_000 }).toBe(
+      "Denied: not on this machine",
+    );
     await settled(session.id, "end_turn");
     const events = await history(server.client, session.id);
     expect(events.filter((e) => e.type === "user.tool_confirmation")).toMatchObject([
@@ -331,7 +356,7 @@ describe("the Console", { timeout: 60_000 }, () => {
       events: [{ type: "user.tool_confirmation", tool_use_id: toolUse.id, result: "allow" }],
     });
     await tool.getByRole("button", { name: "Allow" }).waitFor({ state: "detached", timeout: 10_000 });
-    await expect.poll(() => tool.getByTestId("tool-result").textContent()).toContain("decided-elsewhere");
+    await poll(() => tool.getByTestId("tool-result").textContent()).toContain("decided-elsewhere");
     await close(tab);
   });
 
@@ -372,12 +397,12 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.getByLabel("Message").fill("take your time");
     await page.getByRole("button", { name: "Send" }).click();
     const interrupt = page.getByRole("button", { name: "Interrupt" });
-    await expect.poll(() => interrupt.isEnabled(), { timeout: 10_000 }).toBe(true);
+    await poll(() => interrupt.isEnabled(), { timeout: 10_000 }).toBe(true);
     expect(await page.getByTestId("run-state").getAttribute("data-phase")).toBe("running");
     await interrupt.click();
-    await expect
-      .poll(() => page.getByTestId("run-state").getAttribute("data-phase"), { timeout: 10_000 })
-      .toBe("ended");
+    await poll(() => page.getByTestId("run-state").getAttribute("data-phase"), { timeout: 10_000 }).toBe(
+      "ended",
+    );
     const statuses = await page.locator('[data-kind="status"]').allTextContents();
     expect(statuses.some((text) => text.startsWith("Interrupted by a user"))).toBe(true);
     const events = await history(server.client, session.id);
@@ -387,9 +412,9 @@ describe("the Console", { timeout: 60_000 }, () => {
     // Archive asks first; the archived session reads as terminated and takes no more input.
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Archive" }).click();
-    await expect
-      .poll(async () => (await server.client.beta.sessions.retrieve(session.id)).status)
-      .toBe("terminated");
+    await poll(async () => (await server.client.beta.sessions.retrieve(session.id)).status).toBe(
+      "terminated",
+    );
     await page.getByRole("button", { name: "Send" }).waitFor({ state: "detached" });
     await close(tab);
   });
@@ -412,11 +437,11 @@ describe("the Console", { timeout: 60_000 }, () => {
     const { page } = tab;
     await page.getByRole("link", { name: "Agents", exact: true }).click();
     await page.getByRole("link", { name: "versioned" }).click();
-    await expect.poll(() => page.getByTestId("agent-version").count()).toBe(2);
+    await poll(() => page.getByTestId("agent-version").count()).toBe(2);
     const diff = page.getByTestId("agent-diff");
     const diffLines = async (op: string) =>
       (await diff.locator(`.diff-${op}`).allTextContents()).map((line) => line.trimEnd());
-    await expect.poll(() => diffLines("removed")).toEqual(['-   "system": "Be brief.",']);
+    await poll(() => diffLines("removed")).toEqual(['-   "system": "Be brief.",']);
     expect(await diffLines("added")).toEqual(['+   "system": "Be thorough.",']);
     await page.screenshot({ path: `${SHOTS}/agent.png`, fullPage: true });
 
