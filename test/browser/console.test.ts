@@ -291,6 +291,8 @@ describe("the Console", { timeout: 60_000 }, () => {
     const tab = await openConsole();
     await signIn(tab);
     const { page } = tab;
+    const listed = page.locator(`[data-testid="session-row"][data-session-id="${session.id}"]`);
+    await poll(() => listed.textContent()).toContain("awaiting approval");
     await page.getByRole("link", { name: /^Approvals/ }).click();
     const item = page.getByTestId("approval").filter({ hasText: "approve-list" });
     await item.waitFor({ timeout: 10_000 });
@@ -453,7 +455,19 @@ describe("the Console", { timeout: 60_000 }, () => {
     expect(body).toContain("static_bearer");
     expect(body).toContain("https://mcp.example.com/mcp");
     expect(await page.content()).not.toContain(planted);
-    await close(tab, "vault");
+    await page.screenshot({ path: `${SHOTS}/vault.png`, fullPage: true });
+
+    // A session pins the vault: its page names the credentials by id, still without the material.
+    const pinned = await server.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: (await server.client.beta.environments.create({ name: "vault-env" })).id,
+      vault_ids: [vault.id],
+    });
+    await openSession(tab, pinned.id);
+    await poll(() => page.getByTestId("pinned-vault").textContent()).toContain(credential.id);
+    expect(await page.getByTestId("pinned-vault").textContent()).toContain("static_bearer");
+    expect(await page.content()).not.toContain(planted);
+    await close(tab);
   });
 
   it("fits a phone-width screen", async () => {

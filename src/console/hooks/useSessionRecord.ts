@@ -47,6 +47,18 @@ export function useSessionRecord(sessionId: string): SessionRecord {
       setRecord((previous) => ({ ...previous, history, ...next }));
 
     const connectOnce = async () => {
+      // Each connection ends with its attempt, so a failed history read never leaves its stream open.
+      const attempt = new AbortController();
+      const stop = () => attempt.abort();
+      signal.addEventListener("abort", stop);
+      try {
+        await connect(attempt.signal);
+      } finally {
+        stop();
+        signal.removeEventListener("abort", stop);
+      }
+    };
+    const connect = async (signal: AbortSignal) => {
       const stream = await client.beta.sessions.events.stream(
         sessionId,
         { event_deltas: ["agent.message", "agent.thinking"] },
@@ -64,6 +76,8 @@ export function useSessionRecord(sessionId: string): SessionRecord {
           publish({});
         }
       })();
+      // Awaited below; until then its failure must not surface as an unhandled rejection.
+      consumed.catch(() => undefined);
       const events: SessionEvent[] = [];
       for await (const event of client.beta.sessions.events.list(sessionId, { limit: 1000 }, { signal })) {
         events.push(event);

@@ -159,7 +159,11 @@ function PinsPanel({ session }: { session: Session }) {
         <dt>Environment</dt>
         <dd className="mono">{session.environment_id}</dd>
         <dt>Vaults</dt>
-        <dd className="mono">{session.vault_ids.length > 0 ? session.vault_ids.join(", ") : "none"}</dd>
+        <dd className="mono">
+          {session.vault_ids.length > 0
+            ? session.vault_ids.map((vaultId) => <VaultCredentials key={vaultId} vaultId={vaultId} />)
+            : "none"}
+        </dd>
         <dt>MCP servers</dt>
         <dd>
           {session.agent.mcp_servers.length > 0
@@ -169,6 +173,30 @@ function PinsPanel({ session }: { session: Session }) {
         <dt>Resources</dt>
         <dd>{session.resources.length > 0 ? session.resources.map((r) => r.type).join(", ") : "none"}</dd>
       </dl>
+    </div>
+  );
+}
+
+/** A pinned vault's credentials by id and kind: what the session's runs may open, never the material. */
+function VaultCredentials({ vaultId }: { vaultId: string }) {
+  const { client } = useApi();
+  const credentials = useQuery({
+    queryKey: [`vault-${vaultId}`, "list"],
+    queryFn: async ({ signal }) =>
+      (await client.beta.vaults.credentials.list(vaultId, { limit: 100 }, { signal })).data,
+  });
+  return (
+    <div data-testid="pinned-vault">
+      <Link to={`vaults/${encodeURIComponent(vaultId)}`}>{vaultId}</Link>
+      {credentials.data && credentials.data.length > 0 && (
+        <ul className="plain">
+          {credentials.data.map((credential) => (
+            <li key={credential.id}>
+              {credential.id} <span className="muted">({credential.auth.type})</span>
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from "react";
 import { useApi } from "../api/apiContext.js";
 import { problemOf } from "../api/client.js";
 import { SESSION_STATUSES, type Session, type SessionStatus } from "../api/wire.js";
+import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { Link, useNavigation } from "../router.js";
 import { formatTime } from "./formatTime.js";
 
@@ -44,6 +45,8 @@ export function SessionsPage() {
       return { data: page.data, next: page.next_page ?? null };
     },
   });
+  const approvals = usePendingApprovals();
+  const awaiting = new Set(approvals.data?.map((approval) => approval.sessionId));
   const environmentName = (id: string) => environments.data?.find((e) => e.id === id)?.name ?? id;
   const resetPages = () => setCursors([undefined]);
 
@@ -140,6 +143,7 @@ export function SessionsPage() {
                 <SessionRow
                   key={session.id}
                   session={session}
+                  awaitingApproval={awaiting.has(session.id)}
                   environment={environmentName(session.environment_id)}
                 />
               ))}
@@ -163,7 +167,15 @@ export function SessionsPage() {
   );
 }
 
-function SessionRow({ session, environment }: { session: Session; environment: string }) {
+function SessionRow({
+  session,
+  environment,
+  awaitingApproval,
+}: {
+  session: Session;
+  environment: string;
+  awaitingApproval: boolean;
+}) {
   return (
     <tr data-testid="session-row" data-session-id={session.id}>
       <td>
@@ -172,6 +184,7 @@ function SessionRow({ session, environment }: { session: Session; environment: s
       </td>
       <td>
         <span className={`status status-${session.status}`}>{session.status}</span>
+        {awaitingApproval && <span className="badge awaiting">awaiting approval</span>}
       </td>
       <td>
         {session.agent.name} <span className="muted">v{session.agent.version}</span>
