@@ -1,11 +1,12 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { lazy, Suspense, useCallback, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { forgetApiKey, storedApiKey } from "./api/apiKeyStore.js";
 import { SignIn } from "./pages/SignIn.js";
 
 // Everything behind the sign-in (the SDK, every page) is its own chunk: the sign-in form shows
 // before that code has even arrived.
-const SignedIn = lazy(() => import("./SignedIn.js"));
+const loadSignedIn = () => import("./SignedIn.js");
+const SignedIn = lazy(loadSignedIn);
 
 export function App() {
   const [apiKey, setApiKey] = useState(storedApiKey);
@@ -16,6 +17,10 @@ export function App() {
     queryClient.clear();
     setApiKey(null);
   }, [queryClient]);
+  // While the operator types the key, fetch the rest, so signing in does not wait for it.
+  useEffect(() => {
+    if (apiKey === null) void loadSignedIn();
+  }, [apiKey]);
   if (apiKey === null) return <SignIn onSignedIn={setApiKey} />;
   return (
     <Suspense fallback={<p className="loading">Loading…</p>}>
