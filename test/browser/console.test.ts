@@ -470,6 +470,31 @@ describe("the Console", { timeout: 60_000 }, () => {
     await close(tab);
   });
 
+  it("works with a runtime key: its sessions, and says what the key may not read", async () => {
+    const created = (await (
+      await fetch(`${server.url}/v1/awaken/api_keys`, {
+        method: "POST",
+        headers: { "x-api-key": CONSOLE_API_KEY, "content-type": "application/json" },
+        body: JSON.stringify({ role: "runtime", label: "console operator" }),
+      })
+    ).json()) as { key: string };
+    const session = await newSession("runtime-key");
+    const tab = await openConsole();
+    const { page } = tab;
+    await page.getByLabel("API key").fill(created.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.locator(`[data-session-id="${session.id}"]`).waitFor();
+    await openSession(tab, session.id);
+    await poll(() => page.getByTestId("sandbox").textContent()).toContain("not readable with this key");
+    await page.getByRole("link", { name: "Agents", exact: true }).click();
+    await page.getByRole("alert").waitFor();
+    // The browser reports each refused read itself (403); nothing else may be in the console.
+    expect(tab.problems.length).toBeGreaterThan(0);
+    expect(tab.problems.every((line) => line.includes("403"))).toBe(true);
+    tab.problems.length = 0;
+    await close(tab);
+  });
+
   it("fits a phone-width screen", async () => {
     const session = await newSession("phone");
     await server.client.beta.sessions.events.send(session.id, {

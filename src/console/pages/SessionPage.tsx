@@ -75,7 +75,16 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
         <RunPanel state={state} session={session.data} live={record.live} />
         {session.data && <PinsPanel session={session.data} />}
         <ModelsPanel models={models} />
-        <SandboxPanel sandbox={environment.data ? sandboxOf(environment.data) : null} firstTool={firstTool} />
+        <SandboxPanel
+          sandbox={
+            environment.data
+              ? sandboxOf(environment.data).join(" · ")
+              : environment.isError
+                ? `not readable with this key (${problemOf(environment.error)})`
+                : null
+          }
+          firstTool={firstTool}
+        />
         <McpPanel connections={mcp} />
       </div>
       {failure && (
@@ -238,7 +247,7 @@ function SandboxPanel({
   sandbox,
   firstTool,
 }: {
-  sandbox: [string, string] | null;
+  sandbox: string | null;
   firstTool: FirstToolLatency | null;
 }) {
   const ms = (value: number | null) => (value === null ? "?" : `${value} ms`);
@@ -247,7 +256,7 @@ function SandboxPanel({
       <h2>Sandbox</h2>
       <dl>
         <dt>Environment</dt>
-        <dd>{sandbox ? sandbox.join(" · ") : "…"}</dd>
+        <dd>{sandbox ?? "…"}</dd>
         <dt>First tool</dt>
         <dd>
           {firstTool

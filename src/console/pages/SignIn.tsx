@@ -19,7 +19,8 @@ export function SignIn({ onSignedIn }: { onSignedIn(apiKey: string): void }) {
     // The SDK arrives with the signed-in chunk; this is its first use.
     const { apiClient, problemOf } = await import("../api/client.js");
     try {
-      await apiClient(key).beta.agents.list({ limit: 1 });
+      // Sessions are what every key's role may read (runtime, builder, admin).
+      await apiClient(key).beta.sessions.list({ limit: 1 });
       storeApiKey(key);
       onSignedIn(key);
     } catch (error) {
