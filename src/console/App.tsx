@@ -5,8 +5,14 @@ import { SignIn } from "./pages/SignIn.js";
 
 // Everything behind the sign-in (the SDK, every page) is its own chunk: the sign-in form shows
 // before that code has even arrived.
-const loadSignedIn = () => import("./SignedIn.js");
-const SignedIn = lazy(loadSignedIn);
+type SignedInModule = typeof import("./SignedIn.js");
+let loaded: SignedInModule | null = null;
+const loadSignedIn = () =>
+  import("./SignedIn.js").then((module) => {
+    loaded = module;
+    return module;
+  });
+const LazySignedIn = lazy(loadSignedIn);
 
 export function App() {
   const [apiKey, setApiKey] = useState(storedApiKey);
@@ -22,9 +28,12 @@ export function App() {
     if (apiKey === null) void loadSignedIn();
   }, [apiKey]);
   if (apiKey === null) return <SignIn onSignedIn={setApiKey} />;
+  // Loaded while the form was shown (the usual case): render it at once, without suspending.
+  const SignedIn = loaded?.default;
+  if (SignedIn) return <SignedIn apiKey={apiKey} signOut={signOut} />;
   return (
     <Suspense fallback={<p className="loading">Loading…</p>}>
-      <SignedIn apiKey={apiKey} signOut={signOut} />
+      <LazySignedIn apiKey={apiKey} signOut={signOut} />
     </Suspense>
   );
 }
