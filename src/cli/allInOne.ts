@@ -26,6 +26,7 @@ import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
+import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { createHttpServer } from "../edge/httpServer.js";
@@ -337,6 +338,8 @@ export async function startAllInOne(
     }),
     metrics,
     tracing,
+    // Every replica that listens serves the Console; the embedded runtime has no HTTP to serve it on.
+    ...(listen ? { console: loadConsoleAssets(options.consoleDir ?? BUILT_CONSOLE_DIR) } : {}),
     workerTransport: options.workerToken
       ? {
           gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>

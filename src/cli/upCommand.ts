@@ -138,6 +138,7 @@ export function upCommand(): Command {
       `Awaken Agents is listening on ${server.url}\n` +
         keyLine +
         `Try it:  new Anthropic({ baseURL: "${server.url}", apiKey: "<the key above>" })\n` +
+        `Console: ${server.url}/console (sign in with the API key)\n` +
         `Storage: ${server.storage}\n`,
     );
   });

@@ -45,6 +45,8 @@ export interface UpOptions {
   allowPushHosts?: string | undefined;
   /** Push delivery pacing; tests shorten it. Defaults in edge/a2a/push/pushOptions.ts. */
   push?: Partial<PushPacing> | undefined;
+  /** The built Console to serve at `/console`; default the package's own dist/console. */
+  consoleDir?: string | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only (a local
    * upstream on the loopback): the product's defaults are the host's resolver, public addresses

@@ -7,6 +7,8 @@ import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
+import type { ConsoleAssets } from "./http/consoleAssets.js";
+import { consoleRoutes } from "./http/consoleRoutes.js";
 import type { EdgeAdapter } from "./http/edgeAdapter.js";
 import { classifyFailure } from "./http/edgeFailure.js";
 import type { EdgeServices } from "./http/edgeServices.js";
@@ -33,6 +35,8 @@ export interface HttpServerOptions {
   metrics?: (Metrics & MetricsExposition) | undefined;
   /** A server span for every request (continuing a valid `traceparent`); absent, none. */
   tracing?: Tracing | undefined;
+  /** Serves the Console at `/console` (null: built nowhere, it says so); absent, no route. */
+  console?: ConsoleAssets | null | undefined;
 }
 
 /** Levels at which the per-request debug line is written. */
@@ -110,6 +114,7 @@ export function createHttpServer(
   if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
   if (options.metrics) metricsRoutes(app, options.metrics);
+  if (options.console !== undefined) consoleRoutes(app, options.console);
 
   for (const adapter of adapters) {
     app.register(async (scope) => {

@@ -1,0 +1,29 @@
+/**
+ * The wire types the Console reads and writes: the official SDK's Managed Agents types, which the
+ * server's DTO schemas follow, plus the few fields the server adds to them.
+ */
+import type {
+  BetaManagedAgentsSessionEvent,
+  BetaManagedAgentsStreamSessionEvents,
+} from "@anthropic-ai/sdk/resources/beta/sessions/events";
+import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/sessions/sessions";
+
+export type { BetaManagedAgentsAgent as Agent } from "@anthropic-ai/sdk/resources/beta/agents/agents";
+export type { BetaEnvironment as Environment } from "@anthropic-ai/sdk/resources/beta/environments/environments";
+export type { BetaManagedAgentsCredential as Credential } from "@anthropic-ai/sdk/resources/beta/vaults/credentials";
+export type { BetaManagedAgentsVault as Vault } from "@anthropic-ai/sdk/resources/beta/vaults/vaults";
+
+export type Session = BetaManagedAgentsSession;
+export type SessionStatus = Session["status"];
+export const SESSION_STATUSES: readonly SessionStatus[] = ["idle", "running", "rescheduling", "terminated"];
+
+/** A committed event as history and the stream carry it. */
+export type SessionEvent = BetaManagedAgentsSessionEvent;
+/** What the stream may yield: committed events and the previews (`event_start`, `event_delta`). */
+export type StreamEvent = BetaManagedAgentsStreamSessionEvents;
+
+/** The server names the provider and model on both ends of a model request span. */
+export interface ModelRequestFields {
+  provider?: string;
+  model?: string;
+}

@@ -1,0 +1,50 @@
+import { useApi } from "../api/apiContext.js";
+import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { Link, useNavigation } from "../router.js";
+import { AgentPage } from "./AgentPage.js";
+import { AgentsPage } from "./AgentsPage.js";
+import { ApprovalsPage } from "./ApprovalsPage.js";
+import { EnvironmentsPage } from "./EnvironmentsPage.js";
+import { SessionPage } from "./SessionPage.js";
+import { SessionsPage } from "./SessionsPage.js";
+import { VaultPage } from "./VaultPage.js";
+import { VaultsPage } from "./VaultsPage.js";
+
+export function Layout() {
+  const { signOut } = useApi();
+  const { route } = useNavigation();
+  const approvals = usePendingApprovals();
+  const waiting = approvals.data?.length ?? 0;
+  return (
+    <>
+      <header className="top">
+        <strong className="brand">Awaken Console</strong>
+        <nav aria-label="Console">
+          <Link to="sessions">Sessions</Link>
+          <Link to="approvals">Approvals{waiting > 0 ? ` (${waiting})` : ""}</Link>
+          <Link to="agents">Agents</Link>
+          <Link to="environments">Environments</Link>
+          <Link to="vaults">Vaults</Link>
+        </nav>
+        <button type="button" className="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        {route.page === "sessions" && <SessionsPage />}
+        {route.page === "session" && <SessionPage key={route.sessionId} sessionId={route.sessionId} />}
+        {route.page === "approvals" && <ApprovalsPage />}
+        {route.page === "agents" && <AgentsPage />}
+        {route.page === "agent" && <AgentPage key={route.agentId} agentId={route.agentId} />}
+        {route.page === "environments" && <EnvironmentsPage />}
+        {route.page === "vault" && <VaultPage key={route.vaultId} vaultId={route.vaultId} />}
+        {route.page === "vaults" && <VaultsPage />}
+        {route.page === "not_found" && (
+          <p role="alert">
+            Nothing at “{route.path}”. <Link to="sessions">Back to sessions</Link>
+          </p>
+        )}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,198 @@
+import { useQuery } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { useApi } from "../api/apiContext.js";
+import { problemOf } from "../api/client.js";
+import { SESSION_STATUSES, type Session, type SessionStatus } from "../api/wire.js";
+import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { Link, useNavigation } from "../router.js";
+import { formatTime } from "./formatTime.js";
+
+const PAGE_SIZE = 20;
+
+/** Sessions newest first, filtered by status and agent, paged with the wire's cursors, re-read every few seconds. */
+export function SessionsPage() {
+  const { client } = useApi();
+  const { navigate } = useNavigation();
+  const [status, setStatus] = useState<SessionStatus | "">("");
+  const [agentId, setAgentId] = useState("");
+  // The cursors of the pages before this one; the last is the current page's (undefined = first).
+  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
+  const [search, setSearch] = useState("");
+  const [searchProblem, setSearchProblem] = useState<string | null>(null);
+  const cursor = cursors.at(-1);
+
+  const agents = useQuery({
+    queryKey: ["agents", "all"],
+    queryFn: async ({ signal }) => (await client.beta.agents.list({ limit: 100 }, { signal })).data,
+  });
+  const environments = useQuery({
+    queryKey: ["environments", "all"],
+    queryFn: async ({ signal }) => (await client.beta.environments.list({ limit: 100 }, { signal })).data,
+  });
+  const sessions = useQuery({
+    queryKey: ["sessions", status, agentId, cursor],
+    refetchInterval: 3_000,
+    queryFn: async ({ signal }) => {
+      const page = await client.beta.sessions.list(
+        {
+          limit: PAGE_SIZE,
+          ...(status ? { statuses: [status] } : {}),
+          ...(agentId ? { agent_id: agentId } : {}),
+          ...(cursor ? { page: cursor } : {}),
+        },
+        { signal },
+      );
+      return { data: page.data, next: page.next_page ?? null };
+    },
+  });
+  const approvals = usePendingApprovals();
+  const awaiting = new Set(approvals.data?.map((approval) => approval.sessionId));
+  const environmentName = (id: string) => environments.data?.find((e) => e.id === id)?.name ?? id;
+  const resetPages = () => setCursors([undefined]);
+
+  const onSearch = async (event: FormEvent) => {
+    event.preventDefault();
+    const id = search.trim();
+    if (id === "") return;
+    setSearchProblem(null);
+    try {
+      const found = await client.beta.sessions.retrieve(id);
+      navigate(`sessions/${encodeURIComponent(found.id)}`);
+    } catch (error) {
+      setSearchProblem(problemOf(error));
+    }
+  };
+
+  return (
+    <section aria-labelledby="sessions-title">
+      <h1 id="sessions-title">Sessions</h1>
+      <div className="toolbar">
+        <label>
+          Status
+          <select
+            value={status}
+            onChange={(event) => {
+              setStatus(event.target.value as SessionStatus | "");
+              resetPages();
+            }}
+          >
+            <option value="">Any</option>
+            {SESSION_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Agent
+          <select
+            value={agentId}
+            onChange={(event) => {
+              setAgentId(event.target.value);
+              resetPages();
+            }}
+          >
+            <option value="">Any</option>
+            {agents.data?.map((agent) => (
+              <option key={agent.id} value={agent.id}>
+                {agent.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <search>
+          <form onSubmit={onSearch} className="search">
+            <label>
+              Session id
+              <input
+                value={search}
+                onChange={(event) => setSearch(event.target.value)}
+                placeholder="sesn_…"
+              />
+            </label>
+            <button type="submit">Open</button>
+          </form>
+        </search>
+      </div>
+      {searchProblem && (
+        <p role="alert" className="problem">
+          {searchProblem}
+        </p>
+      )}
+      {sessions.isError && (
+        <p role="alert" className="problem">
+          {problemOf(sessions.error)}
+        </p>
+      )}
+      {sessions.data && sessions.data.data.length === 0 && <p>No sessions match.</p>}
+      {sessions.data && sessions.data.data.length > 0 && (
+        <div className="table-wrap">
+          <table className="sessions">
+            <thead>
+              <tr>
+                <th scope="col">Session</th>
+                <th scope="col">Status</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Environment</th>
+                <th scope="col">Last activity</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.data.map((session) => (
+                <SessionRow
+                  key={session.id}
+                  session={session}
+                  awaitingApproval={awaiting.has(session.id)}
+                  environment={environmentName(session.environment_id)}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="pager">
+        <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <button
+          type="button"
+          disabled={!sessions.data?.next}
+          onClick={() => sessions.data?.next && setCursors([...cursors, sessions.data.next])}
+        >
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function SessionRow({
+  session,
+  environment,
+  awaitingApproval,
+}: {
+  session: Session;
+  environment: string;
+  awaitingApproval: boolean;
+}) {
+  return (
+    <tr data-testid="session-row" data-session-id={session.id}>
+      <td>
+        <Link to={`sessions/${encodeURIComponent(session.id)}`}>{session.title || session.id}</Link>
+        {session.title && <div className="muted mono">{session.id}</div>}
+      </td>
+      <td>
+        <span className={`status status-${session.status}`}>{session.status}</span>
+        {awaitingApproval && <span className="badge awaiting">awaiting approval</span>}
+      </td>
+      <td>
+        {session.agent.name} <span className="muted">v{session.agent.version}</span>
+      </td>
+      <td>{environment}</td>
+      <td>
+        <time dateTime={session.updated_at}>{formatTime(session.updated_at)}</time>
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from "vitest";
+import { transcriptRows } from "../../src/console/projection/transcript.js";
+import { ev } from "./events.js";
+
+describe("the transcript projection", () => {
+  it("one row per message, in commit order, with its role and text", () => {
+    const rows = transcriptRows([ev.user("hi"), ev.running(), ev.agent("hello"), ev.idle("end_turn")]);
+    expect(rows.map((row) => row.kind)).toEqual(["message", "status", "message", "status"]);
+    expect(rows[0]).toMatchObject({ role: "user", text: "hi" });
+    expect(rows[2]).toMatchObject({ role: "agent", text: "hello" });
+    expect(rows[3]).toMatchObject({ text: "Idle: end_turn" });
+  });
+
+  it("a tool call is one row gathering its confirmation and result by id", () => {
+    const use = ev.toolUse("bash", { command: "ls" }, "ask");
+    const rows = transcriptRows([use, ev.confirm(use.id, "allow"), ev.toolResult(use.id, "file.txt")]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      kind: "tool",
+      name: "bash",
+      executor: "server",
+      input: { command: "ls" },
+      permission: "ask",
+      confirmation: { result: "allow", denyMessage: null },
+      result: { text: "file.txt", isError: false },
+    });
+  });
+
+  it("a denied call keeps the deny message and has no result", () => {
+    const use = ev.toolUse("bash", { command: "rm -rf /" }, "ask");
+    const [row] = transcriptRows([use, ev.confirm(use.id, "deny", "no")]);
+    expect(row).toMatchObject({ confirmation: { result: "deny", denyMessage: "no" }, result: null });
+  });
+
+  it("MCP calls name their server, custom tools their executor", () => {
+    const mcp = ev.mcpToolUse("github", "list_issues");
+    const rows = transcriptRows([mcp, ev.mcpResult(mcp.id, "[]"), ev.customToolUse("get_weather")]);
+    expect(rows[0]).toMatchObject({ executor: "mcp", mcpServer: "github", result: { text: "[]" } });
+    expect(rows[1]).toMatchObject({ executor: "client", name: "get_weather", permission: null });
+  });
+
+  it("a model request is one row with provider, model and token usage from its two spans", () => {
+    const start = ev.modelStart();
+    const rows = transcriptRows([start, ev.modelEnd(start.id)]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        kind: "model",
+        provider: "anthropic",
+        model: "claude-sonnet-4-6",
+        ended: { isError: false, inputTokens: 12, outputTokens: 34 },
+      }),
+    ]);
+  });
+
+  it("an error row carries its type, message and retry status", () => {
+    const [row] = transcriptRows([ev.error("boom", "exhausted")]);
+    expect(row).toMatchObject({
+      kind: "error",
+      errorType: "model_request_failed_error",
+      message: "boom",
+      retryStatus: "exhausted",
+    });
+  });
+
+  it("a result whose call is not in view still shows, as its own row", () => {
+    const rows = transcriptRows([ev.toolResult("sevt_elsewhere", "late")]);
+    expect(rows).toEqual([expect.objectContaining({ kind: "other", type: "agent.tool_result" })]);
+  });
+
+  it("projects 1 000 events in linear passes", () => {
+    const events = [];
+    for (let i = 0; i < 250; i++) {
+      const use = ev.toolUse("bash", { i });
+      events.push(ev.user(`m${i}`), ev.agent(`a${i}`), use, ev.toolResult(use.id, `r${i}`));
+    }
+    const rows = transcriptRows(events);
+    expect(rows).toHaveLength(750);
+    expect(rows.at(-1)).toMatchObject({ kind: "tool", result: { text: "r249" } });
+  });
+});
