@@ -9,7 +9,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { PRIVATE_CLUSTER, privateClusterPresent } from "./privatePostgres.js";
+import { privateClusterName, privateClusterPresent } from "./privatePostgres.js";
 
 const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -59,10 +59,14 @@ export default function setup(): () => Promise<void> {
       }
     }
     if (privateClusterPresent()) {
-      leaks.push(`PostgreSQL cluster ${PRIVATE_CLUSTER}`);
-      execFileSync("pg_dropcluster", ["--stop", readdirSync("/etc/postgresql").sort()[0]!, PRIVATE_CLUSTER], {
-        env: { ...process.env, TMPDIR: systemTmp },
-      });
+      leaks.push(`PostgreSQL cluster ${privateClusterName()}`);
+      execFileSync(
+        "pg_dropcluster",
+        ["--stop", readdirSync("/etc/postgresql").sort()[0]!, privateClusterName()],
+        {
+          env: { ...process.env, TMPDIR: systemTmp },
+        },
+      );
     }
     if (existsSync(runDir)) {
       for (const name of readdirSync(runDir)) {

@@ -6,12 +6,36 @@
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { basename } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 
-export const PRIVATE_CLUSTER = "awakenfault";
-export const PRIVATE_PORT = 5439;
-export const PRIVATE_URL = `postgres://postgres@127.0.0.1:${PRIVATE_PORT}/postgres`;
+/**
+ * The cluster's name, one per test run: the run's scratch dir (`awt-…`, which the global setup
+ * puts in TMPDIR for every worker) names it, so two runs on one machine (two checkouts, or a
+ * second run started while one goes on) never restart or drop each other's cluster.
+ */
+export function privateClusterName(): string {
+  const run = basename(process.env.TMPDIR ?? "");
+  return run.startsWith("awt-") ? `awakenfault_${run.slice(4).replace(/[^A-Za-z0-9]/g, "")}` : "awakenfault";
+}
+
+/** The port the cluster listens on: a free one, chosen when it is created. */
+let port = 0;
+const privateUrl = () => `postgres://postgres@127.0.0.1:${port}/postgres`;
+
+/** A port nothing listens on now (the kernel's choice), for the cluster to take. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const chosen = (probe.address() as { port: number }).port;
+      probe.close(() => resolve(chosen));
+    });
+  });
+}
 
 function inCi(): boolean {
   const ci = process.env.CI;
@@ -41,13 +65,13 @@ async function ctl(action: "start" | "stop" | "restart"): Promise<void> {
   await promisify(execFile)("pg_ctlcluster", [
     "--skip-systemctl-redirect",
     version()!,
-    PRIVATE_CLUSTER,
+    privateClusterName(),
     action,
   ]);
 }
 
 async function reachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PRIVATE_URL, connectionTimeoutMillis: 1000 });
+  const client = new pg.Client({ connectionString: privateUrl(), connectionTimeoutMillis: 1000 });
   try {
     await client.connect();
     await client.query("select 1");
@@ -63,7 +87,7 @@ async function reachable(): Promise<boolean> {
 export async function waitForPrivateCluster(timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await reachable())) {
-    if (Date.now() > deadline) throw new Error(`private PostgreSQL on port ${PRIVATE_PORT} did not come up`);
+    if (Date.now() > deadline) throw new Error(`private PostgreSQL on port ${port} did not come up`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -71,13 +95,13 @@ export async function waitForPrivateCluster(timeoutMs = 20_000): Promise<void> {
 /** Whether the private cluster exists on this host (made and not yet dropped). */
 export function privateClusterPresent(): boolean {
   const ver = version();
-  return ver !== undefined && existsSync(`/etc/postgresql/${ver}/${PRIVATE_CLUSTER}`);
+  return ver !== undefined && existsSync(`/etc/postgresql/${ver}/${privateClusterName()}`);
 }
 
 /** Stops and removes the private cluster, its data and its configuration; a no-op when there is none. */
 export async function dropPrivateCluster(): Promise<void> {
   if (!toolsPresent() || !privateClusterPresent()) return;
-  await promisify(execFile)("pg_dropcluster", ["--stop", version()!, PRIVATE_CLUSTER]);
+  await promisify(execFile)("pg_dropcluster", ["--stop", version()!, privateClusterName()]);
 }
 
 /**
@@ -91,16 +115,17 @@ export async function createPrivateCluster(): Promise<string> {
         "and a server under /etc/postgresql, run as root",
     );
   await dropPrivateCluster();
+  port = await freePort();
   execFileSync(
     "pg_createcluster",
-    [version()!, PRIVATE_CLUSTER, "-p", String(PRIVATE_PORT), "--", "--auth=trust"],
+    [version()!, privateClusterName(), "-p", String(port), "--", "--auth=trust"],
     {
       stdio: "pipe",
     },
   );
   await ctl("start");
   await waitForPrivateCluster();
-  return PRIVATE_URL;
+  return privateUrl();
 }
 
 /** Restarts the private cluster (fast shutdown: every open connection is cut) and waits for it. */
