@@ -171,6 +171,7 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("master-key
         systemClock,
       );
       const agent = {
+        model: { id: "claude-sonnet-4-6" },
         mcp_servers: [{ name: "docs", type: "url", url: MCP_URL }],
       } as unknown as AgentDefinition;
       const pins: CredentialPin[] = await pinningCustody.pin(WORKSPACE, [seeded.vault.id], agent);
