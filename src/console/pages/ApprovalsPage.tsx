@@ -1,9 +1,9 @@
-import { useState } from "react";
 import { problemOf } from "../api/client.js";
 import { type PendingApproval, usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { useSessionActions } from "../hooks/useSessionActions.js";
 import { prettyJson } from "../projection/contentText.js";
 import { Link } from "../router.js";
+import { DecideButtons } from "./DecideButtons.js";
 
 /** Every pending ask across sessions, each answerable here with the same confirmation event. */
 export function ApprovalsPage() {
@@ -28,7 +28,6 @@ export function ApprovalsPage() {
 
 function ApprovalItem({ approval }: { approval: PendingApproval }) {
   const { confirm } = useSessionActions(approval.sessionId);
-  const [denyMessage, setDenyMessage] = useState("");
   return (
     <li className="card" data-testid="approval" data-tool-use-id={approval.id}>
       <p>
@@ -40,33 +39,12 @@ function ApprovalItem({ approval }: { approval: PendingApproval }) {
         <span className="muted">({approval.agentName})</span>
       </p>
       <pre>{prettyJson(approval.input)}</pre>
-      <div className="decide">
-        <button
-          type="button"
-          disabled={confirm.isPending}
-          onClick={() => confirm.mutate({ toolUseId: approval.id, allow: true })}
-        >
-          Allow
-        </button>
-        <label>
-          Deny message
-          <input value={denyMessage} onChange={(event) => setDenyMessage(event.target.value)} />
-        </label>
-        <button
-          type="button"
-          className="danger"
-          disabled={confirm.isPending}
-          onClick={() =>
-            confirm.mutate({
-              toolUseId: approval.id,
-              allow: false,
-              ...(denyMessage.trim() ? { denyMessage: denyMessage.trim() } : {}),
-            })
-          }
-        >
-          Deny
-        </button>
-      </div>
+      <DecideButtons
+        disabled={confirm.isPending}
+        onDecide={(allow, denyMessage) =>
+          confirm.mutate({ toolUseId: approval.id, allow, ...(denyMessage ? { denyMessage } : {}) })
+        }
+      />
       {confirm.isError && (
         <p role="alert" className="problem">
           {problemOf(confirm.error)}

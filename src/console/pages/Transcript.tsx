@@ -1,8 +1,9 @@
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
 import { prettyJson } from "../projection/contentText.js";
 import type { Preview } from "../projection/liveHistory.js";
 import type { ToolRow, TranscriptRow } from "../projection/transcript.js";
+import { DecideButtons } from "./DecideButtons.js";
 import { formatTime } from "./formatTime.js";
 
 type Item = { key: string; row: TranscriptRow } | { key: string; preview: Preview };
@@ -182,7 +183,6 @@ function ToolCallRow({
   onDecide: TranscriptProps["onDecide"];
   deciding: boolean;
 }) {
-  const [denyMessage, setDenyMessage] = useState("");
   const label =
     row.executor === "mcp"
       ? `MCP ${row.mcpServer ?? "?"} · ${row.name}`
@@ -222,23 +222,11 @@ function ToolCallRow({
         </details>
       )}
       {ask && (
-        <div className="decide" data-testid="decide">
-          <button type="button" disabled={deciding} onClick={() => onDecide(row.id, true)}>
-            Allow
-          </button>
-          <label>
-            Deny message
-            <input value={denyMessage} onChange={(event) => setDenyMessage(event.target.value)} />
-          </label>
-          <button
-            type="button"
-            className="danger"
-            disabled={deciding}
-            onClick={() => onDecide(row.id, false, denyMessage.trim() || undefined)}
-          >
-            Deny
-          </button>
-        </div>
+        <DecideButtons
+          testId="decide"
+          disabled={deciding}
+          onDecide={(allow, message) => onDecide(row.id, allow, message)}
+        />
       )}
     </div>
   );
