@@ -46,8 +46,9 @@ export function a2aRestRoutes(app: FastifyInstance, ports: A2aPorts): void {
     method: ["GET", "POST", "DELETE"],
     url: `${ROUTE}/*`,
     handler: async (request, reply) => {
-      const path =
-        request.url.split("?")[0]?.slice(request.url.indexOf(REST_SUFFIX) + REST_SUFFIX.length) ?? "";
+      // What follows `/v1/a2a/agents/{agentId}/rest`, still percent-encoded (restPaths decodes it);
+      // cut by segment, since an agent id may itself contain "rest".
+      const path = `/${(request.url.split("?")[0] ?? "").split("/").slice(6).join("/")}`;
       const route = restRouteOf(request.method, path);
       if (!route) {
         writeRestError(reply, 404, "NOT_FOUND", `No HTTP+JSON operation at ${path}.`);
