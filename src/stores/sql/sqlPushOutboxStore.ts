@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import {
   type ClaimedDelivery,
   firstPosition,
@@ -147,62 +148,66 @@ export class SqlPushOutboxStore implements PushOutboxStore {
     });
   }
 
+  /**
+   * One statement leases the due rows (the pusher asks every few hundred milliseconds, and almost
+   * always finds nothing: it must cost no transaction then); only rows it leased read their config.
+   */
   async claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
-    return begin(this.db, this.dialect).execute(async (tx) => {
-      const due = await tx
-        .selectFrom("push_outbox as o")
-        .selectAll()
-        .where("o.state", "=", "pending")
-        .where("o.next_attempt_at", "<=", now)
-        .where((eb) => eb.or([eb("o.lease_until", "is", null), eb("o.lease_until", "<=", now)]))
-        // Rows of one config go out in order: only its earliest undelivered row is due.
-        .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom("push_outbox as e")
-                .select("e.position")
-                .whereRef("e.workspace_id", "=", "o.workspace_id")
-                .whereRef("e.task_id", "=", "o.task_id")
-                .whereRef("e.config_id", "=", "o.config_id")
-                .where("e.state", "=", "pending")
-                .whereRef("e.position", "<", "o.position"),
-            ),
+    const due = this.db
+      .selectFrom("push_outbox as o")
+      .select(["o.workspace_id", "o.task_id", "o.config_id", "o.position"])
+      .where("o.state", "=", "pending")
+      .where("o.next_attempt_at", "<=", now)
+      .where((eb) => eb.or([eb("o.lease_until", "is", null), eb("o.lease_until", "<=", now)]))
+      // Rows of one config go out in order: only its earliest undelivered row is due.
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("push_outbox as e")
+              .select("e.position")
+              .whereRef("e.workspace_id", "=", "o.workspace_id")
+              .whereRef("e.task_id", "=", "o.task_id")
+              .whereRef("e.config_id", "=", "o.config_id")
+              .where("e.state", "=", "pending")
+              .whereRef("e.position", "<", "o.position"),
           ),
-        )
-        .orderBy("o.next_attempt_at", "asc")
-        .orderBy("o.position", "asc")
-        .limit(limit)
-        .$if(this.dialect === "postgres", (qb) => qb.forUpdate().skipLocked())
-        .execute();
-      const claimed: ClaimedDelivery[] = [];
-      for (const row of due) {
-        await tx
-          .updateTable("push_outbox")
-          .set({ lease_owner: owner, lease_until: now + leaseMs, attempts: row.attempts + 1 })
-          .where("workspace_id", "=", row.workspace_id)
-          .where("task_id", "=", row.task_id)
-          .where("config_id", "=", row.config_id)
-          .where("position", "=", row.position)
-          .execute();
-        const config = await tx
-          .selectFrom("push_configs")
-          .select(["url", "token", "auth_scheme", "auth_credentials"])
-          .where("workspace_id", "=", row.workspace_id)
-          .where("task_id", "=", row.task_id)
-          .where("config_id", "=", row.config_id)
-          .executeTakeFirst();
-        if (!config) continue; // unsubscribed while the row was due: `unsubscribe` drops such rows
-        claimed.push({
-          ...toDelivery(row),
-          attempts: row.attempts + 1,
-          url: config.url,
-          token: config.token,
-          authScheme: config.auth_scheme,
-          authCredentials: config.auth_credentials,
-        });
-      }
-      return claimed;
-    });
+        ),
+      )
+      .orderBy("o.next_attempt_at", "asc")
+      .orderBy("o.position", "asc")
+      .limit(limit)
+      .$if(this.dialect === "postgres", (qb) => qb.forUpdate().skipLocked());
+    const leased = await this.db
+      .updateTable("push_outbox")
+      .set((eb) => ({ lease_owner: owner, lease_until: now + leaseMs, attempts: eb("attempts", "+", 1) }))
+      // Kysely types no tuple IN (subquery); both dialects run it as written.
+      .where(sql<boolean>`(workspace_id, task_id, config_id, position) in (${due})`)
+      .returningAll()
+      .execute();
+    leased.sort(
+      (x, y) =>
+        Number(x.next_attempt_at) - Number(y.next_attempt_at) || Number(x.position) - Number(y.position),
+    );
+    const claimed: ClaimedDelivery[] = [];
+    for (const row of leased) {
+      const config = await this.db
+        .selectFrom("push_configs")
+        .select(["url", "token", "auth_scheme", "auth_credentials"])
+        .where("workspace_id", "=", row.workspace_id)
+        .where("task_id", "=", row.task_id)
+        .where("config_id", "=", row.config_id)
+        .executeTakeFirst();
+      if (!config) continue; // unsubscribed since the lease: `unsubscribe` drops such rows
+      claimed.push({
+        ...toDelivery(row),
+        attempts: Number(row.attempts),
+        url: config.url,
+        token: config.token,
+        authScheme: config.auth_scheme,
+        authCredentials: config.auth_credentials,
+      });
+    }
+    return claimed;
   }
 
   /**
