@@ -19,8 +19,9 @@ export function credentialOpenDto(o: CredentialOpenRecord): Record<string, unkno
   return {
     type: "credential_open",
     id: o.id,
-    session_id: o.sessionId,
-    run_id: o.runId,
+    // An operator's validation probe opens for no session or run: stored as "", shown as null.
+    session_id: o.sessionId === "" ? null : o.sessionId,
+    run_id: o.runId === "" ? null : o.runId,
     holder: o.holder,
     owner: o.owner,
     epoch: o.epoch,
