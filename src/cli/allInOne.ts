@@ -7,10 +7,11 @@ import { AgentService } from "../control/agentService.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
-import { IamService } from "../control/iamService.js";
+import { DEFAULT_WORKSPACE_ID, IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
+import { ApprovalFeed } from "../coordinator/approvalFeed.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
@@ -22,6 +23,7 @@ import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
@@ -312,6 +314,22 @@ export async function startAllInOne(
     workQueue,
     vaults,
     credentials,
+    credentialOpens: control.credentialOpens,
+    workers: new WorkerRoster(
+      storage.workerRoster,
+      {
+        inProcess: () => {
+          const worker = workers[0];
+          return worker ? { identity: worker.identity, slots: options.workers } : null;
+        },
+        remoteSeen: () => remoteWorkers?.seen() ?? [],
+        // Remote workers serve every workspace: only the installation's admins see the idle ones.
+        showsIdleRemotes: (workspaceId) => workspaceId === DEFAULT_WORKSPACE_ID,
+      },
+      clock,
+      `${LOCAL_WORKER_ID}.`,
+    ),
+    approvals: new ApprovalFeed(ports.signals, storage.workspaceThreads),
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,

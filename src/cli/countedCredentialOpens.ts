@@ -13,6 +13,7 @@ export function countedCredentialOpens(audit: CredentialOpenAudit, metrics: Metr
       metrics.credentialOpen(entry.holder, entry.outcome);
     },
     listForSession: (workspaceId, sessionId) => audit.listForSession(workspaceId, sessionId),
+    list: (workspaceId, query) => audit.list(workspaceId, query),
     refreshedFrom: (workspaceId, credentialId, revision) =>
       audit.refreshedFrom(workspaceId, credentialId, revision),
   };

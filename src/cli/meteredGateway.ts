@@ -1,3 +1,4 @@
+import { REMOTE_SEEN_MS } from "../coordinator/workerRoster.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { WorkerTransport } from "../worker/ports.js";
 
@@ -36,12 +37,13 @@ export function meteredGateway(
 }
 
 /** How long a remote worker counts as connected after its last claim or renewal. */
-export const REMOTE_WORKER_SEEN_MS = 60_000;
+export const REMOTE_WORKER_SEEN_MS = REMOTE_SEEN_MS;
 const MAX_TRACKED_WORKERS = 10_000;
 
 /**
  * Remote worker processes that claimed or renewed recently, by identity (`<id>.<incarnation>`, the
- * owner without its slot). Only their number leaves this object, never an identity.
+ * owner without its slot). Their number feeds the gauge; the identities only the worker roster,
+ * which an admin key reads.
  */
 export class RecentWorkers {
   private readonly lastSeen = new Map<string, number>();
@@ -60,11 +62,21 @@ export class RecentWorkers {
   }
 
   count(): number {
+    this.forgetStale();
+    return this.lastSeen.size;
+  }
+
+  /** The identities seen within the window, with when. */
+  seen(): Array<{ identity: string; lastSeenAt: number }> {
+    this.forgetStale();
+    return [...this.lastSeen].map(([identity, lastSeenAt]) => ({ identity, lastSeenAt }));
+  }
+
+  private forgetStale(): void {
     const since = this.now() - REMOTE_WORKER_SEEN_MS;
     for (const [identity, at] of this.lastSeen) {
       if (at >= since) break;
       this.lastSeen.delete(identity);
     }
-    return this.lastSeen.size;
   }
 }

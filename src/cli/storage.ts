@@ -15,6 +15,8 @@ import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
+import { SqlWorkerRoster } from "../stores/sql/sqlWorkerRoster.js";
+import { SqlWorkspaceThreads } from "../stores/sql/sqlWorkspaceThreads.js";
 import { controlStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
 import { lockSqliteFile } from "../stores/sqlite/singleWriterLock.js";
@@ -47,6 +49,10 @@ export interface Storage {
   push: PushOutboxStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
+  /** Which workers hold which of a workspace's runs, and its self-hosted pollers. */
+  workerRoster: SqlWorkerRoster;
+  /** Which threads are a workspace's (the approvals feed's filter). */
+  workspaceThreads: SqlWorkspaceThreads;
   /**
    * PostgreSQL only: the query pool's connections now (SQLite has one synchronous writer and no
    * pool). The wake LISTEN connection is not part of it.
@@ -127,6 +133,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
+      workerRoster: new SqlWorkerRoster(handle.db),
+      workspaceThreads: new SqlWorkspaceThreads(handle.db),
       poolUse: () => ({
         max: poolSize,
         total: handle.pool.totalCount,
@@ -159,6 +167,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     facts: new SqlInstallationFacts(handle.db),
     push,
     runQueue: new SqlRunQueueStats(handle.db),
+    workerRoster: new SqlWorkerRoster(handle.db),
+    workspaceThreads: new SqlWorkspaceThreads(handle.db),
     signals: new InProcessWakeSignals(),
     lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
     lapsePushLeases: () => push.lapseAllLeases(),

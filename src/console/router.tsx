@@ -14,6 +14,10 @@ export type Route =
   | { page: "environments" }
   | { page: "vaults" }
   | { page: "vault"; vaultId: string }
+  | { page: "credential"; vaultId: string; credentialId: string }
+  | { page: "custody" }
+  | { page: "environment-keys" }
+  | { page: "workers" }
   | { page: "not_found"; path: string };
 
 /** The path below the Console's root, without a leading slash (`""`, `sessions/sesn_1`). */
@@ -30,6 +34,10 @@ export function routeOf(path: string): Route {
   if (parts.length === 2 && parts[0] === "vaults") return { page: "vault", vaultId: parts[1]! };
   if (parts.length === 1 && (parts[0] === "approvals" || parts[0] === "agents")) return { page: parts[0] };
   if (parts.length === 1 && (parts[0] === "environments" || parts[0] === "vaults")) return { page: parts[0] };
+  if (parts.length === 4 && parts[0] === "vaults" && parts[2] === "credentials")
+    return { page: "credential", vaultId: parts[1]!, credentialId: parts[3]! };
+  if (parts.length === 1 && (parts[0] === "custody" || parts[0] === "workers")) return { page: parts[0] };
+  if (parts.length === 1 && parts[0] === "environment-keys") return { page: "environment-keys" };
   return { page: "not_found", path };
 }
 

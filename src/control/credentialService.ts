@@ -2,7 +2,7 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
-import type { Page } from "../kernel/pagination.js";
+import type { ListQuery, Page } from "../kernel/pagination.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialSealer, RevisionIdentity } from "../secrets/ports.js";
 import { type CredentialAuthCreate, type CredentialAuthUpdate, SECRET_FIELDS } from "./credentialAuth.js";
@@ -132,6 +132,17 @@ export class CredentialService {
   async list(workspaceId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialView>> {
     await this.vaults.get(workspaceId, vaultId);
     return this.store.list(workspaceId, vaultId, query);
+  }
+
+  /** The credential's revisions, newest first: its secret-free auth and sealed field names per rotation. */
+  async listRevisions(
+    workspaceId: string,
+    vaultId: string,
+    credentialId: string,
+    query: ListQuery,
+  ): Promise<Page<CredentialRevision>> {
+    await this.retrieve(workspaceId, vaultId, credentialId);
+    return this.store.listRevisions(workspaceId, credentialId, query);
   }
 
   async archive(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView> {

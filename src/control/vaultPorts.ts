@@ -85,6 +85,12 @@ export interface CredentialStore {
   /** Name, metadata and lifecycle changes that need no new revision. */
   updateHead(head: CredentialHead): Promise<void>;
   list(workspaceId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialView>>;
+  /** The credential's stored revisions, newest first; empty when it is deleted or in another workspace. */
+  listRevisions(
+    workspaceId: string,
+    credentialId: string,
+    query: ListQuery,
+  ): Promise<Page<CredentialRevision>>;
   /** Tombstones the head and erases every sealed revision of it. */
   delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean>;
 }
@@ -145,10 +151,18 @@ export interface CredentialOpenRecord {
   createdAt: number;
 }
 
-/** The open audit: append-only; read by operators (and tests) per session. */
+/** Which opens a custody audit read returns: the workspace's, narrowed by credential and/or session. */
+export interface CredentialOpenQuery extends ListQuery {
+  credentialId?: string | undefined;
+  sessionId?: string | undefined;
+}
+
+/** The open audit: append-only; read by operators (and tests) per session, or paged newest first. */
 export interface CredentialOpenAudit {
   record(entry: CredentialOpenRecord): Promise<void>;
   listForSession(workspaceId: string, sessionId: string): Promise<CredentialOpenRecord[]>;
+  /** The workspace's opens and refusals, newest first. */
+  list(workspaceId: string, query: CredentialOpenQuery): Promise<Page<CredentialOpenRecord>>;
   /** The revision a holder's refresh of exactly this revision committed, if one did. */
   refreshedFrom(workspaceId: string, credentialId: string, revision: number): Promise<number | null>;
 }

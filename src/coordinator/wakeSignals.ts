@@ -41,6 +41,12 @@ export class InProcessWakeSignals implements WakeSignals {
 
   threadCommitted(threadId: string, version: number): void {
     this.emitter.emit(`thread:${threadId}`, version);
+    this.emitter.emit("thread", threadId);
+  }
+
+  onAnyThreadCommitted(listener: (threadId: string) => void): () => void {
+    this.emitter.on("thread", listener);
+    return () => this.emitter.off("thread", listener);
   }
 
   onThreadCommitted(threadId: string, listener: (version: number) => void): () => void {

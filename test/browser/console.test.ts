@@ -1,10 +1,13 @@
 /**
  * The Console in headless chromium against the built `awaken up` (a child process) with a scripted
  * model: sign in, the sessions list, a run streaming, approvals answered from the list, inline and
- * elsewhere, a failure's committed prefix, an interrupt. Each page is screenshotted into
+ * elsewhere, a failure's committed prefix, an interrupt, a credential's revisions and custody
+ * audit, environment keys and workers. Each page is screenshotted into
  * test-results/console/, and no test may leave an error in the browser's console.
  */
 import { mkdirSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/console/api/wire.js";
@@ -362,6 +365,114 @@ describe("the Console", { timeout: 60_000 }, () => {
     await close(tab);
   });
 
+  it("the approvals list follows the server's hints: a decision made through the SDK clears it at once, with no polling", async () => {
+    const session = await newSession("hinted-elsewhere", "always_ask");
+    server.fake.enqueue(
+      { kind: "tool_use", name: "bash", input: { command: "echo hinted-elsewhere" } },
+      { kind: "text", text: "Done." },
+    );
+    const tab = await openConsole();
+    await signIn(tab);
+    const { page } = tab;
+    const listReads: string[] = [];
+    page.on("request", (request) => {
+      if (request.url().includes("/v1/sessions?")) listReads.push(request.url());
+    });
+    await page.getByRole("link", { name: /^Approvals/ }).click();
+    await page.getByText("Nothing waits for a decision.").waitFor();
+    // The ask appears while the page is open: the hint of its commit brings it.
+    await server.client.beta.sessions.events.send(session.id, { events: [userMessage("run it")] });
+    const item = page.getByTestId("approval").filter({ hasText: "hinted-elsewhere" });
+    await item.waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: `${SHOTS}/approvals-live.png`, fullPage: true });
+    // Idle, the list is not re-read: it waits for a hint (the fallback poll is every 3 s).
+    await settled(session.id, "requires_action");
+    await page.waitForTimeout(500);
+    const readsBefore = listReads.length;
+    await page.waitForTimeout(4_000);
+    expect(listReads.length).toBe(readsBefore);
+    const toolUse = (await history(server.client, session.id)).find((e) => e.type === "agent.tool_use")!;
+    await server.client.beta.sessions.events.send(session.id, {
+      events: [{ type: "user.tool_confirmation", tool_use_id: toolUse.id, result: "allow" }],
+    });
+    await item.waitFor({ state: "detached", timeout: 5_000 });
+    await settled(session.id, "end_turn");
+    await close(tab);
+  });
+
+  it("shows a credential's revisions and custody audit, environment keys and workers, never a secret", async () => {
+    const vault = await server.client.beta.vaults.create({ display_name: "custody vault" });
+    const planted = ["sk-planted-custody-first-0815", "sk-planted-custody-second-0816"];
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const credential = await server.client.beta.vaults.credentials.create(vault.id, {
+      display_name: "rotated token",
+      auth: { type: "static_bearer", token: planted[0]!, mcp_server_url: `http://127.0.0.1:${port}/mcp` },
+    });
+    await server.client.beta.vaults.credentials.update(credential.id, {
+      vault_id: vault.id,
+      auth: { type: "static_bearer", token: planted[1]! },
+    });
+    await server.client.beta.vaults.credentials.mcpOAuthValidate(credential.id, { vault_id: vault.id });
+    const environment = await server.client.beta.environments.create({
+      name: "self-hosted-env",
+      config: { type: "self_hosted" } as never,
+    });
+    const minted = (await (
+      await fetch(`${server.url}/v1/awaken/environments/${environment.id}/keys`, {
+        method: "POST",
+        headers: { "x-api-key": CONSOLE_API_KEY, "content-type": "application/json" },
+        body: JSON.stringify({ name: "rack-1" }),
+      })
+    ).json()) as { key: string; key_hint: string };
+    planted.push(minted.key);
+
+    const tab = await openConsole();
+    await signIn(tab);
+    const { page } = tab;
+    await page.getByRole("link", { name: "Vaults" }).click();
+    await page.getByRole("link", { name: "custody vault" }).click();
+    await page.getByRole("link", { name: "rotated token" }).click();
+    const revisions = page.getByTestId("credential-revisions");
+    await poll(() => revisions.locator("tbody tr").count()).toBe(2);
+    expect(await revisions.locator("tbody tr").first().textContent()).toMatch(/^2/);
+    const audit = page.getByTestId("custody-audit");
+    await poll(() => audit.textContent()).toContain("validation_probe");
+    expect(await audit.textContent()).toContain("operator probe");
+    for (const secret of planted) expect(await page.content()).not.toContain(secret);
+    await page.screenshot({ path: `${SHOTS}/credential.png`, fullPage: true });
+
+    // Keyboard only: the nav's links are reachable with Tab and followed with Enter.
+    await page.getByRole("link", { name: "Custody", exact: true }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Custody audit" }).waitFor();
+    await poll(() => page.getByTestId("custody-audit").textContent()).toContain(credential.id);
+    await page.screenshot({ path: `${SHOTS}/custody.png`, fullPage: true });
+
+    await page.getByRole("link", { name: "Keys", exact: true }).click();
+    const keys = page.getByTestId("environment-keys");
+    await poll(() => keys.textContent()).toContain("rack-1");
+    expect(await keys.textContent()).toContain(minted.key_hint);
+    for (const secret of planted) expect(await page.content()).not.toContain(secret);
+    await page.screenshot({ path: `${SHOTS}/environment-keys.png`, fullPage: true });
+
+    // A run held while the page is open: the worker holding it says so.
+    const held = await newSession("held-by-worker");
+    server.fake.enqueue({ kind: "hang" });
+    await server.client.beta.sessions.events.send(held.id, { events: [userMessage("wait")] });
+    await page.getByRole("link", { name: "Workers", exact: true }).click();
+    const worker = page.getByTestId("worker").filter({ hasText: "this replica" });
+    await worker.waitFor();
+    expect(await worker.textContent()).toContain("in-process");
+    expect(await worker.textContent()).toMatch(/of 4 slots busy/);
+    await poll(() => worker.textContent(), { timeout: 15_000 }).toContain(held.id);
+    await page.screenshot({ path: `${SHOTS}/workers.png`, fullPage: true });
+    await server.client.beta.sessions.events.send(held.id, { events: [{ type: "user.interrupt" }] });
+    await close(tab);
+  });
+
   it("after a failure shows exactly what was committed before it, and the error", async () => {
     const session = await newSession("failure", "always_allow");
     server.fake.enqueue(
@@ -511,6 +622,17 @@ describe("the Console", { timeout: 60_000 }, () => {
     await row(page, "message").first().waitFor();
     const [pageWidth] = await widths();
     expect(pageWidth).toBeLessThanOrEqual(viewport!);
-    await close(tab, "phone-session");
+    await page.screenshot({ path: `${SHOTS}/phone-session.png`, fullPage: true });
+    for (const [link, heading] of [
+      ["Custody", "Custody audit"],
+      ["Keys", "Environment keys"],
+      ["Workers", "Workers"],
+    ] as const) {
+      await page.getByRole("link", { name: link, exact: true }).click();
+      await page.getByRole("heading", { name: heading, exact: true }).waitFor();
+      const [width] = await widths();
+      expect(width, link).toBeLessThanOrEqual(viewport!);
+    }
+    await close(tab, "phone-workers");
   });
 });

@@ -469,6 +469,7 @@ describe("CredentialValidator timeouts", () => {
           opens.push(entry);
         },
         listForSession: async () => [],
+        list: async () => ({ data: [], nextCursor: null }),
         refreshedFrom: async () => null,
       },
       clock: systemClock,

@@ -5,7 +5,7 @@ import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEd
 import { managedRouteRole } from "../../src/edge/managed-agents/routeRoles.js";
 
 describe("the role each Managed route needs", () => {
-  it("places every route the edge registers: sessions and models runtime, authoring builder, keys admin", async () => {
+  it("places every route the edge registers: sessions, models and the approvals hints runtime, authoring builder, keys admin", async () => {
     const app = Fastify();
     const routes: string[] = [];
     app.addHook("onRoute", (route) => {
@@ -15,7 +15,7 @@ describe("the role each Managed route needs", () => {
     await app.ready();
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
-      const expected = /^\/v1\/(sessions|models)/.test(url)
+      const expected = /^\/v1\/(sessions|models)|^\/v1\/awaken\/approvals\/stream$/.test(url)
         ? "runtime"
         : /^\/v1\/(agents|environments|vaults)/.test(url)
           ? "builder"
@@ -33,5 +33,8 @@ describe("the role each Managed route needs", () => {
     expect(managedRouteRole("/v1/sessionsx")).toBe("admin");
     expect(managedRouteRole("/v1/sessions")).toBe("runtime");
     expect(managedRouteRole("/v1/sessions/:id/events")).toBe("runtime");
+    expect(managedRouteRole("/v1/awaken/approvals/stream")).toBe("runtime");
+    expect(managedRouteRole("/v1/awaken/approvals/streamx")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/approvals")).toBe("admin");
   });
 });

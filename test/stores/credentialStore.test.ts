@@ -275,5 +275,77 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       expect(rows).not.toContain(planted);
       expect(rows).not.toContain(Buffer.from(planted).toString("base64"));
     });
+
+    it("lists a credential's revisions newest first, paged, and only in its workspace", async () => {
+      const { stores } = fx!;
+      const v = vault();
+      await stores.vaults.create(v);
+      const { head, revision } = await credential(v.id, "tok-1");
+      await stores.credentials.create(head, revision);
+      let current = revision;
+      for (let n = 2; n <= 3; n++) {
+        const next = await rotation(current, `tok-${n}`);
+        await stores.credentials.appendRevision({ ...head, latestRevision: n }, next, n - 1);
+        current = next;
+      }
+      const first = await stores.credentials.listRevisions(WORKSPACE, head.id, { limit: 2, cursor: null });
+      expect(first.data.map((r) => r.revision)).toEqual([3, 2]);
+      const rest = await stores.credentials.listRevisions(WORKSPACE, head.id, {
+        limit: 2,
+        cursor: first.nextCursor,
+      });
+      expect(rest).toMatchObject({ data: [{ revision: 1 }], nextCursor: null });
+      expect(
+        (await stores.credentials.listRevisions("wrkspc_other", head.id, { limit: 10, cursor: null })).data,
+      ).toEqual([]);
+    });
+
+    it("the custody audit lists newest first, filtered by credential and session, scoped to the workspace", async () => {
+      const { stores } = fx!;
+      const at = Date.now();
+      const open = (n: number, credentialId: string, sessionId: string, workspaceId = WORKSPACE) => ({
+        id: `copn_${String(n).padStart(3, "0")}`,
+        workspaceId,
+        sessionId,
+        runId: `run_${n}`,
+        owner: "local.abc/0",
+        epoch: 1,
+        vaultId: "vlt_1",
+        credentialId,
+        revision: 1,
+        usageKey: "env:TOKEN",
+        holder: "egress_proxy",
+        outcome: "opened" as const,
+        reason: null,
+        refreshedTo: null,
+        // Two opens share each millisecond: the id breaks the tie.
+        createdAt: at + Math.floor(n / 2),
+      });
+      for (let n = 0; n < 6; n++)
+        await stores.credentialOpens.record(open(n, n % 2 ? "vcrd_a" : "vcrd_b", `sesn_${n % 3}`));
+      await stores.credentialOpens.record(open(6, "vcrd_a", "sesn_0", "wrkspc_other"));
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await stores.credentialOpens.list(WORKSPACE, { limit: 4, cursor });
+        seen.push(...page.data.map((o) => o.id));
+        cursor = page.nextCursor;
+      } while (cursor);
+      expect(seen).toEqual(["copn_005", "copn_004", "copn_003", "copn_002", "copn_001", "copn_000"]);
+      const a = await stores.credentialOpens.list(WORKSPACE, {
+        limit: 10,
+        cursor: null,
+        credentialId: "vcrd_a",
+      });
+      expect(a.data.map((o) => o.id)).toEqual(["copn_005", "copn_003", "copn_001"]);
+      const both = await stores.credentialOpens.list(WORKSPACE, {
+        limit: 10,
+        cursor: null,
+        credentialId: "vcrd_a",
+        sessionId: "sesn_0",
+      });
+      expect(both.data.map((o) => o.id)).toEqual(["copn_003"]);
+      expect(both.data[0]).toEqual(open(3, "vcrd_a", "sesn_0"));
+    });
   },
 );

@@ -27,8 +27,9 @@ export async function startConsoleServer(): Promise<ConsoleServer> {
       dataDir,
       apiKey: CONSOLE_API_KEY,
       env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
-      // The approval tests run bash on tier "none": the operator option enables it.
-      args: ["--allow-unsandboxed-tier", "--workers", "4"],
+      // The approval tests run bash on tier "none": the operator option enables it. The custody
+      // test validates a credential against a loopback port nothing listens on.
+      args: ["--allow-unsandboxed-tier", "--workers", "4", "--allow-private-mcp-host", "127.0.0.1"],
     });
     return {
       url: server.url,

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useApi } from "../api/apiContext.js";
 import type { SessionEvent } from "../api/wire.js";
 import { type AwaitedCall, pendingApprovals, runState } from "../projection/runState.js";
+import { useApprovalHintsLive } from "./useApprovalHints.js";
 
 export interface PendingApproval extends AwaitedCall {
   sessionId: string;
@@ -12,17 +13,21 @@ export interface PendingApproval extends AwaitedCall {
 /** How many idle sessions, newest first, are checked for asks, and how far back each is read. */
 const SESSIONS_CHECKED = 50;
 const EVENTS_READ = 200;
+/** How often the list is read while the hint stream is down. */
+const FALLBACK_POLL_MS = 3_000;
 
 /**
  * Every pending `ask` across sessions, from the public API alone: a waiting session is idle, and
- * its latest events say which calls wait for a person. Polled, so a decision made on any edge
- * leaves the list on the next read.
+ * its latest events say which calls wait for a person. Re-read when the approvals hint stream says
+ * they may have changed (`useApprovalHints`), so a decision made on any edge leaves the list at
+ * once; polled only while that stream is down.
  */
 export function usePendingApprovals() {
   const { client } = useApi();
+  const live = useApprovalHintsLive();
   return useQuery({
     queryKey: ["approvals"],
-    refetchInterval: 3_000,
+    refetchInterval: live ? false : FALLBACK_POLL_MS,
     queryFn: async ({ signal }): Promise<PendingApproval[]> => {
       const idle = await client.beta.sessions.list(
         { statuses: ["idle"], limit: SESSIONS_CHECKED },

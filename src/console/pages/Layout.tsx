@@ -1,18 +1,24 @@
 import { useApi } from "../api/apiContext.js";
+import { useApprovalHints } from "../hooks/useApprovalHints.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { Link, useNavigation } from "../router.js";
 import { AgentPage } from "./AgentPage.js";
 import { AgentsPage } from "./AgentsPage.js";
 import { ApprovalsPage } from "./ApprovalsPage.js";
+import { CredentialPage } from "./CredentialPage.js";
+import { CustodyAudit } from "./CustodyAudit.js";
+import { EnvironmentKeysPage } from "./EnvironmentKeysPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";
 import { SessionPage } from "./SessionPage.js";
 import { SessionsPage } from "./SessionsPage.js";
 import { VaultPage } from "./VaultPage.js";
 import { VaultsPage } from "./VaultsPage.js";
+import { WorkersPage } from "./WorkersPage.js";
 
 export function Layout() {
   const { signOut } = useApi();
   const { route } = useNavigation();
+  useApprovalHints();
   const approvals = usePendingApprovals();
   const waiting = approvals.data?.length ?? 0;
   return (
@@ -25,6 +31,9 @@ export function Layout() {
           <Link to="agents">Agents</Link>
           <Link to="environments">Environments</Link>
           <Link to="vaults">Vaults</Link>
+          <Link to="custody">Custody</Link>
+          <Link to="environment-keys">Keys</Link>
+          <Link to="workers">Workers</Link>
         </nav>
         <button type="button" className="secondary" onClick={signOut}>
           Sign out
@@ -39,6 +48,16 @@ export function Layout() {
         {route.page === "environments" && <EnvironmentsPage />}
         {route.page === "vault" && <VaultPage key={route.vaultId} vaultId={route.vaultId} />}
         {route.page === "vaults" && <VaultsPage />}
+        {route.page === "credential" && (
+          <CredentialPage
+            key={`${route.vaultId}/${route.credentialId}`}
+            vaultId={route.vaultId}
+            credentialId={route.credentialId}
+          />
+        )}
+        {route.page === "custody" && <CustodyAudit headingLevel={1} />}
+        {route.page === "environment-keys" && <EnvironmentKeysPage />}
+        {route.page === "workers" && <WorkersPage />}
         {route.page === "not_found" && (
           <p role="alert">
             Nothing at “{route.path}”. <Link to="sessions">Back to sessions</Link>

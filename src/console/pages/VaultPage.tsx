@@ -24,7 +24,16 @@ export function VaultPage({ vaultId }: { vaultId: string }) {
           (await client.beta.vaults.credentials.list(vaultId, { limit: 100 }, { signal })).data
         }
         columns={[
-          { label: "Name", cell: (credential) => credential.display_name ?? "—" },
+          {
+            label: "Name",
+            cell: (credential) => (
+              <Link
+                to={`vaults/${encodeURIComponent(vaultId)}/credentials/${encodeURIComponent(credential.id)}`}
+              >
+                {credential.display_name ?? "Revisions and opens"}
+              </Link>
+            ),
+          },
           { label: "Kind", cell: (credential) => credential.auth.type },
           { label: "For", cell: (credential) => <span className="mono">{usedFor(credential)}</span> },
           { label: "Updated", cell: (credential) => formatTime(credential.updated_at) },

@@ -1,7 +1,9 @@
 import type { AgentService } from "../../control/agentService.js";
 import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
+import type { CredentialOpenAudit } from "../../control/vaultPorts.js";
 import type { VaultService } from "../../control/vaultService.js";
+import type { ApprovalFeed } from "../../coordinator/approvalFeed.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
@@ -9,6 +11,7 @@ import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
+import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../kernel/modelCatalog.js";
@@ -35,6 +38,12 @@ export interface EdgeServices {
   /** Vault ingress: secret-free projections out, sealed revisions stored. */
   vaults: VaultService;
   credentials: CredentialService;
+  /** The custody audit (who opened which credential for which run), read-only. */
+  credentialOpens: Pick<CredentialOpenAudit, "list">;
+  /** Which workers are alive and what runs they hold. */
+  workers: WorkerRoster;
+  /** When a workspace's pending approvals may have changed (a hint stream's source). */
+  approvals: ApprovalFeed;
   stream: StreamDeps;
   /** The live view of a session every protocol's stream formats. */
   tail: SessionTail;

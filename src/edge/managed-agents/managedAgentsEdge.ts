@@ -3,18 +3,21 @@ import { answerManagedError } from "./errorEnvelope.js";
 import { managedRoleFor } from "./routeRoles.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
+import { approvalFeedRoutes } from "./routes/approvalFeedRoutes.js";
+import { custodyRoutes } from "./routes/custodyRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
+import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
 
 /**
- * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's environment-key
- * extension. It owns `/v1/` but for the prefixes of other adapters, so an unknown path answers in
- * its envelope.
+ * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's extensions under
+ * `/v1/awaken/` (keys, custody, workers, the approvals hint stream). It owns `/v1/` but for the
+ * prefixes of other adapters, so an unknown path answers in its envelope.
  */
 export const managedAgentsEdge: EdgeAdapter = {
   name: "managed-agents",
@@ -29,6 +32,9 @@ export const managedAgentsEdge: EdgeAdapter = {
     vaultRoutes(app, services);
     modelRoutes(app, services);
     apiKeyRoutes(app, services);
+    custodyRoutes(app, services);
+    workerRoutes(app, services);
+    approvalFeedRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

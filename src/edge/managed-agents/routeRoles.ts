@@ -9,6 +9,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // Environments and their self-hosted work queue (an environment key skips roles: it is no API key).
   ["/v1/environments", "builder"],
   ["/v1/vaults", "builder"],
+  // The approvals hint stream: whoever may decide an approval may hear that one is waiting.
+  ["/v1/awaken/approvals/stream", "runtime"],
   ["/v1/awaken/", "admin"],
 ];
 

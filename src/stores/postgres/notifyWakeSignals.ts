@@ -86,6 +86,10 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
     return this.local.onThreadCommitted(threadId, listener);
   }
 
+  onAnyThreadCommitted(listener: (threadId: string) => void): () => void {
+    return this.local.onAnyThreadCommitted(listener);
+  }
+
   dispatchReady(): void {
     this.local.dispatchReady();
     this.publish({ kind: "dispatch" });

@@ -9,7 +9,7 @@ import type {
   SealedRevisionStore,
   VaultListQuery,
 } from "../../control/vaultPorts.js";
-import type { Page } from "../../kernel/pagination.js";
+import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { headRow, isUniqueViolation, revisionRow, toHead, toRevision } from "./credentialRows.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
 
@@ -113,6 +113,33 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
       data,
       nextCursor:
         rows.length > q.limit && last ? encodeCursor("vault_credentials", { id: last.head.id }) : null,
+    };
+  }
+
+  async listRevisions(
+    workspaceId: string,
+    credentialId: string,
+    q: ListQuery,
+  ): Promise<Page<CredentialRevision>> {
+    const cursor = decodeCursor("credential_revisions", q.cursor);
+    let query = this.db
+      .selectFrom("vault_credential_revisions")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("credential_id", "=", credentialId);
+    if (cursor && typeof cursor.revision === "number") query = query.where("revision", "<", cursor.revision);
+    const rows = await query
+      .orderBy("revision", "desc")
+      .limit(q.limit + 1)
+      .execute();
+    const data = rows.slice(0, q.limit).map(toRevision);
+    const last = data[data.length - 1];
+    return {
+      data,
+      nextCursor:
+        rows.length > q.limit && last
+          ? encodeCursor("credential_revisions", { revision: last.revision })
+          : null,
     };
   }
 

@@ -14,6 +14,7 @@ import { commitAppendNotify } from "./012_commit_append_notify.js";
 import { pushOutbox } from "./013_push_outbox.js";
 import { inputAppendFunction } from "./015_input_append_function.js";
 import { apiKeyRoles } from "./016_api_key_roles.js";
+import { credentialOpensByWorkspace } from "./017_credential_opens_by_workspace.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "013_push_outbox": pushOutbox,
   "015_input_append_function": inputAppendFunction,
   "016_api_key_roles": apiKeyRoles,
+  "017_credential_opens_by_workspace": credentialOpensByWorkspace,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */

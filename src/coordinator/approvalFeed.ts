@@ -1,0 +1,86 @@
+import type { WakeSignals } from "./ports.js";
+
+/** Which of these threads belong to sessions of the workspace (a read confined to it). */
+export interface WorkspaceThreads {
+  threadsOf(workspaceId: string, threadIds: readonly string[]): Promise<ReadonlySet<string>>;
+}
+
+export interface ApprovalFeedOptions {
+  /** Commits arriving this close together are looked up together. */
+  batchMs: number;
+  /** At most one hint per this interval per watcher (the first at once, the last one kept). */
+  minIntervalMs: number;
+  /** A hint at least this often: wake signals only lower latency, a lost one must not stall a page. */
+  safetyMs: number;
+}
+
+export const DEFAULT_APPROVAL_FEED: ApprovalFeedOptions = {
+  batchMs: 100,
+  minIntervalMs: 1_000,
+  safetyMs: 15_000,
+};
+
+/** More threads than this in one batch: hint without looking them up (it is busy; a read is due anyway). */
+const MAX_BATCH_THREADS = 200;
+
+/**
+ * When a workspace's pending approvals may have changed: an ask appears when a run commits its
+ * stop, and leaves when a decision (from any edge or replica) commits. Both are thread commits, so
+ * the feed hints on the workspace's commits, batched and rate-limited; the reader then reads the
+ * record through the public API. It carries no data of its own: a hint says "read again", never what.
+ */
+export class ApprovalFeed {
+  constructor(
+    private readonly signals: WakeSignals,
+    private readonly threads: WorkspaceThreads,
+    private readonly options: ApprovalFeedOptions = DEFAULT_APPROVAL_FEED,
+  ) {}
+
+  /** Calls `onHint` whenever the workspace's approvals may have changed, until `signal` aborts. */
+  watch(workspaceId: string, onHint: () => void, signal: AbortSignal): void {
+    const { batchMs, minIntervalMs, safetyMs } = this.options;
+    let batch = new Set<string>();
+    let batchTimer: NodeJS.Timeout | undefined;
+    let lastHint = 0;
+    let trailing: NodeJS.Timeout | undefined;
+    const hint = () => {
+      if (signal.aborted || trailing) return;
+      const wait = lastHint + minIntervalMs - Date.now();
+      if (wait > 0) {
+        trailing = setTimeout(() => {
+          trailing = undefined;
+          hint();
+        }, wait);
+        return;
+      }
+      lastHint = Date.now();
+      onHint();
+    };
+    const flush = async () => {
+      batchTimer = undefined;
+      const ids = [...batch];
+      batch = new Set();
+      if (ids.length > MAX_BATCH_THREADS) return hint();
+      try {
+        if ((await this.threads.threadsOf(workspaceId, ids)).size > 0) hint();
+      } catch {
+        hint(); // a failed lookup must not hide a change: read again
+      }
+    };
+    const off = this.signals.onAnyThreadCommitted((threadId) => {
+      batch.add(threadId);
+      batchTimer ??= setTimeout(() => void flush(), batchMs);
+    });
+    const safety = setInterval(hint, safetyMs);
+    signal.addEventListener(
+      "abort",
+      () => {
+        off();
+        clearInterval(safety);
+        clearTimeout(batchTimer);
+        clearTimeout(trailing);
+      },
+      { once: true },
+    );
+  }
+}

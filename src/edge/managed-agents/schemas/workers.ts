@@ -1,0 +1,5 @@
+import { z } from "zod";
+
+/** The roster takes no parameters; an unknown one is refused rather than ignored. */
+export const workerRosterQuerySchema = z.strictObject({});
+export const approvalFeedQuerySchema = z.strictObject({});
