@@ -7,6 +7,8 @@ API keys authenticate users of the API. Each has a role, and each role includes 
   runtime   sessions and their events on every protocol edge (Managed, AI SDK, AG-UI, A2A, MCP), models
   builder   also agents, environments, vaults and credentials (authoring and publishing)
   admin     also the workspace's API keys and environment keys
+A runtime key may carry an agent allow-list (--agents a,b): it then starts and reaches only sessions
+of those agents, on every edge; any other agent or session is answered as not found.
 A key is shown once, when it is created; the server keeps only its SHA-256 hash. A revoked key is
 refused at once by the server that revoked it and by other replicas within 30 s. These commands
 call the server over HTTP with an admin key:
@@ -18,6 +20,7 @@ Environment:
 
 Examples:
   export APP_KEY=$(awaken api-keys create --role runtime --label checkout-app)
+  awaken api-keys create --role runtime --agents agent_01…,agent_02… --label support-widget
   awaken api-keys create --role admin --workspace wrkspc_team-b   # a key of another workspace
   awaken api-keys list
   awaken api-keys revoke key_…
@@ -32,6 +35,7 @@ interface ApiKeyDto {
   id: string;
   workspace_id: string;
   role: string;
+  agent_ids?: string[] | null;
   label: string | null;
   key?: string;
   created_at: string;
@@ -52,7 +56,8 @@ function print(opts: Common, value: unknown, text: () => string): void {
 
 function describe(k: ApiKeyDto): string {
   const state = k.revoked_at ? `revoked ${k.revoked_at}` : "active";
-  return `${k.id}  ${k.role.padEnd(7)}  ${k.workspace_id}  ${JSON.stringify(k.label ?? "")}  created ${k.created_at}  ${state}`;
+  const agents = k.agent_ids ? `  agents ${k.agent_ids.join(",")}` : "";
+  return `${k.id}  ${k.role.padEnd(7)}  ${k.workspace_id}  ${JSON.stringify(k.label ?? "")}  created ${k.created_at}  ${state}${agents}`;
 }
 
 /** `awaken api-keys create|list|revoke`: manage the workspace's API keys over HTTP. */
@@ -77,20 +82,36 @@ export function apiKeysCommand(): Command {
           "another workspace (wrkspc_…; made if new); needs an admin key of the default one",
         ),
       )
-      .action(async (opts: Common & { role: string; label?: string; workspace?: string }) => {
-        const body = {
-          role: opts.role,
-          ...(opts.label ? { label: opts.label } : {}),
-          ...(opts.workspace ? { workspace_id: opts.workspace } : {}),
-        };
-        const key = (await callServer(opts.url, "POST", "/v1/awaken/api_keys", body)) as ApiKeyDto;
-        if (!opts.json) {
-          process.stderr.write(
-            `Created ${key.id} (${key.role}, ${key.workspace_id}). The key below is shown only once; store it now.\n`,
-          );
-        }
-        print(opts, key, () => key.key ?? "");
-      }),
+      .addOption(
+        new Option(
+          "--agents <ids>",
+          "comma-separated agent ids a runtime key is limited to (default: every agent)",
+        ),
+      )
+      .action(
+        async (opts: Common & { role: string; label?: string; workspace?: string; agents?: string }) => {
+          const body = {
+            role: opts.role,
+            ...(opts.agents !== undefined
+              ? {
+                  agent_ids: opts.agents
+                    .split(",")
+                    .map((id) => id.trim())
+                    .filter((id) => id !== ""),
+                }
+              : {}),
+            ...(opts.label ? { label: opts.label } : {}),
+            ...(opts.workspace ? { workspace_id: opts.workspace } : {}),
+          };
+          const key = (await callServer(opts.url, "POST", "/v1/awaken/api_keys", body)) as ApiKeyDto;
+          if (!opts.json) {
+            process.stderr.write(
+              `Created ${key.id} (${key.role}, ${key.workspace_id}). The key below is shown only once; store it now.\n`,
+            );
+          }
+          print(opts, key, () => key.key ?? "");
+        },
+      ),
   );
 
   command.addCommand(

@@ -5,6 +5,7 @@ import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Page } from "../kernel/pagination.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
+import { allowListProblem, type CallerScope, isUnscoped } from "./callerScope.js";
 import type { ApiKeyRecord, IamStore } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
@@ -13,6 +14,12 @@ export interface Principal {
   workspaceId: string;
   apiKeyId: string;
   role: ApiKeyRole;
+  /** What the key (or the access token) reaches inside its workspace and role. */
+  scope: CallerScope;
+}
+
+export function scopeOfKey(record: ApiKeyRecord): CallerScope {
+  return { agentIds: record.agentIds, sessionId: null, operations: null };
 }
 
 /** Workspace ids a client may name: the prefix, then a short slug. */
@@ -67,6 +74,7 @@ export class IamService {
       keyHash: sha256Hex(apiKey),
       label: "default",
       role: "admin",
+      agentIds: null,
       createdAt: now,
       revokedAt: null,
     });
@@ -80,7 +88,12 @@ export class IamService {
     const record = await this.store.findApiKeyByHash(hash);
     const principal =
       record && record.revokedAt === null
-        ? { workspaceId: record.workspaceId, apiKeyId: record.id, role: record.role }
+        ? {
+            workspaceId: record.workspaceId,
+            apiKeyId: record.id,
+            role: record.role,
+            scope: scopeOfKey(record),
+          }
         : null;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
@@ -94,8 +107,28 @@ export class IamService {
    */
   async createApiKey(
     by: Principal,
-    request: { role: ApiKeyRole; label: string | null; workspaceId: string | null },
+    request: {
+      role: ApiKeyRole;
+      label: string | null;
+      workspaceId: string | null;
+      /** The agents the key may use; null: every agent. Only a runtime key carries a list. */
+      agentIds: readonly string[] | null;
+    },
   ): Promise<{ record: ApiKeyRecord; key: string }> {
+    const agentIds = request.agentIds === null ? null : [...new Set(request.agentIds)];
+    if (agentIds !== null) {
+      if (request.role !== "runtime") {
+        throw new AwakenError(
+          "invalid_request",
+          "agent_ids: only a runtime key carries an agent allow-list (a builder or admin key authors every agent of its workspace).",
+        );
+      }
+      const problem = allowListProblem("agent_ids", agentIds);
+      if (problem) throw new AwakenError("invalid_request", problem);
+    }
+    if (!isUnscoped(by.scope)) {
+      throw new AwakenError("permission_denied", "Only an unrestricted admin key makes keys.");
+    }
     const workspaceId = request.workspaceId ?? by.workspaceId;
     if (workspaceId !== by.workspaceId) {
       if (by.workspaceId !== DEFAULT_WORKSPACE_ID) {
@@ -120,6 +153,7 @@ export class IamService {
       keyHash: sha256Hex(key),
       label: request.label ?? "",
       role: request.role,
+      agentIds,
       createdAt: now,
       revokedAt: null,
     };

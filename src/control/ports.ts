@@ -48,6 +48,8 @@ export interface ApiKeyRecord {
   keyHash: string;
   label: string;
   role: ApiKeyRole;
+  /** The agents the key may use (only runtime keys carry a list); null: every agent of its workspace. */
+  agentIds: readonly string[] | null;
   createdAt: number;
   revokedAt: number | null;
 }

@@ -221,6 +221,10 @@ export interface SessionRecord extends SessionProjection {
 export interface SessionListQuery extends ListQuery {
   order: "asc" | "desc";
   agentId?: string;
+  /** Only sessions of these agents (a caller's allow-list). */
+  agentIds?: readonly string[];
+  /** Only these sessions (a caller confined to one). */
+  ids?: readonly string[];
   agentVersion?: number;
   statuses?: SessionStatus[];
   includeArchived: boolean;

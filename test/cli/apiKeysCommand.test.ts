@@ -69,6 +69,28 @@ describe("awaken api-keys", () => {
     await expect(client.models.list()).rejects.toThrow(/401/);
   });
 
+  it("--agents limits a runtime key to those agents; list shows them", async () => {
+    const admin = new Anthropic({ apiKey: TEST_API_KEY, baseURL: t.server.url, maxRetries: 0 });
+    const a = await admin.beta.agents.create({ name: "a", model: MODEL });
+    const b = await admin.beta.agents.create({ name: "b", model: MODEL });
+    const created = await apiKeys([
+      "create",
+      "--role",
+      "runtime",
+      "--agents",
+      `${a.id},${b.id}`,
+      "--label",
+      "two",
+    ]);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^sk-awaken-\S+$/);
+    const line = (await apiKeys(["list"])).stdout.split("\n").find((l) => l.includes('"two"'))!;
+    expect(line).toMatch(new RegExp(`active {2}agents ${a.id},${b.id}$`));
+    await expect(apiKeys(["create", "--role", "builder", "--agents", a.id])).rejects.toThrow(
+      /400 from .*only a runtime key carries an agent allow-list/,
+    );
+  });
+
   it("a refusal is the server's message; an unknown role never reaches the server", async () => {
     const runtime = (await apiKeys(["create", "--role", "runtime"])).stdout.trim();
     await expect(apiKeys(["list"], runtime)).rejects.toThrow(

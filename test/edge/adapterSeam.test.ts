@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNSCOPED } from "../../src/control/callerScope.js";
 import type { EdgeAdapter } from "../../src/edge/http/edgeAdapter.js";
 import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../../src/edge/httpServer.js";
@@ -17,7 +18,13 @@ const peerEdge: EdgeAdapter = {
   async authenticate(_services, request) {
     if (request.headers["x-peer-token"] !== "letmein")
       throw new AwakenError("unauthenticated", "send the peer token");
-    return { kind: "api_key", workspaceId: "wrkspc_peer", apiKeyId: "peer", role: "runtime" };
+    return {
+      kind: "api_key",
+      workspaceId: "wrkspc_peer",
+      apiKeyId: "peer",
+      role: "runtime",
+      scope: UNSCOPED,
+    };
   },
   register(app) {
     app.get("/v1/peer/hello", async (request) => ({ hello: request.principal?.workspaceId }));

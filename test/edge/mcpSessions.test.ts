@@ -13,6 +13,8 @@ function session(id: string, workspaceId: string, closed: string[]): McpSession 
     listed: null,
     ending: false,
     lastUsedAt: 0,
+    owner: "key:k1",
+    services: {} as McpSession["services"],
     transport: {} as McpSession["transport"],
     server: { close: async () => void closed.push(id) } as unknown as McpSession["server"],
   };
@@ -22,9 +24,11 @@ describe("McpSessionRegistry", () => {
   it("a session id is found only with the workspace that opened it", () => {
     const registry = new McpSessionRegistry({ idleMs: 1_000, perWorkspace: 10 }, () => 0);
     registry.add(session("s1", "wrkspc_a", []));
-    expect(registry.get("s1", "wrkspc_a")?.id).toBe("s1");
-    expect(registry.get("s1", "wrkspc_b")).toBeNull();
-    expect(registry.get("s2", "wrkspc_a")).toBeNull();
+    expect(registry.get("s1", "wrkspc_a", "key:k1")?.id).toBe("s1");
+    expect(registry.get("s1", "wrkspc_b", "key:k1")).toBeNull();
+    // Another key (or token) of the same workspace does not reach it either.
+    expect(registry.get("s1", "wrkspc_a", "key:k2")).toBeNull();
+    expect(registry.get("s2", "wrkspc_a", "key:k1")).toBeNull();
   });
 
   it("an ended session is gone, and its in-flight calls see it ending", () => {
@@ -33,7 +37,7 @@ describe("McpSessionRegistry", () => {
     registry.add(s);
     registry.forget("s1");
     expect(s.ending).toBe(true);
-    expect(registry.get("s1", "wrkspc_a")).toBeNull();
+    expect(registry.get("s1", "wrkspc_a", "key:k1")).toBeNull();
   });
 
   it("closes the least recently used session past the workspace's bound, and idle ones", async () => {
@@ -45,16 +49,16 @@ describe("McpSessionRegistry", () => {
     registry.add(session("newer", "wrkspc_a", closed));
     registry.add(session("elsewhere", "wrkspc_b", closed));
     now = 20;
-    registry.get("old", "wrkspc_a");
+    registry.get("old", "wrkspc_a", "key:k1");
     registry.add(session("third", "wrkspc_a", closed));
     await Promise.resolve();
     expect(closed).toEqual(["newer"]);
     now = 200;
-    registry.get("third", "wrkspc_a");
+    registry.get("third", "wrkspc_a", "key:k1");
     registry.closeIdle();
     await Promise.resolve();
     expect(closed.sort()).toEqual(["elsewhere", "newer", "old"]);
-    expect(registry.get("third", "wrkspc_a")?.id).toBe("third");
+    expect(registry.get("third", "wrkspc_a", "key:k1")?.id).toBe("third");
   });
 });
 

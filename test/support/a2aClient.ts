@@ -19,12 +19,17 @@ import { TEST_API_KEY, type TestServer } from "./testServer.js";
 /** The agent's A2A base URL: the card is `.well-known/agent-card.json` under it (hence the slash). */
 export const a2aBase = (t: TestServer, agentId: string) => `${t.server.url}/v1/a2a/agents/${agentId}/`;
 
-/** fetch carrying the workspace API key, as an A2A peer configured with it would. */
-export const authedFetch: typeof fetch = (input, init) => {
-  const headers = new Headers(init?.headers);
-  headers.set("authorization", `Bearer ${TEST_API_KEY}`);
-  return fetch(input, { ...init, headers });
-};
+/** fetch carrying an API key (or access token), as an A2A peer configured with it would. */
+export function keyedFetch(apiKey: string): typeof fetch {
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${apiKey}`);
+    return fetch(input, { ...init, headers });
+  };
+}
+
+/** fetch carrying the workspace API key. */
+export const authedFetch: typeof fetch = keyedFetch(TEST_API_KEY);
 
 /** The official client, from the agent's card, over JSON-RPC (or the HTTP+JSON binding). */
 export async function a2aClient(
@@ -40,14 +45,16 @@ export async function a2aClientAt(
   url: string,
   agentId: string,
   binding: "JSONRPC" | "HTTP+JSON" = "JSONRPC",
+  apiKey: string = TEST_API_KEY,
 ): Promise<Client> {
+  const fetchImpl = keyedFetch(apiKey);
   const factory = new ClientFactory({
     transports: [
       binding === "JSONRPC"
-        ? new JsonRpcTransportFactory({ fetchImpl: authedFetch })
-        : new RestTransportFactory({ fetchImpl: authedFetch }),
+        ? new JsonRpcTransportFactory({ fetchImpl })
+        : new RestTransportFactory({ fetchImpl }),
     ],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: authedFetch }),
+    cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
   });
   return factory.createFromUrl(`${url}/v1/a2a/agents/${agentId}/`);
 }

@@ -1,4 +1,5 @@
 import type { EdgeAdapter } from "../http/edgeAdapter.js";
+import { servicesFor } from "../http/scopedServices.js";
 import { answerA2aError } from "./a2aErrors.js";
 import { a2aRoutes } from "./a2aRoutes.js";
 import { a2aPortsOf } from "./a2aServicePorts.js";
@@ -8,7 +9,7 @@ export const a2aEdge: EdgeAdapter = {
   name: "a2a",
   pathPrefixes: ["/v1/a2a/"],
   register(app, services) {
-    a2aRoutes(app, a2aPortsOf(services));
+    a2aRoutes(app, (request) => a2aPortsOf(servicesFor(services, request)));
   },
   answerError: answerA2aError,
 };

@@ -32,7 +32,7 @@ type RestRequest = FastifyRequest<AgentParams & { Querystring: Query }>;
  * reached by resource paths and HTTP verbs, with REST error bodies (`{error: {code, status,
  * message, details}}`) and SSE for the streaming methods.
  */
-export function a2aRestRoutes(app: FastifyInstance, ports: A2aPorts): void {
+export function a2aRestRoutes(app: FastifyInstance, portsFor: (request: FastifyRequest) => A2aPorts): void {
   // The binding's own media type is JSON too; it gets the same guarded parser as every body.
   app.addContentTypeParser(A2A_CONTENT_TYPE, { parseAs: "string" }, (_request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
@@ -65,7 +65,7 @@ export function a2aRestRoutes(app: FastifyInstance, ports: A2aPorts): void {
         return;
       }
       try {
-        await answer(ports, request, reply, route.operation);
+        await answer(portsFor(request), request, reply, route.operation);
       } catch (error) {
         // A protocol error is answered here; anything else (an unknown agent, a store failure) takes
         // the edge's error path, which classifies it and answers in this binding's shape.

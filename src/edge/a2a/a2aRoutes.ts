@@ -19,8 +19,10 @@ const CARD_MAX_AGE_S = 60;
  * (`message/send` is 0.3, `SendMessage` 1.0). The SDK's transports parse and shape the wire; the
  * request handler answers over the session service.
  */
-export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
+export function a2aRoutes(app: FastifyInstance, portsFor: (request: FastifyRequest) => A2aPorts): void {
   app.get<AgentParams>(`${ROUTE}/.well-known/agent-card.json`, async (request, reply) => {
+    // Ports narrowed to the caller's scope: an agent or task outside it is not found.
+    const ports = portsFor(request);
     const card = await cardFor(ports, request);
     void reply
       .header("cache-control", `private, max-age=${CARD_MAX_AGE_S}`)
@@ -29,6 +31,7 @@ export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
   });
 
   app.post<AgentParams>(ROUTE, async (request, reply) => {
+    const ports = portsFor(request);
     const body = request.body as { method?: unknown; id?: unknown } | undefined;
     const legacy = isLegacy(request, body?.method);
     if (legacy === null) {
@@ -65,7 +68,7 @@ export function a2aRoutes(app: FastifyInstance, ports: A2aPorts): void {
       failure: (error) => ({ data: envelopeOf(error) }),
     });
   });
-  a2aRestRoutes(app, ports);
+  a2aRestRoutes(app, portsFor);
 }
 
 /** The version a request speaks: true for 0.3, false for 1.0, null for one this server does not. */

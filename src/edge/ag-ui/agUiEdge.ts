@@ -1,4 +1,5 @@
 import type { EdgeAdapter } from "../http/edgeAdapter.js";
+import { servicesFor } from "../http/scopedServices.js";
 import { answerAgUiError } from "./agUiErrors.js";
 import { agUiRoutes } from "./agUiRoute.js";
 import { agUiPortsOf } from "./agUiServicePorts.js";
@@ -8,7 +9,7 @@ export const agUiEdge: EdgeAdapter = {
   name: "ag-ui",
   pathPrefixes: ["/v1/ag-ui/"],
   register(app, services) {
-    agUiRoutes(app, agUiPortsOf(services));
+    agUiRoutes(app, (request) => agUiPortsOf(servicesFor(services, request)));
   },
   answerError: answerAgUiError,
 };

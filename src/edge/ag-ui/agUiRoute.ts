@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { principalOf } from "../http/auth.js";
 import type { AgUiPorts } from "./agUiPorts.js";
 import { runAgUi } from "./agUiRun.js";
@@ -10,8 +10,10 @@ import { parseRunInput } from "./runInput.js";
  * is not a RunAgentInput, an unknown agent) throws, and the scope answers it as an HTTP error;
  * from RUN_STARTED on, failures are RUN_ERROR events.
  */
-export function agUiRoutes(app: FastifyInstance, ports: AgUiPorts): void {
+export function agUiRoutes(app: FastifyInstance, portsFor: (request: FastifyRequest) => AgUiPorts): void {
   app.post<{ Params: { agentId: string } }>("/v1/ag-ui/agents/:agentId", async (request, reply) => {
+    // Ports narrowed to the caller's scope: an agent or thread outside it is not found.
+    const ports = portsFor(request);
     const { workspaceId } = principalOf(request);
     const input = parseRunInput(request.body);
     const agentId = request.params.agentId;

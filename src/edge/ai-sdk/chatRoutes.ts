@@ -5,6 +5,7 @@ import type { SessionRecord } from "../../coordinator/ports.js";
 import { AwakenError } from "../../kernel/errors.js";
 import { principalOf } from "../http/auth.js";
 import type { EdgeServices } from "../http/edgeServices.js";
+import { servicesFor } from "../http/scopedServices.js";
 import { assistantMessageIdFor } from "./assistantMessageId.js";
 import { type ChatInputs, chatInputs } from "./chatInputs.js";
 import { CHAT_LIMITS, type ChatRequest, parseChatRequest } from "./chatRequest.js";
@@ -21,8 +22,9 @@ const CHAT_RETRY_WINDOW_MS = 10 * 60_000;
  * `POST /v1/ai-sdk/chat`, what `DefaultChatTransport` posts, and `GET /v1/ai-sdk/chat/:chatId/stream`,
  * what its `reconnectToStream` (the chat's `resumeStream`) asks for.
  */
-export function chatRoutes(app: FastifyInstance, services: EdgeServices): void {
+export function chatRoutes(app: FastifyInstance, shared: EdgeServices): void {
   app.post("/v1/ai-sdk/chat", async (request, reply) => {
+    const services = servicesFor(shared, request);
     const body = parseChatRequest(request.body);
     const workspaceId = principalOf(request).workspaceId;
     const existing = await findChatSession(services, workspaceId, body);
@@ -55,6 +57,7 @@ export function chatRoutes(app: FastifyInstance, services: EdgeServices): void {
   });
 
   app.get<{ Params: { chatId: string } }>("/v1/ai-sdk/chat/:chatId/stream", async (request, reply) => {
+    const services = servicesFor(shared, request);
     const { chatId } = request.params;
     if (chatId.length > CHAT_LIMITS.idLength) {
       throw new AwakenError("invalid_request", `A chat id is at most ${CHAT_LIMITS.idLength} characters.`);

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AwakenError, notFound } from "../../kernel/errors.js";
 import { principalOf } from "../http/auth.js";
 import type { EdgeServices } from "../http/edgeServices.js";
+import { servicesFor } from "../http/scopedServices.js";
 import { describeIssues } from "./chatRequest.js";
 import { historyMessages } from "./historyMessages.js";
 import { readHistory } from "./sessionHistory.js";
@@ -20,8 +21,9 @@ const querySchema = z.strictObject({
  * `GET /v1/ai-sdk/threads/:sessionId/messages`: the chat as UI messages rebuilt from committed
  * facts, newest page first; `cursor` pages back to older messages (null: this is the oldest).
  */
-export function historyRoutes(app: FastifyInstance, services: EdgeServices): void {
+export function historyRoutes(app: FastifyInstance, shared: EdgeServices): void {
   app.get<{ Params: { sessionId: string } }>("/v1/ai-sdk/threads/:sessionId/messages", async (request) => {
+    const services = servicesFor(shared, request);
     const parsed = querySchema.safeParse(request.query ?? {});
     if (!parsed.success) {
       throw new AwakenError("invalid_request", `Invalid query: ${describeIssues(parsed.error.issues)}`);

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { type ApiKeyRole, roleIncludes } from "../../control/apiKeyRoles.js";
+import type { CallerScope } from "../../control/callerScope.js";
 import type { IamService } from "../../control/iamService.js";
 import { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { WorkItemRecord } from "../../coordinator/workLease.js";
@@ -16,7 +17,7 @@ import { AwakenError } from "../../kernel/errors.js";
  *   in its `secret`: that item's heartbeat and stop, and its session's retrieve and events.
  */
 export type AuthPrincipal =
-  | { kind: "api_key"; workspaceId: string; apiKeyId: string; role: ApiKeyRole }
+  | { kind: "api_key"; workspaceId: string; apiKeyId: string; role: ApiKeyRole; scope: CallerScope }
   | { kind: "environment_key"; workspaceId: string; environmentId: string; keyId: string }
   | {
       kind: "sessions_token";
@@ -205,4 +206,16 @@ export function authorize(
 export function principalOf(request: FastifyRequest): AuthPrincipal {
   if (!request.principal) throw new AwakenError("unauthenticated", "Request is not authenticated.");
   return request.principal;
+}
+
+/** Who a principal is, as a stable string (an MCP session belongs to it). */
+export function principalKey(principal: AuthPrincipal): string {
+  switch (principal.kind) {
+    case "api_key":
+      return `key:${principal.apiKeyId}`;
+    case "environment_key":
+      return `environment_key:${principal.keyId}`;
+    case "sessions_token":
+      return `sessions_token:${principal.workId}:${principal.epoch}`;
+  }
 }

@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { principalOf } from "../http/auth.js";
+import { principalKey, principalOf } from "../http/auth.js";
 import type { EdgeServices } from "../http/edgeServices.js";
+import { servicesFor } from "../http/scopedServices.js";
 import { agentToolServer, notifyIfToolsChanged } from "./agentToolServer.js";
 import { listAgentTools, toolListFingerprint } from "./agentTools.js";
 import { jsonRpcError } from "./mcpErrors.js";
@@ -28,7 +29,7 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
   const registry = new McpSessionRegistry(DEFAULT_MCP_SESSION_LIMITS, () => services.clock.now());
   const watch = setInterval(() => {
     registry.closeIdle();
-    void checkToolLists(services, registry);
+    void checkToolLists(registry);
   }, services.stream.pingMs);
   watch.unref();
   app.addHook("onClose", async () => {
@@ -40,20 +41,22 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
     method: ["GET", "POST", "DELETE"],
     url: MCP_PATH,
     handler: async (request, reply) => {
-      const { workspaceId } = principalOf(request);
+      const principal = principalOf(request);
+      const { workspaceId } = principal;
+      const owner = principalKey(principal);
       const header = request.headers[SESSION_HEADER];
       const sessionId = typeof header === "string" ? header : undefined;
       if (request.method === "POST" && request.body === undefined) {
         return refuse(reply, 400, -32700, "Parse error: the request body is empty; send a JSON-RPC message.");
       }
       if (sessionId !== undefined) {
-        const session = registry.get(sessionId, workspaceId);
+        const session = registry.get(sessionId, workspaceId, owner);
         if (!session) {
           return refuse(
             reply,
             404,
             SESSION_NOT_FOUND,
-            "Session not found: it ended, or it is not this workspace's; initialize a new one.",
+            "Session not found: it ended, or another key opened it; initialize a new one.",
           );
         }
         return serve(request, reply, session.transport);
@@ -66,7 +69,12 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
           "Bad Request: send Mcp-Session-Id, or initialize a session first (an initialize request without it).",
         );
       }
-      const transport = await opened(services, registry, workspaceId, request);
+      const transport = await opened(
+        servicesFor(services, request),
+        registry,
+        { workspaceId, owner },
+        request,
+      );
       await serve(request, reply, transport);
       // An initialize the transport refused opened no session: nothing is kept of it.
       if (transport.sessionId === undefined) await transport.close();
@@ -77,10 +85,10 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
 async function opened(
   services: EdgeServices,
   registry: McpSessionRegistry,
-  workspaceId: string,
+  opener: { workspaceId: string; owner: string },
   request: FastifyRequest,
 ): Promise<StreamableHTTPServerTransport> {
-  const state = { workspaceId, listed: null, ending: false };
+  const state = { ...opener, services, listed: null, ending: false };
   const server = agentToolServer(services, state, request.log);
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
@@ -126,16 +134,24 @@ function refuse(reply: FastifyReply, status: number, code: number, message: stri
   return reply.status(status).type("application/json").send(jsonRpcError(code, message));
 }
 
-/** One agent list per watched workspace per tick, however many of its sessions are open. */
-async function checkToolLists(services: EdgeServices, registry: McpSessionRegistry): Promise<void> {
+/**
+ * One agent list per watched workspace and scope per tick, however many of its sessions are open
+ * (unscoped sessions share the services object; a scoped one lists its own agents).
+ */
+async function checkToolLists(registry: McpSessionRegistry): Promise<void> {
   for (const [workspaceId, sessions] of registry.watchedWorkspaces()) {
-    try {
-      const current = toolListFingerprint(await listAgentTools(services.agents, workspaceId));
-      for (const session of sessions) {
-        await notifyIfToolsChanged(services, session, (n) => session.server.notification(n), current);
+    const byScope = new Map<EdgeServices, McpSession[]>();
+    for (const session of sessions)
+      byScope.set(session.services, [...(byScope.get(session.services) ?? []), session]);
+    for (const [services, group] of byScope) {
+      try {
+        const current = toolListFingerprint(await listAgentTools(services.agents, workspaceId));
+        for (const session of group) {
+          await notifyIfToolsChanged(services, session, (n) => session.server.notification(n), current);
+        }
+      } catch {
+        // A failed check (the database is away) is retried on the next tick.
       }
-    } catch {
-      // A failed check (the database is away) is retried on the next tick.
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { EdgeServices } from "../http/edgeServices.js";
 import type { AgentToolSession } from "./agentToolServer.js";
 
 /** One MCP session: transport state of this replica, never a record of runs. */
@@ -8,6 +9,10 @@ export interface McpSession extends AgentToolSession {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsedAt: number;
+  /** Who opened it (`principalKey`): only the same key or token reaches it again. */
+  owner: string;
+  /** The services as the opener's scope narrows them (its agents are the tools). */
+  services: EdgeServices;
 }
 
 export interface McpSessionLimits {
@@ -20,8 +25,8 @@ export interface McpSessionLimits {
 export const DEFAULT_MCP_SESSION_LIMITS: McpSessionLimits = { idleMs: 60 * 60_000, perWorkspace: 256 };
 
 /**
- * The MCP sessions of this replica, by `Mcp-Session-Id`. A session belongs to the workspace whose
- * API key initialized it: looked up with another workspace it does not exist. Bounded per
+ * The MCP sessions of this replica, by `Mcp-Session-Id`. A session belongs to the API key (or
+ * access token) that initialized it, in its workspace: looked up with another it does not exist. Bounded per
  * workspace and by idleness, so a client that never sends DELETE costs nothing for long.
  */
 export class McpSessionRegistry {
@@ -32,9 +37,10 @@ export class McpSessionRegistry {
     private readonly now: () => number,
   ) {}
 
-  get(id: string, workspaceId: string): McpSession | null {
+  get(id: string, workspaceId: string, owner: string): McpSession | null {
     const session = this.sessions.get(id);
-    if (!session || session.workspaceId !== workspaceId || session.ending) return null;
+    if (!session || session.workspaceId !== workspaceId || session.owner !== owner || session.ending)
+      return null;
     session.lastUsedAt = this.now();
     return session;
   }

@@ -15,6 +15,8 @@ export interface Database {
     revoked_at: number | null;
     /** `runtime`, `builder` or `admin` (`control/apiKeyRoles.ts`); the column defaults to admin. */
     role: ColumnType<string, string | undefined, string>;
+    /** JSON array of agent ids the key may use; null: every agent of the workspace. */
+    agent_ids: ColumnType<string | null, string | null | undefined, string | null>;
   };
   // control: immutable publication history
   agents: {

@@ -33,6 +33,7 @@ export class SqlIamStore implements IamStore {
         key_hash: r.keyHash,
         label: r.label,
         role: r.role,
+        agent_ids: r.agentIds === null ? null : JSON.stringify(r.agentIds),
         created_at: r.createdAt,
         revoked_at: r.revokedAt,
       })
@@ -86,7 +87,20 @@ function apiKeyOf(row: Selectable<Database["api_keys"]>): ApiKeyRecord {
     label: row.label,
     // A value written by another build is read as the least power, never as more.
     role: isApiKeyRole(row.role) ? row.role : "runtime",
+    agentIds: agentIdsOf(row.agent_ids),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
   };
+}
+
+/** A list that does not parse as one reaches no agent, never every agent. */
+function agentIdsOf(text: string | null): readonly string[] | null {
+  if (text === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (Array.isArray(parsed)) return parsed.filter((id): id is string => typeof id === "string");
+  } catch {
+    // fall through
+  }
+  return [];
 }

@@ -72,6 +72,14 @@ export class SqlSessionStore implements SessionStore {
       .where("deleted_at", "is", null);
     if (!q.includeArchived) query = query.where("archived_at", "is", null);
     if (q.agentId) query = query.where("agent_id", "=", q.agentId);
+    if (q.agentIds) {
+      if (q.agentIds.length === 0) return { data: [], nextCursor: null, prevCursor: null };
+      query = query.where("agent_id", "in", [...q.agentIds]);
+    }
+    if (q.ids) {
+      if (q.ids.length === 0) return { data: [], nextCursor: null, prevCursor: null };
+      query = query.where("id", "in", [...q.ids]);
+    }
     if (q.agentVersion !== undefined) query = query.where("agent_version", "=", q.agentVersion);
     if (q.statuses && q.statuses.length > 0) {
       // Archived sessions read as terminated (wire §2.3), so the filter must agree with the DTO.

@@ -12,7 +12,7 @@ type KeyParams = { Params: { key_id: string } };
 
 /**
  * The workspace's API keys, an Awaken extension (admin keys only, see `routeRoles.ts`):
- * - `POST /v1/awaken/api_keys` `{role, label?, workspace_id?}` → the key, shown only this once;
+ * - `POST /v1/awaken/api_keys` `{role, label?, workspace_id?, agent_ids?}` → the key, shown only this once;
  * - `GET  /v1/awaken/api_keys` → the workspace's keys, never the keys themselves;
  * - `POST /v1/awaken/api_keys/{key_id}/revoke` → the key with `revoked_at`.
  * `awaken api-keys` calls these over HTTP.
@@ -25,6 +25,7 @@ export function apiKeyRoutes(app: FastifyInstance, deps: EdgeServices): void {
       role: body.role,
       label: body.label ?? null,
       workspaceId: body.workspace_id ?? null,
+      agentIds: body.agent_ids ?? null,
     });
     return apiKeyDto(record, key);
   });
@@ -64,6 +65,7 @@ function apiKeyDto(k: ApiKeyRecord, key?: string): Record<string, unknown> {
     type: "api_key",
     workspace_id: k.workspaceId,
     role: k.role,
+    agent_ids: k.agentIds === null ? null : [...k.agentIds],
     label: k.label === "" ? null : k.label,
     ...(key !== undefined ? { key } : {}),
     created_at: isoTime(k.createdAt),

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { principalOf } from "../../http/auth.js";
+import { servicesFor } from "../../http/scopedServices.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { listEvents, sendEvents, streamSubject } from "../operations/events.js";
 import type { RawQuery } from "../schemas/common.js";
@@ -10,14 +11,25 @@ type IdParams = { Params: { id: string }; Querystring: RawQuery };
 
 export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
   app.post<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) =>
-    sendEvents(deps, principalOf(request).workspaceId, request.params.id, request.body, {
-      headers: request.headers,
-      precondition: sendPrecondition(request),
-    }),
+    sendEvents(
+      servicesFor(deps, request),
+      principalOf(request).workspaceId,
+      request.params.id,
+      request.body,
+      {
+        headers: request.headers,
+        precondition: sendPrecondition(request),
+      },
+    ),
   );
 
   app.get<IdParams>("/v1/sessions/:id/events", { config: { access: SESSION_SCOPED } }, async (request) =>
-    listEvents(deps, principalOf(request).workspaceId, request.params.id, request.query),
+    listEvents(
+      servicesFor(deps, request),
+      principalOf(request).workspaceId,
+      request.params.id,
+      request.query,
+    ),
   );
 
   app.get<IdParams>(
@@ -25,7 +37,7 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
     { config: { access: SESSION_SCOPED } },
     async (request, reply) => {
       const { session, threadVersion, deltaTypes } = await streamSubject(
-        deps,
+        servicesFor(deps, request),
         principalOf(request).workspaceId,
         request.params.id,
         request.query,

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { principalOf } from "../../http/auth.js";
+import { servicesFor } from "../../http/scopedServices.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import {
   archiveSession,
@@ -16,26 +17,31 @@ type IdParams = { Params: { id: string } };
 
 export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
   app.post("/v1/sessions", async (request) =>
-    createSession(deps, principalOf(request).workspaceId, request.body),
+    createSession(servicesFor(deps, request), principalOf(request).workspaceId, request.body),
   );
 
   app.get<IdParams>("/v1/sessions/:id", { config: { access: SESSION_SCOPED } }, async (request) =>
-    retrieveSession(deps, principalOf(request).workspaceId, request.params.id),
+    retrieveSession(servicesFor(deps, request), principalOf(request).workspaceId, request.params.id),
   );
 
   app.get<{ Querystring: RawQuery }>("/v1/sessions", async (request) =>
-    listSessions(deps, principalOf(request).workspaceId, request.query),
+    listSessions(servicesFor(deps, request), principalOf(request).workspaceId, request.query),
   );
 
   app.post<IdParams>("/v1/sessions/:id", async (request) =>
-    updateSession(deps, principalOf(request).workspaceId, request.params.id, request.body),
+    updateSession(
+      servicesFor(deps, request),
+      principalOf(request).workspaceId,
+      request.params.id,
+      request.body,
+    ),
   );
 
   app.delete<IdParams>("/v1/sessions/:id", async (request) =>
-    deleteSession(deps, principalOf(request).workspaceId, request.params.id),
+    deleteSession(servicesFor(deps, request), principalOf(request).workspaceId, request.params.id),
   );
 
   app.post<IdParams>("/v1/sessions/:id/archive", async (request) =>
-    archiveSession(deps, principalOf(request).workspaceId, request.params.id),
+    archiveSession(servicesFor(deps, request), principalOf(request).workspaceId, request.params.id),
   );
 }

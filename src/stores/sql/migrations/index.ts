@@ -15,6 +15,7 @@ import { pushOutbox } from "./013_push_outbox.js";
 import { inputAppendFunction } from "./015_input_append_function.js";
 import { apiKeyRoles } from "./016_api_key_roles.js";
 import { credentialOpensByWorkspace } from "./017_credential_opens_by_workspace.js";
+import { apiKeyAgents } from "./018_api_key_agents.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "015_input_append_function": inputAppendFunction,
   "016_api_key_roles": apiKeyRoles,
   "017_credential_opens_by_workspace": credentialOpensByWorkspace,
+  "018_api_key_agents": apiKeyAgents,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
