@@ -37,6 +37,7 @@ import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { ACCESS_TOKEN_SIGNING_PURPOSE, deriveWrappingKey } from "../secrets/envelope.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
 import {
@@ -128,7 +129,7 @@ export async function startAllInOne(
   let masterKeyFile: string | null;
   let apiKey: string | null;
   let apiKeySource: RunningServer["apiKeySource"];
-  const iam = new IamService(storage.control.iam, clock);
+  let iam: IamService;
   try {
     // The database's key before IAM: a refused replica leaves no key of any kind behind.
     ({
@@ -142,6 +143,14 @@ export async function startAllInOne(
       dataDir,
       now: clock.now(),
     }));
+    // Application access tokens are signed under a key derived from the master key: every
+    // replica holds the same one, and a rotation ends the tokens (they live 15 minutes at most).
+    iam = new IamService(
+      storage.control.iam,
+      clock,
+      undefined,
+      deriveWrappingKey(masterKey.key, ACCESS_TOKEN_SIGNING_PURPOSE),
+    );
     ({ key: apiKey, source: apiKeySource } = await resolveApiKey(dataDir, options.apiKey, iam));
     if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
   } catch (error) {

@@ -4,8 +4,21 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Page } from "../kernel/pagination.js";
+import {
+  type AccessTokenClaims,
+  decodeAccessToken,
+  encodeAccessToken,
+  MAX_ACCESS_TOKEN_TTL_S,
+  newAccessTokenId,
+} from "./accessTokens.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
-import { allowListProblem, type CallerScope, isUnscoped } from "./callerScope.js";
+import {
+  type AccessOperation,
+  allowListProblem,
+  type CallerScope,
+  isUnscoped,
+  narrowScope,
+} from "./callerScope.js";
 import type { ApiKeyRecord, IamStore } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
@@ -16,6 +29,17 @@ export interface Principal {
   role: ApiKeyRole;
   /** What the key (or the access token) reaches inside its workspace and role. */
   scope: CallerScope;
+  /** Set when the request carries an application access token (`apiKeyId` is its minter). */
+  accessTokenId?: string;
+}
+
+export interface MintAccessTokenRequest {
+  operations: readonly AccessOperation[];
+  /** Null: the minter's agents. */
+  agentIds: readonly string[] | null;
+  /** The one session the token reaches (checked against the minter's scope by the caller). */
+  sessionId: string | null;
+  ttlSeconds: number;
 }
 
 export function scopeOfKey(record: ApiKeyRecord): CallerScope {
@@ -31,11 +55,15 @@ const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
  */
 export class IamService {
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
+  /** Minting keys of access tokens, by id, so a token's check reads no row most of the time. */
+  private readonly minters = new Map<string, { record: ApiKeyRecord | null; until: number }>();
 
   constructor(
     private readonly store: IamStore,
     private readonly clock: Clock,
     private readonly cacheMs = 30_000,
+    /** The HMAC key access tokens are signed with (derived from the master key); null: no tokens. */
+    private readonly accessTokenKey: Buffer | null = null,
   ) {}
 
   static generateKey(): string {
@@ -81,6 +109,9 @@ export class IamService {
   }
 
   async authenticate(apiKey: string): Promise<Principal | null> {
+    const claims = this.accessTokenKey ? decodeAccessToken(this.accessTokenKey, apiKey) : null;
+    // A string that is no token this server signed may still be an operator-chosen API key.
+    if (claims) return this.tokenPrincipal(claims);
     const hash = sha256Hex(apiKey);
     const now = this.clock.now();
     const cached = this.cache.get(hash);
@@ -170,11 +201,94 @@ export class IamService {
     return { data, nextCursor: rows.length > page.limit ? (data.at(-1)?.id ?? null) : null };
   }
 
+  /**
+   * A token for a browser or mobile client, never wider than `by`: runtime at most, its workspace,
+   * its agents (a named agent outside them is not found), and it ends when `by`'s key is revoked.
+   * An access token mints no tokens.
+   */
+  mintAccessToken(
+    by: Principal,
+    request: MintAccessTokenRequest,
+  ): { token: string; claims: AccessTokenClaims } {
+    if (!this.accessTokenKey) {
+      throw new AwakenError("invalid_request", "This server issues no access tokens (it has no master key).");
+    }
+    if (by.accessTokenId !== undefined) {
+      throw new AwakenError(
+        "permission_denied",
+        "An access token cannot mint access tokens; mint them with the application's API key.",
+      );
+    }
+    const operations = [...new Set(request.operations)];
+    if (operations.length === 0)
+      throw new AwakenError("invalid_request", "operations: name at least one of read, send, create.");
+    if (request.sessionId !== null && operations.includes("create")) {
+      throw new AwakenError(
+        "invalid_request",
+        "operations: a token confined to one session (session_id) cannot create sessions; leave out create.",
+      );
+    }
+    if (
+      !Number.isInteger(request.ttlSeconds) ||
+      request.ttlSeconds < 1 ||
+      request.ttlSeconds > MAX_ACCESS_TOKEN_TTL_S
+    ) {
+      throw new AwakenError(
+        "invalid_request",
+        `ttl_seconds: a whole number from 1 to ${MAX_ACCESS_TOKEN_TTL_S}.`,
+      );
+    }
+    const agentIds = request.agentIds === null ? null : [...new Set(request.agentIds)];
+    if (agentIds !== null) {
+      const problem = allowListProblem("agent_ids", agentIds);
+      if (problem) throw new AwakenError("invalid_request", problem);
+      const outside = agentIds.find((id) => by.scope.agentIds !== null && !by.scope.agentIds.includes(id));
+      if (outside !== undefined) throw notFound("agent", outside);
+    }
+    const now = this.clock.now();
+    const claims: AccessTokenClaims = {
+      id: newAccessTokenId(),
+      workspaceId: by.workspaceId,
+      keyId: by.apiKeyId,
+      agentIds: agentIds ?? by.scope.agentIds,
+      sessionId: request.sessionId,
+      operations,
+      issuedAt: now,
+      expiresAt: now + request.ttlSeconds * 1000,
+    };
+    return { token: encodeAccessToken(this.accessTokenKey, claims), claims };
+  }
+
+  private async tokenPrincipal(claims: AccessTokenClaims): Promise<Principal | null> {
+    const now = this.clock.now();
+    if (claims.expiresAt <= now) return null;
+    const minter = await this.minter(claims.workspaceId, claims.keyId, now);
+    if (!minter || minter.revokedAt !== null) return null;
+    return {
+      workspaceId: minter.workspaceId,
+      apiKeyId: minter.id,
+      // Every role includes runtime: a token runs sessions, whatever minted it.
+      role: "runtime",
+      scope: narrowScope(scopeOfKey(minter), claims),
+      accessTokenId: claims.id,
+    };
+  }
+
+  private async minter(workspaceId: string, keyId: string, now: number): Promise<ApiKeyRecord | null> {
+    const cached = this.minters.get(keyId);
+    if (cached && cached.until > now) return cached.record;
+    const record = await this.store.findApiKey(workspaceId, keyId);
+    if (this.minters.size > 10_000) this.minters.clear();
+    this.minters.set(keyId, { record, until: now + this.cacheMs });
+    return record;
+  }
+
   /** Revokes a key of the workspace; this process refuses it at once, other replicas within `cacheMs`. */
   async revokeApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord> {
     const record = await this.store.revokeApiKey(workspaceId, id, this.clock.now());
     if (!record) throw notFound("API key", id);
     this.cache.delete(record.keyHash);
+    this.minters.delete(record.id);
     return record;
   }
 }

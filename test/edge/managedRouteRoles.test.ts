@@ -15,7 +15,7 @@ describe("the role each Managed route needs", () => {
     await app.ready();
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
-      const expected = /^\/v1\/(sessions|models)|^\/v1\/awaken\/approvals\/stream$/.test(url)
+      const expected = /^\/v1\/(sessions|models|awaken\/access_tokens)|^\/v1\/awaken\/approvals\/stream$/.test(url)
         ? "runtime"
         : /^\/v1\/(agents|environments|vaults)/.test(url)
           ? "builder"
@@ -36,5 +36,8 @@ describe("the role each Managed route needs", () => {
     expect(managedRouteRole("/v1/awaken/approvals/stream")).toBe("runtime");
     expect(managedRouteRole("/v1/awaken/approvals/streamx")).toBe("admin");
     expect(managedRouteRole("/v1/awaken/approvals")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/access_tokens")).toBe("runtime");
+    expect(managedRouteRole("/v1/awaken/access_tokensx")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/api_keys")).toBe("admin");
   });
 });

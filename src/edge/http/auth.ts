@@ -1,4 +1,5 @@
 import type { FastifyRequest } from "fastify";
+import { ACCESS_TOKEN_PREFIX } from "../../control/accessTokens.js";
 import { type ApiKeyRole, roleIncludes } from "../../control/apiKeyRoles.js";
 import type { CallerScope } from "../../control/callerScope.js";
 import type { IamService } from "../../control/iamService.js";
@@ -17,7 +18,16 @@ import { AwakenError } from "../../kernel/errors.js";
  *   in its `secret`: that item's heartbeat and stop, and its session's retrieve and events.
  */
 export type AuthPrincipal =
-  | { kind: "api_key"; workspaceId: string; apiKeyId: string; role: ApiKeyRole; scope: CallerScope }
+  | {
+      kind: "api_key";
+      workspaceId: string;
+      /** The key, or for an application access token the key that minted it. */
+      apiKeyId: string;
+      role: ApiKeyRole;
+      scope: CallerScope;
+      /** Set when the credential is an application access token. */
+      accessTokenId?: string;
+    }
   | { kind: "environment_key"; workspaceId: string; environmentId: string; keyId: string }
   | {
       kind: "sessions_token";
@@ -115,6 +125,8 @@ export async function authenticate(deps: AuthDeps, request: FastifyRequest): Pro
 function invalidCredentialMessage(credential: string): string {
   if (WorkQueueService.isSessionsToken(credential)) return "Invalid sessions token.";
   if (EnvironmentKeyService.isEnvironmentKey(credential)) return "Invalid or revoked environment key.";
+  if (credential.startsWith(ACCESS_TOKEN_PREFIX))
+    return "Invalid, expired or revoked access token: ask the application's backend for a new one.";
   return "Invalid API key.";
 }
 
@@ -212,7 +224,9 @@ export function principalOf(request: FastifyRequest): AuthPrincipal {
 export function principalKey(principal: AuthPrincipal): string {
   switch (principal.kind) {
     case "api_key":
-      return `key:${principal.apiKeyId}`;
+      return principal.accessTokenId !== undefined
+        ? `token:${principal.accessTokenId}`
+        : `key:${principal.apiKeyId}`;
     case "environment_key":
       return `environment_key:${principal.keyId}`;
     case "sessions_token":

@@ -1,6 +1,7 @@
 import type { EdgeAdapter } from "../http/edgeAdapter.js";
 import { answerManagedError } from "./errorEnvelope.js";
 import { managedRoleFor } from "./routeRoles.js";
+import { accessTokenRoutes } from "./routes/accessTokenRoutes.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { approvalFeedRoutes } from "./routes/approvalFeedRoutes.js";
@@ -35,6 +36,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     custodyRoutes(app, services);
     workerRoutes(app, services);
     approvalFeedRoutes(app, services);
+    accessTokenRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

@@ -11,6 +11,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/vaults", "builder"],
   // The approvals hint stream: whoever may decide an approval may hear that one is waiting.
   ["/v1/awaken/approvals/stream", "runtime"],
+  // A backend with any key mints access tokens within its own reach (never wider).
+  ["/v1/awaken/access_tokens", "runtime"],
   ["/v1/awaken/", "admin"],
 ];
 

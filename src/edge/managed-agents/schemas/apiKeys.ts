@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { MAX_ACCESS_TOKEN_TTL_S } from "../../../control/accessTokens.js";
 import { API_KEY_ROLES } from "../../../control/apiKeyRoles.js";
+import { ACCESS_OPERATIONS } from "../../../control/callerScope.js";
 import { boundedString, paginationQuery } from "./common.js";
 
 /** `POST /v1/awaken/api_keys`: the role is required (no default power), the rest optional. */
@@ -12,3 +14,14 @@ export const createApiKeyBodySchema = z.strictObject({
 });
 
 export const listApiKeysQuerySchema = z.strictObject({ ...paginationQuery });
+
+/** `POST /v1/awaken/access_tokens`: what the token may do, on which agents, in which session, how long. */
+export const createAccessTokenBodySchema = z.strictObject({
+  operations: z
+    .array(z.enum(ACCESS_OPERATIONS, { error: `expected one of ${ACCESS_OPERATIONS.join(", ")}` }))
+    .min(1)
+    .max(ACCESS_OPERATIONS.length * 2),
+  agent_ids: z.array(boundedString(1, 128)).max(64).optional(),
+  session_id: boundedString(1, 128).optional(),
+  ttl_seconds: z.number().int().min(1).max(MAX_ACCESS_TOKEN_TTL_S).optional(),
+});
