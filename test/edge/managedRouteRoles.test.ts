@@ -15,11 +15,12 @@ describe("the role each Managed route needs", () => {
     await app.ready();
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
-      const expected = /^\/v1\/(sessions|models|awaken\/access_tokens)|^\/v1\/awaken\/approvals\/stream$/.test(url)
-        ? "runtime"
-        : /^\/v1\/(agents|environments|vaults)/.test(url)
-          ? "builder"
-          : "admin";
+      const expected =
+        /^\/v1\/(sessions|models|awaken\/access_tokens)|^\/v1\/awaken\/approvals\/stream$/.test(url)
+          ? "runtime"
+          : /^\/v1\/(agents|environments|vaults)/.test(url)
+            ? "builder"
+            : "admin";
       expect(managedRouteRole(url), url).toBe(expected);
     }
     expect(
