@@ -11,7 +11,6 @@ import { DEFAULT_WORKSPACE_ID, IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
-import { ApprovalFeed } from "../coordinator/approvalFeed.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
@@ -19,6 +18,7 @@ import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
+import { SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
@@ -338,7 +338,7 @@ export async function startAllInOne(
       clock,
       `${LOCAL_WORKER_ID}.`,
     ),
-    approvals: new ApprovalFeed(ports.signals, storage.workspaceThreads),
+    sessionChanges: new SessionChangeFeed(ports.signals, storage.workspaceThreads),
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,

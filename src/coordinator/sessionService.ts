@@ -129,6 +129,8 @@ export class SessionService {
     await this.ports.sessions.create(record);
     await this.work?.needsWorker(record);
     if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
+    // A new session is news to the workspace's hint streams: its thread now exists, at version 0.
+    else this.ports.signals.threadCommitted(record.threadId, 0);
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
   }
 

@@ -1,8 +1,8 @@
 /**
  * The operator reads under /v1/awaken, over real HTTP: a credential's revisions and the custody
  * audit (secret-free, paged newest first, filterable), the worker roster (the in-process worker and
- * the run it holds), and the approvals hint stream (a hint when an ask appears and when a decision
- * lands). Bad input answers 400 with a readable message, other workspaces' records 404, and each
+ * the run it holds), and the hint streams (approvals: a hint when an ask appears and when a decision
+ * lands; sessions: also when a session is created, finishes a run or is archived). Bad input answers 400 with a readable message, other workspaces' records 404, and each
  * route needs its role.
  */
 import { createServer } from "node:http";
@@ -224,10 +224,10 @@ describe("the worker roster", () => {
   });
 });
 
-/** Reads `approvals.changed` hints from the stream; `next()` waits for the next one. */
-async function hints(key = TEST_API_KEY) {
+/** Reads a hint stream's hints (`approvals.changed` by default); `after(n)` waits for one past n. */
+async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "approvals") {
   const controller = new AbortController();
-  const response = await fetch(`${t.server.url}/v1/awaken/approvals/stream`, {
+  const response = await fetch(`${t.server.url}/v1/awaken/${stream}/stream`, {
     headers: { authorization: `Bearer ${key}` },
     signal: controller.signal,
   });
@@ -248,7 +248,7 @@ async function hints(key = TEST_API_KEY) {
         const frame = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
         bodies.push(frame);
-        if (frame.startsWith("event: approvals.changed")) {
+        if (frame.startsWith(`event: ${stream}.changed`)) {
           count += 1;
           for (const wake of waiters.splice(0)) wake();
         }
@@ -261,7 +261,7 @@ async function hints(key = TEST_API_KEY) {
     async after(seen: number, timeoutMs = 5_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       while (count <= seen) {
-        if (Date.now() > deadline) throw new Error(`no approvals hint after ${seen} within ${timeoutMs} ms`);
+        if (Date.now() > deadline) throw new Error(`no ${stream} hint after ${seen} within ${timeoutMs} ms`);
         await new Promise<void>((resolve) => {
           waiters.push(resolve);
           setTimeout(resolve, 100);
@@ -333,6 +333,91 @@ describe("the approvals hint stream", () => {
       expect(stream.count()).toBe(1);
     } finally {
       stream.close();
+    }
+  });
+});
+
+describe("the sessions hint stream", () => {
+  it("hints at once, when a session is created, when its run ends and when it is archived; a runtime key may listen", async () => {
+    const runtimeKey = await mint("runtime");
+    const stream = await hints(runtimeKey, "sessions");
+    // Each step waits out the rate limit, so the hint after it can only be that step's.
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200));
+    try {
+      await stream.after(0);
+      const agent = await t.client.beta.agents.create({ name: "listed", model: MODEL });
+      const environment = await t.client.beta.environments.create({ name: "listed" });
+      await settle();
+      const beforeCreate = stream.count();
+      const session = await t.client.beta.sessions.create({
+        agent: agent.id,
+        environment_id: environment.id,
+      });
+      await stream.after(beforeCreate);
+      await settle();
+      const beforeRun = stream.count();
+      fake.setFallback({ kind: "text", text: "done" });
+      await t.client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+      await waitForHistory(t.client, session.id, (h) => h.some(isEndTurnIdle));
+      await stream.after(beforeRun);
+      await settle();
+      const beforeArchive = stream.count();
+      await t.client.beta.sessions.archive(session.id);
+      await stream.after(beforeArchive);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("another workspace's new sessions and runs do not reach it", async () => {
+    const quiet = await mint("runtime", "wrkspc_sessions_quiet");
+    const stream = await hints(quiet, "sessions");
+    try {
+      await stream.after(0);
+      const agent = await t.client.beta.agents.create({ name: "elsewhere", model: MODEL });
+      const environment = await t.client.beta.environments.create({ name: "elsewhere" });
+      const session = await t.client.beta.sessions.create({
+        agent: agent.id,
+        environment_id: environment.id,
+      });
+      fake.setFallback({ kind: "text", text: "done" });
+      await t.client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+      await waitForHistory(t.client, session.id, (h) => h.some(isEndTurnIdle));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(stream.count()).toBe(1);
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("refuses a query parameter with 400, and a workspace past its open streams with a retryable 503", async () => {
+    const bad = await get("/v1/awaken/sessions/stream?since=1");
+    expect(bad.status).toBe(400);
+    const crowded = await mint("runtime", "wrkspc_sessions_crowded");
+    const open = await Promise.all(Array.from({ length: 64 }, () => hints(crowded, "sessions")));
+    try {
+      const refused = await get("/v1/awaken/sessions/stream", crowded);
+      expect(refused.status).toBe(503);
+      expect(refused.json.error.message).toMatch(/hint streams/);
+      // Another workspace is not crowded out.
+      const other = await hints(await mint("runtime", "wrkspc_sessions_roomy"), "sessions");
+      await other.after(0);
+      other.close();
+    } finally {
+      for (const stream of open) stream.close();
+    }
+    // Closed streams give their room back (once the server has seen them close).
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const controller = new AbortController();
+      const response = await fetch(`${t.server.url}/v1/awaken/sessions/stream`, {
+        headers: { authorization: `Bearer ${crowded}` },
+        signal: controller.signal,
+      });
+      controller.abort();
+      if (response.status === 200) break;
+      expect(Date.now()).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   });
 });

@@ -5,7 +5,7 @@ import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEd
 import { managedRouteRole } from "../../src/edge/managed-agents/routeRoles.js";
 
 describe("the role each Managed route needs", () => {
-  it("places every route the edge registers: sessions, models and the approvals hints runtime, authoring builder, keys admin", async () => {
+  it("places every route the edge registers: sessions, models and the hint streams runtime, authoring builder, keys admin", async () => {
     const app = Fastify();
     const routes: string[] = [];
     app.addHook("onRoute", (route) => {
@@ -15,12 +15,14 @@ describe("the role each Managed route needs", () => {
     await app.ready();
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
-      const expected =
-        /^\/v1\/(sessions|models|awaken\/access_tokens)|^\/v1\/awaken\/approvals\/stream$/.test(url)
-          ? "runtime"
-          : /^\/v1\/(agents|environments|vaults)/.test(url)
-            ? "builder"
-            : "admin";
+      const runtime =
+        /^\/v1\/(sessions|models|awaken\/access_tokens)/.test(url) ||
+        /^\/v1\/awaken\/(sessions|approvals)\/stream$/.test(url);
+      const expected = runtime
+        ? "runtime"
+        : /^\/v1\/(agents|environments|vaults)/.test(url)
+          ? "builder"
+          : "admin";
       expect(managedRouteRole(url), url).toBe(expected);
     }
     expect(
@@ -40,5 +42,8 @@ describe("the role each Managed route needs", () => {
     expect(managedRouteRole("/v1/awaken/access_tokens")).toBe("runtime");
     expect(managedRouteRole("/v1/awaken/access_tokensx")).toBe("admin");
     expect(managedRouteRole("/v1/awaken/api_keys")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/sessions/stream")).toBe("runtime");
+    expect(managedRouteRole("/v1/awaken/sessions/streamx")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/sessions")).toBe("admin");
   });
 });

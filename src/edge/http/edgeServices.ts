@@ -3,11 +3,11 @@ import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
 import type { CredentialOpenAudit } from "../../control/vaultPorts.js";
 import type { VaultService } from "../../control/vaultService.js";
-import type { ApprovalFeed } from "../../coordinator/approvalFeed.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
 import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
+import type { SessionChangeFeed } from "../../coordinator/sessionChangeFeed.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
@@ -42,8 +42,8 @@ export interface EdgeServices {
   credentialOpens: Pick<CredentialOpenAudit, "list">;
   /** Which workers are alive and what runs they hold. */
   workers: WorkerRoster;
-  /** When a workspace's pending approvals may have changed (a hint stream's source). */
-  approvals: ApprovalFeed;
+  /** When a workspace's sessions (and so its pending approvals) may have changed: the hint streams' source. */
+  sessionChanges: SessionChangeFeed;
   stream: StreamDeps;
   /** The live view of a session every protocol's stream formats. */
   tail: SessionTail;

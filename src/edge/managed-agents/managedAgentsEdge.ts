@@ -4,12 +4,12 @@ import { managedRoleFor } from "./routeRoles.js";
 import { accessTokenRoutes } from "./routes/accessTokenRoutes.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
-import { approvalFeedRoutes } from "./routes/approvalFeedRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
+import { sessionHintRoutes } from "./routes/sessionHintRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
@@ -17,7 +17,7 @@ import { workRoutes } from "./routes/workRoutes.js";
 
 /**
  * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's extensions under
- * `/v1/awaken/` (keys, custody, workers, the approvals hint stream). It owns `/v1/` but for the
+ * `/v1/awaken/` (keys, custody, workers, the session hint streams). It owns `/v1/` but for the
  * prefixes of other adapters, so an unknown path answers in its envelope.
  */
 export const managedAgentsEdge: EdgeAdapter = {
@@ -35,7 +35,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     apiKeyRoutes(app, services);
     custodyRoutes(app, services);
     workerRoutes(app, services);
-    approvalFeedRoutes(app, services);
+    sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);
   },
   roleFor: managedRoleFor,

@@ -9,7 +9,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // Environments and their self-hosted work queue (an environment key skips roles: it is no API key).
   ["/v1/environments", "builder"],
   ["/v1/vaults", "builder"],
-  // The approvals hint stream: whoever may decide an approval may hear that one is waiting.
+  // The hint streams (no data): whoever may read the sessions may hear that they changed.
+  ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],
   // A backend with any key mints access tokens within its own reach (never wider).
   ["/v1/awaken/access_tokens", "runtime"],

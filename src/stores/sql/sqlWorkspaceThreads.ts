@@ -1,7 +1,7 @@
-import type { WorkspaceThreads } from "../../coordinator/approvalFeed.js";
+import type { WorkspaceThreads } from "../../coordinator/sessionChangeFeed.js";
 import type { Db } from "./db.js";
 
-/** Which threads belong to a workspace's sessions (the approvals feed filters commits with it). */
+/** Which threads belong to a workspace's sessions (the session change feed filters commits with it). */
 export class SqlWorkspaceThreads implements WorkspaceThreads {
   constructor(private readonly db: Db) {}
 

@@ -2,4 +2,5 @@ import { z } from "zod";
 
 /** The roster takes no parameters; an unknown one is refused rather than ignored. */
 export const workerRosterQuerySchema = z.strictObject({});
-export const approvalFeedQuerySchema = z.strictObject({});
+/** Nor do the hint streams. */
+export const sessionHintsQuerySchema = z.strictObject({});

@@ -5,16 +5,16 @@ export interface WorkspaceThreads {
   threadsOf(workspaceId: string, threadIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
-export interface ApprovalFeedOptions {
+export interface SessionChangeFeedOptions {
   /** Commits arriving this close together are looked up together. */
   batchMs: number;
   /** At most one hint per this interval per watcher (the first at once, the last one kept). */
   minIntervalMs: number;
-  /** A hint at least this often: wake signals only lower latency, a lost one must not stall a page. */
+  /** A hint after this long without one: wake signals only lower latency, a lost one must not stall a page. */
   safetyMs: number;
 }
 
-export const DEFAULT_APPROVAL_FEED: ApprovalFeedOptions = {
+export const DEFAULT_SESSION_CHANGE_FEED: SessionChangeFeedOptions = {
   batchMs: 100,
   minIntervalMs: 1_000,
   safetyMs: 15_000,
@@ -24,25 +24,31 @@ export const DEFAULT_APPROVAL_FEED: ApprovalFeedOptions = {
 const MAX_BATCH_THREADS = 200;
 
 /**
- * When a workspace's pending approvals may have changed: an ask appears when a run commits its
- * stop, and leaves when a decision (from any edge or replica) commits. Both are thread commits, so
- * the feed hints on the workspace's commits, batched and rate-limited; the reader then reads the
- * record through the public API. It carries no data of its own: a hint says "read again", never what.
+ * When a workspace's sessions may have changed: one was created (its thread starts at version 0),
+ * a run committed (status, events, an ask), a decision or a message landed from any edge or
+ * replica, one was archived or deleted. Each is a thread commit, so the feed hints on the
+ * workspace's commits, batched and rate-limited; the reader then reads the record through the
+ * public API. It carries no data of its own: a hint says "read again", never what.
  */
-export class ApprovalFeed {
+export class SessionChangeFeed {
   constructor(
     private readonly signals: WakeSignals,
     private readonly threads: WorkspaceThreads,
-    private readonly options: ApprovalFeedOptions = DEFAULT_APPROVAL_FEED,
+    private readonly options: SessionChangeFeedOptions = DEFAULT_SESSION_CHANGE_FEED,
   ) {}
 
-  /** Calls `onHint` whenever the workspace's approvals may have changed, until `signal` aborts. */
+  /** Calls `onHint` whenever the workspace's sessions may have changed, until `signal` aborts. */
   watch(workspaceId: string, onHint: () => void, signal: AbortSignal): void {
     const { batchMs, minIntervalMs, safetyMs } = this.options;
     let batch = new Set<string>();
     let batchTimer: NodeJS.Timeout | undefined;
     let lastHint = 0;
     let trailing: NodeJS.Timeout | undefined;
+    let safety: NodeJS.Timeout | undefined;
+    const armSafety = () => {
+      clearTimeout(safety);
+      safety = setTimeout(hint, safetyMs);
+    };
     const hint = () => {
       if (signal.aborted || trailing) return;
       const wait = lastHint + minIntervalMs - Date.now();
@@ -54,6 +60,8 @@ export class ApprovalFeed {
         return;
       }
       lastHint = Date.now();
+      // Rearmed on every hint, so an idle workspace costs a reader one read per `safetyMs`.
+      armSafety();
       onHint();
     };
     const flush = async () => {
@@ -71,12 +79,12 @@ export class ApprovalFeed {
       batch.add(threadId);
       batchTimer ??= setTimeout(() => void flush(), batchMs);
     });
-    const safety = setInterval(hint, safetyMs);
+    armSafety();
     signal.addEventListener(
       "abort",
       () => {
         off();
-        clearInterval(safety);
+        clearTimeout(safety);
         clearTimeout(batchTimer);
         clearTimeout(trailing);
       },

@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AwakenError } from "../../../kernel/errors.js";
+import { principalOf } from "../../http/auth.js";
+import type { EdgeServices } from "../../http/edgeServices.js";
+import { parseQuery, type RawQuery } from "../schemas/common.js";
+import { sessionHintsQuerySchema } from "../schemas/workers.js";
+
+/**
+ * Hint streams open at once per workspace on this replica. Each costs a lookup per batch of
+ * commits; a Console tab holds one, so this is far above use and bounds what a key can make us do.
+ */
+export const MAX_HINT_STREAMS_PER_WORKSPACE = 64;
+
+/**
+ * `GET /v1/awaken/sessions/stream` (runtime keys, an Awaken extension): an SSE stream that says
+ * when the workspace's sessions may have changed (one was created, archived or deleted; a run
+ * committed; an ask appeared or a decision was made on any edge or replica). It carries no data: a
+ * client reads the sessions and their events through the public API when told. The first hint goes
+ * out as the stream opens, after it is listening, so a read made then misses nothing. Frames:
+ * `event: sessions.changed`, and `ping` keep-alives.
+ *
+ * `GET /v1/awaken/approvals/stream` is the same feed under its first name (`event: approvals.changed`):
+ * pending approvals change only when a session does.
+ */
+export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): void {
+  const open = new Map<string, number>();
+  const stream = (type: string) => {
+    const hint = JSON.stringify({ type });
+    return async (request: FastifyRequest<{ Querystring: RawQuery }>, reply: FastifyReply) => {
+      parseQuery(sessionHintsQuerySchema, request.query);
+      const workspaceId = principalOf(request).workspaceId;
+      const count = open.get(workspaceId) ?? 0;
+      if (count >= MAX_HINT_STREAMS_PER_WORKSPACE)
+        throw new AwakenError(
+          "unavailable",
+          `this workspace already holds ${MAX_HINT_STREAMS_PER_WORKSPACE} hint streams on this server; close one or retry later`,
+          { retryable: true },
+        );
+      open.set(workspaceId, count + 1);
+      reply.hijack();
+      const raw = reply.raw;
+      const gone = new AbortController();
+      raw.on("close", () => gone.abort());
+      const write = (event: string, data: string) => {
+        // A slow reader gets no backlog: hints are idempotent, the next one says the same.
+        if (!raw.destroyed && !raw.writableEnded && raw.writableLength === 0)
+          raw.write(`event: ${event}\ndata: ${data}\n\n`);
+      };
+      deps.sessionChanges.watch(workspaceId, () => write(type, hint), gone.signal);
+      raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "request-id": request.id,
+      });
+      write(type, hint);
+      const ping = setInterval(() => write("ping", JSON.stringify({ type: "ping" })), deps.stream.pingMs);
+      gone.signal.addEventListener("abort", () => {
+        clearInterval(ping);
+        const left = (open.get(workspaceId) ?? 1) - 1;
+        if (left > 0) open.set(workspaceId, left);
+        else open.delete(workspaceId);
+        raw.end();
+      });
+    };
+  };
+  app.get<{ Querystring: RawQuery }>("/v1/awaken/sessions/stream", stream("sessions.changed"));
+  app.get<{ Querystring: RawQuery }>("/v1/awaken/approvals/stream", stream("approvals.changed"));
+}
