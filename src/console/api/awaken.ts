@@ -108,7 +108,7 @@ export const awaken = {
       signal,
     }),
   workers: (client: Anthropic, signal: AbortSignal) => client.get<WorkerRoster>(path("workers"), { signal }),
-  /** Hints that the workspace's pending approvals may have changed (no data: read again when told). */
-  approvalHints: (client: Anthropic, signal: AbortSignal) =>
-    client.get<Stream<{ type: string }>>(path("approvals", "stream"), { stream: true, signal }),
+  /** Hints that the workspace's sessions (and so its approvals) may have changed (no data: read again when told). */
+  sessionHints: (client: Anthropic, signal: AbortSignal) =>
+    client.get<Stream<{ type: string }>>(path("sessions", "stream"), { stream: true, signal }),
 };

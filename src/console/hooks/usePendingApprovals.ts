@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useApi } from "../api/apiContext.js";
 import type { SessionEvent } from "../api/wire.js";
 import { type AwaitedCall, pendingApprovals, runState } from "../projection/runState.js";
-import { useApprovalHintsLive } from "./useApprovalHints.js";
+import { useSessionHintsLive } from "./useSessionHints.js";
 
 export interface PendingApproval extends AwaitedCall {
   sessionId: string;
@@ -18,13 +18,13 @@ const FALLBACK_POLL_MS = 3_000;
 
 /**
  * Every pending `ask` across sessions, from the public API alone: a waiting session is idle, and
- * its latest events say which calls wait for a person. Re-read when the approvals hint stream says
- * they may have changed (`useApprovalHints`), so a decision made on any edge leaves the list at
- * once; polled only while that stream is down.
+ * its latest events say which calls wait for a person. Re-read when the session hint stream says
+ * the sessions may have changed (`useSessionHints`), so a decision made on any edge leaves the list
+ * at once; polled only while that stream is down.
  */
 export function usePendingApprovals() {
   const { client } = useApi();
-  const live = useApprovalHintsLive();
+  const live = useSessionHintsLive();
   return useQuery({
     queryKey: ["approvals"],
     refetchInterval: live ? false : FALLBACK_POLL_MS,

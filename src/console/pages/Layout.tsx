@@ -1,6 +1,6 @@
 import { useApi } from "../api/apiContext.js";
-import { useApprovalHints } from "../hooks/useApprovalHints.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { useSessionHints } from "../hooks/useSessionHints.js";
 import { Link, useNavigation } from "../router.js";
 import { AgentPage } from "./AgentPage.js";
 import { AgentsPage } from "./AgentsPage.js";
@@ -18,7 +18,7 @@ import { WorkersPage } from "./WorkersPage.js";
 export function Layout() {
   const { signOut } = useApi();
   const { route } = useNavigation();
-  useApprovalHints();
+  useSessionHints();
   const approvals = usePendingApprovals();
   const waiting = approvals.data?.length ?? 0;
   return (

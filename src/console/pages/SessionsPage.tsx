@@ -4,12 +4,18 @@ import { useApi } from "../api/apiContext.js";
 import { problemOf } from "../api/client.js";
 import { SESSION_STATUSES, type Session, type SessionStatus } from "../api/wire.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
+import { useSessionHintsLive } from "../hooks/useSessionHints.js";
 import { Link, useNavigation } from "../router.js";
 import { formatTime } from "./formatTime.js";
 
 const PAGE_SIZE = 20;
+/** How often the list is read while the session hint stream is down. */
+const FALLBACK_POLL_MS = 3_000;
 
-/** Sessions newest first, filtered by status and agent, paged with the wire's cursors, re-read every few seconds. */
+/**
+ * Sessions newest first, filtered by status and agent, paged with the wire's cursors; re-read when
+ * the session hint stream says they changed (`useSessionHints`), polled only while it is down.
+ */
 export function SessionsPage() {
   const { client } = useApi();
   const { navigate } = useNavigation();
@@ -20,6 +26,7 @@ export function SessionsPage() {
   const [search, setSearch] = useState("");
   const [searchProblem, setSearchProblem] = useState<string | null>(null);
   const cursor = cursors.at(-1);
+  const live = useSessionHintsLive();
 
   const agents = useQuery({
     queryKey: ["agents", "all"],
@@ -31,7 +38,7 @@ export function SessionsPage() {
   });
   const sessions = useQuery({
     queryKey: ["sessions", status, agentId, cursor],
-    refetchInterval: 3_000,
+    refetchInterval: live ? false : FALLBACK_POLL_MS,
     queryFn: async ({ signal }) => {
       const page = await client.beta.sessions.list(
         {

@@ -5,7 +5,10 @@ import { awaken } from "../api/awaken.js";
 
 const RECONNECT_MS = 2_000;
 
-/** Whether the hint stream is connected now (while it is not, the approvals list is polled instead). */
+/** What a hint re-reads: the sessions list (every filter and page) and the pending approvals. */
+const HINTED_QUERIES = [["sessions"], ["approvals"]] as const;
+
+/** Whether the hint stream is connected now (while it is not, the lists it drives are polled instead). */
 let connected = false;
 const listeners = new Set<() => void>();
 function setConnected(next: boolean): void {
@@ -14,7 +17,7 @@ function setConnected(next: boolean): void {
   for (const listener of listeners) listener();
 }
 
-export function useApprovalHintsLive(): boolean {
+export function useSessionHintsLive(): boolean {
   return useSyncExternalStore(
     (listener) => {
       listeners.add(listener);
@@ -25,11 +28,12 @@ export function useApprovalHintsLive(): boolean {
 }
 
 /**
- * Keeps the pending approvals fresh from the server's hint stream (`/v1/awaken/approvals/stream`):
- * each hint (the first as it opens, then whenever an ask appears or a decision lands on any edge)
- * re-reads them through the public API. Mounted once, by the signed-in layout.
+ * Keeps the sessions list and the pending approvals fresh from the server's hint stream
+ * (`/v1/awaken/sessions/stream`): each hint (the first as it opens, then whenever a session is
+ * created, commits, or is archived or deleted, on any edge or replica) re-reads whichever of them
+ * are on screen through the public API. Mounted once per tab, by the signed-in layout.
  */
-export function useApprovalHints(): void {
+export function useSessionHints(): void {
   const { client } = useApi();
   const queries = useQueryClient();
   useEffect(() => {
@@ -38,14 +42,15 @@ export function useApprovalHints(): void {
     void (async () => {
       while (!signal.aborted) {
         try {
-          const stream = await awaken.approvalHints(client, signal);
+          const stream = await awaken.sessionHints(client, signal);
           setConnected(true);
           for await (const hint of stream) {
-            if (hint.type === "approvals.changed")
-              void queries.invalidateQueries({ queryKey: ["approvals"] });
+            if (hint.type !== "sessions.changed") continue;
+            for (const queryKey of HINTED_QUERIES)
+              void queries.invalidateQueries({ queryKey: [...queryKey] });
           }
         } catch {
-          // Shown nowhere: the list falls back to polling while the stream is down.
+          // Shown nowhere: the lists fall back to polling while the stream is down.
         }
         setConnected(false);
         if (signal.aborted) return;
