@@ -1,8 +1,17 @@
 import type { WakeSignals } from "./ports.js";
 
-/** Which of these threads belong to sessions of the workspace (a read confined to it). */
+/** Whose sessions a watcher hears of: a workspace's, narrowed to a key's agents or to one session. */
+export interface SessionReach {
+  workspaceId: string;
+  /** null: every agent of the workspace. */
+  agentIds: readonly string[] | null;
+  /** null: any session of those agents. */
+  sessionId: string | null;
+}
+
+/** Which of these threads belong to sessions within the reach (a read confined to it). */
 export interface WorkspaceThreads {
-  threadsOf(workspaceId: string, threadIds: readonly string[]): Promise<ReadonlySet<string>>;
+  threadsOf(reach: SessionReach, threadIds: readonly string[]): Promise<ReadonlySet<string>>;
 }
 
 export interface SessionChangeFeedOptions {
@@ -20,7 +29,7 @@ export const DEFAULT_SESSION_CHANGE_FEED: SessionChangeFeedOptions = {
   safetyMs: 15_000,
 };
 
-/** More threads than this in one batch: hint without looking them up (it is busy; a read is due anyway). */
+/** Threads looked up per statement. More in one batch, and the reach is a whole workspace: hint without looking (it is busy; a read is due anyway). */
 const MAX_BATCH_THREADS = 200;
 
 /**
@@ -28,7 +37,8 @@ const MAX_BATCH_THREADS = 200;
  * a run committed (status, events, an ask), a decision or a message landed from any edge or
  * replica, one was archived or deleted. Each is a thread commit, so the feed hints on the
  * workspace's commits, batched and rate-limited; the reader then reads the record through the
- * public API. It carries no data of its own: a hint says "read again", never what.
+ * public API. It carries no data of its own: a hint says "read again", never what. A reach narrower
+ * than the workspace hears only of its own sessions, so a hint says nothing of the others.
  */
 export class SessionChangeFeed {
   constructor(
@@ -37,8 +47,8 @@ export class SessionChangeFeed {
     private readonly options: SessionChangeFeedOptions = DEFAULT_SESSION_CHANGE_FEED,
   ) {}
 
-  /** Calls `onHint` whenever the workspace's sessions may have changed, until `signal` aborts. */
-  watch(workspaceId: string, onHint: () => void, signal: AbortSignal): void {
+  /** Calls `onHint` whenever sessions within `reach` may have changed, until `signal` aborts. */
+  watch(reach: SessionReach, onHint: () => void, signal: AbortSignal): void {
     const { batchMs, minIntervalMs, safetyMs } = this.options;
     let batch = new Set<string>();
     let batchTimer: NodeJS.Timeout | undefined;
@@ -68,9 +78,13 @@ export class SessionChangeFeed {
       batchTimer = undefined;
       const ids = [...batch];
       batch = new Set();
-      if (ids.length > MAX_BATCH_THREADS) return hint();
+      const wholeWorkspace = reach.agentIds === null && reach.sessionId === null;
+      if (ids.length > MAX_BATCH_THREADS && wholeWorkspace) return hint();
       try {
-        if ((await this.threads.threadsOf(workspaceId, ids)).size > 0) hint();
+        for (let at = 0; at < ids.length && !signal.aborted; at += MAX_BATCH_THREADS) {
+          const found = await this.threads.threadsOf(reach, ids.slice(at, at + MAX_BATCH_THREADS));
+          if (found.size > 0) return hint();
+        }
       } catch {
         hint(); // a failed lookup must not hide a change: read again
       }

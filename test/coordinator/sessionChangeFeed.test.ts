@@ -1,5 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SessionChangeFeed, type WorkspaceThreads } from "../../src/coordinator/sessionChangeFeed.js";
+import {
+  SessionChangeFeed,
+  type SessionReach,
+  type WorkspaceThreads,
+} from "../../src/coordinator/sessionChangeFeed.js";
 import { InProcessWakeSignals } from "../../src/coordinator/wakeSignals.js";
 
 // The session change feed: a hint when one of the workspace's threads commits (another
@@ -7,7 +11,11 @@ import { InProcessWakeSignals } from "../../src/coordinator/wakeSignals.js";
 // the reader is gone.
 
 const OPTIONS = { batchMs: 100, minIntervalMs: 1_000, safetyMs: 15_000 };
-const THREADS: Record<string, string> = { thr_a1: "wrkspc_a", thr_a2: "wrkspc_a", thr_b1: "wrkspc_b" };
+const THREADS: Record<string, { workspace: string; agent: string; session: string }> = {
+  thr_a1: { workspace: "wrkspc_a", agent: "agent_1", session: "sesn_a1" },
+  thr_a2: { workspace: "wrkspc_a", agent: "agent_2", session: "sesn_a2" },
+  thr_b1: { workspace: "wrkspc_b", agent: "agent_1", session: "sesn_b1" },
+};
 
 function feed(lookup?: WorkspaceThreads["threadsOf"]) {
   const signals = new InProcessWakeSignals();
@@ -15,16 +23,23 @@ function feed(lookup?: WorkspaceThreads["threadsOf"]) {
   const threads: WorkspaceThreads = {
     threadsOf:
       lookup ??
-      (async (workspaceId, ids) => {
+      (async (reach, ids) => {
         lookups.push([...ids]);
-        return new Set(ids.filter((id) => THREADS[id] === workspaceId));
+        return new Set(
+          ids.filter(
+            (id) =>
+              THREADS[id]?.workspace === reach.workspaceId &&
+              (reach.agentIds === null || reach.agentIds.includes(THREADS[id]!.agent)) &&
+              (reach.sessionId === null || reach.sessionId === THREADS[id]!.session),
+          ),
+        );
       }),
   };
   const changes = new SessionChangeFeed(signals, threads, OPTIONS);
-  const watch = (workspaceId: string) => {
+  const watch = (workspaceId: string, narrower: Partial<SessionReach> = {}) => {
     const stop = new AbortController();
     let hints = 0;
-    changes.watch(workspaceId, () => hints++, stop.signal);
+    changes.watch({ workspaceId, agentIds: null, sessionId: null, ...narrower }, () => hints++, stop.signal);
     return { hints: () => hints, stop: () => stop.abort() };
   };
   return { signals, lookups, watch };
@@ -56,6 +71,34 @@ describe("the session change feed", () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(a.hints()).toBe(1);
     expect(b.hints()).toBe(1);
+  });
+
+  it("a reach narrowed to agents or to one session hears of those sessions alone", async () => {
+    const { signals, watch } = feed();
+    const agent2 = watch("wrkspc_a", { agentIds: ["agent_2"] });
+    const none = watch("wrkspc_a", { agentIds: [] });
+    const one = watch("wrkspc_a", { sessionId: "sesn_a1" });
+    signals.threadCommitted("thr_a1", 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect([agent2.hints(), none.hints(), one.hints()]).toStrictEqual([0, 0, 1]);
+    signals.threadCommitted("thr_a2", 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect([agent2.hints(), none.hints(), one.hints()]).toStrictEqual([1, 0, 1]);
+  });
+
+  it("a batch too large to look up at once hints a whole workspace at once, but a narrower reach only after looking", async () => {
+    const { signals, lookups, watch } = feed();
+    const whole = watch("wrkspc_a");
+    const narrow = watch("wrkspc_a", { sessionId: "sesn_a2" });
+    for (let i = 0; i < 450; i++) signals.threadCommitted(`thr_other_${i}`, 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect([whole.hints(), narrow.hints()]).toStrictEqual([1, 0]);
+    expect(lookups.map((ids) => ids.length)).toStrictEqual([200, 200, 50]);
+    await vi.advanceTimersByTimeAsync(2_000);
+    for (let i = 0; i < 300; i++) signals.threadCommitted(`thr_other_${i}`, 2);
+    signals.threadCommitted("thr_a2", 2);
+    await vi.advanceTimersByTimeAsync(100);
+    expect([whole.hints(), narrow.hints()]).toStrictEqual([2, 1]);
   });
 
   it("sends at most one hint a second, keeping the last so no change goes unsaid", async () => {

@@ -390,6 +390,39 @@ describe("the sessions hint stream", () => {
     }
   });
 
+  it("a key allowed some agents hears of their sessions alone; an access token needs read", async () => {
+    const mine = await t.client.beta.agents.create({ name: "allowed", model: MODEL });
+    const theirs = await t.client.beta.agents.create({ name: "not-allowed", model: MODEL });
+    const environment = await t.client.beta.environments.create({ name: "allow-list" });
+    const minted = await fetch(`${t.server.url}/v1/awaken/api_keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ role: "runtime", agent_ids: [mine.id] }),
+    });
+    const allowListed = ((await minted.json()) as { key: string }).key;
+    const stream = await hints(allowListed, "sessions");
+    try {
+      await stream.after(0);
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await t.client.beta.sessions.create({ agent: theirs.id, environment_id: environment.id });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(stream.count()).toBe(1);
+      await t.client.beta.sessions.create({ agent: mine.id, environment_id: environment.id });
+      await stream.after(1);
+    } finally {
+      stream.close();
+    }
+    const token = await fetch(`${t.server.url}/v1/awaken/access_tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${allowListed}`, "content-type": "application/json" },
+      body: JSON.stringify({ operations: ["send"] }),
+    });
+    const sendOnly = ((await token.json()) as { token: string }).token;
+    const refused = await get("/v1/awaken/sessions/stream", sendOnly);
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.message).toMatch(/"read"/);
+  });
+
   it("refuses a query parameter with 400, and a workspace past its open streams with a retryable 503", async () => {
     const bad = await get("/v1/awaken/sessions/stream?since=1");
     expect(bad.status).toBe(400);

@@ -1,19 +1,21 @@
-import type { WorkspaceThreads } from "../../coordinator/sessionChangeFeed.js";
+import type { SessionReach, WorkspaceThreads } from "../../coordinator/sessionChangeFeed.js";
 import type { Db } from "./db.js";
 
-/** Which threads belong to a workspace's sessions (the session change feed filters commits with it). */
+/** Which threads belong to sessions within a reach (the session change feed filters commits with it). */
 export class SqlWorkspaceThreads implements WorkspaceThreads {
   constructor(private readonly db: Db) {}
 
-  async threadsOf(workspaceId: string, threadIds: readonly string[]): Promise<ReadonlySet<string>> {
-    if (threadIds.length === 0) return new Set();
-    const rows = await this.db
+  async threadsOf(reach: SessionReach, threadIds: readonly string[]): Promise<ReadonlySet<string>> {
+    if (threadIds.length === 0 || reach.agentIds?.length === 0) return new Set();
+    let query = this.db
       .selectFrom("threads")
       .innerJoin("sessions", "sessions.id", "threads.session_id")
       .select("threads.id as id")
-      .where("sessions.workspace_id", "=", workspaceId)
-      .where("threads.id", "in", [...threadIds])
-      .execute();
+      .where("sessions.workspace_id", "=", reach.workspaceId)
+      .where("threads.id", "in", [...threadIds]);
+    if (reach.agentIds !== null) query = query.where("sessions.agent_id", "in", [...reach.agentIds]);
+    if (reach.sessionId !== null) query = query.where("sessions.id", "=", reach.sessionId);
+    const rows = await query.execute();
     return new Set(rows.map((r) => r.id));
   }
 }

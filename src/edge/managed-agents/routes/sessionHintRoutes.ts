@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { scopeGrants, UNSCOPED } from "../../../control/callerScope.js";
 import { AwakenError } from "../../../kernel/errors.js";
 import { principalOf } from "../../http/auth.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
@@ -17,7 +18,8 @@ export const MAX_HINT_STREAMS_PER_WORKSPACE = 64;
  * committed; an ask appeared or a decision was made on any edge or replica). It carries no data: a
  * client reads the sessions and their events through the public API when told. The first hint goes
  * out as the stream opens, after it is listening, so a read made then misses nothing. Frames:
- * `event: sessions.changed`, and `ping` keep-alives.
+ * `event: sessions.changed`, and `ping` keep-alives. A key with an agent allow-list, or an access
+ * token (which needs `read`), hears only of the sessions it reaches.
  *
  * `GET /v1/awaken/approvals/stream` is the same feed under its first name (`event: approvals.changed`):
  * pending approvals change only when a session does.
@@ -28,7 +30,15 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
     const hint = JSON.stringify({ type });
     return async (request: FastifyRequest<{ Querystring: RawQuery }>, reply: FastifyReply) => {
       parseQuery(sessionHintsQuerySchema, request.query);
-      const workspaceId = principalOf(request).workspaceId;
+      const principal = principalOf(request);
+      const { workspaceId } = principal;
+      // A key limited to some agents, or a token confined to one session, hears of those alone.
+      const scope = principal.kind === "api_key" ? principal.scope : UNSCOPED;
+      if (!scopeGrants(scope, "read"))
+        throw new AwakenError(
+          "permission_denied",
+          'This access token does not grant "read", which the hint streams need; mint one that does.',
+        );
       const count = open.get(workspaceId) ?? 0;
       if (count >= MAX_HINT_STREAMS_PER_WORKSPACE)
         throw new AwakenError(
@@ -46,7 +56,11 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
         if (!raw.destroyed && !raw.writableEnded && raw.writableLength === 0)
           raw.write(`event: ${event}\ndata: ${data}\n\n`);
       };
-      deps.sessionChanges.watch(workspaceId, () => write(type, hint), gone.signal);
+      deps.sessionChanges.watch(
+        { workspaceId, agentIds: scope.agentIds, sessionId: scope.sessionId },
+        () => write(type, hint),
+        gone.signal,
+      );
       raw.writeHead(200, {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
