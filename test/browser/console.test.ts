@@ -1,6 +1,6 @@
 /**
  * The Console in headless chromium against the built `awaken up` (a child process) with a scripted
- * model: sign in, the sessions list, a run streaming, approvals answered from the list, inline and
+ * model: sign in, the sessions list (live from the hint stream), a run streaming, approvals answered from the list, inline and
  * elsewhere, a failure's committed prefix, an interrupt, a credential's revisions and custody
  * audit, environment keys and workers. Each page is screenshotted into
  * test-results/console/, and no test may leave an error in the browser's console.
@@ -203,7 +203,7 @@ describe("the Console", { timeout: 60_000 }, () => {
     // Paged newest first, 20 to a page: the Older page holds what the first could not.
     for (let i = 0; i < 20; i++)
       await server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
-    // The list re-reads itself every few seconds: the new sessions arrive without a reload.
+    // The list follows the session hint stream: the new sessions arrive without a reload.
     await poll(async () => (await ids()).length, { timeout: 10_000 }).toBe(20);
     const firstPage = await ids();
     expect(firstPage).not.toContain(idle.id);
@@ -222,6 +222,51 @@ describe("the Console", { timeout: 60_000 }, () => {
     await page.getByRole("alert").waitFor();
     expect(tab.problems.every((line) => line.includes("404"))).toBe(true);
     tab.problems.length = 0;
+    await close(tab);
+  });
+
+  it("the sessions list follows the server's hints: a session created and a run finished through the SDK appear without a reload, and idle it is not re-read", async () => {
+    const { agent, environment } = await agentAndEnvironment("listed-live");
+    const tab = await openConsole();
+    const { page } = tab;
+    const listReads: number[] = [];
+    const streams: string[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      // The sessions page reads 20 at a time; the approvals behind the nav badge read idle ones 50 at a time.
+      if (url.pathname.endsWith("/v1/sessions") && url.searchParams.get("limit") === "20")
+        listReads.push(Date.now());
+      if (url.pathname.includes("/v1/awaken/") && url.pathname.endsWith("/stream"))
+        streams.push(url.pathname);
+    });
+    await signIn(tab);
+    await poll(() => listReads.length).toBeGreaterThan(0);
+    const session = await server.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+      title: "listed-live",
+    });
+    const listed = page.locator(`[data-session-id="${session.id}"]`);
+    await listed.waitFor({ timeout: 10_000 });
+    const status = () => listed.locator(".status").textContent();
+    expect(await status()).toBe("idle");
+    server.fake.enqueue({ kind: "text", text: "one two three four five six seven eight", chunkDelayMs: 300 });
+    await server.client.beta.sessions.events.send(session.id, { events: [userMessage("take your time")] });
+    await poll(status, { timeout: 10_000 }).toBe("running");
+    await settled(session.id, "end_turn");
+    await poll(status, { timeout: 10_000 }).toBe("idle");
+    await page.screenshot({ path: `${SHOTS}/sessions-live.png`, fullPage: true });
+    // Idle, the list is not re-read: it waits for a hint (the fallback poll is every 3 s; the
+    // server's safety hint comes only after 15 s without one).
+    const quietSince = async (ms: number) => {
+      while (Date.now() - (listReads.at(-1) ?? 0) < ms) await page.waitForTimeout(100);
+    };
+    await quietSince(1_500);
+    const readsBefore = listReads.length;
+    await page.waitForTimeout(5_000);
+    expect(listReads.length).toBe(readsBefore);
+    // One hint stream for the tab, whatever the pages it shows.
+    expect(streams).toEqual(["/v1/awaken/sessions/stream"]);
     await close(tab);
   });
 
