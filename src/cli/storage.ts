@@ -51,7 +51,7 @@ export interface Storage {
   runQueue: SqlRunQueueStats;
   /** Which workers hold which of a workspace's runs, and its self-hosted pollers. */
   workerRoster: SqlWorkerRoster;
-  /** Which threads are a workspace's (the approvals feed's filter). */
+  /** Which threads are within a reach (the session change feed's filter). */
   workspaceThreads: SqlWorkspaceThreads;
   /**
    * PostgreSQL only: the query pool's connections now (SQLite has one synchronous writer and no

@@ -440,7 +440,7 @@ export interface WakeSignals {
    */
   threadCommitted(threadId: string, version: number): void;
   onThreadCommitted(threadId: string, listener: (version: number) => void): () => void;
-  /** Every thread's commits (a workspace-wide view such as the approvals feed filters them). */
+  /** Every thread's commits (a workspace-wide view such as the session change feed filters them). */
   onAnyThreadCommitted(listener: (threadId: string) => void): () => void;
   dispatchReady(): void;
   onDispatchReady(listener: () => void): () => void;
