@@ -205,7 +205,8 @@ export async function startAllInOne(
     fromRevision: number,
     fields: RefreshedTokenFields,
   ): Promise<CredentialView> =>
-    credentials.update(workspaceId, vaultId, credentialId, {
+    // The server commits the refresh; the audit names it `system`.
+    credentials.update({ workspaceId, actor: "system" }, vaultId, credentialId, {
       expectedRevision: fromRevision,
       auth: {
         type: "mcp_oauth",

@@ -11,6 +11,7 @@ import {
   MAX_ACCESS_TOKEN_TTL_S,
   newAccessTokenId,
 } from "./accessTokens.js";
+import { type Actor, type AuditAction, auditEntry } from "./adminAudit.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
 import {
   type AccessOperation,
@@ -19,7 +20,7 @@ import {
   isUnscoped,
   narrowScope,
 } from "./callerScope.js";
-import type { ApiKeyRecord, IamStore } from "./ports.js";
+import type { ApiKeyRecord, IamStore, NewWorkspace } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
 
@@ -76,7 +77,7 @@ export class IamService {
    */
   async bootstrap(apiKey: string): Promise<void> {
     const now = this.clock.now();
-    await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
+    await this.store.ensureWorkspace(defaultWorkspace(now));
     await this.store.claimBootstrapKey(sha256Hex(apiKey), now);
     await this.addDefaultKey(apiKey, now);
   }
@@ -89,14 +90,14 @@ export class IamService {
   async bootstrapGenerated(apiKey: string): Promise<boolean> {
     const now = this.clock.now();
     const hash = sha256Hex(apiKey);
-    await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
+    await this.store.ensureWorkspace(defaultWorkspace(now));
     if ((await this.store.claimBootstrapKey(hash, now)) !== hash) return false;
     await this.addDefaultKey(apiKey, now);
     return true;
   }
 
   private async addDefaultKey(apiKey: string, now: number): Promise<void> {
-    await this.store.addApiKey({
+    const record: ApiKeyRecord = {
       id: newId("key", now),
       workspaceId: DEFAULT_WORKSPACE_ID,
       keyHash: sha256Hex(apiKey),
@@ -105,7 +106,9 @@ export class IamService {
       agentIds: null,
       createdAt: now,
       revokedAt: null,
-    });
+    };
+    // Written only when the key is new: a restart with the same key records nothing.
+    await this.store.addApiKey(record, apiKeyAudit(BOOTSTRAP, "create", null, record, now));
   }
 
   async authenticate(apiKey: string): Promise<Principal | null> {
@@ -176,7 +179,6 @@ export class IamService {
       }
     }
     const now = this.clock.now();
-    await this.store.ensureWorkspace(workspaceId, workspaceId, now);
     const key = IamService.generateKey();
     const record: ApiKeyRecord = {
       id: newId("key", now),
@@ -188,7 +190,22 @@ export class IamService {
       createdAt: now,
       revokedAt: null,
     };
-    await this.store.addApiKey(record);
+    // The entries land in the key's workspace, whose admins read them; the actor names the maker.
+    const actor: Actor = { workspaceId, actor: by.apiKeyId };
+    const workspace: NewWorkspace = {
+      id: workspaceId,
+      name: workspaceId,
+      createdAt: now,
+      audit: auditEntry(actor, {
+        action: "create",
+        resourceType: "workspace",
+        resourceId: workspaceId,
+        before: null,
+        after: { id: workspaceId, name: workspaceId },
+        at: now,
+      }),
+    };
+    await this.store.addApiKey(record, apiKeyAudit(actor, "create", null, record, now), workspace);
     return { record, key };
   }
 
@@ -284,11 +301,57 @@ export class IamService {
   }
 
   /** Revokes a key of the workspace; this process refuses it at once, other replicas within `cacheMs`. */
-  async revokeApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord> {
-    const record = await this.store.revokeApiKey(workspaceId, id, this.clock.now());
+  async revokeApiKey(by: Actor, id: string): Promise<ApiKeyRecord> {
+    const { workspaceId } = by;
+    const current = await this.store.findApiKey(workspaceId, id);
+    if (!current) throw notFound("API key", id);
+    const now = this.clock.now();
+    const audit = apiKeyAudit(by, "revoke", current, { ...current, revokedAt: now }, now);
+    const record = await this.store.revokeApiKey(workspaceId, id, now, audit);
     if (!record) throw notFound("API key", id);
     this.cache.delete(record.keyHash);
     this.minters.delete(record.id);
     return record;
   }
+}
+
+const BOOTSTRAP: Actor = { workspaceId: DEFAULT_WORKSPACE_ID, actor: "bootstrap" };
+
+function defaultWorkspace(now: number): NewWorkspace {
+  const view = { id: DEFAULT_WORKSPACE_ID, name: "Default workspace" };
+  return {
+    ...view,
+    createdAt: now,
+    audit: auditEntry(BOOTSTRAP, {
+      action: "create",
+      resourceType: "workspace",
+      resourceId: DEFAULT_WORKSPACE_ID,
+      before: null,
+      after: view,
+      at: now,
+    }),
+  };
+}
+
+/** A key's audit entry: its digest is of the listing's view, never of the key or its hash. */
+function apiKeyAudit(
+  by: Actor,
+  action: AuditAction,
+  before: ApiKeyRecord | null,
+  after: ApiKeyRecord,
+  at: number,
+) {
+  return auditEntry(by, {
+    action,
+    resourceType: "api_key",
+    resourceId: after.id,
+    before: before && apiKeyView(before),
+    after: apiKeyView(after),
+    at,
+  });
+}
+
+function apiKeyView(record: ApiKeyRecord) {
+  const { keyHash: _keyHash, ...view } = record;
+  return view;
 }

@@ -68,19 +68,22 @@ function ingress(f: Fixture, store: LocalSecretStore) {
 /** Three credentials, one rotated twice and one with a refresh: 6 revisions under `old`. */
 async function seed(f: Fixture, old: LocalSecretStore) {
   const { vaults, credentials } = ingress(f, old);
-  const vault = await vaults.create(WORKSPACE, { displayName: "v", metadata: {} });
-  const bearer = await credentials.create(WORKSPACE, vault.id, {
+  const vault = await vaults.create(
+    { workspaceId: WORKSPACE, actor: "cli" },
+    { displayName: "v", metadata: {} },
+  );
+  const bearer = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: { type: "static_bearer", token: "bearer-1", mcp_server_url: MCP_URL },
     displayName: null,
     metadata: {},
   });
-  await credentials.update(WORKSPACE, vault.id, bearer.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, bearer.head.id, {
     auth: { type: "static_bearer", token: "bearer-2" },
   });
-  await credentials.update(WORKSPACE, vault.id, bearer.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, bearer.head.id, {
     auth: { type: "static_bearer", token: "bearer-3" },
   });
-  const oauth = await credentials.create(WORKSPACE, vault.id, {
+  const oauth = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: {
       type: "mcp_oauth",
       access_token: "access-1",
@@ -95,10 +98,10 @@ async function seed(f: Fixture, old: LocalSecretStore) {
     displayName: null,
     metadata: {},
   });
-  await credentials.update(WORKSPACE, vault.id, oauth.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, oauth.head.id, {
     auth: { type: "mcp_oauth", access_token: "access-2" },
   });
-  const env = await credentials.create(WORKSPACE, vault.id, {
+  const env = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: {
       type: "environment_variable",
       secret_name: "API_KEY",

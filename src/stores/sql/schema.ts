@@ -230,6 +230,19 @@ export interface Database {
     refreshed_to: number | null;
     created_at: number;
   };
+  // control: the admin audit, one row per change in the change's transaction (migration 019). No secret.
+  admin_audit: {
+    id: string;
+    workspace_id: string;
+    actor: string;
+    action: string;
+    resource_type: string;
+    resource_id: string;
+    revision: number | null;
+    before_digest: string | null;
+    after_digest: string | null;
+    created_at: number;
+  };
   // the installation: facts every replica agrees on, first writer wins (migration 008). No secret.
   installation_facts: { name: string; value: string; recorded_at: number };
   // edge (A2A push notifications): configs and their outbox (migration 013)
