@@ -325,6 +325,7 @@ export async function startAllInOne(
     vaults,
     credentials,
     credentialOpens: control.credentialOpens,
+    adminAudit: control.adminAudit,
     workers: new WorkerRoster(
       storage.workerRoster,
       {
