@@ -3,10 +3,12 @@ import { newId } from "../kernel/ids.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 
 /**
- * Who made an admin change: the API key's id (`key_…`), or one of the local actors: `bootstrap`
- * (the server's first start registering its key), `cli` (a local admin command), `embedded` (the
- * in-process client of `openAwaken`), `system` (the server itself: a workspace's default
- * environment, an `mcp_oauth` refresh).
+ * Who made an admin change: the API key's id (`key_…`; an access token acts as its minting key), or
+ * one of the local actors: `bootstrap` (a server start registering the operator's key and the
+ * default workspace), `embedded` (the in-process client of `openAwaken`), `system` (the server
+ * itself: a workspace's default environment, an `mcp_oauth` refresh). `cli` is kept for a local
+ * admin command that writes to the database directly; the `awaken` admin commands all go through
+ * the HTTP API, so their entries carry the key's id.
  */
 export type AuditActorName = string;
 
