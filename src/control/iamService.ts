@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
@@ -12,6 +11,7 @@ import {
   newAccessTokenId,
 } from "./accessTokens.js";
 import { type Actor, type AuditAction, auditEntry } from "./adminAudit.js";
+import { type ApiKeyHashing, apiKeyHashing } from "./apiKeyHashing.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
 import {
   type AccessOperation,
@@ -51,7 +51,7 @@ export function scopeOfKey(record: ApiKeyRecord): CallerScope {
 const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
- * API keys are stored as SHA-256 hashes only. Lookups are cached per process because every request
+ * API keys are stored as HMAC-SHA-256 hashes only (`apiKeyHashing.ts`). Lookups are cached per process because every request
  * authenticates; a revoked key stops working once its cache entry expires (`cacheMs`).
  */
 export class IamService {
@@ -65,6 +65,8 @@ export class IamService {
     private readonly cacheMs = 30_000,
     /** The HMAC key access tokens are signed with (derived from the master key); null: no tokens. */
     private readonly accessTokenKey: Buffer | null = null,
+    /** How keys are stored (HMAC under a master-key-derived key) and which older schemes still match. */
+    private readonly hashing: ApiKeyHashing = apiKeyHashing(null),
   ) {}
 
   static generateKey(): string {
@@ -78,7 +80,12 @@ export class IamService {
   async bootstrap(apiKey: string): Promise<void> {
     const now = this.clock.now();
     await this.store.ensureWorkspace(defaultWorkspace(now));
-    await this.store.claimBootstrapKey(sha256Hex(apiKey), now);
+    const current = this.hashing.current(apiKey).hash;
+    const recorded = await this.store.claimBootstrapKey(current, now);
+    // Recorded under an older scheme: the fact moves to the current one like the key's row does.
+    if (recorded !== current && this.hashing.candidates(apiKey).some((c) => c.hash === recorded)) {
+      await this.store.replaceBootstrapKey(recorded, current, now);
+    }
     await this.addDefaultKey(apiKey, now);
   }
 
@@ -89,7 +96,7 @@ export class IamService {
    */
   async bootstrapGenerated(apiKey: string): Promise<boolean> {
     const now = this.clock.now();
-    const hash = sha256Hex(apiKey);
+    const hash = this.hashing.current(apiKey).hash;
     await this.store.ensureWorkspace(defaultWorkspace(now));
     if ((await this.store.claimBootstrapKey(hash, now)) !== hash) return false;
     await this.addDefaultKey(apiKey, now);
@@ -97,10 +104,14 @@ export class IamService {
   }
 
   private async addDefaultKey(apiKey: string, now: number): Promise<void> {
+    // Stored already (under any scheme; rewritten to the current one by the lookup), or revoked.
+    if (await this.findStored(apiKey)) return;
+    const digest = this.hashing.current(apiKey);
     const record: ApiKeyRecord = {
       id: newId("key", now),
       workspaceId: DEFAULT_WORKSPACE_ID,
-      keyHash: sha256Hex(apiKey),
+      keyHash: digest.hash,
+      hashScheme: digest.scheme,
       label: "default",
       role: "admin",
       agentIds: null,
@@ -115,11 +126,11 @@ export class IamService {
     const claims = this.accessTokenKey ? decodeAccessToken(this.accessTokenKey, apiKey) : null;
     // A string that is no token this server signed may still be an operator-chosen API key.
     if (claims) return this.tokenPrincipal(claims);
-    const hash = sha256Hex(apiKey);
+    const hash = this.hashing.current(apiKey).hash;
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
-    const record = await this.store.findApiKeyByHash(hash);
+    const record = await this.findStored(apiKey);
     const principal =
       record && record.revokedAt === null
         ? {
@@ -132,6 +143,25 @@ export class IamService {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
     return principal;
+  }
+
+  /**
+   * The stored key `apiKey` is, under whichever scheme its row uses (the hash must be that scheme's
+   * own); a row under an older scheme is rewritten to the current one, so it is checked once.
+   */
+  private async findStored(apiKey: string): Promise<ApiKeyRecord | null> {
+    const candidates = this.hashing.candidates(apiKey);
+    const record = await this.store.findApiKeyByHashes(candidates.map((c) => c.hash));
+    if (!record) return null;
+    const match = candidates.find((c) => c.scheme === record.hashScheme && c.hash === record.keyHash);
+    if (!match) return null;
+    const current = this.hashing.current(apiKey);
+    if (match.scheme === current.scheme) return record;
+    await this.store.rehashApiKey(record.id, record.keyHash, {
+      keyHash: current.hash,
+      hashScheme: current.scheme,
+    });
+    return { ...record, keyHash: current.hash, hashScheme: current.scheme };
   }
 
   /**
@@ -180,10 +210,12 @@ export class IamService {
     }
     const now = this.clock.now();
     const key = IamService.generateKey();
+    const digest = this.hashing.current(key);
     const record: ApiKeyRecord = {
       id: newId("key", now),
       workspaceId,
-      keyHash: sha256Hex(key),
+      keyHash: digest.hash,
+      hashScheme: digest.scheme,
       label: request.label ?? "",
       role: request.role,
       agentIds,
@@ -309,7 +341,9 @@ export class IamService {
     const audit = apiKeyAudit(by, "revoke", current, { ...current, revokedAt: now }, now);
     const record = await this.store.revokeApiKey(workspaceId, id, now, audit);
     if (!record) throw notFound("API key", id);
-    this.cache.delete(record.keyHash);
+    // Cached by the presented key's current hash: drop every entry of this key, whatever its row held.
+    for (const [hash, entry] of this.cache)
+      if (entry.principal?.apiKeyId === record.id) this.cache.delete(hash);
     this.minters.delete(record.id);
     return record;
   }
@@ -352,6 +386,6 @@ function apiKeyAudit(
 }
 
 function apiKeyView(record: ApiKeyRecord) {
-  const { keyHash: _keyHash, ...view } = record;
+  const { keyHash: _keyHash, hashScheme: _hashScheme, ...view } = record;
   return view;
 }

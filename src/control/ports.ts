@@ -56,6 +56,8 @@ export interface ApiKeyRecord {
   id: string;
   workspaceId: string;
   keyHash: string;
+  /** How `keyHash` was made (`control/apiKeyHashing.ts`). */
+  hashScheme: string;
   label: string;
   role: ApiKeyRole;
   /** The agents the key may use (only runtime keys carry a list); null: every agent of its workspace. */
@@ -80,7 +82,15 @@ export interface IamStore {
    * a key whose hash is already stored writes nothing. False then.
    */
   addApiKey(record: ApiKeyRecord, audit: AdminAuditEntry, workspace?: NewWorkspace): Promise<boolean>;
-  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** The key stored under any of these hashes (each a scheme's hash of one presented key). */
+  findApiKeyByHashes(keyHashes: readonly string[]): Promise<ApiKeyRecord | null>;
+  /**
+   * Rewrites a key's stored hash to another scheme, only while it still holds `from` (a concurrent
+   * rewrite by another replica wins, harmlessly); not an admin change, so not audited.
+   */
+  rehashApiKey(id: string, from: string, to: { keyHash: string; hashScheme: string }): Promise<boolean>;
+  /** Moves the recorded bootstrap key hash from `from` to `to` (its scheme's rewrite). */
+  replaceBootstrapKey(from: string, to: string, now: number): Promise<boolean>;
   findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null>;
   /** A workspace's keys by id (oldest first), `limit` at a time after `afterId`. */
   listApiKeys(workspaceId: string, limit: number, afterId: string | null): Promise<ApiKeyRecord[]>;

@@ -118,6 +118,7 @@ const apiKey = (id = newId("key", at)): ApiKeyRecord => ({
   id,
   workspaceId: WS,
   keyHash: `hash-${id}`,
+  hashScheme: "sha256",
   label: "",
   role: "runtime",
   agentIds: null,

@@ -34,6 +34,7 @@ const key = (id: string, agentIds: readonly string[] | null): ApiKeyRecord => ({
   id,
   workspaceId: "wrkspc_test",
   keyHash: `hash-${id}`,
+  hashScheme: "sha256",
   label: "",
   role: "runtime",
   agentIds,
@@ -58,7 +59,7 @@ for (const [name, open] of Object.entries(BACKENDS)) {
         });
         await store.addApiKey(key("key_a", ["agent_1", "agent_2"]), testAudit("api_key"));
         await store.addApiKey(key("key_b", null), testAudit("api_key"));
-        expect((await store.findApiKeyByHash("hash-key_a"))?.agentIds).toEqual(["agent_1", "agent_2"]);
+        expect((await store.findApiKeyByHashes(["hash-key_a"]))?.agentIds).toEqual(["agent_1", "agent_2"]);
         expect((await store.findApiKey("wrkspc_test", "key_b"))?.agentIds).toBeNull();
         expect((await store.listApiKeys("wrkspc_test", 10, null)).map((k) => k.agentIds)).toEqual([
           ["agent_1", "agent_2"],

@@ -17,6 +17,8 @@ export interface Database {
     role: ColumnType<string, string | undefined, string>;
     /** JSON array of agent ids the key may use; null: every agent of the workspace. */
     agent_ids: ColumnType<string | null, string | null | undefined, string | null>;
+    /** `sha256` (stored before migration 020) or `hmac-sha256:<master key id>` (`control/apiKeyHashing.ts`). */
+    hash_scheme: ColumnType<string, string | undefined, string>;
   };
   // control: immutable publication history
   agents: {

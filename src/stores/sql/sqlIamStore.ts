@@ -31,13 +31,32 @@ export class SqlIamStore implements IamStore {
     });
   }
 
-  async findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+  async findApiKeyByHashes(keyHashes: readonly string[]): Promise<ApiKeyRecord | null> {
+    if (keyHashes.length === 0) return null;
     const row = await this.db
       .selectFrom("api_keys")
       .selectAll()
-      .where("key_hash", "=", keyHash)
+      .where("key_hash", "in", [...keyHashes])
       .executeTakeFirst();
     return row ? apiKeyOf(row) : null;
+  }
+
+  async rehashApiKey(
+    id: string,
+    from: string,
+    to: { keyHash: string; hashScheme: string },
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable("api_keys")
+      .set({ key_hash: to.keyHash, hash_scheme: to.hashScheme })
+      .where("id", "=", id)
+      .where("key_hash", "=", from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  replaceBootstrapKey(from: string, to: string, now: number): Promise<boolean> {
+    return this.facts.replace("bootstrap_api_key", from, to, now);
   }
 
   async findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null> {
@@ -82,6 +101,7 @@ function apiKeyOf(row: Selectable<Database["api_keys"]>): ApiKeyRecord {
     id: row.id,
     workspaceId: row.workspace_id,
     keyHash: row.key_hash,
+    hashScheme: row.hash_scheme,
     label: row.label,
     // A value written by another build is read as the least power, never as more.
     role: isApiKeyRole(row.role) ? row.role : "runtime",
@@ -120,6 +140,7 @@ async function insertApiKey(tx: DbOrTx, r: ApiKeyRecord): Promise<boolean> {
       id: r.id,
       workspace_id: r.workspaceId,
       key_hash: r.keyHash,
+      hash_scheme: r.hashScheme,
       label: r.label,
       role: r.role,
       agent_ids: r.agentIds === null ? null : JSON.stringify(r.agentIds),
