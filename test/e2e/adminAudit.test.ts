@@ -10,6 +10,7 @@ import { join } from "node:path";
 import Anthropic, { BadRequestError, PermissionDeniedError } from "@anthropic-ai/sdk";
 import SqliteDatabase from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { aiSdkChat } from "../support/aiSdkChat.js";
 import { MODEL } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
@@ -249,5 +250,16 @@ describe("the admin audit", () => {
     await expect(
       clientOf((await mint("runtime")).key).beta.agents.create({ name: "x", model: MODEL }),
     ).rejects.toBeInstanceOf(PermissionDeniedError);
+  });
+
+  it("names the server itself as system for what it makes on a client's behalf", async () => {
+    const agent = await t.client.beta.agents.create({ name: "ui-client", model: MODEL });
+    // A UI protocol names no environment: the workspace's default one is made on first use.
+    const ui = aiSdkChat({ baseUrl: t.server.url, apiKey: TEST_API_KEY, body: { agentId: agent.id } });
+    await ui.chat.sendMessage({ text: "hello" });
+    await ui.waitForFinishes(1);
+    expect(ui.errors).toEqual([]);
+    const made = await audit("?resource_type=environment&action=create");
+    expect(made[0]).toMatchObject({ actor: "system", workspace_id: "wrkspc_default" });
   });
 });
