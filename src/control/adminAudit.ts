@@ -6,9 +6,9 @@ import type { ListQuery, Page } from "../kernel/pagination.js";
  * Who made an admin change: the API key's id (`key_…`; an access token acts as its minting key), or
  * one of the local actors: `bootstrap` (a server start registering the operator's key and the
  * default workspace), `embedded` (the in-process client of `openAwaken`), `system` (the server
- * itself: a workspace's default environment, an `mcp_oauth` refresh). `cli` is kept for a local
- * admin command that writes to the database directly; the `awaken` admin commands all go through
- * the HTTP API, so their entries carry the key's id.
+ * itself: a workspace's default environment, an `mcp_oauth` refresh), `cli` (a local admin command
+ * that writes to the database directly: `awaken secrets reseal`). The `awaken` commands that go
+ * through the HTTP API (`api-keys`, `environment-keys`) act with a key, so their entries carry its id.
  */
 export type AuditActorName = string;
 
@@ -28,8 +28,11 @@ export const AUDIT_RESOURCE_TYPES = [
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
-/** `rotate` is a credential's new revision (new auth); `update` changes no secret-bearing field. */
-export const AUDIT_ACTIONS = ["create", "update", "rotate", "archive", "delete", "revoke"] as const;
+/**
+ * `rotate` is a credential's new revision (new auth); `update` changes no secret-bearing field;
+ * `reseal` is a revision's seal moved to the current master key (`awaken secrets reseal`).
+ */
+export const AUDIT_ACTIONS = ["create", "update", "rotate", "reseal", "archive", "delete", "revoke"] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**

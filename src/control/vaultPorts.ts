@@ -144,7 +144,7 @@ export interface SealedRevisionStore {
    * Replaces one revision's seal with `next`, only while the row still holds exactly `current.sealed`
    * (one transaction). False when the row changed (re-sealed by another run) or is gone (deleted).
    */
-  replaceSealed(current: SealedRevisionRow, next: SealedSecret): Promise<boolean>;
+  replaceSealed(current: SealedRevisionRow, next: SealedSecret, audit: AdminAuditEntry): Promise<boolean>;
 }
 
 /** One open (or refusal) of a pinned credential by a last-mile holder. Never material. */

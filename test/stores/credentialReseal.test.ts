@@ -18,6 +18,7 @@ import type { Db } from "../../src/stores/sql/db.js";
 import { SqlCredentialStore } from "../../src/stores/sql/sqlCredentialStore.js";
 import { controlStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 
 // Master-key rotation's re-seal (`awaken secrets reseal`) on both backends, on real databases with
@@ -192,6 +193,14 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("master-key
       expect([...report.before]).toEqual([[oldKey.id, 6]]);
       expect([...report.after]).toEqual([[nextKey.id, 6]]);
       expect(progress).toEqual([2, 4, 6]);
+      // Each re-sealed revision is in the admin audit as the local command's, naming no secret.
+      const audited = await f.stores.adminAudit.list(WORKSPACE, {
+        limit: 100,
+        cursor: null,
+        action: "reseal",
+      });
+      expect(audited.data).toHaveLength(6);
+      expect(audited.data.every((e) => e.actor === "cli" && e.resourceType === "credential")).toBe(true);
 
       const after = await rows(f);
       expect(after.map((r) => r.master_key_id)).toEqual(Array(6).fill(nextKey.id));
@@ -333,8 +342,8 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("master-key
     };
     const a = await rotated.rewrap(identity, row!.sealed);
     const b = await rotated.rewrap(identity, row!.sealed);
-    expect(await store.replaceSealed(row!, a)).toBe(true);
-    expect(await store.replaceSealed(row!, b)).toBe(false);
+    expect(await store.replaceSealed(row!, a, testAudit())).toBe(true);
+    expect(await store.replaceSealed(row!, b, testAudit())).toBe(false);
     const [stored] = (await rows(f)).filter(
       (r) => r.credential_id === row!.credentialId && r.revision === row!.revision,
     );

@@ -230,7 +230,11 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
     }));
   }
 
-  async replaceSealed(current: SealedRevisionRow, next: SealedRevisionRow["sealed"]): Promise<boolean> {
+  async replaceSealed(
+    current: SealedRevisionRow,
+    next: SealedRevisionRow["sealed"],
+    audit: AdminAuditEntry,
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const result = await tx
         .updateTable("vault_credential_revisions")
@@ -249,7 +253,9 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
         .where("wrapped_key", "=", current.sealed.wrappedKey.toString("base64"))
         .where("sealed_material", "=", current.sealed.ciphertext.toString("base64"))
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
     });
   }
 
