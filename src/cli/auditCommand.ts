@@ -9,8 +9,8 @@ new master key), API keys (create, revoke) and workspaces, newest first. Each en
 it (the API key's id, or bootstrap: a server start; embedded: openAwaken's in-process client;
 system: the server itself, e.g. a workspace's default environment or an mcp_oauth refresh; cli:
 awaken secrets reseal), what (action, resource type and id, the version or revision it left
-current), when, and SHA-256 digests of the secret-free view before and after. No entry holds a
-secret, a key or a token. Each is written in the change's own transaction.
+current), when, and SHA-256 digests of the secret-free view before and after.
+No entry holds a secret, a key or a token. Each is written in the change's own transaction.
 Entries of another workspace are never shown. This command calls the server over HTTP with an
 admin key:
   GET /v1/awaken/audit?resource_type=&resource_id=&action=&limit=&page=
