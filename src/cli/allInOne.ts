@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { AgentService } from "../control/agentService.js";
+import { apiKeyHashing } from "../control/apiKeyHashing.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
@@ -37,7 +38,11 @@ import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { ACCESS_TOKEN_SIGNING_PURPOSE, deriveWrappingKey } from "../secrets/envelope.js";
+import {
+  ACCESS_TOKEN_SIGNING_PURPOSE,
+  API_KEY_HASH_PURPOSE,
+  deriveWrappingKey,
+} from "../secrets/envelope.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
 import {
@@ -145,11 +150,20 @@ export async function startAllInOne(
     }));
     // Application access tokens are signed under a key derived from the master key: every
     // replica holds the same one, and a rotation ends the tokens (they live 15 minutes at most).
+    // API keys are stored as HMAC-SHA-256 under a key derived from the same agreed master key (its
+    // own purpose); rows under a retired key or plain SHA-256 are rewritten when they next match.
     iam = new IamService(
       storage.control.iam,
       clock,
       undefined,
       deriveWrappingKey(masterKey.key, ACCESS_TOKEN_SIGNING_PURPOSE),
+      apiKeyHashing(
+        { masterKeyId: masterKey.id, key: deriveWrappingKey(masterKey.key, API_KEY_HASH_PURPOSE) },
+        retiredKeys.map((r) => ({
+          masterKeyId: r.masterKey.id,
+          key: deriveWrappingKey(r.masterKey.key, API_KEY_HASH_PURPOSE),
+        })),
+      ),
     );
     ({ key: apiKey, source: apiKeySource } = await resolveApiKey(dataDir, options.apiKey, iam));
     if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
@@ -205,7 +219,8 @@ export async function startAllInOne(
     fromRevision: number,
     fields: RefreshedTokenFields,
   ): Promise<CredentialView> =>
-    credentials.update(workspaceId, vaultId, credentialId, {
+    // The server commits the refresh; the audit names it `system`.
+    credentials.update({ workspaceId, actor: "system" }, vaultId, credentialId, {
       expectedRevision: fromRevision,
       auth: {
         type: "mcp_oauth",
@@ -324,6 +339,7 @@ export async function startAllInOne(
     vaults,
     credentials,
     credentialOpens: control.credentialOpens,
+    adminAudit: control.adminAudit,
     workers: new WorkerRoster(
       storage.workerRoster,
       {

@@ -9,9 +9,10 @@ API keys authenticate users of the API. Each has a role, and each role includes 
   admin     also the workspace's API keys and environment keys
 A runtime key may carry an agent allow-list (--agents a,b): it then starts and reaches only sessions
 of those agents, on every edge; any other agent or session is answered as not found.
-A key is shown once, when it is created; the server keeps only its SHA-256 hash. A revoked key is
-refused at once by the server that revoked it and by other replicas within 30 s. These commands
-call the server over HTTP with an admin key:
+A key is shown once, when it is created; the server keeps only its HMAC-SHA-256 (under a key
+derived from the master key). A revoked key is refused at once by the server that revoked it and
+by other replicas within 30 s. Creating and revoking keys is recorded in the admin audit (see
+awaken audit). These commands call the server over HTTP with an admin key:
   POST /v1/awaken/api_keys, GET /v1/awaken/api_keys, POST /v1/awaken/api_keys/{key_id}/revoke
 
 Environment:

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { apiKeysCommand } from "./apiKeysCommand.js";
+import { auditCommand } from "./auditCommand.js";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { secretsCommand } from "./secretsCommand.js";
@@ -22,6 +23,7 @@ const program = new Command()
   .addCommand(workerCommand())
   .addCommand(environmentKeysCommand())
   .addCommand(apiKeysCommand())
+  .addCommand(auditCommand())
   .addCommand(secretsCommand());
 
 program.parseAsync(process.argv).catch((error) => {

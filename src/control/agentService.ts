@@ -4,6 +4,7 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
+import { type Actor, auditEntry } from "./adminAudit.js";
 import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "./ports.js";
@@ -24,7 +25,8 @@ export class AgentService {
     private readonly clock: Clock,
   ) {}
 
-  async create(workspaceId: string, input: AgentCreateInput): Promise<AgentView> {
+  async create(by: Actor, input: AgentCreateInput): Promise<AgentView> {
+    const { workspaceId } = by;
     const definition = resolveAgentCreate(input);
     validateAgentDefinition(definition);
     const now = this.clock.now();
@@ -37,7 +39,11 @@ export class AgentService {
       archivedAt: null,
     };
     const publication = this.publication(workspaceId, head.id, 1, definition, now);
-    await this.store.createAgent(head, publication);
+    await this.store.createAgent(
+      head,
+      publication,
+      agentAudit(by, "create", null, { head, publication }, now),
+    );
     await this.register(publication);
     return { head, publication };
   }
@@ -58,7 +64,8 @@ export class AgentService {
    * Optimistic update: `version`, when given, must be the current version. An update that changes
    * nothing returns the current version instead of minting an identical one.
    */
-  async update(workspaceId: string, agentId: string, input: AgentUpdateInput): Promise<AgentView> {
+  async update(by: Actor, agentId: string, input: AgentUpdateInput): Promise<AgentView> {
+    const { workspaceId } = by;
     const head = await this.head(workspaceId, agentId);
     if (head.archivedAt !== null) {
       throw new AwakenError("agent_archived", `agent ${agentId} is archived and cannot be updated`);
@@ -78,7 +85,12 @@ export class AgentService {
       return { head, publication: current };
     const now = this.clock.now();
     const next = this.publication(workspaceId, agentId, head.latestVersion + 1, definition, now);
-    const appended = await this.store.appendVersion(next, head.latestVersion);
+    const nextHead = { ...head, latestVersion: next.version, updatedAt: now };
+    const appended = await this.store.appendVersion(
+      next,
+      head.latestVersion,
+      agentAudit(by, "update", { head, publication: current }, { head: nextHead, publication: next }, now),
+    );
     if (!appended) {
       throw new AwakenError(
         "version_mismatch",
@@ -89,13 +101,16 @@ export class AgentService {
       );
     }
     await this.register(next);
-    return { head: { ...head, latestVersion: next.version, updatedAt: now }, publication: next };
+    return { head: nextHead, publication: next };
   }
 
-  async archive(workspaceId: string, agentId: string): Promise<AgentView> {
-    await this.head(workspaceId, agentId);
-    await this.store.archive(workspaceId, agentId, this.clock.now());
-    return this.retrieve(workspaceId, agentId);
+  async archive(by: Actor, agentId: string): Promise<AgentView> {
+    const before = await this.retrieve(by.workspaceId, agentId);
+    if (before.head.archivedAt !== null) return before;
+    const now = this.clock.now();
+    const after = { ...before, head: { ...before.head, archivedAt: now, updatedAt: now } };
+    await this.store.archive(by.workspaceId, agentId, now, agentAudit(by, "archive", before, after, now));
+    return this.retrieve(by.workspaceId, agentId);
   }
 
   list(
@@ -164,4 +179,23 @@ export class AgentService {
       publishedAt: p.createdAt,
     });
   }
+}
+
+/** An agent's audit entry: the digests are of its head and publication, which hold no secret. */
+function agentAudit(
+  by: Actor,
+  action: "create" | "update" | "archive",
+  before: AgentView | null,
+  after: AgentView,
+  at: number,
+) {
+  return auditEntry(by, {
+    action,
+    resourceType: "agent",
+    resourceId: after.head.id,
+    revision: after.publication.version,
+    before,
+    after,
+    at,
+  });
 }

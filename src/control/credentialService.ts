@@ -5,6 +5,7 @@ import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialSealer, RevisionIdentity } from "../secrets/ports.js";
+import { type Actor, type AuditAction, auditEntry } from "./adminAudit.js";
 import { type CredentialAuthCreate, type CredentialAuthUpdate, SECRET_FIELDS } from "./credentialAuth.js";
 import { resolveCredentialCreate, resolveCredentialUpdate } from "./credentialResolution.js";
 import type { CredentialValidation, CredentialValidator } from "./credentialValidation.js";
@@ -50,7 +51,8 @@ export class CredentialService {
     private readonly validator?: CredentialValidator,
   ) {}
 
-  async create(workspaceId: string, vaultId: string, cmd: CreateCredentialCommand): Promise<CredentialView> {
+  async create(by: Actor, vaultId: string, cmd: CreateCredentialCommand): Promise<CredentialView> {
+    const { workspaceId } = by;
     await this.vaults.getWritable(workspaceId, vaultId);
     const now = this.clock.now();
     const resolved = resolveCredentialCreate(cmd.auth, now);
@@ -71,7 +73,11 @@ export class CredentialService {
       archivedAt: null,
     };
     const revision = revisionRow(identity, resolved.auth, fieldNames, sealed, now);
-    const result = await this.store.create(head, revision);
+    const result = await this.store.create(
+      head,
+      revision,
+      credentialAudit(by, "create", null, { head, revision }, now),
+    );
     if (!result.created) throw usageConflict(head, result.conflictWith);
     return { head, revision };
   }
@@ -84,11 +90,12 @@ export class CredentialService {
   }
 
   async update(
-    workspaceId: string,
+    by: Actor,
     vaultId: string,
     credentialId: string,
     cmd: UpdateCredentialCommand,
   ): Promise<CredentialView> {
+    const { workspaceId } = by;
     await this.vaults.getWritable(workspaceId, vaultId);
     const current = await this.retrieve(workspaceId, vaultId, credentialId);
     if (current.head.archivedAt !== null) {
@@ -112,15 +119,19 @@ export class CredentialService {
     }
     const resolved = cmd.auth ? resolveCredentialUpdate(current.revision.auth, cmd.auth, now) : null;
     if (!resolved?.changed) {
-      await this.store.updateHead(head);
-      return { head, revision: current.revision };
+      const after = { head, revision: current.revision };
+      if (!(await this.store.updateHead(head, credentialAudit(by, "update", current, after, now)))) {
+        throw notFound("credential", credentialId);
+      }
+      return after;
     }
     const previous = current.revision;
     const identity: RevisionIdentity = { credentialId, revision: previous.revision + 1, workspaceId };
     const { sealed, fieldNames } = await this.reseal(previous, identity, resolved.patch);
     const next = { ...head, latestRevision: identity.revision };
     const revision = revisionRow(identity, resolved.auth, fieldNames, sealed, now);
-    if (!(await this.store.appendRevision(next, revision, previous.revision))) {
+    const audit = credentialAudit(by, "rotate", current, { head: next, revision }, now);
+    if (!(await this.store.appendRevision(next, revision, previous.revision, audit))) {
       throw new AwakenError(
         "version_mismatch",
         `credential ${credentialId} was rotated concurrently; retrieve it and apply your change again`,
@@ -145,18 +156,22 @@ export class CredentialService {
     return this.store.listRevisions(workspaceId, credentialId, query);
   }
 
-  async archive(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView> {
-    const current = await this.retrieve(workspaceId, vaultId, credentialId);
+  async archive(by: Actor, vaultId: string, credentialId: string): Promise<CredentialView> {
+    const current = await this.retrieve(by.workspaceId, vaultId, credentialId);
     if (current.head.archivedAt !== null) return current;
     const now = this.clock.now();
-    const head = { ...current.head, archivedAt: now, updatedAt: now };
-    await this.store.updateHead(head);
-    return { head, revision: current.revision };
+    const after = { head: { ...current.head, archivedAt: now, updatedAt: now }, revision: current.revision };
+    if (!(await this.store.updateHead(after.head, credentialAudit(by, "archive", current, after, now)))) {
+      throw notFound("credential", credentialId);
+    }
+    return after;
   }
 
-  async delete(workspaceId: string, vaultId: string, credentialId: string): Promise<void> {
-    await this.vaults.get(workspaceId, vaultId);
-    if (!(await this.store.delete(workspaceId, vaultId, credentialId, this.clock.now()))) {
+  async delete(by: Actor, vaultId: string, credentialId: string): Promise<void> {
+    const current = await this.retrieve(by.workspaceId, vaultId, credentialId);
+    const now = this.clock.now();
+    const audit = credentialAudit(by, "delete", current, null, now);
+    if (!(await this.store.delete(by.workspaceId, vaultId, credentialId, now, audit))) {
       throw notFound("credential", credentialId);
     }
   }
@@ -220,6 +235,31 @@ export class CredentialService {
       throw error;
     }
   }
+}
+
+/** The secret-free view a credential's digest is taken over: the head, the auth in clear, field names. */
+function credentialAuditView(view: CredentialView) {
+  const { sealed: _sealed, ...revision } = view.revision;
+  return { head: view.head, revision };
+}
+
+function credentialAudit(
+  by: Actor,
+  action: AuditAction,
+  before: CredentialView | null,
+  after: CredentialView | null,
+  at: number,
+) {
+  const view = after ?? before;
+  return auditEntry(by, {
+    action,
+    resourceType: "credential",
+    resourceId: view?.head.id ?? "",
+    revision: view?.revision.revision ?? null,
+    before: before && credentialAuditView(before),
+    after: after && credentialAuditView(after),
+    at,
+  });
 }
 
 function revisionRow(

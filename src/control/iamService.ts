@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
@@ -11,6 +10,8 @@ import {
   MAX_ACCESS_TOKEN_TTL_S,
   newAccessTokenId,
 } from "./accessTokens.js";
+import { type Actor, type AuditAction, auditEntry } from "./adminAudit.js";
+import { type ApiKeyHashing, apiKeyHashing } from "./apiKeyHashing.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
 import {
   type AccessOperation,
@@ -19,7 +20,7 @@ import {
   isUnscoped,
   narrowScope,
 } from "./callerScope.js";
-import type { ApiKeyRecord, IamStore } from "./ports.js";
+import type { ApiKeyRecord, IamStore, NewWorkspace } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
 
@@ -50,7 +51,7 @@ export function scopeOfKey(record: ApiKeyRecord): CallerScope {
 const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
- * API keys are stored as SHA-256 hashes only. Lookups are cached per process because every request
+ * API keys are stored as HMAC-SHA-256 hashes only (`apiKeyHashing.ts`). Lookups are cached per process because every request
  * authenticates; a revoked key stops working once its cache entry expires (`cacheMs`).
  */
 export class IamService {
@@ -64,6 +65,8 @@ export class IamService {
     private readonly cacheMs = 30_000,
     /** The HMAC key access tokens are signed with (derived from the master key); null: no tokens. */
     private readonly accessTokenKey: Buffer | null = null,
+    /** How keys are stored (HMAC under a master-key-derived key) and which older schemes still match. */
+    private readonly hashing: ApiKeyHashing = apiKeyHashing(null),
   ) {}
 
   static generateKey(): string {
@@ -76,8 +79,13 @@ export class IamService {
    */
   async bootstrap(apiKey: string): Promise<void> {
     const now = this.clock.now();
-    await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
-    await this.store.claimBootstrapKey(sha256Hex(apiKey), now);
+    await this.store.ensureWorkspace(defaultWorkspace(now));
+    const current = this.hashing.current(apiKey).hash;
+    const recorded = await this.store.claimBootstrapKey(current, now);
+    // Recorded under an older scheme: the fact moves to the current one like the key's row does.
+    if (recorded !== current && this.hashing.candidates(apiKey).some((c) => c.hash === recorded)) {
+      await this.store.replaceBootstrapKey(recorded, current, now);
+    }
     await this.addDefaultKey(apiKey, now);
   }
 
@@ -88,35 +96,41 @@ export class IamService {
    */
   async bootstrapGenerated(apiKey: string): Promise<boolean> {
     const now = this.clock.now();
-    const hash = sha256Hex(apiKey);
-    await this.store.ensureWorkspace(DEFAULT_WORKSPACE_ID, "Default workspace", now);
+    const hash = this.hashing.current(apiKey).hash;
+    await this.store.ensureWorkspace(defaultWorkspace(now));
     if ((await this.store.claimBootstrapKey(hash, now)) !== hash) return false;
     await this.addDefaultKey(apiKey, now);
     return true;
   }
 
   private async addDefaultKey(apiKey: string, now: number): Promise<void> {
-    await this.store.addApiKey({
+    // Stored already (under any scheme; rewritten to the current one by the lookup), or revoked.
+    if (await this.findStored(apiKey)) return;
+    const digest = this.hashing.current(apiKey);
+    const record: ApiKeyRecord = {
       id: newId("key", now),
       workspaceId: DEFAULT_WORKSPACE_ID,
-      keyHash: sha256Hex(apiKey),
+      keyHash: digest.hash,
+      hashScheme: digest.scheme,
       label: "default",
       role: "admin",
       agentIds: null,
       createdAt: now,
       revokedAt: null,
-    });
+    };
+    // Written only when the key is new: a restart with the same key records nothing.
+    await this.store.addApiKey(record, apiKeyAudit(BOOTSTRAP, "create", null, record, now));
   }
 
   async authenticate(apiKey: string): Promise<Principal | null> {
     const claims = this.accessTokenKey ? decodeAccessToken(this.accessTokenKey, apiKey) : null;
     // A string that is no token this server signed may still be an operator-chosen API key.
     if (claims) return this.tokenPrincipal(claims);
-    const hash = sha256Hex(apiKey);
+    const hash = this.hashing.current(apiKey).hash;
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
-    const record = await this.store.findApiKeyByHash(hash);
+    const record = await this.findStored(apiKey);
     const principal =
       record && record.revokedAt === null
         ? {
@@ -129,6 +143,25 @@ export class IamService {
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
     return principal;
+  }
+
+  /**
+   * The stored key `apiKey` is, under whichever scheme its row uses (the hash must be that scheme's
+   * own); a row under an older scheme is rewritten to the current one, so it is checked once.
+   */
+  private async findStored(apiKey: string): Promise<ApiKeyRecord | null> {
+    const candidates = this.hashing.candidates(apiKey);
+    const record = await this.store.findApiKeyByHashes(candidates.map((c) => c.hash));
+    if (!record) return null;
+    const match = candidates.find((c) => c.scheme === record.hashScheme && c.hash === record.keyHash);
+    if (!match) return null;
+    const current = this.hashing.current(apiKey);
+    if (match.scheme === current.scheme) return record;
+    await this.store.rehashApiKey(record.id, record.keyHash, {
+      keyHash: current.hash,
+      hashScheme: current.scheme,
+    });
+    return { ...record, keyHash: current.hash, hashScheme: current.scheme };
   }
 
   /**
@@ -176,19 +209,35 @@ export class IamService {
       }
     }
     const now = this.clock.now();
-    await this.store.ensureWorkspace(workspaceId, workspaceId, now);
     const key = IamService.generateKey();
+    const digest = this.hashing.current(key);
     const record: ApiKeyRecord = {
       id: newId("key", now),
       workspaceId,
-      keyHash: sha256Hex(key),
+      keyHash: digest.hash,
+      hashScheme: digest.scheme,
       label: request.label ?? "",
       role: request.role,
       agentIds,
       createdAt: now,
       revokedAt: null,
     };
-    await this.store.addApiKey(record);
+    // The entries land in the key's workspace, whose admins read them; the actor names the maker.
+    const actor: Actor = { workspaceId, actor: by.apiKeyId };
+    const workspace: NewWorkspace = {
+      id: workspaceId,
+      name: workspaceId,
+      createdAt: now,
+      audit: auditEntry(actor, {
+        action: "create",
+        resourceType: "workspace",
+        resourceId: workspaceId,
+        before: null,
+        after: { id: workspaceId, name: workspaceId },
+        at: now,
+      }),
+    };
+    await this.store.addApiKey(record, apiKeyAudit(actor, "create", null, record, now), workspace);
     return { record, key };
   }
 
@@ -284,11 +333,59 @@ export class IamService {
   }
 
   /** Revokes a key of the workspace; this process refuses it at once, other replicas within `cacheMs`. */
-  async revokeApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord> {
-    const record = await this.store.revokeApiKey(workspaceId, id, this.clock.now());
+  async revokeApiKey(by: Actor, id: string): Promise<ApiKeyRecord> {
+    const { workspaceId } = by;
+    const current = await this.store.findApiKey(workspaceId, id);
+    if (!current) throw notFound("API key", id);
+    const now = this.clock.now();
+    const audit = apiKeyAudit(by, "revoke", current, { ...current, revokedAt: now }, now);
+    const record = await this.store.revokeApiKey(workspaceId, id, now, audit);
     if (!record) throw notFound("API key", id);
-    this.cache.delete(record.keyHash);
+    // Cached by the presented key's current hash: drop every entry of this key, whatever its row held.
+    for (const [hash, entry] of this.cache)
+      if (entry.principal?.apiKeyId === record.id) this.cache.delete(hash);
     this.minters.delete(record.id);
     return record;
   }
+}
+
+const BOOTSTRAP: Actor = { workspaceId: DEFAULT_WORKSPACE_ID, actor: "bootstrap" };
+
+function defaultWorkspace(now: number): NewWorkspace {
+  const view = { id: DEFAULT_WORKSPACE_ID, name: "Default workspace" };
+  return {
+    ...view,
+    createdAt: now,
+    audit: auditEntry(BOOTSTRAP, {
+      action: "create",
+      resourceType: "workspace",
+      resourceId: DEFAULT_WORKSPACE_ID,
+      before: null,
+      after: view,
+      at: now,
+    }),
+  };
+}
+
+/** A key's audit entry: its digest is of the listing's view, never of the key or its hash. */
+function apiKeyAudit(
+  by: Actor,
+  action: AuditAction,
+  before: ApiKeyRecord | null,
+  after: ApiKeyRecord,
+  at: number,
+) {
+  return auditEntry(by, {
+    action,
+    resourceType: "api_key",
+    resourceId: after.id,
+    before: before && apiKeyView(before),
+    after: apiKeyView(after),
+    at,
+  });
+}
+
+function apiKeyView(record: ApiKeyRecord) {
+  const { keyHash: _keyHash, hashScheme: _hashScheme, ...view } = record;
+  return view;
 }

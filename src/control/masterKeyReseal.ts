@@ -1,5 +1,7 @@
+import { type Clock, systemClock } from "../kernel/clock.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { SealedRecordRewrapper } from "../secrets/ports.js";
+import { auditEntry } from "./adminAudit.js";
 import type { SealedRevisionCursor, SealedRevisionStore } from "./vaultPorts.js";
 
 export interface ResealProgress {
@@ -20,6 +22,8 @@ export interface ResealOptions {
   signal?: AbortSignal;
   /** After every batch. */
   onProgress?: (progress: ResealProgress) => void;
+  /** When each re-seal is recorded in the admin audit. Default: the system clock. */
+  clock?: Clock;
 }
 
 export interface ResealReport extends ResealProgress {
@@ -107,7 +111,20 @@ export async function resealCredentialRevisions(
           { cause: error },
         );
       }
-      if (await store.replaceSealed(row, next)) progress.resealed += 1;
+      // Audited as the local command (`cli`); the digests are of the seal's master key id, no secret.
+      const audit = auditEntry(
+        { workspaceId: row.workspaceId, actor: "cli" },
+        {
+          action: "reseal",
+          resourceType: "credential",
+          resourceId: row.credentialId,
+          revision: row.revision,
+          before: { masterKeyId: row.sealed.masterKeyId },
+          after: { masterKeyId: next.masterKeyId },
+          at: (options.clock ?? systemClock).now(),
+        },
+      );
+      if (await store.replaceSealed(row, next, audit)) progress.resealed += 1;
       else progress.skipped += 1;
       cursor = { credentialId: row.credentialId, revision: row.revision };
     }

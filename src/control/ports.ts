@@ -1,4 +1,5 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
+import type { AdminAuditEntry, AdminAuditReader } from "./adminAudit.js";
 import type { AgentDefinition } from "./agentDefinition.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
 import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
@@ -28,10 +29,18 @@ export interface AgentListQuery extends ListQuery {
   createdAt?: { gte?: number; lte?: number };
 }
 
+/**
+ * Agent authoring's store. Each write takes the admin audit entry of the change and commits it in
+ * the change's own transaction, only when the change took effect.
+ */
 export interface PublicationStore {
-  createAgent(head: AgentHead, first: StoredPublication): Promise<void>;
+  createAgent(head: AgentHead, first: StoredPublication, audit: AdminAuditEntry): Promise<void>;
   /** Appends the next version only if `expectedLatest` is still the latest (optimistic concurrency). */
-  appendVersion(publication: StoredPublication, expectedLatest: number): Promise<boolean>;
+  appendVersion(
+    publication: StoredPublication,
+    expectedLatest: number,
+    audit: AdminAuditEntry,
+  ): Promise<boolean>;
   getHead(workspaceId: string, agentId: string): Promise<AgentHead | null>;
   getPublication(workspaceId: string, agentId: string, version: number): Promise<StoredPublication | null>;
   listAgents(
@@ -39,13 +48,16 @@ export interface PublicationStore {
     query: AgentListQuery,
   ): Promise<Page<{ head: AgentHead; latest: StoredPublication }>>;
   listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<Page<StoredPublication>>;
-  archive(workspaceId: string, agentId: string, now: number): Promise<void>;
+  /** False when the agent was already archived (nothing written, no audit). */
+  archive(workspaceId: string, agentId: string, now: number, audit: AdminAuditEntry): Promise<boolean>;
 }
 
 export interface ApiKeyRecord {
   id: string;
   workspaceId: string;
   keyHash: string;
+  /** How `keyHash` was made (`control/apiKeyHashing.ts`). */
+  hashScheme: string;
   label: string;
   role: ApiKeyRole;
   /** The agents the key may use (only runtime keys carry a list); null: every agent of its workspace. */
@@ -54,15 +66,44 @@ export interface ApiKeyRecord {
   revokedAt: number | null;
 }
 
+/** A workspace row to make with a key when it does not exist yet, with its audit entry. */
+export interface NewWorkspace {
+  id: string;
+  name: string;
+  createdAt: number;
+  audit: AdminAuditEntry;
+}
+
 export interface IamStore {
-  ensureWorkspace(id: string, name: string, now: number): Promise<void>;
-  addApiKey(record: ApiKeyRecord): Promise<void>;
-  findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** Makes the workspace unless it exists; the audit entry is written only when it was made. */
+  ensureWorkspace(workspace: NewWorkspace): Promise<void>;
+  /**
+   * Adds the key (and its workspace, when missing) in one transaction with their audit entries;
+   * a key whose hash is already stored writes nothing. False then.
+   */
+  addApiKey(record: ApiKeyRecord, audit: AdminAuditEntry, workspace?: NewWorkspace): Promise<boolean>;
+  /** The key stored under any of these hashes (each a scheme's hash of one presented key). */
+  findApiKeyByHashes(keyHashes: readonly string[]): Promise<ApiKeyRecord | null>;
+  /**
+   * Rewrites a key's stored hash to another scheme, only while it still holds `from` (a concurrent
+   * rewrite by another replica wins, harmlessly); not an admin change, so not audited.
+   */
+  rehashApiKey(id: string, from: string, to: { keyHash: string; hashScheme: string }): Promise<boolean>;
+  /** Moves the recorded bootstrap key hash from `from` to `to` (its scheme's rewrite). */
+  replaceBootstrapKey(from: string, to: string, now: number): Promise<boolean>;
   findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null>;
   /** A workspace's keys by id (oldest first), `limit` at a time after `afterId`. */
   listApiKeys(workspaceId: string, limit: number, afterId: string | null): Promise<ApiKeyRecord[]>;
-  /** Marks the key revoked (once: a second revoke keeps the first time); null when there is no such key. */
-  revokeApiKey(workspaceId: string, id: string, now: number): Promise<ApiKeyRecord | null>;
+  /**
+   * Marks the key revoked (once: a second revoke keeps the first time, and writes no audit entry);
+   * null when there is no such key.
+   */
+  revokeApiKey(
+    workspaceId: string,
+    id: string,
+    now: number,
+    audit: AdminAuditEntry,
+  ): Promise<ApiKeyRecord | null>;
   /**
    * Records `keyHash` as the installation's bootstrap key unless one is recorded (first writer
    * wins across replicas); returns the recorded hash.
@@ -79,4 +120,6 @@ export interface ControlStores {
   credentials: CredentialStore;
   /** Every open of a pinned credential by a holder (who, which pin, which holder, when). */
   credentialOpens: CredentialOpenAudit;
+  /** The admin audit's read side (each store above writes its own entries). */
+  adminAudit: AdminAuditReader;
 }

@@ -1,5 +1,6 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { SealedSecret } from "../secrets/ports.js";
+import type { AdminAuditEntry } from "./adminAudit.js";
 import type { CredentialAuthType, PublicCredentialAuth } from "./credentialAuth.js";
 
 /** A vault: a named collection of credentials in one workspace. */
@@ -51,24 +52,33 @@ export interface CredentialView {
 
 export type VaultListQuery = ListQuery & { includeArchived: boolean };
 
+/**
+ * Vault and credential writes take the admin audit entry of the change and commit it in the
+ * change's own transaction, only when the change took effect.
+ */
 export interface VaultStore {
-  create(vault: VaultRecord): Promise<void>;
+  create(vault: VaultRecord, audit: AdminAuditEntry): Promise<void>;
   /** Null when missing, deleted, or in another workspace. */
   get(workspaceId: string, vaultId: string): Promise<VaultRecord | null>;
-  update(vault: VaultRecord): Promise<void>;
+  /** False when the vault is gone (deleted meanwhile): nothing written. */
+  update(vault: VaultRecord, audit: AdminAuditEntry): Promise<boolean>;
   list(workspaceId: string, query: VaultListQuery): Promise<Page<VaultRecord>>;
   /**
    * Deletes the vault and every credential in it: heads become tombstones (so a later admission can
    * say "deleted" rather than "unknown") and every sealed revision is erased.
    */
-  delete(workspaceId: string, vaultId: string, now: number): Promise<boolean>;
+  delete(workspaceId: string, vaultId: string, now: number, audit: AdminAuditEntry): Promise<boolean>;
 }
 
 export type CreateCredentialResult = { created: true } | { created: false; conflictWith: string | null };
 
 export interface CredentialStore {
   /** Fails (without writing) when a live credential of the vault already has the same usage key. */
-  create(head: CredentialHead, first: CredentialRevision): Promise<CreateCredentialResult>;
+  create(
+    head: CredentialHead,
+    first: CredentialRevision,
+    audit: AdminAuditEntry,
+  ): Promise<CreateCredentialResult>;
   /** The head and its latest revision; null when missing, deleted, or not in that vault/workspace. */
   get(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView | null>;
   getRevision(
@@ -81,9 +91,10 @@ export interface CredentialStore {
     head: CredentialHead,
     revision: CredentialRevision,
     expectedLatest: number,
+    audit: AdminAuditEntry,
   ): Promise<boolean>;
-  /** Name, metadata and lifecycle changes that need no new revision. */
-  updateHead(head: CredentialHead): Promise<void>;
+  /** Name, metadata and lifecycle changes that need no new revision. False when it is gone. */
+  updateHead(head: CredentialHead, audit: AdminAuditEntry): Promise<boolean>;
   list(workspaceId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialView>>;
   /** The credential's stored revisions, newest first; empty when it is deleted or in another workspace. */
   listRevisions(
@@ -92,7 +103,13 @@ export interface CredentialStore {
     query: ListQuery,
   ): Promise<Page<CredentialRevision>>;
   /** Tombstones the head and erases every sealed revision of it. */
-  delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean>;
+  delete(
+    workspaceId: string,
+    vaultId: string,
+    credentialId: string,
+    now: number,
+    audit: AdminAuditEntry,
+  ): Promise<boolean>;
 }
 
 /** One stored revision's seal, with the identity columns of its own row (what the seal binds to). */
@@ -127,7 +144,7 @@ export interface SealedRevisionStore {
    * Replaces one revision's seal with `next`, only while the row still holds exactly `current.sealed`
    * (one transaction). False when the row changed (re-sealed by another run) or is gone (deleted).
    */
-  replaceSealed(current: SealedRevisionRow, next: SealedSecret): Promise<boolean>;
+  replaceSealed(current: SealedRevisionRow, next: SealedSecret, audit: AdminAuditEntry): Promise<boolean>;
 }
 
 /** One open (or refusal) of a pinned credential by a last-mile holder. Never material. */

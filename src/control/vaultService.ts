@@ -3,6 +3,7 @@ import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
+import { type Actor, type AuditAction, auditEntry } from "./adminAudit.js";
 import type { VaultListQuery, VaultRecord, VaultStore } from "./vaultPorts.js";
 
 export interface UpdateVaultCommand {
@@ -18,20 +19,20 @@ export class VaultService {
   ) {}
 
   async create(
-    workspaceId: string,
+    by: Actor,
     cmd: { displayName: string; metadata: Record<string, string> },
   ): Promise<VaultRecord> {
     const now = this.clock.now();
     const vault: VaultRecord = {
       id: newId("vlt", now),
-      workspaceId,
+      workspaceId: by.workspaceId,
       displayName: cmd.displayName,
       metadata: cmd.metadata,
       createdAt: now,
       updatedAt: now,
       archivedAt: null,
     };
-    await this.store.create(vault);
+    await this.store.create(vault, vaultAudit(by, "create", null, vault, now));
     return vault;
   }
 
@@ -53,16 +54,19 @@ export class VaultService {
     return vault;
   }
 
-  async update(workspaceId: string, vaultId: string, cmd: UpdateVaultCommand): Promise<VaultRecord> {
-    const current = await this.getWritable(workspaceId, vaultId);
+  async update(by: Actor, vaultId: string, cmd: UpdateVaultCommand): Promise<VaultRecord> {
+    const current = await this.getWritable(by.workspaceId, vaultId);
+    const now = this.clock.now();
     const next: VaultRecord = {
       ...current,
       // A vault always has a name: null means "leave it".
       displayName: cmd.displayName ?? current.displayName,
       metadata: applyMetadataPatch(current.metadata, cmd.metadata),
-      updatedAt: this.clock.now(),
+      updatedAt: now,
     };
-    await this.store.update(next);
+    if (!(await this.store.update(next, vaultAudit(by, "update", current, next, now)))) {
+      throw notFound("vault", vaultId);
+    }
     return next;
   }
 
@@ -70,16 +74,36 @@ export class VaultService {
     return this.store.list(workspaceId, query);
   }
 
-  async archive(workspaceId: string, vaultId: string): Promise<VaultRecord> {
-    const current = await this.get(workspaceId, vaultId);
+  async archive(by: Actor, vaultId: string): Promise<VaultRecord> {
+    const current = await this.get(by.workspaceId, vaultId);
     if (current.archivedAt !== null) return current;
     const now = this.clock.now();
     const next = { ...current, archivedAt: now, updatedAt: now };
-    await this.store.update(next);
+    if (!(await this.store.update(next, vaultAudit(by, "archive", current, next, now)))) {
+      throw notFound("vault", vaultId);
+    }
     return next;
   }
 
-  async delete(workspaceId: string, vaultId: string): Promise<void> {
-    if (!(await this.store.delete(workspaceId, vaultId, this.clock.now()))) throw notFound("vault", vaultId);
+  /** Deletes the vault with its credentials (one audit entry, for the vault). */
+  async delete(by: Actor, vaultId: string): Promise<void> {
+    const current = await this.get(by.workspaceId, vaultId);
+    const now = this.clock.now();
+    if (
+      !(await this.store.delete(by.workspaceId, vaultId, now, vaultAudit(by, "delete", current, null, now)))
+    ) {
+      throw notFound("vault", vaultId);
+    }
   }
+}
+
+function vaultAudit(
+  by: Actor,
+  action: AuditAction,
+  before: VaultRecord | null,
+  after: VaultRecord | null,
+  at: number,
+) {
+  const resourceId = (after ?? before)?.id ?? "";
+  return auditEntry(by, { action, resourceType: "vault", resourceId, before, after, at });
 }

@@ -1,3 +1,4 @@
+import { type Actor, type AuditAction, auditEntry } from "../control/adminAudit.js";
 import { canonicalJson } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
@@ -37,7 +38,8 @@ export class EnvironmentService {
     private readonly tierPolicy: SandboxTierPolicy = STRICT_TIER_POLICY,
   ) {}
 
-  async create(workspaceId: string, cmd: CreateEnvironmentCommand): Promise<EnvironmentRecord> {
+  async create(by: Actor, cmd: CreateEnvironmentCommand): Promise<EnvironmentRecord> {
+    const { workspaceId } = by;
     const config = resolveEnvironmentConfig(cmd.config);
     admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
     const now = this.clock.now();
@@ -54,7 +56,7 @@ export class EnvironmentService {
       updatedAt: now,
       archivedAt: null,
     };
-    await this.store.create(record);
+    await this.store.create(record, environmentAudit(by, "create", null, record, now));
     return record;
   }
 
@@ -72,8 +74,8 @@ export class EnvironmentService {
     return record;
   }
 
-  async update(workspaceId: string, id: string, cmd: UpdateEnvironmentCommand): Promise<EnvironmentRecord> {
-    const current = await this.get(workspaceId, id);
+  async update(by: Actor, id: string, cmd: UpdateEnvironmentCommand): Promise<EnvironmentRecord> {
+    const current = await this.get(by.workspaceId, id);
     if (current.archivedAt !== null) {
       throw new AwakenError("environment_archived", `environment ${id} is archived and cannot be updated`, {
         details: { error_code: "environment_archived" },
@@ -83,6 +85,7 @@ export class EnvironmentService {
     const configChanged = canonicalJson(config) !== canonicalJson(current.config);
     // A new revision must meet today's rule; an unchanged one (a rename) is left as it was.
     if (configChanged) admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
+    const now = this.clock.now();
     const next: EnvironmentRecord = {
       ...current,
       name: cmd.name ?? current.name,
@@ -91,24 +94,28 @@ export class EnvironmentService {
       metadata: applyMetadataPatch(current.metadata, cmd.metadata, { emptyStringDeletes: true }),
       config,
       revision: configChanged ? current.revision + 1 : current.revision,
-      updatedAt: this.clock.now(),
+      updatedAt: now,
     };
-    await this.store.update(next, configChanged);
+    const audit = environmentAudit(by, "update", current, next, now);
+    if (!(await this.store.update(next, configChanged, audit))) await this.get(by.workspaceId, id);
     return next;
   }
 
-  async archive(workspaceId: string, id: string): Promise<EnvironmentRecord> {
-    const current = await this.get(workspaceId, id);
+  async archive(by: Actor, id: string): Promise<EnvironmentRecord> {
+    const current = await this.get(by.workspaceId, id);
     if (current.archivedAt !== null) return current;
     const now = this.clock.now();
     const next = { ...current, archivedAt: now, updatedAt: now };
-    await this.store.update(next, false);
+    const audit = environmentAudit(by, "archive", current, next, now);
+    if (!(await this.store.update(next, false, audit))) await this.get(by.workspaceId, id);
     return next;
   }
 
-  async delete(workspaceId: string, id: string): Promise<void> {
-    await this.get(workspaceId, id);
-    await this.store.delete(workspaceId, id);
+  async delete(by: Actor, id: string): Promise<void> {
+    const current = await this.get(by.workspaceId, id);
+    const now = this.clock.now();
+    const audit = environmentAudit(by, "delete", current, null, now);
+    if (!(await this.store.delete(by.workspaceId, id, audit))) await this.get(by.workspaceId, id);
   }
 
   list(
@@ -117,4 +124,23 @@ export class EnvironmentService {
   ): Promise<Page<EnvironmentRecord>> {
     return this.store.list(workspaceId, query);
   }
+}
+
+function environmentAudit(
+  by: Actor,
+  action: AuditAction,
+  before: EnvironmentRecord | null,
+  after: EnvironmentRecord | null,
+  at: number,
+) {
+  const view = after ?? before;
+  return auditEntry(by, {
+    action,
+    resourceType: "environment",
+    resourceId: view?.id ?? "",
+    revision: view?.revision ?? null,
+    before,
+    after,
+    at,
+  });
 }

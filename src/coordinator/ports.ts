@@ -1,3 +1,4 @@
+import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
@@ -55,17 +56,24 @@ export interface EnvironmentRecord {
   archivedAt: number | null;
 }
 
+/**
+ * Environment authoring's store. Writes take the admin audit entry of the change (Control's audit
+ * contract) and commit it in the change's own transaction, only when the change took effect.
+ */
 export interface EnvironmentStore {
-  create(record: EnvironmentRecord): Promise<void>;
+  create(record: EnvironmentRecord, audit: AdminAuditEntry): Promise<void>;
   get(workspaceId: string, id: string): Promise<EnvironmentRecord | null>;
   getRevision(environmentId: string, revision: number): Promise<EnvironmentConfig | null>;
-  /** Writes the head; appends a revision when `config` changed (revision already incremented). */
-  update(record: EnvironmentRecord, newRevision: boolean): Promise<void>;
+  /**
+   * Writes the head; appends a revision when `config` changed (revision already incremented).
+   * False when the environment is gone (nothing written).
+   */
+  update(record: EnvironmentRecord, newRevision: boolean, audit: AdminAuditEntry): Promise<boolean>;
   list(
     workspaceId: string,
     query: ListQuery & { includeArchived: boolean },
   ): Promise<Page<EnvironmentRecord>>;
-  delete(workspaceId: string, id: string): Promise<boolean>;
+  delete(workspaceId: string, id: string, audit: AdminAuditEntry): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------

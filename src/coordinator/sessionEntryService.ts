@@ -1,3 +1,4 @@
+import type { Actor } from "../control/adminAudit.js";
 import type { Clock } from "../kernel/clock.js";
 import { notFound } from "../kernel/errors.js";
 import type { EnvironmentService } from "./environmentService.js";
@@ -154,6 +155,8 @@ export class SessionEntryService implements SessionEntry {
    * clients that rely on it (the UI protocols) cannot name another.
    */
   private defaultEnvironment(workspaceId: string): Promise<EnvironmentRecord> {
+    // The server makes (or discards) the default environment on a session's behalf.
+    const system: Actor = { workspaceId, actor: "system" };
     return claimName(
       this.deps.names,
       this.deps.clock,
@@ -165,7 +168,7 @@ export class SessionEntryService implements SessionEntry {
           return env && env.archivedAt === null ? env : null;
         },
         create: async () => {
-          const env = await this.deps.environments.create(workspaceId, {
+          const env = await this.deps.environments.create(system, {
             name: DEFAULT_ENVIRONMENT_NAME,
             description: "Made for sessions started without an environment",
             scope: null,
@@ -174,7 +177,7 @@ export class SessionEntryService implements SessionEntry {
           });
           return { id: env.id, value: env };
         },
-        discard: (env) => this.deps.environments.delete(workspaceId, env.id),
+        discard: (env) => this.deps.environments.delete(system, env.id),
       },
     );
   }

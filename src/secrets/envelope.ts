@@ -21,6 +21,8 @@ const HKDF_SALT = Buffer.from("awaken secret store v1", "utf8");
 export const CREDENTIAL_WRAP_PURPOSE = "awaken/credential-revision/data-key-wrap/v1";
 /** The HMAC key application access tokens are signed with (Control's IAM holds it). */
 export const ACCESS_TOKEN_SIGNING_PURPOSE = "awaken/iam/access-token-hmac/v1";
+/** The HMAC key API keys are stored under (Control's IAM holds it), so a stolen database checks no guess. */
+export const API_KEY_HASH_PURPOSE = "awaken/iam/api-key-hmac/v1";
 
 /** The key-encryption key for one purpose. The caller zeroes it after use. */
 export function deriveWrappingKey(masterKey: Buffer, purpose: string): Buffer {

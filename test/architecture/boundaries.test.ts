@@ -21,8 +21,9 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   },
   coordinator: {
     contexts: ["kernel"],
-    // The publication contract the catalog stores, and the worker transport the gateway serves.
-    files: ["control/agentDefinition.ts", "worker/ports.ts"],
+    // The publication contract the catalog stores, the worker transport the gateway serves, and
+    // the admin audit's entry (Control owns the audit; environment authoring writes its entries).
+    files: ["control/agentDefinition.ts", "control/adminAudit.ts", "worker/ports.ts"],
   },
   runtime: {
     contexts: ["kernel", "providers", "coordinator"],

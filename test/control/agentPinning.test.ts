@@ -24,8 +24,11 @@ async function setup() {
     new LocalRegistrar(catalog, systemClock),
     systemClock,
   );
-  const created = await agents.create(WS, { name: "a", model: "claude-sonnet-4-5", system: "v1" });
-  await agents.update(WS, created.head.id, { system: "v2" });
+  const created = await agents.create(
+    { workspaceId: WS, actor: "cli" },
+    { name: "a", model: "claude-sonnet-4-5", system: "v1" },
+  );
+  await agents.update({ workspaceId: WS, actor: "cli" }, created.head.id, { system: "v2" });
   return { agents, catalog, pinner: new RegisteredAgentPinner(agents), id: created.head.id };
 }
 
@@ -76,7 +79,7 @@ describe("agent pinning", () => {
     const noVersion = await errorOf(pinner.pin(WS, { id, version: 3 }));
     expect(noVersion.code).toBe("not_found");
     expect(noVersion.message).toContain("has no version 3");
-    await agents.archive(WS, id);
+    await agents.archive({ workspaceId: WS, actor: "cli" }, id);
     const archived = await errorOf(pinner.pin(WS, { id }));
     expect(archived.category).toBe("invalid");
     expect(archived.message).toBe(`agent ${id} is archived and cannot start new sessions`);

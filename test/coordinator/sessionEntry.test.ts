@@ -20,7 +20,8 @@ async function open(backend: EntryBackend, timing?: Parameters<typeof openEntryS
   const stacks = await openEntryStacks(backend, timing);
   closeStacks = stacks.close;
   const agentOf = async (stack: EntryStack, ws: string) =>
-    (await stack.agents.create(ws, { name: "a", model: "claude-sonnet-4-5" })).head.id;
+    (await stack.agents.create({ workspaceId: ws, actor: "cli" }, { name: "a", model: "claude-sonnet-4-5" }))
+      .head.id;
   return { ...stacks, agentOf };
 }
 
@@ -83,23 +84,26 @@ describe.each(BACKENDS)("session entry on %s", (backend) => {
       const { a, agentOf } = await open(backend);
       const agent = await agentOf(a, WS);
       const first = await a.entry.start({ workspaceId: WS, agent: { id: agent } });
-      await a.environments.archive(WS, first.environmentId);
+      await a.environments.archive({ workspaceId: WS, actor: "cli" }, first.environmentId);
       const second = await a.entry.start({ workspaceId: WS, agent: { id: agent } });
       expect(second.environmentId).not.toBe(first.environmentId);
-      await a.environments.delete(WS, second.environmentId);
+      await a.environments.delete({ workspaceId: WS, actor: "cli" }, second.environmentId);
       const third = await a.entry.start({ workspaceId: WS, agent: { id: agent } });
       expect([first.environmentId, second.environmentId]).not.toContain(third.environmentId);
-      const mine = await a.environments.create(WS, {
-        name: "mine",
-        description: null,
-        scope: null,
-        metadata: {},
-        config: null,
-      });
+      const mine = await a.environments.create(
+        { workspaceId: WS, actor: "cli" },
+        {
+          name: "mine",
+          description: null,
+          scope: null,
+          metadata: {},
+          config: null,
+        },
+      );
       const named = await a.entry.start({ workspaceId: WS, agent: { id: agent }, environmentId: mine.id });
       expect(named.environmentId).toBe(mine.id);
       // An archived environment the client named stays refused (as on the Managed wire).
-      await a.environments.archive(WS, mine.id);
+      await a.environments.archive({ workspaceId: WS, actor: "cli" }, mine.id);
       const refused = await errorOf(
         a.entry.start({ workspaceId: WS, agent: { id: agent }, environmentId: mine.id }),
       );

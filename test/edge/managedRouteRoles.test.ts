@@ -45,5 +45,19 @@ describe("the role each Managed route needs", () => {
     expect(managedRouteRole("/v1/awaken/sessions/stream")).toBe("runtime");
     expect(managedRouteRole("/v1/awaken/sessions/streamx")).toBe("admin");
     expect(managedRouteRole("/v1/awaken/sessions")).toBe("admin");
+    expect(managedRouteRole("/v1/awaken/audit")).toBe("admin");
+  });
+
+  it("registers the admin audit read, and only for admin keys", async () => {
+    const app = Fastify();
+    const routes: string[] = [];
+    app.addHook("onRoute", (route) => {
+      routes.push(`${route.method} ${route.url}`);
+    });
+    managedAgentsEdge.register(app, {} as EdgeServices);
+    await app.ready();
+    expect(routes).toContain("GET /v1/awaken/audit");
+    expect(managedRouteRole("/v1/awaken/audit")).toBe("admin");
+    await app.close();
   });
 });

@@ -18,6 +18,7 @@ import type { Db } from "../../src/stores/sql/db.js";
 import { SqlCredentialStore } from "../../src/stores/sql/sqlCredentialStore.js";
 import { controlStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 
 // Master-key rotation's re-seal (`awaken secrets reseal`) on both backends, on real databases with
@@ -68,19 +69,22 @@ function ingress(f: Fixture, store: LocalSecretStore) {
 /** Three credentials, one rotated twice and one with a refresh: 6 revisions under `old`. */
 async function seed(f: Fixture, old: LocalSecretStore) {
   const { vaults, credentials } = ingress(f, old);
-  const vault = await vaults.create(WORKSPACE, { displayName: "v", metadata: {} });
-  const bearer = await credentials.create(WORKSPACE, vault.id, {
+  const vault = await vaults.create(
+    { workspaceId: WORKSPACE, actor: "cli" },
+    { displayName: "v", metadata: {} },
+  );
+  const bearer = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: { type: "static_bearer", token: "bearer-1", mcp_server_url: MCP_URL },
     displayName: null,
     metadata: {},
   });
-  await credentials.update(WORKSPACE, vault.id, bearer.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, bearer.head.id, {
     auth: { type: "static_bearer", token: "bearer-2" },
   });
-  await credentials.update(WORKSPACE, vault.id, bearer.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, bearer.head.id, {
     auth: { type: "static_bearer", token: "bearer-3" },
   });
-  const oauth = await credentials.create(WORKSPACE, vault.id, {
+  const oauth = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: {
       type: "mcp_oauth",
       access_token: "access-1",
@@ -95,10 +99,10 @@ async function seed(f: Fixture, old: LocalSecretStore) {
     displayName: null,
     metadata: {},
   });
-  await credentials.update(WORKSPACE, vault.id, oauth.head.id, {
+  await credentials.update({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, oauth.head.id, {
     auth: { type: "mcp_oauth", access_token: "access-2" },
   });
-  const env = await credentials.create(WORKSPACE, vault.id, {
+  const env = await credentials.create({ workspaceId: WORKSPACE, actor: "cli" }, vault.id, {
     auth: {
       type: "environment_variable",
       secret_name: "API_KEY",
@@ -189,6 +193,14 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("master-key
       expect([...report.before]).toEqual([[oldKey.id, 6]]);
       expect([...report.after]).toEqual([[nextKey.id, 6]]);
       expect(progress).toEqual([2, 4, 6]);
+      // Each re-sealed revision is in the admin audit as the local command's, naming no secret.
+      const audited = await f.stores.adminAudit.list(WORKSPACE, {
+        limit: 100,
+        cursor: null,
+        action: "reseal",
+      });
+      expect(audited.data).toHaveLength(6);
+      expect(audited.data.every((e) => e.actor === "cli" && e.resourceType === "credential")).toBe(true);
 
       const after = await rows(f);
       expect(after.map((r) => r.master_key_id)).toEqual(Array(6).fill(nextKey.id));
@@ -330,8 +342,8 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("master-key
     };
     const a = await rotated.rewrap(identity, row!.sealed);
     const b = await rotated.rewrap(identity, row!.sealed);
-    expect(await store.replaceSealed(row!, a)).toBe(true);
-    expect(await store.replaceSealed(row!, b)).toBe(false);
+    expect(await store.replaceSealed(row!, a, testAudit())).toBe(true);
+    expect(await store.replaceSealed(row!, b, testAudit())).toBe(false);
     const [stored] = (await rows(f)).filter(
       (r) => r.credential_id === row!.credentialId && r.revision === row!.revision,
     );

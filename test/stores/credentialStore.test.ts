@@ -12,6 +12,7 @@ import { decodeFields } from "../../src/secrets/secretFields.js";
 import { postgresControlStores } from "../../src/stores/postgres/postgresStores.js";
 import { controlStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 
 // The vault and credential stores on both backends: the same rules, on real databases, with real
@@ -159,9 +160,9 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("stores heads and sealed revisions; reads are scoped to the workspace and vault", async () => {
       const { stores } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const { head, revision } = await credential(v.id, "tok-1");
-      expect(await stores.credentials.create(head, revision)).toEqual({ created: true });
+      expect(await stores.credentials.create(head, revision, testAudit())).toEqual({ created: true });
       const view = await stores.credentials.get(WORKSPACE, v.id, head.id);
       expect(view).toEqual({ head, revision });
       expect(await tokenOf(view!.revision)).toBe("tok-1");
@@ -173,16 +174,16 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("rotation appends revision n+1 only from the current head; concurrent rotations: exactly one wins", async () => {
       const { stores, replica } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const { head, revision } = await credential(v.id, "tok-1");
-      await stores.credentials.create(head, revision);
+      await stores.credentials.create(head, revision, testAudit());
       for (let round = 0; round < 10; round++) {
         const current = (await stores.credentials.get(WORKSPACE, v.id, head.id))!;
         const next = await rotation(current.revision, `tok-${round + 2}`);
         const moved = { ...current.head, latestRevision: next.revision };
         const results = await Promise.all([
-          stores.credentials.appendRevision(moved, next, current.head.latestRevision),
-          replica.credentials.appendRevision(moved, next, current.head.latestRevision),
+          stores.credentials.appendRevision(moved, next, current.head.latestRevision, testAudit()),
+          replica.credentials.appendRevision(moved, next, current.head.latestRevision, testAudit()),
         ]);
         expect(results.filter(Boolean)).toHaveLength(1);
       }
@@ -196,29 +197,31 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("one live credential per usage per vault; archiving frees the slot", async () => {
       const { stores } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const first = await credential(v.id, "a");
-      await stores.credentials.create(first.head, first.revision);
+      await stores.credentials.create(first.head, first.revision, testAudit());
       const second = await credential(v.id, "b");
-      expect(await stores.credentials.create(second.head, second.revision)).toEqual({
+      expect(await stores.credentials.create(second.head, second.revision, testAudit())).toEqual({
         created: false,
         conflictWith: first.head.id,
       });
       expect(await stores.credentials.getRevision(WORKSPACE, second.head.id, 1)).toBeNull();
-      await stores.credentials.updateHead({ ...first.head, archivedAt: Date.now() });
-      expect(await stores.credentials.create(second.head, second.revision)).toEqual({ created: true });
+      await stores.credentials.updateHead({ ...first.head, archivedAt: Date.now() }, testAudit());
+      expect(await stores.credentials.create(second.head, second.revision, testAudit())).toEqual({
+        created: true,
+      });
     });
 
     it("list pages newest first and hides archived credentials unless asked", async () => {
       const { stores } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         const c = await credential(v.id, `t${i}`, `env:K${i}`);
-        await stores.credentials.create(c.head, c.revision);
+        await stores.credentials.create(c.head, c.revision, testAudit());
         ids.push(c.head.id);
-        if (i === 0) await stores.credentials.updateHead({ ...c.head, archivedAt: Date.now() });
+        if (i === 0) await stores.credentials.updateHead({ ...c.head, archivedAt: Date.now() }, testAudit());
       }
       const seen: string[] = [];
       let cursor: string | null = null;
@@ -244,16 +247,18 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("deleting a credential or its vault erases every sealed revision and hides the head", async () => {
       const { stores } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const a = await credential(v.id, "a", "env:A");
       const b = await credential(v.id, "b", "env:B");
-      await stores.credentials.create(a.head, a.revision);
-      await stores.credentials.create(b.head, b.revision);
-      expect(await stores.credentials.delete(WORKSPACE, v.id, a.head.id, Date.now())).toBe(true);
-      expect(await stores.credentials.delete(WORKSPACE, v.id, a.head.id, Date.now())).toBe(false);
+      await stores.credentials.create(a.head, a.revision, testAudit());
+      await stores.credentials.create(b.head, b.revision, testAudit());
+      expect(await stores.credentials.delete(WORKSPACE, v.id, a.head.id, Date.now(), testAudit())).toBe(true);
+      expect(await stores.credentials.delete(WORKSPACE, v.id, a.head.id, Date.now(), testAudit())).toBe(
+        false,
+      );
       expect(await stores.credentials.get(WORKSPACE, v.id, a.head.id)).toBeNull();
       expect(await stores.credentials.getRevision(WORKSPACE, a.head.id, 1)).toBeNull();
-      expect(await stores.vaults.delete(WORKSPACE, v.id, Date.now())).toBe(true);
+      expect(await stores.vaults.delete(WORKSPACE, v.id, Date.now(), testAudit())).toBe(true);
       expect(await stores.vaults.get(WORKSPACE, v.id)).toBeNull();
       expect(await stores.credentials.getRevision(WORKSPACE, b.head.id, 1)).toBeNull();
     });
@@ -261,14 +266,15 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("no table holds a secret in plaintext (every row of every table)", async () => {
       const { stores, allRows } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const planted = `planted-store-${randomBytes(12).toString("hex")}`;
       const { head, revision } = await credential(v.id, planted);
-      await stores.credentials.create(head, revision);
+      await stores.credentials.create(head, revision, testAudit());
       await stores.credentials.appendRevision(
         { ...head, latestRevision: 2 },
         await rotation(revision, `${planted}-2`),
         1,
+        testAudit(),
       );
       const rows = await allRows();
       expect(rows).toContain(head.id);
@@ -279,13 +285,13 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
     it("lists a credential's revisions newest first, paged, and only in its workspace", async () => {
       const { stores } = fx!;
       const v = vault();
-      await stores.vaults.create(v);
+      await stores.vaults.create(v, testAudit());
       const { head, revision } = await credential(v.id, "tok-1");
-      await stores.credentials.create(head, revision);
+      await stores.credentials.create(head, revision, testAudit());
       let current = revision;
       for (let n = 2; n <= 3; n++) {
         const next = await rotation(current, `tok-${n}`);
-        await stores.credentials.appendRevision({ ...head, latestRevision: n }, next, n - 1);
+        await stores.credentials.appendRevision({ ...head, latestRevision: n }, next, n - 1, testAudit());
         current = next;
       }
       const first = await stores.credentials.listRevisions(WORKSPACE, head.id, { limit: 2, cursor: null });

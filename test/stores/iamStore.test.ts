@@ -9,6 +9,7 @@ import type { Db } from "../../src/stores/sql/db.js";
 import { SqlIamStore } from "../../src/stores/sql/sqlIamStore.js";
 import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock, seedSession, TEST_AGENT } from "../support/storeFixtures.js";
 
@@ -33,6 +34,7 @@ const key = (id: string, agentIds: readonly string[] | null): ApiKeyRecord => ({
   id,
   workspaceId: "wrkspc_test",
   keyHash: `hash-${id}`,
+  hashScheme: "sha256",
   label: "",
   role: "runtime",
   agentIds,
@@ -49,10 +51,15 @@ for (const [name, open] of Object.entries(BACKENDS)) {
         const opened = await open();
         closing.push(opened.close);
         const store = new SqlIamStore(opened.db);
-        await store.ensureWorkspace("wrkspc_test", "t", 1);
-        await store.addApiKey(key("key_a", ["agent_1", "agent_2"]));
-        await store.addApiKey(key("key_b", null));
-        expect((await store.findApiKeyByHash("hash-key_a"))?.agentIds).toEqual(["agent_1", "agent_2"]);
+        await store.ensureWorkspace({
+          id: "wrkspc_test",
+          name: "t",
+          createdAt: 1,
+          audit: testAudit("workspace"),
+        });
+        await store.addApiKey(key("key_a", ["agent_1", "agent_2"]), testAudit("api_key"));
+        await store.addApiKey(key("key_b", null), testAudit("api_key"));
+        expect((await store.findApiKeyByHashes(["hash-key_a"]))?.agentIds).toEqual(["agent_1", "agent_2"]);
         expect((await store.findApiKey("wrkspc_test", "key_b"))?.agentIds).toBeNull();
         expect((await store.listApiKeys("wrkspc_test", 10, null)).map((k) => k.agentIds)).toEqual([
           ["agent_1", "agent_2"],

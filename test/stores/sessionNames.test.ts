@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { newId } from "../../src/kernel/ids.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   BACKEND_NAMES,
@@ -132,7 +133,7 @@ describe.each(BACKEND_NAMES)("session names on %s", (backend) => {
     const { session } = await seedQueuedRun(stores, clock);
     const envId = session.environmentId;
     await stores.sessionNames.bind(WS, "default_environment", "default", "t", envId, clock.now());
-    expect(await stores.environments.delete(WS, envId)).toBe(true);
+    expect(await stores.environments.delete(WS, envId, testAudit("environment", WS))).toBe(true);
     expect(await stores.sessionNames.get(WS, "default_environment", "default")).toBeNull();
   });
 });

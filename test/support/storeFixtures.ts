@@ -11,6 +11,7 @@ import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresSto
 import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
+import { testAudit } from "./adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "./postgresFixtures.js";
 
 export class ManualClock implements Clock {
@@ -127,19 +128,22 @@ export async function seedQueuedRun(
 export async function seedSession(stores: CoordinatorStores, clock: ManualClock): Promise<SessionRecord> {
   const now = clock.now();
   const environmentId = newId("env", now);
-  await stores.environments.create({
-    id: environmentId,
-    workspaceId: "wrkspc_test",
-    name: "e",
-    description: null,
-    scope: null,
-    metadata: {},
-    config: { type: "self_hosted" },
-    revision: 1,
-    createdAt: now,
-    updatedAt: now,
-    archivedAt: null,
-  });
+  await stores.environments.create(
+    {
+      id: environmentId,
+      workspaceId: "wrkspc_test",
+      name: "e",
+      description: null,
+      scope: null,
+      metadata: {},
+      config: { type: "self_hosted" },
+      revision: 1,
+      createdAt: now,
+      updatedAt: now,
+      archivedAt: null,
+    },
+    testAudit("environment"),
+  );
   const session: SessionRecord = {
     id: newId("sesn", now),
     workspaceId: "wrkspc_test",

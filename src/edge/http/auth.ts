@@ -1,5 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { ACCESS_TOKEN_PREFIX } from "../../control/accessTokens.js";
+import type { Actor } from "../../control/adminAudit.js";
 import { type ApiKeyRole, roleIncludes } from "../../control/apiKeyRoles.js";
 import type { CallerScope } from "../../control/callerScope.js";
 import type { IamService } from "../../control/iamService.js";
@@ -218,6 +219,21 @@ export function authorize(
 export function principalOf(request: FastifyRequest): AuthPrincipal {
   if (!request.principal) throw new AwakenError("unauthenticated", "Request is not authenticated.");
   return request.principal;
+}
+
+/**
+ * The workspace a request's change lands in and who makes it, for the admin audit: an API key by
+ * its id (an access token by its minting key's), any other principal by its kind and id.
+ */
+export function actorOf(request: FastifyRequest): Actor {
+  const principal = principalOf(request);
+  const actor =
+    principal.kind === "api_key"
+      ? principal.apiKeyId
+      : principal.kind === "environment_key"
+        ? `environment_key:${principal.keyId}`
+        : "sessions_token";
+  return { workspaceId: principal.workspaceId, actor };
 }
 
 /** Who a principal is, as a stable string (an MCP session belongs to it). */

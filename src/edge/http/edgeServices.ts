@@ -1,3 +1,4 @@
+import type { AdminAuditReader } from "../../control/adminAudit.js";
 import type { AgentService } from "../../control/agentService.js";
 import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
@@ -40,6 +41,8 @@ export interface EdgeServices {
   credentials: CredentialService;
   /** The custody audit (who opened which credential for which run), read-only. */
   credentialOpens: Pick<CredentialOpenAudit, "list">;
+  /** The admin audit (who changed which agent, environment, vault, credential or key), read-only. */
+  adminAudit: AdminAuditReader;
   /** Which workers are alive and what runs they hold. */
   workers: WorkerRoster;
   /** When a workspace's sessions (and so its pending approvals) may have changed: the hint streams' source. */

@@ -2,6 +2,7 @@ import type { EdgeAdapter } from "../http/edgeAdapter.js";
 import { answerManagedError } from "./errorEnvelope.js";
 import { managedRoleFor } from "./routeRoles.js";
 import { accessTokenRoutes } from "./routes/accessTokenRoutes.js";
+import { adminAuditRoutes } from "./routes/adminAuditRoutes.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
@@ -34,6 +35,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     modelRoutes(app, services);
     apiKeyRoutes(app, services);
     custodyRoutes(app, services);
+    adminAuditRoutes(app, services);
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);

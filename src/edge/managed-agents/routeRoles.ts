@@ -14,6 +14,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/approvals/stream", "runtime"],
   // A backend with any key mints access tokens within its own reach (never wider).
   ["/v1/awaken/access_tokens", "runtime"],
+  // The admin audit: who changed what in the workspace, for its admins only.
+  ["/v1/awaken/audit", "admin"],
   ["/v1/awaken/", "admin"],
 ];
 

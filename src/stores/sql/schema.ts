@@ -17,6 +17,8 @@ export interface Database {
     role: ColumnType<string, string | undefined, string>;
     /** JSON array of agent ids the key may use; null: every agent of the workspace. */
     agent_ids: ColumnType<string | null, string | null | undefined, string | null>;
+    /** `sha256` (stored before migration 020) or `hmac-sha256:<master key id>` (`control/apiKeyHashing.ts`). */
+    hash_scheme: ColumnType<string, string | undefined, string>;
   };
   // control: immutable publication history
   agents: {
@@ -228,6 +230,19 @@ export interface Database {
     outcome: string;
     reason: string | null;
     refreshed_to: number | null;
+    created_at: number;
+  };
+  // control: the admin audit, one row per change in the change's transaction (migration 019). No secret.
+  admin_audit: {
+    id: string;
+    workspace_id: string;
+    actor: string;
+    action: string;
+    resource_type: string;
+    resource_id: string;
+    revision: number | null;
+    before_digest: string | null;
+    after_digest: string | null;
     created_at: number;
   };
   // the installation: facts every replica agrees on, first writer wins (migration 008). No secret.

@@ -1,3 +1,4 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type {
   CreateCredentialResult,
   CredentialHead,
@@ -12,6 +13,7 @@ import type {
 import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { headRow, isUniqueViolation, revisionRow, toHead, toRevision } from "./credentialRows.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 /**
  * Credential heads and their immutable revisions. Dialect-neutral: the only decision under
@@ -21,11 +23,16 @@ import { type Db, decodeCursor, encodeCursor } from "./db.js";
 export class SqlCredentialStore implements CredentialStore, SealedRevisionStore {
   constructor(private readonly db: Db) {}
 
-  async create(head: CredentialHead, first: CredentialRevision): Promise<CreateCredentialResult> {
+  async create(
+    head: CredentialHead,
+    first: CredentialRevision,
+    audit: AdminAuditEntry,
+  ): Promise<CreateCredentialResult> {
     try {
       await this.db.transaction().execute(async (tx) => {
         await tx.insertInto("vault_credentials").values(headRow(head)).execute();
         await tx.insertInto("vault_credential_revisions").values(revisionRow(first)).execute();
+        await writeAudit(tx, audit);
       });
       return { created: true };
     } catch (error) {
@@ -68,6 +75,7 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
     head: CredentialHead,
     revision: CredentialRevision,
     expectedLatest: number,
+    audit: AdminAuditEntry,
   ): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       // Head first: on PostgreSQL a concurrent rotation waits on this row lock and then finds the
@@ -83,19 +91,25 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
         .executeTakeFirst();
       if (Number(moved.numUpdatedRows) !== 1) return false;
       await tx.insertInto("vault_credential_revisions").values(revisionRow(revision)).execute();
+      await writeAudit(tx, audit);
       return true;
     });
   }
 
-  async updateHead(head: CredentialHead): Promise<void> {
+  async updateHead(head: CredentialHead, audit: AdminAuditEntry): Promise<boolean> {
     const { id, workspace_id, vault_id, created_at, deleted_at, latest_revision, ...changes } = headRow(head);
-    await this.db
-      .updateTable("vault_credentials")
-      .set(changes)
-      .where("id", "=", id)
-      .where("workspace_id", "=", workspace_id)
-      .where("deleted_at", "is", null)
-      .execute();
+    return this.db.transaction().execute(async (tx) => {
+      const updated = await tx
+        .updateTable("vault_credentials")
+        .set(changes)
+        .where("id", "=", id)
+        .where("workspace_id", "=", workspace_id)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
+    });
   }
 
   async list(workspaceId: string, vaultId: string, q: VaultListQuery): Promise<Page<CredentialView>> {
@@ -143,7 +157,13 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
     };
   }
 
-  async delete(workspaceId: string, vaultId: string, credentialId: string, now: number): Promise<boolean> {
+  async delete(
+    workspaceId: string,
+    vaultId: string,
+    credentialId: string,
+    now: number,
+    audit: AdminAuditEntry,
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const result = await tx
         .updateTable("vault_credentials")
@@ -156,6 +176,7 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
       if (Number(result.numUpdatedRows) !== 1) return false;
       // Erasing the sealed revisions is what makes a delete final: the material is gone, not hidden.
       await tx.deleteFrom("vault_credential_revisions").where("credential_id", "=", credentialId).execute();
+      await writeAudit(tx, audit);
       return true;
     });
   }
@@ -209,7 +230,11 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
     }));
   }
 
-  async replaceSealed(current: SealedRevisionRow, next: SealedRevisionRow["sealed"]): Promise<boolean> {
+  async replaceSealed(
+    current: SealedRevisionRow,
+    next: SealedRevisionRow["sealed"],
+    audit: AdminAuditEntry,
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const result = await tx
         .updateTable("vault_credential_revisions")
@@ -228,7 +253,9 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
         .where("wrapped_key", "=", current.sealed.wrappedKey.toString("base64"))
         .where("sealed_material", "=", current.sealed.ciphertext.toString("base64"))
         .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
     });
   }
 

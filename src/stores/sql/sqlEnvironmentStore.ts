@@ -1,14 +1,16 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { EnvironmentRecord, EnvironmentStore, ListQuery, Page } from "../../coordinator/ports.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 type Row = Database["environments"] & { config_json: string };
 
 export class SqlEnvironmentStore implements EnvironmentStore {
   constructor(private readonly db: Db) {}
 
-  async create(record: EnvironmentRecord): Promise<void> {
+  async create(record: EnvironmentRecord, audit: AdminAuditEntry): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       await tx.insertInto("environments").values(headRow(record)).execute();
       await tx
@@ -20,6 +22,7 @@ export class SqlEnvironmentStore implements EnvironmentStore {
           created_at: record.updatedAt,
         })
         .execute();
+      await writeAudit(tx, audit);
     });
   }
 
@@ -41,10 +44,16 @@ export class SqlEnvironmentStore implements EnvironmentStore {
     return row ? fromJson<EnvironmentConfig>(row.config_json) : null;
   }
 
-  async update(record: EnvironmentRecord, newRevision: boolean): Promise<void> {
-    await this.db.transaction().execute(async (tx) => {
+  async update(record: EnvironmentRecord, newRevision: boolean, audit: AdminAuditEntry): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
       const { id, ...rest } = headRow(record);
-      await tx.updateTable("environments").set(rest).where("id", "=", id).execute();
+      const updated = await tx
+        .updateTable("environments")
+        .set(rest)
+        .where("id", "=", id)
+        .where("workspace_id", "=", record.workspaceId)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
       if (newRevision) {
         await tx
           .insertInto("environment_revisions")
@@ -56,6 +65,8 @@ export class SqlEnvironmentStore implements EnvironmentStore {
           })
           .execute();
       }
+      await writeAudit(tx, audit);
+      return true;
     });
   }
 
@@ -79,7 +90,7 @@ export class SqlEnvironmentStore implements EnvironmentStore {
     };
   }
 
-  async delete(workspaceId: string, id: string): Promise<boolean> {
+  async delete(workspaceId: string, id: string, audit: AdminAuditEntry): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const result = await tx
         .deleteFrom("environments")
@@ -94,7 +105,9 @@ export class SqlEnvironmentStore implements EnvironmentStore {
         .where("target_id", "=", id)
         .execute();
       // Revisions stay: sessions pinned to them keep their exact environment.
-      return Number(result.numDeletedRows) === 1;
+      if (Number(result.numDeletedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
     });
   }
 

@@ -1,8 +1,10 @@
 import type { Selectable } from "kysely";
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import { isApiKeyRole } from "../../control/apiKeyRoles.js";
-import type { ApiKeyRecord, IamStore } from "../../control/ports.js";
-import type { Db } from "./db.js";
+import type { ApiKeyRecord, IamStore, NewWorkspace } from "../../control/ports.js";
+import type { Db, DbOrTx } from "./db.js";
 import type { Database } from "./schema.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 import { SqlInstallationFacts } from "./sqlInstallationFacts.js";
 
 export class SqlIamStore implements IamStore {
@@ -16,38 +18,45 @@ export class SqlIamStore implements IamStore {
     return this.facts.claim("bootstrap_api_key", keyHash, now);
   }
 
-  async ensureWorkspace(id: string, name: string, now: number): Promise<void> {
-    await this.db
-      .insertInto("workspaces")
-      .values({ id, name, created_at: now })
-      .onConflict((oc) => oc.column("id").doNothing())
-      .execute();
+  async ensureWorkspace(workspace: NewWorkspace): Promise<void> {
+    await this.db.transaction().execute((tx) => insertWorkspace(tx, workspace));
   }
 
-  async addApiKey(r: ApiKeyRecord): Promise<void> {
-    await this.db
-      .insertInto("api_keys")
-      .values({
-        id: r.id,
-        workspace_id: r.workspaceId,
-        key_hash: r.keyHash,
-        label: r.label,
-        role: r.role,
-        agent_ids: r.agentIds === null ? null : JSON.stringify(r.agentIds),
-        created_at: r.createdAt,
-        revoked_at: r.revokedAt,
-      })
-      .onConflict((oc) => oc.column("key_hash").doNothing())
-      .execute();
+  async addApiKey(r: ApiKeyRecord, audit: AdminAuditEntry, workspace?: NewWorkspace): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      if (workspace) await insertWorkspace(tx, workspace);
+      if (!(await insertApiKey(tx, r))) return false;
+      await writeAudit(tx, audit);
+      return true;
+    });
   }
 
-  async findApiKeyByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+  async findApiKeyByHashes(keyHashes: readonly string[]): Promise<ApiKeyRecord | null> {
+    if (keyHashes.length === 0) return null;
     const row = await this.db
       .selectFrom("api_keys")
       .selectAll()
-      .where("key_hash", "=", keyHash)
+      .where("key_hash", "in", [...keyHashes])
       .executeTakeFirst();
     return row ? apiKeyOf(row) : null;
+  }
+
+  async rehashApiKey(
+    id: string,
+    from: string,
+    to: { keyHash: string; hashScheme: string },
+  ): Promise<boolean> {
+    const result = await this.db
+      .updateTable("api_keys")
+      .set({ key_hash: to.keyHash, hash_scheme: to.hashScheme })
+      .where("id", "=", id)
+      .where("key_hash", "=", from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  replaceBootstrapKey(from: string, to: string, now: number): Promise<boolean> {
+    return this.facts.replace("bootstrap_api_key", from, to, now);
   }
 
   async findApiKey(workspaceId: string, id: string): Promise<ApiKeyRecord | null> {
@@ -67,14 +76,22 @@ export class SqlIamStore implements IamStore {
     return rows.map(apiKeyOf);
   }
 
-  async revokeApiKey(workspaceId: string, id: string, now: number): Promise<ApiKeyRecord | null> {
-    await this.db
-      .updateTable("api_keys")
-      .set({ revoked_at: now })
-      .where("workspace_id", "=", workspaceId)
-      .where("id", "=", id)
-      .where("revoked_at", "is", null)
-      .execute();
+  async revokeApiKey(
+    workspaceId: string,
+    id: string,
+    now: number,
+    audit: AdminAuditEntry,
+  ): Promise<ApiKeyRecord | null> {
+    await this.db.transaction().execute(async (tx) => {
+      const revoked = await tx
+        .updateTable("api_keys")
+        .set({ revoked_at: now })
+        .where("workspace_id", "=", workspaceId)
+        .where("id", "=", id)
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
+      if (Number(revoked.numUpdatedRows) === 1) await writeAudit(tx, audit);
+    });
     return this.findApiKey(workspaceId, id);
   }
 }
@@ -84,6 +101,7 @@ function apiKeyOf(row: Selectable<Database["api_keys"]>): ApiKeyRecord {
     id: row.id,
     workspaceId: row.workspace_id,
     keyHash: row.key_hash,
+    hashScheme: row.hash_scheme,
     label: row.label,
     // A value written by another build is read as the least power, never as more.
     role: isApiKeyRole(row.role) ? row.role : "runtime",
@@ -103,4 +121,33 @@ function agentIdsOf(text: string | null): readonly string[] | null {
     // fall through
   }
   return [];
+}
+
+async function insertWorkspace(tx: DbOrTx, w: NewWorkspace): Promise<void> {
+  const inserted = await tx
+    .insertInto("workspaces")
+    .values({ id: w.id, name: w.name, created_at: w.createdAt })
+    .onConflict((oc) => oc.column("id").doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) await writeAudit(tx, w.audit);
+}
+
+/** False when a key with the same hash is stored already. */
+async function insertApiKey(tx: DbOrTx, r: ApiKeyRecord): Promise<boolean> {
+  const inserted = await tx
+    .insertInto("api_keys")
+    .values({
+      id: r.id,
+      workspace_id: r.workspaceId,
+      key_hash: r.keyHash,
+      hash_scheme: r.hashScheme,
+      label: r.label,
+      role: r.role,
+      agent_ids: r.agentIds === null ? null : JSON.stringify(r.agentIds),
+      created_at: r.createdAt,
+      revoked_at: r.revokedAt,
+    })
+    .onConflict((oc) => oc.column("key_hash").doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1;
 }

@@ -1,13 +1,15 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "../../control/ports.js";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 export class SqlPublicationStore implements PublicationStore {
   constructor(private readonly db: Db) {}
 
-  async createAgent(head: AgentHead, first: StoredPublication): Promise<void> {
+  async createAgent(head: AgentHead, first: StoredPublication, audit: AdminAuditEntry): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       await tx
         .insertInto("agents")
@@ -21,10 +23,15 @@ export class SqlPublicationStore implements PublicationStore {
         })
         .execute();
       await tx.insertInto("agent_publications").values(publicationRow(first)).execute();
+      await writeAudit(tx, audit);
     });
   }
 
-  async appendVersion(publication: StoredPublication, expectedLatest: number): Promise<boolean> {
+  async appendVersion(
+    publication: StoredPublication,
+    expectedLatest: number,
+    audit: AdminAuditEntry,
+  ): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const moved = await tx
         .updateTable("agents")
@@ -35,6 +42,7 @@ export class SqlPublicationStore implements PublicationStore {
         .executeTakeFirst();
       if (Number(moved.numUpdatedRows) !== 1) return false;
       await tx.insertInto("agent_publications").values(publicationRow(publication)).execute();
+      await writeAudit(tx, audit);
       return true;
     });
   }
@@ -133,14 +141,19 @@ export class SqlPublicationStore implements PublicationStore {
     };
   }
 
-  async archive(workspaceId: string, agentId: string, now: number): Promise<void> {
-    await this.db
-      .updateTable("agents")
-      .set({ archived_at: now, updated_at: now })
-      .where("workspace_id", "=", workspaceId)
-      .where("id", "=", agentId)
-      .where("archived_at", "is", null)
-      .execute();
+  async archive(workspaceId: string, agentId: string, now: number, audit: AdminAuditEntry): Promise<boolean> {
+    return this.db.transaction().execute(async (tx) => {
+      const archived = await tx
+        .updateTable("agents")
+        .set({ archived_at: now, updated_at: now })
+        .where("workspace_id", "=", workspaceId)
+        .where("id", "=", agentId)
+        .where("archived_at", "is", null)
+        .executeTakeFirst();
+      if (Number(archived.numUpdatedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
+    });
   }
 }
 

@@ -1,13 +1,18 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { VaultListQuery, VaultRecord, VaultStore } from "../../control/vaultPorts.js";
 import type { Page } from "../../kernel/pagination.js";
 import { toVault, vaultRow } from "./credentialRows.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 export class SqlVaultStore implements VaultStore {
   constructor(private readonly db: Db) {}
 
-  async create(vault: VaultRecord): Promise<void> {
-    await this.db.insertInto("vaults").values(vaultRow(vault)).execute();
+  async create(vault: VaultRecord, audit: AdminAuditEntry): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto("vaults").values(vaultRow(vault)).execute();
+      await writeAudit(tx, audit);
+    });
   }
 
   async get(workspaceId: string, vaultId: string): Promise<VaultRecord | null> {
@@ -21,15 +26,20 @@ export class SqlVaultStore implements VaultStore {
     return row ? toVault(row) : null;
   }
 
-  async update(vault: VaultRecord): Promise<void> {
+  async update(vault: VaultRecord, audit: AdminAuditEntry): Promise<boolean> {
     const { id, workspace_id, created_at, deleted_at, ...changes } = vaultRow(vault);
-    await this.db
-      .updateTable("vaults")
-      .set(changes)
-      .where("workspace_id", "=", workspace_id)
-      .where("id", "=", id)
-      .where("deleted_at", "is", null)
-      .execute();
+    return this.db.transaction().execute(async (tx) => {
+      const updated = await tx
+        .updateTable("vaults")
+        .set(changes)
+        .where("workspace_id", "=", workspace_id)
+        .where("id", "=", id)
+        .where("deleted_at", "is", null)
+        .executeTakeFirst();
+      if (Number(updated.numUpdatedRows) !== 1) return false;
+      await writeAudit(tx, audit);
+      return true;
+    });
   }
 
   async list(workspaceId: string, q: VaultListQuery): Promise<Page<VaultRecord>> {
@@ -53,7 +63,7 @@ export class SqlVaultStore implements VaultStore {
     };
   }
 
-  async delete(workspaceId: string, vaultId: string, now: number): Promise<boolean> {
+  async delete(workspaceId: string, vaultId: string, now: number, audit: AdminAuditEntry): Promise<boolean> {
     return this.db.transaction().execute(async (tx) => {
       const result = await tx
         .updateTable("vaults")
@@ -76,6 +86,7 @@ export class SqlVaultStore implements VaultStore {
         .where("vault_id", "=", vaultId)
         .where("deleted_at", "is", null)
         .execute();
+      await writeAudit(tx, audit);
       return true;
     });
   }

@@ -2,6 +2,7 @@ import type { ControlStores } from "../../control/ports.js";
 import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
+import { SqlAdminAudit } from "./sqlAdminAudit.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
 import { SqlCredentialOpenAudit } from "./sqlCredentialOpenAudit.js";
 import { SqlCredentialStore } from "./sqlCredentialStore.js";
@@ -25,6 +26,7 @@ export function controlStores(db: Db): ControlStores {
     vaults: new SqlVaultStore(db),
     credentials: new SqlCredentialStore(db),
     credentialOpens: new SqlCredentialOpenAudit(db),
+    adminAudit: new SqlAdminAudit(db),
   };
 }
 

@@ -1,4 +1,5 @@
 import type Anthropic from "@anthropic-ai/sdk";
+import type { Actor } from "../../../control/adminAudit.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import * as agentOps from "../operations/agents.js";
 import * as environmentOps from "../operations/environments.js";
@@ -93,6 +94,8 @@ export interface InProcessBeta {
  */
 export function inProcessBeta(deps: ManagedAgentsDeps, workspaceId: string, log: FailureLog): InProcessBeta {
   const ws = workspaceId;
+  // The embedding process is the operator; its changes are audited as `embedded`.
+  const by: Actor = { workspaceId, actor: "embedded" };
   async function call<T>(operation: () => Promise<unknown>): Promise<T> {
     try {
       return wireResult<T>(await operation());
@@ -109,20 +112,20 @@ export function inProcessBeta(deps: ManagedAgentsDeps, workspaceId: string, log:
 
   return {
     agents: {
-      create: (params) => call(() => agentOps.createAgent(deps, ws, wireBody(params))),
+      create: (params) => call(() => agentOps.createAgent(deps, by, wireBody(params))),
       retrieve: (id, params) => call(() => agentOps.retrieveAgent(deps, ws, id, wireQuery(params))),
-      update: (id, params) => call(() => agentOps.updateAgent(deps, ws, id, wireBody(params))),
+      update: (id, params) => call(() => agentOps.updateAgent(deps, by, id, wireBody(params))),
       list: (params) => list<Agent>(params, (query) => agentOps.listAgents(deps, ws, query)),
-      archive: (id) => call(() => agentOps.archiveAgent(deps, ws, id)),
+      archive: (id) => call(() => agentOps.archiveAgent(deps, by, id)),
     },
     environments: {
-      create: (params) => call(() => environmentOps.createEnvironment(deps, ws, wireBody(params))),
+      create: (params) => call(() => environmentOps.createEnvironment(deps, by, wireBody(params))),
       retrieve: (id) => call(() => environmentOps.retrieveEnvironment(deps, ws, id)),
-      update: (id, params) => call(() => environmentOps.updateEnvironment(deps, ws, id, wireBody(params))),
+      update: (id, params) => call(() => environmentOps.updateEnvironment(deps, by, id, wireBody(params))),
       list: (params) =>
         list<Environment>(params, (query) => environmentOps.listEnvironments(deps, ws, query)),
-      delete: (id) => call(() => environmentOps.deleteEnvironment(deps, ws, id)),
-      archive: (id) => call(() => environmentOps.archiveEnvironment(deps, ws, id)),
+      delete: (id) => call(() => environmentOps.deleteEnvironment(deps, by, id)),
+      archive: (id) => call(() => environmentOps.archiveEnvironment(deps, by, id)),
     },
     sessions: {
       create: (params) => call(() => sessionOps.createSession(deps, ws, wireBody(params))),

@@ -1,3 +1,4 @@
+import type { Actor } from "../../../control/adminAudit.js";
 import { agentDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, toMs } from "../edgeDeps.js";
 import {
@@ -12,9 +13,9 @@ import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 // The agent operations of the Managed wire, transport-free: the HTTP routes and the in-process
 // client both call these, so validation and projection have one home.
 
-export async function createAgent(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+export async function createAgent(deps: ManagedAgentsDeps, by: Actor, rawBody: unknown) {
   const body = parseBody(createAgentBodySchema, rawBody);
-  const { head, publication } = await deps.agents.create(workspaceId, body);
+  const { head, publication } = await deps.agents.create(by, body);
   return agentDto(head, publication);
 }
 
@@ -29,14 +30,9 @@ export async function retrieveAgent(
   return agentDto(head, publication);
 }
 
-export async function updateAgent(
-  deps: ManagedAgentsDeps,
-  workspaceId: string,
-  agentId: string,
-  rawBody: unknown,
-) {
+export async function updateAgent(deps: ManagedAgentsDeps, by: Actor, agentId: string, rawBody: unknown) {
   const body = parseBody(updateAgentBodySchema, rawBody ?? {});
-  const { head, publication } = await deps.agents.update(workspaceId, agentId, body);
+  const { head, publication } = await deps.agents.update(by, agentId, body);
   return agentDto(head, publication);
 }
 
@@ -51,8 +47,8 @@ export async function listAgents(deps: ManagedAgentsDeps, workspaceId: string, r
   return pageDto(page, (item) => agentDto(item.head, item.latest));
 }
 
-export async function archiveAgent(deps: ManagedAgentsDeps, workspaceId: string, agentId: string) {
-  const { head, publication } = await deps.agents.archive(workspaceId, agentId);
+export async function archiveAgent(deps: ManagedAgentsDeps, by: Actor, agentId: string) {
+  const { head, publication } = await deps.agents.archive(by, agentId);
   return agentDto(head, publication);
 }
 

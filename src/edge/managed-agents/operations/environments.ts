@@ -1,3 +1,4 @@
+import type { Actor } from "../../../control/adminAudit.js";
 import { environmentDto, pageDto } from "../dto.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
@@ -9,9 +10,9 @@ import {
 
 // The environment operations of the Managed wire, transport-free (HTTP routes and in-process client).
 
-export async function createEnvironment(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+export async function createEnvironment(deps: ManagedAgentsDeps, by: Actor, rawBody: unknown) {
   const body = parseBody(createEnvironmentBodySchema, rawBody);
-  const env = await deps.environments.create(workspaceId, {
+  const env = await deps.environments.create(by, {
     name: body.name,
     description: body.description ?? null,
     scope: body.scope ?? null,
@@ -25,14 +26,9 @@ export async function retrieveEnvironment(deps: ManagedAgentsDeps, workspaceId: 
   return environmentDto(await deps.environments.get(workspaceId, id));
 }
 
-export async function updateEnvironment(
-  deps: ManagedAgentsDeps,
-  workspaceId: string,
-  id: string,
-  rawBody: unknown,
-) {
+export async function updateEnvironment(deps: ManagedAgentsDeps, by: Actor, id: string, rawBody: unknown) {
   const body = parseBody(updateEnvironmentBodySchema, rawBody ?? {});
-  const env = await deps.environments.update(workspaceId, id, {
+  const env = await deps.environments.update(by, id, {
     ...(body.name ? { name: body.name } : {}),
     ...(body.description !== undefined ? { description: body.description } : {}),
     ...(body.scope ? { scope: body.scope } : {}),
@@ -52,11 +48,11 @@ export async function listEnvironments(deps: ManagedAgentsDeps, workspaceId: str
   return pageDto(page, environmentDto);
 }
 
-export async function deleteEnvironment(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
-  await deps.environments.delete(workspaceId, id);
+export async function deleteEnvironment(deps: ManagedAgentsDeps, by: Actor, id: string) {
+  await deps.environments.delete(by, id);
   return { id, type: "environment_deleted" };
 }
 
-export async function archiveEnvironment(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
-  return environmentDto(await deps.environments.archive(workspaceId, id));
+export async function archiveEnvironment(deps: ManagedAgentsDeps, by: Actor, id: string) {
+  return environmentDto(await deps.environments.archive(by, id));
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../../http/auth.js";
+import { actorOf, principalOf } from "../../http/auth.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import {
   archiveAgent,
@@ -14,16 +14,14 @@ import type { RawQuery } from "../schemas/common.js";
 type IdParams = { Params: { id: string }; Querystring: RawQuery };
 
 export function agentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  app.post("/v1/agents", async (request) =>
-    createAgent(deps, principalOf(request).workspaceId, request.body),
-  );
+  app.post("/v1/agents", async (request) => createAgent(deps, actorOf(request), request.body));
 
   app.get<IdParams>("/v1/agents/:id", async (request) =>
     retrieveAgent(deps, principalOf(request).workspaceId, request.params.id, request.query),
   );
 
   app.post<IdParams>("/v1/agents/:id", async (request) =>
-    updateAgent(deps, principalOf(request).workspaceId, request.params.id, request.body),
+    updateAgent(deps, actorOf(request), request.params.id, request.body),
   );
 
   app.get<{ Querystring: RawQuery }>("/v1/agents", async (request) =>
@@ -31,7 +29,7 @@ export function agentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   );
 
   app.post<IdParams>("/v1/agents/:id/archive", async (request) =>
-    archiveAgent(deps, principalOf(request).workspaceId, request.params.id),
+    archiveAgent(deps, actorOf(request), request.params.id),
   );
 
   app.get<IdParams>("/v1/agents/:id/versions", async (request) =>

@@ -47,7 +47,9 @@ export function apiKeyRoutes(app: FastifyInstance, deps: EdgeServices): void {
         "This request is signed with the key it would revoke; revoke it with another admin key, so one stays usable.",
       );
     }
-    return apiKeyDto(await deps.iam.revokeApiKey(by.workspaceId, request.params.key_id));
+    return apiKeyDto(
+      await deps.iam.revokeApiKey({ workspaceId: by.workspaceId, actor: by.apiKeyId }, request.params.key_id),
+    );
   });
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../../http/auth.js";
+import { actorOf, principalOf } from "../../http/auth.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import {
   archiveEnvironment,
@@ -14,16 +14,14 @@ import type { RawQuery } from "../schemas/common.js";
 type IdParams = { Params: { id: string } };
 
 export function environmentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  app.post("/v1/environments", async (request) =>
-    createEnvironment(deps, principalOf(request).workspaceId, request.body),
-  );
+  app.post("/v1/environments", async (request) => createEnvironment(deps, actorOf(request), request.body));
 
   app.get<IdParams>("/v1/environments/:id", async (request) =>
     retrieveEnvironment(deps, principalOf(request).workspaceId, request.params.id),
   );
 
   app.post<IdParams>("/v1/environments/:id", async (request) =>
-    updateEnvironment(deps, principalOf(request).workspaceId, request.params.id, request.body),
+    updateEnvironment(deps, actorOf(request), request.params.id, request.body),
   );
 
   app.get<{ Querystring: RawQuery }>("/v1/environments", async (request) =>
@@ -31,10 +29,10 @@ export function environmentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
   );
 
   app.delete<IdParams>("/v1/environments/:id", async (request) =>
-    deleteEnvironment(deps, principalOf(request).workspaceId, request.params.id),
+    deleteEnvironment(deps, actorOf(request), request.params.id),
   );
 
   app.post<IdParams>("/v1/environments/:id/archive", async (request) =>
-    archiveEnvironment(deps, principalOf(request).workspaceId, request.params.id),
+    archiveEnvironment(deps, actorOf(request), request.params.id),
   );
 }

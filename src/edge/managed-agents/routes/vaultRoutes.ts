@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf } from "../../http/auth.js";
+import { actorOf, principalOf } from "../../http/auth.js";
 import { pageDto } from "../dto.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
@@ -22,7 +22,7 @@ export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.post("/v1/vaults", async (request) => {
     const body = parseBody(createVaultBodySchema, request.body);
-    const vault = await vaults.create(principalOf(request).workspaceId, {
+    const vault = await vaults.create(actorOf(request), {
       displayName: body.display_name,
       metadata: body.metadata ?? {},
     });
@@ -35,7 +35,7 @@ export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.post<VaultParams>("/v1/vaults/:vault_id", async (request) => {
     const body = parseBody(updateVaultBodySchema, request.body ?? {});
-    const vault = await vaults.update(principalOf(request).workspaceId, request.params.vault_id, {
+    const vault = await vaults.update(actorOf(request), request.params.vault_id, {
       displayName: body.display_name,
       metadata: body.metadata,
     });
@@ -53,17 +53,17 @@ export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   });
 
   app.delete<VaultParams>("/v1/vaults/:vault_id", async (request) => {
-    await vaults.delete(principalOf(request).workspaceId, request.params.vault_id);
+    await vaults.delete(actorOf(request), request.params.vault_id);
     return { id: request.params.vault_id, type: "vault_deleted" };
   });
 
   app.post<VaultParams>("/v1/vaults/:vault_id/archive", async (request) =>
-    vaultDto(await vaults.archive(principalOf(request).workspaceId, request.params.vault_id)),
+    vaultDto(await vaults.archive(actorOf(request), request.params.vault_id)),
   );
 
   app.post<VaultParams>("/v1/vaults/:vault_id/credentials", async (request) => {
     const body = parseBody(createCredentialBodySchema, request.body);
-    const view = await credentials.create(principalOf(request).workspaceId, request.params.vault_id, {
+    const view = await credentials.create(actorOf(request), request.params.vault_id, {
       auth: body.auth,
       displayName: body.display_name ?? null,
       metadata: body.metadata ?? {},
@@ -81,7 +81,7 @@ export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   app.post<CredentialParams>("/v1/vaults/:vault_id/credentials/:credential_id", async (request) => {
     const { vault_id, credential_id } = request.params;
     const body = parseBody(updateCredentialBodySchema, request.body ?? {});
-    const view = await credentials.update(principalOf(request).workspaceId, vault_id, credential_id, {
+    const view = await credentials.update(actorOf(request), vault_id, credential_id, {
       auth: body.auth,
       displayName: body.display_name,
       metadata: body.metadata,
@@ -101,15 +101,13 @@ export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.delete<CredentialParams>("/v1/vaults/:vault_id/credentials/:credential_id", async (request) => {
     const { vault_id, credential_id } = request.params;
-    await credentials.delete(principalOf(request).workspaceId, vault_id, credential_id);
+    await credentials.delete(actorOf(request), vault_id, credential_id);
     return { id: credential_id, type: "vault_credential_deleted" };
   });
 
   app.post<CredentialParams>("/v1/vaults/:vault_id/credentials/:credential_id/archive", async (request) => {
     const { vault_id, credential_id } = request.params;
-    return credentialDto(
-      await credentials.archive(principalOf(request).workspaceId, vault_id, credential_id),
-    );
+    return credentialDto(await credentials.archive(actorOf(request), vault_id, credential_id));
   });
 
   app.post<CredentialParams>(

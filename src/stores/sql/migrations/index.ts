@@ -16,6 +16,8 @@ import { inputAppendFunction } from "./015_input_append_function.js";
 import { apiKeyRoles } from "./016_api_key_roles.js";
 import { credentialOpensByWorkspace } from "./017_credential_opens_by_workspace.js";
 import { apiKeyAgents } from "./018_api_key_agents.js";
+import { adminAudit } from "./019_admin_audit.js";
+import { apiKeyHashScheme } from "./020_api_key_hash_scheme.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +38,8 @@ const MIGRATIONS: Record<string, Migration> = {
   "016_api_key_roles": apiKeyRoles,
   "017_credential_opens_by_workspace": credentialOpensByWorkspace,
   "018_api_key_agents": apiKeyAgents,
+  "019_admin_audit": adminAudit,
+  "020_api_key_hash_scheme": apiKeyHashScheme,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
