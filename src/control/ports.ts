@@ -1,6 +1,7 @@
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { AgentDefinition } from "./agentDefinition.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
+import type { ConsentStore } from "./consent.js";
 import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
@@ -79,4 +80,6 @@ export interface ControlStores {
   credentials: CredentialStore;
   /** Every open of a pinned credential by a holder (who, which pin, which holder, when). */
   credentialOpens: CredentialOpenAudit;
+  /** Data-subject consent per purpose. */
+  consents: ConsentStore;
 }

@@ -50,7 +50,8 @@ export type IdPrefix =
   | "wkr"
   | "vlt"
   | "vcrd"
-  | "copn";
+  | "copn"
+  | "ersr";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

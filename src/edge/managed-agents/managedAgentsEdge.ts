@@ -5,6 +5,7 @@ import { accessTokenRoutes } from "./routes/accessTokenRoutes.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
+import { dataSubjectRoutes } from "./routes/dataSubjectRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
@@ -34,6 +35,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     modelRoutes(app, services);
     apiKeyRoutes(app, services);
     custodyRoutes(app, services);
+    dataSubjectRoutes(app, services);
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);

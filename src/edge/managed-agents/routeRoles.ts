@@ -14,6 +14,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/approvals/stream", "runtime"],
   // A backend with any key mints access tokens within its own reach (never wider).
   ["/v1/awaken/access_tokens", "runtime"],
+  // Erasure and consent of data subjects: the workspace's operators only.
+  ["/v1/awaken/data_subjects", "admin"],
   ["/v1/awaken/", "admin"],
 ];
 

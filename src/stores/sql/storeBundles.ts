@@ -3,6 +3,7 @@ import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
+import { SqlConsentStore } from "./sqlConsentStore.js";
 import { SqlCredentialOpenAudit } from "./sqlCredentialOpenAudit.js";
 import { SqlCredentialStore } from "./sqlCredentialStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
@@ -14,6 +15,7 @@ import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
+import { SqlSubjectErasure } from "./sqlSubjectErasure.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
@@ -25,6 +27,7 @@ export function controlStores(db: Db): ControlStores {
     vaults: new SqlVaultStore(db),
     credentials: new SqlCredentialStore(db),
     credentialOpens: new SqlCredentialOpenAudit(db),
+    consents: new SqlConsentStore(db),
   };
 }
 
@@ -40,5 +43,6 @@ export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "s
     workQueue: new SqlWorkQueueStore(db, dialect),
     environmentKeys: new SqlEnvironmentKeyStore(db),
     sessionNames: new SqlSessionNameStore(db),
+    erasure: new SqlSubjectErasure(db, dialect),
   };
 }

@@ -16,6 +16,7 @@ import { inputAppendFunction } from "./015_input_append_function.js";
 import { apiKeyRoles } from "./016_api_key_roles.js";
 import { credentialOpensByWorkspace } from "./017_credential_opens_by_workspace.js";
 import { apiKeyAgents } from "./018_api_key_agents.js";
+import { dataSubjects } from "./020_data_subjects.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "016_api_key_roles": apiKeyRoles,
   "017_credential_opens_by_workspace": credentialOpensByWorkspace,
   "018_api_key_agents": apiKeyAgents,
+  "020_data_subjects": dataSubjects,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
