@@ -5,6 +5,7 @@ import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { AgentService } from "../control/agentService.js";
 import { apiKeyHashing } from "../control/apiKeyHashing.js";
+import { ConsentService } from "../control/consent.js";
 import { CredentialCustody } from "../control/credentialCustody.js";
 import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
@@ -13,6 +14,7 @@ import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
+import { SubjectErasureService } from "../coordinator/dataSubjects.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
@@ -34,6 +36,7 @@ import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
+import { newId } from "../kernel/ids.js";
 import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
@@ -360,6 +363,14 @@ export async function startAllInOne(
     tail,
     models: createModelCatalog(options.env, clock.now()),
     push: { store: pushStore, targets: new WebhookTargets(pushOutbound) },
+    dataSubjects: {
+      erasure: new SubjectErasureService(
+        ports.erasure,
+        () => clock.now(),
+        (now) => newId("ersr", now),
+      ),
+      consents: new ConsentService(control.consents, () => clock.now()),
+    },
   };
   const pusher = new A2aPusher({
     store: pushStore,

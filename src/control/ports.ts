@@ -2,6 +2,7 @@ import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { AdminAuditEntry, AdminAuditReader } from "./adminAudit.js";
 import type { AgentDefinition } from "./agentDefinition.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
+import type { ConsentStore } from "./consent.js";
 import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
@@ -122,4 +123,6 @@ export interface ControlStores {
   credentialOpens: CredentialOpenAudit;
   /** The admin audit's read side (each store above writes its own entries). */
   adminAudit: AdminAuditReader;
+  /** Data-subject consent per purpose. */
+  consents: ConsentStore;
 }

@@ -3,6 +3,7 @@ import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
+import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
 import type { SessionProjection } from "./sessionProjection.js";
@@ -224,6 +225,8 @@ export interface SessionRecord extends SessionProjection {
   createdAt: number;
   updatedAt: number;
   archivedAt: number | null;
+  /** The data subject (end user) the session is about, from its metadata at creation; null: none. */
+  dataSubject: string | null;
 }
 
 export interface SessionListQuery extends ListQuery {
@@ -510,6 +513,8 @@ export interface CoordinatorStores {
   workQueue: WorkQueueStore;
   environmentKeys: EnvironmentKeyStore;
   sessionNames: SessionNameStore;
+  /** Erasure of a data subject's captured content (the erasure adapter). */
+  erasure: SubjectErasureStore;
 }
 
 /** Everything the coordinator's services need, as narrow ports. */

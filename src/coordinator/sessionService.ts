@@ -5,6 +5,7 @@ import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
+import { DATA_SUBJECT_METADATA_KEY, dataSubjectOf } from "./dataSubjects.js";
 import type { DomainInput, SendDedupe } from "./domainInputs.js";
 import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
 import { encodeFact } from "./factCodec.js";
@@ -122,6 +123,7 @@ export class SessionService {
       createdAt: now,
       updatedAt: now,
       archivedAt: null,
+      dataSubject: dataSubjectOf(cmd.metadata),
     };
     // Validate initial inputs against the new session before anything is stored.
     if (cmd.initialInputs.length > 0)
@@ -261,6 +263,11 @@ export class SessionService {
         }
         if (cmd.metadata !== undefined) {
           const metadata = applyMetadataPatch(session.metadata, cmd.metadata);
+          if (metadata[DATA_SUBJECT_METADATA_KEY] !== session.metadata[DATA_SUBJECT_METADATA_KEY]) {
+            throw invalid(
+              `metadata[${JSON.stringify(DATA_SUBJECT_METADATA_KEY)}]: a session's data subject is fixed when it is created and cannot be changed or removed`,
+            );
+          }
           if (canonicalJson(metadata) !== canonicalJson(session.metadata)) {
             patch.metadata = metadata;
             changed.metadata = metadata;

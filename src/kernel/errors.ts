@@ -35,6 +35,8 @@ export const ERROR_CODES = {
   environment_not_found: "not_found",
   version_mismatch: "conflict",
   session_running: "conflict",
+  // An erasure asked for while one of the subject's sessions has a run executing.
+  data_subject_busy: "conflict",
   publication_conflict: "conflict",
   // Another live credential in the vault already serves this MCP server URL / environment variable.
   credential_usage_conflict: "conflict",

@@ -51,7 +51,8 @@ export type IdPrefix =
   | "vlt"
   | "vcrd"
   | "copn"
-  | "aud";
+  | "aud"
+  | "ersr";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

@@ -163,6 +163,7 @@ export async function seedSession(stores: CoordinatorStores, clock: ManualClock)
     createdAt: now,
     updatedAt: now,
     archivedAt: null,
+    dataSubject: null,
   };
   await stores.sessions.create(session);
   return session;

@@ -1,9 +1,11 @@
 import type { AdminAuditReader } from "../../control/adminAudit.js";
 import type { AgentService } from "../../control/agentService.js";
+import type { ConsentService } from "../../control/consent.js";
 import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
 import type { CredentialOpenAudit } from "../../control/vaultPorts.js";
 import type { VaultService } from "../../control/vaultService.js";
+import type { SubjectErasureService } from "../../coordinator/dataSubjects.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
@@ -55,4 +57,6 @@ export interface EdgeServices {
   clock: Clock;
   /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
+  /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
+  dataSubjects: { erasure: SubjectErasureService; consents: ConsentService };
 }

@@ -6,6 +6,7 @@ import { adminAuditRoutes } from "./routes/adminAuditRoutes.js";
 import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
+import { dataSubjectRoutes } from "./routes/dataSubjectRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
@@ -36,6 +37,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     apiKeyRoutes(app, services);
     custodyRoutes(app, services);
     adminAuditRoutes(app, services);
+    dataSubjectRoutes(app, services);
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);

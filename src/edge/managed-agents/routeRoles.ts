@@ -16,6 +16,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/access_tokens", "runtime"],
   // The admin audit: who changed what in the workspace, for its admins only.
   ["/v1/awaken/audit", "admin"],
+  // Erasure and consent of data subjects: the workspace's operators only.
+  ["/v1/awaken/data_subjects", "admin"],
   ["/v1/awaken/", "admin"],
 ];
 

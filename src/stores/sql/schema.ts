@@ -90,6 +90,8 @@ export interface Database {
     updated_at: number;
     archived_at: number | null;
     deleted_at: number | null;
+    /** The data subject the session names (migration 021); null: none. An opaque id. */
+    data_subject: string | null;
   };
   threads: { id: string; session_id: string; version: number; created_at: number };
   events: {
@@ -279,5 +281,23 @@ export interface Database {
     last_error: string | null;
     settled_at: number | null;
     created_at: number;
+  };
+  // coordinator: the erasures of a subject's captured content, the audit of each (migration 021)
+  data_subject_erasures: {
+    id: string;
+    workspace_id: string;
+    subject_id: string;
+    requested_by: string;
+    counts_json: string;
+    created_at: number;
+  };
+  // control: consent per data subject and purpose (migration 021); granted is 0 or 1
+  data_subject_consents: {
+    workspace_id: string;
+    subject_id: string;
+    purpose: string;
+    granted: number;
+    updated_by: string;
+    updated_at: number;
   };
 }

@@ -28,6 +28,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     updated_at: s.updatedAt,
     archived_at: s.archivedAt,
     deleted_at: null,
+    data_subject: s.dataSubject,
   };
 }
 
@@ -53,5 +54,6 @@ export function rowToSession(r: SessionRow): SessionRecord {
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
     archivedAt: r.archived_at === null ? null : Number(r.archived_at),
+    dataSubject: r.data_subject ?? null,
   };
 }

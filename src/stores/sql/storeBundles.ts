@@ -4,6 +4,7 @@ import type { Clock } from "../../kernel/clock.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlAdminAudit } from "./sqlAdminAudit.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
+import { SqlConsentStore } from "./sqlConsentStore.js";
 import { SqlCredentialOpenAudit } from "./sqlCredentialOpenAudit.js";
 import { SqlCredentialStore } from "./sqlCredentialStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
@@ -15,6 +16,7 @@ import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
+import { SqlSubjectErasure } from "./sqlSubjectErasure.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
@@ -27,6 +29,7 @@ export function controlStores(db: Db): ControlStores {
     credentials: new SqlCredentialStore(db),
     credentialOpens: new SqlCredentialOpenAudit(db),
     adminAudit: new SqlAdminAudit(db),
+    consents: new SqlConsentStore(db),
   };
 }
 
@@ -42,5 +45,6 @@ export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "s
     workQueue: new SqlWorkQueueStore(db, dialect),
     environmentKeys: new SqlEnvironmentKeyStore(db),
     sessionNames: new SqlSessionNameStore(db),
+    erasure: new SqlSubjectErasure(db, dialect),
   };
 }

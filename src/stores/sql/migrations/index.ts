@@ -18,6 +18,7 @@ import { credentialOpensByWorkspace } from "./017_credential_opens_by_workspace.
 import { apiKeyAgents } from "./018_api_key_agents.js";
 import { adminAudit } from "./019_admin_audit.js";
 import { apiKeyHashScheme } from "./020_api_key_hash_scheme.js";
+import { dataSubjects } from "./021_data_subjects.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "018_api_key_agents": apiKeyAgents,
   "019_admin_audit": adminAudit,
   "020_api_key_hash_scheme": apiKeyHashScheme,
+  "021_data_subjects": dataSubjects,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */

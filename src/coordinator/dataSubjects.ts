@@ -1,0 +1,170 @@
+import { AwakenError, invalid } from "../kernel/errors.js";
+import type { JsonObject } from "../kernel/json.js";
+import { decodeFact, encodeFact } from "./factCodec.js";
+import type { CommittedFact, Fact } from "./facts.js";
+import type { ContentBlock, TypedFact } from "./factVocabulary.js";
+
+/**
+ * Data subjects: the end user a session is about, named by the client at creation, and the erasure
+ * of that subject's captured content. The subject id is opaque: the product never interprets it.
+ */
+
+/** The session metadata key that names the subject (an official-SDK client can send metadata). */
+export const DATA_SUBJECT_METADATA_KEY = "awaken_data_subject";
+
+/**
+ * 1–128 characters of letters, digits and `_ - . : @`, starting with a letter or digit: an opaque id
+ * that is safe as one URL path segment (no `/`, `?`, `#`, `%`, no `.` or `..` segment) and in logs.
+ */
+const SUBJECT_ID = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
+
+export function isDataSubjectId(value: string): boolean {
+  return SUBJECT_ID.test(value);
+}
+
+export function assertDataSubjectId(value: string, field: string): string {
+  if (!isDataSubjectId(value))
+    throw invalid(
+      `${field}: expected a data subject id of 1-128 letters, digits, "_", "-", ".", ":" or "@", starting with a letter or digit`,
+    );
+  return value;
+}
+
+/** The subject a session's metadata names, validated; null when it names none. */
+export function dataSubjectOf(metadata: Record<string, string>): string | null {
+  const value = metadata[DATA_SUBJECT_METADATA_KEY];
+  if (value === undefined) return null;
+  return assertDataSubjectId(value, `metadata[${JSON.stringify(DATA_SUBJECT_METADATA_KEY)}]`);
+}
+
+/** What stands where erased content was: one text block, so every projection shows it as text. */
+export const ERASED_TEXT = "[erased]";
+const ERASED_BLOCKS: ContentBlock[] = [{ type: "text", text: ERASED_TEXT }];
+/** A tombstoned tool input: an object (inputs are objects on every wire) that says what happened. */
+const ERASED_INPUT: JsonObject = { erased: true };
+
+const isErased = (blocks: ContentBlock[]) =>
+  blocks.length === 1 && blocks[0]?.type === "text" && blocks[0]?.text === ERASED_TEXT;
+
+/**
+ * The fact with its captured content replaced by the tombstone, keeping its id, kind and every
+ * non-content field (call ids, executors, verdicts, flags); null when it carries no content to erase
+ * (already tombstoned, or a kind without content). Internal and unknown facts are runtime
+ * bookkeeping (ids, attempts) and are kept.
+ */
+export function tombstoneOf(fact: TypedFact): TypedFact | null {
+  switch (fact.kind) {
+    case "user_message":
+    case "system_message":
+    case "agent_message":
+      return isErased(fact.content) ? null : { ...fact, content: ERASED_BLOCKS };
+    case "tool_call": {
+      const input = fact.call.input;
+      if (Object.keys(input).length === 1 && input.erased === true) return null;
+      return { ...fact, call: { ...fact.call, input: ERASED_INPUT } };
+    }
+    case "tool_result":
+      // A result the client sent without content keeps that shape: there is nothing to erase.
+      if (fact.unset?.includes("content") || isErased(fact.content)) return null;
+      return { ...fact, content: ERASED_BLOCKS };
+    case "tool_confirmation":
+      return fact.denyMessage === null || fact.denyMessage === ERASED_TEXT
+        ? null
+        : { ...fact, denyMessage: ERASED_TEXT };
+    case "session_updated": {
+      const title = fact.changes.title;
+      return typeof title === "string" && title !== ERASED_TEXT
+        ? { ...fact, changes: { ...fact.changes, title: ERASED_TEXT } }
+        : null;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The stored fact tombstoned through the codec (so it still decodes), or null when nothing changes. */
+export function tombstoneStored<F extends Fact>(fact: F): F | null {
+  const tombstone = tombstoneOf(decodeFact(fact));
+  if (!tombstone) return null;
+  const { type, body } = encodeFact(tombstone);
+  return { ...fact, type, body };
+}
+
+/** What one erasure removed, per kind of copy. All zero: the subject had nothing left to erase. */
+export interface ErasureCounts {
+  sessions: number;
+  /** History facts whose content was replaced by a tombstone. */
+  facts: number;
+  /** Session titles cleared. */
+  titles: number;
+  /** Send receipts (idempotent-retry echoes) whose copies were tombstoned. */
+  sendReceipts: number;
+  /** Webhook notification bodies (A2A push) holding copies, deleted. */
+  pushNotifications: number;
+}
+
+export interface ErasureReceipt {
+  id: string;
+  workspaceId: string;
+  subjectId: string;
+  counts: ErasureCounts;
+  /** False when nothing was left to erase (a repeated erasure). */
+  removed: boolean;
+  createdAt: number;
+}
+
+/**
+ * Erases a subject's captured content in one workspace, in one transaction, and records the
+ * receipt in the same transaction. Refuses (`data_subject_busy`, nothing written) while one of the
+ * subject's sessions has a run queued or executing.
+ */
+export interface SubjectErasureStore {
+  erase(request: {
+    workspaceId: string;
+    subjectId: string;
+    id: string;
+    requestedBy: string;
+    now: number;
+  }): Promise<ErasureReceipt>;
+  /** The erasures recorded for a subject, newest first. */
+  listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]>;
+}
+
+export function subjectBusy(): AwakenError {
+  return new AwakenError(
+    "data_subject_busy",
+    "a session of this data subject has a run queued or executing; wait for it to go idle (or interrupt it) and repeat the erasure",
+  );
+}
+
+/** Tombstones a send receipt's echo; null when nothing in it changes. */
+export function tombstoneEcho(echo: CommittedFact[]): CommittedFact[] | null {
+  let changed = false;
+  const out = echo.map((fact) => {
+    const erased = tombstoneStored(fact);
+    if (erased) changed = true;
+    return erased ?? fact;
+  });
+  return changed ? out : null;
+}
+
+/** The erasure adapter's application port: validates the request and names the receipt. */
+export class SubjectErasureService {
+  constructor(
+    private readonly store: SubjectErasureStore,
+    private readonly now: () => number,
+    private readonly newReceiptId: (now: number) => string,
+  ) {}
+
+  /** Erases the subject's captured content in `workspaceId` only; repeating it removes nothing. */
+  erase(workspaceId: string, subjectId: string, requestedBy: string): Promise<ErasureReceipt> {
+    assertDataSubjectId(subjectId, "subject_id");
+    const now = this.now();
+    return this.store.erase({ workspaceId, subjectId, id: this.newReceiptId(now), requestedBy, now });
+  }
+
+  listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]> {
+    assertDataSubjectId(subjectId, "subject_id");
+    return this.store.listErasures(workspaceId, subjectId);
+  }
+}

@@ -1,0 +1,196 @@
+import {
+  type ErasureCounts,
+  type ErasureReceipt,
+  type SubjectErasureStore,
+  subjectBusy,
+  tombstoneEcho,
+  tombstoneStored,
+} from "../../coordinator/dataSubjects.js";
+import type { CommittedFact } from "../../coordinator/facts.js";
+import type { JsonObject } from "../../kernel/json.js";
+import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
+
+const ACTIVE_RUN_STATES = ["queued", "claimed"];
+
+/**
+ * The Coordinator's erasure adapter. One transaction for the whole subject: the receipt then states
+ * exactly what one atomic change removed, and a refusal (a run executing) leaves nothing half
+ * erased. On PostgreSQL the subject's session rows are locked first, so an input being appended to
+ * one of them lands either before the erasure (and is erased) or after it.
+ */
+export class SqlSubjectErasure implements SubjectErasureStore {
+  private readonly rowLocks: boolean;
+
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: SqlDialect,
+  ) {
+    this.rowLocks = dialect === "postgres";
+  }
+
+  erase(request: {
+    workspaceId: string;
+    subjectId: string;
+    id: string;
+    requestedBy: string;
+    now: number;
+  }): Promise<ErasureReceipt> {
+    return begin(this.db, this.dialect).execute(async (tx) => {
+      const sessions = await tx
+        .selectFrom("sessions")
+        .select(["id", "title"])
+        .where("workspace_id", "=", request.workspaceId)
+        .where("data_subject", "=", request.subjectId)
+        .orderBy("id")
+        .$if(this.rowLocks, (qb) => qb.forUpdate())
+        .execute();
+      const ids = sessions.map((s) => s.id);
+      const counts: ErasureCounts = {
+        sessions: ids.length,
+        facts: 0,
+        titles: 0,
+        sendReceipts: 0,
+        pushNotifications: 0,
+      };
+      if (ids.length > 0) {
+        const active = await tx
+          .selectFrom("runs")
+          .select("id")
+          .where("session_id", "in", ids)
+          .where("state", "in", ACTIVE_RUN_STATES)
+          .limit(1)
+          .executeTakeFirst();
+        if (active) throw subjectBusy();
+        for (const id of ids) counts.facts += await eraseFacts(tx, id);
+        counts.titles = await eraseTitles(tx, ids);
+        counts.sendReceipts = await eraseSendReceipts(tx, ids);
+        counts.pushNotifications = await erasePushBodies(tx, request.workspaceId, ids);
+      }
+      await tx
+        .insertInto("data_subject_erasures")
+        .values({
+          id: request.id,
+          workspace_id: request.workspaceId,
+          subject_id: request.subjectId,
+          requested_by: request.requestedBy,
+          counts_json: toJson(counts),
+          created_at: request.now,
+        })
+        .execute();
+      return {
+        id: request.id,
+        workspaceId: request.workspaceId,
+        subjectId: request.subjectId,
+        counts,
+        removed: removedAnything(counts),
+        createdAt: request.now,
+      };
+    });
+  }
+
+  async listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]> {
+    const rows = await this.db
+      .selectFrom("data_subject_erasures")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("subject_id", "=", subjectId)
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(100)
+      .execute();
+    return rows.map((r) => {
+      const counts = fromJson<ErasureCounts>(r.counts_json);
+      return {
+        id: r.id,
+        workspaceId: r.workspace_id,
+        subjectId: r.subject_id,
+        counts,
+        removed: removedAnything(counts),
+        createdAt: Number(r.created_at),
+      };
+    });
+  }
+}
+
+function removedAnything(c: ErasureCounts): boolean {
+  return c.facts + c.titles + c.sendReceipts + c.pushNotifications > 0;
+}
+
+/** Rewrites each fact that carries content as its tombstone: same thread, seq, id and created_at. */
+async function eraseFacts(tx: Tx, sessionId: string): Promise<number> {
+  const rows = await tx
+    .selectFrom("events")
+    .select(["thread_id", "seq", "id", "type", "body_json"])
+    .where("session_id", "=", sessionId)
+    .execute();
+  let erased = 0;
+  for (const row of rows) {
+    const tombstone = tombstoneStored({
+      id: row.id,
+      type: row.type,
+      body: fromJson<JsonObject>(row.body_json),
+    });
+    if (!tombstone) continue;
+    await tx
+      .updateTable("events")
+      .set({ type: tombstone.type, body_json: toJson(tombstone.body) })
+      .where("thread_id", "=", row.thread_id)
+      .where("seq", "=", row.seq)
+      .execute();
+    erased++;
+  }
+  return erased;
+}
+
+/** A title is free text a client may derive from the conversation: it goes; metadata (ids) stays. */
+async function eraseTitles(tx: Tx, ids: string[]): Promise<number> {
+  const result = await tx
+    .updateTable("sessions")
+    .set({ title: null })
+    .where("id", "in", ids)
+    .where("title", "is not", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** A send receipt keeps its echo (a retried send still answers the same ids), tombstoned. */
+async function eraseSendReceipts(tx: Tx, ids: string[]): Promise<number> {
+  const rows = await tx
+    .selectFrom("send_receipts")
+    .select(["session_id", "response_json"])
+    .where("session_id", "in", ids)
+    .execute();
+  let erased = 0;
+  for (const row of rows) {
+    const echo = tombstoneEcho(fromJson<CommittedFact[]>(row.response_json));
+    if (!echo) continue;
+    await tx
+      .updateTable("send_receipts")
+      .set({ response_json: toJson(echo) })
+      .where("session_id", "=", row.session_id)
+      .execute();
+    erased++;
+  }
+  return erased;
+}
+
+/** Webhook notification bodies copy the task's messages: the subject's are deleted, sent or not. */
+async function erasePushBodies(tx: Tx, workspaceId: string, ids: string[]): Promise<number> {
+  const configs = await tx
+    .selectFrom("push_configs")
+    .select(["task_id", "config_id"])
+    .where("workspace_id", "=", workspaceId)
+    .where("session_id", "in", ids)
+    .execute();
+  let deleted = 0;
+  for (const config of configs) {
+    const result = await tx
+      .deleteFrom("push_outbox")
+      .where("workspace_id", "=", workspaceId)
+      .where("task_id", "=", config.task_id)
+      .where("config_id", "=", config.config_id)
+      .executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+  }
+  return deleted;
+}
