@@ -25,14 +25,27 @@ export const AUDIT_RESOURCE_TYPES = [
   "credential",
   "api_key",
   "workspace",
+  "data_subject",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 /**
  * `rotate` is a credential's new revision (new auth); `update` changes no secret-bearing field;
- * `reseal` is a revision's seal moved to the current master key (`awaken secrets reseal`).
+ * `reseal` is a revision's seal moved to the current master key (`awaken secrets reseal`); `consent`
+ * records a data subject's consent to a purpose (granted or withdrawn); `erase` removes a data
+ * subject's captured content (its digest is of the erasure's counts).
  */
-export const AUDIT_ACTIONS = ["create", "update", "rotate", "reseal", "archive", "delete", "revoke"] as const;
+export const AUDIT_ACTIONS = [
+  "create",
+  "update",
+  "rotate",
+  "reseal",
+  "archive",
+  "delete",
+  "revoke",
+  "consent",
+  "erase",
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**

@@ -1,4 +1,5 @@
 import { invalid } from "../kernel/errors.js";
+import { type Actor, type AdminAuditEntry, auditEntry } from "./adminAudit.js";
 
 /**
  * Data-subject consent, owned by Control: per workspace, subject and purpose, granted or not. A
@@ -27,6 +28,8 @@ export interface ConsentStore {
     granted: boolean,
     updatedBy: string,
     now: number,
+    /** Committed with the consent, in its transaction. */
+    audit: AdminAuditEntry,
   ): Promise<void>;
   list(workspaceId: string, subjectId: string): Promise<ConsentRecord[]>;
 }
@@ -58,7 +61,18 @@ export class ConsentService {
   ): Promise<ConsentRecord[]> {
     if (!isConsentPurpose(purpose))
       throw invalid(`purpose: unknown purpose; expected one of ${CONSENT_PURPOSES.join(", ")}`);
-    await this.store.set(workspaceId, subjectId, purpose, granted, updatedBy, this.now());
+    const now = this.now();
+    const before = (await this.store.list(workspaceId, subjectId)).find((r) => r.purpose === purpose);
+    const by: Actor = { workspaceId, actor: updatedBy };
+    const audit = auditEntry(by, {
+      action: "consent",
+      resourceType: "data_subject",
+      resourceId: subjectId,
+      before: before ? { purpose, granted: before.granted } : null,
+      after: { purpose, granted },
+      at: now,
+    });
+    await this.store.set(workspaceId, subjectId, purpose, granted, updatedBy, now, audit);
     return this.store.list(workspaceId, subjectId);
   }
 

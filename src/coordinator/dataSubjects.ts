@@ -1,3 +1,4 @@
+import { type AdminAuditEntry, auditEntry } from "../control/adminAudit.js";
 import { AwakenError, invalid } from "../kernel/errors.js";
 import type { JsonObject } from "../kernel/json.js";
 import { decodeFact, encodeFact } from "./factCodec.js";
@@ -125,6 +126,8 @@ export interface SubjectErasureStore {
     id: string;
     requestedBy: string;
     now: number;
+    /** The admin audit's entry for what was removed, committed with the erasure when it removed anything. */
+    audit: (counts: ErasureCounts) => AdminAuditEntry;
   }): Promise<ErasureReceipt>;
   /** The erasures recorded for a subject, newest first. */
   listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]>;
@@ -160,7 +163,19 @@ export class SubjectErasureService {
   erase(workspaceId: string, subjectId: string, requestedBy: string): Promise<ErasureReceipt> {
     assertDataSubjectId(subjectId, "subject_id");
     const now = this.now();
-    return this.store.erase({ workspaceId, subjectId, id: this.newReceiptId(now), requestedBy, now });
+    const audit = (counts: ErasureCounts) =>
+      auditEntry(
+        { workspaceId, actor: requestedBy },
+        {
+          action: "erase",
+          resourceType: "data_subject",
+          resourceId: subjectId,
+          before: null,
+          after: counts,
+          at: now,
+        },
+      );
+    return this.store.erase({ workspaceId, subjectId, id: this.newReceiptId(now), requestedBy, now, audit });
   }
 
   listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]> {

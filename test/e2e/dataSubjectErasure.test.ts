@@ -271,6 +271,12 @@ describe.each([
     // The other workspace's audit does not see this workspace's erasures.
     const otherAudit = await otherAdmin.get(`/v1/awaken/data_subjects/${SUBJECT}/erasures`);
     expect(otherAudit).toEqual({ data: [] });
+    // The admin audit records the erasure that removed something (not the no-op repeat), with no content.
+    const admin = await call(t, "GET", `/v1/awaken/audit?resource_type=data_subject&resource_id=${SUBJECT}`);
+    expect(admin.status, JSON.stringify(admin.json)).toBe(200);
+    const erasures = (admin.json.data as Array<{ action: string }>).filter((e) => e.action === "erase");
+    expect(erasures).toHaveLength(1);
+    expect(JSON.stringify(admin.json)).not.toContain(mine);
   }, 90_000);
 
   it("a session's subject is validated at creation and fixed afterwards", async () => {
@@ -328,6 +334,12 @@ describe.each([
     expect(
       (await call(t, "PUT", `${path}/content_capture_telemetry`, TEST_API_KEY, { granted: "yes" })).status,
     ).toBe(400);
+    // Each change of consent is in the admin audit, in order; a refused one is not.
+    const admin = await call(t, "GET", `/v1/awaken/audit?resource_type=data_subject&action=consent`);
+    expect(admin.status, JSON.stringify(admin.json)).toBe(200);
+    expect(
+      (admin.json.data as Array<{ resource_id: string }>).filter((e) => e.resource_id === SUBJECT),
+    ).toHaveLength(2);
     const runtime = await mint(t, "runtime");
     await expectApiError(clientOf(t, runtime).get(path), PermissionDeniedError, {
       status: 403,

@@ -1,3 +1,4 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import {
   type ErasureCounts,
   type ErasureReceipt,
@@ -9,6 +10,7 @@ import {
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { JsonObject } from "../../kernel/json.js";
 import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 const ACTIVE_RUN_STATES = ["queued", "claimed"];
 
@@ -34,6 +36,7 @@ export class SqlSubjectErasure implements SubjectErasureStore {
     id: string;
     requestedBy: string;
     now: number;
+    audit: (counts: ErasureCounts) => AdminAuditEntry;
   }): Promise<ErasureReceipt> {
     return begin(this.db, this.dialect).execute(async (tx) => {
       const sessions = await tx
@@ -77,6 +80,7 @@ export class SqlSubjectErasure implements SubjectErasureStore {
           created_at: request.now,
         })
         .execute();
+      if (removedAnything(counts)) await writeAudit(tx, request.audit(counts));
       return {
         id: request.id,
         workspaceId: request.workspaceId,
