@@ -150,7 +150,11 @@ describe("SIGTERM drain of an awaken up replica", () => {
       expect(events.filter(isEndTurnIdle).length, id).toBe(1);
       const answer = events.find((e) => e.type === "agent.message")!.id;
       const cutOff = previewed(onA[i]!).filter((previewId) => previewId !== answer);
-      for (const previewId of cutOff) expect(events.some((e) => e.id === previewId), id).toBe(false);
+      for (const previewId of cutOff)
+        expect(
+          events.some((e) => e.id === previewId),
+          id,
+        ).toBe(false);
       if (cutOff.length > 0) {
         expect(previewed(onB[i]!), id).toContain(answer);
         handedBack++;

@@ -88,7 +88,9 @@ describe("user.interrupt", () => {
     process.env.AWAKEN_OFFLINE_DELAY_MS = String(DELAY_MS);
     await t.client.beta.sessions.events.send(session.id, { events: [userMessage(LONG)] });
     await reader.until((e) => e.type === "event_delta");
-    const previewed = (reader.events.find((e) => e.type === "event_start")?.event as { id: string }).id;
+    const start = reader.events.find((e) => e.type === "event_start");
+    const previewed = (start?.event as { id: string } | undefined)?.id;
+    expect(previewed).toMatch(/^sevt_/);
     expect(reader.events.some((e) => e.type.startsWith("span."))).toBe(false);
     const from = reader.events.length;
     await t.client.beta.sessions.events.send(session.id, { events: [{ type: "user.interrupt" }] });

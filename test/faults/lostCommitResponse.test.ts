@@ -90,7 +90,8 @@ describe("fault: a commit's response is lost after the server committed", () => 
     );
     await until(
       "the second run slice to end",
-      () => logLines(worker).filter((l) => l.msg === "run slice ended" && l.outcome === "settled").length === 2,
+      () =>
+        logLines(worker).filter((l) => l.msg === "run slice ended" && l.outcome === "settled").length === 2,
     );
 
     // Both lost answers were retried with the same operation id and the same payload.
