@@ -90,7 +90,18 @@ export type FactPayload =
       extra: JsonObject;
     }
   | { kind: "usage"; usage: SessionUsage }
-  | { kind: "model_request_start"; provider: string; model: string }
+  | {
+      kind: "model_request_start";
+      provider: string;
+      model: string;
+      /**
+       * The thread version the request was built from, when the span is committed with its answer
+       * (input committed after it was not seen). Absent: the request saw everything before the span.
+       */
+      contextSeq?: number;
+      /** When the request started (ms), when the span is committed with its answer. */
+      startedAt?: number;
+    }
   | {
       kind: "model_request_end";
       startId: string;

@@ -90,9 +90,13 @@ function isInput(fact: CommittedTypedFact): boolean {
  * History order is commit order, but input committed while a model request was open reached the
  * model only after that request's answer (which is committed with the request's end). Such input is
  * moved after the end, so the conversation reads as the model lived it and never ends on an answer
- * that precedes the input it did not see.
+ * that precedes the input it did not see. A start committed with its answer records the version
+ * its request saw: input committed after that version, though before the start, is moved the same way.
  */
 function inModelOrder(facts: readonly CommittedTypedFact[]): CommittedTypedFact[] {
+  const unseenBy = unseenInput(facts);
+  /** Input a later-committed request did not see, by that request's start: it goes after its end. */
+  const deferred = new Map<string, CommittedTypedFact[]>();
   const ordered: CommittedTypedFact[] = [];
   let open: string | null = null;
   let held: CommittedTypedFact[] = [];
@@ -101,12 +105,16 @@ function inModelOrder(facts: readonly CommittedTypedFact[]): CommittedTypedFact[
     held = [];
   };
   for (const fact of facts) {
-    if (fact.kind === "model_request_start") {
+    const startId = unseenBy.get(fact.id);
+    if (startId !== undefined) {
+      deferred.set(startId, [...(deferred.get(startId) ?? []), fact]);
+    } else if (fact.kind === "model_request_start") {
       release();
       open = fact.id;
       ordered.push(fact);
     } else if (fact.kind === "model_request_end" && fact.startId === open) {
-      ordered.push(fact);
+      ordered.push(fact, ...(deferred.get(open) ?? []));
+      deferred.delete(open);
       release();
       open = null;
     } else if (open !== null && isInput(fact)) {
@@ -116,7 +124,23 @@ function inModelOrder(facts: readonly CommittedTypedFact[]): CommittedTypedFact[
     }
   }
   release();
+  for (const rest of deferred.values()) ordered.push(...rest);
   return ordered;
+}
+
+/** Input committed after the version a later-committed span start says its request saw, by that start. */
+function unseenInput(facts: readonly CommittedTypedFact[]): Map<string, string> {
+  const unseen = new Map<string, string>();
+  for (let i = 0; i < facts.length; i++) {
+    const start = facts[i];
+    if (start?.kind !== "model_request_start" || start.contextSeq === undefined) continue;
+    for (let j = i - 1; j >= 0; j--) {
+      const fact = facts[j];
+      if (!fact || fact.seq <= start.contextSeq) break;
+      if (isInput(fact)) unseen.set(fact.id, start.id);
+    }
+  }
+  return unseen;
 }
 
 function userContent(content: unknown): ModelContentBlock[] {

@@ -18,8 +18,21 @@ export function newFact(now: number, payload: FactPayload): TypedFact {
   return { id: newId("sevt", now), ...payload };
 }
 
-export function spanStart(span: ModelSpan): TypedFact {
-  return { id: span.startId, kind: "model_request_start", provider: span.provider, model: span.model };
+/**
+ * The span's start. `committedLate` carries what the request saw and when it began, for a start
+ * committed with the request's answer instead of before the request.
+ */
+export function spanStart(
+  span: ModelSpan,
+  committedLate?: { contextSeq: number; startedAt: number },
+): TypedFact {
+  return {
+    id: span.startId,
+    kind: "model_request_start",
+    provider: span.provider,
+    model: span.model,
+    ...committedLate,
+  };
 }
 
 export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, isError: boolean): TypedFact {

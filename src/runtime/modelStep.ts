@@ -2,6 +2,12 @@
  * The model step: one model request, from its span start to the committed answer (or failure).
  * Kept apart because the request's streaming previews, stall guard, retry policy and the way an
  * answer is parked or rebased onto new input change for model reasons, not for tool reasons.
+ *
+ * The span's start is committed with the answer, not before the request: a request records nothing
+ * until it has an outcome, which saves every turn a commit per request. What the request saw (the
+ * thread version) and when it began ride on the start, so a request that new input overtook still
+ * reads as the model lived it. A request a crash cut off leaves nothing: the next owner asks again,
+ * and the crash counts against the run's budget, since no progress was committed.
  */
 
 import { newId } from "../kernel/ids.js";
@@ -43,9 +49,10 @@ export class ModelStep {
       provider: provider.name,
       model,
     };
-    const started = await this.run.commit([spanStart(span)]);
-    if (started === "lost") return "lost_claim";
-    if (started === "conflict") return "continue";
+    const start = spanStart(span, {
+      contextSeq: this.run.knownVersion,
+      startedAt: this.run.ports.clock.now(),
+    });
 
     const sessionId = this.run.activation.sessionId;
     const previews = new ModelPreviews(
@@ -96,7 +103,7 @@ export class ModelStep {
             { transient: true, cause: error },
           )
         : error;
-      return commitRequestFailure(this.run, span, failedAttempts, cause);
+      return commitRequestFailure(this.run, span, failedAttempts, cause, undefined, start);
     } finally {
       guard.dispose();
     }
@@ -116,7 +123,7 @@ export class ModelStep {
     const output = [...previews.thinkingFacts(), ...plan.facts];
     previews.settle(output);
     const end = spanEnd(span, now, response.usage, false);
-    const body = [...output, end];
+    const body = [start, ...output, end];
     const usage = usageTotals([
       ...this.run.facts,
       { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },

@@ -61,7 +61,9 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
     switch (fact.kind) {
       case "model_request_start":
         danglingStart = fact.id;
-        startedAt.set(fact.id, fact.seq);
+        // What the request saw: the version it was built from when recorded (a start committed
+        // with its answer, after input that overtook it), else everything before the span.
+        startedAt.set(fact.id, fact.contextSeq ?? fact.seq);
         break;
       case "model_request_end": {
         if (danglingStart === fact.startId) danglingStart = null;

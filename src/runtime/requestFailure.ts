@@ -4,6 +4,7 @@
  * its backoff (`rescheduled` → `running`) and lets the loop ask again, anything else ends the turn.
  */
 
+import type { TypedFact } from "../coordinator/factVocabulary.js";
 import { sleep } from "../kernel/clock.js";
 import { ProviderError } from "../providers/ports.js";
 import { idle, type ModelSpan, newFact, providerErrorType, sessionError, spanEnd } from "./modelFacts.js";
@@ -18,7 +19,10 @@ export async function commitRequestFailure(
   error: unknown,
   /** The `session.error` type; by default the provider error's (`model_request_failed_error`, …). */
   errorType?: string,
+  /** The span's start, when it was not committed before the request: it lands with the failure. */
+  start?: TypedFact,
 ): Promise<TurnOutcome | "continue"> {
+  const opened = start ? [start] : [];
   const providerError = error instanceof ProviderError ? error : null;
   const message = error instanceof Error ? error.message : String(error);
   const type = errorType ?? providerErrorType(providerError);
@@ -27,6 +31,7 @@ export async function commitRequestFailure(
   run.ports.log.warn({ runId: run.activation.runId, attempt, error: message }, "model request failed");
   if (providerError?.transient && attempt <= run.ports.retry.maxRetries) {
     const status = await run.commitLanding([
+      ...opened,
       spanEnd(span, now, null, true),
       sessionError(now, type, message, "retrying"),
       newFact(now, { kind: "status_rescheduled" }),
@@ -39,6 +44,7 @@ export async function commitRequestFailure(
   }
   const status = await run.commitLanding(
     [
+      ...opened,
       spanEnd(span, now, null, true),
       sessionError(now, type, message, "exhausted"),
       idle(now, { kind: "retries_exhausted" }),

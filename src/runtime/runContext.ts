@@ -92,6 +92,11 @@ export class RunContext {
     }
   }
 
+  /** The thread version this run's history reaches (the seq of its last known fact). */
+  get knownVersion(): number {
+    return this.version;
+  }
+
   /** The span a dead owner opened, named as its start recorded it. */
   danglingSpan(startId: string): ModelSpan {
     const start = this.facts.find((fact) => fact.id === startId);

@@ -65,13 +65,23 @@ describe("AI SDK chat: how turns end", () => {
     const chatId = `chat-${randomUUID()}`;
     const response = await post({ id: chatId, messages: [userMessage("m1", "go on")] });
     const sessionId = response.headers.get("x-awaken-session-id")!;
-    const chunks = readChunks(response);
-    await waitForHistory(t.client, sessionId, (events) =>
-      events.some((e) => e.type === "span.model_request_start"),
-    );
+    // The request is in flight once its text streams; nothing of it is committed before its answer.
+    let streaming: () => void = () => undefined;
+    const firstDelta = new Promise<void>((resolve) => {
+      streaming = resolve;
+    });
+    const chunks = readChunks(response, (chunk) => {
+      if (chunk.type === "text-delta") streaming();
+    });
+    await firstDelta;
     await t.client.beta.sessions.events.send(sessionId, { events: [{ type: "user.interrupt" }] as never });
     const types = (await chunks).map((c) => c.type);
-    expect(types.slice(-2)).toEqual(["abort", "finish"]);
+    // Only previews were streamed: their part is closed, then the step, then abort and finish.
+    expect(types.slice(-5)).toEqual(["text-delta", "text-end", "finish-step", "abort", "finish"]);
+    // The interrupted request left nothing committed; the idle follows the interrupt.
+    const events = await waitForHistory(t.client, sessionId, (h) => h.at(-1)?.type === "session.status_idle");
+    expect(events.filter((e) => e.type.startsWith("span.") || e.type === "agent.message")).toEqual([]);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(["user.interrupt", "session.status_idle"]);
   });
 
   it("streams thinking as a reasoning part before the text", async () => {

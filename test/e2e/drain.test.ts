@@ -91,6 +91,18 @@ describe("SIGTERM drain of an awaken up replica", () => {
     const sessions: string[] = [];
     for (let i = 0; i < SESSIONS; i++) sessions.push((await createSession(a.client)).session.id);
     for (const id of sessions) readers.push(await StreamReader.open(b.client, id));
+    // Previews stay in the replica whose worker streams them: one previewing stream per replica
+    // shows where each turn's model request is in flight (nothing of it is committed before its answer).
+    const previewing = { event_deltas: ["agent.message" as const] };
+    const onA: StreamReader[] = [];
+    const onB: StreamReader[] = [];
+    for (const id of sessions) {
+      onA.push(await StreamReader.open(a.client, id, previewing));
+      onB.push(await StreamReader.open(b.client, id, previewing));
+    }
+    readers.push(...onA, ...onB);
+    const previewed = (r: StreamReader) =>
+      r.events.filter((e) => e.type === "event_start").map((e) => (e.event as { id: string }).id);
 
     // Answers from 0.4 s to 4.9 s (the offline model echoes the words); from the 4th on, longer
     // than the drain.
@@ -101,8 +113,12 @@ describe("SIGTERM drain of an awaken up replica", () => {
         return a.client.beta.sessions.events.send(id, { events: [userMessage(words)] });
       }),
     );
-    // Every slot of both replicas is busy (8 turns, 8 slots).
-    await Promise.all(readers.map((r) => r.until((e) => e.type === "span.model_request_start")));
+    // Every slot of both replicas is busy (8 turns, 8 slots): each turn's answer streams on one of them.
+    await Promise.all(
+      sessions.map((_, i) =>
+        Promise.race([onA[i]!, onB[i]!].map((r) => r.until((e) => e.type === "event_start"))),
+      ),
+    );
     const ready = watchReadiness(a);
     await sleep(100);
 
@@ -118,19 +134,31 @@ describe("SIGTERM drain of an awaken up replica", () => {
     expect(ready.seen.slice(ready.seen.indexOf("503 draining"))).not.toContain("200 ready");
 
     // Every turn ends on B, long before any lease of A's could have lapsed.
-    await Promise.all(readers.map((r) => r.until(isEndTurnIdle, { timeoutMs: 15_000 })));
+    await Promise.all(readers.slice(0, SESSIONS).map((r) => r.until(isEndTurnIdle, { timeoutMs: 15_000 })));
     expect(Date.now() - sent).toBeLessThan(LEASE_MS / 2);
 
     // A holds 4 of the 8 turns, so at least one of the 5 longer than the drain: it was cut off
-    // there (its model call ended without a message) and answered again on B, once.
+    // there (the message A previewed never committed; the request left nothing) and answered
+    // again on B, once.
     let handedBack = 0;
-    for (const id of sessions) {
+    for (const [i, id] of sessions.entries()) {
       const events: WireEvent[] = await history(b.client, id);
       const count = (type: string) => events.filter((e) => e.type === type).length;
       expect(count("user.message"), id).toBe(1);
       expect(count("agent.message"), id).toBe(1);
+      expect(count("span.model_request_start"), id).toBe(1);
       expect(events.filter(isEndTurnIdle).length, id).toBe(1);
-      handedBack += count("span.model_request_start") > 1 ? 1 : 0;
+      const answer = events.find((e) => e.type === "agent.message")!.id;
+      const cutOff = previewed(onA[i]!).filter((previewId) => previewId !== answer);
+      for (const previewId of cutOff)
+        expect(
+          events.some((e) => e.id === previewId),
+          id,
+        ).toBe(false);
+      if (cutOff.length > 0) {
+        expect(previewed(onB[i]!), id).toContain(answer);
+        handedBack++;
+      }
     }
     expect(handedBack).toBeGreaterThan(0);
   });

@@ -51,14 +51,11 @@ describe("user.interrupt", () => {
     expect(interrupt).toMatchObject({ type: "user.interrupt" });
     const idle = await reader.until((e) => e.type === "session.status_idle", { from });
     expect(stopReason(idle)).toEqual({ type: "end_turn" });
-    // The interrupt, the coordinator closing the cut-off model request, the idle: nothing else.
+    // The interrupt, then the idle: nothing else. The cut-off model request committed nothing (its
+    // span is committed with its answer), so there is no request to close.
     const afterSend = reader.events.slice(from).filter((e) => e.type !== "event_delta");
-    expect(afterSend.map((e) => e.type)).toEqual([
-      "user.interrupt",
-      "span.model_request_end",
-      "session.status_idle",
-    ]);
-    expect([afterSend[0]?.id, afterSend[2]?.id]).toEqual([interrupt.id, idle.id]);
+    expect(afterSend.map((e) => e.type)).toEqual(["user.interrupt", "session.status_idle"]);
+    expect(afterSend.map((e) => e.id)).toEqual([interrupt.id, idle.id]);
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
 
     // Outlive the interrupted reply: had it kept running it would be complete by now.
@@ -81,23 +78,36 @@ describe("user.interrupt", () => {
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
   });
 
-  // SDK 1.14 (`BetaManagedAgentsEventStart`): "If the producing model request ends without that event
-  // (an error or interrupt mid-stream), its terminal span.model_request_end closes the preview."
-  it("an interrupted model request is closed by its span.model_request_end before the idle", async () => {
+  // SDK 1.14 (`BetaManagedAgentsEventStart`) says a request that ends without the previewed event
+  // closes the preview with its span.model_request_end. A request's span is committed with its
+  // answer here, so an interrupted request has no span at all: the interrupt and the idle that
+  // follows it end the turn, and the preview with it (docs/managed-agents-wire.md).
+  it("an interrupted model request leaves nothing committed: its previews streamed, the idle follows the interrupt", async () => {
     const { session } = await createSession(t.client);
     const reader = await StreamReader.open(t.client, session.id, { event_deltas: ["agent.message"] });
     process.env.AWAKEN_OFFLINE_DELAY_MS = String(DELAY_MS);
     await t.client.beta.sessions.events.send(session.id, { events: [userMessage(LONG)] });
     await reader.until((e) => e.type === "event_delta");
-    const start = reader.events.find((e) => e.type === "span.model_request_start") as WireEvent;
+    const start = reader.events.find((e) => e.type === "event_start");
+    const previewed = (start?.event as { id: string } | undefined)?.id;
+    expect(previewed).toMatch(/^sevt_/);
+    expect(reader.events.some((e) => e.type.startsWith("span."))).toBe(false);
     const from = reader.events.length;
     await t.client.beta.sessions.events.send(session.id, { events: [{ type: "user.interrupt" }] });
     const idle = await reader.until((e) => e.type === "session.status_idle", { from });
     await reader.close();
-    const closing = reader.events
-      .slice(from, reader.events.indexOf(idle))
-      .find((e) => e.type === "span.model_request_end");
-    expect(closing).toMatchObject({ model_request_start_id: start.id, is_error: true });
+    const committed = reader.events
+      .slice(from, reader.events.indexOf(idle) + 1)
+      .filter((e) => e.type !== "event_delta");
+    expect(committed.map((e) => e.type)).toEqual(["user.interrupt", "session.status_idle"]);
+    const events = await history(t.client, session.id);
+    expect(events.map((e) => e.type)).toEqual([
+      "user.message",
+      "session.status_running",
+      "user.interrupt",
+      "session.status_idle",
+    ]);
+    expect(events.some((e) => e.id === previewed)).toBe(false);
   });
 
   it("interrupting while a custom tool result is awaited clears the pending id; a later result for it is rejected", async () => {
@@ -153,7 +163,7 @@ describe("user.interrupt", () => {
     expect((await t.client.beta.sessions.retrieve(session.id)).status).toBe("idle");
   });
 
-  it("archiving a session mid-turn closes its open model request and terminates it", async () => {
+  it("archiving a session mid-turn terminates it, its model request in flight leaving nothing committed", async () => {
     const { session } = await createSession(t.client);
     const reader = await StreamReader.open(t.client, session.id, { event_deltas: ["agent.message"] });
     process.env.AWAKEN_OFFLINE_DELAY_MS = String(DELAY_MS);
@@ -169,8 +179,9 @@ describe("user.interrupt", () => {
     const ends = events
       .filter((e) => e.type === "span.model_request_end")
       .map((e) => (e as unknown as { model_request_start_id: string }).model_request_start_id);
-    expect(starts).toHaveLength(1);
-    expect(ends).toEqual(starts);
+    // The request's span would have been committed with its answer, which the archive fenced out.
+    expect(starts).toEqual([]);
+    expect(ends).toEqual([]);
     expect(events.at(-1)?.type).toBe("session.status_terminated");
     expect(events.some((e) => e.type === "agent.message")).toBe(false);
   });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
+import Database from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAllInOne } from "../../src/cli/allInOne.js";
@@ -365,7 +366,7 @@ describe("when retrying does not help", () => {
 });
 
 describe("a request its worker never finished", () => {
-  it("is closed as failed by the next owner, which asks the model again", async () => {
+  it("leaves nothing in history; the next owner asks the model again", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "awaken-dangling-"));
     try {
       const first = await startServer(dataDir, 10);
@@ -375,9 +376,47 @@ describe("a request its worker never finished", () => {
       anthropic.enqueue({ kind: "hang" });
       await say(sessionId, "question", first.client);
       await anthropic.waitForRequests(before + 1);
-      // Shutdown abandons the hanging request and hands the run back; its start stays open.
+      // Shutdown abandons the hanging request and hands the run back. Its span would have been
+      // committed with its answer: nothing of it is in history.
       anthropic.enqueue({ kind: "text", text: "answered by the next owner" });
       await first.server.stop();
+
+      const second = await startServer(dataDir, 10);
+      try {
+        const events = await waitForHistory(sessionId, untilIdles(1), second.client);
+        expect(events.map((e) => e.type)).toEqual(["user.message", "session.status_running", ...ANSWER]);
+        expect(ofType(events, "span.model_request_start")[0]).toMatchObject({
+          provider: "anthropic",
+          model: "claude-sonnet-4-6",
+        });
+        expect(ofType(events, "span.model_request_end")[0]?.is_error).toBe(false);
+        expect(ofType(events, "agent.message")[0]?.content).toEqual([
+          { type: "text", text: "answered by the next owner" },
+        ]);
+        expect(idles(events)[0]?.stop_reason).toEqual({ type: "end_turn" });
+        expect(anthropic.requests.length).toBe(before + 2);
+      } finally {
+        await second.server.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("committed before the request by an older version (a start without an end) is closed as failed by the next owner, which asks the model again", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "awaken-dangling-"));
+    try {
+      const first = await startServer(dataDir, 10);
+      const envId = (await first.client.beta.environments.create({ name: "dangling" })).id;
+      const sessionId = await newSession("claude-sonnet-4-6", first.client, envId);
+      const before = anthropic.requests.length;
+      anthropic.enqueue({ kind: "hang" });
+      await say(sessionId, "question", first.client);
+      await anthropic.waitForRequests(before + 1);
+      anthropic.enqueue({ kind: "text", text: "answered by the next owner" });
+      await first.server.stop();
+      // The history an older version left: its span start committed before the request, no end.
+      const planted = plantOpenSpanStart(dataDir, sessionId, "claude-sonnet-4-6");
 
       const second = await startServer(dataDir, 10);
       try {
@@ -390,8 +429,9 @@ describe("a request its worker never finished", () => {
           ...ANSWER,
         ]);
         const [abandoned, retried] = ofType(events, "span.model_request_start");
+        expect(abandoned?.id).toBe(planted);
         expect(ofType(events, "span.model_request_end")[0]).toMatchObject({
-          model_request_start_id: abandoned?.id,
+          model_request_start_id: planted,
           is_error: true,
           provider: "anthropic",
           model: "claude-sonnet-4-6",
@@ -410,3 +450,35 @@ describe("a request its worker never finished", () => {
     }
   });
 });
+
+/**
+ * Appends a `span.model_request_start` as versions before the late start committed it (before its
+ * request, without `context_seq`) to a stopped server's SQLite history; returns its id.
+ */
+function plantOpenSpanStart(dataDir: string, sessionId: string, model: string): string {
+  const db = new Database(join(dataDir, "awaken.db"));
+  try {
+    const id = "sevt_planted_open_span_start";
+    db.transaction(() => {
+      const thread = db
+        .prepare("select t.id, t.version from threads t join sessions s on s.thread_id = t.id where s.id = ?")
+        .get(sessionId) as { id: string; version: number };
+      const seq = Number(thread.version) + 1;
+      db.prepare(
+        "insert into events (thread_id, seq, id, session_id, type, body_json, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+      ).run(
+        thread.id,
+        seq,
+        id,
+        sessionId,
+        "span.model_request_start",
+        JSON.stringify({ provider: "anthropic", model }),
+        Date.now(),
+      );
+      db.prepare("update threads set version = ? where id = ?").run(seq, thread.id);
+    })();
+    return id;
+  } finally {
+    db.close();
+  }
+}

@@ -6,6 +6,7 @@ import {
   createSession,
   isActionIdle,
   isEndTurnIdle,
+  StreamReader,
   stopReason,
   userMessage,
   WEATHER_TOOL,
@@ -93,8 +94,12 @@ describe("remote workers over the worker transport", () => {
     const doomed = await worker({ AWAKEN_OFFLINE_DELAY_MS: "2000" });
     const client = server.client;
     const { session } = await createSession(client);
+    const reader = await StreamReader.open(client, session.id, { event_deltas: ["agent.message"] });
     await client.beta.sessions.events.send(session.id, { events: [userMessage("survive the crash")] });
-    await waitForHistory(client, session.id, (h) => h.some((e) => e.type === "span.model_request_start"));
+    // Mid-call: the answer previews (nothing of a request is committed before its answer).
+    const preview = await reader.until((e) => e.type === "event_start", { timeoutMs: 15_000 });
+    await reader.close();
+    const previewedId = (preview.event as { id: string }).id;
     doomed.child.kill("SIGKILL");
     await doomed.exited;
 
@@ -105,8 +110,10 @@ describe("remote workers over the worker transport", () => {
     const messages = events.filter((e) => e.type === "agent.message");
     expect(messages).toHaveLength(1);
     expect(JSON.stringify(messages[0])).toContain("You said: survive the crash");
-    // The crashed request is recorded as ended (failed), then asked again once.
-    expect(events.filter((e) => e.type === "span.model_request_start")).toHaveLength(2);
+    // The crashed request left nothing (its previewed message never committed); asked again once.
+    expect(events.some((e) => e.id === previewedId)).toBe(false);
+    expect(events.filter((e) => e.type === "span.model_request_start")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "span.model_request_end").map((e) => e.is_error)).toEqual([false]);
   }, 60_000);
 
   it("a wrong token or an API key gets 401, and a worker with a wrong token refuses to start", async () => {

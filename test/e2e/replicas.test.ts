@@ -45,8 +45,12 @@ async function replicas(options: { leaseMs?: number; workersOnA?: number } = {})
   return { a, b };
 }
 
-async function open(server: TestServer, sessionId: string): Promise<StreamReader> {
-  const reader = await StreamReader.open(server.client, sessionId);
+async function open(
+  server: TestServer,
+  sessionId: string,
+  params: { event_deltas?: Array<"agent.message"> } = {},
+): Promise<StreamReader> {
+  const reader = await StreamReader.open(server.client, sessionId, params);
   readers.push(reader);
   return reader;
 }
@@ -106,11 +110,14 @@ describe("replicas sharing one PostgreSQL database", () => {
     const { a, b } = await replicas({ leaseMs: 30_000, workersOnA: 1 });
     const { session } = await createSession(a.client);
     const reader = await open(b, session.id);
+    // Previews stay in the replica whose worker streams them: A's stream shows the call in flight
+    // (nothing of a model request is committed before its answer).
+    const onA = await open(a, session.id, { event_deltas: ["agent.message"] });
 
     process.env.AWAKEN_OFFLINE_DELAY_MS = "100";
     const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" "); // ≈ 6 s to answer
     await send(a, session.id, long);
-    await reader.until((e) => e.type === "span.model_request_start", { timeoutMs: 5_000 });
+    await onA.until((e) => e.type === "event_delta", { timeoutMs: 5_000 });
     delete process.env.AWAKEN_OFFLINE_DELAY_MS;
 
     const started = Date.now();
@@ -126,7 +133,9 @@ describe("replicas sharing one PostgreSQL database", () => {
     await reader.until(isEndTurnIdle, { from: next, timeoutMs: 5_000 });
     expect(Date.now() - started).toBeLessThan(2 * PROMPT_MS);
     expect(JSON.stringify(reply.content)).toContain("after the interrupt");
-    // The cut-off answer was never committed: the only agent.message is the next turn's.
+    // The cut-off answer was never committed: the only agent.message is the next turn's, and the
+    // only model request in history is the one that answered it.
     expect(reader.events.filter((e) => e.type === "agent.message").map((e) => e.id)).toEqual([reply.id]);
+    expect(reader.events.filter((e) => e.type === "span.model_request_start")).toHaveLength(1);
   });
 });

@@ -142,8 +142,10 @@ describe("restarts on the same data directory", () => {
     const messages = events.filter((e) => e.type === "agent.message");
     expect(messages).toHaveLength(1);
     expect(JSON.stringify(messages[0])).toContain("answered after the crash");
-    // The crashed request is recorded as failed, then retried once.
-    expect(events.filter((e) => e.type === "span.model_request_start")).toHaveLength(2);
+    // The crashed request committed nothing (its span rides with its answer); it was asked again
+    // once, and only that request is in history, answered.
+    expect(events.filter((e) => e.type === "span.model_request_start")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "span.model_request_end").map((e) => e.is_error)).toEqual([false]);
     expect(fake.requests).toHaveLength(2);
   }, 40_000);
 

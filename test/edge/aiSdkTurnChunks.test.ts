@@ -351,6 +351,50 @@ describe("TurnChunks", () => {
     ]);
   });
 
+  it("ends a turn interrupted while only previews streamed (the request committed no span) with abort", async () => {
+    const t = thread();
+    const { types } = run([
+      fact(t.running()),
+      preview({ kind: "preview_start", eventId: "m1", preview: "text" }),
+      preview({ kind: "preview_delta", eventId: "m1", index: 0, text: "partial" }),
+      fact(t.interrupt()),
+      fact(t.idleEnd()),
+    ]);
+    expect(types).toEqual([
+      "start",
+      "start-step",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish-step",
+      "abort",
+      "finish",
+    ]);
+  });
+
+  it("files a span start committed with its answer in the step its previews opened", async () => {
+    const t = thread();
+    const user = t.user("hi", "c1", "u1");
+    const facts = [t.running(), t.requestStart(), t.say("Hello there", "m1"), t.requestEnd(), t.idleEnd()];
+    const { chunks, types } = run([
+      fact(facts[0]!),
+      preview({ kind: "preview_start", eventId: "m1", preview: "text" }),
+      preview({ kind: "preview_delta", eventId: "m1", index: 0, text: "Hello there" }),
+      ...facts.slice(1).map(fact),
+    ]);
+    expect(types).toEqual([
+      "start",
+      "start-step",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish-step",
+      "finish",
+    ]);
+    const message = await clientMessage(chunks);
+    expect(message).toEqual(assistantOf(historyMessages([user, ...facts], "sesn_1")));
+  });
+
   it("closes abandoned previews so a retried request starts clean parts", async () => {
     const t = thread();
     const { chunks } = run([

@@ -4,27 +4,36 @@
  *
  * One `awaken up --workers 0` replica on a fresh PostgreSQL schema and real `awaken worker`
  * processes. The run is poison in the way that matters in production: every worker that claims it
- * dies while the model call is streaming (SIGKILL, as the OOM killer would), i.e. AFTER the claim
- * committed its recovery bookkeeping (closing the request the previous owner left open, opening
- * its own). That bookkeeping is not progress: were it counted as progress, each claim would reset
- * the budget and the run would be claimed and killed forever. Six workers are killed that way;
- * the seventh claim must end the run without asking the model again, close the last dangling
- * request, commit a session.error naming the crashes and go idle with `retries_exhausted`; the
- * session must then take new input normally.
+ * dies while the model call is in flight (SIGKILL, as the OOM killer would), i.e. after the claim
+ * but before anything about the request was committed (a request's span is committed with its
+ * answer). A claim that commits nothing is not progress: were it counted as progress, each claim
+ * would reset the budget and the run would be claimed and killed forever. The model is a fake
+ * Anthropic server in this process, so "in flight" is the server having received the request.
+ * Six workers are killed that way; the seventh claim must end the run without asking the model
+ * again, commit a session.error naming the crashes and go idle with `retries_exhausted`, leaving
+ * no trace of the six cut-off requests; the session must then take new input normally.
  */
 import pg from "pg";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
+import type { FakeModelServer } from "../support/fakeModelScript.js";
 import { logLines, until, useFaultCluster } from "../support/faultCluster.js";
 import { checkHistoryInvariants, sessionFacts } from "../support/historyInvariants.js";
-import { history, isEndTurnIdle, MODEL, stopReason, textOf, userMessage } from "../support/sdkHelpers.js";
+import { history, isEndTurnIdle, MODEL, stopReason, userMessage } from "../support/sdkHelpers.js";
 
 const LEASE_MS = 600;
 /** The product's crash budget (cli/worker.ts): the claim after the sixth crash ends the run. */
 const CRASH_BUDGET = 5;
-/** Per streamed word: the offline reply takes seconds, so each kill lands mid-call. */
-const WORD_DELAY_MS = 400;
 
 const faultCluster = useFaultCluster({ leaseMs: LEASE_MS });
+
+let fake: FakeModelServer;
+beforeEach(async () => {
+  fake = await startFakeAnthropic();
+});
+afterEach(async () => {
+  await fake.close();
+});
 
 type Fact = Awaited<ReturnType<typeof sessionFacts>>[number];
 const starts = (facts: Fact[]) => facts.filter((f) => f.type === "span.model_request_start");
@@ -55,31 +64,28 @@ describe("fault: a run that crashes every worker that claims it", () => {
         return { ...rows[0]!, epoch: Number(rows[0]!.epoch) };
       };
 
+      // Every request of the doomed claims streams its opening and then never finishes.
+      fake.setFallback({ kind: "hang" });
+      const modelEnv = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url };
       for (let crash = 1; crash <= CRASH_BUDGET + 1; crash++) {
-        const worker = await c.startWorker(replica.url, { AWAKEN_OFFLINE_DELAY_MS: String(WORD_DELAY_MS) }, [
+        const worker = await c.startWorker(replica.url, modelEnv, [
           "--concurrency",
           "1",
           "--id",
           `doomed-${crash}`,
         ]);
-        // This worker's claim is in the middle of its model call: its own request is open.
-        await until(
-          `claim ${crash} streaming its model call`,
-          async () => {
-            const facts = await sessionFacts(c.databaseUrl, session.id);
-            const r = await run();
-            return starts(facts).length === crash && r.owner?.startsWith(`doomed-${crash}.`) ? facts : null;
-          },
-          20_000,
-          20,
-        );
-        expect((await run()).epoch).toBe(crash);
+        // This worker's claim is in the middle of its model call: the model has its request.
+        await fake.waitForRequests(crash, 20_000);
+        const r = await run();
+        expect(r.owner).toMatch(new RegExp(`^doomed-${crash}\\.`));
+        expect(r.epoch).toBe(crash);
         worker.child.kill("SIGKILL");
         expect(await worker.exited).toBe("SIGKILL");
       }
 
       // The seventh claim: crash count 6, past the budget.
-      const last = await c.startWorker(replica.url, {}, ["--concurrency", "1", "--id", "finisher"]);
+      fake.setFallback((body) => ({ kind: "text", text: `answered ${JSON.stringify(body.messages)}` }));
+      const last = await c.startWorker(replica.url, modelEnv, ["--concurrency", "1", "--id", "finisher"]);
       const stopped = await until(
         "the run ended as retries_exhausted",
         async () => {
@@ -94,15 +100,14 @@ describe("fault: a run that crashes every worker that claims it", () => {
         50,
       );
 
-      // The model was asked six times, once per doomed claim, and never by the finisher; each
-      // request ended exactly once, as failed, the last one closed by the finisher's single commit.
+      // The model was asked six times, once per doomed claim, and never by the finisher; a request
+      // cut off before its answer commits nothing, so no span of them is in history.
+      expect(fake.requests).toHaveLength(CRASH_BUDGET + 1);
       const facts = await sessionFacts(c.databaseUrl, session.id);
-      expect(starts(facts)).toHaveLength(CRASH_BUDGET + 1);
-      expect(ends(facts).map((f) => f.body.model_request_start_id)).toEqual(starts(facts).map((f) => f.id));
-      expect(ends(facts).map((f) => f.body.is_error)).toEqual(Array(CRASH_BUDGET + 1).fill(true));
+      expect(starts(facts)).toEqual([]);
+      expect(ends(facts)).toEqual([]);
       expect(facts.some((f) => f.type === "agent.message")).toBe(false);
-      const [closeLast, error, idle] = facts.slice(-3);
-      expect(closeLast?.type).toBe("span.model_request_end");
+      const [error, idle] = facts.slice(-2);
       expect(error?.type).toBe("session.error");
       expect(error?.body).toMatchObject({
         error: { type: "unknown_error", retry_status: { type: "exhausted" } },
@@ -131,11 +136,12 @@ describe("fault: a run that crashes every worker that claims it", () => {
         20_000,
         50,
       );
+      expect(answered.filter((e) => e.type === "agent.message")).toHaveLength(1);
       // The failed turn's message stays in the conversation, so the model sees both.
-      const reply = textOf(answered.filter((e) => e.type === "agent.message").at(-1));
-      expect(reply).toMatch(
-        /^\[offline model\] You said: please answer with a long, slow reply\s+are you there\?$/,
-      );
+      expect(fake.requests).toHaveLength(CRASH_BUDGET + 2);
+      const asked = JSON.stringify(fake.requests.at(-1)?.body.messages);
+      expect(asked).toContain("please answer with a long, slow reply");
+      expect(asked).toContain("are you there?");
 
       const report = await checkHistoryInvariants(c.databaseUrl);
       expect(report.violations).toEqual([]);

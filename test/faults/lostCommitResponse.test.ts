@@ -4,9 +4,10 @@
  * retries the same operation (same id, same payload) and must get the original receipt, so the
  * facts are in history exactly once and the turn goes on.
  *
- * A TCP proxy between the worker and the server forwards the first commit request whole, waits for
- * the server to start answering (so the commit is durable), and destroys the connection instead of
- * relaying the answer. The same is done to the commit that settles the run.
+ * A TCP proxy between the worker and the server forwards a commit request whole, waits for the
+ * server to start answering (so the commit is durable), and destroys the connection instead of
+ * relaying the answer. That is done to the first commit of each of two turns: a plain turn is one
+ * commit (the span start rides with the answer, its end and the idle that settles the run).
  */
 
 import pg from "pg";
@@ -45,10 +46,9 @@ describe("fault: a commit's response is lost after the server committed", () => 
     proxy.setDecider((r) => {
       if (r.path !== "/v1/awaken/worker/commit" || dropped.length === 2) return "forward";
       const { op } = JSON.parse(r.body) as CommitBody;
-      // Lose the answer to the first commit (the model span start) and to the first settling one;
-      // their retries (same operation id) go through.
-      const lose = dropped.length === 0 || (op.settle === "done" && !dropped.includes(op.opId));
-      if (!lose) return "forward";
+      // Lose the answer to each turn's first commit, the one that settles its run; its retry (same
+      // operation id) goes through.
+      if (op.settle !== "done" || dropped.includes(op.opId)) return "forward";
       dropped.push(op.opId);
       return "drop_response";
     });
@@ -64,6 +64,34 @@ describe("fault: a commit's response is lost after the server committed", () => 
     // The run settles with the commit whose answer was lost: wait until the worker moved on.
     await until("the run slice to end", () =>
       logLines(worker).find((l) => l.msg === "run slice ended" && l.outcome === "settled"),
+    );
+
+    expect(dropped).toHaveLength(1);
+    const [first] = proxy.requests
+      .filter((r) => r.path === "/v1/awaken/worker/commit")
+      .map((r) => JSON.parse(r.body) as CommitBody);
+    // The turn's one commit: the span start is committed with the answer, not before the request.
+    expect(first?.op.opId).toBe(dropped[0]);
+    expect(first?.op.facts.map((f) => f.type)).toEqual([
+      "span.model_request_start",
+      "agent.message",
+      "span.model_request_end",
+      "session.usage",
+      "session.status_idle",
+    ]);
+    expect(first?.op.settle).toBe("done");
+
+    // A second turn on the same session still works through the same proxy, losing its answer too.
+    await replica.client.beta.sessions.events.send(session.id, { events: [userMessage("and again")] });
+    await until(
+      "the second end_turn",
+      async () => (await sessionFacts(c.databaseUrl, session.id)).filter(isEndTurn).length === 2,
+      20_000,
+    );
+    await until(
+      "the second run slice to end",
+      () =>
+        logLines(worker).filter((l) => l.msg === "run slice ended" && l.outcome === "settled").length === 2,
     );
 
     // Both lost answers were retried with the same operation id and the same payload.
@@ -83,25 +111,16 @@ describe("fault: a commit's response is lost after the server committed", () => 
     for (const receipt of receipts) {
       for (const eventId of receipt.eventIds) expect(facts.filter((f) => f.id === eventId)).toHaveLength(1);
     }
-    const [first] = commits.map((r) => JSON.parse(r.body) as CommitBody);
-    expect(first?.op.facts.map((f) => f.type)).toEqual(["span.model_request_start"]);
 
-    expect(facts.filter((f) => f.type === "span.model_request_start")).toHaveLength(1);
-    expect(facts.filter((f) => f.type === "span.model_request_end")).toHaveLength(1);
+    expect(facts.filter((f) => f.type === "span.model_request_start")).toHaveLength(2);
+    expect(facts.filter((f) => f.type === "span.model_request_end")).toHaveLength(2);
     const answers = facts.filter((f) => f.type === "agent.message");
-    expect(answers).toHaveLength(1);
+    expect(answers).toHaveLength(2);
     expect(JSON.stringify(answers[0]?.body)).toContain("You said: exactly once");
-    expect(facts.filter((f) => f.type === "session.status_idle")).toHaveLength(1);
+    expect(facts.filter((f) => f.type === "session.status_idle")).toHaveLength(2);
     // The worker noticed the lost answers and carried on, without abandoning the run.
     expect(logLines(worker).some((l) => l.msg === "claim lost; abandoning run")).toBe(false);
 
-    // A second turn on the same session still works through the same proxy.
-    await replica.client.beta.sessions.events.send(session.id, { events: [userMessage("and again")] });
-    await until(
-      "the second end_turn",
-      async () => (await sessionFacts(c.databaseUrl, session.id)).filter(isEndTurn).length === 2,
-      20_000,
-    );
     const report = await checkHistoryInvariants(c.databaseUrl);
     expect(report.violations).toEqual([]);
     expect(report.runs).toBe(2);

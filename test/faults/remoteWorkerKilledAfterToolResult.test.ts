@@ -6,11 +6,12 @@
  * processes (`--concurrency 1` each, so the worker that dies holds exactly one run and the other
  * sessions visibly keep running on the survivor). Three sessions run concurrently through the
  * official SDK: `call get_weather {...}` → `requires_action` → `user.custom_tool_result`. As soon as
- * one session's history shows the `span.model_request_start` that follows its tool result (the next
- * model turn is streaming, slowly: the offline model waits AWAKEN_OFFLINE_DELAY_MS before each word),
- * the worker holding that run (its owner in `runs`) is SIGKILLed. The survivor must reclaim the run
- * once the lease lapses (epoch + 1), close the dangling model request as failed exactly once, ask
- * the model again and end the turn; every session must finish, and the history invariants must hold.
+ * one session's stream previews the answer that follows its tool result (`event_start`: the next
+ * model turn is streaming, slowly: the offline model waits AWAKEN_OFFLINE_DELAY_MS before each word;
+ * nothing of a request is committed before its answer), the worker holding that run (its owner in
+ * `runs`) is SIGKILLed. The survivor must reclaim the run once the lease lapses (epoch + 1), ask the
+ * model again and end the turn, the cut-off request leaving nothing in history; every session must
+ * finish, and the history invariants must hold.
  */
 import pg from "pg";
 import { describe, expect, it } from "vitest";
@@ -21,6 +22,7 @@ import {
   isActionIdle,
   isEndTurnIdle,
   MODEL,
+  StreamReader,
   stopReason,
   textOf,
   userMessage,
@@ -39,6 +41,8 @@ const faultCluster = useFaultCluster({ leaseMs: LEASE_MS });
 interface Drive {
   city: string;
   sessionId: string;
+  /** The session's stream with message previews, open from before the first input. */
+  stream: StreamReader;
   toolUseId?: string;
   /** Set once the tool result is committed (the send returned its echo). */
   toolResultId?: string;
@@ -75,14 +79,20 @@ async function scalar(db: pg.Client, sql: string, params: unknown[]): Promise<nu
   return Number(value);
 }
 
-/** The model request started after the tool result and not ended yet, if the history shows one. */
-function startAfterToolResult(events: WireEvent[], toolResultId: string): WireEvent | undefined {
+/**
+ * The preview of an answer streaming after the tool result and not committed yet, if the stream
+ * shows one: the model request that answers the tool result is in flight.
+ */
+function previewAfterToolResult(events: WireEvent[], toolResultId: string): string | undefined {
   const from = events.findIndex((e) => e.id === toolResultId);
   if (from < 0) return undefined;
-  const ended = new Set(
-    events.filter((e) => e.type === "span.model_request_end").map((e) => String(e.model_request_start_id)),
-  );
-  return events.slice(from + 1).find((e) => e.type === "span.model_request_start" && !ended.has(e.id));
+  const after = events.slice(from + 1);
+  const committed = new Set(after.map((e) => e.id));
+  for (const e of after) {
+    const previewed = e.type === "event_start" ? (e.event as { id: string }).id : undefined;
+    if (previewed !== undefined && !committed.has(previewed)) return previewed;
+  }
+  return undefined;
 }
 
 function isEndTurnFact(f: { type: string; body: Record<string, unknown> }): boolean {
@@ -107,7 +117,8 @@ describe("fault: a remote worker killed after a committed tool result", () => {
     const drives: Drive[] = [];
     for (const city of CITIES) {
       const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
-      drives.push({ city, sessionId: session.id });
+      const stream = await StreamReader.open(client, session.id, { event_deltas: ["agent.message"] });
+      drives.push({ city, sessionId: session.id, stream });
     }
 
     const db = new pg.Client({ connectionString: c.databaseUrl });
@@ -153,16 +164,16 @@ describe("fault: a remote worker killed after a committed tool result", () => {
       // The first session whose next model turn (after its committed tool result) is streaming.
       const hit = await until(
         "a session's model request after its tool result",
-        async () => {
+        () => {
           for (const d of drives) {
             if (!d.toolResultId) continue;
-            const start = startAfterToolResult(await history(client, d.sessionId), d.toolResultId);
-            if (start) return { drive: d, startId: start.id };
+            const previewId = previewAfterToolResult(d.stream.events, d.toolResultId);
+            if (previewId) return { drive: d, previewId };
           }
           return null;
         },
         30_000,
-        50,
+        20,
       );
       const target = hit.drive;
       const [run, ...moreRuns] = await runsOf(db, "session_id = $1", [target.sessionId]);
@@ -178,8 +189,8 @@ describe("fault: a remote worker killed after a committed tool result", () => {
       expect(await victim.exited).toBe("SIGKILL");
       const killedAt = Date.now();
 
-      // What the dead worker left: exactly this run, still claimed at the same epoch, its model
-      // request open, the tool result committed and not yet answered.
+      // What the dead worker left: exactly this run, still claimed at the same epoch, the tool
+      // result committed and nothing after it (the request in flight had committed nothing).
       expect(
         await runsOf(db, "state = 'claimed' and owner like $1", [`${identities[victimIndex]}/%`]),
       ).toEqual([{ id: run!.id, state: "claimed", owner: run!.owner, epoch: killedEpoch }]);
@@ -187,13 +198,10 @@ describe("fault: a remote worker killed after a committed tool result", () => {
       const atKill = await sessionFacts(c.databaseUrl, target.sessionId);
       const resultSeq = atKill.find((f) => f.id === target.toolResultId)?.seq ?? -1;
       expect(resultSeq).toBeGreaterThan(0);
-      expect(atKill.find((f) => f.id === hit.startId)?.seq ?? -1).toBeGreaterThan(resultSeq);
       expect(
-        atKill.some(
-          (f) => f.type === "span.model_request_end" && f.body.model_request_start_id === hit.startId,
-        ),
-      ).toBe(false);
-      expect(atKill.some((f) => f.type === "agent.message" && f.seq > resultSeq)).toBe(false);
+        atKill.filter((f) => f.seq > resultSeq && (f.type.startsWith("span.") || f.type === "agent.message")),
+      ).toEqual([]);
+      expect(atKill.some((f) => f.id === hit.previewId)).toBe(false);
       expect(
         logLines(victim).some(
           (l) => l.msg === "run slice ended" && l.runId === run!.id && l.epoch === killedEpoch,
@@ -248,31 +256,21 @@ describe("fault: a remote worker killed after a committed tool result", () => {
         expect(events.filter(isActionIdle), label).toHaveLength(1);
         expect(events.filter(isEndTurnIdle), label).toHaveLength(1);
         expect(isEndTurnIdle(events.at(-1)!), label).toBe(true);
-        // Every model request ended exactly once; only the killed one as an error.
+        // Every model request committed ended exactly once, none as an error: the killed request
+        // committed nothing, and the one asked again answered after the tool result.
         const starts = events.filter((e) => e.type === "span.model_request_start");
         const ends = events.filter((e) => e.type === "span.model_request_end");
         expect(ends.map((e) => e.model_request_start_id).sort(), label).toEqual(
           starts.map((e) => e.id).sort(),
         );
-        const failed = ends.filter((e) => e.is_error === true);
-        if (isTarget) {
-          expect(starts, label).toHaveLength(3);
-          expect(
-            ends.map((e) => e.is_error),
-            label,
-          ).toEqual([false, true, false]);
-          expect(
-            failed.map((e) => e.model_request_start_id),
-            label,
-          ).toEqual([hit.startId]);
-          // Closed before the model was asked again, and the retried request answered.
-          const retried = starts[2]!;
-          expect(events.indexOf(failed[0]!)).toBeLessThan(events.indexOf(retried));
-          expect(events.indexOf(answers[0]!)).toBeGreaterThan(events.indexOf(retried));
-        } else {
-          expect(starts, label).toHaveLength(2);
-          expect(failed, label).toEqual([]);
-        }
+        expect(starts, label).toHaveLength(2);
+        expect(
+          ends.map((e) => e.is_error),
+          label,
+        ).toEqual([false, false]);
+        expect(events.indexOf(starts[1]!), label).toBeGreaterThan(resultAt);
+        expect(events.indexOf(answers[0]!), label).toBeGreaterThan(events.indexOf(starts[1]!));
+        if (isTarget) expect(events.some((e) => e.id === hit.previewId)).toBe(false);
       }
 
       // The killed claim was taken over at a higher epoch, and the survivor's log shows it ran the
@@ -292,20 +290,20 @@ describe("fault: a remote worker killed after a committed tool result", () => {
       expect(report.sessions).toBe(CITIES.length);
       expect(report.runs).toBe(CITIES.length);
 
-      // The survivor claimed only once the dead worker's lease had lapsed.
+      // The survivor claimed only once the dead worker's lease had lapsed: its request (the start
+      // records when it began) began after the lease's end.
       const facts = await sessionFacts(c.databaseUrl, target.sessionId);
-      const closed = facts.find(
-        (f) => f.type === "span.model_request_end" && f.body.model_request_start_id === hit.startId,
-      );
-      const closedAt = await scalar(db, "select created_at as n from events where id = $1", [closed!.id]);
-      expect(closedAt).toBeGreaterThanOrEqual(leaseAtKill);
+      const retried = facts.filter((f) => f.type === "span.model_request_start").at(-1);
+      const retriedAt = Number(retried?.body.started_at);
+      expect(retriedAt).toBeGreaterThanOrEqual(leaseAtKill);
       console.log(
         `remoteWorkerKilledAfterToolResult: killed ${identities[victimIndex]} holding ${run!.id} ` +
-          `(epoch ${killedEpoch}) for ${target.city}; taken over at epoch ${after!.epoch}, dangling request ` +
-          `closed at seq ${closed?.seq} ${closedAt - killedAt} ms after the kill; ${report.events} events; ` +
+          `(epoch ${killedEpoch}) for ${target.city}; taken over at epoch ${after!.epoch}, request asked ` +
+          `again ${retriedAt - killedAt} ms after the kill; ${report.events} events; ` +
           `total ${Date.now() - started} ms`,
       );
     } finally {
+      for (const d of drives) await d.stream.close();
       await db.end();
     }
   }, 90_000);

@@ -1,6 +1,7 @@
 /**
  * Fault: a worker freezes (SIGSTOP) mid-model-call for longer than its lease. Another worker takes
- * the run over (epoch + 1), closes the dangling model request and finishes the turn. Then the first
+ * the run over (epoch + 1), asks the model again and finishes the turn (the frozen request had
+ * committed nothing: its span is committed with its answer). Then the first
  * worker thaws (SIGCONT) and finishes its own, now stale, model call: the commit fence must reject
  * its late answer and settle, and it must abandon the run.
  *
@@ -47,7 +48,7 @@ describe("fault: a worker stalled past its lease", () => {
     const text = "please stay in flight long enough for the freeze to outlast the lease";
     await replica.client.beta.sessions.events.send(session.id, { events: [userMessage(text)] });
 
-    // Mid-turn: the span start is committed and the model is streaming deltas (evidence batches).
+    // Mid-turn: the model is streaming deltas (evidence batches); nothing of the request is committed.
     const firstPreview = await until("the stalled worker's first streamed delta", () =>
       proxy!.requests.find((r) => r.path === "/v1/awaken/worker/evidence"),
     );
@@ -93,6 +94,9 @@ describe("fault: a worker stalled past its lease", () => {
     };
     expect(late.op.settle).toBe("done");
     expect(late.op.facts.map((f) => f.id)).toContain(staleMessageId);
+    // The frozen request's span start rode on that commit, and was refused with it.
+    const staleStart = late.op.facts.find((f) => f.type === "span.model_request_start");
+    expect(staleStart).toBeDefined();
 
     // History: one question, exactly one answer (the second worker's), the stale one nowhere.
     const facts = await sessionFacts(c.databaseUrl, session.id);
@@ -102,10 +106,11 @@ describe("fault: a worker stalled past its lease", () => {
     expect(answers[0]?.id).not.toBe(staleMessageId);
     expect(JSON.stringify(answers[0]?.body)).toContain(`You said: ${text}`);
     expect(facts.some((f) => f.id === staleMessageId)).toBe(false);
-    // The frozen request was closed as failed by the new owner, then asked again once.
+    // The frozen request left nothing; the new owner asked once, and that request answered.
     const ends = facts.filter((f) => f.type === "span.model_request_end");
-    expect(facts.filter((f) => f.type === "span.model_request_start")).toHaveLength(2);
-    expect(ends.map((f) => f.body.is_error)).toEqual([true, false]);
+    expect(facts.filter((f) => f.type === "span.model_request_start")).toHaveLength(1);
+    expect(facts.some((f) => f.id === staleStart?.id)).toBe(false);
+    expect(ends.map((f) => f.body.is_error)).toEqual([false]);
     expect(facts.filter(isEndTurn)).toHaveLength(1);
 
     const report = await checkHistoryInvariants(c.databaseUrl);

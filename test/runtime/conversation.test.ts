@@ -179,6 +179,20 @@ describe("buildConversation", () => {
     ]);
   });
 
+  it("places input committed before a late span start, after the version its request saw, after the answer", () => {
+    const h = new History();
+    h.say("first");
+    h.say("second");
+    const start = h.add("span.model_request_start", { provider: "fake", model: "m", context_seq: 1 });
+    h.reply("answer to first");
+    h.add("span.model_request_end", { model_request_start_id: start, is_error: false, model_usage: {} });
+    expect(h.conversation()).toEqual([
+      { role: "user", content: [text("first")] },
+      { role: "assistant", content: [text("answer to first")] },
+      { role: "user", content: [text("second")] },
+    ]);
+  });
+
   it("keeps input that arrived during a failed or dangling request in place", () => {
     const h = new History();
     h.say("first");

@@ -131,6 +131,26 @@ describe("nextStep on hand-written histories", () => {
     expect(h.step()).toEqual({ kind: "finish" });
   });
 
+  it("a span committed with its answer covers only the version its request saw", () => {
+    const h = new History();
+    h.message("first");
+    const overtaken = h.message("second, committed while the model answered the first");
+    // The runtime commits the start with the answer; `context_seq` is what the request was built from.
+    const start = h.add("span.model_request_start", { provider: "fake", model: "m", context_seq: 1 });
+    h.add("agent.message", { content: [{ type: "text", text: "answer to first" }] });
+    h.end(start);
+    expect(overtaken).toBe("sevt_2");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+
+    const seen = new History();
+    seen.message("first");
+    seen.message("second");
+    const both = seen.add("span.model_request_start", { provider: "fake", model: "m", context_seq: 2 });
+    seen.add("agent.message", { content: [{ type: "text", text: "answer to both" }] });
+    seen.end(both);
+    expect(seen.step()).toEqual({ kind: "finish" });
+  });
+
   it("custom tool uses park the run until every one is answered", () => {
     const h = new History();
     h.message();

@@ -155,8 +155,14 @@ async function recordChunkTypes(stream: ReadableStream<Uint8Array>, types: strin
   }
 }
 
-/** The chunks of a raw AI SDK response, parsed with the client's own schema. */
-export async function readChunks(response: Response): Promise<UIMessageChunk[]> {
+/**
+ * The chunks of a raw AI SDK response, parsed with the client's own schema; `onChunk` sees each as
+ * it arrives (for a test that acts mid-stream).
+ */
+export async function readChunks(
+  response: Response,
+  onChunk?: (chunk: UIMessageChunk) => void,
+): Promise<UIMessageChunk[]> {
   if (!response.body) return [];
   const chunks: UIMessageChunk[] = [];
   const reader = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).getReader();
@@ -165,6 +171,7 @@ export async function readChunks(response: Response): Promise<UIMessageChunk[]> 
     if (done) return chunks;
     if (!value.success) throw value.error;
     chunks.push(value.value as UIMessageChunk);
+    onChunk?.(value.value as UIMessageChunk);
   }
 }
 

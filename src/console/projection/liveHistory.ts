@@ -51,8 +51,13 @@ export function withStreamEvent(history: LiveHistory, event: StreamEvent): LiveH
     return found ? { ...history, previews } : history;
   }
   const next = withCommitted(history, [event]);
-  // A failed model request closes its previews with no committed event (wire: previews are evidence).
-  return event.type === "span.model_request_end" && event.is_error === true ? withoutPreviews(next) : next;
+  // A failed or interrupted model request, or a run that stopped, closes its previews with no
+  // committed event (wire: previews are evidence).
+  const closes =
+    (event.type === "span.model_request_end" && event.is_error === true) ||
+    event.type === "user.interrupt" ||
+    event.type === "session.status_idle";
+  return closes ? withoutPreviews(next) : next;
 }
 
 /** A failed model request ends its previews with no committed event: they are dropped. */

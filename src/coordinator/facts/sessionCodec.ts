@@ -75,6 +75,8 @@ export const sessionDecoders: Record<string, (f: Fact) => SessionFact> = {
     kind: "model_request_start",
     provider: text(body.provider),
     model: text(body.model),
+    ...(typeof body.context_seq === "number" ? { contextSeq: body.context_seq } : {}),
+    ...(typeof body.started_at === "number" ? { startedAt: body.started_at } : {}),
   }),
   [STORED_TYPE.model_request_end]: ({ id, body }) => ({
     id,
@@ -105,7 +107,16 @@ export function encodeSession(f: SessionFact): Fact {
     case "usage":
       return { id: f.id, type, body: { usage: { ...f.usage } } };
     case "model_request_start":
-      return { id: f.id, type, body: { provider: f.provider, model: f.model } };
+      return {
+        id: f.id,
+        type,
+        body: {
+          provider: f.provider,
+          model: f.model,
+          ...(f.contextSeq !== undefined ? { context_seq: f.contextSeq } : {}),
+          ...(f.startedAt !== undefined ? { started_at: f.startedAt } : {}),
+        },
+      };
     case "model_request_end":
       return {
         id: f.id,

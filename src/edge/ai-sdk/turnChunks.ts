@@ -157,7 +157,8 @@ export class TurnChunks {
   private fact(fact: CommittedTypedFact, out: UIMessageChunk[]): void {
     switch (fact.kind) {
       case "model_request_start":
-        this.closeStep(out);
+        // A span is committed with its answer, after the previews that opened its step: the step
+        // is this request's (the previous request's end closed its own).
         this.openStep(out);
         return;
       case "model_request_end":

@@ -14,7 +14,9 @@ import { usageDto } from "./usageDto.js";
  */
 export function eventDto(f: CommittedTypedFact): Record<string, unknown> {
   const [type, fields] = wireEvent(f);
-  return { id: f.id, type, ...fields, processed_at: isoTime(f.createdAt) };
+  // A span committed with its answer was processed when its request started.
+  const at = f.kind === "model_request_start" && f.startedAt !== undefined ? f.startedAt : f.createdAt;
+  return { id: f.id, type, ...fields, processed_at: isoTime(at) };
 }
 
 function wireEvent(f: TypedFact): [string, Record<string, unknown>] {

@@ -75,7 +75,7 @@ export function delegateTurn(facts: readonly CommittedTypedFact[], sessionId: st
       last = task;
       continue;
     }
-    if (fact.kind === "model_request_start") startedAt.set(fact.id, fact.seq);
+    if (fact.kind === "model_request_start") startedAt.set(fact.id, fact.contextSeq ?? fact.seq);
     else if (fact.kind === "model_request_end" && !fact.isError)
       answeredAt = Math.max(answeredAt, startedAt.get(fact.startId) ?? fact.seq);
     else if (fact.kind === "interrupt") answeredAt = fact.seq;
