@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 import { type AccessOperation, isAccessOperation } from "./callerScope.js";
 
 /**
@@ -32,8 +32,16 @@ export function newAccessTokenId(): string {
   return `atok_${randomBytes(12).toString("base64url")}`;
 }
 
+/** Each signing key as a KeyObject, made once: an HMAC under a raw Buffer builds one per call. */
+const keyObjects = new WeakMap<Buffer, KeyObject>();
+
 function sign(key: Buffer, payload: string): Buffer {
-  return createHmac("sha256", key).update(SIGNATURE_DOMAIN).update(payload).digest();
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = createSecretKey(key);
+    keyObjects.set(key, keyObject);
+  }
+  return createHmac("sha256", keyObject).update(SIGNATURE_DOMAIN).update(payload).digest();
 }
 
 export function encodeAccessToken(key: Buffer, claims: AccessTokenClaims): string {

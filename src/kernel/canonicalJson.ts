@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * JSON with object keys sorted at every depth, so equal values always give equal text.
@@ -22,7 +22,8 @@ function sortDeep(value: unknown): unknown {
 }
 
 export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  // The one-shot digest: no Hash object per call (payload hashes are taken on every send and commit).
+  return hash("sha256", text, "hex");
 }
 
 export function fingerprint(value: unknown): string {
