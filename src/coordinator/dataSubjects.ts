@@ -137,6 +137,8 @@ export function subjectBusy(): AwakenError {
   return new AwakenError(
     "data_subject_busy",
     "a session of this data subject has a run queued or executing; wait for it to go idle (or interrupt it) and repeat the erasure",
+    // On the wire as `error.details.error_code`: a client tells this 409 from the others by it.
+    { details: { error_code: "data_subject_busy" } },
   );
 }
 
