@@ -39,7 +39,11 @@ function fakePorts(options: {
   holdTail?: boolean;
 }) {
   const sent: DomainInput[][] = [];
+  /** When the tail was opened (the real port subscribes on the call) and when input was sent. */
+  const calls: Array<"tail" | "send"> = [];
   let opened = 0;
+  /** The thread's version: history, then each send's echo, then the tail's facts (committed after). */
+  let version = options.history?.at(-1)?.seq ?? 0;
   const history = [...(options.history ?? [])];
   let session = options.session ?? null;
   const ports: AgUiPorts = {
@@ -54,24 +58,30 @@ function fakePorts(options: {
     },
     send: async (_ws, _id, inputs) => {
       sent.push(inputs);
-      const last = history.at(-1)?.seq ?? 0;
+      calls.push("send");
+      const last = Math.max(version, history.at(-1)?.seq ?? 0);
+      version = last + inputs.length;
       return inputs.map((_, i) => ({ ...running(`echo_${i}`), seq: last + i + 1 }));
     },
     history: async (_t, afterSeq, upToSeq) =>
       history.filter((f) => f.seq > afterSeq && (upToSeq === undefined || f.seq <= upToSeq)),
     threadVersion: async () => history.at(-1)?.seq ?? 0,
-    tail: (_s, _after, signal) =>
-      (async function* () {
-        for (const item of options.tail ?? []) yield item;
+    tail: (_s, _after, signal) => {
+      calls.push("tail");
+      return (async function* () {
+        // As a real tail does: the turn's facts were committed after the input that started it.
+        for (const item of options.tail ?? [])
+          yield item.kind === "fact" ? { ...item, fact: { ...item.fact, seq: ++version } } : item;
         if (options.holdTail) {
           await new Promise<void>((resolve) =>
             signal.addEventListener("abort", () => resolve(), { once: true }),
           );
         }
-      })(),
+      })();
+    },
     pingMs: 60_000,
   };
-  return { ports, sent, opened: () => opened };
+  return { ports, sent, calls, opened: () => opened };
 }
 
 function sink() {
@@ -125,6 +135,12 @@ describe("one AG-UI run over the application ports", () => {
       EventType.TEXT_MESSAGE_END,
       EventType.RUN_FINISHED,
     ]);
+  });
+
+  it("opens the tail before it writes the input: previews the turn streams at once are heard", async () => {
+    const f = fakePorts({ tail: [{ kind: "fact", fact: endTurn("e_i") }] });
+    await runAgUi(f.ports, request(), sink().value);
+    expect(f.calls).toEqual(["tail", "send"]);
   });
 
   it("refused input after RUN_STARTED writes nothing and opens no session", async () => {

@@ -40,6 +40,11 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
   sink.write([formatter.started()]);
   let session: SessionRecord | null = null;
   let finished = false;
+  /** Stops the run's tail: when the client goes away, or when the run ends first. */
+  const tailStop = new AbortController();
+  const onClosed = () => tailStop.abort();
+  sink.closed.addEventListener("abort", onClosed, { once: true });
+  if (sink.closed.aborted) tailStop.abort();
   const finish = (end: RunEnd) => {
     finished = true;
     sink.write(formatter.finish(end));
@@ -69,7 +74,11 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       existing ??
       (await ports.entry.openNamed(request.workspaceId, input.threadId, { agent: { id: request.agentId } }));
     checkAgent(session, request.agentId, input.threadId);
-    let after = history.at(-1)?.seq ?? 0;
+    const historyEnd = history.at(-1)?.seq ?? 0;
+    let after = historyEnd;
+    // Opened before the input is written: the turn it starts may stream its first previews before
+    // a tail opened after the send would have subscribed. Facts up to `after` are skipped below.
+    const live = turnFollows(existing, inputs) ? ports.tail(session, historyEnd, tailStop.signal) : null;
     if (inputs.length > 0) {
       // A double submit (the same new input twice, under any run id) enters it once.
       const echo = await ports.send(request.workspaceId, session.id, inputs, {
@@ -84,11 +93,12 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       for (const fact of since) formatter.seed(fact);
       sink.write(snapshotsFor(history, since, input));
     }
-    if (!turnFollows(existing, inputs)) {
+    if (!live) {
       finish(formatter.settledEnd());
       return;
     }
-    for await (const item of ports.tail(session, after, sink.closed)) {
+    for await (const item of live) {
+      if (item.kind === "fact" && item.fact.seq <= after) continue;
       if (item.kind === "preview") {
         sink.write(formatter.preview(item.evidence));
         continue;
@@ -115,6 +125,8 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       sink.write(formatter.finish(end));
     }
   } finally {
+    sink.closed.removeEventListener("abort", onClosed);
+    tailStop.abort();
     if (!finished && session && sink.closed.aborted)
       await interruptActiveTurn(ports, request.workspaceId, session);
   }

@@ -33,14 +33,21 @@ export async function readTypedHistory(
   }
 }
 
-/** The session tail with previews, its facts decoded. */
-export async function* typedTail(
+/**
+ * The session tail with previews, its facts decoded. It is open (subscribed) from this call, not
+ * from the first pull: a caller that opens it before writing its input hears every preview of the
+ * turn that input starts. It stops when `signal` aborts.
+ */
+export function typedTail(
   tail: SessionTail,
   session: SessionRecord,
   afterSeq: number,
   signal: AbortSignal,
 ): AsyncGenerator<TypedTailItem> {
-  for await (const item of tail.open(session, { afterSeq, previews: true, signal })) {
-    yield item.kind === "fact" ? { kind: "fact", fact: decodeCommitted(item.fact) } : item;
-  }
+  const items = tail.open(session, { afterSeq, previews: true, signal });
+  return (async function* () {
+    for await (const item of items) {
+      yield item.kind === "fact" ? { kind: "fact" as const, fact: decodeCommitted(item.fact) } : item;
+    }
+  })();
 }
