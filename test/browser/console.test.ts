@@ -201,10 +201,14 @@ describe("the Console", { timeout: 60_000 }, () => {
     await poll(ids).toEqual([]);
     await page.getByLabel("Status").selectOption("");
     // Paged newest first, 20 to a page: the Older page holds what the first could not.
+    const newer: string[] = [];
     for (let i = 0; i < 20; i++)
-      await server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
-    // The list follows the session hint stream: the new sessions arrive without a reload.
-    await poll(async () => (await ids()).length, { timeout: 10_000 }).toBe(20);
+      newer.push(
+        (await server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id })).id,
+      );
+    // The list follows the session hint stream: the new sessions arrive without a reload. A hint
+    // may land while they are being created, so wait for the page that holds exactly all 20.
+    await poll(async () => [...(await ids())].sort(), { timeout: 10_000 }).toEqual([...newer].sort());
     const firstPage = await ids();
     expect(firstPage).not.toContain(idle.id);
     await page.getByRole("button", { name: "Older" }).click();
