@@ -128,13 +128,15 @@ describe.each(["bwrap", "none"] as const)("a long-lived process on the %s tier",
     const marker = `spawn-destroy-${tier}-${Math.random().toString(36).slice(2)}`;
     // A child of its own, named by a duration no other process has.
     const sleeper = `100.${Math.floor(Math.random() * 1e9)}`;
-    const process = await spawnIn(sandbox, ["bash", "-c", `sleep ${sleeper} & wait`, marker]);
-    // Up to 5 s: on a loaded machine bwrap can take more than a second to start the child.
+    const process = await spawnIn(sandbox, ["bash", "-c", `sleep ${sleeper} & echo up; wait`, marker]);
+    // "up" is written once the child is forked: from then on both are on the host's process list
+    // (a command line reads empty only while its process is inside an exec, so poll briefly).
+    await readUntil(process, /up\n/);
     for (let i = 0; i < 200 && commandLinesHolding(sleeper).length === 0; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    expect(commandLinesHolding(marker).length).toBeGreaterThan(0);
-    expect(commandLinesHolding(sleeper).length).toBeGreaterThan(0);
+    expect(commandLinesHolding(sleeper), process.stderrTail()).not.toEqual([]);
+    expect(commandLinesHolding(marker), process.stderrTail()).not.toEqual([]);
     await provider.destroy(sessionId);
     await process.exited;
     // bwrap's PID namespace takes the whole tree down; the none tier kills the process group.
