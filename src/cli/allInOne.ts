@@ -1,18 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
-import { AgentService } from "../control/agentService.js";
-import { apiKeyHashing } from "../control/apiKeyHashing.js";
-import { ConsentService } from "../control/consent.js";
-import { CredentialCustody } from "../control/credentialCustody.js";
-import { CredentialService } from "../control/credentialService.js";
-import { CredentialValidator } from "../control/credentialValidation.js";
-import { DEFAULT_WORKSPACE_ID, IamService } from "../control/iamService.js";
-import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
-import type { CredentialView } from "../control/vaultPorts.js";
-import { VaultService } from "../control/vaultService.js";
+import { DEFAULT_WORKSPACE_ID } from "../control/iamService.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
 import { SubjectErasureService } from "../coordinator/dataSubjects.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
@@ -31,6 +21,8 @@ import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
+import { LinkClient } from "../edge/control-link/linkClient.js";
+import { COORDINATOR_METHODS, linkServices } from "../edge/control-link/linkServices.js";
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
@@ -41,27 +33,14 @@ import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import {
-  ACCESS_TOKEN_SIGNING_PURPOSE,
-  API_KEY_HASH_PURPOSE,
-  deriveWrappingKey,
-} from "../secrets/envelope.js";
-import { FieldSealer } from "../secrets/fieldSealer.js";
-import { LocalSecretStore } from "../secrets/localSecretStore.js";
-import {
-  findMasterKey,
-  loadRetiredMasterKeys,
-  MASTER_KEY_ENV,
-  type MasterKey,
-  type MasterKeySource,
-} from "../secrets/masterKey.js";
+import { findMasterKey, loadRetiredMasterKeys } from "../secrets/masterKey.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
-import { countedCredentialOpens } from "./countedCredentialOpens.js";
+import type { SessionPins } from "./controlParts.js";
+import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
 import { countedTail } from "./countedTail.js";
 import { tightenDataDirModes } from "./dataDirModes.js";
-import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
@@ -82,7 +61,7 @@ export interface RunningServer {
   url: string;
   /** Null when the database's bootstrap key was minted elsewhere (another replica's first start). */
   apiKey: string | null;
-  apiKeySource: "env" | "generated" | "stored" | "elsewhere";
+  apiKeySource: ApiKeySource;
   /** Which database holds the authority (no password). */
   storage: string;
   app: FastifyInstance;
@@ -121,8 +100,10 @@ export async function startAllInOne(
       { component: "data-dir", tightened },
       `data dir: only the server's user may reach it now (${tightened.join(", ")})`,
     );
+  const split = options.control;
   // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
-  const found = findMasterKey({ env: options.env, dataDir });
+  // A split Coordinator holds no master key at all: Control seals and opens for it.
+  const found = split ? null : findMasterKey({ env: options.env, dataDir });
   // Retired keys (a rotation in progress): they open older records and never seal new ones.
   const retiredKeys = found
     ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
@@ -132,58 +113,44 @@ export async function startAllInOne(
     clock,
     logger,
   );
-  let masterKey: MasterKey;
-  let masterKeySource: MasterKeySource;
-  let masterKeyFile: string | null;
-  let apiKey: string | null;
-  let apiKeySource: RunningServer["apiKeySource"];
-  let iam: IamService;
-  try {
-    // The database's key before IAM: a refused replica leaves no key of any kind behind.
-    ({
-      masterKey,
-      source: masterKeySource,
-      file: masterKeyFile,
-    } = await agreeOnMasterKey({
-      facts: storage.facts,
-      found,
-      retiredIds: retiredKeys.map((r) => r.masterKey.id),
-      dataDir,
-      now: clock.now(),
-    }));
-    // Application access tokens are signed under a key derived from the master key: every
-    // replica holds the same one, and a rotation ends the tokens (they live 15 minutes at most).
-    // API keys are stored as HMAC-SHA-256 under a key derived from the same agreed master key (its
-    // own purpose); rows under a retired key or plain SHA-256 are rewritten when they next match.
-    iam = new IamService(
-      storage.control.iam,
-      clock,
-      undefined,
-      deriveWrappingKey(masterKey.key, ACCESS_TOKEN_SIGNING_PURPOSE),
-      apiKeyHashing(
-        { masterKeyId: masterKey.id, key: deriveWrappingKey(masterKey.key, API_KEY_HASH_PURPOSE) },
-        retiredKeys.map((r) => ({
-          masterKeyId: r.masterKey.id,
-          key: deriveWrappingKey(r.masterKey.key, API_KEY_HASH_PURPOSE),
-        })),
-      ),
-    );
-    ({ key: apiKey, source: apiKeySource } = await resolveApiKey(dataDir, options.apiKey, iam));
-    if (options.workerToken !== undefined) checkWorkerToken(options.workerToken, apiKey);
-  } catch (error) {
-    await storage.close();
-    for (const retired of retiredKeys) retired.masterKey.key.fill(0);
-    throw error;
-  }
   // This server's own registry: several servers in one process never share counts.
   const metrics = createPrometheusMetrics();
+  // The Coordinator's side of registration and of custody's pins: Control's, in process or over the link.
+  const registrar = new LocalRegistrar(storage.coordinator.catalog, clock);
+  const sessionPins: SessionPins = {
+    get: async (workspaceId, sessionId) =>
+      (await storage.coordinator.sessions.get(workspaceId, sessionId))?.credentialPins ?? null,
+    advance: async (workspaceId, sessionId, pins) => {
+      await storage.coordinator.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
+    },
+  };
+  let control: ControlPlane;
+  try {
+    control = split
+      ? linkedControl(new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" }), clock)
+      : await openLocalControl({
+          dataDir,
+          apiKey: options.apiKey,
+          stores: storage.control,
+          facts: storage.facts,
+          found,
+          retiredKeys,
+          clock,
+          metrics,
+          outbound,
+          registrar,
+          sessionPins,
+          logger,
+        });
+    if (options.workerToken !== undefined)
+      checkWorkerToken(options.workerToken, control.apiKey, split?.token);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  const { apiKey, apiKeySource } = control;
   const remoteWorkers = options.workerToken ? new RecentWorkers() : null;
   registerScrapedGauges(metrics, storage, clock, remoteWorkers);
-  // Every credential open (in-process and remote holders, the validation probe) is audited: counted there.
-  const control = {
-    ...storage.control,
-    credentialOpens: countedCredentialOpens(storage.control.credentialOpens, metrics),
-  };
   // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
   const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
   // Commits made through this process hand their facts to its tails (read-free when contiguous).
@@ -196,81 +163,7 @@ export async function startAllInOne(
     ...(tracing ? { tracing } : {}),
   };
 
-  logger.info(
-    { component: "secrets", masterKeyId: masterKey.id, source: masterKeySource },
-    `master key ${masterKey.id} ${masterKeySource === "generated" ? "generated into" : "from"} ${masterKeyFile ?? MASTER_KEY_ENV}`,
-  );
-  for (const retired of retiredKeys) {
-    logger.info(
-      { component: "secrets", masterKeyId: retired.masterKey.id },
-      `retired master key ${retired.masterKey.id} from ${retired.source} (opens older records only; run \`awaken secrets reseal\`)`,
-    );
-  }
-  const vaults = new VaultService(control.vaults, clock);
-  const sealer = new FieldSealer(
-    new LocalSecretStore(
-      masterKey,
-      retiredKeys.map((r) => r.masterKey),
-    ),
-  );
-  // A refreshed mcp_oauth token is committed through vault ingress like any rotation (sealed
-  // there), only from exactly the revision it refreshed: by the validation probe and by holders.
-  const commitRefresh = (
-    workspaceId: string,
-    vaultId: string,
-    credentialId: string,
-    fromRevision: number,
-    fields: RefreshedTokenFields,
-  ): Promise<CredentialView> =>
-    // The server commits the refresh; the audit names it `system`.
-    credentials.update({ workspaceId, actor: "system" }, vaultId, credentialId, {
-      expectedRevision: fromRevision,
-      auth: {
-        type: "mcp_oauth",
-        access_token: fields.accessToken,
-        expires_at: fields.expiresAt,
-        ...(fields.refreshToken ? { refresh: { refresh_token: fields.refreshToken } } : {}),
-      },
-    });
-  // mcp_oauth_validate's live probe; a refresh it makes is committed like a holder's (below).
-  const validator: CredentialValidator = new CredentialValidator(control.credentials, {
-    opener: sealer,
-    audit: control.credentialOpens,
-    clock,
-    rotate: (view, fromRevision, fields) =>
-      commitRefresh(view.head.workspaceId, view.head.vaultId, view.head.id, fromRevision, fields),
-    outbound,
-  });
-  const credentials: CredentialService = new CredentialService(
-    control.credentials,
-    vaults,
-    sealer,
-    clock,
-    validator,
-  );
-  // Pinning at session creation and admission + open for in-process holders.
-  const custody = new CredentialCustody(
-    control.vaults,
-    control.credentials,
-    sealer,
-    control.credentialOpens,
-    async (workspaceId, sessionId) =>
-      (await ports.sessions.get(workspaceId, sessionId))?.credentialPins ?? null,
-    clock,
-    {
-      // A holder's mcp_oauth refresh, from exactly the pinned revision.
-      rotate: async (pin, fromRevision, fields) =>
-        (await commitRefresh(pin.workspaceId, pin.vaultId, pin.credentialId, fromRevision, fields)).revision
-          .revision,
-      advancePins: async (workspaceId, sessionId, pins) => {
-        await ports.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
-      },
-      outbound,
-    },
-  );
-
-  const registrar = new LocalRegistrar(ports.catalog, clock);
-  const agents = new AgentService(control.publications, registrar, clock);
+  const { iam, agents, vaults, credentials, custody } = control;
   const tierPolicy = { allowWeakerTiers: options.allowWeakerTiers === true };
   const environments = new EnvironmentService(ports.environments, clock, tierPolicy);
   const workQueue = new WorkQueueService(
@@ -330,7 +223,7 @@ export async function startAllInOne(
   let draining = false;
   const workers: Worker[] = [];
   // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
-  const pushStore = sealedPushStore(storage.push, sealer);
+  const pushStore = sealedPushStore(storage.push, control.pushSealer);
   const services: EdgeServices = {
     iam,
     agents,
@@ -369,7 +262,7 @@ export async function startAllInOne(
         () => clock.now(),
         (now) => newId("ersr", now),
       ),
-      consents: new ConsentService(control.consents, () => clock.now()),
+      consents: control.consents,
     },
   };
   const pusher = new A2aPusher({
@@ -394,6 +287,13 @@ export async function startAllInOne(
     tracing,
     // Every replica that listens serves the Console; the embedded runtime has no HTTP to serve it on.
     ...(listen ? { console: loadConsoleAssets(options.consoleDir ?? BUILT_CONSOLE_DIR) } : {}),
+    // A split Coordinator serves Control its catalog registration and the sessions' pins.
+    controlLink: split
+      ? {
+          token: split.token,
+          services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins }),
+        }
+      : undefined,
     workerTransport: options.workerToken
       ? {
           gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
@@ -482,44 +382,17 @@ export async function startAllInOne(
         await pushOutbound.close();
         await storage.close();
         await tracing?.flush().catch(() => {});
-        masterKey.key.fill(0);
-        for (const retired of retiredKeys) retired.masterKey.key.fill(0);
+        control.zeroKeys();
       })();
       return stopping;
     },
   };
 }
 
-/**
- * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
- * directory so the same key works after every restart. A database whose bootstrap key was minted by
- * another start (a replica with its own data dir) gets no second one.
- */
-async function resolveApiKey(
-  dataDir: string,
-  fromEnv: string | undefined,
-  iam: IamService,
-): Promise<{ key: string | null; source: RunningServer["apiKeySource"] }> {
-  const file = join(dataDir, "api-key");
-  const stored = fromEnv ? null : existsSync(file) ? readFileSync(file, "utf8").trim() : null;
-  const chosen = fromEnv ?? stored;
-  if (chosen) {
-    await iam.bootstrap(chosen);
-    return { key: chosen, source: fromEnv ? "env" : "stored" };
-  }
-  const key = IamService.generateKey();
-  // Written before it is registered: a crash in between leaves a key file the next start adopts.
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writeFileSync(file, `${key}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  if (await iam.bootstrapGenerated(key)) return { key, source: "generated" };
-  rmSync(file, { force: true });
-  return { key: null, source: "elsewhere" };
-}
-
 /** A weak token, or one that is also an API key, would let API clients act as workers: refuse. */
-function checkWorkerToken(token: string, apiKey: string | null): void {
+function checkWorkerToken(token: string, apiKey: string | null, controlToken: string | undefined): void {
   if (token.length < MIN_WORKER_TOKEN_LENGTH)
     throw new Error(`AWAKEN_WORKER_TOKEN must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
   if (token === apiKey) throw new Error("AWAKEN_WORKER_TOKEN must differ from the API key");
+  if (token === controlToken) throw new Error("AWAKEN_WORKER_TOKEN must differ from AWAKEN_CONTROL_TOKEN");
 }

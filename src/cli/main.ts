@@ -5,6 +5,7 @@ import { auditCommand } from "./auditCommand.js";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { secretsCommand } from "./secretsCommand.js";
+import { controlCommand, coordinatorCommand } from "./splitCommands.js";
 import { upCommand } from "./upCommand.js";
 import { workerCommand } from "./workerCommand.js";
 
@@ -20,6 +21,8 @@ const program = new Command()
   .showHelpAfterError()
   .addCommand(upCommand())
   .addCommand(migrateCommand())
+  .addCommand(controlCommand())
+  .addCommand(coordinatorCommand())
   .addCommand(workerCommand())
   .addCommand(environmentKeysCommand())
   .addCommand(apiKeysCommand())

@@ -1,8 +1,35 @@
 import type { ClaimedDelivery, PushOutboxStore, PushSubscription } from "../coordinator/pushOutbox.js";
+import { AwakenError } from "../kernel/errors.js";
 import type { FieldSealer } from "../secrets/fieldSealer.js";
 import type { RevisionIdentity, SealedSecret } from "../secrets/ports.js";
 
 const PREFIX = "sealed1:";
+const PUSH_IDENTITY = "push:";
+
+/** What the push store needs of a sealer: in process, or Control's over the private link. */
+export type PushFieldSealer = Pick<FieldSealer, "seal" | "openField">;
+
+/**
+ * The sealer Control lends the push store (a split Coordinator's, over the link): it seals and
+ * opens push configs' identities only, so the link never opens a vault credential.
+ */
+export function pushConfigSealer(sealer: FieldSealer): PushFieldSealer {
+  const check = (identity: RevisionIdentity) => {
+    if (!identity.credentialId.startsWith(PUSH_IDENTITY)) {
+      throw new AwakenError("permission_denied", "only push configs' tokens are sealed or opened here");
+    }
+  };
+  return {
+    seal: async (identity, fields) => {
+      check(identity);
+      return sealer.seal(identity, fields);
+    },
+    openField: async (identity, sealed, field) => {
+      check(identity);
+      return sealer.openField(identity, sealed, field);
+    },
+  };
+}
 
 /**
  * The push store with a config's token and authentication credentials sealed under the master key
@@ -11,7 +38,7 @@ const PREFIX = "sealed1:";
  * another config does not open). A value sealed under a key no longer held opens to nothing: that
  * delivery goes without it (the webhook refuses it, the row is retried, then abandoned).
  */
-export function sealedPushStore(inner: PushOutboxStore, sealer: FieldSealer): PushOutboxStore {
+export function sealedPushStore(inner: PushOutboxStore, sealer: PushFieldSealer): PushOutboxStore {
   return {
     async subscribe(s, first, now) {
       if (s.token === "" && s.authCredentials === "") return inner.subscribe(s, first, now);
@@ -32,10 +59,14 @@ export function sealedPushStore(inner: PushOutboxStore, sealer: FieldSealer): Pu
 }
 
 function identityOf(s: Pick<PushSubscription, "workspaceId" | "taskId" | "configId">): RevisionIdentity {
-  return { credentialId: `push:${s.taskId}/${s.configId}`, revision: 1, workspaceId: s.workspaceId };
+  return {
+    credentialId: `${PUSH_IDENTITY}${s.taskId}/${s.configId}`,
+    revision: 1,
+    workspaceId: s.workspaceId,
+  };
 }
 
-async function opened(sealer: FieldSealer, d: ClaimedDelivery): Promise<ClaimedDelivery> {
+async function opened(sealer: PushFieldSealer, d: ClaimedDelivery): Promise<ClaimedDelivery> {
   if (!d.token.startsWith(PREFIX)) return d;
   const sealed = decode(d.token);
   const field = async (name: string) => {

@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import type { Logger } from "pino";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
@@ -19,6 +20,7 @@ import {
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
+import type { UpOptions } from "./upOptions.js";
 
 const HELP_AFTER = `${STORAGE_HELP}
 Models:
@@ -43,16 +45,16 @@ Environment:
                         commit runs over HTTP with this shared token; unset, those routes do not exist
 `;
 
-/** `awaken up`: the all-in-one server. */
-export function upCommand(): Command {
-  const command = new Command("up")
-    .description(
-      "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
-    )
+/**
+ * The options every server command shares (`up`, `coordinator`): where it listens, its store,
+ * its workers, leases, streams, models, outbound policy and push pacing.
+ */
+export function addServerOptions(command: Command, defaults: { port: number; workers: number }): Command {
+  command
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
     .addOption(
       new Option("--port <port>", "port to listen on (0 = any free port)")
-        .default(4600)
+        .default(defaults.port)
         .argParser(portNumber("--port")),
     )
     .addOption(
@@ -74,7 +76,7 @@ export function upCommand(): Command {
     )
     .addOption(
       new Option("--workers <n>", "in-process worker slots (runs executed at once)")
-        .default(4)
+        .default(defaults.workers)
         .argParser(integer("--workers", 0)),
     )
     .addOption(
@@ -100,31 +102,48 @@ export function upCommand(): Command {
       .default(DEFAULT_PUSH_PACING.retryBaseMs)
       .argParser(integer("--push-retry-base-ms", 10)),
   );
+  return command;
+}
+
+/** What `addServerOptions` parsed, as the server's options (the caller adds its own). */
+// biome-ignore lint/suspicious/noExplicitAny: commander's parsed options are untyped
+export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "apiKey" | "workerToken"> {
+  const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
+  if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
+  return {
+    host: opts.host,
+    port: opts.port,
+    dataDir: opts.dataDir,
+    databaseUrl: opts.databaseUrl,
+    dbPoolSize: opts.dbPoolSize,
+    workers: opts.workers,
+    leaseMs: opts.leaseMs,
+    drainMs: opts.drainMs,
+    modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+    ssePingMs: opts.ssePingMs,
+    retry: { baseDelayMs: opts.modelRetryBaseMs },
+    allowWeakerTiers,
+    env: process.env,
+    allowPrivateHosts: opts.allowPrivateMcpHost,
+    allowPushHosts: opts.allowPushHost,
+    push: { retryBaseMs: opts.pushRetryBaseMs },
+  };
+}
+
+/** `awaken up`: the all-in-one server. */
+export function upCommand(): Command {
+  const command = new Command("up").description(
+    "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
+  );
+  addServerOptions(command, { port: 4600, workers: 4 });
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server", opts.drainMs);
-    const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
-    if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
     const server = await startAllInOne(
       {
-        host: opts.host,
-        port: opts.port,
-        dataDir: opts.dataDir,
-        databaseUrl: opts.databaseUrl,
-        dbPoolSize: opts.dbPoolSize,
-        workers: opts.workers,
-        leaseMs: opts.leaseMs,
-        drainMs: opts.drainMs,
-        modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
-        ssePingMs: opts.ssePingMs,
+        ...serverOptionsFrom(opts, logger),
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
-        retry: { baseDelayMs: opts.modelRetryBaseMs },
-        allowWeakerTiers,
-        env: process.env,
-        allowPrivateHosts: opts.allowPrivateMcpHost,
-        allowPushHosts: opts.allowPushHost,
-        push: { retryBaseMs: opts.pushRetryBaseMs },
       },
       logger,
     );

@@ -16,6 +16,12 @@ export interface UpOptions {
   dbPoolSize?: number | undefined;
   /** In-process worker slots; 0 runs a server that executes nothing itself. */
   workers: number;
+  /**
+   * A split Coordinator: Control's services (IAM, authoring, vaults, custody, audit, consent) are
+   * reached over the private link at `url` with AWAKEN_CONTROL_TOKEN; this process holds no master
+   * key and serves Control the catalog registration and the sessions' pins. Absent: all-in-one.
+   */
+  control?: { url: string; token: string } | undefined;
   leaseMs: number;
   /** On SIGTERM, how long in-flight runs may finish before their claims are handed back (default 3 s). */
   drainMs?: number | undefined;

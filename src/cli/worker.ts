@@ -61,7 +61,13 @@ export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; 
         : "DATABASE_URL";
     throw new WorkerConfigError(
       `a worker never opens the database, but ${source} is set: remove it. A worker reaches the ` +
-        "coordinator only over HTTP (--coordinator-url); only `awaken up` takes a database URL.",
+        "coordinator only over HTTP (--coordinator-url); only `awaken up`, `awaken control` and `awaken coordinator` take a database URL.",
+    );
+  }
+  if (options.env.AWAKEN_CONTROL_TOKEN) {
+    throw new WorkerConfigError(
+      "a worker never talks to Control, but AWAKEN_CONTROL_TOKEN is set: remove it. It is the private " +
+        "Control↔Coordinator token; a worker holds only AWAKEN_WORKER_TOKEN.",
     );
   }
   const url = options.coordinatorUrl ?? options.env.AWAKEN_COORDINATOR_URL;

@@ -12,7 +12,7 @@ import type { AgentService } from "./agentService.js";
  * (as an agent update's fields); the result is validated as a whole definition here.
  */
 export class RegisteredAgentPinner implements AgentPinner {
-  constructor(private readonly agents: AgentService) {}
+  constructor(private readonly agents: Pick<AgentService, "resolveForSession">) {}
 
   async pin(workspaceId: string, ref: AgentRef): Promise<ExecutableAgentSnapshot> {
     const publication = await this.agents.resolveForSession(workspaceId, ref.id, ref.version);

@@ -257,10 +257,10 @@ export class IamService {
    * its agents (a named agent outside them is not found), and it ends when `by`'s key is revoked.
    * An access token mints no tokens.
    */
-  mintAccessToken(
+  async mintAccessToken(
     by: Principal,
     request: MintAccessTokenRequest,
-  ): { token: string; claims: AccessTokenClaims } {
+  ): Promise<{ token: string; claims: AccessTokenClaims }> {
     if (!this.accessTokenKey) {
       throw new AwakenError("invalid_request", "This server issues no access tokens (it has no master key).");
     }

@@ -5,6 +5,7 @@ import type { Tracing } from "../kernel/tracing.js";
 import { a2aEdge } from "./a2a/a2aEdge.js";
 import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
+import { type LinkRouteDeps, linkRoutes } from "./control-link/linkRoutes.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
 import type { ConsoleAssets } from "./http/consoleAssets.js";
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   readiness?: ReadinessProbe | undefined;
   /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
   workerTransport?: WorkerRouteDeps | undefined;
+  /** The private Control↔Coordinator link this side serves (AWAKEN_CONTROL_TOKEN); absent, no route. */
+  controlLink?: LinkRouteDeps | undefined;
   /** Counts every request and serves `GET /metrics`; absent, neither happens. */
   metrics?: (Metrics & MetricsExposition) | undefined;
   /** A server span for every request (continuing a valid `traceparent`); absent, none. */
@@ -132,6 +135,8 @@ export function createHttpServer(
   }
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));
+  const controlLink = options.controlLink;
+  if (controlLink) app.register(async (scope) => linkRoutes(scope, controlLink));
   return app;
 }
 

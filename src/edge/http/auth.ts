@@ -74,7 +74,7 @@ declare module "fastify" {
 export const API_KEY_ONLY: RouteAccess = { accepts: ["api_key"] };
 
 export interface AuthDeps {
-  iam: IamService;
+  iam: Pick<IamService, "authenticate">;
   environmentKeys: EnvironmentKeyService;
   workQueue: WorkQueueService;
 }

@@ -19,6 +19,7 @@ import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../kernel/modelCatalog.js";
 import type { WebhookTargets } from "../../kernel/webhookTargets.js";
+import type { CONTROL_METHODS } from "./controlPorts.js";
 
 /** Committed history reads for the edges; live views come from the session tail. */
 export interface StreamDeps {
@@ -27,10 +28,20 @@ export interface StreamDeps {
   pingMs: number;
 }
 
+/**
+ * Control's services as the edges use them: in process (all-in-one, Control) or over the private
+ * link (a split Coordinator), where every method is a call to Control.
+ */
+export type IamPort = Pick<IamService, (typeof CONTROL_METHODS.iam)[number]>;
+export type AgentsPort = Pick<AgentService, (typeof CONTROL_METHODS.agents)[number]>;
+export type VaultsPort = Pick<VaultService, (typeof CONTROL_METHODS.vaults)[number]>;
+export type CredentialsPort = Pick<CredentialService, (typeof CONTROL_METHODS.credentials)[number]>;
+export type ConsentsPort = Pick<ConsentService, (typeof CONTROL_METHODS.consents)[number]>;
+
 /** The application services every edge adapter calls; edges hold no state of their own. */
 export interface EdgeServices {
-  iam: IamService;
-  agents: AgentService;
+  iam: IamPort;
+  agents: AgentsPort;
   environments: EnvironmentService;
   sessions: SessionService;
   /** How every edge opens a session (agent pinning, default environment, client-named sessions). */
@@ -39,8 +50,8 @@ export interface EdgeServices {
   environmentKeys: EnvironmentKeyService;
   workQueue: WorkQueueService;
   /** Vault ingress: secret-free projections out, sealed revisions stored. */
-  vaults: VaultService;
-  credentials: CredentialService;
+  vaults: VaultsPort;
+  credentials: CredentialsPort;
   /** The custody audit (who opened which credential for which run), read-only. */
   credentialOpens: Pick<CredentialOpenAudit, "list">;
   /** The admin audit (who changed which agent, environment, vault, credential or key), read-only. */
@@ -58,5 +69,5 @@ export interface EdgeServices {
   /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
-  dataSubjects: { erasure: SubjectErasureService; consents: ConsentService };
+  dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
 }

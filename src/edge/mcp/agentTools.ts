@@ -113,7 +113,10 @@ export function agentToolOf(agentId: string, publication: StoredPublication): Ag
 }
 
 /** Every active (unarchived) agent of the workspace as a tool, in the agent list's order. */
-export async function listAgentTools(agents: AgentService, workspaceId: string): Promise<AgentTool[]> {
+export async function listAgentTools(
+  agents: Pick<AgentService, "list">,
+  workspaceId: string,
+): Promise<AgentTool[]> {
   const out: AgentTool[] = [];
   let cursor: string | null = null;
   do {

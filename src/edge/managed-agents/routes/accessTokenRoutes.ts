@@ -38,7 +38,7 @@ export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): voi
         );
       }
     }
-    const { token, claims } = deps.iam.mintAccessToken(by, {
+    const { token, claims } = await deps.iam.mintAccessToken(by, {
       operations: body.operations,
       agentIds: body.agent_ids ?? null,
       sessionId,

@@ -1,0 +1,205 @@
+import { hash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger } from "pino";
+import type { AdminAuditReader } from "../control/adminAudit.js";
+import type { CredentialCustody } from "../control/credentialCustody.js";
+import { IamService } from "../control/iamService.js";
+import type { ControlStores } from "../control/ports.js";
+import type { CredentialOpenAudit } from "../control/vaultPorts.js";
+import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import type { LinkClient } from "../edge/control-link/linkClient.js";
+import { CONTROL_METHODS } from "../edge/control-link/linkServices.js";
+import type {
+  AgentsPort,
+  ConsentsPort,
+  CredentialsPort,
+  IamPort,
+  VaultsPort,
+} from "../edge/http/edgeServices.js";
+import type { Clock } from "../kernel/clock.js";
+import type { Metrics } from "../kernel/metrics.js";
+import type { OutboundConnector } from "../kernel/outboundConnector.js";
+import type { FieldSealer } from "../secrets/fieldSealer.js";
+import { MASTER_KEY_ENV, type MasterKey, type RetiredMasterKey } from "../secrets/masterKey.js";
+import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
+import { type ControlParts, composeControl, type SessionPins } from "./controlParts.js";
+import { agreeOnMasterKey } from "./masterKeyAgreement.js";
+import { pushConfigSealer } from "./sealedPushStore.js";
+
+export type CustodyPort = Pick<CredentialCustody, (typeof CONTROL_METHODS.custody)[number]>;
+export type PushSealer = Pick<FieldSealer, (typeof CONTROL_METHODS.pushSealer)[number]>;
+export type ApiKeySource = "env" | "generated" | "stored" | "elsewhere" | "control";
+
+/** Control as the rest of a process sees it: in this process, or over the private link. */
+export interface ControlPlane {
+  iam: IamPort;
+  agents: AgentsPort;
+  vaults: VaultsPort;
+  credentials: CredentialsPort;
+  consents: ConsentsPort;
+  custody: CustodyPort;
+  credentialOpens: Pick<CredentialOpenAudit, "list">;
+  adminAudit: AdminAuditReader;
+  /** Seals and opens push configs' tokens only (Control refuses any other identity). */
+  pushSealer: PushSealer;
+  /** The bootstrap API key when this process made or was given it; null when it lives elsewhere. */
+  apiKey: string | null;
+  apiKeySource: ApiKeySource;
+  /** Zeroes the keys this process holds (none over the link). */
+  zeroKeys(): void;
+}
+
+export interface LocalControlInput {
+  dataDir: string;
+  /** AWAKEN_API_KEY, if set. */
+  apiKey: string | undefined;
+  stores: ControlStores;
+  facts: SqlInstallationFacts;
+  /** The key found before storage opened (env or key file); null: agree on the database's, or generate. */
+  found: { masterKey: MasterKey; source: "env" | "file"; file: string | null } | null;
+  retiredKeys: readonly RetiredMasterKey[];
+  clock: Clock;
+  metrics: Metrics;
+  outbound: OutboundConnector;
+  registrar: ExecutableAgentRegistrar;
+  sessionPins: SessionPins;
+  logger: Logger;
+}
+
+export interface LocalControl extends ControlPlane {
+  parts: ControlParts;
+}
+
+/**
+ * Control in this process: the master key agreed with the database (a refused replica leaves no
+ * key of any kind behind), the services composed, the bootstrap key resolved. On failure the
+ * caller closes storage; the retired keys are zeroed here.
+ */
+export async function openLocalControl(input: LocalControlInput): Promise<LocalControl> {
+  const { clock, logger, retiredKeys } = input;
+  try {
+    const agreed = await agreeOnMasterKey({
+      facts: input.facts,
+      found: input.found,
+      retiredIds: retiredKeys.map((r) => r.masterKey.id),
+      dataDir: input.dataDir,
+      now: clock.now(),
+    });
+    const masterKey = agreed.masterKey;
+    const parts = composeControl({
+      stores: input.stores,
+      masterKey,
+      retiredKeys: retiredKeys.map((r) => r.masterKey),
+      clock,
+      metrics: input.metrics,
+      outbound: input.outbound,
+      registrar: input.registrar,
+      sessionPins: input.sessionPins,
+    });
+    const { key: apiKey, source: apiKeySource } = await resolveApiKey(input.dataDir, input.apiKey, parts.iam);
+    logger.info(
+      { component: "secrets", masterKeyId: masterKey.id, source: agreed.source },
+      `master key ${masterKey.id} ${agreed.source === "generated" ? "generated into" : "from"} ${agreed.file ?? MASTER_KEY_ENV}`,
+    );
+    for (const retired of retiredKeys) {
+      logger.info(
+        { component: "secrets", masterKeyId: retired.masterKey.id },
+        `retired master key ${retired.masterKey.id} from ${retired.source} (opens older records only; run \`awaken secrets reseal\`)`,
+      );
+    }
+    return {
+      parts,
+      iam: parts.iam,
+      agents: parts.agents,
+      vaults: parts.vaults,
+      credentials: parts.credentials,
+      consents: parts.consents,
+      custody: parts.custody,
+      credentialOpens: parts.stores.credentialOpens,
+      adminAudit: parts.stores.adminAudit,
+      pushSealer: pushConfigSealer(parts.sealer),
+      apiKey,
+      apiKeySource,
+      zeroKeys: () => {
+        masterKey.key.fill(0);
+        for (const retired of retiredKeys) retired.masterKey.key.fill(0);
+      },
+    };
+  } catch (error) {
+    for (const retired of retiredKeys) retired.masterKey.key.fill(0);
+    throw error;
+  }
+}
+
+/**
+ * Control reached over the private link (a split Coordinator): every call is Control's own
+ * service, answered with its own errors. Authentication is cached briefly here, as Control caches
+ * it: a revoked key stops working within `authCacheMs` (default 5 s) plus Control's own cache.
+ */
+export function linkedControl(link: LinkClient, clock: Clock, authCacheMs = 5_000): ControlPlane {
+  const iam = link.service<IamService, typeof CONTROL_METHODS.iam>("iam", CONTROL_METHODS.iam);
+  return {
+    iam: { ...iam, authenticate: cachedAuthentication(iam.authenticate, clock, authCacheMs) },
+    agents: link.service("agents", CONTROL_METHODS.agents) as AgentsPort,
+    vaults: link.service("vaults", CONTROL_METHODS.vaults) as VaultsPort,
+    credentials: link.service("credentials", CONTROL_METHODS.credentials) as CredentialsPort,
+    consents: link.service("consents", CONTROL_METHODS.consents) as ConsentsPort,
+    custody: link.service("custody", CONTROL_METHODS.custody) as CustodyPort,
+    credentialOpens: link.service("credentialOpens", CONTROL_METHODS.credentialOpens) as Pick<
+      CredentialOpenAudit,
+      "list"
+    >,
+    adminAudit: link.service("adminAudit", CONTROL_METHODS.adminAudit) as AdminAuditReader,
+    pushSealer: link.service("pushSealer", CONTROL_METHODS.pushSealer) as PushSealer,
+    apiKey: null,
+    apiKeySource: "control",
+    zeroKeys: () => {},
+  };
+}
+
+/** A bounded cache of the link's answers, keyed by the credential's SHA-256 (never the credential). */
+function cachedAuthentication(
+  authenticate: IamPort["authenticate"],
+  clock: Clock,
+  ttlMs: number,
+): IamPort["authenticate"] {
+  const cache = new Map<string, { principal: Awaited<ReturnType<IamPort["authenticate"]>>; until: number }>();
+  return async (credential) => {
+    const now = clock.now();
+    const key = hash("sha256", credential);
+    const hit = cache.get(key);
+    if (hit && hit.until > now) return hit.principal;
+    const principal = await authenticate(credential);
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(key, { principal, until: now + ttlMs });
+    return principal;
+  };
+}
+
+/**
+ * `AWAKEN_API_KEY` wins; otherwise a key generated on first start is kept (mode 0600) in the data
+ * directory so the same key works after every restart. A database whose bootstrap key was minted by
+ * another start (a replica with its own data dir) gets no second one.
+ */
+async function resolveApiKey(
+  dataDir: string,
+  fromEnv: string | undefined,
+  iam: IamService,
+): Promise<{ key: string | null; source: ApiKeySource }> {
+  const file = join(dataDir, "api-key");
+  const stored = fromEnv ? null : existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+  const chosen = fromEnv ?? stored;
+  if (chosen) {
+    await iam.bootstrap(chosen);
+    return { key: chosen, source: fromEnv ? "env" : "stored" };
+  }
+  const key = IamService.generateKey();
+  // Written before it is registered: a crash in between leaves a key file the next start adopts.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  if (await iam.bootstrapGenerated(key)) return { key, source: "generated" };
+  rmSync(file, { force: true });
+  return { key: null, source: "elsewhere" };
+}

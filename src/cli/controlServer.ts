@@ -1,0 +1,150 @@
+import { resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { type Logger, pino } from "pino";
+import type { CredentialPin, ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
+import { LinkClient } from "../edge/control-link/linkClient.js";
+import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
+import { systemClock } from "../kernel/clock.js";
+import { findMasterKey, loadRetiredMasterKeys } from "../secrets/masterKey.js";
+import type { SessionPins } from "./controlParts.js";
+import { type ApiKeySource, openLocalControl } from "./controlPlane.js";
+import { tightenDataDirModes } from "./dataDirModes.js";
+import { outboundFor } from "./outbound.js";
+import { assertCanListen } from "./portProbe.js";
+import { createPrometheusMetrics } from "./prometheusMetrics.js";
+import { readinessProbe } from "./readinessProbe.js";
+import { openStorage } from "./storage.js";
+
+export interface ControlOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  dbPoolSize?: number | undefined;
+  /** The Coordinator this Control registers publications with and reads sessions' pins from. */
+  coordinatorUrl: string;
+  /** AWAKEN_CONTROL_TOKEN, the same on the Coordinator. */
+  controlToken: string;
+  /** AWAKEN_API_KEY, if set. */
+  apiKey: string | undefined;
+  allowPrivateHosts?: string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface RunningControl {
+  url: string;
+  apiKey: string | null;
+  apiKeySource: ApiKeySource;
+  storage: string;
+  app: FastifyInstance;
+  stop(): Promise<void>;
+}
+
+/**
+ * `awaken control`: Control alone. Its store (authoring, IAM, vaults, audits, consent), its master
+ * key, and the private link the Coordinator calls; publications are registered with the
+ * Coordinator over the same link, and custody reads a session's pins from it.
+ */
+export async function startControl(
+  options: ControlOptions,
+  logger: Logger = pino({ level: "info" }),
+): Promise<RunningControl> {
+  const dataDir = resolve(options.dataDir);
+  const clock = systemClock;
+  const outbound = outboundFor(options.allowPrivateHosts, options.env);
+  await assertCanListen(options.host, options.port);
+  tightenDataDirModes(dataDir);
+  const found = findMasterKey({ env: options.env, dataDir });
+  const retiredKeys = found
+    ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
+    : [];
+  const storage = await openStorage(
+    { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
+    clock,
+    logger,
+  );
+  const metrics = createPrometheusMetrics();
+  const coordinator = new LinkClient({
+    baseUrl: options.coordinatorUrl,
+    token: options.controlToken,
+    peer: "the Coordinator",
+  });
+  const registrar = coordinator.service<ExecutableAgentRegistrar, ["register"]>("registrar", ["register"]);
+  const sessionPins = coordinator.service<SessionPins, ["get", "advance"]>("sessionPins", ["get", "advance"]);
+  let control: Awaited<ReturnType<typeof openLocalControl>>;
+  try {
+    // Only Control's stores and the installation facts: the Coordinator's are never opened here.
+    control = await openLocalControl({
+      dataDir,
+      apiKey: options.apiKey,
+      stores: storage.control,
+      facts: storage.facts,
+      found,
+      retiredKeys,
+      clock,
+      metrics,
+      outbound,
+      registrar,
+      sessionPins: {
+        get: (workspaceId, sessionId) =>
+          sessionPins.get(workspaceId, sessionId) as Promise<CredentialPin[] | null>,
+        advance: (workspaceId, sessionId, pins) => sessionPins.advance(workspaceId, sessionId, pins),
+      },
+      logger,
+    });
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  let ready = false;
+  let draining = false;
+  const app = createControlHttpServer({
+    logger,
+    isReady: () => ready,
+    readiness: readinessProbe({
+      appliedMigrations: () => storage.appliedMigrations(),
+      workers: () => null,
+      draining: () => draining,
+    }),
+    metrics,
+    link: {
+      token: options.controlToken,
+      services: linkServices(CONTROL_METHODS, {
+        iam: control.iam,
+        agents: control.agents,
+        vaults: control.vaults,
+        credentials: control.credentials,
+        credentialOpens: control.credentialOpens,
+        adminAudit: control.adminAudit,
+        consents: control.consents,
+        custody: control.custody,
+        pushSealer: control.pushSealer,
+      }),
+    },
+  });
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  ready = true;
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    apiKey: control.apiKey,
+    apiKeySource: control.apiKeySource,
+    storage: storage.description,
+    app,
+    stop: () => {
+      stopping ??= (async () => {
+        draining = true;
+        ready = false;
+        await app.close();
+        await outbound.close();
+        await storage.close();
+        control.zeroKeys();
+      })();
+      return stopping;
+    },
+  };
+}

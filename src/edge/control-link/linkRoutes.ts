@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { AwakenError, type ErrorCategory } from "../../kernel/errors.js";
+import { decodeArgs, encodeError, encodeResult } from "./linkCodec.js";
+import { LINK_ROUTE_PREFIX, type LinkServices } from "./linkServices.js";
+
+export interface LinkRouteDeps {
+  /** AWAKEN_CONTROL_TOKEN: the only credential these routes accept (never an API key). */
+  token: string;
+  /** What this side serves, method by method; nothing else is callable. */
+  services: LinkServices;
+}
+
+const STATUS: Record<ErrorCategory, number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  precondition_failed: 412,
+  unprocessable: 422,
+  too_large: 413,
+  internal: 500,
+  unavailable: 503,
+};
+
+/**
+ * The private Control↔Coordinator link: `POST <prefix>/<service>/<method>` with the argument list,
+ * answered with the result or the AwakenError it threw (same code, message and details, so the
+ * public edge answers a forwarded call exactly as it would a local one). Register in its own
+ * Fastify scope: the token hook must not touch any public route.
+ */
+export function linkRoutes(app: FastifyInstance, deps: LinkRouteDeps): void {
+  const expected = digest(deps.token);
+  app.addHook("onRequest", async (request) => {
+    const match = /^Bearer\s+(.+)$/i.exec(request.headers.authorization?.trim() ?? "");
+    // Fixed-length digests compared in constant time: neither content nor length leaks.
+    if (!match?.[1] || !timingSafeEqual(digest(match[1].trim()), expected)) {
+      throw new AwakenError("unauthenticated", "Invalid or missing control token (AWAKEN_CONTROL_TOKEN).");
+    }
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const known = error instanceof AwakenError ? error : null;
+    if (!known) request.log.error({ err: error, url: request.url }, "control link call failed");
+    const answer =
+      known ??
+      new AwakenError("internal", "The call failed on the peer; its log has the cause.", { retryable: true });
+    void reply
+      .status(STATUS[answer.category])
+      .header("content-type", "application/json")
+      .send(JSON.stringify(encodeError(answer)));
+  });
+  app.post<{ Params: { service: string; method: string } }>(
+    `${LINK_ROUTE_PREFIX}/:service/:method`,
+    async (request, reply) => {
+      const { service, method } = request.params;
+      const target = deps.services[service];
+      const call = target?.methods.includes(method) ? target.impl[method] : undefined;
+      if (typeof call !== "function") {
+        throw new AwakenError("not_found", `The link serves no ${service}.${method}.`);
+      }
+      const result: unknown = await call.apply(target!.impl, decodeArgs(request.body));
+      void reply.header("content-type", "application/json");
+      return encodeResult(result);
+    },
+  );
+}
+
+function digest(token: string): Buffer {
+  return createHash("sha256").update(token).digest();
+}

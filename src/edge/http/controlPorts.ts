@@ -1,0 +1,16 @@
+/**
+ * What Control serves the Coordinator: IAM (authentication included), authoring, vault ingress,
+ * custody, the audits and consent. The Coordinator reaches nothing else of Control.
+ */
+export const CONTROL_METHODS = {
+  iam: ["authenticate", "createApiKey", "listApiKeys", "revokeApiKey", "mintAccessToken"],
+  agents: ["create", "retrieve", "update", "archive", "list", "listVersions", "resolveForSession"],
+  vaults: ["create", "get", "getWritable", "update", "list", "archive", "delete"],
+  credentials: ["create", "retrieve", "update", "list", "listRevisions", "archive", "delete", "validate"],
+  credentialOpens: ["list"],
+  adminAudit: ["list"],
+  consents: ["set", "list", "consented"],
+  custody: ["pin", "open", "openSecret", "secretVariables"],
+  // Push configs' tokens are sealed under Control's key; only identities of push configs open.
+  pushSealer: ["seal", "openField"],
+} as const;
