@@ -17,6 +17,7 @@ import { credentialOpens } from "../support/credentialAudit.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { MODEL, stopReason, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { type SplitCluster, startSplitCluster } from "../support/splitCluster.js";
 import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 const KEY = "sk-awaken-remote-credentials-test";
@@ -27,10 +28,12 @@ const ofType = (events: WireEvent[], type: string) => events.filter((e) => e.typ
 const endedTurns = (events: WireEvent[]) =>
   events.filter((e) => e.type === "session.status_idle" && stopReason(e)?.type !== "requires_action");
 
-function remoteCredentialSuite(backend: "sqlite" | "postgres") {
+function remoteCredentialSuite(backend: "sqlite" | "postgres" | "split") {
   let dataDir: string;
   let schema: Awaited<ReturnType<typeof emptySchema>> | undefined;
   let server: ServerProcess;
+  /** The split topology: Control and the coordinator as separate processes (`server` is the coordinator). */
+  let cluster: SplitCluster | undefined;
   let worker: WorkerProcess;
   let identity: string;
   let mcp: BearerMcpServer;
@@ -42,12 +45,23 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
     dataDir = mkdtempSync(join(tmpdir(), `awaken-remote-creds-${backend}-`));
     mcp = await startBearerMcpServer();
     schema = backend === "postgres" ? await emptySchema() : undefined;
-    server = await startServerProcess({
-      dataDir,
-      apiKey: KEY,
-      env: { AWAKEN_WORKER_TOKEN: TOKEN, AWAKEN_LOG_LEVEL: "trace" },
-      args: ["--workers", "0", "--allow-unsandboxed-tier", ...(schema ? ["--database-url", schema.url] : [])],
-    });
+    if (backend === "split") {
+      cluster = await startSplitCluster({
+        dataDir,
+        apiKey: KEY,
+        workerToken: TOKEN,
+        env: { AWAKEN_LOG_LEVEL: "trace" },
+        coordinatorArgs: ["--workers", "0", "--allow-unsandboxed-tier"],
+      });
+      server = cluster.coordinator!;
+    } else {
+      server = await startServerProcess({
+        dataDir,
+        apiKey: KEY,
+        env: { AWAKEN_WORKER_TOKEN: TOKEN, AWAKEN_LOG_LEVEL: "trace" },
+        args: ["--workers", "0", "--allow-unsandboxed-tier", ...(schema ? ["--database-url", schema.url] : [])],
+      });
+    }
     // No model key: the offline model calls `lookup` when asked to. Trace level: the most it logs.
     // The worker connects to the MCP server, on the loopback: an operator's allow-list entry.
     worker = await startWorker(server.url, TOKEN, { AWAKEN_LOG_LEVEL: "trace" }, [
@@ -68,6 +82,7 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
   afterAll(async () => {
     for (const p of [worker, server]) if (p && p.child.exitCode === null) p.child.kill("SIGKILL");
     await Promise.all([worker?.exited, server?.exited]);
+    await cluster?.dispose();
     await mcp?.close();
     await schema?.drop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -107,7 +122,8 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
   }
 
   const opens = (sessionId: string) =>
-    credentialOpens({ schemaUrl: schema?.url ?? null, dataDir }, sessionId);
+    // Custody's audit is Control's: in its own schema when split.
+    credentialOpens({ schemaUrl: cluster?.controlSchema.url ?? schema?.url ?? null, dataDir }, sessionId);
 
   const openCredential = (body: unknown, authorization: string | null = `Bearer ${TOKEN}`) =>
     fetch(`${server.url}${OPEN_PATH}`, {
@@ -264,7 +280,8 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
   });
 
   it("neither the worker's nor the server's log holds a token, as text or as base64", () => {
-    const logs = [server.stdout(), server.stderr(), worker.stdout(), worker.stderr()].join("\n");
+    const control = cluster ? [cluster.control.stdout(), cluster.control.stderr()] : [];
+    const logs = [server.stdout(), server.stderr(), worker.stdout(), worker.stderr(), ...control].join("\n");
     // The logs are real (trace level), so an absence means something.
     expect(worker.stderr()).toMatch(/run slice ended/);
     expect(planted.length).toBeGreaterThan(3);
@@ -278,4 +295,9 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres") {
 describe("remote worker credentials on SQLite", () => remoteCredentialSuite("sqlite"));
 describe.skipIf(postgresUnavailable() !== null)("remote worker credentials on PostgreSQL", () =>
   remoteCredentialSuite("postgres"),
+);
+// Custody is Control's: the coordinator checks the claim, Control admits, opens and audits.
+describe.skipIf(postgresUnavailable() !== null)(
+  "remote worker credentials on the split topology (control + coordinator on PostgreSQL)",
+  () => remoteCredentialSuite("split"),
 );

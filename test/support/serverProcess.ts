@@ -22,19 +22,24 @@ export interface ServerProcess {
  */
 export async function startServerProcess(options: {
   dataDir: string;
-  /** Sent as AWAKEN_API_KEY; without it the server uses (or mints) its own key and `client` is unauthenticated. */
+  /**
+   * Sent as AWAKEN_API_KEY (except to a coordinator, which refuses it: its keys are Control's), and
+   * used by `client`; without it the server uses (or mints) its own key and `client` is unauthenticated.
+   */
   apiKey?: string;
+  /** `up` (the default), `control` or `coordinator`. */
+  command?: "up" | "control" | "coordinator";
   env?: NodeJS.ProcessEnv;
   args?: string[];
 }): Promise<ServerProcess> {
   if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run \`npm run build\` first (npm test does)`);
   const child = spawn(
     process.execPath,
-    [ENTRY, "up", "--port", "0", "--data-dir", options.dataDir, ...(options.args ?? [])],
+    [ENTRY, options.command ?? "up", "--port", "0", "--data-dir", options.dataDir, ...(options.args ?? [])],
     {
       env: {
         PATH: process.env.PATH,
-        ...(options.apiKey ? { AWAKEN_API_KEY: options.apiKey } : {}),
+        ...(options.apiKey && options.command !== "coordinator" ? { AWAKEN_API_KEY: options.apiKey } : {}),
         AWAKEN_LOG_LEVEL: "warn",
         ...options.env,
       },
