@@ -67,7 +67,10 @@ export function controlCommand(): Command {
         .argParser(integer("--db-pool-size", 1)),
     )
     .addOption(
-      new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://coordinator:4000"),
+      new Option(
+        "--coordinator-url <urls>",
+        "the coordinator's base URL (or its replicas', comma-separated), e.g. http://coordinator:4000",
+      ),
     )
     .addOption(allowPrivateHostOption())
     .addHelpText("after", CONTROL_HELP)

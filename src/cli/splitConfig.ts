@@ -65,17 +65,19 @@ export function checkSplitConfig(
   return { token };
 }
 
-/** `--<flag>` or its variable, parsed as an http(s) URL. */
+/** `--<flag>` or its variable: one http(s) URL, or several replicas' separated by commas. */
 export function peerUrl(flag: string, value: string | undefined, example: string): string {
   if (!value) throw new SplitConfigError(`missing ${flag} (e.g. ${example})`);
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new SplitConfigError(`${flag} is not a URL: ${value}`);
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new SplitConfigError(`${flag} must be an http:// or https:// URL, not ${parsed.protocol}`);
+  for (const entry of value.split(",")) {
+    let parsed: URL;
+    try {
+      parsed = new URL(entry.trim());
+    } catch {
+      throw new SplitConfigError(`${flag} is not a URL: ${entry}`);
+    }
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+      throw new SplitConfigError(`${flag} must be an http:// or https:// URL, not ${parsed.protocol}`);
+    }
   }
   return value;
 }

@@ -59,7 +59,12 @@ function remoteCredentialSuite(backend: "sqlite" | "postgres" | "split") {
         dataDir,
         apiKey: KEY,
         env: { AWAKEN_WORKER_TOKEN: TOKEN, AWAKEN_LOG_LEVEL: "trace" },
-        args: ["--workers", "0", "--allow-unsandboxed-tier", ...(schema ? ["--database-url", schema.url] : [])],
+        args: [
+          "--workers",
+          "0",
+          "--allow-unsandboxed-tier",
+          ...(schema ? ["--database-url", schema.url] : []),
+        ],
       });
     }
     // No model key: the offline model calls `lookup` when asked to. Trace level: the most it logs.

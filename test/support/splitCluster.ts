@@ -90,7 +90,8 @@ export async function startSplitCluster(options: {
       return coordinator;
     },
     dispose: async () => {
-      for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+      for (const p of processes)
+        if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
       await Promise.all(processes.map((p) => p.exited));
       await controlSchema.drop();
       await coordinatorSchema.drop();
