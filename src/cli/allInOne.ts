@@ -127,7 +127,7 @@ export async function startAllInOne(
   let control: ControlPlane;
   try {
     control = split
-      ? linkedControl(new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" }), clock)
+      ? linkedControl(new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" }))
       : await openLocalControl({
           dataDir,
           apiKey: options.apiKey,

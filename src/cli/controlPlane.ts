@@ -1,4 +1,3 @@
-import { hash } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
@@ -134,13 +133,12 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
 
 /**
  * Control reached over the private link (a split Coordinator): every call is Control's own
- * service, answered with its own errors. Authentication is cached briefly here, as Control caches
- * it: a revoked key stops working within `authCacheMs` (default 5 s) plus Control's own cache.
+ * service, answered with its own errors. Authentication is not cached here: Control's cache is
+ * the one a revocation clears, so a revoked key is refused at once, as in the all-in-one server.
  */
-export function linkedControl(link: LinkClient, clock: Clock, authCacheMs = 5_000): ControlPlane {
-  const iam = link.service<IamService, typeof CONTROL_METHODS.iam>("iam", CONTROL_METHODS.iam);
+export function linkedControl(link: LinkClient): ControlPlane {
   return {
-    iam: { ...iam, authenticate: cachedAuthentication(iam.authenticate, clock, authCacheMs) },
+    iam: link.service<IamService, typeof CONTROL_METHODS.iam>("iam", CONTROL_METHODS.iam),
     agents: link.service("agents", CONTROL_METHODS.agents) as AgentsPort,
     vaults: link.service("vaults", CONTROL_METHODS.vaults) as VaultsPort,
     credentials: link.service("credentials", CONTROL_METHODS.credentials) as CredentialsPort,
@@ -155,25 +153,6 @@ export function linkedControl(link: LinkClient, clock: Clock, authCacheMs = 5_00
     apiKey: null,
     apiKeySource: "control",
     zeroKeys: () => {},
-  };
-}
-
-/** A bounded cache of the link's answers, keyed by the credential's SHA-256 (never the credential). */
-function cachedAuthentication(
-  authenticate: IamPort["authenticate"],
-  clock: Clock,
-  ttlMs: number,
-): IamPort["authenticate"] {
-  const cache = new Map<string, { principal: Awaited<ReturnType<IamPort["authenticate"]>>; until: number }>();
-  return async (credential) => {
-    const now = clock.now();
-    const key = hash("sha256", credential);
-    const hit = cache.get(key);
-    if (hit && hit.until > now) return hit.principal;
-    const principal = await authenticate(credential);
-    if (cache.size >= 10_000) cache.clear();
-    cache.set(key, { principal, until: now + ttlMs });
-    return principal;
   };
 }
 

@@ -1,0 +1,303 @@
+/**
+ * The split deployment as real processes on PostgreSQL: `awaken control` and `awaken coordinator`
+ * (each in a schema of its own) and two `awaken worker`s. Clients use one base URL, the
+ * coordinator's: authoring, vaults and IAM are forwarded to Control and answer exactly as in the
+ * all-in-one server (same errors, same roles and workspaces, a revoked key refused at once, an
+ * access token confined to its session); runs execute on the workers; Control's records never land
+ * in the coordinator's schema, nor sessions in Control's. Each forbidden setting is refused at
+ * start-up with a message naming it.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Anthropic, { AuthenticationError, NotFoundError, PermissionDeniedError } from "@anthropic-ai/sdk";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { postgresUnavailable } from "../support/postgresFixtures.js";
+import {
+  expectApiError,
+  isEndTurnIdle,
+  MODEL,
+  NOT_FOUND,
+  userMessage,
+  waitForHistory,
+} from "../support/sdkHelpers.js";
+import { CONTROL_TOKEN, type SplitCluster, startSplitCluster } from "../support/splitCluster.js";
+import { TEST_MASTER_KEY } from "../support/testServer.js";
+import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
+
+const ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
+const KEY = "sk-awaken-split-deployment-test";
+const WORKER_TOKEN = "split-deployment-worker-token-0123456789";
+
+/** Runs `awaken <args>` with exactly `env` and resolves with its exit code and output. */
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [ENTRY, ...args], {
+      env: { PATH: process.env.PATH, AWAKEN_LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    // A refused start exits at once; one that was not refused is stopped after a while.
+    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe("forbidden settings of the split processes", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "awaken-split-refusals-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const control = ["control", "--port", "0", "--coordinator-url", "http://127.0.0.1:9"];
+  const coordinator = ["coordinator", "--port", "0", "--control-url", "http://127.0.0.1:9"];
+
+  it.each([
+    [
+      "control holding the worker token",
+      control,
+      { AWAKEN_WORKER_TOKEN: WORKER_TOKEN },
+      /AWAKEN_WORKER_TOKEN is set/,
+    ],
+    [
+      "control without the control token",
+      control,
+      { AWAKEN_CONTROL_TOKEN: "" },
+      /missing AWAKEN_CONTROL_TOKEN/,
+    ],
+    [
+      "control with a short control token",
+      control,
+      { AWAKEN_CONTROL_TOKEN: "short" },
+      /at least 32 characters/,
+    ],
+    ["control without a coordinator URL", ["control", "--port", "0"], {}, /missing --coordinator-url/],
+    [
+      "a coordinator holding the master key",
+      coordinator,
+      { AWAKEN_MASTER_KEY: TEST_MASTER_KEY },
+      /AWAKEN_MASTER_KEY is set/,
+    ],
+    [
+      "a coordinator holding retired keys",
+      coordinator,
+      { AWAKEN_MASTER_KEY_RETIRED: TEST_MASTER_KEY },
+      /AWAKEN_MASTER_KEY_RETIRED is set/,
+    ],
+    ["a coordinator given an API key", coordinator, { AWAKEN_API_KEY: KEY }, /AWAKEN_API_KEY is set/],
+    ["a coordinator without a Control URL", ["coordinator", "--port", "0"], {}, /missing --control-url/],
+    [
+      "a worker holding the control token",
+      ["worker", "--coordinator-url", "http://127.0.0.1:9"],
+      { AWAKEN_WORKER_TOKEN: WORKER_TOKEN },
+      /AWAKEN_CONTROL_TOKEN is set/,
+    ],
+    [
+      "a worker given a database",
+      ["worker", "--coordinator-url", "http://127.0.0.1:9", "--database-url", "postgres://x@127.0.0.1/y"],
+      { AWAKEN_WORKER_TOKEN: WORKER_TOKEN, AWAKEN_CONTROL_TOKEN: "" },
+      /--database-url is set/,
+    ],
+  ] as const)("refuses %s, naming the setting", async (_name, args, env, message) => {
+    const dataDir = mkdtempSync(join(dir, "d-"));
+    const result = await run([...args, ...(args[0] === "worker" ? [] : ["--data-dir", dataDir])], {
+      AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN,
+      ...env,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(message);
+    expect(result.stderr).toMatch(/refuses to start/);
+  });
+
+  it("refuses a coordinator whose data dir holds a master key file", async () => {
+    const dataDir = mkdtempSync(join(dir, "k-"));
+    writeFileSync(join(dataDir, "master.key"), `${TEST_MASTER_KEY}\n`, { mode: 0o600 });
+    const result = await run([...coordinator, "--data-dir", dataDir], {
+      AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN,
+    });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toMatch(/master\.key exists, but the seal key lives only in Control/);
+  });
+});
+
+describe.skipIf(postgresUnavailable() !== null)(
+  "the split deployment (control + coordinator + 2 workers)",
+  () => {
+    let dataDir: string;
+    let cluster: SplitCluster;
+    const workers: WorkerProcess[] = [];
+    let url: string;
+    const clientOf = (key: string) => new Anthropic({ apiKey: key, baseURL: url, maxRetries: 0 });
+
+    beforeAll(async () => {
+      dataDir = mkdtempSync(join(tmpdir(), "awaken-split-"));
+      cluster = await startSplitCluster({
+        dataDir,
+        apiKey: KEY,
+        workerToken: WORKER_TOKEN,
+        coordinatorArgs: ["--workers", "0", "--allow-unsandboxed-tier"],
+      });
+      url = cluster.coordinatorUrl;
+      for (const name of ["w1", "w2"]) {
+        workers.push(
+          await startWorker(url, WORKER_TOKEN, {}, [
+            "--workspace-dir",
+            join(dataDir, name),
+            "--allow-unsandboxed-tier",
+          ]),
+        );
+      }
+    }, 60_000);
+
+    afterAll(async () => {
+      for (const w of workers) if (w.child.exitCode === null) w.child.kill("SIGKILL");
+      await Promise.all(workers.map((w) => w.exited));
+      await cluster?.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    async function admin(method: string, path: string, body?: unknown, key = KEY) {
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, json: (await response.json()) as Record<string, never> };
+    }
+
+    async function count(schemaUrl: string, table: string): Promise<number> {
+      const client = new pg.Client({ connectionString: schemaUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: string }>(
+          `select count(*) as n from ${pg.escapeIdentifier(table)}`,
+        );
+        return Number(rows[0]!.n);
+      } finally {
+        await client.end();
+      }
+    }
+
+    it("runs turns of sessions on the workers, with authoring and vaults through the coordinator's one URL", async () => {
+      const client = clientOf(KEY);
+      const agent = await client.beta.agents.create({ name: "split", model: MODEL });
+      const environment = await client.beta.environments.create({
+        name: "split",
+        config: { type: "cloud", sandbox: { tier: "none" } } as never,
+      });
+      await client.beta.vaults.create({ display_name: "split" } as never);
+      const sessions = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          client.beta.sessions.create({ agent: agent.id, environment_id: environment.id }),
+        ),
+      );
+      await Promise.all(
+        sessions.map((s) => client.beta.sessions.events.send(s.id, { events: [userMessage("hello")] })),
+      );
+      for (const s of sessions) await waitForHistory(client, s.id, (h) => h.some(isEndTurnIdle), 30_000);
+      // Executed by the workers: their logs say so (the coordinator runs nothing itself).
+      const slices = workers.map((w) => (w.stderr().match(/run slice ended/g) ?? []).length);
+      expect(slices.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(4);
+
+      // Each record lives with its owner only.
+      const { controlSchema, coordinatorSchema } = cluster;
+      expect(await count(controlSchema.url, "agents")).toBe(1);
+      expect(await count(controlSchema.url, "vaults")).toBe(1);
+      expect(await count(controlSchema.url, "api_keys")).toBeGreaterThan(0);
+      expect(await count(controlSchema.url, "sessions")).toBe(0);
+      expect(await count(controlSchema.url, "executable_agents")).toBe(0);
+      expect(await count(coordinatorSchema.url, "sessions")).toBe(4);
+      expect(await count(coordinatorSchema.url, "executable_agents")).toBe(1);
+      for (const table of ["agents", "agent_publications", "vaults", "vault_credentials", "api_keys"]) {
+        expect(await count(coordinatorSchema.url, table), table).toBe(0);
+      }
+    });
+
+    it("keeps roles, workspaces, revocation and access tokens exactly as Control decides them", async () => {
+      const owner = clientOf(KEY);
+      const agent = await owner.beta.agents.create({ name: "iam", model: MODEL });
+      const environment = await owner.beta.environments.create({ name: "iam" });
+      const mine = await owner.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+      const other = await owner.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+
+      // A runtime key: sessions yes, authoring no (the wire's permission error).
+      const runtime = await admin("POST", "/v1/awaken/api_keys", { role: "runtime", label: "app" });
+      expect(runtime.status).toBe(200);
+      const runtimeClient = clientOf(runtime.json.key as string);
+      await runtimeClient.beta.sessions.retrieve(mine.id);
+      await expectApiError(
+        runtimeClient.beta.agents.create({ name: "no", model: MODEL }),
+        PermissionDeniedError,
+        {
+          status: 403,
+          type: "permission_error",
+        },
+      );
+
+      // Another workspace's admin sees none of this workspace's records.
+      const foreign = await admin("POST", "/v1/awaken/api_keys", {
+        role: "admin",
+        workspace_id: "wrkspc_split_other",
+      });
+      expect(foreign.status).toBe(200);
+      const foreignClient = clientOf(foreign.json.key as string);
+      await expectApiError(foreignClient.beta.agents.retrieve(agent.id), NotFoundError, NOT_FOUND);
+      await expectApiError(foreignClient.beta.sessions.retrieve(mine.id), NotFoundError, NOT_FOUND);
+
+      // An access token for one session reads it, and no other.
+      const minted = await admin("POST", "/v1/awaken/access_tokens", {
+        operations: ["read"],
+        session_id: mine.id,
+      });
+      expect(minted.status, JSON.stringify(minted.json)).toBe(200);
+      const tokenClient = clientOf(minted.json.token as string);
+      expect((await tokenClient.beta.sessions.retrieve(mine.id)).id).toBe(mine.id);
+      await expectApiError(tokenClient.beta.sessions.retrieve(other.id), NotFoundError, NOT_FOUND);
+
+      // A token that expired and a key revoked are refused, the key at once.
+      const short = await admin("POST", "/v1/awaken/access_tokens", {
+        operations: ["read"],
+        session_id: mine.id,
+        ttl_seconds: 1,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await expectApiError(
+        clientOf(short.json.token as string).beta.sessions.retrieve(mine.id),
+        AuthenticationError,
+        {
+          status: 401,
+          type: "authentication_error",
+        },
+      );
+      const revoked = await admin("POST", `/v1/awaken/api_keys/${runtime.json.id as string}/revoke`);
+      expect(revoked.status, JSON.stringify(revoked.json)).toBe(200);
+      await expectApiError(runtimeClient.beta.sessions.retrieve(mine.id), AuthenticationError, {
+        status: 401,
+        type: "authentication_error",
+      });
+    });
+
+    it("serves the link only with the control token: an API key or the worker token is refused", async () => {
+      for (const token of [KEY, WORKER_TOKEN]) {
+        for (const base of [url, cluster.control.url]) {
+          const response = await fetch(`${base}/internal/v1/rpc/iam/authenticate`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+            body: JSON.stringify([KEY]),
+          });
+          expect(response.status).toBe(401);
+        }
+      }
+    });
+  },
+);
