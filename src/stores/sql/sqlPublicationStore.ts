@@ -1,6 +1,7 @@
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "../../control/ports.js";
+import type { Insertable, Selectable } from "kysely";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
@@ -155,9 +156,58 @@ export class SqlPublicationStore implements PublicationStore {
       return true;
     });
   }
+
+  async markRegistered(workspaceId: string, agentId: string, version: number, at: number): Promise<void> {
+    await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: at, registration_error: null })
+      .where("workspace_id", "=", workspaceId)
+      .where("agent_id", "=", agentId)
+      .where("version", "=", version)
+      .where("registered_at", "is", null)
+      .execute();
+  }
+
+  async markRegistrationRefused(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+    message: string,
+  ): Promise<void> {
+    await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: null, registration_error: message })
+      .where("workspace_id", "=", workspaceId)
+      .where("agent_id", "=", agentId)
+      .where("version", "=", version)
+      .execute();
+  }
+
+  async listUnregistered(limit: number): Promise<StoredPublication[]> {
+    const rows = await this.db
+      .selectFrom("agent_publications")
+      .selectAll()
+      .where("registered_at", "is", null)
+      .where("registration_error", "is", null)
+      .orderBy("created_at")
+      .orderBy("agent_id")
+      .orderBy("version")
+      .limit(limit)
+      .execute();
+    return rows.map(toPublication);
+  }
+
+  async markAllUnregistered(): Promise<number> {
+    const result = await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: null })
+      .where("registered_at", "is not", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
 }
 
-function publicationRow(p: StoredPublication): Database["agent_publications"] {
+function publicationRow(p: StoredPublication): Insertable<Database["agent_publications"]> {
   return {
     workspace_id: p.workspaceId,
     agent_id: p.agentId,
@@ -179,7 +229,7 @@ function toHead(row: Database["agents"]): AgentHead {
   };
 }
 
-function toPublication(row: Database["agent_publications"]): StoredPublication {
+function toPublication(row: Selectable<Database["agent_publications"]>): StoredPublication {
   return {
     workspaceId: row.workspace_id,
     agentId: row.agent_id,
