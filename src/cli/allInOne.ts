@@ -11,6 +11,7 @@ import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
 import { DEFAULT_WORKSPACE_ID, IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
+import { RegistrationReconciler } from "../control/registrationReconciler.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
@@ -270,7 +271,15 @@ export async function startAllInOne(
   );
 
   const registrar = new LocalRegistrar(ports.catalog, clock);
-  const agents = new AgentService(control.publications, registrar, clock);
+  const registrationLog = logger.child({ component: "registration" });
+  const agents = new AgentService(control.publications, registrar, clock, registrationLog);
+  // In-process registration rarely fails; when it does (the database hiccups) this lands it later.
+  const reconciler = new RegistrationReconciler({
+    store: control.publications,
+    registrar,
+    clock,
+    log: registrationLog,
+  });
   const tierPolicy = { allowWeakerTiers: options.allowWeakerTiers === true };
   const environments = new EnvironmentService(ports.environments, clock, tierPolicy);
   const workQueue = new WorkQueueService(
@@ -455,6 +464,7 @@ export async function startAllInOne(
   }
   await storage.lapsePushLeases?.();
   pusher.start();
+  reconciler.start();
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
@@ -476,6 +486,7 @@ export async function startAllInOne(
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
         await pusher.stop();
+        await reconciler.stop();
         await sandboxes.close();
         await app.close();
         await outbound.close();
