@@ -1,7 +1,7 @@
+import type { Insertable, Selectable } from "kysely";
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "../../control/ports.js";
-import type { Insertable, Selectable } from "kysely";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
