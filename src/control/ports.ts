@@ -63,8 +63,11 @@ export interface PublicationStore {
     version: number,
     message: string,
   ): Promise<void>;
-  /** Publications neither registered nor refused, oldest first, across workspaces. */
-  listUnregistered(limit: number): Promise<StoredPublication[]>;
+  /**
+   * Publications neither registered nor refused, oldest first, across workspaces; `after` (the last
+   * one of the previous page) pages past ones that stay unregistered.
+   */
+  listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]>;
   /** Clears every non-refused registration (a Coordinator's catalog is rebuilt); returns how many. */
   markAllUnregistered(): Promise<number>;
 }

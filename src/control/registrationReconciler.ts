@@ -1,6 +1,6 @@
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import type { Clock } from "../kernel/clock.js";
-import type { PublicationStore } from "./ports.js";
+import type { PublicationStore, StoredPublication } from "./ports.js";
 import { logFields, type RegistrationLog, registerPublication } from "./publicationRegistration.js";
 
 export interface RegistrationReconcilerDeps {
@@ -71,15 +71,13 @@ export class RegistrationReconciler {
     await this.pass;
   }
 
-  /**
-   * One pass. Stops at the first unreachable Coordinator (the rest would fail the same way), and
-   * after a page that left anything pending (the next page would list it again).
-   */
+  /** One pass over the unregistered; stops at the first unreachable Coordinator (the rest would fail alike). */
   async runOnce(): Promise<ReconcilePass> {
     const counts: ReconcilePass = { registered: 0, refused: 0, pending: 0 };
     const { store, registrar, clock, log } = this.deps;
+    let after: StoredPublication | undefined;
     for (;;) {
-      const page = await store.listUnregistered(this.batch);
+      const page = await store.listUnregistered(this.batch, after);
       for (const [index, p] of page.entries()) {
         const outcome = await registerPublication(store, registrar, clock, log, p);
         if (outcome.kind === "registered") {
@@ -104,7 +102,8 @@ export class RegistrationReconciler {
           return counts;
         }
       }
-      if (page.length < this.batch || counts.pending > 0) return counts;
+      if (page.length < this.batch) return counts;
+      after = page.at(-1);
     }
   }
 

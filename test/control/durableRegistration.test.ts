@@ -59,6 +59,8 @@ const BACKENDS: Record<string, () => Promise<{ db: Db; dialect: "sqlite" | "post
 /** The Coordinator as seen over a network: down (throws `unavailable`) or up (the real catalog). */
 class RemoteCoordinator implements ExecutableAgentRegistrar {
   down = false;
+  /** An agent whose registration it rejects with a deterministic error other than a conflict. */
+  rejects: string | null = null;
   attempts = 0;
   succeeded = 0;
   /** Runs before the next registration reaches the catalog (another writer got there first). */
@@ -69,6 +71,7 @@ class RemoteCoordinator implements ExecutableAgentRegistrar {
   async register(snapshot: ExecutableAgentSnapshot): Promise<RegistrationReceipt> {
     this.attempts += 1;
     if (this.down) throw new AwakenError("unavailable", "coordinator unreachable", { retryable: true });
+    if (this.rejects === snapshot.agentId) throw new AwakenError("invalid_request", "rejected");
     const before = this.before;
     this.before = null;
     await before?.(snapshot);
@@ -187,6 +190,24 @@ describe.each(Object.keys(BACKENDS))("durable registration on %s", (backend) => 
     expect(await store.listUnregistered(10)).toEqual([]);
     expect((await catalog.get(WS, second.head.id, 1))?.fingerprint).toBe(second.publication.fingerprint);
     expect((await catalog.get(WS, first.head.id, 1))?.fingerprint).not.toBe(first.publication.fingerprint);
+  });
+
+  it("a publication the coordinator keeps rejecting stays pending without holding back later pages", async () => {
+    const { db, clock, store, catalog, coordinator, log, create } = await setup(backend);
+    coordinator.down = true;
+    const rejected = await create("a");
+    const b = await create("b");
+    const c = await create("c");
+    coordinator.down = false;
+    coordinator.rejects = rejected.head.id;
+    const reconciler = new RegistrationReconciler({ store, registrar: coordinator, clock, log, batch: 1 });
+    expect(await reconciler.runOnce()).toEqual({ registered: 2, refused: 0, pending: 1 });
+    expect(reconciler.nextDelayMs).toBe(5_000); // not a backoff: the Coordinator answers
+    for (const p of [b.publication, c.publication]) {
+      expect((await catalog.get(WS, p.agentId, 1))?.fingerprint).toBe(p.fingerprint);
+    }
+    expect((await store.listUnregistered(10)).map((p) => p.agentId)).toEqual([rejected.head.id]);
+    expect(await db.selectFrom("executable_agents").select("agent_id").execute()).toHaveLength(2);
   });
 
   it("rebuild re-registers every publication into an emptied catalog", async () => {

@@ -134,6 +134,7 @@ describe.each(Object.keys(BACKENDS) as (keyof typeof BACKENDS)[])(
       const c = await publish(store);
       expect(ids(await store.listUnregistered(10))).toEqual(ids([a, b, c]));
       expect(ids(await store.listUnregistered(2))).toEqual(ids([a, b]));
+      expect(ids(await store.listUnregistered(2, b))).toEqual(ids([c]));
 
       await store.markRegistered(b.workspaceId, b.agentId, 1, at);
       await store.markRegistered(b.workspaceId, b.agentId, 1, at + 5);

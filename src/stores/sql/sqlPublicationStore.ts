@@ -183,13 +183,24 @@ export class SqlPublicationStore implements PublicationStore {
       .execute();
   }
 
-  async listUnregistered(limit: number): Promise<StoredPublication[]> {
-    const rows = await this.db
+  async listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]> {
+    let query = this.db
       .selectFrom("agent_publications")
       .selectAll()
       .where("registered_at", "is", null)
-      .where("registration_error", "is", null)
+      .where("registration_error", "is", null);
+    if (after) {
+      query = query.where((eb) =>
+        eb(
+          eb.refTuple("created_at", "workspace_id", "agent_id", "version"),
+          ">",
+          eb.tuple(after.createdAt, after.workspaceId, after.agentId, after.version),
+        ),
+      );
+    }
+    const rows = await query
       .orderBy("created_at")
+      .orderBy("workspace_id")
       .orderBy("agent_id")
       .orderBy("version")
       .limit(limit)
