@@ -355,6 +355,7 @@ export async function startAllInOne(
   }
   await storage.lapsePushLeases?.();
   pusher.start();
+  control.start();
   ready = true;
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
@@ -376,6 +377,7 @@ export async function startAllInOne(
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
         await pusher.stop();
+        await control.stop();
         await sandboxes.close();
         await app.close();
         await outbound.close();

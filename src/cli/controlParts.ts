@@ -8,6 +8,8 @@ import { CredentialValidator } from "../control/credentialValidation.js";
 import { IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { ControlStores } from "../control/ports.js";
+import type { RegistrationLog } from "../control/publicationRegistration.js";
+import { RegistrationReconciler } from "../control/registrationReconciler.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
 import type { CredentialPin, ExecutableAgentRegistrar } from "../coordinator/ports.js";
@@ -41,6 +43,8 @@ export interface ControlPartsInput {
   /** The Coordinator's catalog: local in all-in-one, over the link when split. */
   registrar: ExecutableAgentRegistrar;
   sessionPins: SessionPins;
+  /** Where registration says what it could not land yet (ids and codes only). */
+  registrationLog: RegistrationLog;
 }
 
 /** Control's services, composed the same way whether the Coordinator is in this process or not. */
@@ -53,6 +57,8 @@ export interface ControlParts {
   consents: ConsentService;
   sealer: FieldSealer;
   stores: ControlStores;
+  /** Lands publications whose registration failed (the Coordinator was down); started by the caller. */
+  reconciler: RegistrationReconciler;
 }
 
 /**
@@ -136,7 +142,13 @@ export function composeControl(input: ControlPartsInput): ControlParts {
       outbound,
     },
   );
-  const agents = new AgentService(stores.publications, input.registrar, clock);
+  const agents = new AgentService(stores.publications, input.registrar, clock, input.registrationLog);
+  const reconciler = new RegistrationReconciler({
+    store: stores.publications,
+    registrar: input.registrar,
+    clock,
+    log: input.registrationLog,
+  });
   const consents = new ConsentService(stores.consents, () => clock.now());
-  return { iam, agents, vaults, credentials, custody, consents, sealer, stores };
+  return { iam, agents, vaults, credentials, custody, consents, sealer, stores, reconciler };
 }

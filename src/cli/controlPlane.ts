@@ -47,6 +47,9 @@ export interface ControlPlane {
   apiKeySource: ApiKeySource;
   /** Zeroes the keys this process holds (none over the link). */
   zeroKeys(): void;
+  /** Starts and stops what Control runs in the background (registration's reconciler); none over the link. */
+  start(): void;
+  stop(): Promise<void>;
 }
 
 export interface LocalControlInput {
@@ -95,6 +98,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       outbound: input.outbound,
       registrar: input.registrar,
       sessionPins: input.sessionPins,
+      registrationLog: logger.child({ component: "registration" }),
     });
     const { key: apiKey, source: apiKeySource } = await resolveApiKey(input.dataDir, input.apiKey, parts.iam);
     logger.info(
@@ -124,6 +128,8 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
         masterKey.key.fill(0);
         for (const retired of retiredKeys) retired.masterKey.key.fill(0);
       },
+      start: () => parts.reconciler.start(),
+      stop: () => parts.reconciler.stop(),
     };
   } catch (error) {
     for (const retired of retiredKeys) retired.masterKey.key.fill(0);
@@ -153,6 +159,8 @@ export function linkedControl(link: LinkClient): ControlPlane {
     apiKey: null,
     apiKeySource: "control",
     zeroKeys: () => {},
+    start: () => {},
+    stop: async () => {},
   };
 }
 

@@ -127,6 +127,7 @@ export async function startControl(
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  control.start();
   ready = true;
   let stopping: Promise<void> | null = null;
   return {
@@ -139,6 +140,7 @@ export async function startControl(
       stopping ??= (async () => {
         draining = true;
         ready = false;
+        await control.stop();
         await app.close();
         await outbound.close();
         await storage.close();

@@ -8,6 +8,13 @@ import { type Actor, auditEntry } from "./adminAudit.js";
 import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "./ports.js";
+import {
+  logFields,
+  type RegistrationLog,
+  type RegistrationOutcome,
+  registerPublication,
+  silentRegistrationLog,
+} from "./publicationRegistration.js";
 
 export interface AgentView {
   head: AgentHead;
@@ -16,13 +23,15 @@ export interface AgentView {
 
 /**
  * Agent authoring. Each change commits an immutable StoredPublication first and registers it with
- * the Coordinator second, so a registration failure loses nothing and is retried on next use.
+ * the Coordinator second. A Coordinator that cannot be reached fails nothing: the publication stays
+ * unregistered and the RegistrationReconciler lands it. A conflicting fingerprint fails closed.
  */
 export class AgentService {
   constructor(
     private readonly store: PublicationStore,
     private readonly registrar: ExecutableAgentRegistrar,
     private readonly clock: Clock,
+    private readonly log: RegistrationLog = silentRegistrationLog,
   ) {}
 
   async create(by: Actor, input: AgentCreateInput): Promise<AgentView> {
@@ -44,7 +53,7 @@ export class AgentService {
       publication,
       agentAudit(by, "create", null, { head, publication }, now),
     );
-    await this.register(publication);
+    this.settleAfterCommit(publication, await this.register(publication));
     return { head, publication };
   }
 
@@ -100,7 +109,7 @@ export class AgentService {
         },
       );
     }
-    await this.register(next);
+    this.settleAfterCommit(next, await this.register(next));
     return { head: nextHead, publication: next };
   }
 
@@ -131,7 +140,8 @@ export class AgentService {
 
   /**
    * Resolves what a new session pins: the exact version asked for, or the latest. Registration is
-   * repeated (idempotently) so a publication whose first registration failed still becomes runnable.
+   * repeated (idempotently) so a session start converges without waiting for the reconciler; a
+   * session never pins a version the Coordinator does not hold.
    */
   async resolveForSession(
     workspaceId: string,
@@ -142,7 +152,15 @@ export class AgentService {
     if (head.archivedAt !== null) {
       throw invalid(`agent ${agentId} is archived and cannot start new sessions`);
     }
-    await this.register(publication);
+    const outcome = await this.register(publication);
+    if (outcome.kind === "unavailable") {
+      throw new AwakenError(
+        "unavailable",
+        `agent ${agentId} version ${publication.version} is not yet registered with the coordinator; retry shortly`,
+        { retryable: true, cause: outcome.error },
+      );
+    }
+    if (outcome.kind !== "registered") throw outcome.error;
     return publication;
   }
 
@@ -169,15 +187,21 @@ export class AgentService {
     };
   }
 
-  private async register(p: StoredPublication): Promise<void> {
-    await this.registrar.register({
-      workspaceId: p.workspaceId,
-      agentId: p.agentId,
-      version: p.version,
-      fingerprint: p.fingerprint,
-      definition: p.definition,
-      publishedAt: p.createdAt,
-    });
+  private register(p: StoredPublication): Promise<RegistrationOutcome> {
+    return registerPublication(this.store, this.registrar, this.clock, this.log, p);
+  }
+
+  /**
+   * After a commit only a refusal fails the call (the version can never run); anything else leaves
+   * a durable publication for the reconciler, so the author's change is not reported as lost.
+   */
+  private settleAfterCommit(p: StoredPublication, outcome: RegistrationOutcome): void {
+    if (outcome.kind === "refused") throw outcome.error;
+    if (outcome.kind === "unavailable") {
+      this.log.warn(logFields(p, outcome.error), "publication not registered yet; the reconciler retries it");
+    } else if (outcome.kind === "failed") {
+      this.log.error(logFields(p, outcome.error), "the coordinator rejected the publication's registration");
+    }
   }
 }
 

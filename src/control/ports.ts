@@ -51,6 +51,25 @@ export interface PublicationStore {
   listVersions(workspaceId: string, agentId: string, query: ListQuery): Promise<Page<StoredPublication>>;
   /** False when the agent was already archived (nothing written, no audit). */
   archive(workspaceId: string, agentId: string, now: number, audit: AdminAuditEntry): Promise<boolean>;
+  /**
+   * Records that the Coordinator's catalog holds the publication (clearing a refusal); a row
+   * already registered keeps its first time and is not written (session starts call this often).
+   */
+  markRegistered(workspaceId: string, agentId: string, version: number, at: number): Promise<void>;
+  /** Records that the Coordinator refused the publication for good; it is never retried. */
+  markRegistrationRefused(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+    message: string,
+  ): Promise<void>;
+  /**
+   * Publications neither registered nor refused, oldest first, across workspaces; `after` (the last
+   * one of the previous page) pages past ones that stay unregistered.
+   */
+  listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]>;
+  /** Clears every non-refused registration (a Coordinator's catalog is rebuilt); returns how many. */
+  markAllUnregistered(): Promise<number>;
 }
 
 export interface ApiKeyRecord {

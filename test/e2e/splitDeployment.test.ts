@@ -172,7 +172,7 @@ describe.skipIf(postgresUnavailable() !== null)(
         headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
-      return { status: response.status, json: (await response.json()) as Record<string, never> };
+      return { status: response.status, json: (await response.json()) as Record<string, unknown> };
     }
 
     async function count(schemaUrl: string, table: string): Promise<number> {

@@ -36,6 +36,10 @@ export interface Database {
     fingerprint: string;
     definition_json: string;
     created_at: number;
+    /** When the Coordinator's catalog accepted it; null: not yet (the reconciler retries). */
+    registered_at: ColumnType<number | null, number | null | undefined, number | null>;
+    /** Why the Coordinator refused it for good (a conflicting fingerprint); never retried. */
+    registration_error: ColumnType<string | null, string | null | undefined, string | null>;
   };
   // coordinator: rebuildable executable catalog
   executable_agents: {

@@ -1,3 +1,4 @@
+import type { Insertable, Selectable } from "kysely";
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "../../control/ports.js";
@@ -155,9 +156,69 @@ export class SqlPublicationStore implements PublicationStore {
       return true;
     });
   }
+
+  async markRegistered(workspaceId: string, agentId: string, version: number, at: number): Promise<void> {
+    await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: at, registration_error: null })
+      .where("workspace_id", "=", workspaceId)
+      .where("agent_id", "=", agentId)
+      .where("version", "=", version)
+      .where("registered_at", "is", null)
+      .execute();
+  }
+
+  async markRegistrationRefused(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+    message: string,
+  ): Promise<void> {
+    await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: null, registration_error: message })
+      .where("workspace_id", "=", workspaceId)
+      .where("agent_id", "=", agentId)
+      .where("version", "=", version)
+      .execute();
+  }
+
+  async listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]> {
+    let query = this.db
+      .selectFrom("agent_publications")
+      .selectAll()
+      .where("registered_at", "is", null)
+      .where("registration_error", "is", null);
+    if (after) {
+      query = query.where((eb) =>
+        eb(
+          eb.refTuple("created_at", "workspace_id", "agent_id", "version"),
+          ">",
+          eb.tuple(after.createdAt, after.workspaceId, after.agentId, after.version),
+        ),
+      );
+    }
+    const rows = await query
+      .orderBy("created_at")
+      .orderBy("workspace_id")
+      .orderBy("agent_id")
+      .orderBy("version")
+      .limit(limit)
+      .execute();
+    return rows.map(toPublication);
+  }
+
+  async markAllUnregistered(): Promise<number> {
+    const result = await this.db
+      .updateTable("agent_publications")
+      .set({ registered_at: null })
+      .where("registered_at", "is not", null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
 }
 
-function publicationRow(p: StoredPublication): Database["agent_publications"] {
+function publicationRow(p: StoredPublication): Insertable<Database["agent_publications"]> {
   return {
     workspace_id: p.workspaceId,
     agent_id: p.agentId,
@@ -179,7 +240,7 @@ function toHead(row: Database["agents"]): AgentHead {
   };
 }
 
-function toPublication(row: Database["agent_publications"]): StoredPublication {
+function toPublication(row: Selectable<Database["agent_publications"]>): StoredPublication {
   return {
     workspaceId: row.workspace_id,
     agentId: row.agent_id,

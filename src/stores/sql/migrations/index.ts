@@ -19,6 +19,7 @@ import { apiKeyAgents } from "./018_api_key_agents.js";
 import { adminAudit } from "./019_admin_audit.js";
 import { apiKeyHashScheme } from "./020_api_key_hash_scheme.js";
 import { dataSubjects } from "./021_data_subjects.js";
+import { publicationRegistration } from "./022_publication_registration.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "019_admin_audit": adminAudit,
   "020_api_key_hash_scheme": apiKeyHashScheme,
   "021_data_subjects": dataSubjects,
+  "022_publication_registration": publicationRegistration,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
