@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import Anthropic, { AuthenticationError, NotFoundError, PermissionDeniedError } from "@anthropic-ai/sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LinkClient } from "../../src/edge/control-link/linkClient.js";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   expectApiError,
@@ -301,3 +302,112 @@ describe.skipIf(postgresUnavailable() !== null)(
     });
   },
 );
+
+describe.skipIf(postgresUnavailable() !== null)("registration across the split", () => {
+  let dataDir: string;
+  let cluster: SplitCluster;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "awaken-split-registration-"));
+    cluster = await startSplitCluster({
+      dataDir,
+      apiKey: KEY,
+      coordinatorDown: true,
+      coordinatorArgs: ["--workers", "1", "--allow-unsandboxed-tier"],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await cluster?.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function rows(schemaUrl: string, query: string): Promise<Array<Record<string, unknown>>> {
+    const client = new pg.Client({ connectionString: schemaUrl });
+    await client.connect();
+    try {
+      return (await client.query(query)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("a publication made while the coordinator is down is durable, and lands once when it comes up", async () => {
+    // Control's own link: the coordinator, which would forward a client's call, is down.
+    const control = new LinkClient({ baseUrl: cluster.control.url, token: CONTROL_TOKEN, peer: "Control" });
+    const view = (await control.call("agents", "create", [
+      { workspaceId: "wrkspc_default", actor: "system" },
+      { name: "published while down", model: MODEL },
+    ])) as { head: { id: string }; publication: { version: number } };
+    const agentId = view.head.id;
+    const pending = await rows(
+      cluster.controlSchema.url,
+      `select registered_at from agent_publications where agent_id = '${agentId}'`,
+    );
+    expect(pending).toEqual([{ registered_at: null }]);
+
+    const coordinator = await cluster.startCoordinator();
+    const deadline = Date.now() + 45_000;
+    let registered: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline) {
+      registered = await rows(
+        cluster.coordinatorSchema.url,
+        `select agent_id, version::int as version from executable_agents where agent_id = '${agentId}'`,
+      );
+      if (registered.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(registered).toEqual([{ agent_id: agentId, version: 1 }]);
+    const marked = await rows(
+      cluster.controlSchema.url,
+      `select registered_at, registration_error from agent_publications where agent_id = '${agentId}'`,
+    );
+    expect(marked[0]!.registered_at).not.toBeNull();
+    expect(marked[0]!.registration_error).toBeNull();
+
+    // Runnable through the coordinator's public API, on the one registered snapshot.
+    const client = coordinator.client;
+    const environment = await client.beta.environments.create({
+      name: "registration",
+      config: { type: "cloud", sandbox: { tier: "none" } } as never,
+    });
+    const session = await client.beta.sessions.create({ agent: agentId, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, { events: [userMessage("hello")] });
+    await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+    const catalog = await rows(
+      cluster.coordinatorSchema.url,
+      `select count(*)::int as n from executable_agents where agent_id = '${agentId}'`,
+    );
+    expect(catalog).toEqual([{ n: 1 }]);
+  });
+
+  it("the same identity with another fingerprint fails closed at the coordinator", async () => {
+    await (cluster.coordinator ?? (await cluster.startCoordinator())).client.beta.agents.list();
+    const client = cluster.coordinator!.client;
+    const agent = await client.beta.agents.create({ name: "original", model: MODEL });
+    const coordinator = new LinkClient({
+      baseUrl: cluster.coordinatorUrl,
+      token: CONTROL_TOKEN,
+      peer: "the Coordinator",
+    });
+    const forged = {
+      workspaceId: "wrkspc_default",
+      agentId: agent.id,
+      version: 1,
+      fingerprint: "0".repeat(64),
+      definition: { name: "forged", model: MODEL },
+      publishedAt: Date.now(),
+    };
+    await expect(coordinator.call("registrar", "register", [forged])).rejects.toMatchObject({
+      code: "publication_conflict",
+      retryable: false,
+    });
+    // The catalog keeps the published snapshot: sessions still run what was published.
+    const stored = await rows(
+      cluster.coordinatorSchema.url,
+      `select fingerprint from executable_agents where agent_id = '${agent.id}'`,
+    );
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.fingerprint).not.toBe(forged.fingerprint);
+  });
+});
