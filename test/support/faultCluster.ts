@@ -3,6 +3,10 @@
  * replicas (they execute nothing themselves) and `awaken worker` children, all sharing one worker
  * token. `dispose` kills whatever is left (SIGKILL also ends a SIGSTOPped process) and drops the
  * schema.
+ *
+ * With AWAKEN_FAULT_TOPOLOGY=split the same suite runs on the split deployment: the replicas are
+ * `awaken coordinator`s on that schema, and one `awaken control` (its own schema, started with the
+ * first replica) serves them all; Control registers with whichever replica answers.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,6 +14,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach } from "vitest";
 import { emptySchema, postgresUnavailable } from "./postgresFixtures.js";
 import { type ServerProcess, startServerProcess } from "./serverProcess.js";
+import { CONTROL_TOKEN, freePort } from "./splitCluster.js";
 import { TEST_MASTER_KEY } from "./testServer.js";
 import { startWorker, type WorkerProcess } from "./workerProcess.js";
 
@@ -26,36 +31,70 @@ export interface FaultCluster {
   dispose(): Promise<void>;
 }
 
+/** Which deployment the fault suite runs on: the all-in-one replicas, or the split processes. */
+export const FAULT_TOPOLOGY: "all-in-one" | "split" =
+  process.env.AWAKEN_FAULT_TOPOLOGY === "split" ? "split" : "all-in-one";
+
+/** The most replicas one split cluster starts (Control is told their addresses up front). */
+const SPLIT_REPLICAS = 3;
+
 /** `baseUrl` selects another server than the shared test one (e.g. a private, restartable one). */
 export async function startFaultCluster(options: {
   leaseMs: number;
   baseUrl?: string;
 }): Promise<FaultCluster> {
   const schema = await emptySchema(options.baseUrl);
+  const controlSchema = FAULT_TOPOLOGY === "split" ? await emptySchema(options.baseUrl) : null;
+  const replicaPorts = controlSchema
+    ? await Promise.all(Array.from({ length: SPLIT_REPLICAS }, freePort))
+    : [];
+  let control: ServerProcess | null = null;
   const dataDirs: string[] = [];
   const replicas: ServerProcess[] = [];
   const workers: WorkerProcess[] = [];
+  const newDataDir = () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "awaken-fault-"));
+    dataDirs.push(dataDir);
+    return dataDir;
+  };
+  const common = ["--database-url", schema.url, "--workers", "0", "--lease-ms", String(options.leaseMs)];
   return {
     databaseUrl: schema.url,
     replicas,
     workers,
     async startReplica(args = []) {
-      const dataDir = mkdtempSync(join(tmpdir(), "awaken-fault-"));
-      dataDirs.push(dataDir);
-      const replica = await startServerProcess({
-        dataDir,
+      if (!controlSchema) {
+        const replica = await startServerProcess({
+          dataDir: newDataDir(),
+          apiKey: FAULT_API_KEY,
+          // Replicas on one database share the master key, as an operator's do (else they refuse to start).
+          env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN, AWAKEN_MASTER_KEY: TEST_MASTER_KEY },
+          args: [...common, ...args],
+        });
+        replicas.push(replica);
+        return replica;
+      }
+      const port = replicaPorts[replicas.length];
+      if (port === undefined)
+        throw new Error(`a split fault cluster starts at most ${SPLIT_REPLICAS} replicas`);
+      control ??= await startServerProcess({
+        command: "control",
+        dataDir: newDataDir(),
         apiKey: FAULT_API_KEY,
-        // Replicas on one database share the master key, as an operator's do (else they refuse to start).
-        env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN, AWAKEN_MASTER_KEY: TEST_MASTER_KEY },
+        env: { AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN, AWAKEN_MASTER_KEY: TEST_MASTER_KEY },
         args: [
           "--database-url",
-          schema.url,
-          "--workers",
-          "0",
-          "--lease-ms",
-          String(options.leaseMs),
-          ...args,
+          controlSchema.url,
+          "--coordinator-url",
+          replicaPorts.map((p) => `http://127.0.0.1:${p}`).join(","),
         ],
+      });
+      const replica = await startServerProcess({
+        command: "coordinator",
+        dataDir: newDataDir(),
+        apiKey: FAULT_API_KEY,
+        env: { AWAKEN_WORKER_TOKEN: FAULT_WORKER_TOKEN, AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN },
+        args: [...common, "--port", String(port), "--control-url", control.url, ...args],
       });
       replicas.push(replica);
       return replica;
@@ -66,12 +105,13 @@ export async function startFaultCluster(options: {
       return worker;
     },
     async dispose() {
-      const all = [...workers, ...replicas];
+      const all = [...workers, ...replicas, ...(control ? [control] : [])];
       for (const p of all)
         if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
       await Promise.all(all.map((p) => p.exited));
       for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
       await schema.drop();
+      await controlSchema?.drop();
     },
   };
 }

@@ -20,7 +20,7 @@ export interface SplitCluster {
 }
 
 /** A port nothing listens on now (the coordinator takes it when it starts). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
