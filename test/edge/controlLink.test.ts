@@ -85,7 +85,10 @@ describe("the control link", () => {
     const text = await response.text();
     expect(text).not.toContain("hunter2");
     const client = new LinkClient({ baseUrl: url, token: TOKEN, peer: "the probe" });
-    await expect(client.call("probe", "crash", [])).rejects.toMatchObject({ code: "internal", retryable: true });
+    await expect(client.call("probe", "crash", [])).rejects.toMatchObject({
+      code: "internal",
+      retryable: true,
+    });
   });
 
   it("serves no method outside the allow-list, and nothing without the control token", async () => {
