@@ -34,6 +34,7 @@ import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { findMasterKey, loadRetiredMasterKeys } from "../secrets/masterKey.js";
+import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
@@ -235,7 +236,10 @@ export async function startAllInOne(
     vaults,
     credentials,
     credentialOpens: control.credentialOpens,
-    adminAudit: control.adminAudit,
+    // Split, the coordinator audits its own changes (environments, erasures) in its own store.
+    adminAudit: split
+      ? new MergedAdminAudit([control.adminAudit, storage.control.adminAudit])
+      : control.adminAudit,
     workers: new WorkerRoster(
       storage.workerRoster,
       {
