@@ -71,6 +71,8 @@ export interface LocalControlInput {
 
 export interface LocalControl extends ControlPlane {
   parts: ControlParts;
+  /** Marks every publication unregistered, so the reconciler registers them all again (idempotent). */
+  rebuildCatalog(): Promise<number>;
 }
 
 /**
@@ -129,6 +131,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
         for (const retired of retiredKeys) retired.masterKey.key.fill(0);
       },
       start: () => parts.reconciler.start(),
+      rebuildCatalog: () => parts.reconciler.rebuild(),
       stop: () => parts.reconciler.stop(),
     };
   } catch (error) {

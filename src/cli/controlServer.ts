@@ -30,6 +30,8 @@ export interface ControlOptions {
   apiKey: string | undefined;
   allowPrivateHosts?: string | undefined;
   env: NodeJS.ProcessEnv;
+  /** Registers every publication again (a Coordinator whose catalog was lost or rebuilt). */
+  rebuildCatalog?: boolean | undefined;
 }
 
 export interface RunningControl {
@@ -127,6 +129,10 @@ export async function startControl(
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : options.port;
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  if (options.rebuildCatalog) {
+    const marked = await control.rebuildCatalog();
+    logger.info({ component: "registration", marked }, `registering ${marked} publication(s) again`);
+  }
   control.start();
   ready = true;
   let stopping: Promise<void> | null = null;

@@ -73,6 +73,12 @@ export function controlCommand(): Command {
       ),
     )
     .addOption(allowPrivateHostOption())
+    .addOption(
+      new Option(
+        "--rebuild-catalog",
+        "register every publication with the coordinator again (after its catalog was lost); safe to repeat",
+      ),
+    )
     .addHelpText("after", CONTROL_HELP)
     .action(async (opts) => {
       const logger = cliLogger();
@@ -101,6 +107,7 @@ export function controlCommand(): Command {
           apiKey: process.env.AWAKEN_API_KEY || undefined,
           allowPrivateHosts: opts.allowPrivateMcpHost,
           env: process.env,
+          rebuildCatalog: opts.rebuildCatalog === true,
         },
         logger,
       );

@@ -410,4 +410,29 @@ describe.skipIf(postgresUnavailable() !== null)("registration across the split",
     expect(stored).toHaveLength(1);
     expect(stored[0]!.fingerprint).not.toBe(forged.fingerprint);
   });
+
+  it("a coordinator whose catalog was lost gets every publication again from Control (--rebuild-catalog)", async () => {
+    const client = (cluster.coordinator ?? (await cluster.startCoordinator())).client;
+    const agent = await client.beta.agents.create({ name: "kept by Control", model: MODEL });
+    const before = await rows(
+      cluster.coordinatorSchema.url,
+      "select agent_id, fingerprint from executable_agents",
+    );
+    expect(before.some((r) => r.agent_id === agent.id)).toBe(true);
+    // The projection is lost (a restored backup without it, an operator's mistake).
+    await rows(cluster.coordinatorSchema.url, "delete from executable_agents");
+    await cluster.restartControl(["--rebuild-catalog"]);
+    const deadline = Date.now() + 30_000;
+    let after: Array<Record<string, unknown>> = [];
+    while (Date.now() < deadline) {
+      after = await rows(
+        cluster.coordinatorSchema.url,
+        "select agent_id, fingerprint from executable_agents",
+      );
+      if (after.length >= before.length) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const key = (r: Record<string, unknown>) => `${String(r.agent_id)}:${String(r.fingerprint)}`;
+    expect(after.map(key).sort()).toEqual(before.map(key).sort());
+  });
 });

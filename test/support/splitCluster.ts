@@ -15,6 +15,8 @@ export interface SplitCluster {
   controlSchema: { schema: string; url: string };
   coordinatorSchema: { schema: string; url: string };
   startCoordinator(): Promise<ServerProcess>;
+  /** Stops Control (SIGTERM) and starts it again on the same port, data dir and schema. */
+  restartControl(extraArgs?: string[]): Promise<ServerProcess>;
   /** SIGKILLs every process and drops both schemas. */
   dispose(): Promise<void>;
 }
@@ -45,20 +47,33 @@ export async function startSplitCluster(options: {
   const controlSchema = await emptySchema();
   const coordinatorSchema = await emptySchema();
   const port = await freePort();
+  const controlPort = await freePort();
   const coordinatorUrl = `http://127.0.0.1:${port}`;
   const processes: ServerProcess[] = [];
   const controlDir = join(options.dataDir, "control");
   const coordinatorDir = join(options.dataDir, "coordinator");
   mkdirSync(controlDir, { recursive: true, mode: 0o700 });
   mkdirSync(coordinatorDir, { recursive: true, mode: 0o700 });
-  const control = await startServerProcess({
-    command: "control",
-    dataDir: controlDir,
-    apiKey: options.apiKey,
-    env: { AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN, ...options.env },
-    args: ["--database-url", controlSchema.url, "--coordinator-url", coordinatorUrl],
-  });
-  processes.push(control);
+  const startControl = async (extraArgs: string[] = []) => {
+    const started = await startServerProcess({
+      command: "control",
+      dataDir: controlDir,
+      apiKey: options.apiKey,
+      env: { AWAKEN_CONTROL_TOKEN: CONTROL_TOKEN, ...options.env },
+      args: [
+        "--port",
+        String(controlPort),
+        "--database-url",
+        controlSchema.url,
+        "--coordinator-url",
+        coordinatorUrl,
+        ...extraArgs,
+      ],
+    });
+    processes.push(started);
+    return started;
+  };
+  const control = await startControl();
   const cluster: SplitCluster = {
     control,
     coordinator: null,
@@ -88,6 +103,12 @@ export async function startSplitCluster(options: {
       processes.push(coordinator);
       cluster.coordinator = coordinator;
       return coordinator;
+    },
+    restartControl: async (extraArgs) => {
+      cluster.control.child.kill("SIGTERM");
+      await cluster.control.exited;
+      cluster.control = await startControl(extraArgs);
+      return cluster.control;
     },
     dispose: async () => {
       for (const p of processes)
