@@ -28,6 +28,7 @@ import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
+import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
 import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
@@ -92,6 +93,8 @@ export async function startAllInOne(
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
   // Push notifications to client webhooks, with the operator's push allow-list (a bad entry stops start-up too).
   const pushOutbound = pushOutboundFor(options.allowPushHosts, options.env);
+  // The operator's ceiling on content in this process's spans (its in-process workers'); a bad value stops start-up.
+  const traceContent = traceContentCeiling(options.env);
   const listen = options.listen !== false;
   // Before anything is created in the data dir: a busy port must not leave one behind.
   if (listen) await assertCanListen(options.host, options.port);
@@ -300,7 +303,7 @@ export async function startAllInOne(
       : undefined,
     workerTransport: options.workerToken
       ? {
-          gateway: meteredGateway(localWorkerGateway(ports), metrics, "remote", (owner) =>
+          gateway: meteredGateway(localWorkerGateway(ports, control.consents), metrics, "remote", (owner) =>
             remoteWorkers?.saw(owner),
           ),
           token: options.workerToken,
@@ -324,7 +327,7 @@ export async function startAllInOne(
     logger.info({ component: "worker", lapsed }, `resuming ${lapsed} run(s) the previous process held`);
   if (options.workers > 0) {
     const worker = new Worker(
-      meteredGateway(localWorkerGateway(ports), metrics, "local"),
+      meteredGateway(localWorkerGateway(ports, control.consents), metrics, "local"),
       {
         providers,
         sandboxes,
@@ -337,6 +340,7 @@ export async function startAllInOne(
         outbound,
         metrics,
         ...(tracing ? { tracing } : {}),
+        traceContent,
       },
       {
         id: LOCAL_WORKER_ID,

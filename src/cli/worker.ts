@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { sleep, systemClock } from "../kernel/clock.js";
+import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
@@ -51,7 +52,11 @@ export interface RemoteWorkerOptions {
 export class WorkerConfigError extends Error {}
 
 /** Forbidden configuration is an error at start-up, not a warning. */
-export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; token: string } {
+export function checkWorkerConfig(options: RemoteWorkerOptions): {
+  url: string;
+  token: string;
+  traceContent: boolean;
+} {
   const dbUrl = options.databaseUrl ?? options.env.AWAKEN_DATABASE_URL ?? options.env.DATABASE_URL;
   if (dbUrl) {
     const source = options.databaseUrl
@@ -87,7 +92,13 @@ export function checkWorkerConfig(options: RemoteWorkerOptions): { url: string; 
     );
   if (token.length < MIN_WORKER_TOKEN_LENGTH)
     throw new WorkerConfigError(`${WORKER_TOKEN_ENV} must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
-  return { url: parsed.toString(), token };
+  let traceContent: boolean;
+  try {
+    traceContent = traceContentCeiling(options.env);
+  } catch (error) {
+    throw new WorkerConfigError((error as Error).message);
+  }
+  return { url: parsed.toString(), token, traceContent };
 }
 
 export interface RunningWorker {
@@ -107,7 +118,7 @@ export async function startRemoteWorker(
   logger: Logger,
   stopped: () => boolean,
 ): Promise<RunningWorker | null> {
-  const { url, token } = checkWorkerConfig(options);
+  const { url, token, traceContent } = checkWorkerConfig(options);
   let outbound: ReturnType<typeof outboundFor>;
   try {
     outbound = outboundFor(options.allowPrivateHosts, options.env);
@@ -178,6 +189,8 @@ export async function startRemoteWorker(
       outbound,
       ...(metrics ? { metrics } : {}),
       ...(tracing ? { tracing } : {}),
+      // The operator's ceiling on content in this worker's spans (AWAKEN_TRACE_CONTENT).
+      traceContent,
     },
     {
       id: options.id ?? `${hostname()}-${process.pid}`,

@@ -1,3 +1,4 @@
+import { CONTENT_CAPTURE_PURPOSE } from "../kernel/contentCapture.js";
 import { invalid } from "../kernel/errors.js";
 import { type Actor, type AdminAuditEntry, auditEntry } from "./adminAudit.js";
 
@@ -6,8 +7,11 @@ import { type Actor, type AdminAuditEntry, auditEntry } from "./adminAudit.js";
  * subject with no recorded consent for a purpose has not consented.
  */
 
-/** Purposes a consent may be recorded for. Capturing content (prompts, answers, tool I/O) in telemetry. */
-export const CONSENT_PURPOSES = ["content_capture_telemetry"] as const;
+/**
+ * Purposes a consent may be recorded for. Capturing content (prompts, answers, tool I/O) in telemetry;
+ * the coordinator reads it at each claim of a session that asked for capture (kernel/contentCapture.ts).
+ */
+export const CONSENT_PURPOSES = [CONTENT_CAPTURE_PURPOSE] as const;
 export type ConsentPurpose = (typeof CONSENT_PURPOSES)[number];
 
 export function isConsentPurpose(value: string): value is ConsentPurpose {
@@ -32,18 +36,6 @@ export interface ConsentStore {
     audit: AdminAuditEntry,
   ): Promise<void>;
   list(workspaceId: string, subjectId: string): Promise<ConsentRecord[]>;
-}
-
-/**
- * Whether content may be captured: the least of what the operator allows (the ceiling), what the
- * request asked for and what the subject consented to. Any one of them absent or false: no.
- */
-export function contentCaptureAllowed(decision: {
-  operatorCeiling: boolean;
-  requested: boolean;
-  consented: boolean;
-}): boolean {
-  return decision.operatorCeiling && decision.requested && decision.consented;
 }
 
 export class ConsentService {

@@ -1,13 +1,21 @@
+import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCapture.js";
 import type { WorkerTransport } from "../worker/ports.js";
-import type { CoordinatorPorts } from "./ports.js";
+import type { Activation, CoordinatorPorts } from "./ports.js";
 
 /**
  * The coordinator side of the worker transport in one process: direct calls into the coordinator's claim, fence and history
  * ports. Commits still travel as CommitOperations and are checked by the fence like remote ones.
+ *
+ * Each claim decides here whether the slice's spans may carry content (`captureContent`: the
+ * session asked, and its data subject consented as of this claim), for in-process and remote
+ * workers alike; `consents` is Control's consent port (absent: a subject never consented).
  */
-export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
+export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureConsents): WorkerTransport {
   return {
-    claim: (owner, leaseMs) => ports.dispatch.claim(owner, leaseMs),
+    claim: async (owner, leaseMs) => {
+      const claimed = await ports.dispatch.claim(owner, leaseMs);
+      return claimed && withCaptureDecision(claimed, consents);
+    },
     renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),
     release: async (runId, owner, epoch) => {
       await ports.dispatch.release(runId, owner, epoch);
@@ -30,4 +38,14 @@ export function localWorkerGateway(ports: CoordinatorPorts): WorkerTransport {
     signalsEveryRun: true,
     onRunCancelled: (listener) => ports.signals.onRunCancelled(listener),
   };
+}
+
+/** The activation as workers get it: the capture request replaced by the decision. */
+async function withCaptureDecision(
+  claimed: Activation,
+  consents: CaptureConsents | undefined,
+): Promise<Activation> {
+  const { captureRequest, ...activation } = claimed;
+  const captureContent = await claimCapturesContent(activation.workspaceId, captureRequest, consents);
+  return { ...activation, captureContent };
 }

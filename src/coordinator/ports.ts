@@ -1,5 +1,6 @@
 import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
+import type { CaptureRequest } from "../kernel/contentCapture.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
@@ -424,6 +425,18 @@ export interface Activation {
   history: CommittedFact[];
   /** The trace of the input that last started or resumed the run (`InputPlan.traceContext`). */
   traceContext?: string | null;
+  /**
+   * Set by the claiming store from the session row it already reads, never sent to workers: the
+   * session asked for content capture in its metadata, naming this data subject (or none). Absent:
+   * not asked. The gateway turns it into `captureContent` (kernel/contentCapture.ts).
+   */
+  captureRequest?: CaptureRequest | null;
+  /**
+   * Whether this slice's spans may carry content: the session asked and its data subject (if it
+   * names one) consented, as of this claim. The worker records content only when its own ceiling
+   * (`AWAKEN_TRACE_CONTENT=on`) is on too. Absent: false.
+   */
+  captureContent?: boolean;
 }
 
 export interface ClaimPort {

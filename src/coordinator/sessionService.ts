@@ -1,5 +1,6 @@
 import { canonicalJson, sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
+import { captureRequestedBy } from "../kernel/contentCapture.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
@@ -125,6 +126,7 @@ export class SessionService {
       archivedAt: null,
       dataSubject: dataSubjectOf(cmd.metadata),
     };
+    captureRequestedBy(cmd.metadata);
     // Validate initial inputs against the new session before anything is stored.
     if (cmd.initialInputs.length > 0)
       planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialInputs, now);
@@ -268,6 +270,7 @@ export class SessionService {
               `metadata[${JSON.stringify(DATA_SUBJECT_METADATA_KEY)}]: a session's data subject is fixed when it is created and cannot be changed or removed`,
             );
           }
+          captureRequestedBy(metadata);
           if (canonicalJson(metadata) !== canonicalJson(session.metadata)) {
             patch.metadata = metadata;
             changed.metadata = metadata;

@@ -14,7 +14,7 @@ import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 import type { SecretEgress } from "./secretEgress.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { indeterminateText, toolExecution, toolResult } from "./toolFacts.js";
-import { endToolSpan, startToolSpan } from "./traceSpans.js";
+import { captureToolArguments, captureToolResult, endToolSpan, startToolSpan } from "./traceSpans.js";
 
 export class HandToolStep {
   constructor(
@@ -55,6 +55,8 @@ export class HandToolStep {
     let realized: TypedFact | null = null;
     const startedAt = performance.now();
     const traced = startToolSpan(this.run.ports.tracing, step.name, "function", step.toolUseId);
+    const captured = this.run.capturesContent ? traced : undefined;
+    captureToolArguments(captured, step.input);
     try {
       const provisioned = await this.sandbox.provision();
       realized = provisioned.fact;
@@ -77,6 +79,7 @@ export class HandToolStep {
         isError: true,
       };
     }
+    captureToolResult(captured, [{ type: "text", text: outcome.text }]);
     endToolSpan(traced, this.run.signal.aborted ? "aborted" : outcome.isError ? "error" : "ok");
     if (this.run.signal.aborted) return "lost";
     this.run.metrics.toolCall(step.name, outcome.isError ? "error" : "ok", secondsSince(startedAt));

@@ -18,7 +18,7 @@ import type { CommitStatus, RunContext } from "./runContext.js";
 import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { addMcpTools, type CatalogEntry, mcpServersOf } from "./toolCatalog.js";
 import { indeterminateText, mcpToolResult, toolExecution } from "./toolFacts.js";
-import { endToolSpan, startToolSpan } from "./traceSpans.js";
+import { captureToolArguments, captureToolResult, endToolSpan, startToolSpan } from "./traceSpans.js";
 
 export class McpStep {
   /** The agent's MCP servers; connected (and their tools catalogued) when the run first needs them. */
@@ -133,6 +133,8 @@ export class McpStep {
     const startedAt = performance.now();
     const traced = startToolSpan(this.run.ports.tracing, entry.tool, "extension", step.toolUseId);
     traced?.setAttributes({ "awaken.mcp.server": server });
+    const captured = this.run.capturesContent ? traced : undefined;
+    captureToolArguments(captured, step.input);
     try {
       outcome = await this.mcp.call(server, entry.tool, step.input);
     } catch (error) {
@@ -150,6 +152,7 @@ export class McpStep {
         isError: true,
       };
     }
+    captureToolResult(captured, outcome.content);
     endToolSpan(traced, this.run.signal.aborted ? "aborted" : outcome.isError ? "error" : "ok");
     if (this.run.signal.aborted) return "lost";
     this.run.metrics.toolCall("mcp", outcome.isError ? "error" : "ok", secondsSince(startedAt));

@@ -30,7 +30,7 @@ import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
-import { endModelSpan, startModelSpan } from "./traceSpans.js";
+import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageTotals } from "./usageTotals.js";
 
 const MAX_OUTPUT_TOKENS = 4096;
@@ -63,6 +63,7 @@ export class ModelStep {
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
     const requestedAt = performance.now();
     const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
+    if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
       response = await provider.complete(
         {
@@ -108,7 +109,10 @@ export class ModelStep {
       guard.dispose();
     }
 
-    if (traced) endModelSpan(traced, response);
+    if (traced) {
+      if (this.run.capturesContent) captureModelOutput(traced, response);
+      endModelSpan(traced, response);
+    }
     this.run.metrics.modelRequest(
       provider.name,
       model,

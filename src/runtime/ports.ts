@@ -51,6 +51,11 @@ export interface RuntimePorts {
   metrics?: Metrics;
   /** Spans for model requests and tool calls, under the worker's run slice; absent, none. */
   tracing?: Tracing;
+  /**
+   * The operator's ceiling on content in those spans (`AWAKEN_TRACE_CONTENT=on`): content is
+   * recorded only when it is true and the claim allowed it (`Activation.captureContent`).
+   */
+  traceContent?: boolean;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

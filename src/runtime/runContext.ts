@@ -12,6 +12,7 @@ import type { CommittedFact, Fact } from "../coordinator/facts.js";
 import type { CommittedTypedFact, TypedFact } from "../coordinator/factVocabulary.js";
 import type { Activation } from "../coordinator/ports.js";
 import { sleep } from "../kernel/clock.js";
+import { recordsContent } from "../kernel/contentCapture.js";
 import { type Metrics, noopMetrics } from "../kernel/metrics.js";
 import type { ModelSpan } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
@@ -23,6 +24,11 @@ export class RunContext {
   readonly facts: CommittedTypedFact[] = [];
   private version = 0;
   readonly metrics: Metrics;
+  /**
+   * Whether this slice's spans carry content: the operator's ceiling on this process
+   * (`AWAKEN_TRACE_CONTENT=on`) and the claim's decision (the session asked, its subject consented).
+   */
+  readonly capturesContent: boolean;
 
   constructor(
     readonly activation: Activation,
@@ -30,6 +36,8 @@ export class RunContext {
     readonly signal: AbortSignal,
   ) {
     this.metrics = ports.metrics ?? noopMetrics;
+    this.capturesContent =
+      ports.tracing !== undefined && recordsContent(ports.traceContent, activation.captureContent);
   }
 
   /** Takes committed facts (the history a claim delivered, or a catch-up read) as known history. */

@@ -1,9 +1,13 @@
 /**
  * The runtime's spans, named and attributed per the OpenTelemetry GenAI semantic conventions: a
  * `chat {model}` client span per model request and an `execute_tool {tool}` span per tool call the
- * server runs. Only names, counts and outcomes: never a prompt, an answer, a tool input or output.
+ * server runs. Names, counts and outcomes; content only when the run captures it
+ * (`RunContext.capturesContent`: the operator's ceiling, the session's request and its subject's
+ * consent), through the `capture*` helpers below, each attribute capped at 16 KiB.
  */
 
+import type { CommittedTypedFact, ContentBlock } from "../coordinator/factVocabulary.js";
+import { cappedJson, cappedText } from "../kernel/contentCapture.js";
 import type { TraceSpan, Tracing } from "../kernel/tracing.js";
 import type { ModelResponse } from "../providers/ports.js";
 
@@ -55,4 +59,54 @@ export function endToolSpan(span: TraceSpan | undefined, outcome: "ok" | "error"
   if (!span) return;
   span.setAttributes({ "awaken.tool.outcome": outcome });
   span.end(outcome === "ok" ? undefined : outcome === "error" ? "tool_error" : "aborted");
+}
+
+/** The text blocks of some content, one per line; other blocks (images, documents) are left out. */
+function textOf(content: readonly ContentBlock[]): string {
+  return content
+    .filter((block) => block.type === "text" && typeof block.text === "string")
+    .map((block) => block.text as string)
+    .join("\n");
+}
+
+/**
+ * `gen_ai.input.messages`: the last user turn's text, from the committed history (what the client
+ * sent), as the GenAI conventions' message list. Nothing when the history has no user message.
+ */
+export function captureModelInput(span: TraceSpan | undefined, facts: readonly CommittedTypedFact[]): void {
+  if (!span) return;
+  for (let i = facts.length - 1; i >= 0; i--) {
+    const fact = facts[i];
+    if (fact?.kind !== "user_message") continue;
+    span.setAttributes({
+      "gen_ai.input.messages": cappedJson(textOf(fact.content), (content) => [
+        { role: "user", parts: [{ type: "text", content }] },
+      ]),
+    });
+    return;
+  }
+}
+
+/** `gen_ai.output.messages`: the answer's text, as the GenAI conventions' message list. */
+export function captureModelOutput(span: TraceSpan, response: ModelResponse): void {
+  const text = response.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
+  span.setAttributes({
+    "gen_ai.output.messages": cappedJson(text, (content) => [
+      {
+        role: "assistant",
+        parts: [{ type: "text", content }],
+        finish_reason: response.stopReason,
+      },
+    ]),
+  });
+}
+
+/** `gen_ai.tool.call.arguments`: the call's input as the model wrote it (JSON, capped). */
+export function captureToolArguments(span: TraceSpan | undefined, input: unknown): void {
+  span?.setAttributes({ "gen_ai.tool.call.arguments": cappedText(JSON.stringify(input) ?? "null") });
+}
+
+/** `gen_ai.tool.call.result`: the result's text as committed (what the model reads next), capped. */
+export function captureToolResult(span: TraceSpan | undefined, content: readonly ContentBlock[]): void {
+  span?.setAttributes({ "gen_ai.tool.call.result": cappedText(textOf(content)) });
 }

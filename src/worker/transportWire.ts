@@ -104,6 +104,9 @@ const activationSchema = z.object({
   history: z.array(committedFactSchema),
   // The run's trace (W3C `traceparent`[ `tracestate`]): the remote worker's spans continue it.
   traceContext: z.string().max(1_024).nullable().optional(),
+  // Whether the slice's spans may carry content, as the coordinator decided at this claim (request
+  // and consent); the worker adds its own ceiling. Absent (an older coordinator): false.
+  captureContent: z.boolean().optional(),
 });
 
 const evidenceSchema = z.discriminatedUnion("kind", [

@@ -125,6 +125,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       row.agent_snapshot_json === null ||
       row.environment_id === null ||
       row.environment_revision === null ||
+      row.metadata_json === null ||
       row.config_json === null
     ) {
       throw new Error(`unreachable: run ${row.id} was claimed without its session or environment`);
@@ -153,6 +154,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         agent_snapshot_json: row.agent_snapshot_json,
         environment_id: row.environment_id,
         environment_revision: row.environment_revision,
+        metadata_json: row.metadata_json,
+        data_subject: row.data_subject,
       },
       row.config_json,
       row.history.map(rowToFact),
@@ -493,6 +496,8 @@ interface ClaimRow {
   agent_snapshot_json: string | null;
   environment_id: string | null;
   environment_revision: number | null;
+  metadata_json: string | null;
+  data_subject: string | null;
   config_json: string | null;
   history: Database["events"][];
 }
@@ -505,7 +510,7 @@ interface ClaimRow {
  * claim, when the session or its pinned environment revision is missing.
  */
 const CLAIM = {
-  name: "awaken_claim_v3",
+  name: "awaken_claim_v4",
   sql: `with claimed as (
     update runs r set state = 'claimed', owner = $1, epoch = r.epoch + 1, lease_expires_at = $2,
       crash_count = r.crash_count + case when r.state = 'claimed' then 1 else 0 end, updated_at = $3
@@ -519,7 +524,7 @@ const CLAIM = {
     where r.id = p.picked_id
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
   select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
-    s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, er.config_json,
+    s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, er.config_json,
     (select coalesce(json_agg(e order by e.seq), '[]') from events e where e.thread_id = c.thread_id) as history,
     1 / (case when s.id is null or er.environment_id is null then 0 else 1 end) as complete
   from claimed c

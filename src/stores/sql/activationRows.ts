@@ -1,6 +1,7 @@
 import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { Activation, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import { CAPTURE_CONTENT_METADATA_KEY, type CaptureRequest } from "../../kernel/contentCapture.js";
 
 export interface ClaimedRun {
   runId: string;
@@ -21,6 +22,9 @@ export interface PinnedSessionRow {
   agent_snapshot_json: string;
   environment_id: string;
   environment_revision: number;
+  /** Read for the capture request only: parsed when it mentions the key, so most claims parse nothing. */
+  metadata_json: string;
+  data_subject: string | null;
 }
 
 /**
@@ -50,7 +54,23 @@ export function activationFromRows(
       config: JSON.parse(environmentConfigJson) as EnvironmentConfig,
     },
     history,
+    captureRequest: captureRequestOf(session),
   };
+}
+
+/**
+ * The session's capture request, from the metadata the claim read with the rest of its session
+ * row (no extra query). The value was validated when it was written; anything else asks nothing.
+ */
+export function captureRequestOf(session: {
+  metadata_json: string;
+  data_subject: string | null;
+}): CaptureRequest | null {
+  if (!session.metadata_json.includes(CAPTURE_CONTENT_METADATA_KEY)) return null;
+  const metadata = JSON.parse(session.metadata_json) as Record<string, unknown>;
+  return metadata[CAPTURE_CONTENT_METADATA_KEY] === "telemetry"
+    ? { dataSubject: session.data_subject ?? null }
+    : null;
 }
 
 /** When a run picked by a claim became claimable, and whether the claim takes over a lapsed lease. */

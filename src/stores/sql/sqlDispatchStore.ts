@@ -62,7 +62,14 @@ export class SqlDispatchStore implements DispatchStore {
       if (!(await executeRunUpdate(tx, update))) return null;
       const session = await tx
         .selectFrom("sessions")
-        .select(["workspace_id", "agent_snapshot_json", "environment_id", "environment_revision"])
+        .select([
+          "workspace_id",
+          "agent_snapshot_json",
+          "environment_id",
+          "environment_revision",
+          "metadata_json",
+          "data_subject",
+        ])
         .where("id", "=", run.session_id)
         .executeTakeFirstOrThrow();
       const env = await tx

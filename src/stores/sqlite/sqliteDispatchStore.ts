@@ -63,8 +63,10 @@ export class SqliteDispatchStore implements DispatchStore {
         agent_snapshot_json: string;
         environment_id: string;
         environment_revision: number;
+        metadata_json: string;
+        data_subject: string | null;
       }>(
-        "select workspace_id, agent_snapshot_json, environment_id, environment_revision from sessions where id = ?",
+        "select workspace_id, agent_snapshot_json, environment_id, environment_revision, metadata_json, data_subject from sessions where id = ?",
         run.session_id,
       );
       if (!session) throw new Error(`run ${run.id} has no session`);
