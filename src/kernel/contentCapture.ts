@@ -100,19 +100,22 @@ export function cappedText(text: string): string {
 }
 
 function cut(text: string, size: (text: string) => number): string {
-  let out = text;
-  let keep = text.length;
-  // Each character dropped takes at least one byte off: one or two rounds suffice.
-  for (
-    let over = size(out) - MAX_CAPTURED_BYTES;
-    over > 0 && keep > 0;
-    over = size(out) - MAX_CAPTURED_BYTES
-  ) {
-    keep = Math.max(0, keep - over);
-    if (keep > 0 && isHighSurrogate(text.charCodeAt(keep - 1))) keep -= 1;
-    out = text.slice(0, keep) + TRUNCATED_MARKER;
+  if (size(text) <= MAX_CAPTURED_BYTES) return text;
+  const marked = (keep: number) => {
+    // Never half a surrogate pair.
+    const end = keep > 0 && isHighSurrogate(text.charCodeAt(keep - 1)) ? keep - 1 : keep;
+    return text.slice(0, end) + TRUNCATED_MARKER;
+  };
+  // The longest prefix that fits, by bisection; every character takes at least a byte, so no
+  // more than MAX_CAPTURED_BYTES characters can (a huge text costs no more than a short one).
+  let fits = 0;
+  let over = Math.min(text.length, MAX_CAPTURED_BYTES) + 1;
+  while (over - fits > 1) {
+    const mid = (fits + over) >>> 1;
+    if (size(marked(mid)) <= MAX_CAPTURED_BYTES) fits = mid;
+    else over = mid;
   }
-  return out;
+  return marked(fits);
 }
 
 const bytes = (text: string) => Buffer.byteLength(text, "utf8");

@@ -90,11 +90,13 @@ export function backendUnavailable(backend: StoreBackend): string | null {
 /** A fresh store holding one session with one queued run. */
 export async function sessionWithQueuedRun(
   backend: StoreBackend = "SQLite synchronous stores",
+  /** Session fields to seed instead of the defaults (metadata, data subject). */
+  session: Partial<SessionRecord> = {},
 ): Promise<StoreFixture & { runId: string }> {
   const clock = new ManualClock();
   const opened = await STORE_BACKENDS[backend](clock);
   try {
-    const fixture = await seedQueuedRun(opened.stores, clock);
+    const fixture = await seedQueuedRun(opened.stores, clock, session);
     return { ...fixture, handle: { close: () => opened.close() } };
   } catch (error) {
     await opened.close();
@@ -106,8 +108,9 @@ export async function sessionWithQueuedRun(
 export async function seedQueuedRun(
   stores: CoordinatorStores,
   clock: ManualClock,
+  fields: Partial<SessionRecord> = {},
 ): Promise<Omit<StoreFixture, "handle"> & { runId: string }> {
-  const session = await seedSession(stores, clock);
+  const session = await seedSession(stores, clock, fields);
   const now = clock.now();
   const runId = newId("run", now);
   await stores.ledger.append(
@@ -125,7 +128,11 @@ export async function seedQueuedRun(
 }
 
 /** Seeds an environment and an idle session (no run, no history) into `stores`. */
-export async function seedSession(stores: CoordinatorStores, clock: ManualClock): Promise<SessionRecord> {
+export async function seedSession(
+  stores: CoordinatorStores,
+  clock: ManualClock,
+  fields: Partial<SessionRecord> = {},
+): Promise<SessionRecord> {
   const now = clock.now();
   const environmentId = newId("env", now);
   await stores.environments.create(
@@ -164,6 +171,7 @@ export async function seedSession(stores: CoordinatorStores, clock: ManualClock)
     updatedAt: now,
     archivedAt: null,
     dataSubject: null,
+    ...fields,
   };
   await stores.sessions.create(session);
   return session;
