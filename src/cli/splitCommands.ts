@@ -34,6 +34,8 @@ Environment:
   AWAKEN_CONTROL_TOKEN  required: the private Control↔Coordinator token, the same on both (≥ 32 characters)
   AWAKEN_CONTROL_URL    used when --control-url is not given
   AWAKEN_WORKER_TOKEN   remote workers' shared token (≥ 16 characters); unset, no worker can connect
+  AWAKEN_TRACE_CONTENT  on: its in-process workers' spans may carry content of sessions that ask and
+                        whose data subject consented (Control's consent, read at each claim); off (default)
 
 Refused at start-up: AWAKEN_MASTER_KEY, AWAKEN_MASTER_KEY_RETIRED or a master.key in the data dir
 (the seal key lives only in Control), AWAKEN_API_KEY (keys are Control's), a missing or short

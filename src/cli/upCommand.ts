@@ -43,6 +43,8 @@ Environment:
                         private addresses (--allow-push-host wins); unset, https to public ones only
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
+  AWAKEN_TRACE_CONTENT  on: the in-process workers' spans may carry content (prompts, answers, tool
+                        I/O) of sessions that ask and whose data subject consented; off (default)
 `;
 
 /**

@@ -34,6 +34,8 @@ Environment:
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs this worker may connect to for runs
                           (--allow-private-mcp-host wins); unset, no loopback or private address
+  AWAKEN_TRACE_CONTENT    on: this worker's spans may carry content (prompts, answers, tool I/O)
+                          of sessions that ask and whose data subject consented; off (default)
 
 Credentials: the pinned credential an MCP server of a run needs is opened by the coordinator (after
 it checked this worker's claim on the run) and sent to this worker, the holder of that connection,

@@ -4,7 +4,10 @@
  * caller skips its span behind a null check, so nothing is allocated per turn.
  *
  * Attributes carry route patterns, model and tool names, token counts, outcomes and ids; never a
- * header, a body, a prompt, a tool's input or output, a key or a secret.
+ * header, a body, a key or a secret. A prompt, an answer, a tool's input or output only when the
+ * run captures content (`contentCapture.ts`: the operator's ceiling, the session's request and its
+ * data subject's consent all allow it), as the GenAI content attributes, each capped at 16 KiB,
+ * taken from committed facts and model output only (a secret placeholder stays a placeholder).
  */
 
 export type TraceSpanKind = "server" | "client" | "internal" | "consumer";
