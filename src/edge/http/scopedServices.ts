@@ -219,7 +219,8 @@ function scopedEntry(entry: SessionEntry, scope: CallerScope): SessionEntry {
     },
     namesOf: async (workspaceId, sessionId) => {
       refuseOperation(scope, "read");
-      const session = await entry.findNamed(workspaceId, sessionId);
+      // A session's names are the caller's to see only when it reaches the session.
+      const session = isSessionId(sessionId) ? await entry.findNamed(workspaceId, sessionId) : null;
       return session && (await reaches(scope, entry, session)) ? entry.namesOf(workspaceId, sessionId) : [];
     },
   };
