@@ -6,7 +6,11 @@ import { type AccessOperation, isAccessOperation } from "./callerScope.js";
  * browser or mobile client. A token is its own claims, signed with HMAC-SHA-256 under a key the
  * server derives from the master key, so minting writes nothing and checking one reads only its
  * minting key (for revocation). The claims are visible to whoever holds the token (they name
- * agents and a session, never a secret); only the signature makes them binding.
+ * agents, a session or a session namespace, never a secret); only the signature makes them binding.
+ *
+ * A token confined to a session namespace carries `v: 2`: a server that predates namespaces knows
+ * only `v: 1` and refuses it, rather than ignoring the claim and reaching every session of the
+ * token's agents. Every other token is still `v: 1`, as before.
  */
 export const ACCESS_TOKEN_PREFIX = "awt_";
 /** The longest a token lives: a leaked one is useless within minutes. */
@@ -23,6 +27,8 @@ export interface AccessTokenClaims {
   keyId: string;
   agentIds: readonly string[] | null;
   sessionId: string | null;
+  /** The prefix of the client session names the token is confined to; null: none. */
+  sessionNamespace: string | null;
   operations: readonly AccessOperation[];
   issuedAt: number;
   expiresAt: number;
@@ -47,12 +53,13 @@ function sign(key: Buffer, payload: string): Buffer {
 export function encodeAccessToken(key: Buffer, claims: AccessTokenClaims): string {
   const payload = Buffer.from(
     JSON.stringify({
-      v: 1,
+      v: claims.sessionNamespace === null ? 1 : 2,
       id: claims.id,
       ws: claims.workspaceId,
       kid: claims.keyId,
       agents: claims.agentIds,
       sid: claims.sessionId,
+      ...(claims.sessionNamespace === null ? {} : { ns: claims.sessionNamespace }),
       ops: claims.operations,
       iat: claims.issuedAt,
       exp: claims.expiresAt,
@@ -87,7 +94,9 @@ const isString = (value: unknown): value is string => typeof value === "string";
 function claimsOf(raw: unknown): AccessTokenClaims | null {
   if (typeof raw !== "object" || raw === null) return null;
   const r = raw as Record<string, unknown>;
-  if (r.v !== 1 || !isString(r.id) || !isString(r.ws) || !isString(r.kid)) return null;
+  // v1: no namespace; v2: a namespace, always.
+  if (!(r.v === 1 ? r.ns === undefined : r.v === 2 && isString(r.ns))) return null;
+  if (!isString(r.id) || !isString(r.ws) || !isString(r.kid)) return null;
   if (!(r.agents === null || (Array.isArray(r.agents) && r.agents.every(isString)))) return null;
   if (!(r.sid === null || isString(r.sid))) return null;
   if (!Array.isArray(r.ops) || !r.ops.every(isAccessOperation)) return null;
@@ -98,6 +107,7 @@ function claimsOf(raw: unknown): AccessTokenClaims | null {
     keyId: r.kid,
     agentIds: r.agents as string[] | null,
     sessionId: r.sid,
+    sessionNamespace: r.v === 2 ? (r.ns as string) : null,
     operations: r.ops,
     issuedAt: r.iat,
     expiresAt: r.exp,

@@ -19,6 +19,7 @@ import {
   type CallerScope,
   isUnscoped,
   narrowScope,
+  sessionNamespaceProblem,
 } from "./callerScope.js";
 import type { ApiKeyRecord, IamStore, NewWorkspace } from "./ports.js";
 
@@ -40,11 +41,13 @@ export interface MintAccessTokenRequest {
   agentIds: readonly string[] | null;
   /** The one session the token reaches (checked against the minter's scope by the caller). */
   sessionId: string | null;
+  /** The prefix of the client session names the token is confined to (not with `sessionId`). */
+  sessionNamespace?: string | null;
   ttlSeconds: number;
 }
 
 export function scopeOfKey(record: ApiKeyRecord): CallerScope {
-  return { agentIds: record.agentIds, sessionId: null, operations: null };
+  return { agentIds: record.agentIds, sessionId: null, sessionNamespace: null, operations: null };
 }
 
 /** Workspace ids a client may name: the prefix, then a short slug. */
@@ -279,6 +282,17 @@ export class IamService {
         "operations: a token confined to one session (session_id) cannot create sessions; leave out create.",
       );
     }
+    const sessionNamespace = request.sessionNamespace ?? null;
+    if (sessionNamespace !== null) {
+      if (request.sessionId !== null) {
+        throw new AwakenError(
+          "invalid_request",
+          "session_namespace: a token is confined to one session (session_id) or to a namespace of session names (session_namespace), not both; leave one out.",
+        );
+      }
+      const problem = sessionNamespaceProblem("session_namespace", sessionNamespace);
+      if (problem) throw new AwakenError("invalid_request", problem);
+    }
     if (
       !Number.isInteger(request.ttlSeconds) ||
       request.ttlSeconds < 1 ||
@@ -303,6 +317,7 @@ export class IamService {
       keyId: by.apiKeyId,
       agentIds: agentIds ?? by.scope.agentIds,
       sessionId: request.sessionId,
+      sessionNamespace,
       operations,
       issuedAt: now,
       expiresAt: now + request.ttlSeconds * 1000,

@@ -237,6 +237,8 @@ export interface SessionListQuery extends ListQuery {
   agentIds?: readonly string[];
   /** Only these sessions (a caller confined to one). */
   ids?: readonly string[];
+  /** Only sessions bound to a client name starting with this (a caller confined to a namespace). */
+  namePrefix?: string;
   agentVersion?: number;
   statuses?: SessionStatus[];
   includeArchived: boolean;
@@ -315,6 +317,8 @@ export interface SessionNameStore {
   ): Promise<boolean>;
   /** Drops `token`'s reservation (its creation failed); anyone else's row stays. */
   release(workspaceId: string, space: NameSpace, name: string, token: string): Promise<void>;
+  /** The names of `space` bound to `targetId` (one indexed read; usually one name or none). */
+  namesOf(workspaceId: string, space: NameSpace, targetId: string): Promise<string[]>;
 }
 
 export interface HistoryReader {

@@ -1,12 +1,17 @@
 import type { WakeSignals } from "./ports.js";
 
-/** Whose sessions a watcher hears of: a workspace's, narrowed to a key's agents or to one session. */
+/**
+ * Whose sessions a watcher hears of: a workspace's, narrowed to a key's agents, to one session or
+ * to the sessions bound to a client name under a prefix.
+ */
 export interface SessionReach {
   workspaceId: string;
   /** null: every agent of the workspace. */
   agentIds: readonly string[] | null;
   /** null: any session of those agents. */
   sessionId: string | null;
+  /** Only sessions bound to a client name starting with this; null or absent: any. */
+  namePrefix?: string | null;
 }
 
 /** Which of these threads belong to sessions within the reach (a read confined to it). */
@@ -78,7 +83,8 @@ export class SessionChangeFeed {
       batchTimer = undefined;
       const ids = [...batch];
       batch = new Set();
-      const wholeWorkspace = reach.agentIds === null && reach.sessionId === null;
+      const wholeWorkspace =
+        reach.agentIds === null && reach.sessionId === null && (reach.namePrefix ?? null) === null;
       if (ids.length > MAX_BATCH_THREADS && wholeWorkspace) return hint();
       try {
         for (let at = 0; at < ids.length && !signal.aborted; at += MAX_BATCH_THREADS) {

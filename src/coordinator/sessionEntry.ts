@@ -59,6 +59,8 @@ export interface SessionEntry {
     windowMs: number,
     cmd: Omit<StartSessionCommand, "workspaceId">,
   ): Promise<SessionRecord>;
+  /** The client names bound to a session (its AI SDK chat id, AG-UI thread id); usually one or none. */
+  namesOf(workspaceId: string, sessionId: string): Promise<string[]>;
   /** The session `key` names when it was made within `windowMs`, or null. */
   findKeyed(
     workspaceId: string,

@@ -96,6 +96,10 @@ export class SessionEntryService implements SessionEntry {
     );
   }
 
+  namesOf(workspaceId: string, sessionId: string): Promise<string[]> {
+    return this.deps.names.namesOf(workspaceId, "session", sessionId);
+  }
+
   async openKeyed(
     workspaceId: string,
     space: "a2a_message",

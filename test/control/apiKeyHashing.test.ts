@@ -101,7 +101,7 @@ for (const [backend, open] of Object.entries(BACKENDS)) {
         workspaceId: DEFAULT_WORKSPACE_ID,
         apiKeyId: "key_admin",
         role: "admin" as const,
-        scope: { agentIds: null, sessionId: null, operations: null },
+        scope: { agentIds: null, sessionId: null, sessionNamespace: null, operations: null },
       };
       const { record, key } = await iam.createApiKey(admin, {
         role: "runtime",

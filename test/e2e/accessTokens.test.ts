@@ -2,10 +2,12 @@
  * Application access tokens through the official SDK over real HTTP (the token as the client's
  * apiKey): a backend with an API key mints one for a browser; it reaches exactly what it was
  * minted for, never more than its minter; it expires; revoking the minter ends it; it mints
- * nothing; and other edges take it where they take an API key.
+ * nothing; and other edges take it where they take an API key. A token confined to a session
+ * namespace reaches and creates only sessions bound to a client name under it.
  */
 import Anthropic, { AuthenticationError, NotFoundError, PermissionDeniedError } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat } from "../support/aiSdkChat.js";
 import { connectMcp } from "../support/mcpClient.js";
 import { isEndTurnIdle, MODEL, sleep, userMessage, waitForHistory } from "../support/sdkHelpers.js";
@@ -199,6 +201,126 @@ describe("application access tokens", () => {
       expect(tools[0]!.name.endsWith(agentId.replace(/^agent_/, ""))).toBe(true);
     } finally {
       await mcp.close();
+    }
+  });
+
+  it("a token confined to a session namespace reaches, creates and lists only sessions named under it", async () => {
+    const backend = await mintKey({ role: "runtime", label: "namespaces", agent_ids: [agentId] });
+    const server = clientOf(backend.key);
+    const chatPost = (key: string, id: string, agent = agentId) =>
+      fetch(`${t.server.url}/v1/ai-sdk/chat`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          id,
+          trigger: "submit-message",
+          agentId: agent,
+          messages: [{ id: "m1", role: "user", parts: [{ type: "text", text: `hello in ${id}` }] }],
+        }),
+      });
+    // The backend's own sessions: another user's chat, and an unnamed session.
+    const theirsResponse = await chatPost(backend.key, "user-7/chat-1");
+    expect(theirsResponse.status).toBe(200);
+    const theirs = theirsResponse.headers.get("x-awaken-session-id") as string;
+    await theirsResponse.text();
+    const unnamed = await server.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+
+    const minted = await call("POST", "/v1/awaken/access_tokens", backend.key, {
+      operations: ["read", "send", "create"],
+      session_namespace: "user-42/",
+    });
+    expect(minted.status, JSON.stringify(minted.json)).toBe(200);
+    // The minter's allow-list bounds it; the namespace is echoed.
+    expect(minted.json).toMatchObject({
+      session_namespace: "user-42/",
+      session_id: null,
+      agent_ids: [agentId],
+    });
+    const token = minted.json.token as string;
+    const browser = clientOf(token);
+
+    // A chat under the namespace creates its session, which the token then reads and sends to.
+    const chat = aiSdkChat({ baseUrl: t.server.url, apiKey: token, id: "user-42/chat-1", body: { agentId } });
+    await chat.chat.sendMessage({ text: "hello from user 42" });
+    await chat.waitForFinishes(1);
+    expect(chat.errors).toEqual([]);
+    const mine = chat.sessionId() as string;
+    expect(mine).toMatch(/^sesn_/);
+    expect((await browser.beta.sessions.retrieve(mine)).id).toBe(mine);
+    await browser.beta.sessions.events.send(mine, { events: [userMessage("again")] });
+    await waitForHistory(browser, mine, (h) => h.filter(isEndTurnIdle).length >= 2, 15_000);
+
+    // An AG-UI thread under the namespace too.
+    const thread = agUiAgent(t, agentId, "user-42/thread-1", { headers: { "x-api-key": token } });
+    say(thread, "hello over AG-UI");
+    const run = await recordRun(thread);
+    expect(run.runError).toBeUndefined();
+    const viaAgUi = (await server.beta.sessions.list()).data.find(
+      (s) => s.id !== mine && s.id !== theirs && s.id !== unnamed.id,
+    );
+    expect(viaAgUi).toBeDefined();
+
+    // Another user's session, an unnamed one: not found, as an unknown id would be.
+    for (const id of [theirs, unnamed.id]) {
+      await expect(browser.beta.sessions.retrieve(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(browser.beta.sessions.events.list(id)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(
+        browser.beta.sessions.events.send(id, { events: [userMessage("intrude")] }),
+      ).rejects.toBeInstanceOf(NotFoundError);
+    }
+    // By name: the other user's existing chat, a free name outside the namespace, alike.
+    expect((await chatPost(token, "user-7/chat-1")).status).toBe(404);
+    expect((await chatPost(token, "user-7/x")).status).toBe(404);
+    expect((await chatPost(token, theirs)).status).toBe(404);
+    // An agent outside the minter's list, even under the namespace.
+    expect((await chatPost(token, "user-42/other-agent", otherAgent)).status).toBe(404);
+    // No unnamed session.
+    const refused = await browser.beta.sessions
+      .create({ agent: agentId, environment_id: environmentId })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(PermissionDeniedError);
+    expect((refused as PermissionDeniedError).message).toMatch(
+      /confined to session names starting with .*user-42\//,
+    );
+
+    // Its list holds its namespace's sessions alone; the backend's holds them all.
+    const listed = (await browser.beta.sessions.list()).data.map((s) => s.id).sort();
+    expect(listed).toEqual([mine, viaAgUi!.id].sort());
+    const all = (await server.beta.sessions.list()).data.map((s) => s.id);
+    expect(all).toEqual(expect.arrayContaining([mine, viaAgUi!.id, theirs, unnamed.id]));
+    // Nothing reached the other sessions.
+    for (const id of [theirs, unnamed.id]) {
+      const texts = (await server.beta.sessions.events.list(id)).data
+        .filter((e) => e.type === "user.message")
+        .map((e) => JSON.stringify(e));
+      expect(texts.some((text) => text.includes("intrude"))).toBe(false);
+    }
+
+    // Without create, a namespace token opens no new name either.
+    const readOnly = await mintToken(backend.key, {
+      operations: ["read", "send"],
+      session_namespace: "user-42/",
+    });
+    const noCreate = await chatPost(readOnly, "user-42/chat-3");
+    expect(noCreate.status).toBe(403);
+    expect(await noCreate.text()).toMatch(/does not grant ..?create/);
+    expect((await clientOf(readOnly).beta.sessions.retrieve(mine)).id).toBe(mine);
+
+    // A session or a namespace, not both; a namespace must be a printable prefix, no session id's.
+    const both = await call("POST", "/v1/awaken/access_tokens", backend.key, {
+      operations: ["read"],
+      session_id: mine,
+      session_namespace: "user-42/",
+    });
+    expect(both.status).toBe(400);
+    expect(JSON.stringify(both.json)).toMatch(/session_id.*session_namespace.*not both/);
+    for (const namespace of ["", "user 42/", "sesn_", "x".repeat(129), "üser/", 42]) {
+      const bad = await call("POST", "/v1/awaken/access_tokens", backend.key, {
+        operations: ["read"],
+        session_namespace: namespace,
+      });
+      expect(bad.status, JSON.stringify(namespace)).toBe(400);
+      expect(JSON.stringify(bad.json), JSON.stringify(namespace)).toMatch(/session_namespace/);
     }
   });
 });

@@ -11,6 +11,7 @@ import {
   STORE_BACKENDS,
   type StoreBackend,
   seedQueuedRun,
+  seedSession,
 } from "../support/storeFixtures.js";
 
 // The session name store on every backend: reservations, bindings, takeovers, workspace isolation,
@@ -127,6 +128,44 @@ describe.each(BACKEND_NAMES)("session names on %s", (backend) => {
       targetId: "sesn_other",
     });
   });
+
+  it.skipIf(unavailable)(
+    "names a session's bound names, and lists only sessions bound under a prefix, compared exactly",
+    async () => {
+      const { stores, clock } = await open(backend);
+      const [mine, near, unnamed] = [
+        await seedSession(stores, clock),
+        await seedSession(stores, clock),
+        await seedSession(stores, clock),
+      ];
+      const now = clock.now();
+      await stores.sessionNames.bind(WS, "session", "user-42/chat-1", "t", mine!.id, now);
+      await stores.sessionNames.bind(WS, "session", "user-420/chat", "t", near!.id, now);
+      await stores.sessionNames.bind(WS, "session", "USER-42/chat-2", "t", near!.id, now);
+      // A key of another space never counts as a session's name.
+      await stores.sessionNames.bind(WS, "a2a_message", "user-42/key", "t", unnamed!.id, now);
+      expect(await stores.sessionNames.namesOf(WS, "session", mine!.id)).toEqual(["user-42/chat-1"]);
+      expect(await stores.sessionNames.namesOf(WS, "session", unnamed!.id)).toEqual([]);
+      expect(await stores.sessionNames.namesOf("wrkspc_other", "session", mine!.id)).toEqual([]);
+      const listed = async (namePrefix: string) =>
+        (
+          await stores.sessions.list(WS, {
+            limit: 10,
+            cursor: null,
+            order: "asc",
+            includeArchived: true,
+            namePrefix,
+          })
+        ).data.map((s) => s.id);
+      expect(await listed("user-42/")).toEqual([mine!.id]);
+      expect(await listed("user-42")).toEqual([mine!.id, near!.id]);
+      // No case folding, no wildcards.
+      expect(await listed("user-4_/")).toEqual([]);
+      expect(await listed("user-4%")).toEqual([]);
+      expect(await listed("USER-42/")).toEqual([near!.id]);
+      expect(await listed("user-42/chat-1-and-more")).toEqual([]);
+    },
+  );
 
   it.skipIf(unavailable)("deleting an environment removes its default-environment binding", async () => {
     const { stores, clock } = await open(backend);

@@ -6,7 +6,8 @@ import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { openTestPostgres } from "../support/postgresFixtures.js";
 
 // Which committed threads a hint stream's reach covers, on SQLite and PostgreSQL: the workspace's
-// sessions (deleted ones too: their deletion is news), narrowed to agents or to one session.
+// sessions (deleted ones too: their deletion is news), narrowed to agents, to one session or to the
+// sessions bound to a client name under a prefix.
 // PostgreSQL needs AWAKEN_TEST_DATABASE_URL: without it these fail, they never skip.
 
 type Opened = { db: Db; close(): Promise<void> };
@@ -97,5 +98,46 @@ describe.each(Object.keys(BACKENDS))("the threads a hint stream's reach covers, 
     expect(await of({ sessionId: "s4" })).toStrictEqual([]);
     expect(await of({ agentIds: ["agent_2"], sessionId: "s1" })).toStrictEqual([]);
     expect([...(await threads.threadsOf(reach({}), []))]).toStrictEqual([]);
+  });
+
+  it("narrowed to a name prefix: sessions bound to a client name under it, in the workspace", async () => {
+    opened = await BACKENDS[backend]!();
+    const { db } = opened;
+    for (const [id, workspaceId] of [
+      ["s1", "wrkspc_a"],
+      ["s2", "wrkspc_a"],
+      ["s3", "wrkspc_a"],
+      ["s4", "wrkspc_b"],
+    ] as const) {
+      await session(db, id, workspaceId, "agent_1");
+      await thread(db, id);
+    }
+    const bind = (workspaceId: string, space: string, name: string, targetId: string) =>
+      db
+        .insertInto("session_names")
+        .values({
+          workspace_id: workspaceId,
+          space,
+          name,
+          target_id: targetId,
+          reservation: null,
+          reserved_at: null,
+          created_at: NOW,
+        })
+        .execute();
+    await bind("wrkspc_a", "session", "user-42/chat", "s1");
+    await bind("wrkspc_a", "session", "user-7/chat", "s2");
+    await bind("wrkspc_a", "a2a_message", "user-42/key", "s3");
+    await bind("wrkspc_b", "session", "user-42/chat", "s4");
+    const threads = new SqlWorkspaceThreads(db);
+    const all = ["thr_s1", "thr_s2", "thr_s3", "thr_s4"];
+    const of = async (namePrefix: string, agentIds: string[] | null = null) =>
+      [
+        ...(await threads.threadsOf({ workspaceId: "wrkspc_a", agentIds, sessionId: null, namePrefix }, all)),
+      ].sort();
+    expect(await of("user-42/")).toStrictEqual(["thr_s1"]);
+    expect(await of("user-")).toStrictEqual(["thr_s1", "thr_s2"]);
+    expect(await of("user-4_/")).toStrictEqual([]);
+    expect(await of("user-42/", ["agent_2"])).toStrictEqual([]);
   });
 });

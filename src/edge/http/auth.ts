@@ -120,7 +120,9 @@ export async function authenticate(deps: AuthDeps, request: FastifyRequest): Pro
   // Any string may be an API key (`AWAKEN_API_KEY` is operator-chosen), prefixes included.
   const principal = await deps.iam.authenticate(credential);
   if (!principal) throw new AwakenError("unauthenticated", invalidCredentialMessage(credential));
-  return { kind: "api_key", ...principal };
+  // A Control that predates session namespaces sends a scope without one.
+  const scope = { ...principal.scope, sessionNamespace: principal.scope.sessionNamespace ?? null };
+  return { kind: "api_key", ...principal, scope };
 }
 
 function invalidCredentialMessage(credential: string): string {

@@ -5,11 +5,13 @@ import {
   type SessionOperation,
   scopeGrants,
   scopeMayStart,
+  scopeNamesInNamespace,
   scopeReachesAgent,
   scopeReachesSession,
 } from "../../control/callerScope.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
+import { isSessionId } from "../../coordinator/sessionEntryNames.js";
 import { AwakenError, notFound } from "../../kernel/errors.js";
 import { type AuthPrincipal, principalOf } from "./auth.js";
 import type { EdgeServices } from "./edgeServices.js";
@@ -31,7 +33,7 @@ export function scopedServices<S extends EdgeServices>(services: S, principal: A
   return {
     ...services,
     agents: scopedAgents(services.agents, scope),
-    sessions: scopedSessions(services.sessions, scope),
+    sessions: scopedSessions(services.sessions, services.entry, scope),
     entry: scopedEntry(services.entry, scope),
   };
 }
@@ -51,20 +53,59 @@ function refuseStart(scope: CallerScope, agentId: string, name?: string): void {
   if (!scopeReachesAgent(scope, agentId)) throw notFound("agent", agentId);
   // A token confined to one session reaches no other, existing or new.
   if (scope.sessionId !== null) throw notFound("session", name ?? agentId);
+  // A name outside a token's namespace is not found, as an agent outside its list is: whether a
+  // session is bound to that name or not, the answer is the same (a 403 for a free name beside a
+  // 404 for a bound one would tell the token which names other clients use).
+  if (name !== undefined && !scopeNamesInNamespace(scope, name)) throw notFound("session", name);
   refuseOperation(scope, "create");
-  if (!scopeMayStart(scope, agentId)) throw notFound("agent", agentId);
+  if (scope.sessionNamespace !== null && name === undefined) {
+    throw new AwakenError(
+      "permission_denied",
+      `This access token is confined to session names starting with ${JSON.stringify(scope.sessionNamespace)}: ` +
+        "it creates sessions only under such a name (an AI SDK chat id, an AG-UI thread id), never an unnamed one.",
+    );
+  }
+  if (!scopeMayStart(scope, agentId, name)) throw notFound("agent", agentId);
 }
 
-function reached(scope: CallerScope, session: SessionRecord, name: string): SessionRecord {
-  if (!scopeReachesSession(scope, { id: session.id, agentId: session.agent.agentId }))
-    throw notFound("session", name);
+/**
+ * Whether the scope reaches a session. A token confined to a namespace needs the session's client
+ * names: `via`, the name the request found it by (bound to it), or else one indexed read.
+ */
+async function reaches(
+  scope: CallerScope,
+  entry: SessionEntry,
+  session: SessionRecord,
+  via?: string,
+): Promise<boolean> {
+  const names =
+    scope.sessionNamespace === null
+      ? []
+      : via !== undefined && !isSessionId(via)
+        ? [via]
+        : await entry.namesOf(session.workspaceId, session.id);
+  return scopeReachesSession(scope, { id: session.id, agentId: session.agent.agentId, names });
+}
+
+/** `session` if the scope reaches it, else not found as `asked` (the id or name the request gave). */
+async function reached(
+  scope: CallerScope,
+  entry: SessionEntry,
+  session: SessionRecord,
+  asked: string,
+  via?: string,
+): Promise<SessionRecord> {
+  if (!(await reaches(scope, entry, session, via))) throw notFound("session", asked);
   return session;
 }
 
-function visible(scope: CallerScope, session: SessionRecord | null): SessionRecord | null {
-  return session && scopeReachesSession(scope, { id: session.id, agentId: session.agent.agentId })
-    ? session
-    : null;
+async function visible(
+  scope: CallerScope,
+  entry: SessionEntry,
+  session: SessionRecord | null,
+  via?: string,
+): Promise<SessionRecord | null> {
+  return session && (await reaches(scope, entry, session, via)) ? session : null;
 }
 
 /** `inner` with some methods replaced; the others are inner's own, bound to it. */
@@ -91,10 +132,14 @@ function scopedAgents(agents: EdgeServices["agents"], scope: CallerScope): EdgeS
   });
 }
 
-function scopedSessions(sessions: EdgeServices["sessions"], scope: CallerScope): EdgeServices["sessions"] {
+function scopedSessions(
+  sessions: EdgeServices["sessions"],
+  entry: SessionEntry,
+  scope: CallerScope,
+): EdgeServices["sessions"] {
   const check = async (workspaceId: string, id: string, operation: SessionOperation) => {
     refuseOperation(scope, operation);
-    return reached(scope, await sessions.get(workspaceId, id), id);
+    return reached(scope, entry, await sessions.get(workspaceId, id), id);
   };
   return withOverrides(sessions, {
     create: async (cmd) => {
@@ -105,7 +150,7 @@ function scopedSessions(sessions: EdgeServices["sessions"], scope: CallerScope):
     getForStream: async (workspaceId, id) => {
       refuseOperation(scope, "read");
       const found = await sessions.getForStream(workspaceId, id);
-      reached(scope, found.session, id);
+      await reached(scope, entry, found.session, id);
       return found;
     },
     list: async (workspaceId, query) => {
@@ -116,6 +161,7 @@ function scopedSessions(sessions: EdgeServices["sessions"], scope: CallerScope):
         ...query,
         ...(scope.agentIds !== null ? { agentIds: scope.agentIds } : {}),
         ...(scope.sessionId !== null ? { ids: [scope.sessionId] } : {}),
+        ...(scope.sessionNamespace !== null ? { namePrefix: scope.sessionNamespace } : {}),
       });
     },
     send: async (workspaceId, id, inputs, options) => {
@@ -149,27 +195,33 @@ function scopedEntry(entry: SessionEntry, scope: CallerScope): SessionEntry {
     },
     findNamed: async (workspaceId, name) => {
       refuseOperation(scope, "read");
-      return visible(scope, await entry.findNamed(workspaceId, name));
+      return visible(scope, entry, await entry.findNamed(workspaceId, name), name);
     },
     openNamed: async (workspaceId, name, cmd) => {
       refuseOperation(scope, "read");
       const existing = await entry.findNamed(workspaceId, name);
-      if (existing) return reached(scope, existing, name);
+      if (existing) return reached(scope, entry, existing, name, name);
       refuseStart(scope, cmd.agent.id, name);
       // Another request may bind the name first; its session must be in scope too.
-      return reached(scope, await entry.openNamed(workspaceId, name, cmd), name);
+      return reached(scope, entry, await entry.openNamed(workspaceId, name, cmd), name, name);
     },
     openKeyed: async (workspaceId, space, key, windowMs, cmd) => {
       refuseOperation(scope, "read");
       const existing = await entry.findKeyed(workspaceId, space, key, windowMs);
-      if (existing) return reached(scope, existing, existing.id);
+      if (existing) return reached(scope, entry, existing, existing.id);
       refuseStart(scope, cmd.agent.id);
       const opened = await entry.openKeyed(workspaceId, space, key, windowMs, cmd);
-      return reached(scope, opened, opened.id);
+      return reached(scope, entry, opened, opened.id);
     },
     findKeyed: async (workspaceId, space, key, windowMs) => {
       refuseOperation(scope, "read");
-      return visible(scope, await entry.findKeyed(workspaceId, space, key, windowMs));
+      return visible(scope, entry, await entry.findKeyed(workspaceId, space, key, windowMs));
+    },
+    namesOf: async (workspaceId, sessionId) => {
+      refuseOperation(scope, "read");
+      // A session's names are the caller's to see only when it reaches the session.
+      const session = isSessionId(sessionId) ? await entry.findNamed(workspaceId, sessionId) : null;
+      return session && (await reaches(scope, entry, session)) ? entry.namesOf(workspaceId, sessionId) : [];
     },
   };
 }

@@ -92,6 +92,18 @@ export class SqlSessionNameStore implements SessionNameStore {
     return row?.target_id === targetId;
   }
 
+  async namesOf(workspaceId: string, space: NameSpace, targetId: string): Promise<string[]> {
+    // `session_names_target` indexes target_id.
+    const rows = await this.db
+      .selectFrom("session_names")
+      .select("name")
+      .where("target_id", "=", targetId)
+      .where("workspace_id", "=", workspaceId)
+      .where("space", "=", space)
+      .execute();
+    return rows.map((r) => r.name);
+  }
+
   async release(workspaceId: string, space: NameSpace, name: string, token: string): Promise<void> {
     await this.db
       .deleteFrom("session_names")

@@ -6,6 +6,7 @@ import type {
   SessionStore,
 } from "../../coordinator/ports.js";
 import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
+import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
 
 export class SqlSessionStore implements SessionStore {
@@ -80,6 +81,7 @@ export class SqlSessionStore implements SessionStore {
       if (q.ids.length === 0) return { data: [], nextCursor: null, prevCursor: null };
       query = query.where("id", "in", [...q.ids]);
     }
+    if (q.namePrefix !== undefined) query = query.where(boundUnder(q.namePrefix));
     if (q.agentVersion !== undefined) query = query.where("agent_version", "=", q.agentVersion);
     if (q.statuses && q.statuses.length > 0) {
       // Archived sessions read as terminated (wire §2.3), so the filter must agree with the DTO.

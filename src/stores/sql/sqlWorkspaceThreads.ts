@@ -1,5 +1,6 @@
 import type { SessionReach, WorkspaceThreads } from "../../coordinator/sessionChangeFeed.js";
 import type { Db } from "./db.js";
+import { boundUnder } from "./sessionNamePrefix.js";
 
 /** Which threads belong to sessions within a reach (the session change feed filters commits with it). */
 export class SqlWorkspaceThreads implements WorkspaceThreads {
@@ -15,6 +16,8 @@ export class SqlWorkspaceThreads implements WorkspaceThreads {
       .where("threads.id", "in", [...threadIds]);
     if (reach.agentIds !== null) query = query.where("sessions.agent_id", "in", [...reach.agentIds]);
     if (reach.sessionId !== null) query = query.where("sessions.id", "=", reach.sessionId);
+    const namePrefix = reach.namePrefix ?? null;
+    if (namePrefix !== null) query = query.where(boundUnder(namePrefix));
     const rows = await query.execute();
     return new Set(rows.map((r) => r.id));
   }

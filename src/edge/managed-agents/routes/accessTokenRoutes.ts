@@ -11,10 +11,12 @@ import { parseBody } from "../schemas/common.js";
 const DEFAULT_TTL_S = 300;
 
 /**
- * `POST /v1/awaken/access_tokens` `{operations, agent_ids?, session_id?, ttl_seconds?}`, an Awaken
- * extension: a short-lived token an application's backend (holding any API key) hands to a browser
- * or mobile client, accepted by every edge where an API key is. It never reaches further than the
- * key that minted it; a session it is confined to must be one that key reaches.
+ * `POST /v1/awaken/access_tokens` `{operations, agent_ids?, session_id?, session_namespace?,
+ * ttl_seconds?}`, an Awaken extension: a short-lived token an application's backend (holding any
+ * API key) hands to a browser or mobile client, accepted by every edge where an API key is. It
+ * never reaches further than the key that minted it; a session it is confined to must be one that
+ * key reaches. A token confined to a session namespace (a prefix such as `user-42/`) reaches only
+ * sessions bound to a client name under it, and creates sessions only under such a name.
  */
 export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): void {
   app.post("/v1/awaken/access_tokens", async (request) => {
@@ -28,6 +30,13 @@ export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): voi
       );
     }
     const sessionId = body.session_id ?? null;
+    const sessionNamespace = body.session_namespace ?? null;
+    if (sessionId !== null && sessionNamespace !== null) {
+      throw new AwakenError(
+        "invalid_request",
+        "session_namespace: a token is confined to one session (session_id) or to a namespace of session names (session_namespace), not both; leave one out.",
+      );
+    }
     if (sessionId !== null) {
       // Through the minter's own scope: a session it cannot reach is not found.
       const session = await servicesFor(deps, request).sessions.get(by.workspaceId, sessionId);
@@ -42,6 +51,7 @@ export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): voi
       operations: body.operations,
       agentIds: body.agent_ids ?? null,
       sessionId,
+      sessionNamespace,
       ttlSeconds: body.ttl_seconds ?? DEFAULT_TTL_S,
     });
     return {
@@ -53,6 +63,7 @@ export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): voi
       operations: [...claims.operations],
       agent_ids: claims.agentIds === null ? null : [...claims.agentIds],
       session_id: claims.sessionId,
+      session_namespace: claims.sessionNamespace,
       created_at: isoTime(claims.issuedAt),
       expires_at: isoTime(claims.expiresAt),
     };

@@ -32,7 +32,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       parseQuery(sessionHintsQuerySchema, request.query);
       const principal = principalOf(request);
       const { workspaceId } = principal;
-      // A key limited to some agents, or a token confined to one session, hears of those alone.
+      // A key limited to some agents, or a token confined to one session or a namespace, hears of those alone.
       const scope = principal.kind === "api_key" ? principal.scope : UNSCOPED;
       if (!scopeGrants(scope, "read"))
         throw new AwakenError(
@@ -57,7 +57,12 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
           raw.write(`event: ${event}\ndata: ${data}\n\n`);
       };
       deps.sessionChanges.watch(
-        { workspaceId, agentIds: scope.agentIds, sessionId: scope.sessionId },
+        {
+          workspaceId,
+          agentIds: scope.agentIds,
+          sessionId: scope.sessionId,
+          namePrefix: scope.sessionNamespace,
+        },
         () => write(type, hint),
         gone.signal,
       );

@@ -15,7 +15,10 @@ export const createApiKeyBodySchema = z.strictObject({
 
 export const listApiKeysQuerySchema = z.strictObject({ ...paginationQuery });
 
-/** `POST /v1/awaken/access_tokens`: what the token may do, on which agents, in which session, how long. */
+/**
+ * `POST /v1/awaken/access_tokens`: what the token may do, on which agents, in which session or
+ * session namespace, how long. The namespace's form is IAM's to check (it names what to fix).
+ */
 export const createAccessTokenBodySchema = z.strictObject({
   operations: z
     .array(z.enum(ACCESS_OPERATIONS, { error: `expected one of ${ACCESS_OPERATIONS.join(", ")}` }))
@@ -23,5 +26,6 @@ export const createAccessTokenBodySchema = z.strictObject({
     .max(ACCESS_OPERATIONS.length * 2),
   agent_ids: z.array(boundedString(1, 128)).max(64).optional(),
   session_id: boundedString(1, 128).optional(),
+  session_namespace: z.string().max(1024).optional(),
   ttl_seconds: z.number().int().min(1).max(MAX_ACCESS_TOKEN_TTL_S).optional(),
 });
