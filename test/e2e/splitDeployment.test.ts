@@ -265,6 +265,21 @@ describe.skipIf(postgresUnavailable() !== null)(
       expect((await tokenClient.beta.sessions.retrieve(mine.id)).id).toBe(mine.id);
       await expectApiError(tokenClient.beta.sessions.retrieve(other.id), NotFoundError, NOT_FOUND);
 
+      // A token confined to a namespace of session names creates no unnamed session and reaches none.
+      const namespaced = await admin("POST", "/v1/awaken/access_tokens", {
+        operations: ["read", "send", "create"],
+        session_namespace: "user-42/",
+      });
+      expect(namespaced.status, JSON.stringify(namespaced.json)).toBe(200);
+      expect(namespaced.json.session_namespace).toBe("user-42/");
+      const namespacedClient = clientOf(namespaced.json.token as string);
+      await expectApiError(namespacedClient.beta.sessions.retrieve(mine.id), NotFoundError, NOT_FOUND);
+      await expectApiError(
+        namespacedClient.beta.sessions.create({ agent: agent.id, environment_id: environment.id }),
+        PermissionDeniedError,
+        { status: 403, type: "permission_error" },
+      );
+
       // A token that expired and a key revoked are refused, the key at once.
       const short = await admin("POST", "/v1/awaken/access_tokens", {
         operations: ["read"],
