@@ -4,8 +4,10 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { afterEach, describe, expect, it } from "vitest";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlpReceiver.js";
+import { postgresUnavailable } from "../support/postgresFixtures.js";
 import { expectApiError, isEndTurnIdle, MODEL, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { startSplitCluster } from "../support/splitCluster.js";
 import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 /**
@@ -223,4 +225,39 @@ describe("content in traces: the ceiling", () => {
   it("any value other than on or off stops start-up, naming the variable", async () => {
     await expect(start({ ceiling: "yes", workers: 1 })).rejects.toThrow(/AWAKEN_TRACE_CONTENT[^\n]*"yes"/);
   }, 30_000);
+});
+
+describe.skipIf(postgresUnavailable() !== null)("content in traces on the split deployment", () => {
+  it("the coordinator asks Control for the consent at each claim; a withdrawal stops the capture", async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "awaken-trace-content-split-"));
+    receiver = await startOtlpReceiver();
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "50" };
+    const cluster = await startSplitCluster({
+      dataDir,
+      apiKey: KEY,
+      workerToken: TOKEN,
+      // The coordinator keeps the client's trace with the input; its own ceiling stays off.
+      env: otel,
+      coordinatorArgs: ["--workers", "0", "--allow-unsandboxed-tier"],
+    });
+    try {
+      const coordinator = cluster.coordinator!;
+      const worker = await startWorker(coordinator.url, TOKEN, { ...otel, AWAKEN_TRACE_CONTENT: "on" }, [
+        "--allow-unsandboxed-tier",
+      ]);
+      processes.push(worker);
+      // Consent is Control's: set through the coordinator, which forwards it.
+      await setConsent(coordinator, "user-10", true);
+      const asked = await session(coordinator.client, { awaken_data_subject: "user-10", ...CAPTURE });
+      const first = await turn(coordinator.client, asked.id, "split capture", 1);
+      const chat = (await spansOf(receiver, first)).find((s) => s.name === `chat ${MODEL}`);
+      expect(String(chat?.attributes["gen_ai.input.messages"])).toContain("split capture");
+
+      await setConsent(coordinator, "user-10", false);
+      const second = await turn(coordinator.client, asked.id, "split withdrawn", 2);
+      for (const span of await spansOf(receiver, second)) expect(contentOf(span), span.name).toEqual({});
+    } finally {
+      await cluster.dispose();
+    }
+  }, 90_000);
 });
