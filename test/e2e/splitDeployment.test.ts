@@ -303,6 +303,65 @@ describe.skipIf(postgresUnavailable() !== null)(
       });
     });
 
+    it("mints keys with `awaken api-keys` and erases a data subject through the coordinator, audited once", async () => {
+      // The CLI talks to the one base URL like any client.
+      const minted = await new Promise<string>((resolve, reject) => {
+        const child = spawn(
+          process.execPath,
+          [ENTRY, "api-keys", "create", "--role", "runtime", "--label", "cli", "--url", url],
+          { env: { PATH: process.env.PATH, AWAKEN_API_KEY: KEY }, stdio: ["ignore", "pipe", "pipe"] },
+        );
+        let out = "";
+        let err = "";
+        child.stdout.on("data", (chunk) => {
+          out += chunk;
+        });
+        child.stderr.on("data", (chunk) => {
+          err += chunk;
+        });
+        child.on("exit", (code) =>
+          code === 0 ? resolve(out.trim()) : reject(new Error(`exit ${code}: ${err}`)),
+        );
+      });
+      expect(minted).toMatch(/^sk-awaken-/);
+      const runtime = clientOf(minted);
+
+      const owner = clientOf(KEY);
+      const agent = await owner.beta.agents.create({ name: "erasure", model: MODEL });
+      const environment = await owner.beta.environments.create({
+        name: "erasure",
+        config: { type: "cloud", sandbox: { tier: "none" } } as never,
+      });
+      const secret = `personal-${Math.random().toString(36).slice(2)}`;
+      const session = await runtime.beta.sessions.create({
+        agent: agent.id,
+        environment_id: environment.id,
+        metadata: { awaken_data_subject: "user-77" },
+      });
+      await runtime.beta.sessions.events.send(session.id, { events: [userMessage(`my note: ${secret}`)] });
+      await waitForHistory(runtime, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+
+      const erased = await admin("POST", "/v1/awaken/data_subjects/user-77/erasure");
+      expect(erased.status, JSON.stringify(erased.json)).toBe(200);
+      expect(erased.json).toMatchObject({
+        type: "data_subject_erasure",
+        subject_id: "user-77",
+        removed: true,
+      });
+      const after = [];
+      for await (const event of runtime.beta.sessions.events.list(session.id)) after.push(event);
+      expect(JSON.stringify(after)).not.toContain(secret);
+      expect(JSON.stringify(after)).toContain("[erased]");
+      const again = await admin("POST", "/v1/awaken/data_subjects/user-77/erasure");
+      expect(again.json).toMatchObject({ removed: false });
+      // The coordinator audits its erasure; the merged audit lists it once.
+      const audit = await admin("GET", "/v1/awaken/audit?limit=100");
+      const erasures = (audit.json.data as Array<{ resource_type: string; action: string }>).filter(
+        (e) => e.action === "erase",
+      );
+      expect(erasures).toHaveLength(1);
+    });
+
     it("serves the link only with the control token: an API key or the worker token is refused", async () => {
       for (const token of [KEY, WORKER_TOKEN]) {
         for (const base of [url, cluster.control.url]) {
