@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
-import type { CredentialPin, ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
@@ -88,11 +88,7 @@ export async function startControl(
       metrics,
       outbound,
       registrar,
-      sessionPins: {
-        get: (workspaceId, sessionId) =>
-          sessionPins.get(workspaceId, sessionId) as Promise<CredentialPin[] | null>,
-        advance: (workspaceId, sessionId, pins) => sessionPins.advance(workspaceId, sessionId, pins),
-      },
+      sessionPins,
       logger,
     });
   } catch (error) {

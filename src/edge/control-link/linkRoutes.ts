@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { AwakenError, type ErrorCategory } from "../../kernel/errors.js";
+import { AwakenError } from "../../kernel/errors.js";
+import { CATEGORY_STATUS } from "../http/edgeFailure.js";
 import { decodeArgs, encodeError, encodeResult } from "./linkCodec.js";
 import { LINK_ROUTE_PREFIX, type LinkServices } from "./linkServices.js";
 
@@ -10,19 +11,6 @@ export interface LinkRouteDeps {
   /** What this side serves, method by method; nothing else is callable. */
   services: LinkServices;
 }
-
-const STATUS: Record<ErrorCategory, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  precondition_failed: 412,
-  unprocessable: 422,
-  too_large: 413,
-  internal: 500,
-  unavailable: 503,
-};
 
 /**
  * The private Control↔Coordinator link: `POST <prefix>/<service>/<method>` with the argument list,
@@ -46,7 +34,7 @@ export function linkRoutes(app: FastifyInstance, deps: LinkRouteDeps): void {
       known ??
       new AwakenError("internal", "The call failed on the peer; its log has the cause.", { retryable: true });
     void reply
-      .status(STATUS[answer.category])
+      .status(CATEGORY_STATUS[answer.category])
       .header("content-type", "application/json")
       .send(JSON.stringify(encodeError(answer)));
   });
