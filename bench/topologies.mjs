@@ -4,6 +4,7 @@
 // started (their CPU time is reported per turn, bench/cpuTime.mjs).
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freshSchema } from "./postgres.mjs";
@@ -116,7 +117,93 @@ export const TOPOLOGIES = {
       };
     },
   },
+  "pg-split": {
+    label: `PostgreSQL split: control + coordinator + ${REMOTE_WORKERS} remote workers`,
+    backend: "postgres",
+    describe: (c) =>
+      `control + coordinator --database-url <schemas> + ${REMOTE_WORKERS}× worker --concurrency ${remoteSlots(c)}`,
+    async start(scope, { concurrency, databaseUrl }) {
+      const { url: controlSchemaUrl } = await freshSchema(scope, databaseUrl);
+      const { url: schemaUrl } = await freshSchema(scope, databaseUrl);
+      const controlToken = randomBytes(24).toString("hex");
+      const workerToken = randomBytes(24).toString("hex");
+      const coordinatorPort = await freePort();
+      const control = await startAwaken(scope, {
+        label: "awaken control",
+        args: [
+          "control",
+          "--port",
+          "0",
+          "--data-dir",
+          tempDir(scope),
+          "--database-url",
+          controlSchemaUrl,
+          "--coordinator-url",
+          `http://127.0.0.1:${coordinatorPort}`,
+        ],
+        env: { AWAKEN_API_KEY: API_KEY, AWAKEN_CONTROL_TOKEN: controlToken },
+        ready: SERVER_READY,
+      });
+      // The coordinator counts its statements (Control's, a few per session, are not counted).
+      const dataDir = tempDir(scope);
+      const countsFile = join(dataDir, "statement-counts.json");
+      const coordinator = await startAwaken(scope, {
+        label: "awaken coordinator",
+        args: [
+          "coordinator",
+          "--port",
+          String(coordinatorPort),
+          "--data-dir",
+          dataDir,
+          "--database-url",
+          schemaUrl,
+          "--control-url",
+          control.match[1],
+        ],
+        env: {
+          AWAKEN_CONTROL_TOKEN: controlToken,
+          AWAKEN_WORKER_TOKEN: workerToken,
+          AWAKEN_BENCH_COUNT_STATEMENTS: countsFile,
+        },
+        ready: SERVER_READY,
+      });
+      const url = coordinator.match[1];
+      const workers = await Promise.all(
+        Array.from({ length: REMOTE_WORKERS }, (_, i) =>
+          startAwaken(scope, {
+            label: `awaken worker ${i + 1}`,
+            args: [
+              "worker",
+              "--coordinator-url",
+              url,
+              "--concurrency",
+              String(remoteSlots(concurrency)),
+              "--id",
+              `bench-${i + 1}`,
+            ],
+            env: { AWAKEN_WORKER_TOKEN: workerToken },
+            ready: WORKER_READY,
+          }),
+        ),
+      );
+      return {
+        url,
+        pids: [control.child.pid, coordinator.child.pid, ...workers.map((w) => w.child.pid)],
+        counts: () => postgresCounts(schemaUrl),
+        statements: () => statementSnapshot(coordinator.child.pid, countsFile),
+      };
+    },
+  },
 };
+
+/** A port nothing listens on now (the coordinator's, which Control must know before it starts). */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** Slots per remote worker: together at least `slotsFor(c)`. */
 function remoteSlots(concurrency) {
