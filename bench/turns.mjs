@@ -4,7 +4,7 @@
 // of the same database measured in the same run, commits vs facts per turn, and where a turn's CPU
 // goes (the client, the awaken processes, PostgreSQL, the rest of the machine; Linux /proc).
 //
-// Usage: npm run bench -- [--topologies sqlite,pg,pg-remote] [--concurrency 1,8,64] [--turns N]
+// Usage: npm run bench -- [--topologies sqlite,pg,pg-remote,pg-split] [--concurrency 1,8,64] [--turns N]
 //                         [--raw-seconds 3] [--repeat 1]
 //   --turns        timed turns per level (default max(200, 8 × concurrency), so each of the
 //                  concurrent lanes does several turns and the ramp-up/drain stays a small share)
