@@ -124,7 +124,10 @@ describe("restarts on the same data directory", () => {
   }, 40_000);
 
   it("kill -9 mid-model-call: the restarted server resumes the run from its last committed fact", async () => {
-    let server = await start();
+    // A lease that a loaded machine's renewals keep: with 1 s, a late renew loses the restarted
+    // slice's claim and the run is asked a third time. The restart ends the dead process's claim
+    // at once whatever the lease (see "with a long lease" below).
+    let server = await start(5_000);
     const session = await setup(server.client);
     fake.enqueue({ kind: "hang" });
     await server.client.beta.sessions.events.send(session.id, {
@@ -135,7 +138,7 @@ describe("restarts on the same data directory", () => {
     await server.exited;
 
     fake.enqueue({ kind: "text", text: "answered after the crash" });
-    server = await start();
+    server = await start(5_000);
     const events = await waitForIdle(server.client, session.id, "end_turn");
     expectSoundHistory(events);
     expect(events.filter((e) => e.type === "user.message")).toHaveLength(1);
