@@ -34,7 +34,6 @@ import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { findMasterKey, loadRetiredMasterKeys } from "../secrets/masterKey.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
@@ -42,7 +41,6 @@ import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
 import { countedTail } from "./countedTail.js";
-import { tightenDataDirModes } from "./dataDirModes.js";
 import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
@@ -52,6 +50,7 @@ import { readinessProbe } from "./readinessProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import { registerScrapedGauges } from "./scrapedGauges.js";
 import { sealedPushStore } from "./sealedPushStore.js";
+import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -98,20 +97,9 @@ export async function startAllInOne(
   const listen = options.listen !== false;
   // Before anything is created in the data dir: a busy port must not leave one behind.
   if (listen) await assertCanListen(options.host, options.port);
-  const tightened = tightenDataDirModes(dataDir);
-  if (tightened.length > 0)
-    logger.warn(
-      { component: "data-dir", tightened },
-      `data dir: only the server's user may reach it now (${tightened.join(", ")})`,
-    );
   const split = options.control;
-  // Before storage: a refused key file (too open, malformed) stops start-up with nothing opened.
   // A split Coordinator holds no master key at all: Control seals and opens for it.
-  const found = split ? null : findMasterKey({ env: options.env, dataDir });
-  // Retired keys (a rotation in progress): they open older records and never seal new ones.
-  const retiredKeys = found
-    ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
-    : [];
+  const { found, retiredKeys } = prepareDataDir(dataDir, options.env, logger, !split);
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
     clock,

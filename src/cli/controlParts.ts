@@ -1,4 +1,3 @@
-import type { AgentService as AgentServiceType } from "../control/agentService.js";
 import { AgentService } from "../control/agentService.js";
 import { apiKeyHashing } from "../control/apiKeyHashing.js";
 import { ConsentService } from "../control/consent.js";
@@ -50,7 +49,7 @@ export interface ControlPartsInput {
 /** Control's services, composed the same way whether the Coordinator is in this process or not. */
 export interface ControlParts {
   iam: IamService;
-  agents: AgentServiceType;
+  agents: AgentService;
   vaults: VaultService;
   credentials: CredentialService;
   custody: CredentialCustody;

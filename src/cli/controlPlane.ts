@@ -19,15 +19,14 @@ import type {
 import type { Clock } from "../kernel/clock.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { OutboundConnector } from "../kernel/outboundConnector.js";
-import type { FieldSealer } from "../secrets/fieldSealer.js";
-import { MASTER_KEY_ENV, type MasterKey, type RetiredMasterKey } from "../secrets/masterKey.js";
+import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
-import { type ControlParts, composeControl, type SessionPins } from "./controlParts.js";
+import { composeControl, type SessionPins } from "./controlParts.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
-import { pushConfigSealer } from "./sealedPushStore.js";
+import { type PushFieldSealer, pushConfigSealer } from "./sealedPushStore.js";
+import type { StartupKeys } from "./startupKeys.js";
 
 export type CustodyPort = Pick<CredentialCustody, (typeof CONTROL_METHODS.custody)[number]>;
-export type PushSealer = Pick<FieldSealer, (typeof CONTROL_METHODS.pushSealer)[number]>;
 export type ApiKeySource = "env" | "generated" | "stored" | "elsewhere" | "control";
 
 /** Control as the rest of a process sees it: in this process, or over the private link. */
@@ -41,7 +40,7 @@ export interface ControlPlane {
   credentialOpens: Pick<CredentialOpenAudit, "list">;
   adminAudit: AdminAuditReader;
   /** Seals and opens push configs' tokens only (Control refuses any other identity). */
-  pushSealer: PushSealer;
+  pushSealer: PushFieldSealer;
   /** The bootstrap API key when this process made or was given it; null when it lives elsewhere. */
   apiKey: string | null;
   apiKeySource: ApiKeySource;
@@ -58,8 +57,8 @@ export interface LocalControlInput {
   apiKey: string | undefined;
   stores: ControlStores;
   facts: SqlInstallationFacts;
-  /** The key found before storage opened (env or key file); null: agree on the database's, or generate. */
-  found: { masterKey: MasterKey; source: "env" | "file"; file: string | null } | null;
+  /** The key found before storage opened (`prepareDataDir`); null: agree on the database's, or generate. */
+  found: StartupKeys["found"];
   retiredKeys: readonly RetiredMasterKey[];
   clock: Clock;
   metrics: Metrics;
@@ -70,7 +69,6 @@ export interface LocalControlInput {
 }
 
 export interface LocalControl extends ControlPlane {
-  parts: ControlParts;
   /** Marks every publication unregistered, so the reconciler registers them all again (idempotent). */
   rebuildCatalog(): Promise<number>;
 }
@@ -114,7 +112,6 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       );
     }
     return {
-      parts,
       iam: parts.iam,
       agents: parts.agents,
       vaults: parts.vaults,
@@ -158,7 +155,7 @@ export function linkedControl(link: LinkClient): ControlPlane {
       "list"
     >,
     adminAudit: link.service("adminAudit", CONTROL_METHODS.adminAudit) as AdminAuditReader,
-    pushSealer: link.service("pushSealer", CONTROL_METHODS.pushSealer) as PushSealer,
+    pushSealer: link.service("pushSealer", CONTROL_METHODS.pushSealer) as PushFieldSealer,
     apiKey: null,
     apiKeySource: "control",
     zeroKeys: () => {},

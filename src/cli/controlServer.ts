@@ -6,14 +6,13 @@ import { createControlHttpServer } from "../edge/control-link/controlHttpServer.
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
 import { systemClock } from "../kernel/clock.js";
-import { findMasterKey, loadRetiredMasterKeys } from "../secrets/masterKey.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, openLocalControl } from "./controlPlane.js";
-import { tightenDataDirModes } from "./dataDirModes.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
+import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
 
 export interface ControlOptions {
@@ -56,11 +55,7 @@ export async function startControl(
   const clock = systemClock;
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
   await assertCanListen(options.host, options.port);
-  tightenDataDirModes(dataDir);
-  const found = findMasterKey({ env: options.env, dataDir });
-  const retiredKeys = found
-    ? loadRetiredMasterKeys({ env: options.env, dataDir, currentId: found.masterKey.id })
-    : [];
+  const { found, retiredKeys } = prepareDataDir(dataDir, options.env, logger);
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
     clock,

@@ -96,6 +96,7 @@ describe("the control link", () => {
     await expect(client.call("probe", "hidden", [])).rejects.toMatchObject({ code: "not_found" });
     await expect(client.call("probe", "constructor", [])).rejects.toMatchObject({ code: "not_found" });
     await expect(client.call("other", "echo", [])).rejects.toMatchObject({ code: "not_found" });
+    await expect(client.call("__proto__", "toString", [])).rejects.toMatchObject({ code: "not_found" });
     const before = calls.length;
     for (const authorization of [undefined, "Bearer wrong", `Bearer ${TOKEN}x`, TOKEN]) {
       const response = await fetch(`${url}/internal/v1/rpc/probe/echo`, {

@@ -42,7 +42,8 @@ export function linkRoutes(app: FastifyInstance, deps: LinkRouteDeps): void {
     `${LINK_ROUTE_PREFIX}/:service/:method`,
     async (request, reply) => {
       const { service, method } = request.params;
-      const target = deps.services[service];
+      // Own entries only: a name like `__proto__` is no service.
+      const target = Object.hasOwn(deps.services, service) ? deps.services[service] : undefined;
       const call = target?.methods.includes(method) ? target.impl[method] : undefined;
       if (typeof call !== "function") {
         throw new AwakenError("not_found", `The link serves no ${service}.${method}.`);
