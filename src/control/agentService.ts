@@ -139,9 +139,9 @@ export class AgentService {
   }
 
   /**
-   * Resolves what a new session pins: the exact version asked for, or the latest. Registration is
-   * repeated (idempotently) so a session start converges without waiting for the reconciler; a
-   * session never pins a version the Coordinator does not hold.
+   * Resolves what a new session pins: the exact version asked for, or the latest. A version not yet
+   * registered is registered now (idempotently), so a session start converges without waiting for
+   * the reconciler; a session never pins a version the Coordinator does not hold.
    */
   async resolveForSession(
     workspaceId: string,
@@ -152,6 +152,11 @@ export class AgentService {
     if (head.archivedAt !== null) {
       throw invalid(`agent ${agentId} is archived and cannot start new sessions`);
     }
+    // Registered already: the catalog checked its fingerprint then, and a catalog entry never
+    // changes, so the session start costs one read instead of a round trip to the Coordinator.
+    // A refused one still asks: it converges if the catalog was repaired, else fails closed again.
+    const state = await this.store.registrationOf(workspaceId, agentId, publication.version);
+    if (state?.registeredAt != null) return publication;
     const outcome = await this.register(publication);
     if (outcome.kind === "unavailable") {
       throw new AwakenError(

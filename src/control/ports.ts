@@ -70,6 +70,12 @@ export interface PublicationStore {
   listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]>;
   /** Clears every non-refused registration (a Coordinator's catalog is rebuilt); returns how many. */
   markAllUnregistered(): Promise<number>;
+  /** Where one publication's registration stands; null when there is no such publication. */
+  registrationOf(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+  ): Promise<{ registeredAt: number | null } | null>;
 }
 
 export interface ApiKeyRecord {

@@ -147,6 +147,8 @@ describe.each(Object.keys(BACKENDS))("durable registration on %s", (backend) => 
     expect((await catalog.get(WS, id, 1))?.fingerprint).toBe(created.publication.fingerprint);
     expect((await catalog.get(WS, id, 2))?.fingerprint).toBe(updated.publication.fingerprint);
     expect((await agents.resolveForSession(WS, id)).version).toBe(2);
+    // Registered: a session start reads the row and does not ask the coordinator again.
+    expect(coordinator.attempts).toBe(attemptsWhileDown + 2);
 
     expect(log.lines.length).toBeGreaterThan(0);
     for (const line of log.lines) expect(line).not.toContain(SECRET_PROMPT);

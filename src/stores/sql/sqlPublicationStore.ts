@@ -168,6 +168,22 @@ export class SqlPublicationStore implements PublicationStore {
       .execute();
   }
 
+  async registrationOf(
+    workspaceId: string,
+    agentId: string,
+    version: number,
+  ): Promise<{ registeredAt: number | null } | null> {
+    const row = await this.db
+      .selectFrom("agent_publications")
+      .select("registered_at")
+      .where("workspace_id", "=", workspaceId)
+      .where("agent_id", "=", agentId)
+      .where("version", "=", version)
+      .executeTakeFirst();
+    if (!row) return null;
+    return { registeredAt: row.registered_at === null ? null : Number(row.registered_at) };
+  }
+
   async markRegistrationRefused(
     workspaceId: string,
     agentId: string,
