@@ -63,6 +63,21 @@ describe("the control link", () => {
     expect([...result.nested[0]!.bytes]).toEqual([0, 1, 2]);
   });
 
+  it("carries clients' objects shaped like its marks unchanged: no client can make a Buffer or an undefined", async () => {
+    const client = new LinkClient({ baseUrl: url, token: TOKEN, peer: "the probe" });
+    const lookalikes = {
+      schema: { $awaken_buffer: "aGVsbG8=" },
+      nested: [{ $awaken_undefined: true }, { $awaken_escaped: { $awaken_buffer: "x" } }],
+    };
+    const result = (await client.call("probe", "echo", [{ $awaken_undefined: true }, lookalikes])) as {
+      args: unknown[];
+    };
+    const received = calls.at(-1)!;
+    expect(received).toEqual([{ $awaken_undefined: true }, lookalikes]);
+    expect(Buffer.isBuffer((received[1] as typeof lookalikes).schema)).toBe(false);
+    expect(result.args).toEqual([{ $awaken_undefined: true }, lookalikes]);
+  });
+
   it("answers a thrown AwakenError as the same error (code, message, details, retryability)", async () => {
     const client = new LinkClient({ baseUrl: url, token: TOKEN, peer: "the probe" });
     const error = await client.call("probe", "fail", []).catch((e: unknown) => e);
