@@ -90,25 +90,7 @@ export const TOPOLOGIES = {
         workers: 0,
         env: { AWAKEN_WORKER_TOKEN: token },
       });
-      // Started in parallel; each prints its banner once the coordinator accepted its token.
-      const workers = await Promise.all(
-        Array.from({ length: REMOTE_WORKERS }, (_, i) =>
-          startAwaken(scope, {
-            label: `awaken worker ${i + 1}`,
-            args: [
-              "worker",
-              "--coordinator-url",
-              url,
-              "--concurrency",
-              String(remoteSlots(concurrency)),
-              "--id",
-              `bench-${i + 1}`,
-            ],
-            env: { AWAKEN_WORKER_TOKEN: token },
-            ready: WORKER_READY,
-          }),
-        ),
-      );
+      const workers = await startRemoteWorkers(scope, url, token, concurrency);
       return {
         url,
         pids: [pid, ...workers.map((w) => w.child.pid)],
@@ -168,24 +150,7 @@ export const TOPOLOGIES = {
         ready: SERVER_READY,
       });
       const url = coordinator.match[1];
-      const workers = await Promise.all(
-        Array.from({ length: REMOTE_WORKERS }, (_, i) =>
-          startAwaken(scope, {
-            label: `awaken worker ${i + 1}`,
-            args: [
-              "worker",
-              "--coordinator-url",
-              url,
-              "--concurrency",
-              String(remoteSlots(concurrency)),
-              "--id",
-              `bench-${i + 1}`,
-            ],
-            env: { AWAKEN_WORKER_TOKEN: workerToken },
-            ready: WORKER_READY,
-          }),
-        ),
-      );
+      const workers = await startRemoteWorkers(scope, url, workerToken, concurrency);
       return {
         url,
         pids: [control.child.pid, coordinator.child.pid, ...workers.map((w) => w.child.pid)],
@@ -195,6 +160,28 @@ export const TOPOLOGIES = {
     },
   },
 };
+
+/** The remote workers of a level, started in parallel; each prints its banner once the coordinator accepted its token. */
+function startRemoteWorkers(scope, url, token, concurrency) {
+  return Promise.all(
+    Array.from({ length: REMOTE_WORKERS }, (_, i) =>
+      startAwaken(scope, {
+        label: `awaken worker ${i + 1}`,
+        args: [
+          "worker",
+          "--coordinator-url",
+          url,
+          "--concurrency",
+          String(remoteSlots(concurrency)),
+          "--id",
+          `bench-${i + 1}`,
+        ],
+        env: { AWAKEN_WORKER_TOKEN: token },
+        ready: WORKER_READY,
+      }),
+    ),
+  );
+}
 
 /** A port nothing listens on now (the coordinator's, which Control must know before it starts). */
 async function freePort() {
