@@ -10,6 +10,7 @@ import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
+import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
@@ -250,7 +251,11 @@ export async function startAllInOne(
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
     models: createModelCatalog(options.env, clock.now()),
-    push: { store: pushStore, targets: new WebhookTargets(pushOutbound) },
+    // A config set here has its first notification waiting: the deliverer looks at once.
+    push: {
+      store: wakingOnSubscribe(pushStore, () => pusher.wake()),
+      targets: new WebhookTargets(pushOutbound),
+    },
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -268,6 +273,7 @@ export async function startAllInOne(
     pacing: { ...DEFAULT_PUSH_PACING, ...options.push },
     log: logger.child({ component: "push" }),
     counted: (outcome) => metrics.pushDelivery(outcome),
+    onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
   });
   const app = createHttpServer(services, {
     logger,

@@ -51,6 +51,7 @@ export function sealedPushStore(inner: PushOutboxStore, sealer: PushFieldSealer)
     following: (limit, after) => inner.following(limit, after),
     advance: (from, toSeq, finished, rows, now) => inner.advance(from, toSeq, finished, rows, now),
     settle: (d, owner, outcome, now) => inner.settle(d, owner, outcome, now),
+    nextDueAt: () => inner.nextDueAt(),
     async claim(owner, now, leaseMs, limit) {
       const claimed = await inner.claim(owner, now, leaseMs, limit);
       return Promise.all(claimed.map((d) => opened(sealer, d)));

@@ -85,8 +85,32 @@ export interface PushOutboxStore {
    * row of its subscription, none leased to anyone else. `attempts` counts this one.
    */
   claim(owner: string, now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>;
+  /**
+   * The earliest moment a claim could lease a row (its retry time or the end of its lease, for
+   * the earliest undelivered row of each subscription); null when no row is undelivered. A
+   * deliverer with nothing to do sleeps until then instead of claiming into an empty outbox.
+   */
+  nextDueAt(): Promise<number | null>;
   /** Records an attempt's outcome, only while `owner` still holds the row's lease. */
   settle(delivery: PushDelivery, owner: string, outcome: PushSettlement, now: number): Promise<boolean>;
+}
+
+/** The store, with `woken` called after each subscription is set (its first row may be due). */
+export function wakingOnSubscribe(store: PushOutboxStore, woken: () => void): PushOutboxStore {
+  return {
+    async subscribe(s, first, now) {
+      await store.subscribe(s, first, now);
+      woken();
+    },
+    subscription: (w, t, c) => store.subscription(w, t, c),
+    subscriptions: (w, t) => store.subscriptions(w, t),
+    unsubscribe: (w, t, c) => store.unsubscribe(w, t, c),
+    following: (limit, after) => store.following(limit, after),
+    advance: (from, toSeq, finished, rows, now) => store.advance(from, toSeq, finished, rows, now),
+    claim: (owner, now, leaseMs, limit) => store.claim(owner, now, leaseMs, limit),
+    nextDueAt: () => store.nextDueAt(),
+    settle: (d, owner, outcome, now) => store.settle(d, owner, outcome, now),
+  };
 }
 
 /** Room for the rows one committed fact can make. */

@@ -1,7 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { PushSubscription } from "../../src/coordinator/pushOutbox.js";
+import {
+  type PushOutboxStore,
+  type PushSubscription,
+  wakingOnSubscribe,
+} from "../../src/coordinator/pushOutbox.js";
 import { A2aPusher } from "../../src/edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../../src/edge/a2a/push/pushPacing.js";
+import { type Clock, systemClock } from "../../src/kernel/clock.js";
 import type { PushDeliveryOutcome } from "../../src/kernel/metrics.js";
 import { OutboundConnector, type Resolve } from "../../src/kernel/outboundConnector.js";
 import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
@@ -20,7 +25,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(policy: OutboundPolicy, resolve: Resolve, pacing = {}) {
+async function setUp(
+  policy: OutboundPolicy,
+  resolve: Resolve,
+  pacing = {},
+  clock: Clock = new ManualClock(),
+) {
   const handle = await openSqlite(":memory:");
   const receiver = await startWebhookReceiver();
   const connector = new OutboundConnector({ policy, resolve });
@@ -29,8 +39,8 @@ async function setUp(policy: OutboundPolicy, resolve: Resolve, pacing = {}) {
     () => receiver.close(),
     () => connector.close(),
   );
-  const store = new SqlPushOutboxStore(handle.db, "sqlite");
-  const clock = new ManualClock();
+  const claims: number[] = [];
+  const store = countingClaims(new SqlPushOutboxStore(handle.db, "sqlite"), claims);
   const outcomes: PushDeliveryOutcome[] = [];
   const logged: string[] = [];
   const log = {
@@ -47,7 +57,38 @@ async function setUp(policy: OutboundPolicy, resolve: Resolve, pacing = {}) {
     counted: (o) => outcomes.push(o),
   });
   const port = new URL(receiver.url).port;
-  return { store, clock, receiver, pusher, outcomes, logged, port, targets: new WebhookTargets(connector) };
+  cleanups.push(() => pusher.stop());
+  return {
+    store,
+    clock,
+    receiver,
+    pusher,
+    outcomes,
+    logged,
+    port,
+    claims,
+    targets: new WebhookTargets(connector),
+  };
+}
+
+/** The store, recording how many rows each claim leased. */
+function countingClaims(store: PushOutboxStore, claims: number[]): PushOutboxStore {
+  return {
+    ...wakingOnSubscribe(store, () => {}),
+    claim: async (owner, now, leaseMs, limit) => {
+      const claimed = await store.claim(owner, now, leaseMs, limit);
+      claims.push(claimed.length);
+      return claimed;
+    },
+  };
+}
+
+async function until(condition: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 function subscription(url: string): PushSubscription {
@@ -130,5 +171,45 @@ describe("the push deliverer", () => {
     await pusher.runOnce();
     expect(receiver.received).toHaveLength(3);
     expect(new Set(receiver.received.map((r) => r.headers["x-awaken-delivery-id"])).size).toBe(1);
+  });
+
+  it("claims nothing while idle: it sleeps until the next row falls due, and a config set wakes it", async () => {
+    const { store, receiver, pusher, outcomes, claims, port } = await setUp(
+      OutboundPolicy.allowing("127.0.0.1"),
+      async () => [],
+      { pollMs: 10, idlePollMs: 60_000, retryBaseMs: 300 },
+      systemClock,
+    );
+    const waking = wakingOnSubscribe(store, () => pusher.wake());
+    const settled = async (count: number) => {
+      await until(() => claims.length === count);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    };
+    pusher.start();
+    // An empty outbox: one look at start, then no claim for the idle wait (60 s here).
+    await settled(1);
+    expect(claims).toEqual([0]);
+
+    // A config set here is delivered at once, not after the idle wait; the round after the one
+    // that delivered looks once more, then the deliverer is idle again.
+    await waking.subscribe(subscription(`http://127.0.0.1:${port}/hook`), body, Date.now());
+    await settled(3);
+    expect(outcomes).toEqual(["delivered"]);
+    expect(claims).toEqual([0, 1, 0]);
+
+    // A failed attempt is claimed again when its backoff ends, with no claim in between but the
+    // look right after the attempt.
+    receiver.status = 503;
+    await waking.subscribe(
+      { ...subscription(`http://127.0.0.1:${port}/hook`), configId: "c2" },
+      body,
+      Date.now(),
+    );
+    await until(() => outcomes.length === 2);
+    receiver.status = 200;
+    await settled(7);
+    expect(outcomes).toEqual(["delivered", "retried", "delivered"]);
+    expect(claims).toEqual([0, 1, 0, 1, 0, 1, 0]);
+    expect(receiver.received).toHaveLength(3);
   });
 });

@@ -119,6 +119,35 @@ describe.each(Object.keys(BACKENDS))("push outbox on %s", (backend) => {
   });
 
   it.skipIf(unavailable)(
+    "tells when the next row falls due: a retry's time or a lease's end, for each config's first row",
+    async () => {
+      const [store] = await open();
+      expect(await store!.nextDueAt()).toBeNull();
+      const s = subscription("c1");
+      await store!.subscribe(s, message("r0"), NOW);
+      await store!.advance(s, 5, false, [{ ...message("r1"), position: factPosition(4, 0) }], NOW);
+      expect(await store!.nextDueAt()).toBe(NOW);
+      // Leased: due again when the lease ends; the row behind it is not due before it.
+      const [r0] = await store!.claim("p1", NOW, 1_000, 10);
+      expect(await store!.nextDueAt()).toBe(NOW + 1_000);
+      await store!.settle(r0!, "p1", { kind: "retry", at: NOW + 5_000, error: "HTTP 503" }, NOW + 10);
+      expect(await store!.nextDueAt()).toBe(NOW + 5_000);
+      // Another config's row due sooner comes first.
+      await store!.subscribe(subscription("c2"), message("other"), NOW + 20);
+      expect(await store!.nextDueAt()).toBe(NOW + 20);
+      const [other] = await store!.claim("p1", NOW + 20, 1_000, 10);
+      await store!.settle(other!, "p1", { kind: "delivered" }, NOW + 30);
+      const [again] = await store!.claim("p1", NOW + 5_000, 1_000, 10);
+      await store!.settle(again!, "p1", { kind: "delivered" }, NOW + 5_010);
+      // r1 is now its config's first undelivered row, due since it was written.
+      expect(await store!.nextDueAt()).toBe(NOW);
+      const [r1] = await store!.claim("p1", NOW + 5_010, 1_000, 10);
+      await store!.settle(r1!, "p1", { kind: "abandoned", error: "out of attempts" }, NOW + 5_020);
+      expect(await store!.nextDueAt()).toBeNull();
+    },
+  );
+
+  it.skipIf(unavailable)(
     "delivers a config's rows in order, leases them, and lets a lapsed lease be reclaimed",
     async () => {
       const [store] = await open();

@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { type ExpressionBuilder, sql } from "kysely";
 import {
   type ClaimedDelivery,
   firstPosition,
@@ -13,6 +13,8 @@ import type { Database } from "./schema.js";
 
 type ConfigRow = Database["push_configs"];
 type OutboxRow = Database["push_outbox"];
+/** A query over the outbox aliased `o`. */
+type OutboxScope = Database & { o: OutboxRow };
 
 /**
  * Push configs and their outbox in dialect-neutral Kysely. SQLite has one writer, so a claim's
@@ -160,19 +162,7 @@ export class SqlPushOutboxStore implements PushOutboxStore {
       .where("o.next_attempt_at", "<=", now)
       .where((eb) => eb.or([eb("o.lease_until", "is", null), eb("o.lease_until", "<=", now)]))
       // Rows of one config go out in order: only its earliest undelivered row is due.
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("push_outbox as e")
-              .select("e.position")
-              .whereRef("e.workspace_id", "=", "o.workspace_id")
-              .whereRef("e.task_id", "=", "o.task_id")
-              .whereRef("e.config_id", "=", "o.config_id")
-              .where("e.state", "=", "pending")
-              .whereRef("e.position", "<", "o.position"),
-          ),
-        ),
-      )
+      .where(firstPendingOfItsConfig)
       .orderBy("o.next_attempt_at", "asc")
       .orderBy("o.position", "asc")
       .limit(limit)
@@ -210,6 +200,23 @@ export class SqlPushOutboxStore implements PushOutboxStore {
     return claimed;
   }
 
+  async nextDueAt(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom("push_outbox as o")
+      .select(
+        sql<
+          number | string | null
+        >`min(case when o.lease_until > o.next_attempt_at then o.lease_until else o.next_attempt_at end)`.as(
+          "due",
+        ),
+      )
+      .where("o.state", "=", "pending")
+      // As in `claim`: a row behind an undelivered one of its subscription is not due before it.
+      .where(firstPendingOfItsConfig)
+      .executeTakeFirst();
+    return row?.due === null || row?.due === undefined ? null : Number(row.due);
+  }
+
   /**
    * Ends every lease: only for a database one process owns (SQLite under its file lock), whose
    * previous incarnation is gone, so the rows it held go out now instead of after their lease.
@@ -243,6 +250,21 @@ export class SqlPushOutboxStore implements PushOutboxStore {
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
+}
+
+/** An outbox row `o` with no undelivered row of its config before it. */
+function firstPendingOfItsConfig({ not, exists, selectFrom }: ExpressionBuilder<OutboxScope, "o">) {
+  return not(
+    exists(
+      selectFrom("push_outbox as e")
+        .select("e.position")
+        .whereRef("e.workspace_id", "=", "o.workspace_id")
+        .whereRef("e.task_id", "=", "o.task_id")
+        .whereRef("e.config_id", "=", "o.config_id")
+        .where("e.state", "=", "pending")
+        .whereRef("e.position", "<", "o.position"),
+    ),
+  );
 }
 
 async function insertRows(

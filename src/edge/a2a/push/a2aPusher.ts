@@ -34,6 +34,8 @@ export interface A2aPusherDeps {
   /** Never handed a token, a credential or a full URL. */
   log: { warn(fields: object, message: string): void; debug(fields: object, message: string): void };
   counted(outcome: PushDeliveryOutcome): void;
+  /** Every thread's commits, this replica's and the others': a followed task's move wakes a round. */
+  onAnyThreadCommitted?: (listener: (threadId: string) => void) => () => void;
 }
 
 /**
@@ -42,68 +44,147 @@ export interface A2aPusherDeps {
  * skipped and, by the rows' positions, never queued twice), then POSTs the due rows it could
  * lease. A process killed at any point leaves rows that another round (here or on a replica,
  * after a restart) delivers: at least once, each with a stable delivery id.
+ *
+ * Rounds follow the work: a round that moved something is followed by another after `pollMs`; an
+ * idle one learns when the next row falls due and sleeps until then (at most `idlePollMs`), so an
+ * idle outbox costs no claim. A commit on a followed task, or a config set here, wakes a round.
  */
 export class A2aPusher {
   /** This process's incarnation: a restarted process never mistakes its predecessor's lease. */
   readonly owner = `push.${randomUUID()}`;
   private timer: NodeJS.Timeout | null = null;
+  /** When the armed timer fires (process time), so a wake only ever brings it sooner. */
+  private timerAt = Number.POSITIVE_INFINITY;
   private round: Promise<void> | null = null;
+  private inRound = false;
+  private wokenInRound = false;
   private stopped = false;
+  private unsubscribe: (() => void) | null = null;
+  /** The threads of the subscriptions still following, as of the last round. */
+  private followed = new Set<string>();
+  /** When the next row falls due, from the last idle round: null for none, undefined for unknown. */
+  private dueAt: number | null | undefined;
 
   constructor(private readonly deps: A2aPusherDeps) {}
 
   start(): void {
+    this.unsubscribe =
+      this.deps.onAnyThreadCommitted?.((threadId) => {
+        if (this.followed.has(threadId)) this.wake();
+      }) ?? null;
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     await this.round;
   }
 
-  /** One round: follow, then deliver. Exposed for tests that drive rounds themselves. */
-  async runOnce(): Promise<void> {
-    await this.follow();
-    await this.deliver();
+  /**
+   * Something may be due that the last idle round did not see (a config set here, a followed task
+   * moved): a round within `pollMs` instead of after the idle wait.
+   */
+  wake(): void {
+    if (this.stopped) return;
+    this.dueAt = undefined;
+    if (this.inRound) this.wokenInRound = true;
+    else this.schedule(this.deps.pacing.pollMs);
   }
 
+  /**
+   * One round: follow, then deliver unless the last idle round saw nothing due yet. True when it
+   * moved something. Exposed for tests that drive rounds themselves.
+   */
+  async runOnce(): Promise<boolean> {
+    const moved = await this.follow();
+    const due = this.dueAt === undefined || (this.dueAt !== null && this.dueAt <= this.deps.clock.now());
+    const claimed = moved > 0 || due ? await this.deliver() : 0;
+    if (moved > 0 || claimed > 0) {
+      this.dueAt = undefined;
+      return true;
+    }
+    this.dueAt = await this.deps.store.nextDueAt();
+    return false;
+  }
+
+  /** Arms the timer for a round in `ms`, unless one is already armed sooner. */
   private schedule(ms: number): void {
     if (this.stopped) return;
+    const at = performance.now() + ms;
+    if (this.timer && this.timerAt <= at) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
     this.timer = setTimeout(() => {
-      this.round = this.runOnce()
-        .catch((error: unknown) =>
-          this.deps.log.warn({ err: error }, "push round failed; next round retries"),
-        )
-        .finally(() => this.schedule(this.deps.pacing.pollMs));
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      this.startRound();
     }, ms);
     this.timer.unref?.();
   }
 
-  /** Every config still following its task, a page at a time, so none waits behind the others. */
-  private async follow(): Promise<void> {
+  private startRound(): void {
+    this.inRound = true;
+    this.wokenInRound = false;
+    const { pollMs } = this.deps.pacing;
+    this.round = this.runOnce()
+      .then(
+        (moved) => (moved || this.wokenInRound ? pollMs : this.idleWaitMs()),
+        (error: unknown) => {
+          this.dueAt = undefined;
+          this.deps.log.warn({ err: error }, "push round failed; next round retries");
+          return pollMs;
+        },
+      )
+      .then((ms) => {
+        this.inRound = false;
+        this.schedule(ms);
+      });
+  }
+
+  /** Until the next row falls due, within [pollMs, idlePollMs]: the idle bound covers what no signal announces. */
+  private idleWaitMs(): number {
+    const { pollMs, idlePollMs } = this.deps.pacing;
+    if (this.dueAt === null || this.dueAt === undefined) return idlePollMs;
+    return Math.min(idlePollMs, Math.max(pollMs, this.dueAt - this.deps.clock.now()));
+  }
+
+  /**
+   * Every config still following its task, a page at a time, so none waits behind the others.
+   * Returns how many moved their cursor.
+   */
+  private async follow(): Promise<number> {
     let after: PushSubscription | null = null;
-    for (;;) {
-      const page = await this.deps.store.following(FOLLOW_BATCH, after);
-      for (const subscription of page) {
-        if (this.stopped) return;
-        try {
-          await this.followOne(subscription);
-        } catch (error) {
-          this.deps.log.warn(
-            { err: error, taskId: subscription.taskId },
-            "push config could not follow its task",
-          );
+    let moved = 0;
+    const followed = new Set<string>();
+    try {
+      for (;;) {
+        const page = await this.deps.store.following(FOLLOW_BATCH, after);
+        for (const subscription of page) {
+          if (this.stopped) return moved;
+          followed.add(subscription.threadId);
+          try {
+            if (await this.followOne(subscription)) moved += 1;
+          } catch (error) {
+            this.deps.log.warn(
+              { err: error, taskId: subscription.taskId },
+              "push config could not follow its task",
+            );
+          }
         }
+        if (page.length < FOLLOW_BATCH) return moved;
+        after = page.at(-1) ?? null;
       }
-      if (page.length < FOLLOW_BATCH) return;
-      after = page.at(-1) ?? null;
+    } finally {
+      this.followed = followed;
     }
   }
 
-  private async followOne(s: PushSubscription): Promise<void> {
+  /** True when the subscription's cursor moved (its rows may be due now). */
+  private async followOne(s: PushSubscription): Promise<boolean> {
     const newer = await this.deps.history(s.threadId, s.cursorSeq);
-    if (newer.length === 0) return;
+    if (newer.length === 0) return false;
     const facts = await this.deps.history(s.threadId, 0);
     const { notifications, toSeq, finished } = notificationsAfter(s.sessionId, s.taskId, facts, s.cursorSeq);
     const perFact = new Map<number, number>();
@@ -112,14 +193,16 @@ export class A2aPusher {
       perFact.set(n.seq, index + 1);
       return { ...pushMessageOf(n.event, s.wireVersion), position: factPosition(n.seq, index) };
     });
-    await this.deps.store.advance(s, toSeq, finished, rows, this.deps.clock.now());
+    return this.deps.store.advance(s, toSeq, finished, rows, this.deps.clock.now());
   }
 
-  private async deliver(): Promise<void> {
+  /** Leases the due rows and POSTs them; how many it leased. */
+  private async deliver(): Promise<number> {
     const { pacing } = this.deps;
     const leaseMs = pacing.requestTimeoutMs * 2;
     const claimed = await this.deps.store.claim(this.owner, this.deps.clock.now(), leaseMs, CLAIM_BATCH);
     await Promise.all(claimed.map((d) => this.deliverOne(d)));
+    return claimed.length;
   }
 
   private async deliverOne(d: ClaimedDelivery): Promise<void> {
