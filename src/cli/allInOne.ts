@@ -117,10 +117,13 @@ export async function startAllInOne(
       await storage.coordinator.sessions.updateCredentialPins?.(workspaceId, sessionId, pins);
     },
   };
+  const controlLink = split
+    ? new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" })
+    : null;
   let control: ControlPlane;
   try {
-    control = split
-      ? linkedControl(new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" }))
+    control = controlLink
+      ? linkedControl(controlLink)
       : await openLocalControl({
           dataDir,
           apiKey: options.apiKey,
@@ -283,6 +286,8 @@ export async function startAllInOne(
       appliedMigrations: () => storage.appliedMigrations(),
       workers: () => workers[0]?.state ?? null,
       draining: () => draining,
+      // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
+      ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),
     }),
     metrics,
     tracing,

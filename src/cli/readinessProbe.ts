@@ -8,13 +8,19 @@ export interface ReadinessSources {
   workers(): "starting" | "polling" | "draining" | "stopped" | null;
   /** True once SIGTERM started the drain. */
   draining(): boolean;
-  /** How long the database may take to answer (default 1 s). */
+  /**
+   * A split Coordinator's Control: true when some replica answers ready within the timeout.
+   * Without it nothing needing Control (authentication included) can be served.
+   */
+  control?: (timeoutMs: number) => Promise<boolean>;
+  /** How long the database (and Control) may take to answer (default 1 s). */
   timeoutMs?: number;
   /** How long one database answer is reused, so a probe storm costs one query (default 1 s). */
   cacheMs?: number;
 }
 
 type DatabaseState = Pick<ReadinessReport["checks"], "database" | "migrations"> & { reason?: string };
+type ControlState = { control?: "ok" | "unreachable"; reason?: string };
 
 /**
  * `/readyz`'s checks. The database read is shared by concurrent probes and reused for `cacheMs`;
@@ -24,7 +30,7 @@ type DatabaseState = Pick<ReadinessReport["checks"], "database" | "migrations"> 
 export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
   const timeoutMs = sources.timeoutMs ?? 1_000;
   const cacheMs = sources.cacheMs ?? 1_000;
-  let cached: { at: number; state: Promise<DatabaseState> } | null = null;
+  let cached: { at: number; state: Promise<DatabaseState>; control: Promise<ControlState> } | null = null;
 
   const probeDatabase = async (): Promise<DatabaseState> => {
     let timer: NodeJS.Timeout | undefined;
@@ -47,17 +53,28 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
     }
   };
 
+  const probeControl = async (): Promise<ControlState> => {
+    if (!sources.control) return {};
+    const ok = await sources.control(timeoutMs).catch(() => false);
+    return ok ? { control: "ok" } : { control: "unreachable", reason: "control: no replica answers ready" };
+  };
+
   return async () => {
     const now = Date.now();
-    if (!cached || now - cached.at >= cacheMs) cached = { at: now, state: probeDatabase() };
-    const { reason: databaseReason, ...database } = await cached.state;
+    if (!cached || now - cached.at >= cacheMs)
+      cached = { at: now, state: probeDatabase(), control: probeControl() };
+    const [{ reason: ownReason, ...database }, { reason: controlReason, ...control }] = await Promise.all([
+      cached.state,
+      cached.control,
+    ]);
+    const databaseReason = ownReason ?? controlReason;
     const workerState = sources.workers();
     const workers = workerState === null ? "none" : workerState === "starting" ? "stopped" : workerState;
     const draining = sources.draining() || workers === "draining";
     const workersReason = workers === "none" || workers === "polling" ? undefined : `workers: ${workers}`;
     const reason = draining ? "draining: shutting down" : (databaseReason ?? workersReason);
     const ready = !draining && databaseReason === undefined && workersReason === undefined;
-    return { ready, draining, checks: { ...database, workers }, ...(reason ? { reason } : {}) };
+    return { ready, draining, checks: { ...database, workers, ...control }, ...(reason ? { reason } : {}) };
   };
 }
 

@@ -455,6 +455,38 @@ describe.skipIf(postgresUnavailable() !== null)("registration across the split",
     expect(catalog).toEqual([{ n: 1 }]);
   });
 
+  it("the coordinator's /readyz names Control while no replica answers, and is ready again once it is back", async () => {
+    const coordinator = cluster.coordinator ?? (await cluster.startCoordinator());
+    const readyz = async () => {
+      const response = await fetch(`${coordinator.url}/readyz`);
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const settled = async (status: number) => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const answer = await readyz();
+        if (answer.status === status || Date.now() > deadline) return answer;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    };
+    const up = await settled(200);
+    expect(up.body).toMatchObject({ status: "ready", checks: { database: "ok", control: "ok" } });
+
+    await cluster.stopControl();
+    const down = await settled(503);
+    expect(down).toEqual({
+      status: 503,
+      body: {
+        status: "unready",
+        checks: { database: "ok", migrations: "current", workers: "polling", control: "unreachable" },
+        reason: "control: no replica answers ready",
+      },
+    });
+
+    await cluster.restartControl();
+    expect((await settled(200)).body).toMatchObject({ status: "ready", checks: { control: "ok" } });
+  });
+
   it("the same identity with another fingerprint fails closed at the coordinator", async () => {
     await (cluster.coordinator ?? (await cluster.startCoordinator())).client.beta.agents.list();
     const client = cluster.coordinator!.client;

@@ -25,11 +25,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(
+async function setUp<C extends Clock = ManualClock>(
   policy: OutboundPolicy,
   resolve: Resolve,
   pacing = {},
-  clock: Clock = new ManualClock(),
+  clock: C = new ManualClock() as Clock as C,
 ) {
   const handle = await openSqlite(":memory:");
   const receiver = await startWebhookReceiver();

@@ -17,6 +17,8 @@ export interface SplitCluster {
   startCoordinator(): Promise<ServerProcess>;
   /** Stops Control (SIGTERM) and starts it again on the same port, data dir and schema. */
   restartControl(extraArgs?: string[]): Promise<ServerProcess>;
+  /** Stops Control (SIGTERM); `restartControl` brings it back. */
+  stopControl(): Promise<void>;
   /** SIGKILLs every process and drops both schemas. */
   dispose(): Promise<void>;
 }
@@ -105,10 +107,14 @@ export async function startSplitCluster(options: {
       return coordinator;
     },
     restartControl: async (extraArgs) => {
-      cluster.control.child.kill("SIGTERM");
-      await cluster.control.exited;
+      await cluster.stopControl();
       cluster.control = await startControl(extraArgs);
       return cluster.control;
+    },
+    stopControl: async () => {
+      const { child, exited } = cluster.control;
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
     },
     dispose: async () => {
       for (const p of processes)

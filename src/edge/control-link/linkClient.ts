@@ -80,6 +80,20 @@ export class LinkClient {
     return decodeResult(answer);
   }
 
+  /** True when some replica answers its `/readyz` with 200 within `timeoutMs` (for readiness). */
+  async ready(timeoutMs: number): Promise<boolean> {
+    for (const base of this.bases) {
+      try {
+        const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(timeoutMs) });
+        await response.body?.cancel();
+        if (response.ok) return true;
+      } catch {
+        // this replica is down or slow: ask the next
+      }
+    }
+    return false;
+  }
+
   /** An object whose methods are the peer's `methods` of `service`. */
   service<T, const M extends readonly string[]>(service: string, methods: M): Linked<T, M> {
     const out: Record<string, (...args: unknown[]) => Promise<unknown>> = {};

@@ -7,6 +7,8 @@ export interface ReadinessReport {
     database: "ok" | "unreachable";
     migrations: "current" | "behind" | "ahead" | "unknown";
     workers: "polling" | "none" | "draining" | "stopped";
+    /** Only on a split Coordinator: whether some Control replica answers ready. */
+    control?: "ok" | "unreachable";
   };
   /** Names the failing check; never a secret, id, URL or driver message. */
   reason?: string;
