@@ -123,7 +123,7 @@ export async function startAllInOne(
   let control: ControlPlane;
   try {
     control = controlLink
-      ? linkedControl(controlLink)
+      ? linkedControl(controlLink, clock)
       : await openLocalControl({
           dataDir,
           apiKey: options.apiKey,

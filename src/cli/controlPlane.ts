@@ -22,9 +22,16 @@ import type { OutboundConnector } from "../kernel/outboundConnector.js";
 import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { composeControl, type SessionPins } from "./controlParts.js";
+import { cachedIam } from "./linkedIamCache.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { type PushFieldSealer, pushConfigSealer } from "./sealedPushStore.js";
 import type { StartupKeys } from "./startupKeys.js";
+
+/**
+ * How long a split Coordinator keeps an API key's authentication: a revocation made through another
+ * coordinator takes effect here within this.
+ */
+const LINKED_AUTH_CACHE_MS = 5_000;
 
 export type CustodyPort = Pick<CredentialCustody, (typeof CONTROL_METHODS.custody)[number]>;
 export type ApiKeySource = "env" | "generated" | "stored" | "elsewhere" | "control";
@@ -142,9 +149,13 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
  * service, answered with its own errors. Authentication is not cached here: Control's cache is
  * the one a revocation clears, so a revoked key is refused at once, as in the all-in-one server.
  */
-export function linkedControl(link: LinkClient): ControlPlane {
+export function linkedControl(link: LinkClient, clock: Clock): ControlPlane {
   return {
-    iam: link.service<IamService, typeof CONTROL_METHODS.iam>("iam", CONTROL_METHODS.iam),
+    iam: cachedIam(
+      link.service<IamService, typeof CONTROL_METHODS.iam>("iam", CONTROL_METHODS.iam),
+      clock,
+      LINKED_AUTH_CACHE_MS,
+    ),
     agents: link.service("agents", CONTROL_METHODS.agents) as AgentsPort,
     vaults: link.service("vaults", CONTROL_METHODS.vaults) as VaultsPort,
     credentials: link.service("credentials", CONTROL_METHODS.credentials) as CredentialsPort,

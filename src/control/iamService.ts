@@ -131,7 +131,7 @@ export class IamService {
     if (claims) return this.tokenPrincipal(claims);
     // Every request authenticates: the cache is keyed by a plain digest (a fraction of the HMAC's
     // cost), never by the key itself; only a miss computes the stored hashes.
-    const hash = cacheKeyOf(apiKey);
+    const hash = authCacheKey(apiKey);
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
@@ -407,7 +407,7 @@ function apiKeyView(record: ApiKeyRecord) {
   return view;
 }
 
-/** The authentication cache's key for an API key: in memory only, never stored. */
-function cacheKeyOf(apiKey: string): string {
+/** An authentication cache's key for an API key: in memory only, never stored. */
+export function authCacheKey(apiKey: string): string {
   return digest("sha256", apiKey, "base64");
 }

@@ -1,0 +1,40 @@
+import { authCacheKey, type Principal } from "../control/iamService.js";
+import type { IamPort } from "../edge/http/edgeServices.js";
+import type { Clock } from "../kernel/clock.js";
+
+/** Entries past this many are dropped at once (a spray of random keys cannot grow it further). */
+const MAX_ENTRIES = 10_000;
+
+/**
+ * A split Coordinator's authentication cache in front of Control's link. Every request
+ * authenticates, and a link call costs more than the rest of a small request, so an API key's
+ * answer (its principal, or a refusal) is kept for `cacheMs`, keyed by a digest of the key. An
+ * access token's answer is never kept: Control checks its expiry on every request. A revocation
+ * forwarded through this coordinator drops the key's entries at once; on other coordinators it takes
+ * effect within `cacheMs`, as on replicas of the all-in-one server.
+ */
+export function cachedIam(iam: IamPort, clock: Clock, cacheMs: number): IamPort {
+  const cache = new Map<string, { principal: Principal | null; until: number }>();
+  return {
+    async authenticate(apiKey) {
+      const key = authCacheKey(apiKey);
+      const now = clock.now();
+      const cached = cache.get(key);
+      if (cached && cached.until > now) return cached.principal;
+      const principal = await iam.authenticate(apiKey);
+      if (principal?.accessTokenId === undefined) {
+        if (cache.size >= MAX_ENTRIES) cache.clear();
+        cache.set(key, { principal, until: now + cacheMs });
+      }
+      return principal;
+    },
+    async revokeApiKey(by, id) {
+      const record = await iam.revokeApiKey(by, id);
+      for (const [key, entry] of cache) if (entry.principal?.apiKeyId === record.id) cache.delete(key);
+      return record;
+    },
+    createApiKey: (by, request) => iam.createApiKey(by, request),
+    listApiKeys: (by, page) => iam.listApiKeys(by, page),
+    mintAccessToken: (by, request) => iam.mintAccessToken(by, request),
+  };
+}
