@@ -249,13 +249,14 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         notify: notify[k]?.payloads[0] ?? null,
       };
     });
+    // The plan's event rows already hold each body's JSON text: reuse it rather than encode again.
     const facts = sent.flatMap((entry, k) =>
-      entry.plan.facts.committed.map((fact) => ({
+      entry.plan.facts.events.map((event) => ({
         a: k + 1,
-        seq: fact.seq,
-        id: fact.id,
-        type: fact.type,
-        body: toJson(fact.body),
+        seq: event.seq,
+        id: event.id,
+        type: event.type,
+        body: event.body_json,
       })),
     );
     let rows: AppendRow[];

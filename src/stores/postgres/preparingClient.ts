@@ -21,7 +21,7 @@ export function preparingClient(counter?: StatementCounter): typeof pg.Client {
       let named = false;
       if (typeof first === "string") {
         text = first;
-        const name = process.env.AWAKEN_X_NONAME ? undefined : statementName(first);
+        const name = statementName(first);
         if (name !== undefined && (second === undefined || Array.isArray(second))) {
           forwarded = [{ name, text: first, values: second ?? [] }, ...rest];
           named = true;
@@ -35,7 +35,7 @@ export function preparingClient(counter?: StatementCounter): typeof pg.Client {
         text = config.text;
         if (config.name) named = true;
         else {
-          const name = process.env.AWAKEN_X_NONAME ? undefined : statementName(config.text);
+          const name = statementName(config.text);
           if (name !== undefined) {
             forwarded = [{ ...config, name }, second, ...rest].slice(0, args.length);
             named = true;

@@ -12,12 +12,18 @@ export class StatementCounter {
   named = 0;
   readonly kinds = new Map<string, number>();
   private snapshots = 0;
+  /** Statement texts are few and repeat, so each is labelled once rather than on every call. */
+  private readonly kindOf = new Map<string, string>();
 
   record(text: string, named: boolean, startsRoundTrip: boolean): void {
     this.statements += 1;
     if (named) this.named += 1;
     if (startsRoundTrip) this.roundTrips += 1;
-    const kind = statementKind(text);
+    let kind = this.kindOf.get(text);
+    if (kind === undefined) {
+      kind = statementKind(text);
+      if (this.kindOf.size < 10_000) this.kindOf.set(text, kind);
+    }
     this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
   }
 
