@@ -22,6 +22,8 @@ export class Worker {
   private wakeWaiters: Array<() => void> = [];
   /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
   private pendingWakes = 0;
+  /** Claims started by any slot so far: a poll is owed only by a wait no claim started during. */
+  private claimsStarted = 0;
   private unsubscribe: Array<() => void> = [];
   private started = false;
   private stopped = false;
@@ -80,6 +82,7 @@ export class Worker {
       let activation: Activation | null = null;
       let claimed = false;
       try {
+        this.claimsStarted += 1;
         activation = await this.transport.claim(owner, this.options.leaseMs, idle);
         claimed = true;
       } catch (error) {
@@ -185,21 +188,37 @@ export class Worker {
     }
   }
 
-  private waitForWork(): Promise<void> {
+  /**
+   * Waits for a wake signal, or a poll interval. With a transport that signals every run, a poll
+   * interval during which another slot started a claim is waited again: that claim looked at the
+   * queue after this wait began, and what it did not take is what a signal would announce, so this
+   * slot's claim would find nothing. Polling stays for what no signal announces (a lapsed lease): a
+   * claim of this process starts at least once per idle interval, and claims take the oldest run.
+   */
+  private async waitForWork(): Promise<void> {
+    for (;;) {
+      const claimsBefore = this.claimsStarted;
+      if ((await this.waitOnce()) === "woken") return;
+      if (!this.transport.signalsEveryRun || this.claimsStarted === claimsBefore) return;
+    }
+  }
+
+  private waitOnce(): Promise<"woken" | "timeout"> {
     // A slot whose claim was in flight when stop() woke everyone must not sleep a poll interval.
-    if (this.stopping) return Promise.resolve();
+    if (this.stopping) return Promise.resolve("woken");
     if (this.pendingWakes > 0) {
       this.pendingWakes -= 1;
-      return Promise.resolve();
+      return Promise.resolve("woken");
     }
     return new Promise((resolve) => {
-      const done = () => {
+      const finish = (how: "woken" | "timeout") => {
         clearTimeout(timer);
-        this.wakeWaiters = this.wakeWaiters.filter((w) => w !== done);
-        resolve();
+        this.wakeWaiters = this.wakeWaiters.filter((w) => w !== wake);
+        resolve(how);
       };
-      const timer = setTimeout(done, this.options.pollMs);
-      this.wakeWaiters.push(done);
+      const wake = () => finish("woken");
+      const timer = setTimeout(() => finish("timeout"), this.options.pollMs);
+      this.wakeWaiters.push(wake);
     });
   }
 

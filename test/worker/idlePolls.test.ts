@@ -1,0 +1,115 @@
+/**
+ * The idle slots of an in-process worker (a transport that signals every run): a poll interval in
+ * which another slot already looked at the queue is waited again instead of claiming into an empty
+ * queue, yet polling still looks at least once per interval (a lapsed lease is announced by no
+ * signal) and a signal still wakes a slot at once. Time is faked; the transport counts claims.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import type { Activation } from "../../src/coordinator/ports.js";
+import type { WorkerTransport } from "../../src/worker/ports.js";
+import { Worker } from "../../src/worker/workerLoop.js";
+
+const POLL_MS = 100;
+const SLOTS = 4;
+
+interface CountingTransport {
+  transport: WorkerTransport;
+  /** When each claim started, in fake milliseconds. */
+  claimedAt: number[];
+  signal(): void;
+}
+
+/** A coordinator with nothing claimable: every claim answers null, as an empty queue does. */
+function emptyQueue(signalsEveryRun: boolean): CountingTransport {
+  const claimedAt: number[] = [];
+  const listeners = new Set<() => void>();
+  const transport: WorkerTransport = {
+    claim: async () => {
+      claimedAt.push(Date.now());
+      return null as Activation | null;
+    },
+    renew: async () => true,
+    release: async () => {},
+    commit: async () => {
+      throw new Error("nothing is claimed, so nothing commits");
+    },
+    readThread: async () => [],
+    publish: () => {},
+    onWork: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    signalsEveryRun,
+    onRunCancelled: () => () => {},
+  };
+  const signal = () => {
+    for (const listener of listeners) listener();
+  };
+  return { transport, claimedAt, signal };
+}
+
+function startWorker(transport: WorkerTransport): Worker {
+  const silent = { info() {}, warn() {}, error() {}, debug() {} };
+  const runtime = { log: silent } as unknown as ConstructorParameters<typeof Worker>[1];
+  const worker = new Worker(transport, runtime, {
+    id: "idle",
+    concurrency: SLOTS,
+    leaseMs: 15_000,
+    pollMs: POLL_MS,
+    drainMs: 1_000,
+  });
+  worker.start();
+  return worker;
+}
+
+describe("idle slots of an in-process worker", () => {
+  let worker: Worker | undefined;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval", "Date"] });
+  });
+
+  afterEach(async () => {
+    await worker?.stop();
+    worker = undefined;
+    vi.useRealTimers();
+  });
+
+  it("looks about once per poll interval, not once per slot", async () => {
+    const queue = emptyQueue(true);
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(0);
+    const start = Date.now();
+    expect(queue.claimedAt).toHaveLength(SLOTS); // each slot's first look
+
+    const intervals = 20;
+    await vi.advanceTimersByTimeAsync(intervals * POLL_MS);
+    const polls = queue.claimedAt.filter((at) => at > start);
+    // One slot per interval claims; the others saw its claim start during their wait and wait again.
+    expect(polls.length).toBeLessThanOrEqual(intervals + 1);
+    // Polling stays: no interval of two poll periods passes without a look.
+    for (let from = start; from + 2 * POLL_MS <= start + intervals * POLL_MS; from += POLL_MS) {
+      expect(polls.some((at) => at > from && at <= from + 2 * POLL_MS)).toBe(true);
+    }
+  });
+
+  it("a signal still wakes a waiting slot at once", async () => {
+    const queue = emptyQueue(true);
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(POLL_MS / 2);
+    const before = queue.claimedAt.length;
+    queue.signal();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.claimedAt.length).toBe(before + 1);
+    expect(queue.claimedAt.at(-1)).toBe(Date.now());
+  });
+
+  it("a transport that does not signal every run keeps every slot's own poll", async () => {
+    const queue = emptyQueue(false);
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(0);
+    const start = Date.now();
+    await vi.advanceTimersByTimeAsync(10 * POLL_MS);
+    expect(queue.claimedAt.filter((at) => at > start).length).toBeGreaterThanOrEqual(SLOTS * 10);
+  });
+});
