@@ -17,7 +17,7 @@ const percent = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–")
  * before and after it; their mean is the yardstick. `cores` is the machine's CPU count.
  */
 export function summarize({ topology, concurrency, raw: rawReadings, level, cores }) {
-  const { samples, elapsedMs, writes, commits, server, cpu, statements } = level;
+  const { samples, elapsedMs, writes, commits, server, cpu, statements, linkCalls } = level;
   const raw = mean(rawReadings);
   const turns = samples.length;
   const seconds = elapsedMs / 1000;
@@ -45,6 +45,7 @@ export function summarize({ topology, concurrency, raw: rawReadings, level, core
     server: { p50: percentile(server, 50), mean: mean(server), p99: percentile(server, 99) },
     cpu: cpu ? cpuPerTurn(cpu, { turns, cores, commitsPerTurn: commits / turns, raw }) : null,
     statements: statements ? statementsPerTurn(statements, turns, writes.claims) : null,
+    linkCallsPerTurn: typeof linkCalls === "number" ? linkCalls / turns : null,
   };
 }
 
@@ -112,6 +113,11 @@ export function detailLines(row) {
             `that found nothing) | ${row.statements.kinds.map(([k, n]) => `${k} ${fixed(n, 2)}`).join(", ")}`,
         ]
       : []),
+    ...(row.linkCallsPerTurn === null
+      ? []
+      : [
+          `    Control link calls per turn (the coordinator's internal RPC to Control): ${fixed(row.linkCallsPerTurn, 2)}`,
+        ]),
     ...(row.cpu
       ? [
           `    CPU per turn: client ${fixed(row.cpu.client, 2)} ms, awaken ${fixed(row.cpu.awaken, 2)} ms, ` +

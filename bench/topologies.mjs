@@ -156,6 +156,7 @@ export const TOPOLOGIES = {
         pids: [control.child.pid, coordinator.child.pid, ...workers.map((w) => w.child.pid)],
         counts: () => postgresCounts(schemaUrl),
         statements: () => statementSnapshot(coordinator.child.pid, countsFile),
+        linkCalls: () => linkCallsServed(control.match[1]),
       };
     },
   },
@@ -195,4 +196,16 @@ async function freePort() {
 /** Slots per remote worker: together at least `slotsFor(c)`. */
 function remoteSlots(concurrency) {
   return Math.ceil(slotsFor(concurrency) / REMOTE_WORKERS);
+}
+
+/** Internal RPC calls Control has answered so far, from its own `/metrics` (every route is counted). */
+async function linkCallsServed(controlUrl) {
+  const text = await (await fetch(new URL("/metrics", controlUrl))).text();
+  let calls = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("awaken_http_requests_total{") && line.includes('route="/internal/v1/rpc')) {
+      calls += Number(line.slice(line.lastIndexOf(" ") + 1));
+    }
+  }
+  return calls;
 }

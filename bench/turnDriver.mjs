@@ -15,11 +15,11 @@ const SETUP_PARALLELISM = 8;
 
 /**
  * Runs one concurrency level against a running topology: warm-up, then `turns` timed turns with
- * `concurrency` sessions in flight at once. Store counts, statement counts (PostgreSQL) and CPU times (by role, for the `awaken`
+ * `concurrency` sessions in flight at once. Store counts, statement counts (PostgreSQL), Control link calls (split) and CPU times (by role, for the `awaken`
  * processes `pids`) are taken right before and right after the timed part, so warm-up and set-up
  * are excluded.
  */
-export async function runLevel({ url, pids, concurrency, turns, counts, statements, progress }) {
+export async function runLevel({ url, pids, concurrency, turns, counts, statements, linkCalls, progress }) {
   const client = new Anthropic({ baseURL: url, apiKey: API_KEY, maxRetries: 0 });
   const agent = await client.beta.agents.create({
     name: "bench",
@@ -52,15 +52,26 @@ export async function runLevel({ url, pids, concurrency, turns, counts, statemen
   progress(`timed: ${turns} turns, ${concurrency} at a time`);
   const before = await counts();
   const statementsBefore = statements ? await statements() : null;
+  const linkCallsBefore = linkCalls ? await linkCalls() : null;
   const cpuBefore = cpuSnapshot(pids);
   const started = performance.now();
   const samples = await runTurns(client, sessionIds, concurrency, progress);
   const elapsedMs = performance.now() - started;
   const cpu = cpuBetween(cpuBefore, cpuSnapshot(pids));
   const sent = statementsBefore ? statementDifference(await statements(), statementsBefore) : null;
+  const linked = linkCallsBefore === null ? null : (await linkCalls()) - linkCallsBefore;
   const writes = difference(await counts(), before);
   const server = await serverTurnTimes(client, sessionIds);
-  return { samples, elapsedMs, writes, commits: commitsOf(writes), server, cpu, statements: sent };
+  return {
+    samples,
+    elapsedMs,
+    writes,
+    commits: commitsOf(writes),
+    server,
+    cpu,
+    statements: sent,
+    linkCalls: linked,
+  };
 }
 
 /** `concurrency` lanes take sessions off one list until it is empty. */

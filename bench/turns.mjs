@@ -126,6 +126,7 @@ for (let run = 1; run <= repeat; run++)
             turns: turnsFor(concurrency),
             counts: running.counts,
             statements: running.statements,
+            linkCalls: running.linkCalls,
             progress: say,
           });
           say("stopping");
