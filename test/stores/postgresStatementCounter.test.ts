@@ -59,6 +59,32 @@ describe("the PostgreSQL pool's connections", () => {
     }
   });
 
+  it("start in READ COMMITTED with the schema on the path from startup options, sending no statement of their own", async () => {
+    const counter = new StatementCounter();
+    // A URL that asks for another isolation and another path: the pool's own settings still hold.
+    const url = new URL(testDatabaseUrl());
+    url.searchParams.set("options", "-c default_transaction_isolation=serializable -c search_path=public");
+    counted = await openPostgres(url.toString(), {
+      schema: fixture!.schema,
+      maxConnections: 2,
+      statementCounter: counter,
+    });
+    const clients = [await counted.pool.connect(), await counted.pool.connect()];
+    try {
+      for (const client of clients) {
+        const isolation = await client.query<{ v: string }>(
+          "select current_setting('default_transaction_isolation') as v",
+        );
+        expect(isolation.rows[0]?.v).toBe("read committed");
+        const path = await client.query<{ v: string }>("select current_schema() as v");
+        expect(path.rows[0]?.v).toBe(fixture!.schema);
+      }
+    } finally {
+      for (const client of clients) client.release();
+    }
+    expect(counter.kinds.get("set")).toBeUndefined();
+  });
+
   it("label statements by verb and first table", () => {
     expect(statementKind('select * from "events" where "thread_id" = $1')).toBe("select events");
     expect(statementKind("with claimed as (update runs set epoch = epoch + 1) select * from claimed")).toBe(

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
+import { parseIntoClientConfig } from "pg-connection-string";
 import { migrateToLatest } from "../sql/migrations/migrate.js";
 import type { Database } from "../sql/schema.js";
 import { preparingClient } from "./preparingClient.js";
@@ -42,7 +43,12 @@ export interface PostgresOpenOptions {
  */
 export const MIGRATION_LOCK_KEY = 0x4157414b454e;
 
-const READ_COMMITTED_DEFAULT = "set default_transaction_isolation = 'read committed'";
+/**
+ * Single-statement transactions (the claim, the commit function) run without BEGIN; they rely on
+ * READ COMMITTED as the explicit BEGINs do, whatever default the server was given. A startup
+ * option, so a new connection costs no statement (a space in an option value is escaped).
+ */
+const READ_COMMITTED_DEFAULT = "-c default_transaction_isolation=read\\ committed";
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -54,13 +60,19 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
     throw new Error(`schema "${options.schema}" must match ${SCHEMA_NAME} (lower-case letters, digits, _)`);
   }
+  // The URL parsed here rather than by the pool: pg lets a URL's own `options` replace the ones
+  // given beside it, and ours (isolation, schema) must hold whatever the URL asks.
+  const fromUrl = parsedUrl(url);
   const pool = new pg.Pool({
-    connectionString: url,
+    ...fromUrl,
     max: options.maxConnections ?? 10,
     types: int8AsNumber(),
     pipeline: true,
     Client: preparingClient(options.statementCounter),
-    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    // Later `-c` settings win, so the URL's own options go first.
+    options: [fromUrl.options, READ_COMMITTED_DEFAULT, options.schema && `-c search_path=${options.schema}`]
+      .filter(Boolean)
+      .join(" "),
   });
   // Without a listener an idle connection's error (e.g. the server restarting) crashes the process;
   // the pool drops that connection and opens a new one on the next query.
@@ -71,10 +83,6 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
   // broken connection on release (it is no longer queryable).
   pool.on("connect", (client) => {
     client.on("error", () => {});
-    // Single-statement transactions (the claim, the commit function) run without BEGIN; they rely
-    // on READ COMMITTED as the explicit BEGINs do, whatever default the server was given. Sent
-    // before anything the connection is checked out for (node-pg runs a client's queries in order).
-    client.query(READ_COMMITTED_DEFAULT).catch(() => {});
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
@@ -84,6 +92,15 @@ export async function openPostgres(url: string, options: PostgresOpenOptions = {
     await db.destroy();
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`cannot open PostgreSQL ${redact(url)}: ${reason}`, { cause: error });
+  }
+}
+
+/** The URL's connection settings; an unreadable URL fails here without echoing its secrets. */
+function parsedUrl(url: string): pg.ClientConfig {
+  try {
+    return parseIntoClientConfig(url);
+  } catch {
+    throw new Error(`cannot open PostgreSQL ${redact(url)}: the database URL cannot be parsed`);
   }
 }
 
