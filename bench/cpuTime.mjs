@@ -55,7 +55,7 @@ export function cpuSnapshot(awakenPids) {
     return {
       at: performance.now(),
       client: (own.user + own.system) / 1000,
-      awaken: awakenPids.reduce((sum, pid) => sum + processMs(pid), 0),
+      awakenEach: awakenPids.map(processMs),
       postgres: postgresMs(),
       machine: machineBusyMs(),
     };
@@ -68,13 +68,16 @@ export function cpuSnapshot(awakenPids) {
 export function cpuBetween(before, after) {
   if (!before || !after) return null;
   const client = after.client - before.client;
-  const awaken = after.awaken - before.awaken;
+  // Per process, in the order the topology listed them (the server the client talks to first).
+  const awakenEach = after.awakenEach.map((ms, i) => ms - (before.awakenEach[i] ?? 0));
+  const awaken = awakenEach.reduce((sum, ms) => sum + ms, 0);
   const postgres = after.postgres - before.postgres;
   const machine = after.machine - before.machine;
   return {
     wallMs: after.at - before.at,
     client,
     awaken,
+    awakenEach,
     postgres,
     other: Math.max(0, machine - client - awaken - postgres),
     machine,

@@ -17,7 +17,7 @@ const percent = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)}%` : "–")
  * before and after it; their mean is the yardstick. `cores` is the machine's CPU count.
  */
 export function summarize({ topology, concurrency, raw: rawReadings, level, cores }) {
-  const { samples, elapsedMs, writes, commits, server, cpu, statements, linkCalls } = level;
+  const { samples, elapsedMs, writes, commits, server, cpu, statements, linkCalls, transportCalls } = level;
   const raw = mean(rawReadings);
   const turns = samples.length;
   const seconds = elapsedMs / 1000;
@@ -46,6 +46,11 @@ export function summarize({ topology, concurrency, raw: rawReadings, level, core
     cpu: cpu ? cpuPerTurn(cpu, { turns, cores, commitsPerTurn: commits / turns, raw }) : null,
     statements: statements ? statementsPerTurn(statements, turns, writes.claims) : null,
     linkCallsPerTurn: typeof linkCalls === "number" ? linkCalls / turns : null,
+    transportCallsPerTurn: transportCalls
+      ? Object.entries(transportCalls)
+          .map(([route, n]) => [route, n / turns])
+          .sort((a, b) => b[1] - a[1])
+      : null,
   };
 }
 
@@ -83,6 +88,7 @@ function cpuPerTurn(cpu, { turns, cores, commitsPerTurn, raw }) {
   return {
     client: per(cpu.client),
     awaken: per(cpu.awaken),
+    awakenEach: cpu.awakenEach.map(per),
     postgres: per(cpu.postgres),
     other: per(cpu.other),
     coresBusy: cpu.machine / cpu.wallMs,
@@ -118,9 +124,21 @@ export function detailLines(row) {
       : [
           `    Control link calls per turn (the coordinator's internal RPC to Control): ${fixed(row.linkCallsPerTurn, 2)}`,
         ]),
+    ...(row.transportCallsPerTurn
+      ? [
+          `    worker transport calls per turn: ${fixed(
+            row.transportCallsPerTurn.reduce((sum, [, n]) => sum + n, 0),
+            2,
+          )} | ${row.transportCallsPerTurn.map(([route, n]) => `${route} ${fixed(n, 2)}`).join(", ")}`,
+        ]
+      : []),
     ...(row.cpu
       ? [
-          `    CPU per turn: client ${fixed(row.cpu.client, 2)} ms, awaken ${fixed(row.cpu.awaken, 2)} ms, ` +
+          `    CPU per turn: client ${fixed(row.cpu.client, 2)} ms, awaken ${fixed(row.cpu.awaken, 2)} ms` +
+            (row.cpu.awakenEach.length > 1
+              ? ` (${row.cpu.awakenEach.map((ms) => fixed(ms, 2)).join(" + ")} by process, server first)`
+              : "") +
+            ", " +
             `PostgreSQL ${fixed(row.cpu.postgres, 2)} ms, rest of the machine ${fixed(row.cpu.other, 2)} ms ` +
             `(${fixed(row.cpu.coresBusy, 2)} of ${row.cpu.cores} cores busy) | client's cap: ` +
             `${fixed(row.cpu.clientCapTurns, 0)} turns/s = ${percent(row.cpu.clientCapRatio)} of raw`,

@@ -96,6 +96,7 @@ export const TOPOLOGIES = {
         pids: [pid, ...workers.map((w) => w.child.pid)],
         counts: () => postgresCounts(schemaUrl),
         statements,
+        transportCalls: () => routeCallsServed(url, "/v1/awaken/worker"),
       };
     },
   },
@@ -200,12 +201,23 @@ function remoteSlots(concurrency) {
 
 /** Internal RPC calls Control has answered so far, from its own `/metrics` (every route is counted). */
 async function linkCallsServed(controlUrl) {
-  const text = await (await fetch(new URL("/metrics", controlUrl))).text();
-  let calls = 0;
+  const calls = await routeCallsServed(controlUrl, "/internal/v1/rpc");
+  return Object.values(calls).reduce((sum, n) => sum + n, 0);
+}
+
+/**
+ * Requests a server has answered so far on each route under `prefix`, from its own `/metrics`
+ * (`awaken_http_requests_total`, summed over methods and statuses).
+ */
+export async function routeCallsServed(serverUrl, prefix) {
+  const text = await (await fetch(new URL("/metrics", serverUrl))).text();
+  const calls = {};
   for (const line of text.split("\n")) {
-    if (line.startsWith("awaken_http_requests_total{") && line.includes('route="/internal/v1/rpc')) {
-      calls += Number(line.slice(line.lastIndexOf(" ") + 1));
-    }
+    if (!line.startsWith("awaken_http_requests_total{")) continue;
+    const route = /route="([^"]*)"/.exec(line)?.[1];
+    if (!route?.startsWith(prefix)) continue;
+    const name = route.slice(prefix.length) || route;
+    calls[name] = (calls[name] ?? 0) + Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return calls;
 }

@@ -19,7 +19,17 @@ const SETUP_PARALLELISM = 8;
  * processes `pids`) are taken right before and right after the timed part, so warm-up and set-up
  * are excluded.
  */
-export async function runLevel({ url, pids, concurrency, turns, counts, statements, linkCalls, progress }) {
+export async function runLevel({
+  url,
+  pids,
+  concurrency,
+  turns,
+  counts,
+  statements,
+  linkCalls,
+  transportCalls,
+  progress,
+}) {
   const client = new Anthropic({ baseURL: url, apiKey: API_KEY, maxRetries: 0 });
   const agent = await client.beta.agents.create({
     name: "bench",
@@ -53,6 +63,7 @@ export async function runLevel({ url, pids, concurrency, turns, counts, statemen
   const before = await counts();
   const statementsBefore = statements ? await statements() : null;
   const linkCallsBefore = linkCalls ? await linkCalls() : null;
+  const transportBefore = transportCalls ? await transportCalls() : null;
   const cpuBefore = cpuSnapshot(pids);
   const started = performance.now();
   const samples = await runTurns(client, sessionIds, concurrency, progress);
@@ -60,6 +71,7 @@ export async function runLevel({ url, pids, concurrency, turns, counts, statemen
   const cpu = cpuBetween(cpuBefore, cpuSnapshot(pids));
   const sent = statementsBefore ? statementDifference(await statements(), statementsBefore) : null;
   const linked = linkCallsBefore === null ? null : (await linkCalls()) - linkCallsBefore;
+  const transported = transportBefore === null ? null : callsBetween(transportBefore, await transportCalls());
   const writes = difference(await counts(), before);
   const server = await serverTurnTimes(client, sessionIds);
   return {
@@ -71,7 +83,18 @@ export async function runLevel({ url, pids, concurrency, turns, counts, statemen
     cpu,
     statements: sent,
     linkCalls: linked,
+    transportCalls: transported,
   };
+}
+
+/** Calls per route between two readings, the routes that saw none left out. */
+function callsBetween(before, after) {
+  const calls = {};
+  for (const [route, n] of Object.entries(after)) {
+    const made = n - (before[route] ?? 0);
+    if (made > 0) calls[route] = made;
+  }
+  return calls;
 }
 
 /** `concurrency` lanes take sessions off one list until it is empty. */

@@ -127,6 +127,7 @@ for (let run = 1; run <= repeat; run++)
             counts: running.counts,
             statements: running.statements,
             linkCalls: running.linkCalls,
+            transportCalls: running.transportCalls,
             progress: say,
           });
           say("stopping");

@@ -1,5 +1,4 @@
-import http from "node:http";
-import https from "node:https";
+import { type Dispatcher, Pool } from "undici";
 
 export interface PostAnswer {
   status: number;
@@ -7,50 +6,63 @@ export interface PostAnswer {
 }
 
 /**
- * JSON POSTs to one coordinator over kept-alive connections, with node:http rather than `fetch`.
- * A remote worker makes a dozen calls per turn (claims, reads, commits, renewals, evidence); on
- * `fetch` (undici and its web streams) those cost the worker more CPU than the rest of the turn's
- * work (measured with bench/turns.mjs --topologies pg-remote and a CPU profile of the workers).
+ * JSON POSTs to one coordinator over kept-alive connections, through undici's `Pool.dispatch`
+ * with a handler that collects the answer's bytes. A remote worker makes a few calls per turn
+ * (claims, commits, evidence) and the HTTP client is most of what it spends on them: `fetch`
+ * (web streams) and `node:http` (a request and a response stream object per call) cost more per
+ * call than this (measured with bench/turns.mjs --topologies pg-remote, CPU per process).
  * The answer is read whole: every worker route answers one small JSON document.
  */
 export class HttpPoster {
-  private readonly agent: http.Agent;
-  private readonly send: typeof http.request;
+  private readonly pool: Pool;
+  /** The base URL's own path (a coordinator behind a path prefix), without a trailing slash. */
+  private readonly basePath: string;
 
   constructor(baseUrl: string) {
-    const secure = new URL(baseUrl).protocol === "https:";
-    // Idle sockets are unref'd by the agent, so a kept-alive connection never holds the process.
-    this.agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
-    this.send = secure ? https.request : http.request;
+    const base = new URL(baseUrl);
+    this.basePath = base.pathname.replace(/\/+$/, "");
+    // No cap on connections: every idle slot holds one in a long-poll claim.
+    this.pool = new Pool(base.origin, { connections: null });
   }
 
-  /** Rejects on a connection error or when `timeoutMs` passes before the whole answer arrived. */
-  post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostAnswer> {
+  /**
+   * POSTs `body` to `path` under the base URL. Rejects on a connection error, or when the answer's
+   * headers, or a pause inside its body, take longer than `timeoutMs`.
+   */
+  post(path: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<PostAnswer> {
     return new Promise((resolve, reject) => {
-      const request = this.send(
-        url,
+      const chunks: Buffer[] = [];
+      let status = 0;
+      const handler: Dispatcher.DispatchHandler = {
+        // Its presence marks the handler as one of the current API (undici adapts the older one).
+        onRequestStart: () => {},
+        onResponseStart: (_controller, statusCode) => {
+          status = statusCode;
+        },
+        onResponseData: (_controller, chunk) => {
+          chunks.push(chunk);
+        },
+        onResponseEnd: () => {
+          resolve({ status, text: Buffer.concat(chunks).toString("utf8") });
+        },
+        onResponseError: (_controller, error) => reject(error),
+      };
+      this.pool.dispatch(
         {
           method: "POST",
-          agent: this.agent,
-          headers: { ...headers, "content-length": Buffer.byteLength(body) },
-          signal: AbortSignal.timeout(timeoutMs),
+          path: `${this.basePath}${path}`,
+          headers,
+          body,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
         },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("end", () =>
-            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }),
-          );
-          response.on("error", reject);
-        },
+        handler,
       );
-      request.on("error", reject);
-      request.end(body);
     });
   }
 
-  /** Closes the kept-alive connections. */
+  /** Closes the kept-alive connections; calls still in flight fail. */
   close(): void {
-    this.agent.destroy();
+    this.pool.destroy().catch(() => {});
   }
 }

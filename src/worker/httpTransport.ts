@@ -16,7 +16,6 @@ import type { WorkerTransport } from "./ports.js";
 import {
   MAX_CLAIM_WAIT_MS,
   MAX_EVIDENCE_ITEMS,
-  requestSchema,
   responseSchema,
   WORKER_ROUTE_PREFIX,
   WORKER_ROUTES,
@@ -246,8 +245,9 @@ export class HttpWorkerTransport implements WorkerTransport {
     body: WorkerRequest<R>,
     idempotent: boolean,
   ): Promise<WorkerResponse<R>> {
-    const url = `${this.base}${WORKER_ROUTE_PREFIX}${WORKER_ROUTES[name].path}`;
-    const payload = JSON.stringify(requestSchema(name).parse(body));
+    const path = `${WORKER_ROUTE_PREFIX}${WORKER_ROUTES[name].path}`;
+    // Bodies are built by this class's typed methods; the coordinator validates every one it gets.
+    const payload = JSON.stringify(body);
     const timeoutMs = name === "claim" ? this.claimWaitMs + 15_000 : 30_000;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.options.token}`,
@@ -258,7 +258,7 @@ export class HttpWorkerTransport implements WorkerTransport {
     for (let attempt = 1; ; attempt++) {
       let response: PostAnswer;
       try {
-        response = await this.poster.post(url, headers, payload, timeoutMs);
+        response = await this.poster.post(path, headers, payload, timeoutMs);
       } catch (error) {
         this.noteUnreachable(error);
         if (!idempotent || attempt >= this.attempts) throw error;

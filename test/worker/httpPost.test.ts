@@ -5,19 +5,20 @@ import { HttpPoster } from "../../src/worker/httpPost.js";
 
 // The remote worker's HTTP client, against a real local server.
 
-let server: http.Server | undefined;
+let servers: http.Server[] = [];
 let poster: HttpPoster | undefined;
 afterEach(async () => {
   poster?.close();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  server = undefined;
+  await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  servers = [];
 });
 
 async function listen(handler: http.RequestListener): Promise<{ url: string; connections: () => number }> {
   let connections = 0;
-  server = http.createServer(handler);
+  const server = http.createServer(handler);
+  servers.push(server);
   server.on("connection", () => connections++);
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     connections: () => connections,
@@ -25,7 +26,7 @@ async function listen(handler: http.RequestListener): Promise<{ url: string; con
 }
 
 describe("HttpPoster", () => {
-  it("posts the body with its headers and reads the whole answer, over one kept-alive connection", async () => {
+  it("posts the body with its headers and reads the whole answer, over kept-alive connections", async () => {
     const seen: { body: string; type: string | undefined; auth: string | undefined }[] = [];
     const { url, connections } = await listen((req, res) => {
       let body = "";
@@ -39,7 +40,7 @@ describe("HttpPoster", () => {
     poster = new HttpPoster(url);
     const headers = { authorization: "Bearer t", "content-type": "application/json" };
     for (let i = 0; i < 5; i++) {
-      const answer = await poster.post(`${url}/call`, headers, JSON.stringify({ i, text: "é ✓" }), 5_000);
+      const answer = await poster.post("/call", headers, JSON.stringify({ i, text: "é ✓" }), 5_000);
       expect(answer.status).toBe(200);
       // A large multi-byte answer arrives whole and decoded.
       expect(JSON.parse(answer.text)).toEqual({
@@ -47,10 +48,12 @@ describe("HttpPoster", () => {
         pad: "é".repeat(50_000),
       });
     }
-    expect((await poster.post(`${url}/missing`, headers, "{}", 5_000)).status).toBe(404);
+    expect((await poster.post("/missing", headers, "{}", 5_000)).status).toBe(404);
     expect(seen).toHaveLength(6);
     expect(seen[0]).toEqual({ body: '{"i":0,"text":"é ✓"}', type: "application/json", auth: "Bearer t" });
-    expect(connections()).toBe(1);
+    // undici lets a connection rest one event-loop turn before reusing it, so calls made back to
+    // back alternate between two; without keep-alive each of the six would open its own.
+    expect(connections()).toBeLessThanOrEqual(2);
   });
 
   it("rejects when the answer does not arrive in time, and when nothing listens", async () => {
@@ -58,9 +61,19 @@ describe("HttpPoster", () => {
       // Never answers.
     });
     poster = new HttpPoster(url);
-    await expect(poster.post(`${url}/slow`, {}, "{}", 100)).rejects.toThrow(/abort|timeout/i);
+    await expect(poster.post("/slow", {}, "{}", 100)).rejects.toThrow(/timeout/i);
     const closed = new HttpPoster("http://127.0.0.1:1");
-    await expect(closed.post("http://127.0.0.1:1/x", {}, "{}", 2_000)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(closed.post("/x", {}, "{}", 2_000)).rejects.toThrow(/ECONNREFUSED/);
     closed.close();
+    // A base URL with a path (a coordinator behind a prefix) keeps it in front of every call.
+    const paths: string[] = [];
+    const prefixed = await listen((req, res) => {
+      paths.push(req.url ?? "");
+      res.end("{}");
+    });
+    const behindPrefix = new HttpPoster(`${prefixed.url}/awaken/`);
+    expect((await behindPrefix.post("/v1/x", {}, "{}", 2_000)).status).toBe(200);
+    behindPrefix.close();
+    expect(paths).toEqual(["/awaken/v1/x"]);
   });
 });
