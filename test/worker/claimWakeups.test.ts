@@ -201,6 +201,26 @@ describe("the claim long-poll", () => {
     expect(await claim.response).toMatchObject({ activation: { runId: "run_quiet" } });
   });
 
+  it("claims whose waits run out together poll once between them, and that poll still finds a run", async () => {
+    const claims = ["w/0", "w/1", "w/2", "w/3"].map((owner) => longPoll(owner, 300));
+    await waitingClaims(4);
+    const answers = await Promise.all(claims.map((c) => c.response));
+    // Four first looks, then one poll: the others' waits saw that claim start, which looked after
+    // they began waiting, so theirs would have found nothing.
+    expect(answers.map((a) => (a === "aborted" ? a : a.activation))).toEqual([null, null, null, null]);
+    expect(coordinator.claims).toBe(5);
+
+    // A run that came without a signal is found by that one poll.
+    const again = ["w/0", "w/1", "w/2"].map((owner) => longPoll(owner, 300));
+    await waitingClaims(8);
+    coordinator.offer("run_quiet");
+    const found = (await Promise.all(again.map((c) => c.response))).filter(
+      (a) => a !== "aborted" && a.activation !== null,
+    );
+    expect(found).toMatchObject([{ activation: { runId: "run_quiet" } }]);
+    expect(coordinator.claims).toBe(9);
+  });
+
   it("a signal that lands while a claim is mid-query is kept for it: it looks again at once", async () => {
     const held = coordinator.holdNextClaim();
     const claim = longPoll("w/0", 2_000);

@@ -19,6 +19,8 @@ const MAX_OWED = 1_000;
 export class ClaimWakeups {
   private waiters: Array<() => void> = [];
   private claiming = 0;
+  /** Claim attempts started so far: a waiting claim whose wait saw one start need not look itself. */
+  private started = 0;
   private pending = 0;
   /** Signals that found no claim waiting: they may be for a slot on its way back to claim. */
   private unanswered = 0;
@@ -46,6 +48,7 @@ export class ClaimWakeups {
 
   /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
   async claim<T>(attempt: () => Promise<T>): Promise<T> {
+    this.started += 1;
     if (this.owed > 0) this.owed -= 1;
     this.claiming += 1;
     try {
@@ -89,6 +92,11 @@ export class ClaimWakeups {
       this.owed = Math.min(this.owed + 1, MAX_OWED);
       if (this.claiming > 0) this.pending = Math.min(this.pending + 1, this.claiming);
     }
+  }
+
+  /** Claim attempts started so far; read before a wait, it tells whether another looked since. */
+  get claimsStarted(): number {
+    return this.started;
   }
 
   /** Claims waiting now (for tests and diagnostics). */

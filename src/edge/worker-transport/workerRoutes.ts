@@ -69,11 +69,17 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     const waitFirst = body.waitMs > 0 && wakeups.mayWaitFirst(body.idleSince);
     let activation = waitFirst ? null : await claim();
     if (!activation && body.waitMs > 0 && !client.gone()) {
+      const startedBefore = wakeups.claimsStarted;
       const woken = await wakeups.wait(body.waitMs, client.signal);
-      // Woken or not (polling), look again, unless nobody is left to receive the answer: then the
-      // signal is the next waiting claim's.
-      if (!client.gone()) activation = await claim();
-      else if (woken) wakeups.wakeOne();
+      // Woken, look again. A wait that ran out polls, unless another claim of this process started
+      // meanwhile: that one looked at the queue after this wait began and took its oldest run, so
+      // this look would find nothing (idle slots that waited together then poll once, not each).
+      // Nobody left to receive the answer: the signal is the next waiting claim's.
+      if (client.gone()) {
+        if (woken) wakeups.wakeOne();
+      } else if (woken || wakeups.claimsStarted === startedBefore) {
+        activation = await claim();
+      }
     }
     // A worker that hung up can never receive this claim: hand it back instead of letting it lapse,
     // and let another waiting claim take it.
