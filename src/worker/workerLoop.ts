@@ -24,6 +24,8 @@ export class Worker {
   private pendingWakes = 0;
   /** Claims started by any slot so far: a poll is owed only by a wait no claim started during. */
   private claimsStarted = 0;
+  /** Whether the latest claim this process started found a run (once it answered). */
+  private latestClaimFound: Promise<boolean> = Promise.resolve(false);
   private unsubscribe: Array<() => void> = [];
   private started = false;
   private stopped = false;
@@ -83,7 +85,13 @@ export class Worker {
       let claimed = false;
       try {
         this.claimsStarted += 1;
-        activation = await this.transport.claim(owner, this.options.leaseMs, idle);
+        const look = this.transport.claim(owner, this.options.leaseMs, idle);
+        // A failed claim tells nothing about the queue: count it as one that found a run.
+        this.latestClaimFound = look.then(
+          (found) => found !== null,
+          () => true,
+        );
+        activation = await look;
         claimed = true;
       } catch (error) {
         this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
@@ -190,16 +198,17 @@ export class Worker {
 
   /**
    * Waits for a wake signal, or a poll interval. With a transport that signals every run, a poll
-   * interval during which another slot started a claim is waited again: that claim looked at the
-   * queue after this wait began, and what it did not take is what a signal would announce, so this
-   * slot's claim would find nothing. Polling stays for what no signal announces (a lapsed lease): a
-   * claim of this process starts at least once per idle interval, and claims take the oldest run.
+   * interval during which another slot started a claim that found nothing is waited again: that
+   * claim looked at the queue after this wait began, and runs claimable since came with signals,
+   * so this slot's claim would find nothing too. When the latest claim found a run, more may be
+   * waiting that no signal announces (lapsed leases after a crash): this slot looks as well.
    */
   private async waitForWork(): Promise<void> {
     for (;;) {
       const claimsBefore = this.claimsStarted;
       if ((await this.waitOnce()) === "woken") return;
       if (!this.transport.signalsEveryRun || this.claimsStarted === claimsBefore) return;
+      if (await this.latestClaimFound) return;
     }
   }
 

@@ -221,6 +221,26 @@ describe("the claim long-poll", () => {
     expect(coordinator.claims).toBe(9);
   });
 
+  it("runs no signal announced are all found within two polls: a look that found one makes the others look", async () => {
+    const claims = ["w/0", "w/1", "w/2"].map((owner) => longPoll(owner, 300));
+    await waitingClaims(3);
+    // Lapsed leases, say: claimable without a signal.
+    for (const runId of ["run_a", "run_b", "run_c"]) coordinator.offer(runId);
+    const first = await Promise.all(claims.map((c) => c.response));
+    const taken = first.flatMap((a) => (a !== "aborted" && a.activation ? [a.activation.runId] : []));
+    expect(taken.length).toBeGreaterThanOrEqual(1);
+
+    // The slots that came back empty claim again as idle slots do (with their cursor): their waits
+    // end in looks, since the latest look found a run.
+    const idle = first.flatMap((a, i) =>
+      a !== "aborted" && !a.activation ? [longPoll(`w/${i}`, 300, a.wakeCursor)] : [],
+    );
+    for (const answer of await Promise.all(idle.map((c) => c.response))) {
+      if (answer !== "aborted" && answer.activation) taken.push(answer.activation.runId);
+    }
+    expect(taken.sort()).toEqual(["run_a", "run_b", "run_c"]);
+  });
+
   it("a signal that lands while a claim is mid-query is kept for it: it looks again at once", async () => {
     const held = coordinator.holdNextClaim();
     const claim = longPoll("w/0", 2_000);

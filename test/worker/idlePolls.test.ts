@@ -6,6 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Activation } from "../../src/coordinator/ports.js";
+import { TurnRunner } from "../../src/runtime/turnRunner.js";
 import type { WorkerTransport } from "../../src/worker/ports.js";
 import { Worker } from "../../src/worker/workerLoop.js";
 
@@ -46,6 +47,53 @@ function emptyQueue(signalsEveryRun: boolean): CountingTransport {
     for (const listener of listeners) listener();
   };
   return { transport, claimedAt, signal };
+}
+
+/**
+ * A coordinator where runs turn claimable with no signal (lapsed leases, say) when the test calls
+ * `lapse`: each claim takes one.
+ */
+function lapsingQueue(): CountingTransport & { lapse(runs: number): void; taken(): number } {
+  const queue = emptyQueue(true);
+  let claimable = 0;
+  let taken = 0;
+  const activation = (owner: string, runId: string) =>
+    ({
+      runId,
+      sessionId: "sesn_lapsed",
+      threadId: "thrd_lapsed",
+      workspaceId: "wrkspc_lapsed",
+      owner,
+      epoch: 1,
+      leaseExpiresAt: Date.now() + 15_000,
+      crashCount: 0,
+      agent: {
+        workspaceId: "wrkspc_lapsed",
+        agentId: "agent_lapsed",
+        version: 1,
+        definition: { name: "lapsed", model: { id: "offline-lapsed" }, tools: [], mcp_servers: [] },
+      },
+      environment: { id: "env_lapsed", revision: 1, config: { type: "self_hosted" } },
+      history: [],
+    }) as unknown as Activation;
+  const transport: WorkerTransport = {
+    ...queue.transport,
+    claim: async (owner) => {
+      queue.claimedAt.push(Date.now());
+      if (claimable === 0) return null;
+      claimable -= 1;
+      taken += 1;
+      return activation(owner, `run_${taken}`);
+    },
+  };
+  return {
+    ...queue,
+    transport,
+    lapse: (runs) => {
+      claimable += runs;
+    },
+    taken: () => taken,
+  };
 }
 
 function startWorker(transport: WorkerTransport): Worker {
@@ -91,6 +139,29 @@ describe("idle slots of an in-process worker", () => {
     for (let from = start; from + 2 * POLL_MS <= start + intervals * POLL_MS; from += POLL_MS) {
       expect(polls.some((at) => at > from && at <= from + 2 * POLL_MS)).toBe(true);
     }
+  });
+
+  it("runs no signal announced go to the idle slots within two intervals, not one per interval", async () => {
+    // A claimed slice runs until the worker stops: the slot that took a run stays busy with it.
+    vi.spyOn(TurnRunner.prototype, "run").mockImplementation(function (this: TurnRunner) {
+      const { signal } = this as unknown as { signal: AbortSignal };
+      return new Promise((resolve) => signal.addEventListener("abort", () => resolve("lost_claim")));
+    });
+    const queue = lapsingQueue();
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.claimedAt).toHaveLength(SLOTS);
+    // Idle a while, then three runs turn claimable with no signal.
+    await vi.advanceTimersByTimeAsync(5 * POLL_MS + POLL_MS / 2);
+    queue.lapse(3);
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(queue.taken()).toBe(3);
+    // Stopping aborts the slices once the drain deadline passes.
+    const stopped = worker.stop();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await stopped;
+    worker = undefined;
+    vi.restoreAllMocks();
   });
 
   it("a signal still wakes a waiting slot at once", async () => {

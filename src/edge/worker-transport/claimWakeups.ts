@@ -19,8 +19,9 @@ const MAX_OWED = 1_000;
 export class ClaimWakeups {
   private waiters: Array<() => void> = [];
   private claiming = 0;
-  /** Claim attempts started so far: a waiting claim whose wait saw one start need not look itself. */
+  /** Claim attempts started so far, and whether the latest one found a run (once it answered). */
   private started = 0;
+  private latest: Promise<boolean> = Promise.resolve(false);
   private pending = 0;
   /** Signals that found no claim waiting: they may be for a slot on its way back to claim. */
   private unanswered = 0;
@@ -47,12 +48,18 @@ export class ClaimWakeups {
   }
 
   /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
-  async claim<T>(attempt: () => Promise<T>): Promise<T> {
+  async claim<T>(attempt: () => Promise<T | null>): Promise<T | null> {
     this.started += 1;
     if (this.owed > 0) this.owed -= 1;
     this.claiming += 1;
+    const look = attempt();
+    // A failed look tells nothing about the queue: count it as one that found a run.
+    this.latest = look.then(
+      (found) => found !== null,
+      () => true,
+    );
     try {
-      return await attempt();
+      return await look;
     } finally {
       this.claiming -= 1;
     }
@@ -97,6 +104,11 @@ export class ClaimWakeups {
   /** Claim attempts started so far; read before a wait, it tells whether another looked since. */
   get claimsStarted(): number {
     return this.started;
+  }
+
+  /** Whether the latest claim attempt found a run, once it has answered. */
+  latestLookFound(): Promise<boolean> {
+    return this.latest;
   }
 
   /** Claims waiting now (for tests and diagnostics). */

@@ -72,12 +72,15 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
       const startedBefore = wakeups.claimsStarted;
       const woken = await wakeups.wait(body.waitMs, client.signal);
       // Woken, look again. A wait that ran out polls, unless another claim of this process started
-      // meanwhile: that one looked at the queue after this wait began and took its oldest run, so
-      // this look would find nothing (idle slots that waited together then poll once, not each).
+      // meanwhile and found nothing: it looked after this wait began, and runs that became
+      // claimable since came with signals, so this look would find nothing too (idle slots whose
+      // waits end together poll once, not each). One that found a run may have left more (lapsed
+      // leases come without a signal): then this one looks as well.
       // Nobody left to receive the answer: the signal is the next waiting claim's.
+      const look = woken || wakeups.claimsStarted === startedBefore || (await wakeups.latestLookFound());
       if (client.gone()) {
         if (woken) wakeups.wakeOne();
-      } else if (woken || wakeups.claimsStarted === startedBefore) {
+      } else if (look) {
         activation = await claim();
       }
     }
