@@ -52,7 +52,7 @@ if (process.argv[2] === "--serve") {
       "awaken poster (undici dispatch)": () => poster.post(path, headers, body, 30_000),
       "node:http keep-alive (reference)": () => nodeHttpPost(agent, `${base}${path}`, headers, body),
     };
-    const results = {};
+    const results = Object.fromEntries(Object.keys(clients).map((name) => [name, []]));
     for (let round = 1; round <= repeat; round++) {
       for (const [name, call] of Object.entries(clients)) {
         await inLanes(call, lanes, Math.ceil(calls / 4));
@@ -62,7 +62,7 @@ if (process.argv[2] === "--serve") {
         const used = process.cpuUsage(cpu);
         const seconds = (performance.now() - started) / 1000;
         const perCall = (used.user + used.system) / (lanes * calls);
-        (results[name] ??= []).push(perCall);
+        results[name].push(perCall);
         process.stdout.write(
           `round ${round} ${name}: ${perCall.toFixed(1)} µs CPU per call, ${((lanes * calls) / seconds).toFixed(0)} calls/s\n`,
         );
