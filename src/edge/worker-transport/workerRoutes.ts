@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AwakenError } from "../../kernel/errors.js";
 import type { WorkerTransport } from "../../worker/ports.js";
@@ -10,6 +9,7 @@ import {
   type WorkerResponse,
   type WorkerRouteName,
 } from "../../worker/transportWire.js";
+import { bearerTokenCheck } from "../http/bearerToken.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
 import {
@@ -41,13 +41,11 @@ export interface WorkerRouteDeps {
  * Fastify scope so the token hook does not touch the Managed Agents routes.
  */
 export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
-  const expected = digest(deps.token);
-  app.addHook("onRequest", async (request) => {
-    const match = /^Bearer\s+(.+)$/i.exec(request.headers.authorization?.trim() ?? "");
-    // Compare fixed-length digests in constant time, so neither content nor length leaks.
-    if (!match?.[1] || !timingSafeEqual(digest(match[1].trim()), expected)) {
-      throw new AwakenError("unauthenticated", "Invalid or missing worker token (AWAKEN_WORKER_TOKEN).");
-    }
+  const tokenMatches = bearerTokenCheck(deps.token);
+  // A callback hook: an async one costs a promise and a microtask hop on every call.
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (tokenMatches(request.headers.authorization)) done();
+    else done(new AwakenError("unauthenticated", "Invalid or missing worker token (AWAKEN_WORKER_TOKEN)."));
   });
 
   const { gateway } = deps;
@@ -167,10 +165,6 @@ function route<R extends WorkerRouteName>(
     }
     return handler(parsed.data, request, reply);
   });
-}
-
-function digest(value: string): Buffer {
-  return createHash("sha256").update(value, "utf8").digest();
 }
 
 /** Whether the client of a long-poll is still there; `signal` aborts the moment it hangs up. */
