@@ -48,6 +48,11 @@ function activationOf(runId: string, owner: string): Activation {
     },
     environment: { id: "env_fake", revision: 1, config: { type: "self_hosted" } },
     history: [],
+    // Set by the claiming store for the coordinator process only.
+    claimableSince: 1,
+    reclaimed: false,
+    captureRequest: null,
+    captureContent: false,
   };
 }
 
@@ -192,6 +197,16 @@ describe("the claim long-poll", () => {
     expect(await claims[1]!.response).toMatchObject({ activation: { runId: "run_b" } });
     expect(claims.slice(2).map((c) => c.settled)).toEqual([false, false]);
     for (const c of claims) c.hangUp();
+  });
+
+  it("a claim's answer carries nothing the coordinator keeps for itself", async () => {
+    coordinator.offer("run_a");
+    const answer = await longPoll("w/0").response;
+    if (answer === "aborted" || !answer.activation) throw new Error("the claim failed");
+    expect(Object.keys(answer.activation)).not.toContain("claimableSince");
+    expect(Object.keys(answer.activation)).not.toContain("reclaimed");
+    expect(Object.keys(answer.activation)).not.toContain("captureRequest");
+    expect(answer.activation).toMatchObject({ runId: "run_a", captureContent: false });
   });
 
   it("polling alone finds a run that came without a signal", async () => {

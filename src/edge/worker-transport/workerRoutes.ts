@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Activation } from "../../coordinator/ports.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { WorkerTransport } from "../../worker/ports.js";
 import {
@@ -89,7 +90,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
       activation = null;
       wakeups.wakeOne();
     }
-    return { activation, wakeCursor };
+    return { activation: activation && forWorker(activation), wakeCursor };
   });
   route(app, "renew", async (b) => ({
     held: await gateway.renew(b.runId, b.owner, b.epoch, deps.leaseMs),
@@ -168,6 +169,16 @@ function route<R extends WorkerRouteName>(
 }
 
 /** Whether the client of a long-poll is still there; `signal` aborts the moment it hangs up. */
+/**
+ * An activation as a remote worker gets it: without what the claiming store sets for this process
+ * only (the claim-wait metric's `claimableSince` and `reclaimed`, the session's `captureRequest`,
+ * which the gateway has already turned into `captureContent`).
+ */
+function forWorker(activation: Activation): Activation {
+  const { claimableSince: _since, reclaimed: _reclaimed, captureRequest: _request, ...sent } = activation;
+  return sent;
+}
+
 function watchClient(
   request: FastifyRequest,
   reply: FastifyReply,
