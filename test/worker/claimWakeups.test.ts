@@ -351,6 +351,31 @@ describe("the claim long-poll", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  it("a signal kept for a claim in flight sends one idle slot to claim at once, not each one back", async () => {
+    const cursorA = await cursorAfterClaiming("w/a", "run_a");
+    const cursorB = await cursorAfterClaiming("w/b", "run_b");
+    // A busy slot's claim is mid-query when a run and its signal arrive, and its look takes it.
+    const held = coordinator.holdNextClaim();
+    const busy = longPoll("w/busy", 2_000);
+    const proceed = await held;
+    coordinator.offer("run_late");
+    coordinator.signal();
+    proceed();
+    expect(await busy.response).toMatchObject({ activation: { runId: "run_late" } });
+
+    // The kept signal owes one look: the first idle slot back claims at once (and finds nothing),
+    // the next one waits for a signal instead of claiming too.
+    const before = coordinator.claims;
+    const a = longPoll("w/a", 2_000, cursorA);
+    await waitingClaims(before + 1);
+    const b = longPoll("w/b", 2_000, cursorB);
+    await sleep(150);
+    expect(coordinator.claims).toBe(before + 1);
+    expect(b.settled).toBe(false);
+    a.hangUp();
+    b.hangUp();
+  });
+
   it("a cursor of another coordinator process (or a made-up one) claims at once", async () => {
     coordinator.offer("run_a");
     const started = Date.now();

@@ -47,10 +47,15 @@ export class ClaimWakeups {
     return idleSince?.startsWith(`${this.incarnation}:`) === true && this.owed === 0 && this.pending === 0;
   }
 
-  /** Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. */
-  async claim<T>(attempt: () => Promise<T | null>): Promise<T | null> {
+  /**
+   * Runs one claim attempt, counted so that a signal arriving meanwhile is kept for it. A claim
+   * that was not woken (`woken` false) is the look a kept signal is owed: it takes one, so a kept
+   * signal sends one idle slot to claim at once, not every slot that comes back while it is kept.
+   */
+  async claim<T>(attempt: () => Promise<T | null>, woken = false): Promise<T | null> {
     this.started += 1;
     if (this.owed > 0) this.owed -= 1;
+    if (!woken && this.pending > 0) this.pending -= 1;
     this.claiming += 1;
     const look = attempt();
     // A failed look tells nothing about the queue: count it as one that found a run.

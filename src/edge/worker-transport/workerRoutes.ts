@@ -59,9 +59,9 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   route(app, "claim", async (body, request, reply) => {
     const client = watchClient(request, reply);
     let wakeCursor = wakeups.cursor();
-    const claim = () => {
+    const claim = (woken = false) => {
       wakeCursor = wakeups.cursor();
-      return wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs));
+      return wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs), woken);
     };
     // A slot back from a settled run (or an empty claim) that missed no unanswered signal waits for
     // one before it claims: a claim now would find nothing (it still claims when the wait ends).
@@ -80,7 +80,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
       if (client.gone()) {
         if (woken) wakeups.wakeOne();
       } else if (look) {
-        activation = await claim();
+        activation = await claim(woken);
       }
     }
     // A worker that hung up can never receive this claim: hand it back instead of letting it lapse,
