@@ -168,7 +168,6 @@ function route<R extends WorkerRouteName>(
   });
 }
 
-/** Whether the client of a long-poll is still there; `signal` aborts the moment it hangs up. */
 /**
  * An activation as a remote worker gets it: without what the claiming store sets for this process
  * only (the claim-wait metric's `claimableSince` and `reclaimed`, the session's `captureRequest`,
@@ -179,6 +178,7 @@ function forWorker(activation: Activation): Activation {
   return sent;
 }
 
+/** Whether the client of a long-poll is still there; `signal` aborts the moment it hangs up. */
 function watchClient(
   request: FastifyRequest,
   reply: FastifyReply,
