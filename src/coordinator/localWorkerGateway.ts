@@ -20,7 +20,7 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
     release: async (runId, owner, epoch) => {
       await ports.dispatch.release(runId, owner, epoch);
       // A run handed back on shutdown is queued again: wake the other replicas' idle slots now.
-      ports.signals.dispatchReady();
+      ports.signals.dispatchReady(runId);
     },
     commit: async (op) => {
       const result = await ports.dispatch.commit(op);

@@ -470,8 +470,9 @@ export interface WakeSignals {
   onThreadCommitted(threadId: string, listener: (version: number) => void): () => void;
   /** Every thread's commits (a workspace-wide view such as the session change feed filters them). */
   onAnyThreadCommitted(listener: (threadId: string) => void): () => void;
-  dispatchReady(): void;
-  onDispatchReady(listener: () => void): () => void;
+  /** `runId`: the run that turned claimable; omitted when the sender does not know which. */
+  dispatchReady(runId?: string): void;
+  onDispatchReady(listener: (runId: string | null) => void): () => void;
   runCancelled(runId: string): void;
   onRunCancelled(listener: (runId: string) => void): () => void;
 }

@@ -4,7 +4,7 @@ import type { InputOutcome, WakeSignals } from "./ports.js";
 /** One wake signal, as data (a PostgreSQL commit carries the NOTIFY of the signals it will cause). */
 export type WakeSignal =
   | { kind: "thread"; thread: string; version: number }
-  | { kind: "dispatch" }
+  | { kind: "dispatch"; run?: string }
   | { kind: "cancel"; run: string };
 
 /**
@@ -14,7 +14,11 @@ export type WakeSignal =
 export function inputOutcomeSignals(outcome: InputOutcome): WakeSignal[] {
   const signals: WakeSignal[] = [];
   for (const effect of outcome.plan.effects) {
-    if (effect.kind === "start" || effect.kind === "resume") signals.push({ kind: "dispatch" });
+    if (effect.kind === "start") signals.push({ kind: "dispatch", run: effect.runId });
+    if (effect.kind === "resume")
+      signals.push(
+        outcome.activeRunId ? { kind: "dispatch", run: outcome.activeRunId } : { kind: "dispatch" },
+      );
     if (effect.kind === "cancel" && outcome.activeRunId)
       signals.push({ kind: "cancel", run: outcome.activeRunId });
   }
@@ -26,7 +30,7 @@ export function inputOutcomeSignals(outcome: InputOutcome): WakeSignal[] {
 /** Sends one signal through the port. */
 export function sendWakeSignal(signals: WakeSignals, signal: WakeSignal): void {
   if (signal.kind === "thread") signals.threadCommitted(signal.thread, signal.version);
-  else if (signal.kind === "dispatch") signals.dispatchReady();
+  else if (signal.kind === "dispatch") signals.dispatchReady(signal.run);
   else signals.runCancelled(signal.run);
 }
 
@@ -54,11 +58,11 @@ export class InProcessWakeSignals implements WakeSignals {
     return () => this.emitter.off(`thread:${threadId}`, listener);
   }
 
-  dispatchReady(): void {
-    this.emitter.emit("dispatch");
+  dispatchReady(runId?: string): void {
+    this.emitter.emit("dispatch", runId ?? null);
   }
 
-  onDispatchReady(listener: () => void): () => void {
+  onDispatchReady(listener: (runId: string | null) => void): () => void {
     this.emitter.on("dispatch", listener);
     return () => this.emitter.off("dispatch", listener);
   }

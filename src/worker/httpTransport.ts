@@ -141,7 +141,7 @@ export class HttpWorkerTransport implements WorkerTransport {
     this.scheduleBatch();
   }
 
-  onWork(_listener: () => void): () => void {
+  onWork(_listener: (runId: string | null) => void): () => void {
     return () => {};
   }
 

@@ -22,8 +22,11 @@ export interface WorkerTransport {
   commit(op: CommitOperation, sessionId?: string): Promise<CommitResult>;
   readThread(threadId: string, afterSeq: number): Promise<CommittedFact[]>;
   publish(sessionId: string, evidence: LiveEvidence): void;
-  /** Wake-ups only lower latency; the worker polls regardless. */
-  onWork(listener: () => void): () => void;
+  /**
+   * Wake-ups only lower latency; the worker polls regardless. Each names the run that turned
+   * claimable, or null when it does not know which (something may have).
+   */
+  onWork(listener: (runId: string | null) => void): () => void;
   /**
    * True when `onWork` hears every run that becomes claimable (in one process with the
    * coordinator), so a slot whose run settled can wait for a signal instead of claiming into an

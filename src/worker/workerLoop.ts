@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Activation } from "../coordinator/ports.js";
+import { ClaimTracker } from "../kernel/claimTracker.js";
 import { sleep } from "../kernel/clock.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { RuntimePorts, TurnOutcome } from "../runtime/ports.js";
@@ -22,10 +23,8 @@ export class Worker {
   private wakeWaiters: Array<() => void> = [];
   /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
   private pendingWakes = 0;
-  /** Claims started by any slot so far: a poll is owed only by a wait no claim started during. */
-  private claimsStarted = 0;
-  /** Whether the latest claim this process started found a run (once it answered). */
-  private latestClaimFound: Promise<boolean> = Promise.resolve(false);
+  /** What the slots' claims found of the runs signals announced. */
+  private readonly claims = new ClaimTracker();
   private unsubscribe: Array<() => void> = [];
   private started = false;
   private stopped = false;
@@ -50,7 +49,9 @@ export class Worker {
     this.unsubscribe.push(
       // One signal = one unit of work: wake one idle slot, not all of them, so idle slots do not
       // queue empty claim transactions in front of the run that was just dispatched.
-      this.transport.onWork(() => this.wakeOne()),
+      this.transport.onWork((runId) => {
+        if (this.claims.announce(runId)) this.wakeOne();
+      }),
       this.transport.onRunCancelled((runId) => this.inFlight.get(runId)?.controller.abort()),
     );
     for (let slot = 0; slot < this.options.concurrency; slot++) this.slots.push(this.slotLoop(slot));
@@ -84,14 +85,10 @@ export class Worker {
       let activation: Activation | null = null;
       let claimed = false;
       try {
-        this.claimsStarted += 1;
-        const look = this.transport.claim(owner, this.options.leaseMs, idle);
-        // A failed claim tells nothing about the queue: count it as one that found a run.
-        this.latestClaimFound = look.then(
-          (found) => found !== null,
-          () => true,
+        activation = await this.claims.claim(
+          () => this.transport.claim(owner, this.options.leaseMs, idle),
+          (found) => found.runId,
         );
-        activation = await look;
         claimed = true;
       } catch (error) {
         this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
@@ -144,6 +141,7 @@ export class Worker {
       const outcome = tracing
         ? await this.traced(tracing, activation, runner)
         : await this.runSlice(activation, runner);
+      this.claims.finished(activation.runId);
       if (outcome === "lost_claim" && this.stopController.signal.aborted) {
         // We gave up the run ourselves (shutdown): hand it back instead of letting the lease lapse.
         await this.transport.release(activation.runId, activation.owner, activation.epoch);
@@ -158,6 +156,7 @@ export class Worker {
     } finally {
       clearInterval(timer);
       this.inFlight.delete(activation.runId);
+      this.claims.finished(activation.runId);
     }
   }
 
@@ -198,17 +197,21 @@ export class Worker {
 
   /**
    * Waits for a wake signal, or a poll interval. With a transport that signals every run, a poll
-   * interval during which another slot started a claim that found nothing is waited again: that
-   * claim looked at the queue after this wait began, and runs claimable since came with signals,
-   * so this slot's claim would find nothing too. When the latest claim found a run, more may be
-   * waiting that no signal announces (lapsed leases after a crash): this slot looks as well.
+   * interval during which another slot started a claim is waited again: that claim looked at the
+   * queue after this wait began, and runs claimable since came with signals, so this slot's claim
+   * would find nothing too. When the latest claim found a run no signal announced, more like it may
+   * be waiting (lapsed leases after a crash): this slot looks as well.
    */
   private async waitForWork(): Promise<void> {
     for (;;) {
-      const claimsBefore = this.claimsStarted;
-      if ((await this.waitOnce()) === "woken") return;
-      if (!this.transport.signalsEveryRun || this.claimsStarted === claimsBefore) return;
-      if (await this.latestClaimFound) return;
+      const claimsBefore = this.claims.claimsStarted;
+      if ((await this.waitOnce()) === "woken") {
+        // Woken for a run a claim in flight took meanwhile: nothing is left for this slot's claim.
+        if (this.stopping || (await this.claims.worthLooking())) return;
+        continue;
+      }
+      if (!this.transport.signalsEveryRun || this.claims.claimsStarted === claimsBefore) return;
+      if (await this.claims.latestFoundUnannounced()) return;
     }
   }
 

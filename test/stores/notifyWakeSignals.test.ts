@@ -63,16 +63,20 @@ describe("NotifyWakeSignals", () => {
     const b = await replica();
     const onA: string[] = [];
     a.onThreadCommitted("thr_1", (v) => onA.push(`thread:${v}`));
-    a.onDispatchReady(() => onA.push("dispatch"));
+    a.onDispatchReady((run) => onA.push(`dispatch:${run}`));
     a.onRunCancelled((r) => onA.push(`cancel:${r}`));
 
     const version = until<number>("thread on B", (done) => b.onThreadCommitted("thr_1", done));
     a.threadCommitted("thr_1", 7);
     expect(await version).toBe(7);
 
-    const dispatched = until<void>("dispatch on B", (done) => b.onDispatchReady(() => done()));
+    // A dispatch names its run across replicas (their claims account for it), or names none.
+    const dispatched = until<string | null>("dispatch on B", (done) => b.onDispatchReady(done));
+    a.dispatchReady("run_4");
+    expect(await dispatched).toBe("run_4");
+    const unnamed = until<string | null>("unnamed dispatch on B", (done) => b.onDispatchReady(done));
     a.dispatchReady();
-    await dispatched;
+    expect(await unnamed).toBeNull();
 
     const cancelled = until<string>("cancel on B", (done) => b.onRunCancelled(done));
     a.runCancelled("run_9");
@@ -80,7 +84,7 @@ describe("NotifyWakeSignals", () => {
 
     // A's own notifications come back on its LISTEN; they must not fire its listeners again.
     await settle();
-    expect(onA).toEqual(["thread:7", "dispatch", "cancel:run_9"]);
+    expect(onA).toEqual(["thread:7", "dispatch:run_4", "dispatch:null", "cancel:run_9"]);
   });
 
   it("does not hear replicas of another schema (channels are per schema)", () => {

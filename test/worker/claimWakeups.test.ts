@@ -16,8 +16,8 @@ interface FakeCoordinator {
   gateway: WorkerTransport;
   /** Makes a run claimable (without a signal). */
   offer(runId: string): void;
-  /** The dispatch signal: one run became claimable. */
-  signal(): void;
+  /** The dispatch signal: one run (`runId`, or one it does not name) became claimable. */
+  signal(runId?: string): void;
   claims: number;
   released: string[];
   /**
@@ -58,14 +58,14 @@ function activationOf(runId: string, owner: string): Activation {
 
 function fakeCoordinator(): FakeCoordinator {
   const runs: string[] = [];
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(runId: string | null) => void>();
   let hold: ((proceed: (answer?: "empty") => void) => void) | null = null;
   const fake: FakeCoordinator = {
     claims: 0,
     released: [],
     offer: (runId) => runs.push(runId),
-    signal: () => {
-      for (const listener of [...listeners]) listener();
+    signal: (runId) => {
+      for (const listener of [...listeners]) listener(runId ?? null);
     },
     holdNextClaim: () => new Promise((resolve) => (hold = resolve)),
     gateway: {
@@ -307,6 +307,30 @@ describe("the claim long-poll", () => {
     expect(await next.response).toMatchObject({ activation: { runId: "run_a", owner: "w/next" } });
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(coordinator.released).toEqual(["run_a"]);
+  });
+
+  it("a woken claim whose run a claim in flight took makes no look of its own and waits on", async () => {
+    const waiting = longPoll("w/wait");
+    await waitingClaims(1);
+    // Another slot's claim is mid-query when the run turns claimable; its signal wakes `w/wait`.
+    const held = coordinator.holdNextClaim();
+    const busy = longPoll("w/busy");
+    const proceed = await held;
+    coordinator.offer("run_a");
+    coordinator.signal("run_a");
+    await sleep(50);
+    const before = coordinator.claims;
+    proceed();
+    expect(await busy.response).toMatchObject({ activation: { runId: "run_a" } });
+    await sleep(150);
+    expect(coordinator.claims).toBe(before);
+    expect(waiting.settled).toBe(false);
+
+    // Still in line: the next run's signal reaches it.
+    coordinator.offer("run_b");
+    coordinator.signal("run_b");
+    expect(await waiting.response).toMatchObject({ activation: { runId: "run_b", owner: "w/wait" } });
+    expect(coordinator.claims).toBe(before + 1);
   });
 
   /** The cursor a claim answered with (it took `runId`). */

@@ -17,13 +17,14 @@ interface CountingTransport {
   transport: WorkerTransport;
   /** When each claim started, in fake milliseconds. */
   claimedAt: number[];
-  signal(): void;
+  /** A dispatch signal: for `runId`, or for something unnamed. */
+  signal(runId?: string): void;
 }
 
 /** A coordinator with nothing claimable: every claim answers null, as an empty queue does. */
 function emptyQueue(signalsEveryRun: boolean): CountingTransport {
   const claimedAt: number[] = [];
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(runId: string | null) => void>();
   const transport: WorkerTransport = {
     claim: async () => {
       claimedAt.push(Date.now());
@@ -43,11 +44,32 @@ function emptyQueue(signalsEveryRun: boolean): CountingTransport {
     signalsEveryRun,
     onRunCancelled: () => () => {},
   };
-  const signal = () => {
-    for (const listener of listeners) listener();
+  const signal = (runId?: string) => {
+    for (const listener of listeners) listener(runId ?? null);
   };
   return { transport, claimedAt, signal };
 }
+
+/** An activation of `runId` complete enough for the worker loop (its slices are mocked). */
+const activation = (owner: string, runId: string) =>
+  ({
+    runId,
+    sessionId: "sesn_lapsed",
+    threadId: "thrd_lapsed",
+    workspaceId: "wrkspc_lapsed",
+    owner,
+    epoch: 1,
+    leaseExpiresAt: Date.now() + 15_000,
+    crashCount: 0,
+    agent: {
+      workspaceId: "wrkspc_lapsed",
+      agentId: "agent_lapsed",
+      version: 1,
+      definition: { name: "lapsed", model: { id: "offline-lapsed" }, tools: [], mcp_servers: [] },
+    },
+    environment: { id: "env_lapsed", revision: 1, config: { type: "self_hosted" } },
+    history: [],
+  }) as unknown as Activation;
 
 /**
  * A coordinator where runs turn claimable with no signal (lapsed leases, say) when the test calls
@@ -57,25 +79,6 @@ function lapsingQueue(): CountingTransport & { lapse(runs: number): void; taken(
   const queue = emptyQueue(true);
   let claimable = 0;
   let taken = 0;
-  const activation = (owner: string, runId: string) =>
-    ({
-      runId,
-      sessionId: "sesn_lapsed",
-      threadId: "thrd_lapsed",
-      workspaceId: "wrkspc_lapsed",
-      owner,
-      epoch: 1,
-      leaseExpiresAt: Date.now() + 15_000,
-      crashCount: 0,
-      agent: {
-        workspaceId: "wrkspc_lapsed",
-        agentId: "agent_lapsed",
-        version: 1,
-        definition: { name: "lapsed", model: { id: "offline-lapsed" }, tools: [], mcp_servers: [] },
-      },
-      environment: { id: "env_lapsed", revision: 1, config: { type: "self_hosted" } },
-      history: [],
-    }) as unknown as Activation;
   const transport: WorkerTransport = {
     ...queue.transport,
     claim: async (owner) => {
@@ -94,6 +97,51 @@ function lapsingQueue(): CountingTransport & { lapse(runs: number): void; taken(
     },
     taken: () => taken,
   };
+}
+
+/**
+ * A coordinator whose runs turn claimable with a signal naming them (`offer`, then `signal`), in
+ * the order offered; `holdNextClaim` keeps the next claim in flight until the test lets it answer.
+ */
+function signalledQueue(): CountingTransport & {
+  offer(runId: string): void;
+  holdNextClaim(): Promise<() => void>;
+  taken: string[];
+} {
+  const queue = emptyQueue(true);
+  const claimable: string[] = [];
+  const taken: string[] = [];
+  let hold: ((proceed: () => void) => void) | null = null;
+  const transport: WorkerTransport = {
+    ...queue.transport,
+    claim: async (owner) => {
+      queue.claimedAt.push(Date.now());
+      if (hold) {
+        const held = hold;
+        hold = null;
+        await new Promise<void>((proceed) => held(proceed));
+      }
+      const runId = claimable.shift();
+      if (runId === undefined) return null;
+      taken.push(runId);
+      return activation(owner, runId);
+    },
+  };
+  return {
+    ...queue,
+    transport,
+    offer: (runId) => claimable.push(runId),
+    holdNextClaim: () => new Promise((resolve) => (hold = resolve)),
+    taken,
+  };
+}
+
+/** Slices that run until the worker stops, so the slot that took a run stays busy with it. */
+function slicesRunUntilStopped(): void {
+  vi.spyOn(TurnRunner.prototype, "run").mockImplementation(function (this: TurnRunner) {
+    const { signal } = this as unknown as { signal: AbortSignal };
+    return new Promise((resolve) => signal.addEventListener("abort", () => resolve("lost_claim")));
+  });
 }
 
 function startWorker(transport: WorkerTransport): Worker {
@@ -118,8 +166,12 @@ describe("idle slots of an in-process worker", () => {
   });
 
   afterEach(async () => {
-    await worker?.stop();
+    // Stopping aborts slices still running once the drain deadline passes.
+    const stopped = worker?.stop();
+    await vi.advanceTimersByTimeAsync(2_000);
+    await stopped;
     worker = undefined;
+    vi.restoreAllMocks();
     vi.useRealTimers();
   });
 
@@ -142,11 +194,7 @@ describe("idle slots of an in-process worker", () => {
   });
 
   it("runs no signal announced go to the idle slots within two intervals, not one per interval", async () => {
-    // A claimed slice runs until the worker stops: the slot that took a run stays busy with it.
-    vi.spyOn(TurnRunner.prototype, "run").mockImplementation(function (this: TurnRunner) {
-      const { signal } = this as unknown as { signal: AbortSignal };
-      return new Promise((resolve) => signal.addEventListener("abort", () => resolve("lost_claim")));
-    });
+    slicesRunUntilStopped();
     const queue = lapsingQueue();
     worker = startWorker(queue.transport);
     await vi.advanceTimersByTimeAsync(0);
@@ -156,12 +204,6 @@ describe("idle slots of an in-process worker", () => {
     queue.lapse(3);
     await vi.advanceTimersByTimeAsync(2 * POLL_MS);
     expect(queue.taken()).toBe(3);
-    // Stopping aborts the slices once the drain deadline passes.
-    const stopped = worker.stop();
-    await vi.advanceTimersByTimeAsync(2_000);
-    await stopped;
-    worker = undefined;
-    vi.restoreAllMocks();
   });
 
   it("a signal still wakes a waiting slot at once", async () => {
@@ -182,5 +224,70 @@ describe("idle slots of an in-process worker", () => {
     const start = Date.now();
     await vi.advanceTimersByTimeAsync(10 * POLL_MS);
     expect(queue.claimedAt.filter((at) => at > start).length).toBeGreaterThanOrEqual(SLOTS * 10);
+  });
+
+  it("a signal for a run that a claim already in flight takes sends no second claim", async () => {
+    slicesRunUntilStopped();
+    const queue = signalledQueue();
+    const held = queue.holdNextClaim();
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(0);
+    // Every slot's first look: one is still in flight, the others found nothing and wait.
+    expect(queue.claimedAt).toHaveLength(SLOTS);
+
+    // The run turns claimable while that look is in flight, and its signal wakes a waiting slot.
+    queue.offer("run_a");
+    queue.signal("run_a");
+    await vi.advanceTimersByTimeAsync(0);
+    // The woken slot waits for the look in flight, which takes the run.
+    expect(queue.claimedAt).toHaveLength(SLOTS);
+    (await held)();
+    await vi.advanceTimersByTimeAsync(POLL_MS / 2);
+    expect(queue.taken).toEqual(["run_a"]);
+    expect(queue.claimedAt).toHaveLength(SLOTS);
+  });
+
+  it("a signal that comes after a claim took its run wakes a slot only for a run nobody looked for", async () => {
+    slicesRunUntilStopped();
+    const queue = signalledQueue();
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(POLL_MS / 4);
+    const before = queue.claimedAt.length;
+    // Two runs turn claimable, the older one's signal still on its way: the slot woken for the
+    // newer one takes the older one (claims take the oldest first).
+    queue.offer("run_b");
+    queue.offer("run_a");
+    queue.signal("run_a");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.taken).toEqual(["run_b"]);
+    // run_b's signal wakes a slot for run_a, which nobody has looked for yet.
+    queue.signal("run_b");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(queue.taken).toEqual(["run_b", "run_a"]);
+    expect(queue.claimedAt.length).toBe(before + 2);
+    // A signal for a run taken already, with nothing else announced, wakes nobody (a poll took it).
+    queue.offer("run_c");
+    await vi.advanceTimersByTimeAsync(2 * POLL_MS);
+    expect(queue.taken).toEqual(["run_b", "run_a", "run_c"]);
+    const looks = queue.claimedAt.length;
+    queue.signal("run_c");
+    await vi.advanceTimersByTimeAsync(POLL_MS / 4);
+    expect(queue.claimedAt.length).toBe(looks);
+  });
+
+  it("a poll interval in which a signalled run was claimed is waited again", async () => {
+    slicesRunUntilStopped();
+    const queue = signalledQueue();
+    worker = startWorker(queue.transport);
+    await vi.advanceTimersByTimeAsync(POLL_MS / 2);
+    const before = queue.claimedAt.length;
+    queue.offer("run_a");
+    queue.signal("run_a");
+    // Past the end of every idle slot's interval, not yet at the end of the next one.
+    await vi.advanceTimersByTimeAsync(POLL_MS);
+    expect(queue.taken).toEqual(["run_a"]);
+    // The woken slot's look only: the others' intervals saw a claim start and find a signalled
+    // run, so a look of theirs would find nothing.
+    expect(queue.claimedAt.length).toBe(before + 1);
   });
 });

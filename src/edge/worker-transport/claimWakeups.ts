@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { ClaimTracker } from "../../kernel/claimTracker.js";
 
 /**
  * Wake-ups of the long-poll claims waiting in this process: one dispatch signal (one run became
@@ -19,9 +20,8 @@ const MAX_OWED = 1_000;
 export class ClaimWakeups {
   private waiters: Array<() => void> = [];
   private claiming = 0;
-  /** Claim attempts started so far, and whether the latest one found a run (once it answered). */
-  private started = 0;
-  private latest: Promise<boolean> = Promise.resolve(false);
+  /** What this process's claims found of the runs signals announced. */
+  private readonly claims = new ClaimTracker();
   private pending = 0;
   /** Signals that found no claim waiting: they may be for a slot on its way back to claim. */
   private unanswered = 0;
@@ -52,22 +52,36 @@ export class ClaimWakeups {
    * that was not woken (`woken` false) is the look a kept signal is owed: it takes one, so a kept
    * signal sends one idle slot to claim at once, not every slot that comes back while it is kept.
    */
-  async claim<T>(attempt: () => Promise<T | null>, woken = false): Promise<T | null> {
-    this.started += 1;
+  async claim<T extends { runId: string }>(
+    attempt: () => Promise<T | null>,
+    woken = false,
+  ): Promise<T | null> {
     if (this.owed > 0) this.owed -= 1;
     if (!woken && this.pending > 0) this.pending -= 1;
     this.claiming += 1;
-    const look = attempt();
-    // A failed look tells nothing about the queue: count it as one that found a run.
-    this.latest = look.then(
-      (found) => found !== null,
-      () => true,
-    );
     try {
-      return await look;
+      return await this.claims.claim(attempt, (found) => found.runId);
     } finally {
       this.claiming -= 1;
     }
+  }
+
+  /**
+   * A dispatch signal came (`runId` null: something may be claimable). False when a claim here took
+   * that run already.
+   */
+  announce(runId: string | null): boolean {
+    return this.claims.announce(runId);
+  }
+
+  /** A run a claim here found committed or was handed back: its slice's claim is spent. */
+  finished(runId: string): void {
+    this.claims.finished(runId);
+  }
+
+  /** For a woken claim: false when the claims in flight took every run announced (see `ClaimTracker`). */
+  worthLooking(): Promise<boolean> {
+    return this.claims.worthLooking();
   }
 
   /**
@@ -108,12 +122,12 @@ export class ClaimWakeups {
 
   /** Claim attempts started so far; read before a wait, it tells whether another looked since. */
   get claimsStarted(): number {
-    return this.started;
+    return this.claims.claimsStarted;
   }
 
-  /** Whether the latest claim attempt found a run, once it has answered. */
-  latestLookFound(): Promise<boolean> {
-    return this.latest;
+  /** Whether the latest claim attempt found a run no signal announced, once it has answered. */
+  latestFoundUnannounced(): Promise<boolean> {
+    return this.claims.latestFoundUnannounced();
   }
 
   /** Claims waiting now (for tests and diagnostics). */

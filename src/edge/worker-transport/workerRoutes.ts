@@ -52,7 +52,9 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   const { gateway } = deps;
   // One subscription for every waiting claim: each dispatch signal wakes one of them.
   const wakeups = new ClaimWakeups();
-  const unsubscribe = gateway.onWork(() => wakeups.wakeOne());
+  const unsubscribe = gateway.onWork((runId) => {
+    if (wakeups.announce(runId)) wakeups.wakeOne();
+  });
   app.addHook("onClose", async () => unsubscribe());
 
   route(app, "config", async () => ({ leaseMs: deps.leaseMs, pollMs: deps.pollMs }));
@@ -67,26 +69,36 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     // one before it claims: a claim now would find nothing (it still claims when the wait ends).
     const waitFirst = body.waitMs > 0 && wakeups.mayWaitFirst(body.idleSince);
     let activation = waitFirst ? null : await claim();
-    if (!activation && body.waitMs > 0 && !client.gone()) {
+    const deadline = Date.now() + body.waitMs;
+    while (!activation && body.waitMs > 0 && !client.gone()) {
       const startedBefore = wakeups.claimsStarted;
-      const woken = await wakeups.wait(body.waitMs, client.signal);
+      const woken = await wakeups.wait(Math.max(0, deadline - Date.now()), client.signal);
+      // Woken for a run that the claims in flight took meanwhile: nothing is left to look for.
+      if (woken && !client.gone() && !(await wakeups.worthLooking())) {
+        if (Date.now() < deadline) continue;
+        break;
+      }
       // Woken, look again. A wait that ran out polls, unless another claim of this process started
-      // meanwhile and found nothing: it looked after this wait began, and runs that became
-      // claimable since came with signals, so this look would find nothing too (idle slots whose
-      // waits end together poll once, not each). One that found a run may have left more (lapsed
-      // leases come without a signal): then this one looks as well.
+      // meanwhile: it looked after this wait began, and runs that became claimable since came with
+      // signals, so this look would find nothing either (idle slots whose waits end together poll
+      // once, not each). One that found a run no signal announced may have left more like it
+      // (lapsed leases come without a signal): then this one looks as well.
+      const look =
+        woken || wakeups.claimsStarted === startedBefore || (await wakeups.latestFoundUnannounced());
       // Nobody left to receive the answer: the signal is the next waiting claim's.
-      const look = woken || wakeups.claimsStarted === startedBefore || (await wakeups.latestLookFound());
       if (client.gone()) {
         if (woken) wakeups.wakeOne();
       } else if (look) {
         activation = await claim(woken);
       }
+      break;
     }
     // A worker that hung up can never receive this claim: hand it back instead of letting it lapse,
     // and let another waiting claim take it.
     if (activation && client.gone()) {
+      wakeups.finished(activation.runId);
       await gateway.release(activation.runId, activation.owner, activation.epoch);
+      wakeups.announce(activation.runId);
       activation = null;
       wakeups.wakeOne();
     }
@@ -96,6 +108,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     held: await gateway.renew(b.runId, b.owner, b.epoch, deps.leaseMs),
   }));
   route(app, "release", async (b) => {
+    wakeups.finished(b.runId);
     await gateway.release(b.runId, b.owner, b.epoch);
     return {};
   });
@@ -104,6 +117,8 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   // its previews are published only the first time.
   const published = new RecentKeys(PUBLISHED_COMMITS_REMEMBERED);
   route(app, "commit", (b) => {
+    // The slice that claimed the run is under way: a signal for the run from now on is a new one.
+    wakeups.finished(b.op.runId);
     if (b.evidence && b.evidence.length > 0 && published.add(`${b.op.opId} ${b.op.owner} ${b.op.epoch}`)) {
       for (const item of b.evidence) gateway.publish(item.sessionId, item.evidence);
     }

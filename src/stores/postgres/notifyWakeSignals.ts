@@ -32,7 +32,7 @@ const MAX_PAYLOAD_BYTES = 7_999;
 
 const Payload = z.discriminatedUnion("kind", [
   z.object({ from: z.string(), kind: z.literal("thread"), thread: z.string(), version: z.number() }),
-  z.object({ from: z.string(), kind: z.literal("dispatch") }),
+  z.object({ from: z.string(), kind: z.literal("dispatch"), run: z.string().optional() }),
   z.object({ from: z.string(), kind: z.literal("cancel"), run: z.string() }),
 ]);
 
@@ -90,12 +90,13 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
     return this.local.onAnyThreadCommitted(listener);
   }
 
-  dispatchReady(): void {
-    this.local.dispatchReady();
-    this.publish({ kind: "dispatch" });
+  dispatchReady(runId?: string): void {
+    this.local.dispatchReady(runId);
+    // The same payload its commit carried (`payloadOf`), so it is recognised as carried.
+    this.publish(runId === undefined ? { kind: "dispatch" } : { kind: "dispatch", run: runId });
   }
 
-  onDispatchReady(listener: () => void): () => void {
+  onDispatchReady(listener: (runId: string | null) => void): () => void {
     return this.local.onDispatchReady(listener);
   }
 
@@ -192,7 +193,7 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
     }
     if (parsed.from === this.sender) return;
     if (parsed.kind === "thread") this.local.threadCommitted(parsed.thread, parsed.version);
-    else if (parsed.kind === "dispatch") this.local.dispatchReady();
+    else if (parsed.kind === "dispatch") this.local.dispatchReady(parsed.run);
     else this.local.runCancelled(parsed.run);
   }
 
