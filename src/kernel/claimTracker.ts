@@ -63,10 +63,15 @@ export class ClaimTracker {
    * them; otherwise it waits for an answer and counts again (false once none is left).
    */
   async worthLooking(): Promise<boolean> {
-    while (this.announced.size > 0 && this.answering.size >= this.announced.size) {
+    while (this.announced.size > 0 && !this.uncovered()) {
       await Promise.race(this.answering);
     }
     return this.announced.size > 0;
+  }
+
+  /** True while more runs are announced than claims are in flight to take them. */
+  uncovered(): boolean {
+    return this.announced.size > this.answering.size;
   }
 
   /** Claim attempts started so far; read before a wait, it tells whether another looked since. */

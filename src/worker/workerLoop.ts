@@ -90,6 +90,9 @@ export class Worker {
           (found) => found.runId,
         );
         claimed = true;
+        // It took another run than one announced (an older one, or a lapsed lease): that one still
+        // waits for a look, and the signal that announced it was spent on this slot.
+        if (this.claims.uncovered()) this.wakeWaiters[0]?.();
       } catch (error) {
         this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
       }

@@ -41,10 +41,12 @@ export class ClaimWakeups {
   /**
    * True when a claim of a slot idle since `idleSince` may wait for a signal before it looks: the
    * slot is this process's, and every signal that found no claim waiting has had a claim start
-   * after it (so none is left for this one). A slot of another process claims at once.
+   * after it (so none is left for this one), or every run announced has a claim in flight that may
+   * take it. A slot of another process claims at once.
    */
   mayWaitFirst(idleSince: string | undefined): boolean {
-    return idleSince?.startsWith(`${this.incarnation}:`) === true && this.owed === 0 && this.pending === 0;
+    if (idleSince?.startsWith(`${this.incarnation}:`) !== true) return false;
+    return (this.owed === 0 && this.pending === 0) || !this.claims.uncovered();
   }
 
   /**
@@ -63,6 +65,9 @@ export class ClaimWakeups {
       return await this.claims.claim(attempt, (found) => found.runId);
     } finally {
       this.claiming -= 1;
+      // It took another run than one announced (an older one, or a lapsed lease): that one is still
+      // waiting for a look, and the signal that announced it was spent on this claim.
+      if (this.claims.uncovered()) this.waiters[0]?.();
     }
   }
 
