@@ -15,9 +15,9 @@ export function meteredGateway(
 ): WorkerTransport {
   return {
     ...gateway,
-    async claim(owner, leaseMs) {
+    async claim(owner, leaseMs, idle, prefer) {
       onCall?.(owner);
-      const activation = await gateway.claim(owner, leaseMs);
+      const activation = await gateway.claim(owner, leaseMs, idle, prefer);
       if (activation) {
         const since = activation.claimableSince;
         const claimedAt = activation.leaseExpiresAt - leaseMs;

@@ -12,8 +12,8 @@ import type { Activation, CoordinatorPorts } from "./ports.js";
  */
 export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureConsents): WorkerTransport {
   return {
-    claim: async (owner, leaseMs) => {
-      const claimed = await ports.dispatch.claim(owner, leaseMs);
+    claim: async (owner, leaseMs, _idle, prefer) => {
+      const claimed = await ports.dispatch.claim(owner, leaseMs, prefer);
       return claimed && withCaptureDecision(claimed, consents);
     },
     renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),

@@ -445,7 +445,13 @@ export interface Activation {
 
 export interface ClaimPort {
   /** Claims the oldest runnable run (queued, or claimed with an expired lease → epoch + 1). */
-  claim(owner: string, leaseMs: number): Promise<Activation | null>;
+  /**
+   * `prefer`: a run to take if it is claimable, before older ones that turned claimable less than a
+   * second ago: concurrent claims, each sent for the run whose signal woke it, then do not take one
+   * another's and come back empty; runs waiting longer still go first. A hint: SQLite serialises
+   * its claims, so none can race another, and it takes the oldest as always.
+   */
+  claim(owner: string, leaseMs: number, prefer?: string): Promise<Activation | null>;
   /** Extends the lease; false when the claim is no longer ours (expired, cancelled, reclaimed). */
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
   /** Gives a claim back (graceful shutdown) so another worker can take it at once. */

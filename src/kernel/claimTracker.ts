@@ -18,6 +18,8 @@ export class ClaimTracker {
   private latest: Promise<boolean> = Promise.resolve(false);
   /** Answers of the claims in flight (each resolves once its claim is accounted for). */
   private readonly answering = new Set<Promise<boolean>>();
+  /** The runs the claims in flight were sent for (`target`). */
+  private readonly targeted = new Set<string>();
   /** Announced and not found by a claim here yet: the claims started before each came. */
   private readonly announced = new Map<string, number>();
   /** Runs a claim here found before their signal came, until their slice ends. */
@@ -43,10 +45,30 @@ export class ClaimTracker {
     this.foundFirst.delete(runId);
   }
 
-  /** Runs one claim attempt and accounts for its answer (`runOf` names the run it found). */
-  claim<T>(attempt: () => Promise<T | null>, runOf: (found: T) => string): Promise<T | null> {
+  /**
+   * The run a claim about to start should prefer: the oldest announced run no claim in flight was
+   * sent for. Concurrent claims then go for different runs instead of racing for the oldest one,
+   * where the loser, its snapshot older than the runs announced since, comes back empty.
+   */
+  target(): string | undefined {
+    for (const key of this.announced.keys()) {
+      if (!key.startsWith(WITHOUT_RUN) && !this.targeted.has(key)) return key;
+    }
+    return undefined;
+  }
+
+  /**
+   * Runs one claim attempt for `target` (see `target()`) and accounts for its answer (`runOf` names
+   * the run it found).
+   */
+  claim<T>(
+    attempt: (target: string | undefined) => Promise<T | null>,
+    runOf: (found: T) => string,
+    target: string | undefined = this.target(),
+  ): Promise<T | null> {
     const number = ++this.started;
-    const look = attempt();
+    if (target !== undefined) this.targeted.add(target);
+    const look = attempt(target);
     const answer = look.then(
       (found) => (found === null ? this.answered(number, undefined) : this.answered(number, runOf(found))),
       // A failed look tells nothing about the queue: count it as one that found a run.
@@ -54,7 +76,10 @@ export class ClaimTracker {
     );
     this.latest = answer;
     this.answering.add(answer);
-    void answer.then(() => this.answering.delete(answer));
+    void answer.then(() => {
+      this.answering.delete(answer);
+      if (target !== undefined) this.targeted.delete(target);
+    });
     return look;
   }
 

@@ -11,7 +11,7 @@ export interface WorkerTransport {
    * `idle`: the slot's last slice settled its run, so nothing it knows of is claimable; a transport
    * whose claim waits on the coordinator may then wait for a signal before it claims at all.
    */
-  claim(owner: string, leaseMs: number, idle?: boolean): Promise<Activation | null>;
+  claim(owner: string, leaseMs: number, idle?: boolean, prefer?: string): Promise<Activation | null>;
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
   release(runId: string, owner: string, epoch: number): Promise<void>;
   /**

@@ -86,7 +86,7 @@ export class Worker {
       let claimed = false;
       try {
         activation = await this.claims.claim(
-          () => this.transport.claim(owner, this.options.leaseMs, idle),
+          (target) => this.transport.claim(owner, this.options.leaseMs, idle, target),
           (found) => found.runId,
         );
         claimed = true;

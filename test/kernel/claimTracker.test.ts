@@ -134,4 +134,33 @@ describe("claim tracker", () => {
     expect(await tracker.worthLooking()).toBe(true);
     expect(tracker.claimsStarted).toBe(1);
   });
+
+  it("claims in flight are sent for different announced runs, oldest first", async () => {
+    const tracker = new ClaimTracker();
+    tracker.announce("run_a");
+    tracker.announce(null);
+    tracker.announce("run_b");
+    const sentFor: Array<string | undefined> = [];
+    const answers: Array<(found: Found | null) => void> = [];
+    const claim = () =>
+      tracker.claim(
+        (target) => {
+          sentFor.push(target);
+          return new Promise<Found | null>((resolve) => answers.push(resolve));
+        },
+        (found) => found.runId,
+      );
+    const first = claim();
+    const second = claim();
+    const third = claim();
+    // A signal without a run names nothing to go for; the third claim takes the oldest it finds.
+    expect(sentFor).toEqual(["run_a", "run_b", undefined]);
+    answers[0]!({ runId: "run_a" });
+    await first;
+    await Promise.resolve();
+    expect(tracker.target()).toBeUndefined();
+    answers[1]!(null);
+    answers[2]!(null);
+    await Promise.all([second, third]);
+  });
 });

@@ -7,6 +7,7 @@ import {
   BACKEND_NAMES,
   backendUnavailable,
   op,
+  seedQueuedRun,
   sessionWithQueuedRun,
   TEST_AGENT,
 } from "../support/storeFixtures.js";
@@ -224,6 +225,26 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     // Claimable again since its lease lapsed, not since it was queued.
     expect(second).toMatchObject({ claimableSince: first.leaseExpiresAt, reclaimed: true });
     expect(second.leaseExpiresAt - 1_000 - second.claimableSince!).toBe(400);
+  });
+
+  it("a preferred run goes before older runs claimable for under a second (PostgreSQL); one waiting longer goes first", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const oldest = fx.runId;
+    fx.clock.advance(10);
+    const younger = (await seedQueuedRun(fx.stores, fx.clock)).runId;
+    fx.clock.advance(10);
+    const youngest = (await seedQueuedRun(fx.stores, fx.clock)).runId;
+    // SQLite serialises its claims, so none can take another's: it ignores the hint, oldest first.
+    const honours = backend === "kysely stores on PostgreSQL";
+    expect((await fx.stores.dispatch.claim("w1", 60_000, youngest))?.runId).toBe(honours ? youngest : oldest);
+    // A preferred run no longer claimable: the oldest left, as without a preference.
+    expect((await fx.stores.dispatch.claim("w2", 60_000, youngest))?.runId).toBe(honours ? oldest : younger);
+    fx.clock.advance(1_500);
+    const last = (await seedQueuedRun(fx.stores, fx.clock)).runId;
+    // The run left from before has waited past the window: it goes before the preferred one.
+    const waited = honours ? younger : youngest;
+    expect((await fx.stores.dispatch.claim("w3", 60_000, last))?.runId).toBe(waited);
+    expect((await fx.stores.dispatch.claim("w4", 60_000, last))?.runId).toBe(last);
   });
 
   it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {

@@ -19,7 +19,7 @@ import { ManualClock, seedQueuedRun, seedSession } from "../support/storeFixture
 
 /**
  * PostgreSQL runs two write rules in SQL of its own, for the round trips: the claim statement
- * (`awaken_claim_v4`: epoch and crash count, `planClaim`) and migrations 007 and 012's one-call append
+ * (`awaken_claim_v5`: epoch and crash count, `planClaim`) and migrations 007 and 012's one-call append
  * (`awaken_commit_append_v3`: the step after the fence, `planRunAfterCommit`). Migrations are
  * snapshots, so the function is kept as deployed, and this suite proves it is the same rule: every
  * case runs once through those SQL paths and once through the Kysely path, which executes the

@@ -55,7 +55,7 @@ export class ClaimWakeups {
    * signal sends one idle slot to claim at once, not every slot that comes back while it is kept.
    */
   async claim<T extends { runId: string }>(
-    attempt: () => Promise<T | null>,
+    attempt: (target: string | undefined) => Promise<T | null>,
     woken = false,
   ): Promise<T | null> {
     if (this.owed > 0) this.owed -= 1;

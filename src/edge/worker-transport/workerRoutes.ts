@@ -63,7 +63,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     let wakeCursor = wakeups.cursor();
     const claim = (woken = false) => {
       wakeCursor = wakeups.cursor();
-      return wakeups.claim(() => gateway.claim(body.owner, deps.leaseMs), woken);
+      return wakeups.claim((target) => gateway.claim(body.owner, deps.leaseMs, undefined, target), woken);
     };
     // A slot back from a settled run (or an empty claim) that missed no unanswered signal waits for
     // one before it claims: a claim now would find nothing (it still claims when the wait ends).

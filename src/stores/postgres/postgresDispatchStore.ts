@@ -91,9 +91,9 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     super(db, clock, "postgres");
   }
 
-  override async claim(owner: string, leaseMs: number): Promise<Activation | null> {
+  override async claim(owner: string, leaseMs: number, prefer?: string): Promise<Activation | null> {
     try {
-      return await this.claimCommitted(owner, leaseMs);
+      return await this.claimCommitted(owner, leaseMs, prefer);
     } catch (error) {
       // The claimed run's session or pinned environment revision is missing: the statement failed
       // on purpose, so nothing was claimed. The general path claims the run again and fails the
@@ -107,13 +107,13 @@ export class PostgresDispatchStore extends SqlDispatchStore {
    * One autocommit statement, its own transaction (READ COMMITTED: `openPostgres` makes it every
    * connection's default): no BEGIN or COMMIT around it, as for the commit function.
    */
-  private async claimCommitted(owner: string, leaseMs: number): Promise<Activation | null> {
+  private async claimCommitted(owner: string, leaseMs: number, prefer?: string): Promise<Activation | null> {
     const now = this.clock.now();
     const leaseExpiresAt = now + leaseMs;
     const { rows } = await this.pool.query<ClaimRow>({
       name: CLAIM.name,
       text: CLAIM.sql,
-      values: [owner, leaseExpiresAt, now],
+      values: [owner, leaseExpiresAt, now, prefer ?? null, now - PREFERENCE_WINDOW_MS],
     });
     const row = rows[0];
     if (!row) return null;
@@ -503,25 +503,49 @@ interface ClaimRow {
   history: Database["events"][];
 }
 
+/** How long a claimable run may be passed over for a preferred one (`ClaimPort.claim`). */
+const PREFERENCE_WINDOW_MS = 1_000;
+
 /**
- * $1 owner, $2 lease expiry, $3 now. Its SET is `planClaim` (stores/sql/runWrites.ts) in SQL, so the
- * claim is one statement; test/stores/writeRulesConformance.test.ts checks the two agree. The states are literals, not parameters: the statement is
- * prepared, and a generic plan that knew neither state could not tell the few runnable runs from
- * all the finished ones. The last column fails the statement (division by zero), and with it the
- * claim, when the session or its pinned environment revision is missing.
+ * $1 owner, $2 lease expiry, $3 now, $4 the run to prefer (or null), $5 now minus the preference
+ * window. Its SET is `planClaim` (stores/sql/runWrites.ts) in SQL, so the claim is one statement;
+ * test/stores/writeRulesConformance.test.ts checks the two agree. The states are literals, not
+ * parameters: the statement is prepared, and a generic plan that knew neither state could not tell
+ * the few runnable runs from all the finished ones. It picks, in this order, the oldest run
+ * claimable since before the window, the preferred run (a primary-key lookup), the oldest run: the
+ * executor runs a UNION ALL's branches in order and stops at the LIMIT, so a branch after the one
+ * that found a run neither reads nor locks anything. The last column fails the statement (division
+ * by zero), and with it the claim, when the session or its pinned environment revision is missing.
  */
 const CLAIM = {
-  name: "awaken_claim_v4",
+  name: "awaken_claim_v5",
   sql: `with claimed as (
     update runs r set state = 'claimed', owner = $1, epoch = r.epoch + 1, lease_expires_at = $2,
       crash_count = r.crash_count + case when r.state = 'claimed' then 1 else 0 end, updated_at = $3
     from (
-      select id as picked_id, state = 'claimed' as reclaimed,
-        case when state = 'claimed' then lease_expires_at else available_at end as claimable_since
-      from runs
-      where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
-      order by available_at limit 1
-      for update skip locked) p
+      select * from (
+        select id as picked_id, state = 'claimed' as reclaimed,
+          case when state = 'claimed' then lease_expires_at else available_at end as claimable_since
+        from runs
+        where (state = 'queued' and available_at <= $5) or (state = 'claimed' and lease_expires_at <= $5)
+        order by available_at limit 1
+        for update skip locked) waiting
+      union all
+      select * from (
+        select id, state = 'claimed',
+          case when state = 'claimed' then lease_expires_at else available_at end
+        from runs
+        where id = $4 and ((state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3))
+        for update skip locked) preferred
+      union all
+      select * from (
+        select id, state = 'claimed',
+          case when state = 'claimed' then lease_expires_at else available_at end
+        from runs
+        where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
+        order by available_at limit 1
+        for update skip locked) oldest
+      limit 1) p
     where r.id = p.picked_id
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
   select c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
