@@ -507,6 +507,19 @@ interface ClaimRow {
 const PREFERENCE_WINDOW_MS = 1_000;
 
 /**
+ * One pick of the claim statement: a run claimable at `at` (queued by then, or its lease lapsed by
+ * then), narrowed by `only`, ordered and limited by `order`, locked unless another claim holds it.
+ */
+function claimablePick(at: string, order: string, only?: string): string {
+  const claimable = `(state = 'queued' and available_at <= ${at}) or (state = 'claimed' and lease_expires_at <= ${at})`;
+  return `select id as picked_id, state = 'claimed' as reclaimed,
+          case when state = 'claimed' then lease_expires_at else available_at end as claimable_since
+        from runs
+        where ${only === undefined ? claimable : `${only} and (${claimable})`}
+        ${order} for update skip locked`;
+}
+
+/**
  * $1 owner, $2 lease expiry, $3 now, $4 the run to prefer (or null), $5 now minus the preference
  * window. Its SET is `planClaim` (stores/sql/runWrites.ts) in SQL, so the claim is one statement;
  * test/stores/writeRulesConformance.test.ts checks the two agree. The states are literals, not
@@ -523,28 +536,11 @@ const CLAIM = {
     update runs r set state = 'claimed', owner = $1, epoch = r.epoch + 1, lease_expires_at = $2,
       crash_count = r.crash_count + case when r.state = 'claimed' then 1 else 0 end, updated_at = $3
     from (
-      select * from (
-        select id as picked_id, state = 'claimed' as reclaimed,
-          case when state = 'claimed' then lease_expires_at else available_at end as claimable_since
-        from runs
-        where (state = 'queued' and available_at <= $5) or (state = 'claimed' and lease_expires_at <= $5)
-        order by available_at limit 1
-        for update skip locked) waiting
+      select * from (${claimablePick("$5", "order by available_at limit 1")}) waiting
       union all
-      select * from (
-        select id, state = 'claimed',
-          case when state = 'claimed' then lease_expires_at else available_at end
-        from runs
-        where id = $4 and ((state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3))
-        for update skip locked) preferred
+      select * from (${claimablePick("$3", "", "id = $4")}) preferred
       union all
-      select * from (
-        select id, state = 'claimed',
-          case when state = 'claimed' then lease_expires_at else available_at end
-        from runs
-        where (state = 'queued' and available_at <= $3) or (state = 'claimed' and lease_expires_at <= $3)
-        order by available_at limit 1
-        for update skip locked) oldest
+      select * from (${claimablePick("$3", "order by available_at limit 1")}) oldest
       limit 1) p
     where r.id = p.picked_id
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
