@@ -32,7 +32,7 @@ export class ClaimTracker {
    * woken for another run, which is then left to this signal's wake.
    */
   announce(runId: string | null): boolean {
-    if (runId !== null && this.foundFirst.delete(runId)) return this.announced.size > this.answering.size;
+    if (runId !== null && this.foundFirst.delete(runId)) return this.uncovered();
     const key = runId ?? `${WITHOUT_RUN}${++this.signalsWithoutRun}`;
     this.announced.delete(key);
     this.announced.set(key, this.started);
