@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchArgs } from "./args.mjs";
-import { inChild, timeRuns } from "./peerRuns.mjs";
+import { inChild, timeRuns, warmupRuns } from "./peerRuns.mjs";
 import { freshSchema } from "./postgres.mjs";
 import { withScope } from "./scope.mjs";
 import { oneTurn } from "./turnDriver.mjs";
@@ -47,7 +47,7 @@ async function child({ url, concurrency, runs }) {
       ],
     });
     const env = await beta.environments.create({ name: "peer" });
-    const total = Math.max(20, 2 * concurrency) + runs;
+    const total = warmupRuns(concurrency) + runs;
     const sessions = [];
     for (let i = 0; i < total; i++)
       sessions.push((await beta.sessions.create({ agent: agent.id, environment_id: env.id })).id);
