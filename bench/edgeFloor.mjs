@@ -18,6 +18,7 @@ import { benchArgs } from "./args.mjs";
 import { timeRuns } from "./peerRuns.mjs";
 import { benchDatabaseUrl } from "./postgres.mjs";
 import { oneTurn } from "./turnDriver.mjs";
+import { warmupRuns } from "./warmup.mjs";
 
 const FLOOR_STEPS = 5;
 
@@ -158,7 +159,7 @@ async function main({ concurrency, turns, repeat, statements }) {
         runs: turns,
         runOne: async (i) => {
           // The warm-up's last turn starts the server's CPU window (timeRuns times the rest).
-          if (i === Math.max(20, 2 * concurrency)) before = await cpu();
+          if (i === warmupRuns(concurrency)) before = await cpu();
           return oneTurn(client, `sesn_${i}`);
         },
       });

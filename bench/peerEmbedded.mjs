@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchArgs } from "./args.mjs";
-import { inChild, timeRuns, warmupRuns } from "./peerRuns.mjs";
+import { inChild, timeRuns } from "./peerRuns.mjs";
 import { freshSchema } from "./postgres.mjs";
 import { withScope } from "./scope.mjs";
 import { oneTurn } from "./turnDriver.mjs";
+import { warmupRuns } from "./warmup.mjs";
 
 /** A test value (base64 of 32 bytes), never a real key: the bench's database is thrown away. */
 const BENCH_MASTER_KEY = Buffer.alloc(32, 0x5a).toString("base64");

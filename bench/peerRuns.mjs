@@ -3,13 +3,7 @@
 // child process each side is measured in, so one side's CPU and event loop never carry another's.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-
-/**
- * Untimed runs before the timed ones: JIT, connections, caches. A few dozen were not enough: the
- * embedded side runs far more of its own code per run than DBOS or the floor, so its first few
- * hundred runs are still being optimised, and a short timed loop measured warm-up, not the runtime.
- */
-export const warmupRuns = (concurrency) => Math.max(300, 2 * concurrency);
+import { warmupRuns } from "./warmup.mjs";
 
 /**
  * `runOne(i)` is one whole run of the peer workload. Returns runs/s and this process's CPU

@@ -5,7 +5,7 @@
 // at a time. What differs between the lines is the edge: its request mapping, its stream format
 // and the client's own work; the core below them is the same.
 //
-// Usage: node bench/protocolTurns.mjs [--turns N]   (default 200 per protocol, after 20 warm-up)
+// Usage: node bench/protocolTurns.mjs [--turns N]   (default 200 per protocol, after the warm-up of bench/warmup.mjs)
 // Results go to stdout; progress goes to stderr.
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -17,9 +17,10 @@ import { benchArgs } from "./args.mjs";
 import { startAwaken } from "./processes.mjs";
 import { withScope } from "./scope.mjs";
 import { oneTurn } from "./turnDriver.mjs";
+import { warmupRuns } from "./warmup.mjs";
 
 const API_KEY = "bench";
-const WARMUP = 20;
+const WARMUP = warmupRuns(1);
 const PROMPT = 'call lookup {"q":"bench"}';
 const TOOL = {
   name: "lookup",

@@ -7,6 +7,7 @@ import { cpuBetween, cpuSnapshot } from "./cpuTime.mjs";
 import { statementDifference } from "./statementCounts.mjs";
 import { commitsOf, difference } from "./storeCounts.mjs";
 import { API_KEY } from "./topologies.mjs";
+import { warmupRuns } from "./warmup.mjs";
 
 const TURN_TIMEOUT_MS = 60_000;
 const PROGRESS_EVERY_MS = 5_000;
@@ -51,7 +52,7 @@ export async function runLevel({
     });
 
   // Warm-up at the level's concurrency: JIT, page caches, keep-alive connections, worker slots.
-  const warmup = Math.max(20, concurrency);
+  const warmup = warmupRuns(concurrency);
   progress(`warm-up: ${warmup} turns`);
   await runTurns(client, await newSessions(warmup), concurrency);
 
