@@ -51,15 +51,19 @@ export async function runLevel({
       return session.id;
     });
 
-  // Warm-up at the level's concurrency: JIT, page caches, keep-alive connections, worker slots.
-  const warmup = warmupRuns(concurrency);
-  progress(`warm-up: ${warmup} turns`);
-  await runTurns(client, await newSessions(warmup), concurrency);
-
   // Sessions are created before the clock starts, so the timed part holds turns and nothing else
-  // (session creation is its own write transaction, not part of a turn).
-  progress(`creating ${turns} sessions`);
+  // (session creation is its own write transaction, not part of a turn); before the warm-up, too,
+  // so the timed part follows the warm-up's claims at once: after a pause longer than the workers'
+  // poll interval, an idle slot's poll could land in the timed part's first milliseconds and be
+  // counted as a turn's claim that found nothing.
+  const warmup = warmupRuns(concurrency);
+  progress(`creating ${warmup} + ${turns} sessions`);
+  const warmupIds = await newSessions(warmup);
   const sessionIds = await newSessions(turns);
+
+  // Warm-up at the level's concurrency: JIT, page caches, keep-alive connections, worker slots.
+  progress(`warm-up: ${warmup} turns`);
+  await runTurns(client, warmupIds, concurrency);
   progress(`timed: ${turns} turns, ${concurrency} at a time`);
   const before = await counts();
   const statementsBefore = statements ? await statements() : null;
