@@ -1,5 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Metrics, MetricsExposition } from "../../kernel/metrics.js";
+import { onReplyClosed } from "./closeListener.js";
 
 /**
  * `GET /metrics` (Prometheus text format), unauthenticated like `/healthz`: it carries counts by
@@ -9,7 +10,7 @@ import type { Metrics, MetricsExposition } from "../../kernel/metrics.js";
 export function metricsRoutes(app: FastifyInstance, metrics: Metrics & MetricsExposition): void {
   app.addHook("onRequest", (request, reply, done) => {
     // On the socket's close, not `onResponse`: hijacked replies (event streams) skip that hook.
-    reply.raw.once("close", () => {
+    onReplyClosed(reply, "metrics", () => {
       const route = request.routeOptions.url ?? "unmatched";
       metrics.httpRequest(route, request.method, reply.raw.statusCode, reply.elapsedTime / 1000);
     });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { traceContextFromHeaders } from "../../kernel/traceContext.js";
 import type { TraceSpan, Tracing } from "../../kernel/tracing.js";
 import { WORKER_ROUTE_PREFIX } from "../../worker/transportWire.js";
+import { onReplyClosed } from "./closeListener.js";
 
 /** Probes and scrapes: frequent, and no part of any turn. */
 const UNTRACED = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -29,7 +30,7 @@ export function traceRequests(app: FastifyInstance, tracing: Tracing): void {
     );
     spans.set(request, span);
     // On the socket's close, not `onResponse`: hijacked replies (event streams) skip that hook.
-    reply.raw.once("close", () => {
+    onReplyClosed(reply, "tracing", () => {
       const status = reply.raw.statusCode;
       span.setAttributes({ "http.response.status_code": status });
       span.end(status >= 500 ? String(status) : undefined);

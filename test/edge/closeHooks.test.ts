@@ -1,0 +1,104 @@
+/**
+ * Per-request hooks that run when a connection closes (metrics, tracing) run outside any handler:
+ * a bug there must cost that request's record, never the process serving every tenant.
+ */
+import { Writable } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
+import { createHttpServer, type HttpServerOptions } from "../../src/edge/httpServer.js";
+import { noopMetrics } from "../../src/kernel/metrics.js";
+import type { Tracing } from "../../src/kernel/tracing.js";
+
+const SECRET = "sk-awaken-close-hook-secret";
+
+let app: FastifyInstance | undefined;
+let escaped: unknown[];
+let logLines: string[];
+const onEscape = (error: unknown) => escaped.push(error);
+
+beforeEach(() => {
+  escaped = [];
+  logLines = [];
+  process.on("uncaughtException", onEscape);
+});
+afterEach(async () => {
+  process.off("uncaughtException", onEscape);
+  await app?.close();
+  app = undefined;
+});
+
+async function serve(extra: Partial<HttpServerOptions>): Promise<string> {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  app = createHttpServer({ stream: { pingMs: 60_000 } } as EdgeServices, {
+    logger: pino({ level: "info" }, sink),
+    bodyLimitBytes: 1024,
+    isReady: () => true,
+    ...extra,
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  if (typeof address !== "object" || !address) throw new Error("no address");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+/** A label check that throws, as prom-client does on a polluted `Object.prototype`. */
+const throwingMetrics = {
+  ...noopMetrics,
+  httpRequest: () => {
+    throw new TypeError(`Added label "polluted" is not included in initial labelset (${SECRET})`);
+  },
+  contentType: "text/plain",
+  render: async () => "",
+};
+
+const throwingTracing: Tracing = {
+  startSpan: () => ({
+    setAttributes: () => {},
+    end: () => {
+      throw new RangeError(`span exporter broke (${SECRET})`);
+    },
+  }),
+  withSpan: (_span, fn) => fn(),
+} as unknown as Tracing;
+
+/** Lets the `close` listeners of the requests just answered run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+
+describe("request close hooks", () => {
+  it("a metrics recorder that throws costs the record, not the process", async () => {
+    const url = await serve({ metrics: throwingMetrics });
+    for (let i = 0; i < 3; i += 1) {
+      const response = await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${SECRET}` } });
+      expect(response.status).toBe(200);
+      await response.text();
+    }
+    await settle();
+    expect(escaped).toEqual([]);
+    // Logged once for the hook, with no request content and not the error's text.
+    const failures = logLines.filter((line) => line.includes("close hook failed"));
+    expect(failures).toHaveLength(1);
+    expect(JSON.parse(failures[0]!)).toMatchObject({ hook: "metrics", error: "TypeError" });
+    expect(logLines.join("")).not.toContain(SECRET);
+  });
+
+  it("a tracer whose span end throws costs the span, not the process", async () => {
+    const url = await serve({ tracing: throwingTracing });
+    for (let i = 0; i < 3; i += 1) {
+      // Probes are not traced; an unknown path is (as "unmatched").
+      const response = await fetch(`${url}/no-such-path`);
+      expect(response.status).toBe(404);
+      await response.text();
+    }
+    await settle();
+    expect(escaped).toEqual([]);
+    expect(logLines.filter((line) => line.includes('"hook":"tracing"'))).toHaveLength(1);
+    expect(logLines.join("")).not.toContain(SECRET);
+  });
+});
