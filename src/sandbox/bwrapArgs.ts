@@ -27,6 +27,8 @@ export interface ResourceLimits {
   memoryBytes: number;
   /** Disk quota of the session's workspace (workspaceQuota.ts). */
   workspaceBytes: number;
+  /** Files and directories the session's workspace may hold (workspaceQuota.ts). */
+  workspaceInodes: number;
 }
 
 export const DEFAULT_LIMITS: ResourceLimits = {
@@ -38,6 +40,8 @@ export const DEFAULT_LIMITS: ResourceLimits = {
   // Sized for a 24 GiB host running a handful of sessions at once.
   memoryBytes: 2 * 2 ** 30,
   workspaceBytes: 2 * 2 ** 30,
+  // A checkout with its installed dependencies fits (typically tens of thousands); du walks 100 000 in ~0.2 s.
+  workspaceInodes: 100_000,
 };
 
 /**

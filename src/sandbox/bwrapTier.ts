@@ -412,7 +412,11 @@ export class BwrapTierProvider implements SandboxProvider {
     return {
       cgroup: cgroup ?? null,
       memoryBytes: this.limits.memoryBytes,
-      quota: new WorkspaceQuota(hostWorkspace, this.limits.workspaceBytes, this.options.quotaPollMs),
+      quota: new WorkspaceQuota(
+        hostWorkspace,
+        { bytes: this.limits.workspaceBytes, inodes: this.limits.workspaceInodes },
+        this.options.quotaPollMs,
+      ),
     };
   }
 }

@@ -5,6 +5,7 @@
  *
  *   AWAKEN_SANDBOX_MEMORY               memory per sandbox, e.g. 2g, 512m (default 2g)
  *   AWAKEN_SANDBOX_DISK_QUOTA           disk per workspace, e.g. 2g (default 2g)
+ *   AWAKEN_SANDBOX_INODE_QUOTA          files and directories per workspace (default 100000)
  *   AWAKEN_SANDBOX_MEMORY_ENFORCEMENT   auto (default) | cgroup | rlimit
  *   AWAKEN_SANDBOX_CGROUP               a delegated cgroup to create sandbox cgroups under
  */
@@ -13,6 +14,8 @@ import type { BwrapTierOptions } from "./bwrapTier.js";
 const UNITS: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
 /** Below this no shell starts: a limit this small is a mistake. */
 const MIN_BYTES = 16 * 2 ** 20;
+/** Likewise for files: fewer cannot hold a small project. */
+const MIN_INODES = 1_000;
 
 /** `2g`, `512M`, `1.5GiB`, `1073741824` → bytes; null for anything else. */
 export function parseByteSize(text: string): number | null {
@@ -36,6 +39,7 @@ export function sandboxLimitsFromEnv(env: NodeJS.ProcessEnv): Pick<BwrapTierOpti
   };
   const memoryBytes = size("AWAKEN_SANDBOX_MEMORY");
   const workspaceBytes = size("AWAKEN_SANDBOX_DISK_QUOTA");
+  const workspaceInodes = count("AWAKEN_SANDBOX_INODE_QUOTA", env.AWAKEN_SANDBOX_INODE_QUOTA);
   const enforcement = env.AWAKEN_SANDBOX_MEMORY_ENFORCEMENT || undefined;
   if (
     enforcement !== undefined &&
@@ -52,10 +56,23 @@ export function sandboxLimitsFromEnv(env: NodeJS.ProcessEnv): Pick<BwrapTierOpti
     limits: {
       ...(memoryBytes === undefined ? {} : { memoryBytes }),
       ...(workspaceBytes === undefined ? {} : { workspaceBytes }),
+      ...(workspaceInodes === undefined ? {} : { workspaceInodes }),
     },
     memory: {
       ...(enforcement === undefined ? {} : { enforcement }),
       ...(cgroupParent === undefined ? {} : { cgroupParent }),
     },
   };
+}
+
+/** A whole number of at least MIN_INODES; undefined when unset. */
+function count(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < MIN_INODES) {
+    throw new Error(
+      `${name} must be a whole number of at least ${MIN_INODES}, such as 100000 (got ${JSON.stringify(raw)})`,
+    );
+  }
+  return value;
 }

@@ -6,7 +6,7 @@
  */
 import type { ExecRequest, ExecResult } from "./ports.js";
 import type { SandboxCgroup } from "./sandboxMemory.js";
-import { QuotaExceeded, type WorkspaceQuota } from "./workspaceQuota.js";
+import { QuotaExceeded, type WorkspaceQuota, type WorkspaceUsage } from "./workspaceQuota.js";
 
 export interface SandboxLimitWatch {
   /** null: memory is bounded per process (RLIMIT_DATA), and the kernel does not tell. */
@@ -29,18 +29,18 @@ export async function execWithinLimits(
   const oomBefore = watch.cgroup ? await watch.cgroup.oomKills() : 0;
   const memoryHit = async () => (watch.cgroup ? (await watch.cgroup.oomKills()) > oomBefore : false);
   let result: ExecResult;
-  let overBytes: number | null;
+  let over: WorkspaceUsage | null;
   try {
-    ({ result, overBytes } = await watch.quota.watch(stop, () => run(guarded)));
+    ({ result, over } = await watch.quota.watch(stop, () => run(guarded)));
   } catch (error) {
     const reason: unknown = stop.signal.reason;
     if (!request.signal.aborted && reason instanceof QuotaExceeded) {
       result = { stdout: "", stderr: "", exitCode: null, timedOut: false, truncated: false };
-      overBytes = reason.usedBytes;
+      over = reason.usage;
     } else if (!request.signal.aborted && (await memoryHit())) {
       // The kernel killed the supervisor itself: the sandbox is restarted by the next command.
       result = { stdout: "", stderr: "", exitCode: null, timedOut: false, truncated: false };
-      overBytes = null;
+      over = null;
     } else {
       throw error;
     }
@@ -54,11 +54,18 @@ export async function execWithinLimits(
   } else if (!watch.cgroup && result.exitCode !== 0 && ALLOCATION_FAILED.test(result.stderr)) {
     hits.push(`each process of this sandbox may use at most ${formatBytes(watch.memoryBytes)} of memory`);
   }
-  if (overBytes !== null) {
+  const stopped = stop.signal.aborted ? " and the command was stopped" : "";
+  const { limits } = watch.quota;
+  if (over !== null && over.bytes > limits.bytes) {
     hits.push(
-      `the workspace's disk quota (${formatBytes(watch.quota.bytes)}) was exceeded: it holds ` +
-        `${formatBytes(overBytes)}${stop.signal.aborted ? " and the command was stopped" : ""}; ` +
-        "delete files before writing more",
+      `the workspace's disk quota (${formatBytes(limits.bytes)}) was exceeded: it holds ` +
+        `${formatBytes(over.bytes)}${stopped}; delete files before writing more`,
+    );
+  }
+  if (over !== null && over.inodes > limits.inodes) {
+    hits.push(
+      `the workspace's file limit (${limits.inodes} files and directories) was exceeded: it holds ` +
+        `${over.inodes}${stopped}; delete files before creating more`,
     );
   }
   return hits.length === 0 ? result : { ...result, limitHit: hits.join("; ") };

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HAND_TOOLS } from "../../src/runtime/hand/index.js";
 import { type BwrapSandbox, BwrapTierProvider, bwrapAvailable } from "../../src/sandbox/bwrapTier.js";
+import { sandboxLimitsFromEnv } from "../../src/sandbox/limitsFromEnv.js";
 import type { ExecResult } from "../../src/sandbox/ports.js";
 import { planMemory } from "../../src/sandbox/sandboxMemory.js";
 
@@ -185,5 +186,49 @@ describe.skipIf(!hasBwrap)("sandbox resource limits", () => {
     );
     expect(Date.now() - started).toBeLessThan(5_000);
     expect((await run(sandbox, ["bash", "-c", "ls | wc -l"])).stdout.trim()).not.toBe("100");
+  });
+
+  it("counts files and directories in the quota: a command creating too many is stopped and reported; earlier files stay intact", async () => {
+    const tier = provider({ limits: { workspaceInodes: 2_000 }, quotaPollMs: 100 });
+    const sandbox = await fresh(tier);
+    const first = await run(sandbox, ["bash", "-c", "mkdir kept && echo hello > kept/a.txt && touch kept/b"]);
+    expect(first).toMatchObject({ exitCode: 0 });
+    expect(first.limitHit).toBeUndefined();
+    // Empty files cost du no bytes: only the inode count sees them.
+    const started = Date.now();
+    const flood = await run(
+      sandbox,
+      ["bash", "-c", "mkdir flood && cd flood && for i in $(seq 20000); do : > f$i; done"],
+      20_000,
+    );
+    expect(flood.limitHit).toMatch(
+      /file limit \(2000 files and directories\) was exceeded: it holds \d+ and the command was stopped/,
+    );
+    expect(flood.limitHit).not.toMatch(/disk quota/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(readFileSync(join(sandbox.hostWorkspace, "kept", "a.txt"), "utf8")).toBe("hello\n");
+    expect(readdirSync(join(sandbox.hostWorkspace, "flood")).length).toBeLessThan(20_000);
+    // The bash tool's result names the limit, as for bytes.
+    const tool = await HAND_TOOLS.get("bash")!.run(sandbox, { command: "touch flood/one-more" }, signal);
+    expect(tool.isError).toBe(true);
+    expect(tool.text).toMatch(/file limit \(2000 files and directories\) was exceeded/);
+    // Deleting brings the workspace back under its limit.
+    const cleaned = await run(sandbox, ["rm", "-rf", "flood"]);
+    expect(cleaned).toMatchObject({ exitCode: 0 });
+    expect(cleaned.limitHit).toBeUndefined();
+    expect((await run(sandbox, ["touch", "kept/c"])).limitHit).toBeUndefined();
+  });
+});
+
+describe("the operator's workspace limits", () => {
+  it("reads the file limit from AWAKEN_SANDBOX_INODE_QUOTA and refuses one that is not a sane count", () => {
+    expect(sandboxLimitsFromEnv({ AWAKEN_SANDBOX_INODE_QUOTA: "250000" }).limits).toEqual({
+      workspaceInodes: 250_000,
+    });
+    for (const bad of ["lots", "10", "1e6", "-5", "2.5"]) {
+      expect(() => sandboxLimitsFromEnv({ AWAKEN_SANDBOX_INODE_QUOTA: bad })).toThrow(
+        /AWAKEN_SANDBOX_INODE_QUOTA must be a whole number of at least 1000/,
+      );
+    }
   });
 });
