@@ -40,6 +40,9 @@ my $PROXY_SOCKET = $ARGV[2] // '';
 my $WORKDIR = length($ARGV[3] // '') ? $ARGV[3] : '/workspace';
 @ARGV = ();
 $0 = 'supervisor';
+# Nothing may depend on the directory it was started from: the tmpfs over /tmp can hide it, and
+# File::Path then removes nothing (it cannot find its way back to the starting directory).
+chdir('/') or die "supervisor: chdir /: $!\n";
 syscall($NR_PRCTL, 4, 0, 0, 0, 0) == 0 or die "supervisor: prctl(PR_SET_DUMPABLE): $!\n";
 my ($EINTR, $EAGAIN, $WNOHANG, $F_GETFL, $F_SETFL, $O_NONBLOCK) = (4, 11, 1, 3, 4, 2048);
 my $CHUNK = 65536;

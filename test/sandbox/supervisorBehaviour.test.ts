@@ -43,11 +43,13 @@ class Supervisor {
   private nextId = 1;
   private markReady!: (pid: number) => void;
 
-  constructor(workdir: string) {
+  /** `cwd`: the directory it is started from (the test process's own by default). */
+  constructor(workdir: string, cwd?: string) {
     const perl = supervisorArgv("/usr/bin/perl", process.arch, "");
     this.child = spawn("unshare", [...NAMESPACES, "--", "sh", "-c", PRIVATE_TMP, "sh", ...perl, workdir], {
       env: { PATH: "/usr/local/bin:/usr/bin:/bin", LANG: "C.UTF-8" },
       detached: true,
+      ...(cwd === undefined ? {} : { cwd }),
     });
     this.ready = new Promise((resolve) => {
       this.markReady = resolve;
@@ -235,6 +237,20 @@ describe("the supervisor program, run for real", () => {
     const after = await supervisor.bash("ls -A /tmp /dev/shm; cat kept mine");
     expect(after.stdout).toBe("/dev/shm:\n\n/tmp:\nkept\nz\n");
     expect((await readdir(workdir)).sort()).toEqual(["kept", "mine"]);
+  });
+
+  it("empties /tmp even when it was started from a directory under /tmp, which its own tmpfs hides", async () => {
+    const hidden = await mkdtemp("/tmp/awaken-supervisor-cwd-");
+    const own = new Supervisor(workdir, hidden);
+    try {
+      await own.ready;
+      await own.bash("echo x > /tmp/left; echo y > /dev/shm/left");
+      const after = await own.bash("ls -A /tmp /dev/shm");
+      expect(after.stdout).toBe("/dev/shm:\n\n/tmp:\n");
+    } finally {
+      await own.stop();
+      await rm(hidden, { recursive: true, force: true });
+    }
   });
 
   it("sweeps the running command and exits when its control input closes", async () => {
