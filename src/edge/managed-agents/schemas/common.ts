@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { AwakenError, type ErrorCode } from "../../../kernel/errors.js";
 import { metadataProblems } from "../../../kernel/metadata.js";
+import { hasNul, isPrototypeKey, nulError, queryParamField } from "../../http/clientStrings.js";
 import { formatPath, type PathStyle } from "../../http/fieldPath.js";
 
 // ---------------------------------------------------------------------------------------------------
@@ -124,13 +125,14 @@ export function discriminatorError(noun: string) {
 }
 
 /** `betas` and `workspace_id` are SDK params, but the SDK sends them as headers (wire §1.1). */
-const HEADER_PARAMS: Record<string, string> = {
-  betas: "anthropic-beta",
-  workspace_id: "anthropic-workspace-id",
-};
+const HEADER_PARAMS: ReadonlyMap<string, string> = new Map([
+  ["betas", "anthropic-beta"],
+  ["workspace_id", "anthropic-workspace-id"],
+]);
 
 function unknownFieldMessage(key: string, style: PathStyle): string {
-  const header = HEADER_PARAMS[key];
+  // A map, not an object: the client names `key`, and `constructor` must not find Object's.
+  const header = HEADER_PARAMS.get(key);
   if (header) return `unknown field; send it as the ${header} header instead`;
   return style === "query" ? "unknown query parameter" : "unknown field; remove it";
 }
@@ -217,17 +219,36 @@ function append(existing: QueryValue | undefined, values: string[]): string[] {
 }
 
 /**
+ * A query name a client may use: no part of it (`a`, `b` and `c` of `a[b][c]`) names a prototype,
+ * and no NUL anywhere in the name or its values (the rule of every client string).
+ */
+function checkQueryParam(rawKey: string, values: readonly string[]): void {
+  const field = queryParamField(rawKey);
+  const named = rawKey.split(/[[\]]/).find(isPrototypeKey);
+  if (named !== undefined) {
+    const message = `the name ${JSON.stringify(named)} is not accepted (it names an object's prototype); rename the parameter`;
+    throw new AwakenError("invalid_request", `${field}: ${message}`, {
+      details: { issues: [{ path: field, message }] },
+    });
+  }
+  if (hasNul(rawKey) || values.some(hasNul)) throw nulError(field);
+}
+
+/**
  * Folds the SDK's query encoding into plain values: `key[]=a&key[]=b` and repeated `key=a&key=b`
  * become `key: ["a","b"]` (a lone `key[]` is still an array); `created_at[gte]=…` becomes
  * `created_at: {gte: …}`. Empty values are dropped: the SDK serialises a `null` param such as
  * `page: null` as `page=`, which means "not set". Booleans and numbers stay strings; the schemas
- * convert them (`queryBoolean`, `queryInt`).
+ * convert them (`queryBoolean`, `queryInt`). The client names the keys, so every object made here
+ * has no prototype, and a name that reaches one is refused rather than folded.
  */
 export function normalizeQuery(raw: RawQuery): NormalizedQuery {
-  const out: NormalizedQuery = {};
+  const out: NormalizedQuery = Object.create(null);
   for (const [rawKey, rawValue] of Object.entries(raw)) {
     if (rawValue === undefined) continue;
-    const values = (Array.isArray(rawValue) ? rawValue : [rawValue]).filter((v) => v !== "");
+    const given = Array.isArray(rawValue) ? rawValue : [rawValue];
+    checkQueryParam(rawKey, given);
+    const values = given.filter((v) => v !== "");
     if (values.length === 0) continue;
     const match = BRACKETED.exec(rawKey);
     const key = match?.[1];
@@ -240,7 +261,9 @@ export function normalizeQuery(raw: RawQuery): NormalizedQuery {
       out[key] = append(out[key], values);
     } else {
       const existing = out[key];
-      const nested = isPlainObject(existing) ? existing : {};
+      const nested: Record<string, string | string[]> = isPlainObject(existing)
+        ? existing
+        : Object.create(null);
       const previous = nested[sub];
       nested[sub] =
         previous === undefined && values.length === 1 ? (values[0] as string) : append(previous, values);
