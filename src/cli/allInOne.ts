@@ -1,10 +1,14 @@
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { DEFAULT_WORKSPACE_ID } from "../control/iamService.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
-import { SubjectErasureService } from "../coordinator/dataSubjects.js";
+import {
+  type ErasedSessionWorkspaces,
+  erasureVacuumFromEnv,
+  SubjectErasureService,
+} from "../coordinator/dataSubjects.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
@@ -35,6 +39,7 @@ import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
@@ -95,6 +100,8 @@ export async function startAllInOne(
   const pushOutbound = pushOutboundFor(options.allowPushHosts, options.env);
   // The operator's ceiling on content in this process's spans (its in-process workers'); a bad value stops start-up.
   const traceContent = traceContentCeiling(options.env);
+  // How an erasure reclaims the old row versions it leaves (PostgreSQL); a bad value stops start-up.
+  const erasureVacuum = erasureVacuumFromEnv(options.env);
   const listen = options.listen !== false;
   // Before anything is created in the data dir: a busy port must not leave one behind.
   if (listen) await assertCanListen(options.host, options.port);
@@ -170,8 +177,9 @@ export async function startAllInOne(
     ports.sessions,
   );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
+  const workspaceRoot = resolve(options.dataDir, "workspaces");
   const sandboxes = createSandboxes(
-    join(options.dataDir, "workspaces"),
+    workspaceRoot,
     options.env,
     options.sandboxEgress,
     tierPolicy.allowWeakerTiers,
@@ -194,6 +202,17 @@ export async function startAllInOne(
     },
     tierPolicy,
   );
+  // An erasure deletes the erased sessions' workspaces on this host, as a session's deletion does;
+  // remote workers' hosts are not reached, and the answer counts those sessions as not reached.
+  const erasedWorkspaces: ErasedSessionWorkspaces = {
+    erase: async (sessionIds) => {
+      const here = await eraseHostWorkspaces(sandboxes, workspaceRoot, sessionIds, (sessionId, error) =>
+        logger.warn({ sessionId, err: error }, "could not delete an erased session's workspace"),
+      );
+      const remote = options.workerToken !== undefined || options.workers === 0;
+      return { removed: here.removed, failed: here.failed, notReached: remote ? here.absent : 0 };
+    },
+  };
   const entry = new SessionEntryService({
     pinner: new RegisteredAgentPinner(agents),
     sessions,
@@ -264,6 +283,11 @@ export async function startAllInOne(
         ports.erasure,
         () => clock.now(),
         (now) => newId("ersr", now),
+        {
+          workspaces: erasedWorkspaces,
+          vacuum: erasureVacuum,
+          warn: (message, error) => logger.warn({ err: error }, message),
+        },
       ),
       consents: control.consents,
     },

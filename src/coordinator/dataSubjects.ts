@@ -112,7 +112,60 @@ export interface ErasureReceipt {
   /** False when nothing was left to erase (a repeated erasure). */
   removed: boolean;
   createdAt: number;
+  /** What became of the erased sessions' sandbox workspaces: said in the erasure's answer only. */
+  workspaces?: WorkspaceErasure;
+  /** How the database's old row versions were reclaimed: said in the erasure's answer only. */
+  vacuum?: ErasureVacuumOutcome;
 }
+
+/**
+ * What became of the erased sessions' sandbox workspaces, which hold whatever the agent wrote
+ * there (a later turn could read it back into the history). Deleted, as a session's deletion does.
+ */
+export interface WorkspaceErasure {
+  /** Workspaces deleted from this server's host (its in-process workers'). */
+  removed: number;
+  /** Found on this host and not deleted (an error, logged): a repeated erasure tries again. */
+  failed: number;
+  /**
+   * Erased sessions whose workspaces, if they have any, would be on remote workers' hosts, which
+   * this server does not reach (it serves remote workers, or has no in-process workers).
+   */
+  notReached: number;
+}
+
+/** Deletes erased sessions' workspaces where this process can (its host's sandboxes). */
+export interface ErasedSessionWorkspaces {
+  erase(sessionIds: string[]): Promise<WorkspaceErasure>;
+}
+
+/**
+ * How an erasure reclaims the old versions of the rows it rewrote (PostgreSQL keeps them in the
+ * table's files as dead tuples): `full` rewrites the tables (VACUUM FULL: the bytes leave the live
+ * files, and every read and write of those tables waits for the rewrite), `plain` vacuums them
+ * (the space is marked reusable, the bytes stay until overwritten), `off` leaves it to autovacuum.
+ */
+export type ErasureVacuum = "off" | "plain" | "full";
+const ERASURE_VACUUM_ENV = "AWAKEN_ERASURE_VACUUM";
+
+/**
+ * The operator's choice (`AWAKEN_ERASURE_VACUUM`, default `plain`): `full` is never the default,
+ * because a workspace's admin would then hold every tenant's reads and writes of those tables
+ * for a rewrite, each time they erase.
+ */
+export function erasureVacuumFromEnv(env: NodeJS.ProcessEnv): ErasureVacuum {
+  const value = env[ERASURE_VACUUM_ENV];
+  if (value === undefined || value === "") return "plain";
+  if (value === "off" || value === "plain" || value === "full") return value;
+  throw new Error(
+    `${ERASURE_VACUUM_ENV} must be off, plain or full (default plain), got ${JSON.stringify(value)}`,
+  );
+}
+/**
+ * What was done: the mode; `failed` (logged; the erasure itself stands); `not_needed` (nothing
+ * was rewritten); `not_applicable` (SQLite: see the operations notes for its file).
+ */
+export type ErasureVacuumOutcome = ErasureVacuum | "failed" | "not_needed" | "not_applicable";
 
 /**
  * Erases a subject's captured content in one workspace, in one transaction, and records the
@@ -120,6 +173,7 @@ export interface ErasureReceipt {
  * subject's sessions has a run queued or executing.
  */
 export interface SubjectErasureStore {
+  /** The receipt, and the ids of the subject's sessions (whose workspaces go next). */
   erase(request: {
     workspaceId: string;
     subjectId: string;
@@ -128,7 +182,12 @@ export interface SubjectErasureStore {
     now: number;
     /** The admin audit's entry for what was removed, committed with the erasure when it removed anything. */
     audit: (counts: ErasureCounts) => AdminAuditEntry;
-  }): Promise<ErasureReceipt>;
+  }): Promise<{ receipt: ErasureReceipt; sessionIds: string[] }>;
+  /**
+   * Reclaims the dead row versions an erasure left in the tables it rewrote, outside its
+   * transaction (VACUUM cannot run in one). Rejects when the database refused (a lock not had in time).
+   */
+  vacuum(mode: ErasureVacuum): Promise<ErasureVacuumOutcome>;
   /** The erasures recorded for a subject, newest first. */
   listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]>;
 }
@@ -159,10 +218,38 @@ export class SubjectErasureService {
     private readonly store: SubjectErasureStore,
     private readonly now: () => number,
     private readonly newReceiptId: (now: number) => string,
+    private readonly after: {
+      /** Where the erased sessions' workspaces are deleted; absent: this process holds none. */
+      workspaces?: ErasedSessionWorkspaces;
+      vacuum?: ErasureVacuum;
+      /** Told what could not be reclaimed (never content): the erasure itself stands. */
+      warn?: (message: string, error: unknown) => void;
+    } = {},
   ) {}
 
-  /** Erases the subject's captured content in `workspaceId` only; repeating it removes nothing. */
-  erase(workspaceId: string, subjectId: string, requestedBy: string): Promise<ErasureReceipt> {
+  /**
+   * Erases the subject's captured content in `workspaceId` only, then what the rows do not hold:
+   * the sessions' workspaces, and the database's old row versions. Repeating it removes nothing
+   * more from the database and retries the rest.
+   */
+  async erase(workspaceId: string, subjectId: string, requestedBy: string): Promise<ErasureReceipt> {
+    const { receipt, sessionIds } = await this.eraseRows(workspaceId, subjectId, requestedBy);
+    const workspaces = (await this.after.workspaces?.erase(sessionIds)) ?? {
+      removed: 0,
+      failed: 0,
+      notReached: sessionIds.length,
+    };
+    // A repeat that rewrote nothing left nothing to reclaim (and must not rewrite tables again).
+    const vacuum = receipt.removed
+      ? await this.store.vacuum(this.after.vacuum ?? "plain").catch((error: unknown) => {
+          this.after.warn?.("could not vacuum the tables an erasure rewrote", error);
+          return "failed" as const;
+        })
+      : "not_needed";
+    return { ...receipt, workspaces, vacuum };
+  }
+
+  private eraseRows(workspaceId: string, subjectId: string, requestedBy: string) {
     assertDataSubjectId(subjectId, "subject_id");
     const now = this.now();
     const audit = (counts: ErasureCounts) =>

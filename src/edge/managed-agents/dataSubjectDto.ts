@@ -15,6 +15,17 @@ export function erasureDto(r: ErasureReceipt) {
       send_receipts: r.counts.sendReceipts,
       push_notifications: r.counts.pushNotifications,
     },
+    // Said by the erasure's answer only (the recorded receipt holds the database's counts).
+    ...(r.workspaces
+      ? {
+          workspaces: {
+            removed: r.workspaces.removed,
+            failed: r.workspaces.failed,
+            not_reached: r.workspaces.notReached,
+          },
+        }
+      : {}),
+    ...(r.vacuum ? { vacuum: r.vacuum } : {}),
     created_at: isoTime(r.createdAt),
   };
 }

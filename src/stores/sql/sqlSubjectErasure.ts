@@ -1,7 +1,10 @@
+import { sql } from "kysely";
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import {
   type ErasureCounts,
   type ErasureReceipt,
+  type ErasureVacuum,
+  type ErasureVacuumOutcome,
   type SubjectErasureStore,
   subjectBusy,
   tombstoneEcho,
@@ -13,6 +16,9 @@ import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db
 import { writeAudit } from "./sqlAdminAudit.js";
 
 const ACTIVE_RUN_STATES = ["queued", "claimed"];
+/** The tables an erasure rewrites or deletes from: their old row versions hold the content. */
+const ERASED_TABLES = ["events", "sessions", "send_receipts", "push_outbox"] as const;
+const VACUUM_LOCK_TIMEOUT = "5s";
 
 /**
  * The Coordinator's erasure adapter. One transaction for the whole subject: the receipt then states
@@ -37,7 +43,7 @@ export class SqlSubjectErasure implements SubjectErasureStore {
     requestedBy: string;
     now: number;
     audit: (counts: ErasureCounts) => AdminAuditEntry;
-  }): Promise<ErasureReceipt> {
+  }): Promise<{ receipt: ErasureReceipt; sessionIds: string[] }> {
     return begin(this.db, this.dialect).execute(async (tx) => {
       const sessions = await tx
         .selectFrom("sessions")
@@ -81,7 +87,7 @@ export class SqlSubjectErasure implements SubjectErasureStore {
         })
         .execute();
       if (removedAnything(counts)) await writeAudit(tx, request.audit(counts));
-      return {
+      const receipt = {
         id: request.id,
         workspaceId: request.workspaceId,
         subjectId: request.subjectId,
@@ -89,7 +95,30 @@ export class SqlSubjectErasure implements SubjectErasureStore {
         removed: removedAnything(counts),
         createdAt: request.now,
       };
+      return { receipt, sessionIds: ids };
     });
+  }
+
+  /**
+   * PostgreSQL keeps each rewritten or deleted row's old version in the table's files until a
+   * vacuum; a plain VACUUM frees the space but leaves the bytes in the page (measured), only a
+   * rewrite (VACUUM FULL) drops them. The rewrite waits at most `VACUUM_LOCK_TIMEOUT` for its
+   * exclusive lock, so a busy table fails the vacuum rather than stalling every session behind it.
+   */
+  async vacuum(mode: ErasureVacuum): Promise<ErasureVacuumOutcome> {
+    if (this.dialect !== "postgres") return "not_applicable";
+    if (mode === "off") return "off";
+    const tables = sql.join(ERASED_TABLES.map((table) => sql.table(table)));
+    await this.db.connection().execute(async (conn) => {
+      await sql`set lock_timeout = ${sql.lit(VACUUM_LOCK_TIMEOUT)}`.execute(conn);
+      try {
+        if (mode === "full") await sql`vacuum (full) ${tables}`.execute(conn);
+        else await sql`vacuum ${tables}`.execute(conn);
+      } finally {
+        await sql`reset lock_timeout`.execute(conn);
+      }
+    });
+    return mode;
   }
 
   async listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]> {

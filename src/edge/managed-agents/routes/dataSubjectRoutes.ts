@@ -14,8 +14,11 @@ const ADMIN: RouteAccess = { accepts: ["api_key"] };
  * Data subjects, Awaken extensions for operators (admin keys, see `routeRoles.ts`), always within
  * the caller's workspace:
  * - `POST /v1/awaken/data_subjects/{subject_id}/erasure` → erases the subject's captured content
- *   (tombstones in place of message text, tool inputs and results) and answers what it removed;
- *   409 while one of the subject's sessions has a run executing; a repeat removes nothing;
+ *   (tombstones in place of message text, tool inputs and results), deletes the sessions' sandbox
+ *   workspaces this server's host holds, vacuums the rewritten tables (PostgreSQL), and answers
+ *   what it removed and what it could not reach; 409 while one of the subject's sessions has a
+ *   run executing; a repeat removes nothing from the database (no memory write-backs or uploads
+ *   exist to erase);
  * - `GET /v1/awaken/data_subjects/{subject_id}/erasures` → the erasures done, newest first (audit);
  * - `GET …/consents`, `PUT …/consents/{purpose}` `{granted}` → the subject's consent per purpose.
  */
@@ -32,7 +35,13 @@ export function dataSubjectRoutes(app: FastifyInstance, deps: EdgeServices): voi
         principalKey(principal),
       );
       request.log.info(
-        { erasure: receipt.id, removed: receipt.removed, counts: receipt.counts },
+        {
+          erasure: receipt.id,
+          removed: receipt.removed,
+          counts: receipt.counts,
+          workspaces: receipt.workspaces,
+          vacuum: receipt.vacuum,
+        },
         "data subject erasure",
       );
       return erasureDto(receipt);
