@@ -305,6 +305,7 @@ export async function startAllInOne(
   const app = createHttpServer(services, {
     logger,
     bodyLimitBytes: 32 * 1024 * 1024,
+    connections: options.connections,
     isReady: () => ready,
     readiness: readinessProbe({
       appliedMigrations: () => storage.appliedMigrations(),

@@ -17,6 +17,7 @@ import {
   UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
+import { connectionLimitsFrom, connectionOptions } from "./connectionOptions.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
@@ -94,6 +95,7 @@ export function addServerOptions(command: Command, defaults: { port: number; wor
     .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP));
   command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
+  for (const option of connectionOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   command.addOption(allowPushHostOption());
   command.addOption(
@@ -129,6 +131,7 @@ export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "a
     allowPrivateHosts: opts.allowPrivateMcpHost,
     allowPushHosts: opts.allowPushHost,
     push: { retryBaseMs: opts.pushRetryBaseMs },
+    connections: connectionLimitsFrom(opts),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { PushPacing } from "../edge/a2a/push/pushPacing.js";
+import type { ConnectionLimits } from "../edge/http/connectionLimits.js";
 import type { RetryPolicy } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 
@@ -49,6 +50,8 @@ export interface UpOptions {
   allowPrivateHosts?: string | undefined;
   /** `--allow-push-host`: webhook hosts push notifications may reach over http or privately (else AWAKEN_ALLOW_PUSH_HOSTS, else none). */
   allowPushHosts?: string | undefined;
+  /** Client connection time and count bounds; defaults in edge/http/connectionLimits.ts. */
+  connections?: Partial<ConnectionLimits> | undefined;
   /** Push delivery pacing; tests shorten it. Defaults in edge/a2a/push/pushOptions.ts. */
   push?: Partial<PushPacing> | undefined;
   /** The built Console to serve at `/console`; default the package's own dist/console. */

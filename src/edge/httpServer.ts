@@ -8,6 +8,13 @@ import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { type LinkRouteDeps, linkRoutes } from "./control-link/linkRoutes.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
+import {
+  type ConnectionLimits,
+  capConnectionsPerAddress,
+  checkConnectionLimits,
+  connectionLimitsWith,
+  deadlineCheckIntervalMs,
+} from "./http/connectionLimits.js";
 import type { ConsoleAssets } from "./http/consoleAssets.js";
 import { consoleRoutes } from "./http/consoleRoutes.js";
 import type { EdgeAdapter } from "./http/edgeAdapter.js";
@@ -40,6 +47,8 @@ export interface HttpServerOptions {
   tracing?: Tracing | undefined;
   /** Serves the Console at `/console` (null: built nowhere, it says so); absent, no route. */
   console?: ConsoleAssets | null | undefined;
+  /** Time and count bounds on client connections; each absent one takes its default. */
+  connections?: Partial<ConnectionLimits> | undefined;
 }
 
 /** Levels at which the per-request debug line is written. */
@@ -63,15 +72,22 @@ export function createHttpServer(
   options: HttpServerOptions,
   adapters: readonly EdgeAdapter[] = EDGE_ADAPTERS,
 ): FastifyInstance {
+  const limits = connectionLimitsWith(options.connections);
+  checkConnectionLimits(limits);
   const app = Fastify({
     // Request and child loggers inherit the redaction: credential secrets never reach a log line.
     loggerInstance: options.logger.child({}, { redact: { paths: SECRET_LOG_PATHS, censor: "[redacted]" } }),
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     genReqId: () => newId("req"),
-    // Streams stay open for hours; the SDK's 600 s timeout only covers the response headers.
-    requestTimeout: 0,
-    keepAliveTimeout: 65_000,
+    // Bounds the request's arrival only: a response (an event stream) may stay open for hours.
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: deadlineCheckIntervalMs(limits),
+    },
     // On shutdown, open streams are cut instead of holding the process past its stop deadline.
     forceCloseConnections: true,
     // What fails before a route is found still answers in an error envelope.
@@ -79,6 +95,8 @@ export function createHttpServer(
     frameworkErrors: answerFrameworkError,
   });
 
+  app.server.maxConnections = limits.maxConnections;
+  capConnectionsPerAddress(app.server, limits.maxConnectionsPerAddress, app.log);
   installJsonBodyParser(app);
   const routes = RouteMethods.track(app);
   // Callback-style hooks: an async one costs a promise and a microtask hop on every request.

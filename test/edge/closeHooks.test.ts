@@ -65,7 +65,7 @@ const throwingTracing: Tracing = {
       throw new RangeError(`span exporter broke (${SECRET})`);
     },
   }),
-  withSpan: (_span, fn) => fn(),
+  withSpan: (_span: unknown, fn: () => unknown) => fn(),
 } as unknown as Tracing;
 
 /** Lets the `close` listeners of the requests just answered run. */

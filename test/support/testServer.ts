@@ -48,6 +48,8 @@ export async function startTestServer(
     allowPushHosts?: string;
     /** Push delivery pacing (the server's defaults otherwise). */
     push?: UpOptions["push"];
+    /** Client connection bounds (the server's defaults otherwise). */
+    connections?: UpOptions["connections"];
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -76,6 +78,7 @@ export async function startTestServer(
       allowPrivateHosts: options.allowPrivateHosts,
       allowPushHosts: options.allowPushHosts,
       push: options.push,
+      connections: options.connections,
     },
     pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );
