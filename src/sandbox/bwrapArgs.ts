@@ -7,6 +7,7 @@
  */
 
 import { EGRESS_PROXY_URL, EGRESS_SANDBOX_DIR } from "./egressProxy.js";
+import { launcherBashArgs } from "./launcherShell.js";
 import { PACKAGES_MOUNT, packagesEnv } from "./ports.js";
 
 export interface ResourceLimits {
@@ -83,8 +84,10 @@ export type SystemEntry = { path: string; symlinkTo: string } | { path: string; 
  * bwrap hands every descriptor it inherits to the command, and Node closes only its own (they are
  * close-on-exec). A worker started holding others (a supervisor's pipe, a socket a native module
  * opened) would pass them into every sandbox: close all but stdio and bwrap's three first.
+ * `exec -c`: what follows (prlimit, bwrap, and the sandbox's init, whose /proc/1/environ every
+ * command can read) starts with an empty environment, not even the variables bash adds.
  */
-const CLOSE_INHERITED_FDS = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${SANDBOX_FDS.seccomp})); then { exec {fd}>&-; } 2>/dev/null; fi; done; exec "$@"`;
+const CLOSE_INHERITED_FDS = `for fd in /proc/self/fd/*; do fd=\${fd##*/}; if ((fd > ${SANDBOX_FDS.seccomp})); then { exec {fd}>&-; } 2>/dev/null; fi; done; exec -c "$@"`;
 
 /**
  * With a memory cgroup the launcher waits, before it starts anything, until the host has moved it
@@ -119,6 +122,8 @@ export interface BwrapInvocation {
   gated?: boolean;
   /** RLIMIT_DATA per process: the memory bound where no cgroup is writable (sandboxMemory.ts). */
   dataBytes?: number;
+  /** HOME of the command: the workspace unless said (a long-lived process gets its own). */
+  home?: string;
   /** The command to run inside; argv[0] is resolved on the sandbox's PATH. */
   argv: string[];
   /**
@@ -209,7 +214,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     ...commandPath(invocation.packagesDir),
     "--setenv",
     "HOME",
-    SANDBOX_WORKSPACE,
+    invocation.home ?? SANDBOX_WORKSPACE,
     "--setenv",
     "LANG",
     "C.UTF-8",
@@ -224,9 +229,7 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
   return {
     command: invocation.bashPath,
     args: [
-      "-c",
-      (invocation.gated ? WAIT_FOR_GATE : "") + CLOSE_INHERITED_FDS,
-      "bash",
+      ...launcherBashArgs((invocation.gated ? WAIT_FOR_GATE : "") + CLOSE_INHERITED_FDS, "bash"),
       ...(invocation.launcher ?? []),
       invocation.prlimitPath,
       ...prlimit,

@@ -69,6 +69,8 @@ export interface BwrapLaunch {
   extraEnv?: Readonly<Record<string, string>>;
   /** The sandbox's memory cgroup; none: memory is bounded per process (RLIMIT_DATA). */
   cgroup?: SandboxCgroup;
+  /** HOME inside; none: the workspace. */
+  home?: string;
 }
 
 /** A spawnable bwrap command and the descriptors it reads at start; close them once spawned. */
@@ -113,6 +115,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     ...(launch.extraEnv === undefined ? {} : { extraEnv: launch.extraEnv }),
     ...(launch.cgroup === undefined ? { dataBytes: launch.limits.memoryBytes } : { gated: true }),
     ...(reach === null ? {} : { launcher: reach }),
+    ...(launch.home === undefined ? {} : { home: launch.home }),
     argv,
   });
   const files = await openSandboxFiles(launch.prerequisites.stateDir);

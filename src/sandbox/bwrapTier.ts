@@ -17,7 +17,7 @@ import type {
   SandboxSpec,
   SpawnRequest,
 } from "./ports.js";
-import { ENVIRONMENT_PREAMBLE, environmentPreamble, PREAMBLE_NAME } from "./processEnvironment.js";
+import { environmentPreamble, preambleArgv } from "./processEnvironment.js";
 import { execInProcessGroup } from "./processExec.js";
 import { execWithinLimits, type SandboxLimitWatch } from "./sandboxLimits.js";
 import {
@@ -81,6 +81,12 @@ const POOL_DIR = ".pool";
 const REFILL_DELAY_MS = 1_000;
 /** How long destroy waits for the last processes of a sandbox's uid to go before freeing it. */
 const TEARDOWN_WAIT_MS = 2_000;
+/**
+ * HOME of a long-lived process (a stdio MCP server, holding its secrets): the private tmpfs of its
+ * own bwrap, which the session's commands cannot write, unlike the workspace (their HOME), where
+ * a planted `.bashrc` or `.profile` would run in any shell the process starts.
+ */
+const PROCESS_HOME = "/tmp";
 
 /**
  * The `bwrap` tier: one long-lived bubblewrap sandbox per session (bwrap running a small
@@ -513,7 +519,7 @@ export class BwrapSandbox implements Sandbox {
    * same flags, limits, memory cgroup and packages as the session's commands (as a one-shot exec
    * gets), its variables passed on stdin (processEnvironment.ts), never on bwrap's command line.
    * It has no egress: the live sandbox's supervisor is the relay to the proxy, and this process
-   * runs without one, so its network namespace holds only its own loopback.
+   * runs without one, so its network namespace holds only its own loopback. Its HOME is its own.
    */
   async spawn(request: SpawnRequest): Promise<SandboxProcess> {
     if (this.stopping.signal.aborted) throw new Error("the sandbox has been destroyed");
@@ -521,8 +527,8 @@ export class BwrapSandbox implements Sandbox {
     if (request.argv.some((arg) => arg.includes("\0"))) throw new Error("spawn: an argv entry contains NUL");
     const { egressDir: _egress, extraEnv: _placeholders, ...base } = this.base;
     const prepared = await prepareSpawn(
-      { ...base, owner: this.owner, workspaceHostPath: this.hostWorkspace },
-      [base.prerequisites.host.bashPath, "-c", ENVIRONMENT_PREAMBLE, PREAMBLE_NAME, ...request.argv],
+      { ...base, owner: this.owner, workspaceHostPath: this.hostWorkspace, home: PROCESS_HOME },
+      preambleArgv(base.prerequisites.host.bashPath, request.argv),
     );
     let process: LiveProcess;
     try {

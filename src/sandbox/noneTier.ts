@@ -1,5 +1,7 @@
 import { existsSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   type ExecRequest,
   type ExecResult,
@@ -30,6 +32,8 @@ export class NoneTierProvider implements SandboxProvider {
   private readonly setpriv = SETPRIV_PATHS.find((path) => existsSync(path));
   /** Long-lived processes (stdio MCP servers) per session: killed when it is destroyed or on close. */
   private readonly processes = new Map<string, Set<LiveProcess>>();
+  /** Their HOMEs being removed once they exit (awaited by destroy and close). */
+  private readonly homes = new Set<Promise<void>>();
 
   constructor(private readonly workspaceRoot: string) {}
 
@@ -61,18 +65,34 @@ export class NoneTierProvider implements SandboxProvider {
       spawn: async (request: SpawnRequest): Promise<SandboxProcess> => {
         if (request.argv.length === 0) throw new Error("spawn: empty argv");
         const [command, ...args] = this.dyingWithWorker(request.argv);
+        // A HOME of its own, made now and removed once it is gone: in the workspace (the commands'
+        // HOME) a planted `.bashrc` or `.profile` would run in any shell it starts, secrets in hand.
+        const home = await mkdtemp(join(tmpdir(), "awaken-process-home-"));
+        // One that cannot be removed stays in the temp dir; it must not fail the process's exit.
+        const forgetHome = () => rm(home, { recursive: true, force: true }).catch(() => undefined);
         // The variables go into the process's environment, readable only by the worker's own
         // user, which this tier runs it as anyway.
-        const process = await LiveProcess.start(
-          command as string,
-          args,
-          { cwd: workspacePath, env: { ...env, ...request.env } },
-          { maxStderrBytes: request.maxStderrBytes, signal: request.signal },
-        );
+        let process: LiveProcess;
+        try {
+          process = await LiveProcess.start(
+            command as string,
+            args,
+            { cwd: workspacePath, env: { ...env, HOME: home, ...request.env } },
+            { maxStderrBytes: request.maxStderrBytes, signal: request.signal },
+          );
+        } catch (error) {
+          await forgetHome();
+          throw error;
+        }
         const live = this.processes.get(spec.sessionId) ?? new Set<LiveProcess>();
         this.processes.set(spec.sessionId, live);
         live.add(process);
-        void process.exited.then(() => live.delete(process));
+        const gone = process.exited.then(async () => {
+          live.delete(process);
+          await forgetHome();
+        });
+        this.homes.add(gone);
+        void gone.finally(() => this.homes.delete(gone));
         return process;
       },
     };
@@ -101,5 +121,6 @@ export class NoneTierProvider implements SandboxProvider {
     const live = this.processes.get(sessionId);
     this.processes.delete(sessionId);
     await Promise.all([...(live ?? [])].map((process) => process.kill()));
+    await Promise.allSettled([...this.homes]);
   }
 }

@@ -1,10 +1,14 @@
+import { launcherBashArgs } from "./launcherShell.js";
+
 /**
  * How a process in a bwrap sandbox gets variables whose values may be secrets. bwrap's own
  * `--setenv` puts them on its command line, which every host user can read in /proc; so bwrap runs
- * `bash -c ENVIRONMENT_PREAMBLE awaken-process <argv…>` instead, and the host writes the variables on
- * the process's stdin first: the count, then each `NAME=value`, every field NUL-terminated. bash
- * reads a pipe one byte at a time, so nothing past the last NUL is consumed: the rest of stdin is
- * the process's own. argv is exec'd as it is (`exec --`), never parsed by a shell.
+ * `bash … -c ENVIRONMENT_PREAMBLE awaken-process <argv…>` instead (`preambleArgv`), and the host
+ * writes the variables on the process's stdin first: the count, then each `NAME=value`, every field
+ * NUL-terminated. bash reads a pipe one byte at a time, so nothing past the last NUL is consumed:
+ * the rest of stdin is the process's own. argv is exec'd as it is (`exec --`), never parsed by a
+ * shell. That bash reads no startup file (launcherShell.ts): a `.bashrc` the sandbox's commands
+ * wrote could otherwise redefine `export` or `exec` and read the secrets on their way through.
  */
 export const ENVIRONMENT_PREAMBLE =
   'IFS= read -r -d "" n && [[ $n =~ ^[0-9]{1,3}$ ]] || exit 125; ' +
@@ -13,6 +17,11 @@ export const ENVIRONMENT_PREAMBLE =
 
 /** `$0` of the preamble's shell (what its own error messages are prefixed with). */
 export const PREAMBLE_NAME = "awaken-process";
+
+/** The argv that runs `argv` behind the preamble, with `bashPath` reading no startup file. */
+export function preambleArgv(bashPath: string, argv: readonly string[]): string[] {
+  return [bashPath, ...launcherBashArgs(ENVIRONMENT_PREAMBLE, PREAMBLE_NAME), ...argv];
+}
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -12,6 +12,7 @@
  */
 import { lstat, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { launcherBashArgs } from "./launcherShell.js";
 import { SandboxUnavailableError } from "./ports.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 
@@ -61,9 +62,12 @@ export async function prepareMountPoints(dir: string = MOUNT_POINTS_DIR): Promis
   }
 }
 
-/** In the private namespace: `mount --bind` each pair, then exec the rest (setpriv …). */
+/**
+ * In the private namespace: `mount --bind` each pair, then exec the rest (setpriv …) with an empty
+ * environment (`exec -c`), as the launcher before it does (bwrapArgs.ts).
+ */
 const BIND_THEN_EXEC =
-  'mount=$1; shift; while [[ $1 != -- ]]; do "$mount" --bind "$1" "$2" || exit 125; shift 2; done; shift; exec "$@"';
+  'mount=$1; shift; while [[ $1 != -- ]]; do "$mount" --bind "$1" "$2" || exit 125; shift 2; done; shift; exec -c "$@"';
 
 /**
  * The argv the sandbox's `prlimit … bwrap …` runs under: a private mount namespace where each
@@ -83,9 +87,8 @@ export function privateMountsArgv(
     "private",
     "--",
     tools.bashPath,
-    "-c",
-    BIND_THEN_EXEC,
-    "bash",
+    // Runs as host root: root's own ~/.bashrc must not run at every sandbox start.
+    ...launcherBashArgs(BIND_THEN_EXEC, "bash"),
     tools.mountPath,
     ...binds.flatMap(({ source, point }) => [source, MOUNT_POINTS[point]]),
     "--",

@@ -26,8 +26,15 @@ describe("bwrapCommand", () => {
 
   it("closes inherited descriptors, then wraps bwrap in prlimit with the address space at 16 GiB", () => {
     expect(command).toBe("/usr/bin/bash");
-    expect(args.slice(0, 2)).toEqual(["-c", expect.stringContaining('exec "$@"')]);
-    expect(args.slice(3, args.indexOf("/usr/bin/bwrap"))).toEqual([
+    // No startup file, and an empty environment from there on (exec -c).
+    expect(args.slice(0, 5)).toEqual([
+      "--norc",
+      "--noprofile",
+      "-p",
+      "-c",
+      expect.stringContaining('exec -c "$@"'),
+    ]);
+    expect(args.slice(6, args.indexOf("/usr/bin/bwrap"))).toEqual([
       "/usr/bin/prlimit",
       "--cpu=600",
       "--as=17179869184",
@@ -81,6 +88,13 @@ describe("bwrapCommand", () => {
     expect(hasOption("--setenv", "HOME", "/workspace")).toBe(true);
     expect(hasOption("--seccomp", "5")).toBe(true);
     expect(args.slice(separator + 1)).toEqual(["--share-net", "echo", "hi"]);
+  });
+
+  it("a HOME of its own when asked (a long-lived process's), the workspace otherwise", () => {
+    const own = bwrapCommand({ ...invocation, home: "/tmp" }).args;
+    const at = own.indexOf("HOME");
+    expect(own.slice(at - 1, at + 2)).toEqual(["--setenv", "HOME", "/tmp"]);
+    expect(own.filter((arg) => arg === "HOME")).toHaveLength(1);
   });
 
   it("without an egress directory: no proxy socket and no proxy variables", () => {

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BwrapTierProvider } from "../../src/sandbox/bwrapTier.js";
 import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
 import type { Sandbox, SandboxProcess, SandboxProvider } from "../../src/sandbox/ports.js";
+import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
 
 /**
  * Long-lived processes of a sandbox (what a stdio MCP server runs as), against real bubblewrap
@@ -120,6 +121,41 @@ describe.each(["bwrap", "none"] as const)("a long-lived process on the %s tier",
     const tail = process.stderrTail();
     expect(tail.length).toBe(64);
     expect(tail.endsWith("xEND\n")).toBe(true);
+  });
+
+  it("no startup file the workspace holds runs: a planted .bashrc, .profile, .bash_profile and BASH_ENV never see its secret", async () => {
+    const sessionId = `sess_spawn_rc_${tier}`;
+    const { sandbox } = await realize(tier, sessionId);
+    // The workspace as the process sees it, and as the host does (to plant and check).
+    const inside = sandbox.workspacePath;
+    const host = workspaceDirectory(join(root, tier), sessionId);
+    const hook = `exec() { env > ${inside}/stolen.txt; builtin exec "$@"; }\n`;
+    const files = [".bashrc", ".profile", ".bash_profile", ".bash_env"];
+    for (const file of files) writeFileSync(join(host, file), `touch ${inside}/sourced${file}\n${hook}`);
+    // A worker started with BASH_ENV and ENV set must not hand them on either.
+    const saved = { BASH_ENV: globalThis.process.env.BASH_ENV, ENV: globalThis.process.env.ENV };
+    globalThis.process.env.BASH_ENV = join(host, ".bash_env");
+    globalThis.process.env.ENV = join(host, ".bash_env");
+    let spawned: SandboxProcess;
+    try {
+      // Its own shell, as a server written in bash is: it too must find no planted file.
+      spawned = await spawnIn(sandbox, ["bash", "-c", 'echo "home=$HOME token=$TOKEN"', "server"], {
+        TOKEN: SECRET,
+      });
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete globalThis.process.env[name];
+        else globalThis.process.env[name] = value;
+      }
+    }
+    const out = await readUntil(spawned, /token=.*\n/);
+    expect(await spawned.exited).toBe(0);
+    // It got its variables, and a HOME that is not the workspace the commands write.
+    expect(out).toMatch(new RegExp(`^home=(\\S+) token=${SECRET}\n$`));
+    expect(out.split(" ")[0]).not.toBe(`home=${inside}`);
+    expect(spawned.stderrTail()).toBe("");
+    expect(existsSync(join(host, "stolen.txt"))).toBe(false);
+    for (const file of files) expect(existsSync(join(host, `sourced${file}`)), file).toBe(false);
   });
 
   it("dies with the sandbox when the session's sandbox is destroyed", async () => {
