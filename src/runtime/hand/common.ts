@@ -81,7 +81,11 @@ export function anchorPath(path: string): string {
   return path.startsWith("/") ? path : `./${path}`;
 }
 
-/** Runs `script` with `bash -c`; `args` become `$1`, `$2`, ... (`$0` names the tool in messages). */
+/**
+ * Runs `script` with `bash -c`; `args` become `$1`, `$2`, ... (`$0` names the tool in messages).
+ * No startup file: no `.bashrc` (read when stdin is a socket), no BASH_ENV or ENV and no exported
+ * function (`-p`), the same flags as the sandbox's own launchers (sandbox/launcherShell.ts).
+ */
 export function runScript(
   sandbox: Sandbox,
   tool: string,
@@ -89,7 +93,10 @@ export function runScript(
   args: string[],
   options: { stdin?: string; timeoutMs: number; maxOutputBytes: number; signal: AbortSignal },
 ): Promise<ExecResult> {
-  return sandbox.exec({ argv: ["bash", "-c", script, tool, ...args], ...options });
+  return sandbox.exec({
+    argv: ["bash", "--norc", "--noprofile", "-p", "-c", script, tool, ...args],
+    ...options,
+  });
 }
 
 /** A command's complaint for a message: its first lines of stderr, or how it ended. */
