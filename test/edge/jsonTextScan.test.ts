@@ -37,3 +37,32 @@ describe("scanJsonText", () => {
     expect(scanJsonText('{"a": "open', 64)).toBeNull();
   });
 });
+
+describe("scanJsonText with refuseNul", () => {
+  const nul = { refuseNul: true };
+
+  it("finds a \\u0000 escape in a value or a key and reports its path", () => {
+    expect(scanJsonText('{"a":[1,"x\\u0000"]}', 64, nul)).toEqual({ path: ["a", 1], kind: "nul_character" });
+    expect(scanJsonText('{"a":{"\\u0000k":1}}', 64, nul)).toEqual({
+      path: ["a", "\u0000k"],
+      kind: "nul_character",
+      inKey: true,
+    });
+  });
+
+  it("an escaped backslash before u0000 is text, not a NUL; one more backslash makes it one again", () => {
+    expect(scanJsonText('{"a":"\\\\u0000","b":"\\\\\\\\u0000"}', 64, nul)).toBeNull();
+    expect(scanJsonText('{"a":"\\\\\\u0000"}', 64, nul)).toEqual({ path: ["a"], kind: "nul_character" });
+  });
+
+  it("skips a first look-alike and still finds a later NUL", () => {
+    expect(scanJsonText('{"a":"\\\\u0000","b":["ok","\\u0000"]}', 64, nul)).toEqual({
+      path: ["b", 1],
+      kind: "nul_character",
+    });
+  });
+
+  it("is off unless asked for", () => {
+    expect(scanJsonText('{"a":"\\u0000"}', 64)).toBeNull();
+  });
+});

@@ -159,10 +159,11 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
 }
 
 /**
- * Commits carry what a model produced (a tool's input), which no schema of ours bounded; the cap
- * still keeps every walker of the body far from the stack's limit.
+ * Commits carry what a model or a tool produced (a tool's input, a binary file's text), which no
+ * schema of ours bounded; the cap still keeps every walker of the body far from the stack's limit.
+ * A NUL there is data (stored as an escape), as it is for a worker in the server's own process.
  */
-const WORKER_BODY_CONFIG = { maxBodyDepth: 256 };
+const WORKER_BODY_CONFIG = { maxBodyDepth: 256, bodyMayHoldNul: true };
 
 function route<R extends WorkerRouteName>(
   app: FastifyInstance,
