@@ -33,6 +33,8 @@ export interface Principal {
   scope: CallerScope;
   /** Set when the request carries an application access token (`apiKeyId` is its minter). */
   accessTokenId?: string;
+  /** The access token's expiry (epoch ms), so a stream it opened ends then. */
+  expiresAt?: number;
 }
 
 export interface MintAccessTokenRequest {
@@ -337,6 +339,7 @@ export class IamService {
       role: "runtime",
       scope: narrowScope(scopeOfKey(minter), claims),
       accessTokenId: claims.id,
+      expiresAt: claims.expiresAt,
     };
   }
 

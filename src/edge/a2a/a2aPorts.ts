@@ -1,3 +1,4 @@
+import type { FastifyRequest } from "fastify";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
@@ -49,6 +50,11 @@ export interface A2aPorts {
   tail(session: SessionRecord, afterSeq: number, signal: AbortSignal): AsyncIterable<TypedTailItem>;
   /** Keep-alive interval of open streams. */
   pingMs: number;
+  /**
+   * A signal that aborts when the request's credential expires or is revoked; its checks stop when
+   * `open` aborts (the response closed).
+   */
+  credentialEnds(request: FastifyRequest, open: AbortSignal): AbortSignal;
   /** Push notifications; null when this server was built without them (the card says so). */
   push: A2aPush | null;
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { AwakenError } from "../../kernel/errors.js";
+import { credentialLifetime } from "../http/credentialLifetime.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import { readTypedHistory, typedTail } from "../http/typedFacts.js";
 import type { A2aPorts } from "./a2aPorts.js";
@@ -62,6 +63,7 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
     history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
     tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
+    credentialEnds: (request, open) => credentialLifetime(services, request, open),
     push: services.push ? { ...services.push, now: () => services.clock.now() } : null,
   };
 }

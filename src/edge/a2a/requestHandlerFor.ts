@@ -26,7 +26,8 @@ export async function cardFor(ports: A2aPorts, request: FastifyRequest<AgentPara
 /**
  * The request handler one A2A request is answered by, whichever binding carries it: bound to the
  * key's workspace and the addressed agent, guarded so that only protocol errors leave it. `closed`
- * aborts when the client goes away (live reads stop; the task runs on).
+ * aborts when the client goes away, or when the credential expires or is revoked (live reads stop,
+ * so a stream ends; the task runs on).
  */
 export function requestHandlerFor(
   ports: A2aPorts,
@@ -35,9 +36,12 @@ export function requestHandlerFor(
   card: AgentCard,
 ): { handler: A2ARequestHandler; closed: AbortController } {
   const closed = new AbortController();
+  const answered = new AbortController();
   reply.raw.on("close", () => {
+    answered.abort();
     if (!reply.raw.writableFinished) closed.abort();
   });
+  ports.credentialEnds(request, answered.signal).addEventListener("abort", () => closed.abort());
   const handler = guarded(
     new TaskRequestHandler(ports, {
       workspaceId: principalOf(request).workspaceId,

@@ -29,7 +29,15 @@ export function openRpcStream(
     ended = true;
     clearInterval(ping);
   };
-  closed.addEventListener("abort", stop, { once: true });
+  // The client gone, or its credential ended: either way the answer is over.
+  closed.addEventListener(
+    "abort",
+    () => {
+      stop();
+      if (!raw.writableEnded && !raw.destroyed) raw.end();
+    },
+    { once: true },
+  );
   return {
     write(envelope, event) {
       if (ended) return;

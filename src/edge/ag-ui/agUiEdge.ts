@@ -9,7 +9,7 @@ export const agUiEdge: EdgeAdapter = {
   name: "ag-ui",
   pathPrefixes: ["/v1/ag-ui/"],
   register(app, services) {
-    agUiRoutes(app, (request) => agUiPortsOf(servicesFor(services, request)));
+    agUiRoutes(app, (request) => agUiPortsOf(servicesFor(services, request)), services);
   },
   answerError: answerAgUiError,
 };

@@ -22,7 +22,13 @@ export async function streamTurn(
   afterSeq: number,
   turn: TurnChunks,
 ): Promise<void> {
-  const sse = openUiMessageSse(request, reply, { [SESSION_ID_HEADER]: session.id }, services.stream.pingMs);
+  const sse = openUiMessageSse(
+    request,
+    reply,
+    { [SESSION_ID_HEADER]: session.id },
+    services.stream.pingMs,
+    services,
+  );
   sse.write(turn.start());
   try {
     for await (const item of typedTail(services.tail, session, afterSeq, sse.signal)) {
@@ -56,7 +62,13 @@ export function answerNothingNew(
   session: SessionRecord,
   turn: TurnChunks,
 ): void {
-  const sse = openUiMessageSse(request, reply, { [SESSION_ID_HEADER]: session.id }, services.stream.pingMs);
+  const sse = openUiMessageSse(
+    request,
+    reply,
+    { [SESSION_ID_HEADER]: session.id },
+    services.stream.pingMs,
+    services,
+  );
   sse.write([...turn.start(), ...turn.finish()]);
   sse.end();
 }

@@ -1,5 +1,6 @@
 import type { UIMessageChunk } from "ai";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
 
 /** The response headers the UI message stream protocol asks for. */
 export const UI_MESSAGE_STREAM_HEADERS = {
@@ -14,20 +15,24 @@ export interface UiMessageSse {
   write(chunks: readonly UIMessageChunk[]): void;
   /** Writes the protocol's `[DONE]` and ends the response. */
   end(): void;
-  /** Aborts when the client goes away: the caller stops reading, the session's run goes on. */
+  /**
+   * Aborts when the client goes away, or when the credential ends (the stream's last chunk then
+   * says so): the caller stops reading, the session's run goes on.
+   */
   readonly signal: AbortSignal;
 }
 
 /**
  * Takes over the reply and writes UI message chunks as SSE (`data: {json}`). A comment line every
  * `pingMs` keeps proxies from cutting a stream that waits on a long tool run; the client's parser
- * skips comments.
+ * skips comments. The stream ends, with an `error` chunk, when its credential expires or is revoked.
  */
 export function openUiMessageSse(
   request: FastifyRequest,
   reply: FastifyReply,
   headers: Record<string, string>,
   pingMs: number,
+  auth: CredentialDeps,
 ): UiMessageSse {
   reply.hijack();
   const raw = reply.raw;
@@ -42,6 +47,12 @@ export function openUiMessageSse(
     closed.abort();
   };
   raw.on("close", stop);
+  credentialLifetime(auth, request, closed.signal).addEventListener("abort", (event) => {
+    if (closed.signal.aborted) return;
+    const reason = (event.target as AbortSignal).reason as Error;
+    raw.end(`data: ${JSON.stringify({ type: "error", errorText: reason.message })}\n\ndata: [DONE]\n\n`);
+    stop();
+  });
   return {
     signal: closed.signal,
     write(chunks) {

@@ -28,6 +28,8 @@ export type AuthPrincipal =
       scope: CallerScope;
       /** Set when the credential is an application access token. */
       accessTokenId?: string;
+      /** When that access token expires (epoch ms): its long-lived responses end then. */
+      expiresAt?: number;
     }
   | { kind: "environment_key"; workspaceId: string; environmentId: string; keyId: string }
   | {

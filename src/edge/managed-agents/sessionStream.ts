@@ -4,12 +4,17 @@ import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { isInternalFact } from "../../coordinator/facts.js";
 import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
+import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
 import { eventDto } from "./dto.js";
 
-/** What the Managed wire stream needs: the session tail to format and the ping interval. */
+/**
+ * What the Managed wire stream needs: the session tail to format, the ping interval, and the
+ * services that re-authenticate its credential (the stream ends when that credential does).
+ */
 export interface SessionStreamDeps {
   tail: SessionTail;
   pingMs: number;
+  auth: CredentialDeps;
 }
 
 /** The Managed event a preview kind is shown as; tool-input previews have none on this wire. */
@@ -42,6 +47,9 @@ export function streamSession(
   const raw = reply.raw;
   const gone = new AbortController();
   raw.on("close", () => gone.abort(STREAM_CLOSED));
+  credentialLifetime(deps.auth, request, gone.signal).addEventListener("abort", () =>
+    gone.abort(STREAM_CLOSED),
+  );
   const write = (event: string, data: unknown): boolean =>
     raw.destroyed || raw.writableEnded
       ? true

@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { principalKey, principalOf } from "../http/auth.js";
+import { credentialLifetime } from "../http/credentialLifetime.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import { servicesFor } from "../http/scopedServices.js";
 import { agentToolServer, notifyIfToolsChanged } from "./agentToolServer.js";
@@ -69,12 +70,7 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
           "Bad Request: send Mcp-Session-Id, or initialize a session first (an initialize request without it).",
         );
       }
-      const transport = await opened(
-        servicesFor(services, request),
-        registry,
-        { workspaceId, owner },
-        request,
-      );
+      const transport = await opened(services, registry, { workspaceId, owner }, request);
       await serve(request, reply, transport);
       // An initialize the transport refused opened no session: nothing is kept of it.
       if (transport.sessionId === undefined) await transport.close();
@@ -82,13 +78,19 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
   });
 }
 
+/**
+ * A transport for an initialize; its session joins the registry once the SDK names it, and ends
+ * (transport closed, session dropped) when the credential that opened it expires or is revoked.
+ */
 async function opened(
-  services: EdgeServices,
+  root: EdgeServices,
   registry: McpSessionRegistry,
   opener: { workspaceId: string; owner: string },
   request: FastifyRequest,
 ): Promise<StreamableHTTPServerTransport> {
+  const services = servicesFor(root, request);
   const state = { ...opener, services, listed: null, ending: false };
+  const live = new AbortController();
   const server = agentToolServer(services, state, request.log);
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
@@ -101,10 +103,17 @@ async function opened(
         lastUsedAt: services.clock.now(),
       });
       registry.add(session);
+      credentialLifetime(root, request, live.signal).addEventListener("abort", () => {
+        void registry.end(id);
+      });
     },
-    onsessionclosed: (id) => registry.forget(id),
+    onsessionclosed: (id) => {
+      live.abort();
+      registry.forget(id);
+    },
   });
   transport.onclose = () => {
+    live.abort();
     if (transport.sessionId !== undefined) registry.forget(transport.sessionId);
   };
   await server.connect(transport);

@@ -54,6 +54,12 @@ export class McpSessionRegistry {
     this.sessions.set(session.id, session);
   }
 
+  /** Closes a session (its credential ended): its transport and streams with it. */
+  async end(id: string): Promise<void> {
+    const session = this.sessions.get(id);
+    if (session) await this.close(session);
+  }
+
   /** The session ended (DELETE, or its transport closed): its in-flight calls are no cancels. */
   forget(id: string): void {
     const session = this.sessions.get(id);

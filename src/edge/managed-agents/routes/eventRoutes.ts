@@ -45,7 +45,7 @@ export function eventRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
       streamSession(
         request,
         reply,
-        { tail: deps.tail, pingMs: deps.stream.pingMs },
+        { tail: deps.tail, pingMs: deps.stream.pingMs, auth: deps },
         session,
         deltaTypes,
         threadVersion,

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { scopeGrants, UNSCOPED } from "../../../control/callerScope.js";
 import { AwakenError } from "../../../kernel/errors.js";
 import { principalOf } from "../../http/auth.js";
+import { credentialLifetime } from "../../http/credentialLifetime.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
 import { parseQuery, type RawQuery } from "../schemas/common.js";
 import { sessionHintsQuerySchema } from "../schemas/workers.js";
@@ -23,6 +24,8 @@ export const MAX_HINT_STREAMS_PER_WORKSPACE = 64;
  *
  * `GET /v1/awaken/approvals/stream` is the same feed under its first name (`event: approvals.changed`):
  * pending approvals change only when a session does.
+ *
+ * A stream ends when its credential expires or is revoked.
  */
 export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): void {
   const open = new Map<string, number>();
@@ -51,6 +54,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       const raw = reply.raw;
       const gone = new AbortController();
       raw.on("close", () => gone.abort());
+      credentialLifetime(deps, request, gone.signal).addEventListener("abort", () => gone.abort());
       const write = (event: string, data: string) => {
         // A slow reader gets no backlog: hints are idempotent, the next one says the same.
         if (!raw.destroyed && !raw.writableEnded && raw.writableLength === 0)
