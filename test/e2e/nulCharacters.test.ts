@@ -137,6 +137,15 @@ function backendSuite(backend: "sqlite" | "postgres") {
     expect(JSON.stringify(response.body)).toContain("NUL character");
   });
 
+  it("a forged page cursor holding a NUL is a 400, as any cursor a list did not produce", async () => {
+    const forged = (list: string) =>
+      Buffer.from(JSON.stringify({ list, id: "a\u0000b" })).toString("base64url");
+    for (const list of ["agents", "sessions", "vaults", "environments"]) {
+      const response = await rawRequest(t, "GET", `/v1/${list}?page=${forged(list)}`);
+      expect(expectRawError(response, 400, BAD_REQUEST.type), list).toMatch(/^page: not a cursor/);
+    }
+  });
+
   it("a NUL in a header is refused before any route reads it", async () => {
     const response = await sendRawHttp(
       t.server.url,

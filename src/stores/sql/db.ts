@@ -38,6 +38,14 @@ export function encodeCursor(list: string, position: Record<string, string | num
 }
 
 /**
+ * A value a cursor may hold. A client can forge a cursor: a NUL in a string would reach PostgreSQL
+ * (which cannot hold one in text) as a 500, where SQLite just finds nothing.
+ */
+function isPositionValue(value: unknown): boolean {
+  return typeof value === "string" ? !value.includes("\0") : Number.isFinite(value);
+}
+
+/**
  * Reads a cursor this list produced. A cursor that does not decode, or that another list produced
  * (its `list` tag differs), is a client error: silently restarting from page one would repeat data.
  */
@@ -53,7 +61,8 @@ export function decodeCursor(list: string, cursor: string | null): Record<string
     !value ||
     typeof value !== "object" ||
     Array.isArray(value) ||
-    (value as { list?: unknown }).list !== list
+    (value as { list?: unknown }).list !== list ||
+    !Object.values(value).every(isPositionValue)
   ) {
     throw invalid(
       "page: not a cursor returned by this list; pass the next_page (or prev_page) value unchanged",
