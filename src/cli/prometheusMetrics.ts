@@ -1,23 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { Metrics, MetricsExposition, ModelTokens } from "../kernel/metrics.js";
-
-/**
- * Label values a client can influence (a model id from an agent definition): the first few distinct
- * values are kept, later ones are counted as "other", so no client can grow the series without bound.
- */
-class BoundedLabel {
-  private readonly seen = new Set<string>();
-
-  constructor(private readonly limit: number) {}
-
-  value(raw: string): string {
-    const clean = raw.slice(0, 64).replace(/[^A-Za-z0-9._:/@-]/g, "_");
-    if (this.seen.has(clean)) return clean;
-    if (this.seen.size >= this.limit) return "other";
-    this.seen.add(clean);
-    return clean;
-  }
-}
+import { modelMetricLabels } from "../runtime/metricLabels.js";
 
 const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
@@ -75,8 +58,6 @@ export function createPrometheusMetrics(): PrometheusMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
-  const providers = new BoundedLabel(16);
-  const models = new BoundedLabel(64);
 
   const http = new Counter({
     name: "awaken_http_requests_total",
@@ -92,7 +73,7 @@ export function createPrometheusMetrics(): PrometheusMetrics {
   });
   const modelRequests = new Counter({
     name: "awaken_model_requests_total",
-    help: "Model requests, by provider, model and outcome (ok, error, aborted).",
+    help: "Model requests, by provider, model (a published model id, else other) and outcome (ok, error, aborted).",
     labelNames: ["provider", "model", "outcome"],
     registers,
   });
@@ -206,7 +187,7 @@ export function createPrometheusMetrics(): PrometheusMetrics {
       httpSeconds.observe({ route, method: m }, seconds);
     },
     modelRequest(provider, model, outcome, seconds, used) {
-      const labels = { provider: providers.value(provider), model: models.value(model) };
+      const labels = modelMetricLabels(provider, model);
       modelRequests.inc({ ...labels, outcome });
       modelSeconds.observe(labels, seconds);
       for (const [kind, count] of used ? tokenKinds(used) : []) {

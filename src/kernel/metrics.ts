@@ -26,7 +26,10 @@ export interface ModelTokens {
 }
 
 export interface Metrics {
-  /** One model request; `tokens` only when it answered. */
+  /**
+   * One model request; `tokens` only when it answered. `model` is the id the agent names (free
+   * text): the exposition keeps published ids by name and counts every other as "other".
+   */
   modelRequest(
     provider: string,
     model: string,

@@ -1,5 +1,6 @@
 import type { ModelTokens } from "../kernel/metrics.js";
 import type { ModelResponse, ModelUsage } from "../providers/ports.js";
+import { METRIC_PROVIDERS, PUBLISHED_MODEL_IDS } from "../providers/publishedModels.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 
 /**
@@ -25,5 +26,13 @@ export function modelTokens(usage: ModelUsage): ModelTokens {
     output: usage.output_tokens,
     cacheRead: usage.cache_read_input_tokens,
     cacheCreation: usage.cache_creation_input_tokens,
+  };
+}
+
+/** A model request's metric labels: a published model id keeps its name, any other is "other". */
+export function modelMetricLabels(provider: string, model: string): { provider: string; model: string } {
+  return {
+    provider: METRIC_PROVIDERS.has(provider) ? provider : "other",
+    model: PUBLISHED_MODEL_IDS.has(model) ? model : "other",
   };
 }
