@@ -48,6 +48,7 @@ import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
 import { countedTail } from "./countedTail.js";
 import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
+import { metricsTokenFrom } from "./metricsToken.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
@@ -100,6 +101,7 @@ export async function startAllInOne(
   const pushOutbound = pushOutboundFor(options.allowPushHosts, options.env);
   // The operator's ceiling on content in this process's spans (its in-process workers'); a bad value stops start-up.
   const traceContent = traceContentCeiling(options.env);
+  const metricsToken = metricsTokenFrom(options.env);
   // How an erasure reclaims the old row versions it leaves (PostgreSQL); a bad value stops start-up.
   const erasureVacuum = erasureVacuumFromEnv(options.env);
   const listen = options.listen !== false;
@@ -306,6 +308,7 @@ export async function startAllInOne(
     logger,
     bodyLimitBytes: 32 * 1024 * 1024,
     connections: options.connections,
+    metricsToken,
     isReady: () => ready,
     readiness: readinessProbe({
       appliedMigrations: () => storage.appliedMigrations(),

@@ -18,6 +18,7 @@ import {
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
 import { connectionLimitsFrom, connectionOptions } from "./connectionOptions.js";
+import { METRICS_TOKEN_ENV } from "./metricsToken.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
@@ -44,6 +45,9 @@ Environment:
                         private addresses (--allow-push-host wins); unset, https to public ones only
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
+  ${METRICS_TOKEN_ENV}  when set (≥ 16 characters), GET /metrics requires Authorization: Bearer
+                        <token>; unset, /metrics is open (it carries counts, route patterns, built-in
+                        tool and published model names only): keep it off public networks
   AWAKEN_TRACE_CONTENT  on: the in-process workers' spans may carry content (prompts, answers, tool
                         I/O) of sessions that ask and whose data subject consented; off (default)
 `;

@@ -10,6 +10,7 @@ import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import { metricsTokenFrom } from "./metricsToken.js";
 import { startOpenTelemetry } from "./openTelemetry.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
@@ -127,8 +128,14 @@ export async function startRemoteWorker(
     throw error;
   }
   const log = logger.child({ component: "worker" });
-  // A busy metrics port is a start-up error, before the coordinator is even asked.
+  // A busy metrics port or a short metrics token is a start-up error, before the coordinator is even asked.
+  let metricsToken: string | undefined;
   if (options.metrics) {
+    try {
+      metricsToken = metricsTokenFrom(options.env);
+    } catch (error) {
+      throw new WorkerConfigError((error as Error).message);
+    }
     try {
       await assertCanListen(options.metrics.host, options.metrics.port);
     } catch (error) {
@@ -157,7 +164,7 @@ export async function startRemoteWorker(
   const metrics = options.metrics ? createPrometheusMetrics() : undefined;
   let metricsServer: WorkerMetricsServer | null = null;
   if (options.metrics && metrics) {
-    metricsServer = await startWorkerMetricsServer(options.metrics, metrics);
+    metricsServer = await startWorkerMetricsServer(options.metrics, metrics, metricsToken);
     log.info({ url: metricsServer.url }, "serving metrics");
   }
   const providers = createProviderRouter(options.env);

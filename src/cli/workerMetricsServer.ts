@@ -1,4 +1,5 @@
 import Fastify from "fastify";
+import { serveMetrics } from "../edge/http/metricsRoute.js";
 import type { MetricsExposition } from "../kernel/metrics.js";
 
 export interface MetricsListen {
@@ -16,16 +17,16 @@ export interface WorkerMetricsServer {
  * A remote worker's own `GET /metrics`: the model requests, tool calls, commits, settles and
  * sandbox realizations of the runs it executes happen in its process, so it is scraped like every
  * other process (the coordinator counts the claims it hands out). Nothing else is served: no API,
- * no authentication to get wrong; the same label rules as the server's registry.
+ * no API; the same label rules as the server's registry, and the same `token` check when set.
  */
 export async function startWorkerMetricsServer(
   listen: MetricsListen,
   exposition: MetricsExposition,
+  token?: string | undefined,
 ): Promise<WorkerMetricsServer> {
-  const app = Fastify({ logger: false, forceCloseConnections: true });
-  app.get("/metrics", async (_request, reply) =>
-    reply.header("content-type", exposition.contentType).send(await exposition.render()),
-  );
+  // A scrape is one small request: a connection may not hold the port open for long.
+  const app = Fastify({ logger: false, forceCloseConnections: true, requestTimeout: 10_000 });
+  serveMetrics(app, exposition, token);
   await app.listen({ host: listen.host, port: listen.port });
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : listen.port;

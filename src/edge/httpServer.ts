@@ -43,6 +43,8 @@ export interface HttpServerOptions {
   controlLink?: LinkRouteDeps | undefined;
   /** Counts every request and serves `GET /metrics`; absent, neither happens. */
   metrics?: (Metrics & MetricsExposition) | undefined;
+  /** The bearer token `GET /metrics` requires; absent, it is open. */
+  metricsToken?: string | undefined;
   /** A server span for every request (continuing a valid `traceparent`); absent, none. */
   tracing?: Tracing | undefined;
   /** Serves the Console at `/console` (null: built nowhere, it says so); absent, no route. */
@@ -134,7 +136,7 @@ export function createHttpServer(
   });
   if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
-  if (options.metrics) metricsRoutes(app, options.metrics);
+  if (options.metrics) metricsRoutes(app, options.metrics, options.metricsToken);
   if (options.console !== undefined) consoleRoutes(app, options.console);
 
   for (const adapter of adapters) {
