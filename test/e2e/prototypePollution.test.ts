@@ -30,6 +30,8 @@ describe("names that reach a prototype are refused at the edge", () => {
     ["__proto__[x]=1", "__proto__[x]", "__proto__"],
     ["constructor%5Bprototype%5D%5Bx%5D=1", "constructor[prototype][x]", "constructor"],
     ["limit=5&prototype=1", "prototype", "prototype"],
+    ["__proto__=1", "__proto__", "__proto__"],
+    ["constructor=1", "constructor", "constructor"],
     ["created_at%5B__proto__%5D=1", "created_at[__proto__]", "__proto__"],
   ])("GET /v1/sessions?%s is a 400 naming the parameter", async (query, field, name) => {
     const response = await rawRequest(t, "GET", `/v1/sessions?${query}`);
