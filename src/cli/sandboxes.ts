@@ -4,10 +4,11 @@ import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "../sandbox/bwrapHost.js";
 import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
-import { sandboxLimitsFromEnv } from "../sandbox/limitsFromEnv.js";
+import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "../sandbox/limitsFromEnv.js";
 import { NoneTierProvider } from "../sandbox/noneTier.js";
 import { PackagePreparer } from "../sandbox/packagePreparer.js";
 import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
+import { TenantWorkspaces } from "../sandbox/workspaces.js";
 
 /**
  * The sandbox tiers this process can realize, each session's workspace under `workspaceRoot`.
@@ -42,7 +43,11 @@ export function createSandboxes(
       ([tier]) => allowWeakerTiers || !isWeakerThanDefault(tier as keyof typeof tiers),
     ),
   );
-  return new TieredSandboxProvider(offered, new PackagePreparer({ root, env }));
+  return new TieredSandboxProvider(
+    offered,
+    new PackagePreparer({ root, env }),
+    new TenantWorkspaces(root, workspacesPerTenantFromEnv(env)),
+  );
 }
 
 /**

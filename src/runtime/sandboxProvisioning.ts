@@ -96,6 +96,7 @@ export class SandboxProvisioning {
     return {
       tier: sandboxTierOf(config) ?? "bwrap",
       sessionId: this.run.activation.sessionId,
+      tenant: this.run.activation.workspaceId,
       networking:
         config.networking.type === "limited"
           ? {

@@ -6,10 +6,12 @@
  *   AWAKEN_SANDBOX_MEMORY               memory per sandbox, e.g. 2g, 512m (default 2g)
  *   AWAKEN_SANDBOX_DISK_QUOTA           disk per workspace, e.g. 2g (default 2g)
  *   AWAKEN_SANDBOX_INODE_QUOTA          files and directories per workspace (default 100000)
+ *   AWAKEN_SANDBOX_WORKSPACES_PER_TENANT session workspaces one tenant may hold on a host (default 100)
  *   AWAKEN_SANDBOX_MEMORY_ENFORCEMENT   auto (default) | cgroup | rlimit
  *   AWAKEN_SANDBOX_CGROUP               a delegated cgroup to create sandbox cgroups under
  */
 import type { BwrapTierOptions } from "./bwrapTier.js";
+import { DEFAULT_WORKSPACES_PER_TENANT } from "./workspaces.js";
 
 const UNITS: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
 /** Below this no shell starts: a limit this small is a mistake. */
@@ -39,7 +41,7 @@ export function sandboxLimitsFromEnv(env: NodeJS.ProcessEnv): Pick<BwrapTierOpti
   };
   const memoryBytes = size("AWAKEN_SANDBOX_MEMORY");
   const workspaceBytes = size("AWAKEN_SANDBOX_DISK_QUOTA");
-  const workspaceInodes = count("AWAKEN_SANDBOX_INODE_QUOTA", env.AWAKEN_SANDBOX_INODE_QUOTA);
+  const workspaceInodes = count("AWAKEN_SANDBOX_INODE_QUOTA", env.AWAKEN_SANDBOX_INODE_QUOTA, MIN_INODES);
   const enforcement = env.AWAKEN_SANDBOX_MEMORY_ENFORCEMENT || undefined;
   if (
     enforcement !== undefined &&
@@ -65,14 +67,18 @@ export function sandboxLimitsFromEnv(env: NodeJS.ProcessEnv): Pick<BwrapTierOpti
   };
 }
 
-/** A whole number of at least MIN_INODES; undefined when unset. */
-function count(name: string, raw: string | undefined): number | undefined {
+/** How many session workspaces one tenant may hold on this host (workspaces.ts). */
+export function workspacesPerTenantFromEnv(env: NodeJS.ProcessEnv): number {
+  const name = "AWAKEN_SANDBOX_WORKSPACES_PER_TENANT";
+  return count(name, env[name], 1) ?? DEFAULT_WORKSPACES_PER_TENANT;
+}
+
+/** A whole number of at least `min`; undefined when unset. */
+function count(name: string, raw: string | undefined, min: number): number | undefined {
   if (raw === undefined || raw === "") return undefined;
   const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(value) || value < MIN_INODES) {
-    throw new Error(
-      `${name} must be a whole number of at least ${MIN_INODES}, such as 100000 (got ${JSON.stringify(raw)})`,
-    );
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number of at least ${min} (got ${JSON.stringify(raw)})`);
   }
   return value;
 }

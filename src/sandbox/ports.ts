@@ -13,6 +13,11 @@ export interface SandboxSpec {
   tier: SandboxTier;
   /** Owner of the workspace: one sandbox (and one workspace) per session, never shared. */
   sessionId: string;
+  /**
+   * The Awaken workspace (tenant) the session belongs to: a host holds a bounded number of session
+   * workspaces per tenant (workspaces.ts). Absent: not counted.
+   */
+  tenant?: string;
   /** `unrestricted`, or `limited` (no egress but through the allowlist proxy). */
   networking:
     | { type: "unrestricted" }

@@ -7,6 +7,7 @@ import {
   type SandboxTier,
   SandboxUnavailableError,
 } from "./ports.js";
+import type { TenantWorkspaces } from "./workspaces.js";
 
 /** What to tell an operator whose host lacks a tier. */
 const HOW_TO_GET: Record<SandboxTier, string> = {
@@ -26,6 +27,8 @@ export class TieredSandboxProvider implements SandboxProvider {
      * packages is refused, never realized without them.
      */
     readonly packages?: PackagePreparer,
+    /** Bounds each tenant's session workspaces on this host (workspaces.ts). Absent: unbounded. */
+    private readonly tenants?: TenantWorkspaces,
   ) {}
 
   async realize(spec: SandboxSpec): Promise<Sandbox> {
@@ -38,7 +41,7 @@ export class TieredSandboxProvider implements SandboxProvider {
     return this.realizeTier({ ...spec, preparedPackages });
   }
 
-  private realizeTier(spec: SandboxSpec): Promise<Sandbox> {
+  private async realizeTier(spec: SandboxSpec): Promise<Sandbox> {
     const provider = this.tiers[spec.tier];
     if (!provider && isWeakerThanDefault(spec.tier)) {
       return Promise.reject(
@@ -53,6 +56,7 @@ export class TieredSandboxProvider implements SandboxProvider {
         ),
       );
     }
+    await this.tenants?.admit(spec);
     return provider.realize(spec);
   }
 

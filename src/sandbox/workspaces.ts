@@ -1,6 +1,7 @@
-import { lstat } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { SandboxProvider } from "./ports.js";
+import { type SandboxProvider, type SandboxSpec, SandboxUnavailableError } from "./ports.js";
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -59,3 +60,71 @@ const exists = (path: string) =>
       throw error;
     },
   );
+
+/** Where the tenants' registers live under the workspace root (beside `.pool` and `.packages`). */
+const TENANTS_DIR = ".tenants";
+export const DEFAULT_WORKSPACES_PER_TENANT = 100;
+
+/**
+ * Bounds how many session workspaces one tenant (an Awaken workspace) holds on this host, so its
+ * disk is at most this many times the per-workspace quota, however many sessions it opens. Each
+ * tenant has a register, a directory of one empty file per session whose workspace it made here;
+ * a file whose workspace is gone (the session was deleted or erased) is dropped when counted.
+ * A new workspace past the bound is refused with a tool error naming it; an existing one always
+ * serves. Admissions of one tenant are serialized in this process; workers sharing a root may
+ * each let one more in.
+ */
+export class TenantWorkspaces {
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly root: string,
+    readonly perTenant: number = DEFAULT_WORKSPACES_PER_TENANT,
+  ) {}
+
+  /** Resolves once the session may have its workspace here; throws SandboxUnavailableError when not. */
+  admit(spec: Pick<SandboxSpec, "tier" | "sessionId" | "tenant">): Promise<void> {
+    const { tenant } = spec;
+    if (tenant === undefined) return Promise.resolve();
+    const previous = this.queues.get(tenant) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(() => this.admitNow(spec, tenant));
+    this.queues.set(tenant, next);
+    void next
+      .catch(() => {})
+      .finally(() => {
+        if (this.queues.get(tenant) === next) this.queues.delete(tenant);
+      });
+    return next;
+  }
+
+  private async admitNow(spec: Pick<SandboxSpec, "tier" | "sessionId">, tenant: string): Promise<void> {
+    // Hashed: a tenant id is the coordinator's, never trusted as a path component.
+    const register = join(this.root, TENANTS_DIR, createHash("sha256").update(tenant).digest("hex"));
+    const marker = join(register, spec.sessionId);
+    const workspace = workspaceDirectory(this.root, spec.sessionId);
+    if (await exists(workspace)) {
+      // Made before the register existed (or by another worker): counted from now on.
+      if (!(await exists(marker))) await this.register(register, marker);
+      return;
+    }
+    let held = 0;
+    for (const sessionId of await readdir(register).catch(() => [] as string[])) {
+      if (sessionId === spec.sessionId || !SESSION_ID.test(sessionId)) continue;
+      if (await exists(workspaceDirectory(this.root, sessionId))) held += 1;
+      else await rm(join(register, sessionId), { force: true });
+    }
+    if (held >= this.perTenant) {
+      throw new SandboxUnavailableError(
+        spec.tier,
+        `this workspace already has ${held} sessions with a sandbox workspace on this worker, the most it ` +
+          "may have: delete sessions that are done (their workspaces go with them) and try again",
+      );
+    }
+    await this.register(register, marker);
+  }
+
+  private async register(register: string, marker: string): Promise<void> {
+    await mkdir(register, { recursive: true, mode: 0o700 });
+    await writeFile(marker, "", { mode: 0o600 });
+  }
+}

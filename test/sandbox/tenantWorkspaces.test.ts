@@ -1,0 +1,92 @@
+/**
+ * One tenant (an Awaken workspace) holds a bounded number of session workspaces on a host, so
+ * opening many sessions cannot fill the host's disk: a new workspace past the bound is refused
+ * with an error naming it, existing ones keep serving, and a deleted session frees its place.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { workspacesPerTenantFromEnv } from "../../src/sandbox/limitsFromEnv.js";
+import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
+import { SandboxUnavailableError } from "../../src/sandbox/ports.js";
+import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
+import { TenantWorkspaces } from "../../src/sandbox/workspaces.js";
+
+describe("session workspaces per tenant on a host", () => {
+  let root: string;
+  let sandboxes: TieredSandboxProvider;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), "tenants-"));
+    sandboxes = new TieredSandboxProvider(
+      { none: new NoneTierProvider(root) },
+      undefined,
+      new TenantWorkspaces(root, 2),
+    );
+  });
+  afterEach(async () => {
+    await sandboxes.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const realize = (tenant: string, sessionId: string) =>
+    sandboxes.realize({ tier: "none", sessionId, tenant, networking: { type: "unrestricted" } });
+
+  it("refuses a tenant's new workspace past the bound, naming it; others and existing ones still serve", async () => {
+    await realize("wrkspc_a", "sesn_1");
+    await realize("wrkspc_a", "sesn_2");
+    const refused = realize("wrkspc_a", "sesn_3");
+    await expect(refused).rejects.toBeInstanceOf(SandboxUnavailableError);
+    await expect(refused).rejects.toThrow(
+      /this workspace already has 2 sessions with a sandbox workspace on this worker, the most it may have: delete sessions/,
+    );
+    expect(existsSync(join(root, "sesn_3"))).toBe(false);
+    // Another tenant is not held back by this one; the tenant's existing workspaces serve.
+    await realize("wrkspc_b", "sesn_4");
+    const again = await realize("wrkspc_a", "sesn_1");
+    expect(
+      (
+        await again.exec({
+          argv: ["true"],
+          timeoutMs: 5_000,
+          maxOutputBytes: 1024,
+          signal: new AbortController().signal,
+        })
+      ).exitCode,
+    ).toBe(0);
+    // A deleted session frees its place.
+    await sandboxes.destroy("sesn_1");
+    await realize("wrkspc_a", "sesn_3");
+    await expect(realize("wrkspc_a", "sesn_5")).rejects.toThrow(/already has 2 sessions/);
+  });
+
+  it("holds concurrent first uses of one tenant to the bound", async () => {
+    const outcomes = await Promise.allSettled(
+      ["sesn_a", "sesn_b", "sesn_c", "sesn_d"].map((id) => realize("wrkspc_c", id)),
+    );
+    expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(2);
+  });
+
+  it("counts workspaces made before the register existed once they are used again", async () => {
+    // A workspace left by an earlier version of the worker (no register entry yet).
+    await new TieredSandboxProvider({ none: new NoneTierProvider(root) }).realize({
+      tier: "none",
+      sessionId: "sesn_old",
+      networking: { type: "unrestricted" },
+    });
+    await realize("wrkspc_d", "sesn_old");
+    await realize("wrkspc_d", "sesn_new");
+    await expect(realize("wrkspc_d", "sesn_third")).rejects.toThrow(/already has 2 sessions/);
+  });
+
+  it("takes the bound from AWAKEN_SANDBOX_WORKSPACES_PER_TENANT (default 100)", () => {
+    expect(workspacesPerTenantFromEnv({})).toBe(100);
+    expect(workspacesPerTenantFromEnv({ AWAKEN_SANDBOX_WORKSPACES_PER_TENANT: "20" })).toBe(20);
+    for (const bad of ["0", "many", "-1", "1.5"]) {
+      expect(() => workspacesPerTenantFromEnv({ AWAKEN_SANDBOX_WORKSPACES_PER_TENANT: bad })).toThrow(
+        /AWAKEN_SANDBOX_WORKSPACES_PER_TENANT must be a whole number of at least 1/,
+      );
+    }
+  });
+});
