@@ -84,28 +84,27 @@ export async function openSse(
 
 const MCP_PROTOCOL_VERSION = "2025-11-25";
 
-/**
- * An MCP session initialized over raw Streamable HTTP, with its GET stream open: the official
- * client keeps that stream to itself (and reconnects it), so a test that watches it end opens it here.
- */
-export async function openMcpStream(
+function mcpPost(url: string, key: string, body: unknown, sessionId?: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": MCP_PROTOCOL_VERSION,
+      ...(sessionId ? { "mcp-session-id": sessionId } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A raw MCP `initialize` (and `notifications/initialized` when it opened a session). */
+export async function initializeMcp(
   baseUrl: string,
   key: string,
-): Promise<{ sessionId: string; stream: SseStream; close(): Promise<void> }> {
+): Promise<{ status: number; sessionId: string | null; body: string }> {
   const url = `${baseUrl}/v1/mcp`;
-  const post = (body: unknown, sessionId?: string) =>
-    fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${key}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": MCP_PROTOCOL_VERSION,
-        ...(sessionId ? { "mcp-session-id": sessionId } : {}),
-      },
-      body: JSON.stringify(body),
-    });
-  const initialized = await post({
+  const initialized = await mcpPost(url, key, {
     jsonrpc: "2.0",
     id: 1,
     method: "initialize",
@@ -115,12 +114,26 @@ export async function openMcpStream(
       clientInfo: { name: "awaken-test", version: "1.0.0" },
     },
   });
-  const answer = await initialized.text();
+  const body = await initialized.text();
   const sessionId = initialized.headers.get("mcp-session-id");
-  if (initialized.status !== 200 || !sessionId)
-    throw new Error(`initialize: ${initialized.status} ${answer}`);
-  const notified = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sessionId);
-  await notified.text();
+  if (sessionId)
+    await (
+      await mcpPost(url, key, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)
+    ).text();
+  return { status: initialized.status, sessionId, body };
+}
+
+/**
+ * An MCP session initialized over raw Streamable HTTP, with its GET stream open: the official
+ * client keeps that stream to itself (and reconnects it), so a test that watches it end opens it here.
+ */
+export async function openMcpStream(
+  baseUrl: string,
+  key: string,
+): Promise<{ sessionId: string; stream: SseStream; close(): Promise<void> }> {
+  const url = `${baseUrl}/v1/mcp`;
+  const { status, sessionId, body } = await initializeMcp(baseUrl, key);
+  if (status !== 200 || !sessionId) throw new Error(`initialize: ${status} ${body}`);
   const stream = await openSse(url, key, {
     "mcp-session-id": sessionId,
     "mcp-protocol-version": MCP_PROTOCOL_VERSION,

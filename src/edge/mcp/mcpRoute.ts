@@ -70,6 +70,14 @@ export function mcpRoutes(app: FastifyInstance, services: EdgeServices): void {
           "Bad Request: send Mcp-Session-Id, or initialize a session first (an initialize request without it).",
         );
       }
+      if (!registry.admits(workspaceId, owner)) {
+        return refuse(
+          reply,
+          503,
+          SERVER_ERROR,
+          `This credential already holds ${registry.perPrincipal} MCP sessions on this server, its share of the workspace's; end one (DELETE) or retry later.`,
+        );
+      }
       const transport = await opened(services, registry, { workspaceId, owner }, request);
       await serve(request, reply, transport);
       // An initialize the transport refused opened no session: nothing is kept of it.

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { scopeGrants, UNSCOPED } from "../../../control/callerScope.js";
 import { AwakenError } from "../../../kernel/errors.js";
-import { principalOf } from "../../http/auth.js";
+import { principalKey, principalOf } from "../../http/auth.js";
 import { credentialLifetime } from "../../http/credentialLifetime.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
+import { PrincipalSlots } from "../../http/principalShares.js";
 import { parseQuery, type RawQuery } from "../schemas/common.js";
 import { sessionHintsQuerySchema } from "../schemas/workers.js";
 
@@ -25,10 +26,11 @@ export const MAX_HINT_STREAMS_PER_WORKSPACE = 64;
  * `GET /v1/awaken/approvals/stream` is the same feed under its first name (`event: approvals.changed`):
  * pending approvals change only when a session does.
  *
- * A stream ends when its credential expires or is revoked.
+ * One credential holds at most its share of the workspace's streams (`principalShares.ts`), and a
+ * stream ends when its credential expires or is revoked, which frees its slot.
  */
 export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): void {
-  const open = new Map<string, number>();
+  const slots = new PrincipalSlots(MAX_HINT_STREAMS_PER_WORKSPACE);
   const stream = (type: string) => {
     const hint = JSON.stringify({ type });
     return async (request: FastifyRequest<{ Querystring: RawQuery }>, reply: FastifyReply) => {
@@ -42,14 +44,19 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
           "permission_denied",
           'This access token does not grant "read", which the hint streams need; mint one that does.',
         );
-      const count = open.get(workspaceId) ?? 0;
-      if (count >= MAX_HINT_STREAMS_PER_WORKSPACE)
+      const release = slots.take(workspaceId, principalKey(principal));
+      if (release === "principal_full")
+        throw new AwakenError(
+          "unavailable",
+          `this credential already holds ${slots.perPrincipal} hint streams on this server, its share of the workspace's ${MAX_HINT_STREAMS_PER_WORKSPACE}; close one or retry later`,
+          { retryable: true },
+        );
+      if (release === "workspace_full")
         throw new AwakenError(
           "unavailable",
           `this workspace already holds ${MAX_HINT_STREAMS_PER_WORKSPACE} hint streams on this server; close one or retry later`,
           { retryable: true },
         );
-      open.set(workspaceId, count + 1);
       reply.hijack();
       const raw = reply.raw;
       const gone = new AbortController();
@@ -81,9 +88,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       const ping = setInterval(() => write("ping", JSON.stringify({ type: "ping" })), deps.stream.pingMs);
       gone.signal.addEventListener("abort", () => {
         clearInterval(ping);
-        const left = (open.get(workspaceId) ?? 1) - 1;
-        if (left > 0) open.set(workspaceId, left);
-        else open.delete(workspaceId);
+        release();
         raw.end();
       });
     };
