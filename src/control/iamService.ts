@@ -24,6 +24,8 @@ import {
 import type { ApiKeyRecord, IamStore, NewWorkspace } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
+/** How long a process keeps an API key's authentication answer: a revocation elsewhere lands within it. */
+export const DEFAULT_AUTH_CACHE_MS = 30_000;
 
 export interface Principal {
   workspaceId: string;
@@ -67,7 +69,7 @@ export class IamService {
   constructor(
     private readonly store: IamStore,
     private readonly clock: Clock,
-    private readonly cacheMs = 30_000,
+    private readonly cacheMs = DEFAULT_AUTH_CACHE_MS,
     /** The HMAC key access tokens are signed with (derived from the master key); null: no tokens. */
     private readonly accessTokenKey: Buffer | null = null,
     /** How keys are stored (HMAC under a master-key-derived key) and which older schemes still match. */
