@@ -129,7 +129,9 @@ export interface WorkspaceErasure {
   failed: number;
   /**
    * Erased sessions whose workspaces, if they have any, would be on remote workers' hosts, which
-   * this server does not reach (it serves remote workers, or has no in-process workers).
+   * this server does not reach (it serves remote workers, or has no in-process workers). Such a
+   * worker deletes the workspace when it next claims the session, before any tool runs (a claim
+   * carries `workspaceErasedAt`): until then it stays on that host.
    */
   notReached: number;
 }
@@ -188,6 +190,8 @@ export interface SubjectErasureStore {
    * transaction (VACUUM cannot run in one). Rejects when the database refused (a lock not had in time).
    */
   vacuum(mode: ErasureVacuum): Promise<ErasureVacuumOutcome>;
+  /** When the subject's latest erasure was recorded (ms), or null: never erased. */
+  lastErasedAt(workspaceId: string, subjectId: string): Promise<number | null>;
   /** The erasures recorded for a subject, newest first. */
   listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]>;
 }

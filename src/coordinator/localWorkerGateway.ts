@@ -1,5 +1,6 @@
 import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCapture.js";
 import type { WorkerTransport } from "../worker/ports.js";
+import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { Activation, CoordinatorPorts } from "./ports.js";
 
 /**
@@ -14,7 +15,7 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
   return {
     claim: async (owner, leaseMs, _idle, prefer) => {
       const claimed = await ports.dispatch.claim(owner, leaseMs, prefer);
-      return claimed && withCaptureDecision(claimed, consents);
+      return claimed && withCaptureDecision(claimed, consents, ports.erasure);
     },
     renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),
     release: async (runId, owner, epoch) => {
@@ -40,12 +41,17 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
   };
 }
 
-/** The activation as workers get it: the capture request replaced by the decision. */
+/**
+ * The activation as workers get it: the capture request replaced by the decision, the data subject
+ * by when it was last erased (a worker's workspace from before then goes: workspaces.ts).
+ */
 async function withCaptureDecision(
   claimed: Activation,
   consents: CaptureConsents | undefined,
+  erasures: Pick<SubjectErasureStore, "lastErasedAt">,
 ): Promise<Activation> {
-  const { captureRequest, ...activation } = claimed;
+  const { captureRequest, dataSubject, ...activation } = claimed;
   const captureContent = await claimCapturesContent(activation.workspaceId, captureRequest, consents);
-  return { ...activation, captureContent };
+  const erasedAt = dataSubject ? await erasures.lastErasedAt(activation.workspaceId, dataSubject) : null;
+  return { ...activation, captureContent, ...(erasedAt === null ? {} : { workspaceErasedAt: erasedAt }) };
 }

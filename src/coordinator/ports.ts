@@ -436,6 +436,16 @@ export interface Activation {
    */
   captureRequest?: CaptureRequest | null;
   /**
+   * Set by the claiming store from the session row, never sent to workers: the session's data
+   * subject. The gateway turns it into `workspaceErasedAt`.
+   */
+  dataSubject?: string | null;
+  /**
+   * When the session's data subject was last erased (the coordinator's clock, ms); absent: never.
+   * A worker holding the session's workspace from before it deletes it before the next tool runs.
+   */
+  workspaceErasedAt?: number;
+  /**
    * Whether this slice's spans may carry content: the session asked and its data subject (if it
    * names one) consented, as of this claim. The worker records content only when its own ceiling
    * (`AWAKEN_TRACE_CONTENT=on`) is on too. Absent: false.

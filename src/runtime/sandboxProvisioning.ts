@@ -97,6 +97,9 @@ export class SandboxProvisioning {
       tier: sandboxTierOf(config) ?? "bwrap",
       sessionId: this.run.activation.sessionId,
       tenant: this.run.activation.workspaceId,
+      ...(this.run.activation.workspaceErasedAt === undefined
+        ? {}
+        : { erasedAt: this.run.activation.workspaceErasedAt }),
       networking:
         config.networking.type === "limited"
           ? {

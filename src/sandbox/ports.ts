@@ -18,6 +18,11 @@ export interface SandboxSpec {
    * workspaces per tenant (workspaces.ts). Absent: not counted.
    */
   tenant?: string;
+  /**
+   * When the session's data subject was last erased (the coordinator's clock): a workspace this
+   * host made before it learned of that erasure is deleted before the sandbox starts. Absent: never.
+   */
+  erasedAt?: number;
   /** `unrestricted`, or `limited` (no egress but through the allowlist proxy). */
   networking:
     | { type: "unrestricted" }

@@ -56,7 +56,7 @@ export class TieredSandboxProvider implements SandboxProvider {
         ),
       );
     }
-    await this.tenants?.admit(spec);
+    await this.tenants?.admit(spec, (sessionId) => this.destroy(sessionId));
     return provider.realize(spec);
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type SandboxProvider, type SandboxSpec, SandboxUnavailableError } from "./ports.js";
 
@@ -68,11 +68,16 @@ export const DEFAULT_WORKSPACES_PER_TENANT = 100;
 /**
  * Bounds how many session workspaces one tenant (an Awaken workspace) holds on this host, so its
  * disk is at most this many times the per-workspace quota, however many sessions it opens. Each
- * tenant has a register, a directory of one empty file per session whose workspace it made here;
- * a file whose workspace is gone (the session was deleted or erased) is dropped when counted.
- * A new workspace past the bound is refused with a tool error naming it; an existing one always
- * serves. Admissions of one tenant are serialized in this process; workers sharing a root may
- * each let one more in.
+ * tenant has a register, a directory of one file per session whose workspace it made here; a file
+ * whose workspace is gone (the session was deleted or erased) is dropped when counted. A new
+ * workspace past the bound is refused with a tool error naming it; an existing one serves.
+ * Admissions of one tenant are serialized in this process; workers sharing a root may each let
+ * one more in.
+ *
+ * A register file also holds the latest erasure of the session's data subject this host knew of
+ * when it last admitted the workspace (the coordinator's stamp, so no two clocks are compared): a
+ * workspace from before a newer erasure (one a remote worker held while the erasure ran) is
+ * deleted before the sandbox starts, since its files may hold the erased content.
  */
 export class TenantWorkspaces {
   private readonly queues = new Map<string, Promise<unknown>>();
@@ -82,12 +87,15 @@ export class TenantWorkspaces {
     readonly perTenant: number = DEFAULT_WORKSPACES_PER_TENANT,
   ) {}
 
-  /** Resolves once the session may have its workspace here; throws SandboxUnavailableError when not. */
-  admit(spec: Pick<SandboxSpec, "tier" | "sessionId" | "tenant">): Promise<void> {
+  /**
+   * Resolves once the session may have its workspace here, after deleting (with `erase`) one that
+   * predates its subject's latest erasure; throws SandboxUnavailableError past the bound.
+   */
+  admit(spec: AdmittedSpec, erase: (sessionId: string) => Promise<void>): Promise<void> {
     const { tenant } = spec;
     if (tenant === undefined) return Promise.resolve();
     const previous = this.queues.get(tenant) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.admitNow(spec, tenant));
+    const next = previous.catch(() => {}).then(() => this.admitNow(spec, tenant, erase));
     this.queues.set(tenant, next);
     void next
       .catch(() => {})
@@ -97,15 +105,23 @@ export class TenantWorkspaces {
     return next;
   }
 
-  private async admitNow(spec: Pick<SandboxSpec, "tier" | "sessionId">, tenant: string): Promise<void> {
+  private async admitNow(
+    spec: AdmittedSpec,
+    tenant: string,
+    erase: (sessionId: string) => Promise<void>,
+  ): Promise<void> {
     // Hashed: a tenant id is the coordinator's, never trusted as a path component.
     const register = join(this.root, TENANTS_DIR, createHash("sha256").update(tenant).digest("hex"));
     const marker = join(register, spec.sessionId);
     const workspace = workspaceDirectory(this.root, spec.sessionId);
+    const erasedAt = spec.erasedAt ?? 0;
     if (await exists(workspace)) {
-      // Made before the register existed (or by another worker): counted from now on.
-      if (!(await exists(marker))) await this.register(register, marker);
-      return;
+      const known = await readStamp(marker);
+      // Made before the register existed (or by another worker): counted from now on. Without a
+      // stamp it may predate an erasure, so it goes when the subject was ever erased.
+      if (known === null && erasedAt === 0) return this.register(register, marker, erasedAt);
+      if (known !== null && known >= erasedAt) return;
+      await erase(spec.sessionId);
     }
     let held = 0;
     for (const sessionId of await readdir(register).catch(() => [] as string[])) {
@@ -120,11 +136,20 @@ export class TenantWorkspaces {
           "may have: delete sessions that are done (their workspaces go with them) and try again",
       );
     }
-    await this.register(register, marker);
+    await this.register(register, marker, erasedAt);
   }
 
-  private async register(register: string, marker: string): Promise<void> {
+  private async register(register: string, marker: string, erasedAt: number): Promise<void> {
     await mkdir(register, { recursive: true, mode: 0o700 });
-    await writeFile(marker, "", { mode: 0o600 });
+    await writeFile(marker, String(erasedAt), { mode: 0o600 });
   }
+}
+
+type AdmittedSpec = Pick<SandboxSpec, "tier" | "sessionId" | "tenant" | "erasedAt">;
+
+/** The erasure stamp a register file holds; null when there is none (or not a number). */
+async function readStamp(marker: string): Promise<number | null> {
+  const text = await readFile(marker, "utf8").catch(() => null);
+  if (text === null || !/^\d+$/.test(text)) return null;
+  return Number(text);
 }

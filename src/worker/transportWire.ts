@@ -107,6 +107,8 @@ const activationSchema = z.object({
   // Whether the slice's spans may carry content, as the coordinator decided at this claim (request
   // and consent); the worker adds its own ceiling. Absent (an older coordinator): false.
   captureContent: z.boolean().optional(),
+  // When the session's data subject was last erased: a workspace from before then is deleted.
+  workspaceErasedAt: count.optional(),
 });
 
 const evidenceSchema = z.discriminatedUnion("kind", [

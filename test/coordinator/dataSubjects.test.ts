@@ -1,8 +1,23 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { dataSubjectOf, ERASED_TEXT, tombstoneStored } from "../../src/coordinator/dataSubjects.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  dataSubjectOf,
+  ERASED_TEXT,
+  type SubjectErasureStore,
+  tombstoneStored,
+} from "../../src/coordinator/dataSubjects.js";
 import { decodeFact, encodeFact } from "../../src/coordinator/factCodec.js";
+import { InProcessLiveEvidenceBus } from "../../src/coordinator/liveEvidenceBus.js";
+import { localWorkerGateway } from "../../src/coordinator/localWorkerGateway.js";
+import type { CoordinatorPorts, SessionRecord } from "../../src/coordinator/ports.js";
+import { InProcessWakeSignals } from "../../src/coordinator/wakeSignals.js";
 import { storedFact } from "../support/storedFacts.js";
+import {
+  BACKEND_NAMES,
+  backendUnavailable,
+  type StoreFixture,
+  sessionWithQueuedRun,
+} from "../support/storeFixtures.js";
 
 describe("tombstones through the fact codec", () => {
   it("a tombstoned fact keeps its id and kind, still decodes, and a second erasure changes nothing", () => {
@@ -36,3 +51,60 @@ describe("a session's data subject", () => {
       expect(() => dataSubjectOf({ awaken_data_subject: bad })).toThrow(/data subject id/);
   });
 });
+
+describe.each(BACKEND_NAMES)(
+  "a claim tells the worker when the session's subject was last erased: %s",
+  (backend) => {
+    let fx: (StoreFixture & { runId: string }) | null = null;
+    beforeEach((ctx) => {
+      const reason = backendUnavailable(backend);
+      if (reason) ctx.skip(reason);
+    });
+    afterEach(async () => {
+      await fx?.handle.close();
+      fx = null;
+    });
+
+    async function claimWith(session: Partial<SessionRecord>, erasedAt: number | null) {
+      fx = await sessionWithQueuedRun(backend, session);
+      const lookups: string[][] = [];
+      const erasure: SubjectErasureStore = {
+        ...fx.stores.erasure,
+        lastErasedAt: async (workspaceId, subjectId) => {
+          lookups.push([workspaceId, subjectId]);
+          return erasedAt;
+        },
+      };
+      const ports: CoordinatorPorts = {
+        ...fx.stores,
+        erasure,
+        signals: new InProcessWakeSignals(),
+        evidence: new InProcessLiveEvidenceBus(),
+      };
+      return { activation: await localWorkerGateway(ports).claim("w/0", 10_000), lookups };
+    }
+
+    it("a session of an erased subject: the erasure's time, and never the subject itself", async () => {
+      const { activation, lookups } = await claimWith(
+        { metadata: { awaken_data_subject: "user-1" }, dataSubject: "user-1" },
+        1_234,
+      );
+      expect(activation?.workspaceErasedAt).toBe(1_234);
+      expect(activation && "dataSubject" in activation).toBe(false);
+      expect(lookups).toEqual([[activation?.workspaceId, "user-1"]]);
+      // The store's own answer for a subject never erased.
+      expect(await fx?.stores.erasure.lastErasedAt(activation?.workspaceId ?? "", "user-1")).toBeNull();
+    });
+
+    it("a subject never erased, or a session without one: nothing, and no lookup for the latter", async () => {
+      expect(
+        (await claimWith({ metadata: { awaken_data_subject: "user-2" }, dataSubject: "user-2" }, null))
+          .activation,
+      ).not.toHaveProperty("workspaceErasedAt");
+      await fx?.handle.close();
+      const plain = await claimWith({}, 99);
+      expect(plain.activation).not.toHaveProperty("workspaceErasedAt");
+      expect(plain.lookups).toEqual([]);
+    });
+  },
+);

@@ -4,7 +4,7 @@
  * with an error naming it, existing ones keep serving, and a deleted session frees its place.
  */
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -78,6 +78,47 @@ describe("session workspaces per tenant on a host", () => {
     await realize("wrkspc_d", "sesn_old");
     await realize("wrkspc_d", "sesn_new");
     await expect(realize("wrkspc_d", "sesn_third")).rejects.toThrow(/already has 2 sessions/);
+  });
+
+  it("deletes a workspace made before its subject's latest erasure before the sandbox starts; keeps one made after", async () => {
+    const realizeErased = (sessionId: string, erasedAt?: number) =>
+      sandboxes.realize({
+        tier: "none",
+        sessionId,
+        tenant: "wrkspc_e",
+        networking: { type: "unrestricted" },
+        ...(erasedAt === undefined ? {} : { erasedAt }),
+      });
+    const notes = join(root, "sesn_e", "notes.txt");
+    await realizeErased("sesn_e");
+    await writeFile(notes, "the subject's content");
+    await realizeErased("sesn_e");
+    expect(existsSync(notes)).toBe(true);
+    // A remote worker held it while the erasure ran: the next claim says when that was.
+    await realizeErased("sesn_e", 1_000);
+    expect(existsSync(notes)).toBe(false);
+    expect(existsSync(join(root, "sesn_e"))).toBe(true);
+    // Written after this host learned of the erasure: kept, until a newer erasure.
+    await writeFile(notes, "written after the erasure");
+    await realizeErased("sesn_e", 1_000);
+    expect(existsSync(notes)).toBe(true);
+    await realizeErased("sesn_e", 2_000);
+    expect(existsSync(notes)).toBe(false);
+    // A workspace no register knows (an earlier worker version made it) goes if its subject was erased.
+    await new NoneTierProvider(root).realize({
+      tier: "none",
+      sessionId: "sesn_f",
+      networking: { type: "unrestricted" },
+    });
+    await writeFile(join(root, "sesn_f", "old.txt"), "old");
+    await sandboxes.realize({
+      tier: "none",
+      sessionId: "sesn_f",
+      tenant: "wrkspc_e",
+      erasedAt: 500,
+      networking: { type: "unrestricted" },
+    });
+    expect(existsSync(join(root, "sesn_f", "old.txt"))).toBe(false);
   });
 
   it("takes the bound from AWAKEN_SANDBOX_WORKSPACES_PER_TENANT (default 100)", () => {

@@ -55,6 +55,7 @@ export function activationFromRows(
     },
     history,
     captureRequest: captureRequestOf(session),
+    dataSubject: session.data_subject ?? null,
   };
 }
 

@@ -121,6 +121,18 @@ export class SqlSubjectErasure implements SubjectErasureStore {
     return mode;
   }
 
+  async lastErasedAt(workspaceId: string, subjectId: string): Promise<number | null> {
+    const row = await this.db
+      .selectFrom("data_subject_erasures")
+      .select("created_at")
+      .where("workspace_id", "=", workspaceId)
+      .where("subject_id", "=", subjectId)
+      .orderBy("created_at", "desc")
+      .limit(1)
+      .executeTakeFirst();
+    return row ? Number(row.created_at) : null;
+  }
+
   async listErasures(workspaceId: string, subjectId: string): Promise<ErasureReceipt[]> {
     const rows = await this.db
       .selectFrom("data_subject_erasures")
