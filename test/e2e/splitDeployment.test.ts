@@ -16,16 +16,19 @@ import Anthropic, { AuthenticationError, NotFoundError, PermissionDeniedError } 
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LinkClient } from "../../src/edge/control-link/linkClient.js";
+import { CREDENTIAL_RECHECK_MS } from "../../src/edge/http/credentialLifetime.js";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   expectApiError,
   isEndTurnIdle,
   MODEL,
   NOT_FOUND,
+  StreamReader,
   userMessage,
   waitForHistory,
 } from "../support/sdkHelpers.js";
 import { CONTROL_TOKEN, type SplitCluster, startSplitCluster } from "../support/splitCluster.js";
+import { openSse } from "../support/sseStreams.js";
 import { TEST_MASTER_KEY } from "../support/testServer.js";
 import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
@@ -303,6 +306,36 @@ describe.skipIf(postgresUnavailable() !== null)(
         status: 401,
         type: "authentication_error",
       });
+    });
+
+    it("ends a stream when its key is revoked through the coordinator, and a token's hint stream at its expiry", async () => {
+      const owner = clientOf(KEY);
+      const agent = await owner.beta.agents.create({ name: "streams", model: MODEL });
+      const environment = await owner.beta.environments.create({ name: "streams" });
+      const session = await owner.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+      const runtime = await admin("POST", "/v1/awaken/api_keys", { role: "runtime", label: "streams" });
+      expect(runtime.status).toBe(200);
+      const reader = await StreamReader.open(clientOf(runtime.json.key as string), session.id);
+      const minted = await admin("POST", "/v1/awaken/access_tokens", {
+        operations: ["read"],
+        ttl_seconds: 3,
+      });
+      expect(minted.status, JSON.stringify(minted.json)).toBe(200);
+      const hints = await openSse(`${url}/v1/awaken/sessions/stream`, minted.json.token as string);
+      try {
+        expect(hints.status).toBe(200);
+        // Control answers the token's re-checks over the link (never cached there): it ends at expiry.
+        await hints.end(Date.parse(minted.json.expires_at as string) - Date.now() + 1_500);
+        expect(reader.ended).toBe(false);
+        const revoked = await admin("POST", `/v1/awaken/api_keys/${runtime.json.id as string}/revoke`);
+        expect(revoked.status).toBe(200);
+        // Revoked through this coordinator, its cache drops the key at once: the next re-check ends it.
+        await reader.end(CREDENTIAL_RECHECK_MS + 3_000);
+        expect(reader.error).toBeNull();
+      } finally {
+        await hints.close();
+        await reader.close();
+      }
     });
 
     it("mints keys with `awaken api-keys` and erases a data subject through the coordinator, audited once", async () => {
