@@ -1,12 +1,14 @@
 /**
  * A long-lived response lives no longer than the credential it was opened with: the Managed
  * session stream, the session hint stream and an MCP session's stream end when their API key is
- * revoked or their access token expires. Over real HTTP, the official SDK where there is one.
+ * revoked or their access token expires, and a sessions token's stream when its delivery is over.
+ * Over real HTTP, the official SDK where there is one.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CREDENTIAL_RECHECK_MS } from "../../src/edge/http/credentialLifetime.js";
 import { MODEL, StreamReader } from "../support/sdkHelpers.js";
+import { clientAs, selfHostedEnvironment, sessionsToken } from "../support/selfHosted.js";
 import { openMcpStream, openSse, type SseStream } from "../support/sseStreams.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
@@ -134,5 +136,19 @@ describe("an access token's streams end when it expires", () => {
     open.push(mcp);
     await mcp.stream.end(expiresAt - Date.now() + EXPIRY_SLACK_MS);
     expect(Date.now()).toBeGreaterThanOrEqual(expiresAt - EXPIRY_SLACK_MS);
+  });
+});
+
+describe("a work item's sessions token", () => {
+  it("its session stream ends when the work is stopped: the token's delivery is over", async () => {
+    const setup = await selfHostedEnvironment(t);
+    const env = setup.environment.id;
+    const session = await t.client.beta.sessions.create({ agent: setup.agent.id, environment_id: env });
+    const polled = await setup.worker.beta.environments.work.poll(env);
+    const reader = await StreamReader.open(clientAs(t, sessionsToken(polled?.secret)), session.id);
+    open.push(reader);
+    await stillOpenAfter(reader, 300);
+    await t.client.beta.environments.work.stop(polled!.id, { environment_id: env, force: true });
+    await reader.end(REVOKED_WITHIN_MS);
   });
 });
