@@ -427,11 +427,22 @@ describe("the sessions hint stream", () => {
     const bad = await get("/v1/awaken/sessions/stream?since=1");
     expect(bad.status).toBe(400);
     const crowded = await mint("runtime", "wrkspc_sessions_crowded");
-    const open = await Promise.all(Array.from({ length: 64 }, () => hints(crowded, "sessions")));
+    // One key holds a quarter of the workspace's 64 streams at most: three more keys fill the rest.
+    const keys = [
+      crowded,
+      ...(await Promise.all([1, 2, 3].map(() => mint("runtime", "wrkspc_sessions_crowded")))),
+    ];
+    const open = await Promise.all(
+      keys.flatMap((key) => Array.from({ length: 16 }, () => hints(key, "sessions"))),
+    );
     try {
-      const refused = await get("/v1/awaken/sessions/stream", crowded);
+      // A fifth key, under its own share, meets the workspace's bound.
+      const refused = await get(
+        "/v1/awaken/sessions/stream",
+        await mint("runtime", "wrkspc_sessions_crowded"),
+      );
       expect(refused.status).toBe(503);
-      expect(refused.json.error.message).toMatch(/hint streams/);
+      expect(refused.json.error.message).toMatch(/workspace already holds 64 hint streams/);
       // Another workspace is not crowded out.
       const other = await hints(await mint("runtime", "wrkspc_sessions_roomy"), "sessions");
       await other.after(0);
