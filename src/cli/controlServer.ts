@@ -8,6 +8,7 @@ import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices
 import { systemClock } from "../kernel/clock.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, openLocalControl } from "./controlPlane.js";
+import { metricsTokenFrom } from "./metricsToken.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createPrometheusMetrics } from "./prometheusMetrics.js";
@@ -54,6 +55,7 @@ export async function startControl(
   const dataDir = resolve(options.dataDir);
   const clock = systemClock;
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
+  const metricsToken = metricsTokenFrom(options.env);
   await assertCanListen(options.host, options.port);
   const { found, retiredKeys } = prepareDataDir(dataDir, options.env, logger);
   const storage = await openStorage(
@@ -101,6 +103,7 @@ export async function startControl(
       draining: () => draining,
     }),
     metrics,
+    metricsToken,
     link: {
       token: options.controlToken,
       services: linkServices(CONTROL_METHODS, {

@@ -10,10 +10,10 @@ import { authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
 import {
   type ConnectionLimits,
-  capConnectionsPerAddress,
+  capConnections,
   checkConnectionLimits,
   connectionLimitsWith,
-  deadlineCheckIntervalMs,
+  connectionTimeouts,
 } from "./http/connectionLimits.js";
 import type { ConsoleAssets } from "./http/consoleAssets.js";
 import { consoleRoutes } from "./http/consoleRoutes.js";
@@ -82,14 +82,7 @@ export function createHttpServer(
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     genReqId: () => newId("req"),
-    // Bounds the request's arrival only: a response (an event stream) may stay open for hours.
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    http: {
-      headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
-      connectionsCheckingInterval: deadlineCheckIntervalMs(limits),
-    },
+    ...connectionTimeouts(limits),
     // On shutdown, open streams are cut instead of holding the process past its stop deadline.
     forceCloseConnections: true,
     // What fails before a route is found still answers in an error envelope.
@@ -97,8 +90,7 @@ export function createHttpServer(
     frameworkErrors: answerFrameworkError,
   });
 
-  app.server.maxConnections = limits.maxConnections;
-  capConnectionsPerAddress(app.server, limits.maxConnectionsPerAddress, app.log);
+  capConnections(app.server, limits, app.log);
   installJsonBodyParser(app);
   const routes = RouteMethods.track(app);
   // Callback-style hooks: an async one costs a promise and a microtask hop on every request.

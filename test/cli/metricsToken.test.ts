@@ -1,8 +1,11 @@
 import { randomBytes } from "node:crypto";
+import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { metricsTokenFrom } from "../../src/cli/metricsToken.js";
 import { createPrometheusMetrics } from "../../src/cli/prometheusMetrics.js";
 import { startWorkerMetricsServer } from "../../src/cli/workerMetricsServer.js";
+import { createControlHttpServer } from "../../src/edge/control-link/controlHttpServer.js";
+import type { LinkServices } from "../../src/edge/control-link/linkServices.js";
 
 describe("the metrics token", () => {
   it("is read from AWAKEN_METRICS_TOKEN; unset or empty leaves /metrics open; a short one is refused", () => {
@@ -30,6 +33,30 @@ describe("the metrics token", () => {
       expect(await scraped.text()).toContain("process_cpu_user_seconds_total");
     } finally {
       await server.close();
+    }
+  });
+
+  it("guards Control's own /metrics the same way", async () => {
+    const token = randomBytes(16).toString("hex");
+    const app = createControlHttpServer({
+      logger: pino({ level: "silent" }),
+      isReady: () => true,
+      readiness: async () => ({
+        ready: true,
+        draining: false,
+        checks: { database: "ok", migrations: "current", workers: "none" },
+      }),
+      metrics: createPrometheusMetrics(),
+      metricsToken: token,
+      link: { token: randomBytes(16).toString("hex"), services: {} as LinkServices },
+    });
+    try {
+      expect((await app.inject({ url: "/metrics" })).statusCode).toBe(401);
+      const scraped = await app.inject({ url: "/metrics", headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.statusCode).toBe(200);
+      expect(scraped.body).toContain("process_cpu_user_seconds_total");
+    } finally {
+      await app.close();
     }
   });
 });

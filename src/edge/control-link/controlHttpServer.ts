@@ -1,6 +1,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { newId } from "../../kernel/ids.js";
 import type { Metrics, MetricsExposition } from "../../kernel/metrics.js";
+import {
+  capConnections,
+  connectionLimitsWith,
+  connectionTimeouts,
+  DEFAULT_CONNECTION_LIMITS,
+} from "../http/connectionLimits.js";
 import { healthRoutes } from "../http/healthRoutes.js";
 import { metricsRoutes } from "../http/metricsRoute.js";
 import type { ReadinessProbe } from "../http/readiness.js";
@@ -11,6 +17,8 @@ export interface ControlHttpOptions {
   isReady: () => boolean;
   readiness: ReadinessProbe;
   metrics: Metrics & MetricsExposition;
+  /** The bearer token `GET /metrics` requires; absent, it is open. */
+  metricsToken?: string | undefined;
   link: LinkRouteDeps;
 }
 
@@ -20,6 +28,8 @@ export interface ControlHttpOptions {
  * Control's routes through the Coordinator, which forwards them over the link.
  */
 export function createControlHttpServer(options: ControlHttpOptions): FastifyInstance {
+  // Only Coordinators connect here, so one address may hold every connection.
+  const limits = connectionLimitsWith({ maxConnectionsPerAddress: DEFAULT_CONNECTION_LIMITS.maxConnections });
   const app = Fastify({
     // Credential inputs cross this server (vault ingress): no request line or body is ever logged.
     loggerInstance: options.logger,
@@ -27,9 +37,11 @@ export function createControlHttpServer(options: ControlHttpOptions): FastifyIns
     bodyLimit: 32 * 1024 * 1024,
     genReqId: () => newId("req"),
     forceCloseConnections: true,
+    ...connectionTimeouts(limits),
   });
+  capConnections(app.server, limits, app.log);
   healthRoutes(app, options.isReady, options.readiness);
-  metricsRoutes(app, options.metrics);
+  metricsRoutes(app, options.metrics, options.metricsToken);
   app.register(async (scope) => linkRoutes(scope, options.link));
   return app;
 }

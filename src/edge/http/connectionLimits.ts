@@ -50,11 +50,31 @@ export function checkConnectionLimits(limits: ConnectionLimits): void {
     );
 }
 
+/** The Fastify server options that enforce the time bounds. */
+export function connectionTimeouts(limits: ConnectionLimits) {
+  return {
+    // Bounds the request's arrival only: a response (an event stream) may stay open for hours.
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: deadlineCheckIntervalMs(limits),
+    },
+  };
+}
+
+/** The count bounds, on a server already made: Node's total cap and the per-address one. */
+export function capConnections(server: Server, limits: ConnectionLimits, log: FastifyBaseLogger): void {
+  server.maxConnections = limits.maxConnections;
+  capConnectionsPerAddress(server, limits.maxConnectionsPerAddress, log);
+}
+
 /**
  * How often Node checks the header and request deadlines: a deadline is enforced up to this late,
  * so short test deadlines get a finer check than the production ones need.
  */
-export function deadlineCheckIntervalMs(limits: ConnectionLimits): number {
+function deadlineCheckIntervalMs(limits: ConnectionLimits): number {
   return Math.max(
     50,
     Math.min(1_000, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 4)),
@@ -66,7 +86,7 @@ export function deadlineCheckIntervalMs(limits: ConnectionLimits): number {
  * a byte of it is parsed, so connections one client holds cannot exhaust the file descriptors that
  * every tenant's requests need. (The total cap is Node's own `server.maxConnections`.)
  */
-export function capConnectionsPerAddress(server: Server, perAddress: number, log: FastifyBaseLogger): void {
+function capConnectionsPerAddress(server: Server, perAddress: number, log: FastifyBaseLogger): void {
   const open = new Map<string, { count: number; warned: boolean }>();
   server.on("connection", (socket: Socket) => {
     const address = socket.remoteAddress ?? "unknown";
