@@ -128,7 +128,10 @@ describe.each([
       expect(reread.isError).toBe(true);
       expect(reread.text).not.toContain(planted);
       expect(JSON.stringify(await history(t.client, s.id))).not.toContain(planted);
-      expect(await call(s.id, "bash", { command: "ls -A | wc -l" })).toEqual({ text: "0\n[exit code: 0]", isError: false });
+      expect(await call(s.id, "bash", { command: "ls -A | wc -l" })).toEqual({
+        text: "0\n[exit code: 0]",
+        isError: false,
+      });
     },
     60_000,
   );
