@@ -307,4 +307,16 @@ describe.each([
       expect(long.text).toBe(`long.txt:1:${"y".repeat(2000 - "long.txt:1:".length)} [line cut]`);
     },
   );
+
+  it.skipIf(skip)(
+    "no tool's shell reads a startup file the workspace holds (.bashrc, .profile, .bash_profile)",
+    async () => {
+      await fresh();
+      // Written by the agent's own tools, these would otherwise run before every later tool call.
+      await sh('for f in .bashrc .profile .bash_profile; do echo "touch ran-$f; echo from-$f" > $f; done');
+      expect(await sh("echo ok")).toBe("ok\n[exit code: 0]");
+      expect((await call("read", { file_path: ".bashrc" })).isError).toBe(false);
+      expect(await call("glob", { pattern: "ran-*" })).toEqual({ text: "no matches", isError: false });
+    },
+  );
 });
