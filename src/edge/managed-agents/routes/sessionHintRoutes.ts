@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { scopeGrants, UNSCOPED } from "../../../control/callerScope.js";
 import { AwakenError } from "../../../kernel/errors.js";
 import { principalKey, principalOf } from "../../http/auth.js";
+import { guardedListener, onReplyClosed } from "../../http/closeListener.js";
 import { credentialLifetime } from "../../http/credentialLifetime.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
 import { PrincipalSlots } from "../../http/principalShares.js";
@@ -60,7 +61,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       reply.hijack();
       const raw = reply.raw;
       const gone = new AbortController();
-      raw.on("close", () => gone.abort());
+      onReplyClosed(reply, "hint stream", () => gone.abort());
       credentialLifetime(deps, request, gone.signal).addEventListener("abort", () => gone.abort());
       const write = (event: string, data: string) => {
         // A slow reader gets no backlog: hints are idempotent, the next one says the same.
@@ -86,11 +87,14 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       });
       write(type, hint);
       const ping = setInterval(() => write("ping", JSON.stringify({ type: "ping" })), deps.stream.pingMs);
-      gone.signal.addEventListener("abort", () => {
-        clearInterval(ping);
-        release();
-        raw.end();
-      });
+      gone.signal.addEventListener(
+        "abort",
+        guardedListener("hint stream", request.log, () => {
+          clearInterval(ping);
+          release();
+          raw.end();
+        }),
+      );
     };
   };
   app.get<{ Querystring: RawQuery }>("/v1/awaken/sessions/stream", stream("sessions.changed"));

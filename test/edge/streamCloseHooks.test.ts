@@ -1,0 +1,111 @@
+/**
+ * An event stream's close-time cleanup runs outside any handler, often from an `AbortSignal`'s
+ * listener (whose errors `abort()` never throws: they are reported as uncaught). A bug there must
+ * cost that one stream, never the process serving every tenant.
+ */
+import { Writable } from "node:stream";
+import type { FastifyInstance } from "fastify";
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Principal } from "../../src/control/iamService.js";
+import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
+import { createHttpServer } from "../../src/edge/httpServer.js";
+import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEdge.js";
+
+const SECRET = "sk-awaken-stream-close-secret";
+
+const KEY: Principal = {
+  workspaceId: "wrkspc_default",
+  apiKeyId: "key_1",
+  role: "runtime",
+  scope: { agentIds: null, sessionId: null, sessionNamespace: null, operations: null },
+};
+
+let app: FastifyInstance | undefined;
+let escaped: unknown[];
+let logLines: string[];
+const onEscape = (error: unknown) => escaped.push(error);
+
+beforeEach(() => {
+  escaped = [];
+  logLines = [];
+  process.on("uncaughtException", onEscape);
+});
+afterEach(async () => {
+  process.off("uncaughtException", onEscape);
+  await app?.close();
+  app = undefined;
+});
+
+/** The Managed edge alone, its key accepted and its session feed quiet. */
+async function serve(): Promise<string> {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  const services = {
+    iam: { authenticate: async (key: string) => (key === SECRET ? KEY : null) },
+    sessionChanges: { watch: () => {} },
+    stream: { pingMs: 60_000 },
+    clock: { now: () => Date.now() },
+  } as unknown as EdgeServices;
+  app = createHttpServer(
+    services,
+    { logger: pino({ level: "info" }, sink), bodyLimitBytes: 1024, isReady: () => true },
+    [managedAgentsEdge],
+  );
+  // The fault: the stream's response breaks when its cleanup ends it, as a bug there would.
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url.startsWith("/v1/awaken/sessions/stream")) {
+      reply.raw.end = () => {
+        throw new RangeError(`the response broke while ending (${SECRET})`);
+      };
+    }
+    done();
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  if (typeof address !== "object" || !address) throw new Error("no address");
+  return `http://127.0.0.1:${address.port}`;
+}
+
+/** Opens the hint stream, reads its first hint, then hangs up. */
+async function openAndLeave(url: string): Promise<void> {
+  const leave = new AbortController();
+  const response = await fetch(`${url}/v1/awaken/sessions/stream`, {
+    headers: { authorization: `Bearer ${SECRET}` },
+    signal: leave.signal,
+  });
+  expect(response.status).toBe(200);
+  const reader = response.body!.getReader();
+  const first = await reader.read();
+  expect(new TextDecoder().decode(first.value)).toContain("sessions.changed");
+  leave.abort();
+  await reader.read().catch(() => {});
+}
+
+/** Lets the `close` and abort listeners of the streams just left run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+describe("event stream close hooks", () => {
+  it("a hint stream whose cleanup throws costs that stream, not the process", async () => {
+    const url = await serve();
+    await openAndLeave(url);
+    await settle();
+    expect(escaped).toEqual([]);
+    // The server goes on: another stream opens (the first one's slot was released) and probes answer.
+    await openAndLeave(url);
+    await settle();
+    expect(escaped).toEqual([]);
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    await health.text();
+    // Logged once for the hook, with the error's kind and nothing of the request or its text.
+    const failures = logLines.filter((line) => line.includes("close hook failed"));
+    expect(failures).toHaveLength(1);
+    expect(JSON.parse(failures[0]!)).toMatchObject({ error: "RangeError" });
+    expect(logLines.join("")).not.toContain(SECRET);
+  });
+});
