@@ -3,7 +3,10 @@
  * listener (whose errors `abort()` never throws: they are reported as uncaught). A bug there must
  * cost that one stream, never the process serving every tenant.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -107,5 +110,23 @@ describe("event stream close hooks", () => {
     expect(failures).toHaveLength(1);
     expect(JSON.parse(failures[0]!)).toMatchObject({ error: "RangeError" });
     expect(logLines.join("")).not.toContain(SECRET);
+  });
+});
+
+const EDGE = fileURLToPath(new URL("../../src/edge/", import.meta.url));
+
+/** Files that may listen for `close` themselves: the guard, and a connection (not a request) count. */
+const OWN_CLOSE_LISTENERS = new Set(["http/closeListener.ts", "http/connectionLimits.ts"]);
+
+describe("edge close listeners", () => {
+  it("every edge file watches a request end through the one guard", () => {
+    const files = readdirSync(EDGE, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    const raw = files
+      .map((file) => relative(EDGE, join(EDGE, file)))
+      .filter((file) => !OWN_CLOSE_LISTENERS.has(file))
+      .filter((file) =>
+        /\.(on|once|addListener|prependListener)\(\s*"close"/.test(readFileSync(join(EDGE, file), "utf8")),
+      );
+    expect(raw).toEqual([]);
   });
 });

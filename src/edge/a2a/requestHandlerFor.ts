@@ -2,6 +2,7 @@ import type { AgentCard } from "@a2a-js/sdk";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { principalOf } from "../http/auth.js";
+import { onReplyClosed } from "../http/closeListener.js";
 import type { A2aPorts } from "./a2aPorts.js";
 import { agentCardOf } from "./agentCard.js";
 import { guarded } from "./guardedHandler.js";
@@ -37,7 +38,7 @@ export function requestHandlerFor(
 ): { handler: A2ARequestHandler; closed: AbortController } {
   const closed = new AbortController();
   const answered = new AbortController();
-  reply.raw.on("close", () => {
+  onReplyClosed(reply, "a2a request", () => {
     answered.abort();
     if (!reply.raw.writableFinished) closed.abort();
   });

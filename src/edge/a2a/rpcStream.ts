@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { guardedListener } from "../http/closeListener.js";
 
 /** An open SSE answer to a streaming method: one `data:` line per event (`event:` names an error). */
 export interface RpcStream {
@@ -32,10 +33,10 @@ export function openRpcStream(
   // The client gone, or its credential ended: either way the answer is over.
   closed.addEventListener(
     "abort",
-    () => {
+    guardedListener("a2a stream", request.log, () => {
       stop();
       if (!raw.writableEnded && !raw.destroyed) raw.end();
-    },
+    }),
     { once: true },
   );
   return {

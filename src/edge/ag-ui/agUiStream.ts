@@ -1,6 +1,7 @@
 import { type AGUIEvent, EventType } from "@ag-ui/core";
 import { EventEncoder } from "@ag-ui/encoder";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { guardedListener, onReplyClosed } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
 import type { EventSink } from "./eventSink.js";
 
@@ -42,21 +43,24 @@ export function openEventStream(
     if (ping) clearInterval(ping);
     opened.abort();
   };
-  raw.on("close", () => {
+  onReplyClosed(reply, "ag-ui stream", () => {
     const early = !ended;
     stop();
     if (early) closed.abort();
   });
-  credentialLifetime(auth, request, opened.signal).addEventListener("abort", (event) => {
-    if (ended) return;
-    const reason = (event.target as AbortSignal).reason as Error;
-    raw.write(
-      encoder.encodeBinary({ type: EventType.RUN_ERROR, code: "unauthenticated", message: reason.message }),
-    );
-    stop();
-    closed.abort();
-    raw.end();
-  });
+  credentialLifetime(auth, request, opened.signal).addEventListener(
+    "abort",
+    guardedListener("ag-ui stream", request.log, (event: Event) => {
+      if (ended) return;
+      const reason = (event.target as AbortSignal).reason as Error;
+      raw.write(
+        encoder.encodeBinary({ type: EventType.RUN_ERROR, code: "unauthenticated", message: reason.message }),
+      );
+      stop();
+      closed.abort();
+      raw.end();
+    }),
+  );
   return {
     closed: closed.signal,
     write(events: readonly AGUIEvent[]) {

@@ -1,5 +1,6 @@
 import type { UIMessageChunk } from "ai";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { guardedListener, onReplyClosed } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
 
 /** The response headers the UI message stream protocol asks for. */
@@ -46,13 +47,16 @@ export function openUiMessageSse(
     clearInterval(ping);
     closed.abort();
   };
-  raw.on("close", stop);
-  credentialLifetime(auth, request, closed.signal).addEventListener("abort", (event) => {
-    if (closed.signal.aborted) return;
-    const reason = (event.target as AbortSignal).reason as Error;
-    raw.end(`data: ${JSON.stringify({ type: "error", errorText: reason.message })}\n\ndata: [DONE]\n\n`);
-    stop();
-  });
+  onReplyClosed(reply, "ai-sdk stream", stop);
+  credentialLifetime(auth, request, closed.signal).addEventListener(
+    "abort",
+    guardedListener("ai-sdk stream", request.log, (event: Event) => {
+      if (closed.signal.aborted) return;
+      const reason = (event.target as AbortSignal).reason as Error;
+      raw.end(`data: ${JSON.stringify({ type: "error", errorText: reason.message })}\n\ndata: [DONE]\n\n`);
+      stop();
+    }),
+  );
   return {
     signal: closed.signal,
     write(chunks) {

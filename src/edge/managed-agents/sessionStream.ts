@@ -4,6 +4,7 @@ import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { isInternalFact } from "../../coordinator/facts.js";
 import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
+import { onReplyClosed } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
 import { eventDto } from "./dto.js";
 
@@ -46,7 +47,7 @@ export function streamSession(
   reply.hijack();
   const raw = reply.raw;
   const gone = new AbortController();
-  raw.on("close", () => gone.abort(STREAM_CLOSED));
+  onReplyClosed(reply, "session stream", () => gone.abort(STREAM_CLOSED));
   credentialLifetime(deps.auth, request, gone.signal).addEventListener("abort", () =>
     gone.abort(STREAM_CLOSED),
   );

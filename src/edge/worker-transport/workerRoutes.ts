@@ -11,6 +11,7 @@ import {
   type WorkerRouteName,
 } from "../../worker/transportWire.js";
 import { bearerTokenCheck } from "../http/bearerToken.js";
+import { onReplyClosed } from "../http/closeListener.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
 import {
@@ -201,7 +202,7 @@ function watchClient(
 ): { gone: () => boolean; signal: AbortSignal } {
   const closed = new AbortController();
   // `close` before the response was written means the client went away mid long-poll.
-  reply.raw.once("close", () => {
+  onReplyClosed(reply, "worker long-poll", () => {
     if (!reply.raw.writableEnded) closed.abort();
   });
   return { gone: () => closed.signal.aborted || request.raw.socket.destroyed, signal: closed.signal };

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { DEFAULT_RECLAIM_MS } from "../../../coordinator/workLease.js";
 import type { WorkCaller } from "../../../coordinator/workQueueService.js";
 import { type AuthPrincipal, principalOf, type RouteAccess } from "../../http/auth.js";
+import { onReplyClosed } from "../../http/closeListener.js";
 import { pageDto } from "../dto.js";
 import type { ManagedAgentsDeps } from "../edgeDeps.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
@@ -52,7 +53,7 @@ export function workRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void 
       // A worker that hangs up mid long-poll stops waiting; an item taken for it anyway is pending
       // and returns to the queue after `reclaim_older_than_ms`.
       const gone = new AbortController();
-      reply.raw.once("close", () => {
+      onReplyClosed(reply, "work poll", () => {
         if (!reply.raw.writableEnded) gone.abort();
       });
       const polled = await work.poll(principalOf(request).workspaceId, request.params.environment_id, {
