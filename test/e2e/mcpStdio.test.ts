@@ -8,17 +8,12 @@
  * process is gone once the run slice ends.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import SqliteDatabase from "better-sqlite3";
-import { build } from "esbuild";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
-import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
 import {
   BAD_REQUEST,
@@ -30,68 +25,28 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { TEST_API_KEY } from "../support/testServer.js";
+import {
+  type StdioMcpHarness,
+  startStdioMcpHarness,
+  vaultHoldingNotesToken,
+} from "../support/stdioMcpHarness.js";
 import { plantedSecret } from "../support/vaultServer.js";
 
 const SECRET = plantedSecret("stdio-mcp");
 const SECRET_SHA256 = createHash("sha256").update(SECRET).digest("hex");
 
+let harness: StdioMcpHarness;
 let fake: FakeModelServer;
-let server: RunningServer;
 let client: Anthropic;
 let dataDir: string;
-let bundle: string;
-const logs: string[] = [];
-const bodies: string[] = [];
+let logs: string[];
+let bodies: string[];
 
 beforeAll(async () => {
-  fake = await startFakeAnthropic();
-  dataDir = mkdtempSync(join(tmpdir(), "awaken-mcp-stdio-"));
-  const built = await build({
-    entryPoints: [new URL("../support/stdioMcpServer.mjs", import.meta.url).pathname],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    logLevel: "silent",
-  });
-  bundle = built.outputFiles[0]!.text;
-  server = await startAllInOne(
-    {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir,
-      workers: 2,
-      workerPollMs: 50,
-      leaseMs: 5_000,
-      modelIdleTimeoutMs: 300_000,
-      ssePingMs: 15_000,
-      apiKey: TEST_API_KEY,
-      retry: {},
-      // One environment runs on tier "none": the operator option enables it.
-      allowWeakerTiers: true,
-      env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
-    },
-    pino({ level: "trace" }, { write: (line: string) => logs.push(line) }),
-  );
-  client = new Anthropic({
-    baseURL: server.url,
-    apiKey: TEST_API_KEY,
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      bodies.push(await response.clone().text());
-      return response;
-    },
-  });
-  fake.setFallback({ kind: "text", text: "done" });
+  harness = await startStdioMcpHarness({ dataDirPrefix: "awaken-mcp-stdio-", workers: 2 });
+  ({ fake, client, dataDir, logs, bodies } = harness);
 }, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  await fake?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => harness?.stop());
 
 type Policy = { type: "always_allow" | "always_ask" };
 
@@ -122,29 +77,13 @@ async function sessionOn(tier: "bwrap" | "none", agentId: string, withVault = tr
     name: `stdio-${tier}-${Math.random().toString(36).slice(2)}`,
     config: { type: "cloud", sandbox: { tier } } as never,
   });
-  let vaultIds: string[] = [];
-  if (withVault) {
-    const vault = await client.beta.vaults.create({ display_name: "stdio" });
-    await client.beta.vaults.credentials.create(vault.id, {
-      auth: {
-        type: "environment_variable",
-        secret_name: "NOTES_TOKEN",
-        secret_value: SECRET,
-        networking: { type: "unrestricted" },
-      },
-    } as never);
-    vaultIds = [vault.id];
-  }
+  const vaultIds = withVault ? [await vaultHoldingNotesToken(client, "stdio", SECRET)] : [];
   const session = await client.beta.sessions.create({
     agent: agentId,
     environment_id: environment.id,
     ...(vaultIds.length > 0 ? { vault_ids: vaultIds } : {}),
   } as never);
-  // The server's file, put into the session's workspace before anything runs there (a root
-  // worker hands the workspace to the sandbox's uid when it realizes it).
-  const workspace = workspaceDirectory(join(dataDir, "workspaces"), session.id);
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  await import("node:fs/promises").then((fs) => fs.writeFile(join(workspace, "server.mjs"), bundle));
+  harness.placeServer(session.id);
   return session;
 }
 

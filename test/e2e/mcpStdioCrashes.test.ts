@@ -5,17 +5,16 @@
  * is told its outcome is unknown), an annotated one is run again on a new process, and each
  * result is committed once.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Anthropic from "@anthropic-ai/sdk";
-import { build } from "esbuild";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
 import { isEndTurnIdle, MODEL, sleep, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { bundleStdioMcpServer, placeStdioMcpServer } from "../support/stdioMcpHarness.js";
 
 const KEY = "sk-awaken-mcp-stdio-crash-test";
 let bundle: string;
@@ -24,16 +23,7 @@ let fake: FakeModelServer;
 let running: ServerProcess[] = [];
 
 beforeAll(async () => {
-  const built = await build({
-    entryPoints: [new URL("../support/stdioMcpServer.mjs", import.meta.url).pathname],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    logLevel: "silent",
-  });
-  bundle = built.outputFiles[0]!.text;
+  bundle = await bundleStdioMcpServer();
 });
 beforeEach(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "awaken-mcp-stdio-crash-"));
@@ -76,9 +66,7 @@ async function setup(client: Anthropic, marker: string) {
     config: { type: "cloud", sandbox: { tier: "bwrap" } } as never,
   });
   const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
-  const workspace = workspaceDirectory(join(dataDir, "workspaces"), session.id);
-  mkdirSync(workspace, { recursive: true, mode: 0o700 });
-  writeFileSync(join(workspace, "server.mjs"), bundle);
+  const workspace = placeStdioMcpServer(dataDir, session.id, bundle);
   return { session, workspace };
 }
 

@@ -6,80 +6,34 @@
  * must never run: the server still gets its variables, and no file of the workspace ever sees them.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
-import { build } from "esbuild";
-import { pino } from "pino";
+import type Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
-import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
-import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
 import { MODEL, stopReason, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
-import { TEST_API_KEY } from "../support/testServer.js";
+import {
+  type StdioMcpHarness,
+  startStdioMcpHarness,
+  vaultHoldingNotesToken,
+} from "../support/stdioMcpHarness.js";
 import { plantedSecret } from "../support/vaultServer.js";
 
 const SECRET = plantedSecret("stdio-mcp-rc");
 const SECRET_SHA256 = createHash("sha256").update(SECRET).digest("hex");
 const PLANTED = [".bashrc", ".profile", ".bash_profile", ".bash_env"];
 
+let harness: StdioMcpHarness;
 let fake: FakeModelServer;
-let server: RunningServer;
 let client: Anthropic;
-let dataDir: string;
-let bundle: string;
-const logs: string[] = [];
-const bodies: string[] = [];
+let logs: string[];
+let bodies: string[];
 
 beforeAll(async () => {
-  fake = await startFakeAnthropic();
-  dataDir = mkdtempSync(join(tmpdir(), "awaken-mcp-stdio-rc-"));
-  const built = await build({
-    entryPoints: [new URL("../support/stdioMcpServer.mjs", import.meta.url).pathname],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    logLevel: "silent",
-  });
-  bundle = built.outputFiles[0]!.text;
-  server = await startAllInOne(
-    {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir,
-      workers: 1,
-      workerPollMs: 50,
-      leaseMs: 5_000,
-      modelIdleTimeoutMs: 300_000,
-      ssePingMs: 15_000,
-      apiKey: TEST_API_KEY,
-      retry: {},
-      allowWeakerTiers: true,
-      env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
-    },
-    pino({ level: "trace" }, { write: (line: string) => logs.push(line) }),
-  );
-  client = new Anthropic({
-    baseURL: server.url,
-    apiKey: TEST_API_KEY,
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      bodies.push(await response.clone().text());
-      return response;
-    },
-  });
-  fake.setFallback({ kind: "text", text: "done" });
+  harness = await startStdioMcpHarness({ dataDirPrefix: "awaken-mcp-stdio-rc-", workers: 1 });
+  ({ fake, client, logs, bodies } = harness);
 }, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  await fake?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => harness?.stop());
 
 /** How the server is started: directly, or by a shell of its own (a server written in bash). */
 type Launch = "node" | "bash";
@@ -136,23 +90,13 @@ describe.each([
         name: `stdio-rc-${tier}-${Math.random().toString(36).slice(2)}`,
         config: { type: "cloud", sandbox: { tier } } as never,
       });
-      const vault = await client.beta.vaults.create({ display_name: "stdio-rc" });
-      await client.beta.vaults.credentials.create(vault.id, {
-        auth: {
-          type: "environment_variable",
-          secret_name: "NOTES_TOKEN",
-          secret_value: SECRET,
-          networking: { type: "unrestricted" },
-        },
-      } as never);
+      const vaultId = await vaultHoldingNotesToken(client, "stdio-rc", SECRET);
       const session = await client.beta.sessions.create({
         agent: agent.id,
         environment_id: environment.id,
-        vault_ids: [vault.id],
+        vault_ids: [vaultId],
       } as never);
-      const workspace = workspaceDirectory(join(dataDir, "workspaces"), session.id);
-      mkdirSync(workspace, { recursive: true, mode: 0o700 });
-      writeFileSync(join(workspace, "server.mjs"), bundle);
+      const workspace = harness.placeServer(session.id);
       plant(workspace, tier === "bwrap" ? "/workspace" : workspace);
 
       // A worker started with BASH_ENV and ENV pointing at a planted file must not hand them on.
