@@ -137,6 +137,21 @@ export interface IamStore {
   claimBootstrapKey(keyHash: string, now: number): Promise<string>;
 }
 
+/**
+ * Key revocations told to every process on the database (PostgreSQL NOTIFY), so each drops its
+ * cached answers for the key at once instead of when they expire. Only latency depends on it: a
+ * notice that never arrives leaves the cache's expiry as the bound.
+ */
+export interface RevocationNotices {
+  /** Tells every process, this one included, that `keyId` was revoked; resolves once sent, never rejects. */
+  keyRevoked(keyId: string): Promise<void>;
+  /**
+   * Hears each revoked key id; null when notices may have been missed (the channel reconnected),
+   * so every cached answer is suspect.
+   */
+  onKeyRevoked(listener: (keyId: string | null) => void): () => void;
+}
+
 /** Control's role-narrowed store bundle. */
 export interface ControlStores {
   publications: PublicationStore;

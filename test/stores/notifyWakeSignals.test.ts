@@ -87,6 +87,45 @@ describe("NotifyWakeSignals", () => {
     expect(onA).toEqual(["thread:7", "dispatch:run_4", "dispatch:null", "cancel:run_9"]);
   });
 
+  it("tells the other replica a key's revocation once it is sent, and this process once", async () => {
+    const a = await replica();
+    const b = await replica();
+    const onA: Array<string | null> = [];
+    a.onKeyRevoked((key) => onA.push(key));
+    const onB: Array<string | null> = [];
+    b.onKeyRevoked((key) => onB.push(key));
+    const heard = until<string | null>("revocation on B", (done) => b.onKeyRevoked(done));
+    await a.keyRevoked("key_01");
+    expect(onA).toEqual(["key_01"]);
+    expect(await heard).toBe("key_01");
+    await settle();
+    expect(onA).toEqual(["key_01"]);
+    expect(onB).toEqual(["key_01"]);
+  });
+
+  it("ignores a kind it does not know (a newer replica's), without a warning, and hears the next", async () => {
+    const warnings: object[] = [];
+    const b = await replica({ info: () => {}, warn: (o) => warnings.push(o) });
+    const heard: Array<string | null> = [];
+    b.onKeyRevoked((key) => heard.push(key));
+    b.onDispatchReady((run) => heard.push(`dispatch:${run}`));
+    const next = until<string | null>("the known notice", (done) => b.onKeyRevoked(done));
+    const newer = new pg.Client({ connectionString: testDatabaseUrl() });
+    await newer.connect();
+    try {
+      for (const payload of [
+        { from: "newer", kind: "rotated", key: "key_02" },
+        { from: "newer", kind: "revoked", key: "key_03" },
+      ])
+        await newer.query("select pg_notify($1, $2)", [b.channel, JSON.stringify(payload)]);
+    } finally {
+      await newer.end();
+    }
+    expect(await next).toBe("key_03");
+    expect(heard).toEqual(["key_03"]);
+    expect(warnings).toEqual([]);
+  });
+
   it("does not hear replicas of another schema (channels are per schema)", () => {
     expect(channelFor("a")).not.toBe(channelFor("b"));
     expect(Buffer.byteLength(channelFor("x".repeat(63)))).toBeLessThanOrEqual(63);
@@ -99,6 +138,10 @@ describe("NotifyWakeSignals", () => {
     const b = await replica(log);
     const before = b.listenerPid;
     expect(before).not.toBeNull();
+    // Revocations sent while it was deaf are lost: it says every cached answer is suspect.
+    const suspect = until<void>("revocations suspect", (done) =>
+      b.onKeyRevoked((key) => key === null && done()),
+    );
 
     const admin = new pg.Client({ connectionString: testDatabaseUrl() });
     await admin.connect();
@@ -121,6 +164,7 @@ describe("NotifyWakeSignals", () => {
     });
     expect(events).toContain("wake LISTEN connection lost; reconnecting");
     expect(events).toContain("wake LISTEN reconnected");
+    await suspect;
 
     const version = until<number>("thread on B after reconnect", (done) =>
       b.onThreadCommitted("thr_2", done),

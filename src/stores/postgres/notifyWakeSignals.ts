@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import pg from "pg";
-import { z } from "zod";
+import type { RevocationNotices } from "../../control/ports.js";
 import type { WakeSignals } from "../../coordinator/ports.js";
 import { InProcessWakeSignals, type WakeSignal } from "../../coordinator/wakeSignals.js";
 import { sleep } from "../../kernel/clock.js";
 import type { Database } from "../sql/schema.js";
 import type { CommitNotices } from "./commitNotices.js";
+import { type DecodedNotice, decodeWakeNotice, encodeWakeNotice, type WakeNotice } from "./wakeNotices.js";
 
 /** The two log levels this uses; a pino logger fits. */
 export interface SignalLog {
@@ -30,12 +31,6 @@ export interface NotifyWakeSignalsOptions {
 /** NOTIFY refuses a payload of 8000 bytes or more; ours are a few dozen (ids are short). */
 const MAX_PAYLOAD_BYTES = 7_999;
 
-const Payload = z.discriminatedUnion("kind", [
-  z.object({ from: z.string(), kind: z.literal("thread"), thread: z.string(), version: z.number() }),
-  z.object({ from: z.string(), kind: z.literal("dispatch"), run: z.string().optional() }),
-  z.object({ from: z.string(), kind: z.literal("cancel"), run: z.string() }),
-]);
-
 /** PostgreSQL identifiers (channel names) are at most 63 bytes. */
 export function channelFor(schema: string): string {
   const readable = `awaken_wake_${schema}`;
@@ -54,9 +49,13 @@ export function channelFor(schema: string): string {
  * delivered locally only. A carried payload is remembered until the next turn of the event loop
  * (the coordinator signals right after the commit's promise resolves); a signal that comes later
  * is published again, a duplicate wake at worst.
+ *
+ * Key revocations travel on the same channel (`RevocationNotices`), so every replica's
+ * authentication cache forgets a revoked key at once.
  */
-export class NotifyWakeSignals implements WakeSignals, CommitNotices {
+export class NotifyWakeSignals implements WakeSignals, CommitNotices, RevocationNotices {
   private readonly local = new InProcessWakeSignals();
+  private readonly revocationListeners = new Set<(keyId: string | null) => void>();
   /** Our own notifications come back to our LISTEN; this id drops them so nothing fires twice. */
   private readonly sender = randomBytes(8).toString("hex");
   readonly channel: string;
@@ -109,8 +108,24 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
     return this.local.onRunCancelled(listener);
   }
 
+  keyRevoked(keyId: string): Promise<void> {
+    this.revoked(keyId);
+    this.publish({ kind: "revoked", key: keyId });
+    // Resolves once the statement carrying it ran (a failure is logged there, never thrown).
+    return this.publishing ?? Promise.resolve();
+  }
+
+  onKeyRevoked(listener: (keyId: string | null) => void): () => void {
+    this.revocationListeners.add(listener);
+    return () => this.revocationListeners.delete(listener);
+  }
+
+  private revoked(keyId: string | null): void {
+    for (const listener of this.revocationListeners) listener(keyId);
+  }
+
   payloadOf(signal: WakeSignal): string | null {
-    const payload = JSON.stringify({ from: this.sender, ...signal });
+    const payload = encodeWakeNotice(this.sender, signal);
     return Buffer.byteLength(payload) <= MAX_PAYLOAD_BYTES ? payload : null;
   }
 
@@ -152,9 +167,9 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
    * connections the stores were waiting for. Batched, they cost one round trip per batch and never
    * more than one connection. A signal waits for at most the statement in flight.
    */
-  private publish(signal: WakeSignal): void {
+  private publish(notice: WakeNotice): void {
     if (this.stop.signal.aborted) return;
-    const payload = JSON.stringify({ from: this.sender, ...signal });
+    const payload = encodeWakeNotice(this.sender, notice);
     // Its commit notified it already.
     if (this.carriedNow.has(payload)) return;
     // NOTIFY drops a duplicate payload within one transaction anyway.
@@ -184,17 +199,29 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
   }
 
   private deliver(raw: string | undefined): void {
-    let parsed: z.infer<typeof Payload>;
+    let parsed: DecodedNotice | null;
     try {
-      parsed = Payload.parse(JSON.parse(raw ?? ""));
+      parsed = decodeWakeNotice(raw ?? "");
     } catch (error) {
       this.options.log.warn({ err: error, payload: raw }, "ignored a malformed wake notification");
       return;
     }
-    if (parsed.from === this.sender) return;
-    if (parsed.kind === "thread") this.local.threadCommitted(parsed.thread, parsed.version);
-    else if (parsed.kind === "dispatch") this.local.dispatchReady(parsed.run);
-    else this.local.runCancelled(parsed.run);
+    // A kind of a newer version (a rolling upgrade), or our own notification coming back.
+    if (parsed === null || parsed.from === this.sender) return;
+    switch (parsed.kind) {
+      case "thread":
+        this.local.threadCommitted(parsed.thread, parsed.version);
+        break;
+      case "dispatch":
+        this.local.dispatchReady(parsed.run);
+        break;
+      case "cancel":
+        this.local.runCancelled(parsed.run);
+        break;
+      case "revoked":
+        this.revoked(parsed.key);
+        break;
+    }
   }
 
   /** Connect, LISTEN, wait for the connection to end, and again with backoff until closed. */
@@ -237,6 +264,9 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices {
       );
       // Dispatches announced while we were deaf would otherwise wait for the next worker poll.
       if (everListened) this.local.dispatchReady();
+      // Revocations likewise for the authentication cache's expiry (also when the first LISTEN
+      // came up after this process started serving).
+      this.revoked(null);
       everListened = true;
       delay = min;
       for (const resolve of this.listeningWaiters.splice(0)) resolve();
