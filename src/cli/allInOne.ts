@@ -145,6 +145,7 @@ export async function startAllInOne(
           outbound,
           registrar,
           sessionPins,
+          revocations: storage.revocations,
           logger,
         });
     if (options.workerToken !== undefined)

@@ -6,7 +6,7 @@ import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
 import { IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
-import type { ControlStores } from "../control/ports.js";
+import type { ControlStores, RevocationNotices } from "../control/ports.js";
 import type { RegistrationLog } from "../control/publicationRegistration.js";
 import { RegistrationReconciler } from "../control/registrationReconciler.js";
 import type { CredentialView } from "../control/vaultPorts.js";
@@ -44,6 +44,8 @@ export interface ControlPartsInput {
   sessionPins: SessionPins;
   /** Where registration says what it could not land yet (ids and codes only). */
   registrationLog: RegistrationLog;
+  /** Key revocations shared with the other processes on the database (PostgreSQL only). */
+  revocations?: RevocationNotices | undefined;
 }
 
 /** Control's services, composed the same way whether the Coordinator is in this process or not. */
@@ -86,6 +88,7 @@ export function composeControl(input: ControlPartsInput): ControlParts {
         key: deriveWrappingKey(retired.key, API_KEY_HASH_PURPOSE),
       })),
     ),
+    input.revocations ?? null,
   );
   const vaults = new VaultService(stores.vaults, clock);
   const sealer = new FieldSealer(new LocalSecretStore(masterKey, [...retiredKeys]));

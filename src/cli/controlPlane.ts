@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { AdminAuditReader } from "../control/adminAudit.js";
 import type { CredentialCustody } from "../control/credentialCustody.js";
 import { IamService } from "../control/iamService.js";
-import type { ControlStores } from "../control/ports.js";
+import type { ControlStores, RevocationNotices } from "../control/ports.js";
 import type { CredentialOpenAudit } from "../control/vaultPorts.js";
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import type { LinkClient } from "../edge/control-link/linkClient.js";
@@ -72,6 +72,8 @@ export interface LocalControlInput {
   outbound: OutboundConnector;
   registrar: ExecutableAgentRegistrar;
   sessionPins: SessionPins;
+  /** Key revocations shared with the other processes on the database (PostgreSQL only). */
+  revocations?: RevocationNotices | undefined;
   logger: Logger;
 }
 
@@ -106,6 +108,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       registrar: input.registrar,
       sessionPins: input.sessionPins,
       registrationLog: logger.child({ component: "registration" }),
+      revocations: input.revocations,
     });
     const { key: apiKey, source: apiKeySource } = await resolveApiKey(input.dataDir, input.apiKey, parts.iam);
     logger.info(

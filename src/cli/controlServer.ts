@@ -86,6 +86,7 @@ export async function startControl(
       outbound,
       registrar,
       sessionPins,
+      revocations: storage.revocations,
       logger,
     });
   } catch (error) {

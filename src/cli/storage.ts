@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
-import type { ControlStores } from "../control/ports.js";
+import type { ControlStores, RevocationNotices } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
@@ -60,6 +60,8 @@ export interface Storage {
   poolUse?: () => PoolUse;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
+  /** PostgreSQL only: key revocations told to every replica on the database (one process owns SQLite). */
+  revocations?: RevocationNotices;
   /**
    * SQLite only (one process holds the file, under a lock): ends the leases of claims an earlier
    * incarnation of this process held, so its runs resume at once instead of after the lease.
@@ -142,6 +144,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
         waiting: handle.pool.waitingCount,
       }),
       signals,
+      // On the wake channel: a revoked key is refused by every replica at once.
+      revocations: signals,
       appliedMigrations: () => appliedMigrations(handle.db, handle.schema),
       close: async () => {
         // Signals first: pending NOTIFYs still need the pool.

@@ -21,10 +21,13 @@ import {
   narrowScope,
   sessionNamespaceProblem,
 } from "./callerScope.js";
-import type { ApiKeyRecord, IamStore, NewWorkspace } from "./ports.js";
+import type { ApiKeyRecord, IamStore, NewWorkspace, RevocationNotices } from "./ports.js";
 
 export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
-/** How long a process keeps an API key's authentication answer: a revocation elsewhere lands within it. */
+/**
+ * How long a process keeps an API key's authentication answer. Replicas told of revocations
+ * (`RevocationNotices`) forget a revoked key at once; this bounds a notice that never arrived.
+ */
 export const DEFAULT_AUTH_CACHE_MS = 30_000;
 
 export interface Principal {
@@ -59,12 +62,15 @@ const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /**
  * API keys are stored as HMAC-SHA-256 hashes only (`apiKeyHashing.ts`). Lookups are cached per process because every request
- * authenticates; a revoked key stops working once its cache entry expires (`cacheMs`).
+ * authenticates; a revocation drops the key's entries here, and on every process `revocations`
+ * reaches. Elsewhere, or when a notice is lost (a failed NOTIFY), the entry's expiry (`cacheMs`) bounds it.
  */
 export class IamService {
   private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
   /** Minting keys of access tokens, by id, so a token's check reads no row most of the time. */
   private readonly minters = new Map<string, { record: ApiKeyRecord | null; until: number }>();
+  /** Counts revocations heard: a row read while one was heard may predate it, so it is not kept. */
+  private revocationsHeard = 0;
 
   constructor(
     private readonly store: IamStore,
@@ -74,7 +80,11 @@ export class IamService {
     private readonly accessTokenKey: Buffer | null = null,
     /** How keys are stored (HMAC under a master-key-derived key) and which older schemes still match. */
     private readonly hashing: ApiKeyHashing = apiKeyHashing(null),
-  ) {}
+    /** Revocations shared with the other processes on the database (PostgreSQL); null: this process only. */
+    private readonly revocations: RevocationNotices | null = null,
+  ) {
+    revocations?.onKeyRevoked((keyId) => this.forget(keyId));
+  }
 
   static generateKey(): string {
     return `sk-awaken-${randomBytes(24).toString("base64url")}`;
@@ -139,6 +149,7 @@ export class IamService {
     const now = this.clock.now();
     const cached = this.cache.get(hash);
     if (cached && cached.until > now) return cached.principal;
+    const heard = this.revocationsHeard;
     const record = await this.findStored(apiKey);
     const principal =
       record && record.revokedAt === null
@@ -149,6 +160,7 @@ export class IamService {
             scope: scopeOfKey(record),
           }
         : null;
+    if (heard !== this.revocationsHeard) return principal;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(hash, { principal, until: now + this.cacheMs });
     return principal;
@@ -348,13 +360,18 @@ export class IamService {
   private async minter(workspaceId: string, keyId: string, now: number): Promise<ApiKeyRecord | null> {
     const cached = this.minters.get(keyId);
     if (cached && cached.until > now) return cached.record;
+    const heard = this.revocationsHeard;
     const record = await this.store.findApiKey(workspaceId, keyId);
+    if (heard !== this.revocationsHeard) return record;
     if (this.minters.size > 10_000) this.minters.clear();
     this.minters.set(keyId, { record, until: now + this.cacheMs });
     return record;
   }
 
-  /** Revokes a key of the workspace; this process refuses it at once, other replicas within `cacheMs`. */
+  /**
+   * Revokes a key of the workspace; this process refuses it at once, and so do the processes
+   * `revocations` reaches once it answers (others within `cacheMs`).
+   */
   async revokeApiKey(by: Actor, id: string): Promise<ApiKeyRecord> {
     const { workspaceId } = by;
     const current = await this.store.findApiKey(workspaceId, id);
@@ -363,11 +380,24 @@ export class IamService {
     const audit = apiKeyAudit(by, "revoke", current, { ...current, revokedAt: now }, now);
     const record = await this.store.revokeApiKey(workspaceId, id, now, audit);
     if (!record) throw notFound("API key", id);
-    // Cached by the presented key's current hash: drop every entry of this key, whatever its row held.
-    for (const [hash, entry] of this.cache)
-      if (entry.principal?.apiKeyId === record.id) this.cache.delete(hash);
-    this.minters.delete(record.id);
+    this.forget(record.id);
+    // Committed: the other replicas are told before this answers, so by the time the client acts
+    // on the answer they refuse the key too (a lost notice leaves their `cacheMs` as the bound).
+    await this.revocations?.keyRevoked(record.id);
     return record;
+  }
+
+  /** Drops the cached answers of a revoked key (null: of every key, notices may have been missed). */
+  private forget(keyId: string | null): void {
+    this.revocationsHeard++;
+    if (keyId === null) {
+      this.cache.clear();
+      this.minters.clear();
+      return;
+    }
+    // Cached by the presented key's current hash: drop every entry of this key, whatever its row held.
+    for (const [hash, entry] of this.cache) if (entry.principal?.apiKeyId === keyId) this.cache.delete(hash);
+    this.minters.delete(keyId);
   }
 }
 

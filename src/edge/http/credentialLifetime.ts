@@ -5,8 +5,8 @@ import { type AuthDeps, authenticate, authorize, principalKey, principalOf } fro
 
 /**
  * How often a long-lived response re-authenticates the credential it was opened with. A revocation
- * on this process ends its streams within this; on another replica or behind Control's link, within
- * this plus that process's authentication cache (`cacheMs`).
+ * ends the streams of this process, and of replicas on the same PostgreSQL database (told at once),
+ * within this; behind Control's link, within this plus the link's authentication cache.
  */
 export const CREDENTIAL_RECHECK_MS = 5_000;
 
