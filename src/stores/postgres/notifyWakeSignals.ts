@@ -191,7 +191,7 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
       } catch (error) {
         this.options.log.warn(
           { err: error, signals: payloads.length },
-          "wake NOTIFY failed; replicas fall back to polling",
+          "wake NOTIFY failed; replicas fall back to polling (a revocation, to their 30 s authentication cache)",
         );
       }
     }
