@@ -2,42 +2,28 @@
  * Per-request hooks that run when a connection closes (metrics, tracing) run outside any handler:
  * a bug there must cost that request's record, never the process serving every tenant.
  */
-import { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
-import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
 import { createHttpServer, type HttpServerOptions } from "../../src/edge/httpServer.js";
 import { noopMetrics } from "../../src/kernel/metrics.js";
 import type { Tracing } from "../../src/kernel/tracing.js";
+import { watchProcessEscapes } from "../support/processEscapes.js";
 
 const SECRET = "sk-awaken-close-hook-secret";
 
 let app: FastifyInstance | undefined;
-let escaped: unknown[];
-let logLines: string[];
-const onEscape = (error: unknown) => escaped.push(error);
+const watch = watchProcessEscapes();
+const { escaped, logLines } = watch;
 
-beforeEach(() => {
-  escaped = [];
-  logLines = [];
-  process.on("uncaughtException", onEscape);
-});
 afterEach(async () => {
-  process.off("uncaughtException", onEscape);
   await app?.close();
   app = undefined;
 });
 
 async function serve(extra: Partial<HttpServerOptions>): Promise<string> {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  });
   app = createHttpServer({ stream: { pingMs: 60_000 } } as EdgeServices, {
-    logger: pino({ level: "info" }, sink),
+    logger: watch.logger(),
     bodyLimitBytes: 1024,
     isReady: () => true,
     ...extra,

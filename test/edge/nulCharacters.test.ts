@@ -3,19 +3,7 @@ import { parseJsonBodyText } from "../../src/edge/http/jsonBodyParser.js";
 import { nulInUrlStrings } from "../../src/edge/http/urlStrings.js";
 import { normalizeQuery, parseQuery } from "../../src/edge/managed-agents/schemas/common.js";
 import { listSessionsQuerySchema } from "../../src/edge/managed-agents/schemas/sessions.js";
-import { AwakenError } from "../../src/kernel/errors.js";
-
-/** Runs `fn`, expects a 400 AwakenError, and returns its message. */
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AwakenError);
-    expect((error as AwakenError).category).toBe("invalid");
-    return (error as AwakenError).message;
-  }
-  throw new Error("expected a refusal");
-}
+import { refusal } from "../support/invalidRequest.js";
 
 describe("a NUL in any client string is a 400 naming the field", () => {
   it("in a query value or name (the in-process client reaches normalizeQuery directly)", () => {

@@ -1,19 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createAgentBodySchema } from "../../src/edge/managed-agents/schemas/agents.js";
 import { normalizeQuery, parseBody } from "../../src/edge/managed-agents/schemas/common.js";
-import { AwakenError } from "../../src/kernel/errors.js";
-
-/** Runs `fn`, expects a 400 AwakenError, and returns its message. */
-function refusal(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(AwakenError);
-    expect((error as AwakenError).category).toBe("invalid");
-    return (error as AwakenError).message;
-  }
-  throw new Error("expected a refusal");
-}
+import { refusal } from "../support/invalidRequest.js";
 
 describe("query names a client chooses never reach a prototype", () => {
   it("normalizeQuery builds objects without a prototype, nested ones too", () => {

@@ -5,15 +5,14 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
-import { pino } from "pino";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { Principal } from "../../src/control/iamService.js";
 import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
 import { createHttpServer } from "../../src/edge/httpServer.js";
 import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEdge.js";
+import { watchProcessEscapes } from "../support/processEscapes.js";
 
 const SECRET = "sk-awaken-stream-close-secret";
 
@@ -25,40 +24,25 @@ const KEY: Principal = {
 };
 
 let app: FastifyInstance | undefined;
-let escaped: unknown[];
-let logLines: string[];
-const onEscape = (error: unknown) => escaped.push(error);
+const watch = watchProcessEscapes();
+const { escaped, logLines } = watch;
 
-beforeEach(() => {
-  escaped = [];
-  logLines = [];
-  process.on("uncaughtException", onEscape);
-});
 afterEach(async () => {
-  process.off("uncaughtException", onEscape);
   await app?.close();
   app = undefined;
 });
 
 /** The Managed edge alone, its key accepted and its session feed quiet. */
 async function serve(): Promise<string> {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  });
   const services = {
     iam: { authenticate: async (key: string) => (key === SECRET ? KEY : null) },
     sessionChanges: { watch: () => {} },
     stream: { pingMs: 60_000 },
     clock: { now: () => Date.now() },
   } as unknown as EdgeServices;
-  app = createHttpServer(
-    services,
-    { logger: pino({ level: "info" }, sink), bodyLimitBytes: 1024, isReady: () => true },
-    [managedAgentsEdge],
-  );
+  app = createHttpServer(services, { logger: watch.logger(), bodyLimitBytes: 1024, isReady: () => true }, [
+    managedAgentsEdge,
+  ]);
   // The fault: the stream's response breaks when its cleanup ends it, as a bug there would.
   app.addHook("onRequest", (request, reply, done) => {
     if (request.url.startsWith("/v1/awaken/sessions/stream")) {
