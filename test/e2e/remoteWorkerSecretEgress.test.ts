@@ -21,7 +21,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxCa } from "../../src/sandbox/egressCa.js";
 import { credentialOpens } from "../support/credentialAudit.js";
@@ -36,7 +36,7 @@ import {
   waitForHistory,
 } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
-import { plantedSecret } from "../support/vaultServer.js";
+import { plantedSecret, recordingClient } from "../support/vaultServer.js";
 import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 const KEY = "sk-awaken-remote-secret-egress-test";
@@ -117,16 +117,7 @@ function remoteSecretSuite(backend: "sqlite" | "postgres") {
       [ENTRY],
     );
     identity = /Awaken worker (\S+) is running/.exec(worker.stdout())![1]!;
-    client = new Anthropic({
-      baseURL: server.url,
-      apiKey: KEY,
-      maxRetries: 0,
-      fetch: async (url, init) => {
-        const response = await fetch(url, init);
-        bodies.push(await response.clone().text());
-        return response;
-      },
-    });
+    client = recordingClient(server.url, bodies, KEY);
     const environment = await client.beta.environments.create({
       name: "remote-egress",
       config: {

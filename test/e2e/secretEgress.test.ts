@@ -3,7 +3,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import SqliteDatabase from "better-sqlite3";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import { SandboxCa } from "../../src/sandbox/egressCa.js";
 import { MODEL, textOf, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
 import { TEST_API_KEY } from "../support/testServer.js";
-import { plantedSecret } from "../support/vaultServer.js";
+import { plantedSecret, recordingClient } from "../support/vaultServer.js";
 
 /**
  * Vault `environment_variable` credentials end to end (wire §5), through the official SDK: a bash
@@ -94,16 +94,7 @@ beforeAll(async () => {
     },
     pino({ level: "trace" }, { write: (line: string) => logs.push(line) }),
   );
-  client = new Anthropic({
-    baseURL: server.url,
-    apiKey: TEST_API_KEY,
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      bodies.push(await response.clone().text());
-      return response;
-    },
-  });
+  client = recordingClient(server.url, bodies);
 });
 afterAll(async () => {
   await server?.stop();

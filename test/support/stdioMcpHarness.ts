@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Anthropic from "@anthropic-ai/sdk";
+import type Anthropic from "@anthropic-ai/sdk";
 import { build } from "esbuild";
 import { pino } from "pino";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
@@ -13,6 +13,7 @@ import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
 import { startFakeAnthropic } from "./fakeAnthropicServer.js";
 import type { FakeModelServer } from "./fakeModelScript.js";
 import { TEST_API_KEY } from "./testServer.js";
+import { recordingClient } from "./vaultServer.js";
 
 /** stdioMcpServer.mjs with its MCP SDK as one ESM file: the sandbox sees no node_modules. */
 export async function bundleStdioMcpServer(): Promise<string> {
@@ -111,16 +112,7 @@ export async function startStdioMcpHarness(options: {
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
-  const client = new Anthropic({
-    baseURL: server.url,
-    apiKey: TEST_API_KEY,
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      bodies.push(await response.clone().text());
-      return response;
-    },
-  });
+  const client = recordingClient(server.url, bodies);
   fake.setFallback({ kind: "text", text: "done" });
   return {
     fake,

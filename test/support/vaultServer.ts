@@ -15,6 +15,23 @@ import type { Database } from "../../src/stores/sql/schema.js";
 import { TEST_API_KEY, type TestServer } from "./testServer.js";
 
 /** A secret no other test or fixture could produce by accident. */
+/**
+ * An SDK client that keeps every response body it reads in `bodies`, so a test can search them all
+ * for a planted secret.
+ */
+export function recordingClient(baseURL: string, bodies: string[], apiKey: string = TEST_API_KEY): Anthropic {
+  return new Anthropic({
+    baseURL,
+    apiKey,
+    maxRetries: 0,
+    fetch: async (url, init) => {
+      const response = await fetch(url, init);
+      bodies.push(await response.clone().text());
+      return response;
+    },
+  });
+}
+
 export function plantedSecret(label: string): string {
   return `planted-${label}-${randomBytes(12).toString("hex")}`;
 }
@@ -59,16 +76,7 @@ export async function startVaultTestServer(
     },
     pino({ level: "trace" }, { write: (line: string) => logs.push(line) }),
   );
-  const client = new Anthropic({
-    baseURL: server.url,
-    apiKey: TEST_API_KEY,
-    maxRetries: 0,
-    fetch: async (url, init) => {
-      const response = await fetch(url, init);
-      bodies.push(await response.clone().text());
-      return response;
-    },
-  });
+  const client = recordingClient(server.url, bodies);
   const sql = new SqliteDatabase(join(dataDir, "awaken.db"));
   sql.pragma("busy_timeout = 5000");
   const store = new LocalSecretStore(loadMasterKey({ env: {}, dataDir }).masterKey);
