@@ -30,10 +30,12 @@ const SETPRIV_PATHS = ["/usr/bin/setpriv", "/bin/setpriv"];
  */
 export class NoneTierProvider implements SandboxProvider {
   private readonly setpriv = SETPRIV_PATHS.find((path) => existsSync(path));
-  /** Long-lived processes (stdio MCP servers) per session: killed when it is destroyed or on close. */
-  private readonly processes = new Map<string, Set<LiveProcess>>();
-  /** Their HOMEs being removed once they exit (awaited by destroy and close). */
-  private readonly homes = new Set<Promise<void>>();
+  /**
+   * Long-lived processes (stdio MCP servers) per session, killed when it is destroyed or on close,
+   * each with its exit and its HOME's removal: a session's destroy waits for its own, never for
+   * another session's process, which may run for as long as that session lives.
+   */
+  private readonly processes = new Map<string, Map<LiveProcess, Promise<void>>>();
 
   constructor(private readonly workspaceRoot: string) {}
 
@@ -84,15 +86,11 @@ export class NoneTierProvider implements SandboxProvider {
           await forgetHome();
           throw error;
         }
-        const live = this.processes.get(spec.sessionId) ?? new Set<LiveProcess>();
+        const live = this.processes.get(spec.sessionId) ?? new Map<LiveProcess, Promise<void>>();
         this.processes.set(spec.sessionId, live);
-        live.add(process);
-        const gone = process.exited.then(async () => {
-          live.delete(process);
-          await forgetHome();
-        });
-        this.homes.add(gone);
-        void gone.finally(() => this.homes.delete(gone));
+        // Forgotten once its HOME is gone, so a destroy arriving meanwhile still waits for that.
+        const gone = process.exited.then(forgetHome).finally(() => live.delete(process));
+        live.set(process, gone);
         return process;
       },
     };
@@ -120,7 +118,8 @@ export class NoneTierProvider implements SandboxProvider {
   private async killProcesses(sessionId: string): Promise<void> {
     const live = this.processes.get(sessionId);
     this.processes.delete(sessionId);
-    await Promise.all([...(live ?? [])].map((process) => process.kill()));
-    await Promise.allSettled([...this.homes]);
+    if (!live) return;
+    await Promise.all([...live.keys()].map((process) => process.kill()));
+    await Promise.allSettled([...live.values()]);
   }
 }

@@ -183,3 +183,37 @@ describe.each(["bwrap", "none"] as const)("a long-lived process on the %s tier",
     expect(commandLinesHolding(sleeper)).toEqual([]);
   });
 });
+
+describe("long-lived processes of several sessions on the none tier", () => {
+  it("destroying one session waits for its own processes only, while another session's still runs", async () => {
+    const provider = new NoneTierProvider(join(root, "none-sessions"));
+    providers.push(provider);
+    const started: SandboxProcess[] = [];
+    for (const sessionId of ["sess_spawn_one", "sess_spawn_other"]) {
+      const sandbox = await provider.realize({
+        tier: "none",
+        sessionId,
+        networking: { type: "unrestricted" },
+      });
+      const process = await spawnIn(sandbox, ["bash", "-c", "echo up; exec sleep 300"]);
+      await readUntil(process, /up\n/);
+      started.push(process);
+    }
+    const [mine, other] = started as [SandboxProcess, SandboxProcess];
+    let otherExited = false;
+    void other.exited.then(() => {
+      otherExited = true;
+    });
+    // A session's deletion (or its erasure) must not wait for as long as another session lives.
+    const hung = new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 5_000).unref());
+    const outcome = await Promise.race([
+      provider.destroy("sess_spawn_one").then(() => "done" as const),
+      hung,
+    ]);
+    expect(outcome).toBe("done");
+    expect(await mine.exited).toBeNull();
+    expect(otherExited).toBe(false);
+    await provider.destroy("sess_spawn_other");
+    expect(otherExited).toBe(true);
+  });
+});
