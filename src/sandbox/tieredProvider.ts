@@ -56,8 +56,12 @@ export class TieredSandboxProvider implements SandboxProvider {
         ),
       );
     }
-    await this.tenants?.admit(spec, (sessionId) => this.destroy(sessionId));
-    return provider.realize(spec);
+    if (!this.tenants) return provider.realize(spec);
+    return this.tenants.admit(
+      spec,
+      (sessionId) => this.destroy(sessionId),
+      () => provider.realize(spec),
+    );
   }
 
   async destroy(sessionId: string): Promise<void> {

@@ -69,7 +69,8 @@ export const DEFAULT_WORKSPACES_PER_TENANT = 100;
  * Bounds how many session workspaces one tenant (an Awaken workspace) holds on this host, so its
  * disk is at most this many times the per-workspace quota, however many sessions it opens. Each
  * tenant has a register, a directory of one file per session whose workspace it made here; a file
- * whose workspace is gone (the session was deleted or erased) is dropped when counted. A new
+ * whose workspace is gone (the session was deleted or erased) is dropped when counted, unless
+ * that session's realization is still under way in this process (see `realizing`). A new
  * workspace past the bound is refused with a tool error naming it; an existing one serves.
  * Admissions of one tenant are serialized in this process; workers sharing a root may each let
  * one more in.
@@ -81,6 +82,13 @@ export const DEFAULT_WORKSPACES_PER_TENANT = 100;
  */
 export class TenantWorkspaces {
   private readonly queues = new Map<string, Promise<unknown>>();
+  /**
+   * Sessions admitted here whose realization (which makes the workspace) still runs, outside the
+   * tenant's queue, with how many realizations each has under way. Their register file has no
+   * workspace behind it yet but is theirs: pruning it would undercount the bound and leave their
+   * workspace unstamped, so deleted as if older than any erasure of their subject.
+   */
+  private readonly realizing = new Map<string, number>();
 
   constructor(
     private readonly root: string,
@@ -88,21 +96,39 @@ export class TenantWorkspaces {
   ) {}
 
   /**
-   * Resolves once the session may have its workspace here, after deleting (with `erase`) one that
-   * predates its subject's latest erasure; throws SandboxUnavailableError past the bound.
+   * Runs `realize` (which makes the workspace) once the session may have its workspace here, after
+   * deleting (with `erase`) one that predates its subject's latest erasure; throws
+   * SandboxUnavailableError past the bound. Admissions of a tenant are serialized, realizations not.
    */
-  admit(spec: AdmittedSpec, erase: (sessionId: string) => Promise<void>): Promise<void> {
-    const { tenant } = spec;
-    if (tenant === undefined) return Promise.resolve();
+  async admit<T>(
+    spec: AdmittedSpec,
+    erase: (sessionId: string) => Promise<void>,
+    realize: () => Promise<T>,
+  ): Promise<T> {
+    const { tenant, sessionId } = spec;
+    if (tenant === undefined) return realize();
     const previous = this.queues.get(tenant) ?? Promise.resolve();
-    const next = previous.catch(() => {}).then(() => this.admitNow(spec, tenant, erase));
+    const next = previous
+      .catch(() => {})
+      .then(async () => {
+        await this.admitNow(spec, tenant, erase);
+        // Still in the queue: the tenant's next admission already counts this one as realizing.
+        this.realizing.set(sessionId, (this.realizing.get(sessionId) ?? 0) + 1);
+      });
     this.queues.set(tenant, next);
     void next
       .catch(() => {})
       .finally(() => {
         if (this.queues.get(tenant) === next) this.queues.delete(tenant);
       });
-    return next;
+    await next;
+    try {
+      return await realize();
+    } finally {
+      const left = (this.realizing.get(sessionId) ?? 1) - 1;
+      if (left > 0) this.realizing.set(sessionId, left);
+      else this.realizing.delete(sessionId);
+    }
   }
 
   private async admitNow(
@@ -126,7 +152,8 @@ export class TenantWorkspaces {
     let held = 0;
     for (const sessionId of await readdir(register).catch(() => [] as string[])) {
       if (sessionId === spec.sessionId || !SESSION_ID.test(sessionId)) continue;
-      if (await exists(workspaceDirectory(this.root, sessionId))) held += 1;
+      if (this.realizing.has(sessionId) || (await exists(workspaceDirectory(this.root, sessionId))))
+        held += 1;
       else await rm(join(register, sessionId), { force: true });
     }
     if (held >= this.perTenant) {

@@ -68,6 +68,61 @@ describe("session workspaces per tenant on a host", () => {
     expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(2);
   });
 
+  it("keeps the register file (and the count) of a session admitted whose workspace is not made yet", async () => {
+    // The first session's workspace is made only once `release` is called: admitted, not yet made.
+    const none = new NoneTierProvider(root);
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let entered = () => {};
+    const admitted = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const gated = new TieredSandboxProvider(
+      {
+        none: {
+          realize: async (spec) => {
+            if (spec.sessionId === "sesn_slow") {
+              entered();
+              await held;
+            }
+            return none.realize(spec);
+          },
+          destroy: (sessionId) => none.destroy(sessionId),
+          close: () => none.close(),
+        },
+      },
+      undefined,
+      new TenantWorkspaces(root, 2),
+    );
+    const realizeGated = (sessionId: string) =>
+      gated.realize({
+        tier: "none",
+        sessionId,
+        tenant: "wrkspc_g",
+        erasedAt: 1_000,
+        networking: { type: "unrestricted" },
+      });
+    try {
+      const slow = realizeGated("sesn_slow");
+      await admitted;
+      expect(existsSync(join(root, "sesn_slow"))).toBe(false);
+      await realizeGated("sesn_fast");
+      await expect(realizeGated("sesn_third")).rejects.toThrow(/already has 2 sessions/);
+      release();
+      await slow;
+      // Its next tool call finds its workspace stamped: kept, with what it wrote.
+      const notes = join(root, "sesn_slow", "notes.txt");
+      await writeFile(notes, "written after the erasure");
+      await realizeGated("sesn_slow");
+      expect(existsSync(notes)).toBe(true);
+    } finally {
+      release();
+      await gated.close();
+    }
+  });
+
   it("counts workspaces made before the register existed once they are used again", async () => {
     // A workspace left by an earlier version of the worker (no register entry yet).
     await new TieredSandboxProvider({ none: new NoneTierProvider(root) }).realize({
