@@ -4,7 +4,7 @@
  * script text).
  */
 import type { ModelToolSpec } from "../../providers/ports.js";
-import type { ExecResult, Sandbox } from "../../sandbox/ports.js";
+import { type ExecResult, NO_STARTUP_FILES, type Sandbox } from "../../sandbox/ports.js";
 
 export interface HandToolResult {
   text: string;
@@ -84,7 +84,7 @@ export function anchorPath(path: string): string {
 /**
  * Runs `script` with `bash -c`; `args` become `$1`, `$2`, ... (`$0` names the tool in messages).
  * No startup file: no `.bashrc` (read when stdin is a socket), no BASH_ENV or ENV and no exported
- * function (`-p`), the same flags as the sandbox's own launchers (sandbox/launcherShell.ts).
+ * function (`-p`), the same flags as the sandbox's own launchers (NO_STARTUP_FILES).
  */
 export function runScript(
   sandbox: Sandbox,
@@ -94,7 +94,7 @@ export function runScript(
   options: { stdin?: string; timeoutMs: number; maxOutputBytes: number; signal: AbortSignal },
 ): Promise<ExecResult> {
   return sandbox.exec({
-    argv: ["bash", "--norc", "--noprofile", "-p", "-c", script, tool, ...args],
+    argv: ["bash", ...NO_STARTUP_FILES, "-c", script, tool, ...args],
     ...options,
   });
 }
