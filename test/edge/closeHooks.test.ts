@@ -2,8 +2,10 @@
  * Per-request hooks that run when a connection closes (metrics, tracing) run outside any handler:
  * a bug there must cost that request's record, never the process serving every tenant.
  */
-import type { FastifyInstance } from "fastify";
+import { connect } from "node:net";
+import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
+import { onReplyClosed } from "../../src/edge/http/closeListener.js";
 import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
 import { createHttpServer, type HttpServerOptions } from "../../src/edge/httpServer.js";
 import { noopMetrics } from "../../src/kernel/metrics.js";
@@ -86,5 +88,40 @@ describe("request close hooks", () => {
     expect(escaped).toEqual([]);
     expect(logLines.filter((line) => line.includes('"hook":"tracing"'))).toHaveLength(1);
     expect(logLines.join("")).not.toContain(SECRET);
+  });
+});
+
+describe("onReplyClosed", () => {
+  it("runs for a client that hung up before the handler watched the response", async () => {
+    let closed = false;
+    let watched: () => void = () => {};
+    const handlerWatched = new Promise<void>((resolve) => {
+      watched = resolve;
+    });
+    const server = Fastify();
+    // The handler starts watching only after an await, as one does after authenticating.
+    server.get("/slow", async (_request, reply) => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      onReplyClosed(reply, "test", () => {
+        closed = true;
+      });
+      watched();
+      return reply.hijack();
+    });
+    await server.listen({ host: "127.0.0.1", port: 0 });
+    try {
+      const address = server.server.address();
+      if (typeof address !== "object" || !address) throw new Error("no address");
+      const socket = connect(address.port, "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      socket.write("GET /slow HTTP/1.1\r\nhost: x\r\n\r\n");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      await handlerWatched;
+      await settle();
+      expect(closed).toBe(true);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -37,8 +37,13 @@ export function guardedListener<Args extends unknown[]>(
 
 /**
  * Runs `listener` once the response's connection closes (answered, aborted or a stream ended): the
- * one way edge code watches a request end, so every such listener is guarded.
+ * one way edge code watches a request end, so every such listener is guarded. A client that hung up
+ * while the request was still being authenticated or read has closed it already: `close` will not
+ * fire again, so the listener runs on the next tick instead of never (a stream's timers and slot
+ * would otherwise be held forever).
  */
 export function onReplyClosed(reply: ClosingResponse, hook: string, listener: () => void): void {
-  reply.raw.once("close", guardedListener(hook, reply.log, listener));
+  const guarded = guardedListener(hook, reply.log, listener);
+  if (reply.raw.destroyed) process.nextTick(guarded);
+  else reply.raw.once("close", guarded);
 }
