@@ -146,6 +146,21 @@ function backendSuite(backend: "sqlite" | "postgres") {
     }
   });
 
+  it("a forged page cursor with a position no list produces (a fraction, a huge number, text) is a 400", async () => {
+    const forged = (position: object) => Buffer.from(JSON.stringify(position)).toString("base64url");
+    const pages = [
+      `/v1/sessions/${ids.sessionId}/events?page=${forged({ list: "events", seq: 1.5 })}`,
+      `/v1/sessions/${ids.sessionId}/events?page=${forged({ list: "events", seq: 1e300 })}`,
+      `/v1/sessions/${ids.sessionId}/events?page=${forged({ list: "events", seq: "x" })}`,
+      `/v1/agents/${ids.agentId}/versions?page=${forged({ list: "agent_versions", version: "1" })}`,
+      `/v1/agents?page=${forged({ list: "agents", id: 7 })}`,
+    ];
+    for (const page of pages) {
+      const response = await rawRequest(t, "GET", page);
+      expect(expectRawError(response, 400, BAD_REQUEST.type), page).toMatch(/^page: not a cursor/);
+    }
+  });
+
   it("a NUL in a header is refused before any route reads it", async () => {
     const response = await sendRawHttp(
       t.server.url,

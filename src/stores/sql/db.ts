@@ -37,12 +37,16 @@ export function encodeCursor(list: string, position: Record<string, string | num
   return Buffer.from(JSON.stringify({ ...position, list })).toString("base64url");
 }
 
+/** Positions compared with integer columns (sequence numbers, versions, revisions, times in ms). */
+const INTEGER_POSITIONS: ReadonlySet<string> = new Set(["seq", "version", "revision", "at"]);
+
 /**
- * A value a cursor may hold. A client can forge a cursor: a NUL in a string would reach PostgreSQL
- * (which cannot hold one in text) as a 500, where SQLite just finds nothing.
+ * A value a cursor may hold under `key`. A client can forge a cursor, and PostgreSQL refuses what
+ * SQLite compares quietly (a NUL in text; `1.5`, `1e300` or a string against a bigint), as a 500.
  */
-function isPositionValue(value: unknown): boolean {
-  return typeof value === "string" ? !value.includes("\0") : Number.isFinite(value);
+function isPositionValue([key, value]: [string, unknown]): boolean {
+  if (INTEGER_POSITIONS.has(key)) return Number.isSafeInteger(value);
+  return typeof value === "string" && !value.includes("\0");
 }
 
 /**
@@ -62,7 +66,7 @@ export function decodeCursor(list: string, cursor: string | null): Record<string
     typeof value !== "object" ||
     Array.isArray(value) ||
     (value as { list?: unknown }).list !== list ||
-    !Object.values(value).every(isPositionValue)
+    !Object.entries(value).every(isPositionValue)
   ) {
     throw invalid(
       "page: not a cursor returned by this list; pass the next_page (or prev_page) value unchanged",
