@@ -380,10 +380,10 @@ export class IamService {
     const audit = apiKeyAudit(by, "revoke", current, { ...current, revokedAt: now }, now);
     const record = await this.store.revokeApiKey(workspaceId, id, now, audit);
     if (!record) throw notFound("API key", id);
-    this.forget(record.id);
-    // Committed: the other replicas are told before this answers, so by the time the client acts
-    // on the answer they refuse the key too (a lost notice leaves their `cacheMs` as the bound).
-    await this.revocations?.keyRevoked(record.id);
+    // Committed: every process is told (this one at once) before this answers, so by the time the
+    // client acts on the answer they refuse the key too (a lost notice leaves `cacheMs` as the bound).
+    if (this.revocations) await this.revocations.keyRevoked(record.id);
+    else this.forget(record.id);
     return record;
   }
 

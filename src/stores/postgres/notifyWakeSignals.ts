@@ -38,6 +38,9 @@ export function channelFor(schema: string): string {
   return `awaken_wake_${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`;
 }
 
+/** A batch nobody waits for (shared, never written). */
+const NO_WAITERS: ReadonlyArray<() => void> = [];
+
 /**
  * Wake signals shared by replicas through PostgreSQL LISTEN/NOTIFY. Local listeners hear a signal
  * at once (as in-process); other replicas hear it through `pg_notify`. Only latency depends on
@@ -65,6 +68,8 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
   /** Payloads waiting for the next publish statement, and the publishing in progress. */
   private queued: string[] = [];
   private publishing: Promise<void> | null = null;
+  /** Who waits for the statement that will carry the payloads queued now (a revocation does). */
+  private queuedWaiters: Array<() => void> = [];
   private readonly stop = new AbortController();
   private client: pg.Client | null = null;
   private pid: number | null = null;
@@ -110,9 +115,10 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
 
   keyRevoked(keyId: string): Promise<void> {
     this.revoked(keyId);
-    this.publish({ kind: "revoked", key: keyId });
-    // Resolves once the statement carrying it ran (a failure is logged there, never thrown).
-    return this.publishing ?? Promise.resolve();
+    if (!this.publish({ kind: "revoked", key: keyId })) return Promise.resolve();
+    // Resolves once the statement carrying it ran (a failure is logged there, never thrown), not
+    // when every later batch a busy replica queues behind it has run too.
+    return new Promise((resolve) => this.queuedWaiters.push(resolve));
   }
 
   onKeyRevoked(listener: (keyId: string | null) => void): () => void {
@@ -167,14 +173,15 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
    * connections the stores were waiting for. Batched, they cost one round trip per batch and never
    * more than one connection. A signal waits for at most the statement in flight.
    */
-  private publish(notice: WakeNotice): void {
-    if (this.stop.signal.aborted) return;
+  private publish(notice: WakeNotice): boolean {
+    if (this.stop.signal.aborted) return false;
     const payload = encodeWakeNotice(this.sender, notice);
     // Its commit notified it already.
-    if (this.carriedNow.has(payload)) return;
+    if (this.carriedNow.has(payload)) return false;
     // NOTIFY drops a duplicate payload within one transaction anyway.
     if (!this.queued.includes(payload)) this.queued.push(payload);
     this.publishing ??= this.drain();
+    return true;
   }
 
   /** Publishes queued payloads until none is left (also after close(), for those queued before). */
@@ -184,6 +191,9 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
     while (this.queued.length > 0) {
       const payloads = this.queued;
       this.queued = [];
+      // Taken with its payloads (no allocation when, as on the hot path, nobody waits).
+      const waiters = this.queuedWaiters.length > 0 ? this.queuedWaiters : NO_WAITERS;
+      if (waiters !== NO_WAITERS) this.queuedWaiters = [];
       try {
         await sql`select pg_notify(${this.channel}, payload) from unnest(${payloads}::text[]) as payload`.execute(
           this.options.db,
@@ -194,6 +204,7 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
           "wake NOTIFY failed; replicas fall back to polling (a revocation, to their 30 s authentication cache)",
         );
       }
+      for (const sent of waiters) sent();
     }
     this.publishing = null;
   }
