@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
@@ -28,6 +28,7 @@ import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { COORDINATOR_METHODS, linkServices } from "../edge/control-link/linkServices.js";
+import { checkConnectionLimits, connectionLimitsWith } from "../edge/http/connectionLimits.js";
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
@@ -102,6 +103,8 @@ export async function startAllInOne(
   // The operator's ceiling on content in this process's spans (its in-process workers'); a bad value stops start-up.
   const traceContent = traceContentCeiling(options.env);
   const metricsToken = metricsTokenFrom(options.env);
+  // Connection bounds that contradict each other stop start-up here, before storage is opened.
+  checkConnectionLimits(connectionLimitsWith(options.connections));
   // How an erasure reclaims the old row versions it leaves (PostgreSQL); a bad value stops start-up.
   const erasureVacuum = erasureVacuumFromEnv(options.env);
   const listen = options.listen !== false;
@@ -180,7 +183,7 @@ export async function startAllInOne(
     ports.sessions,
   );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
-  const workspaceRoot = resolve(options.dataDir, "workspaces");
+  const workspaceRoot = join(dataDir, "workspaces");
   const sandboxes = createSandboxes(
     workspaceRoot,
     options.env,
@@ -206,13 +209,15 @@ export async function startAllInOne(
     tierPolicy,
   );
   // An erasure deletes the erased sessions' workspaces on this host, as a session's deletion does;
-  // remote workers' hosts are not reached, and the answer counts those sessions as not reached.
+  // remote workers' hosts are not reached, nor other replicas' (on PostgreSQL any replica's
+  // in-process workers may hold one), and the answer counts those sessions as not reached.
   const erasedWorkspaces: ErasedSessionWorkspaces = {
     erase: async (sessionIds) => {
       const here = await eraseHostWorkspaces(sandboxes, workspaceRoot, sessionIds, (sessionId, error) =>
         logger.warn({ sessionId, err: error }, "could not delete an erased session's workspace"),
       );
-      const remote = options.workerToken !== undefined || options.workers === 0;
+      const remote =
+        options.workerToken !== undefined || options.workers === 0 || options.databaseUrl !== undefined;
       return { removed: here.removed, failed: here.failed, notReached: remote ? here.absent : 0 };
     },
   };

@@ -128,8 +128,9 @@ export interface WorkspaceErasure {
   /** Found on this host and not deleted (an error, logged): a repeated erasure tries again. */
   failed: number;
   /**
-   * Erased sessions whose workspaces, if they have any, would be on remote workers' hosts, which
-   * this server does not reach (it serves remote workers, or has no in-process workers). Such a
+   * Erased sessions whose workspaces, if they have any, would be on other hosts, which this server
+   * does not reach (it serves remote workers, has no in-process workers, or shares its PostgreSQL
+   * database with replicas whose in-process workers may hold them). Such a
    * worker deletes the workspace when it next claims the session, before any tool runs (a claim
    * carries `workspaceErasedAt`): until then it stays on that host.
    */
