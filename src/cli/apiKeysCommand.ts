@@ -10,8 +10,8 @@ API keys authenticate users of the API. Each has a role, and each role includes 
 A runtime key may carry an agent allow-list (--agents a,b): it then starts and reaches only sessions
 of those agents, on every edge; any other agent or session is answered as not found.
 A key is shown once, when it is created; the server keeps only its HMAC-SHA-256 (under a key
-derived from the master key). A revoked key is refused at once by the server that revoked it and
-by other replicas within 30 s. Creating and revoking keys is recorded in the admin audit (see
+derived from the master key). A revoked key is refused at once by the server that revoked it and,
+on PostgreSQL, by every other replica (within 30 s if the revocation's notice is lost). Creating and revoking keys is recorded in the admin audit (see
 awaken audit). These commands call the server over HTTP with an admin key:
   POST /v1/awaken/api_keys, GET /v1/awaken/api_keys, POST /v1/awaken/api_keys/{key_id}/revoke
 
@@ -137,7 +137,7 @@ export function apiKeysCommand(): Command {
   command.addCommand(
     common(
       new Command("revoke")
-        .description("Revoke a key: refused from then on (other replicas within 30 s).")
+        .description("Revoke a key: refused from then on, on every replica.")
         .argument("<key_id>", "the key's id (key_…), as `list` shows it"),
     ).action(async (keyId: string, opts: Common) => {
       const path = `/v1/awaken/api_keys/${encodeURIComponent(keyId)}/revoke`;

@@ -149,8 +149,8 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
 
 /**
  * Control reached over the private link (a split Coordinator): every call is Control's own
- * service, answered with its own errors. Authentication is not cached here: Control's cache is
- * the one a revocation clears, so a revoked key is refused at once, as in the all-in-one server.
+ * service, answered with its own errors. An API key's answer is kept `cacheMs` (`cachedIam`): a
+ * revocation through this coordinator clears it at once, one through another within `cacheMs`.
  */
 export function linkedControl(link: LinkClient, clock: Clock): ControlPlane {
   return {

@@ -11,7 +11,7 @@ const MAX_ENTRIES = 10_000;
  * answer (its principal, or a refusal) is kept for `cacheMs`, keyed by a digest of the key. An
  * access token's answer is never kept: Control checks its expiry on every request. A revocation
  * forwarded through this coordinator drops the key's entries at once; on other coordinators it takes
- * effect within `cacheMs`, as on replicas of the all-in-one server.
+ * effect within `cacheMs` (replicas of the all-in-one server hear a revocation notice instead).
  */
 export function cachedIam(iam: IamPort, clock: Clock, cacheMs: number): IamPort {
   const cache = new Map<string, { principal: Principal | null; until: number }>();

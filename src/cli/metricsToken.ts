@@ -1,4 +1,4 @@
-/** The token `GET /metrics` requires (of `awaken up`, `coordinator` and `worker --metrics-port`). */
+/** The token `GET /metrics` requires (of `awaken up`, `coordinator`, `control` and `worker --metrics-port`). */
 export const METRICS_TOKEN_ENV = "AWAKEN_METRICS_TOKEN";
 const MIN_METRICS_TOKEN_LENGTH = 16;
 

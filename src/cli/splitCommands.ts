@@ -19,6 +19,7 @@ Environment:
   AWAKEN_MASTER_KEY     base64 32-byte key that seals vault credentials (else generated once into
                         <data-dir>/master.key, mode 0600); back it up
   AWAKEN_API_KEY        API key of the default workspace (else generated once into <data-dir>/api-key)
+  AWAKEN_METRICS_TOKEN  when set (≥ 16 characters), GET /metrics requires Authorization: Bearer <token>
 
 Refused at start-up: AWAKEN_WORKER_TOKEN (Control serves no workers), a missing or short control
 token, a missing coordinator URL.
@@ -34,6 +35,7 @@ Environment:
   AWAKEN_CONTROL_TOKEN  required: the private Control↔Coordinator token, the same on both (≥ 32 characters)
   AWAKEN_CONTROL_URL    used when --control-url is not given
   AWAKEN_WORKER_TOKEN   remote workers' shared token (≥ 16 characters); unset, no worker can connect
+  AWAKEN_METRICS_TOKEN  when set (≥ 16 characters), GET /metrics requires Authorization: Bearer <token>
   AWAKEN_TRACE_CONTENT  on: its in-process workers' spans may carry content of sessions that ask and
                         whose data subject consented (Control's consent, read at each claim); off (default)
 

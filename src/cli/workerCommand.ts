@@ -45,7 +45,8 @@ a private network in production.
 
 Metrics: --metrics-port serves this process's own GET /metrics (model requests, tokens, tool calls,
 commits, settles, sandbox realizations of the runs it executes; the coordinator counts the claims).
-Off by default; it listens on 127.0.0.1 unless --metrics-host says otherwise.
+Off by default; it listens on 127.0.0.1 unless --metrics-host says otherwise. With
+AWAKEN_METRICS_TOKEN set (≥ 16 characters) it requires Authorization: Bearer <token>.
 
 Refused at start-up: a database URL (--database-url, AWAKEN_DATABASE_URL or DATABASE_URL), a missing
 token or coordinator URL, an allow-list entry that is no host, address or CIDR range, and a

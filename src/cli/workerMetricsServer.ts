@@ -1,4 +1,5 @@
 import Fastify from "fastify";
+import { capConnections, connectionLimitsWith, connectionTimeouts } from "../edge/http/connectionLimits.js";
 import { serveMetrics } from "../edge/http/metricsRoute.js";
 import type { MetricsExposition } from "../kernel/metrics.js";
 
@@ -17,15 +18,24 @@ export interface WorkerMetricsServer {
  * A remote worker's own `GET /metrics`: the model requests, tool calls, commits, settles and
  * sandbox realizations of the runs it executes happen in its process, so it is scraped like every
  * other process (the coordinator counts the claims it hands out). Nothing else is served: no API,
- * no API; the same label rules as the server's registry, and the same `token` check when set.
+ * no authentication beyond the `token` check when set; the same label rules as the server's registry.
  */
+/** A scrape is one small request: no connection holds the port open for long, and few are open. */
+const SCRAPE_LIMITS = connectionLimitsWith({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 30_000,
+  maxConnections: 64,
+  maxConnectionsPerAddress: 64,
+});
+
 export async function startWorkerMetricsServer(
   listen: MetricsListen,
   exposition: MetricsExposition,
   token?: string | undefined,
 ): Promise<WorkerMetricsServer> {
-  // A scrape is one small request: a connection may not hold the port open for long.
-  const app = Fastify({ logger: false, forceCloseConnections: true, requestTimeout: 10_000 });
+  const app = Fastify({ logger: false, forceCloseConnections: true, ...connectionTimeouts(SCRAPE_LIMITS) });
+  capConnections(app.server, SCRAPE_LIMITS, app.log);
   serveMetrics(app, exposition, token);
   await app.listen({ host: listen.host, port: listen.port });
   const address = app.server.address();
