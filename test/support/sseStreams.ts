@@ -77,7 +77,9 @@ export async function openSse(
     },
     async close() {
       controller.abort();
-      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+      clearTimeout(timer);
     },
   };
 }
@@ -138,16 +140,16 @@ export async function openMcpStream(
     "mcp-session-id": sessionId,
     "mcp-protocol-version": MCP_PROTOCOL_VERSION,
   });
-  if (stream.status !== 200) throw new Error(`GET stream: ${stream.status}`);
-  return {
-    sessionId,
-    stream,
-    async close() {
-      await stream.close();
-      await fetch(url, {
-        method: "DELETE",
-        headers: { authorization: `Bearer ${key}`, "mcp-session-id": sessionId },
-      }).catch(() => undefined);
-    },
+  const close = async () => {
+    await stream.close();
+    await fetch(url, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${key}`, "mcp-session-id": sessionId },
+    }).catch(() => undefined);
   };
+  if (stream.status !== 200) {
+    await close();
+    throw new Error(`GET stream: ${stream.status}`);
+  }
+  return { sessionId, stream, close };
 }

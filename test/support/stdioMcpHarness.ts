@@ -5,6 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type Anthropic from "@anthropic-ai/sdk";
 import { build } from "esbuild";
 import { pino } from "pino";
@@ -18,7 +19,7 @@ import { recordingClient } from "./vaultServer.js";
 /** stdioMcpServer.mjs with its MCP SDK as one ESM file: the sandbox sees no node_modules. */
 export async function bundleStdioMcpServer(): Promise<string> {
   const built = await build({
-    entryPoints: [new URL("./stdioMcpServer.mjs", import.meta.url).pathname],
+    entryPoints: [fileURLToPath(new URL("./stdioMcpServer.mjs", import.meta.url))],
     bundle: true,
     platform: "node",
     format: "esm",
