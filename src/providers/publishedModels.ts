@@ -1,7 +1,8 @@
 /**
  * Model ids the providers publish (and the built-in ones), known at build time: the only model
  * ids a metric label may carry. A model id is the agent author's free text, and `/metrics` is read
- * without authentication, so an id outside this list is counted as "other": no tenant's naming
+ * without authentication unless the operator sets a token, so an id outside this list is counted as
+ * "other": no tenant's naming
  * reaches another reader, and no tenant can grow the series. A model released later counts as
  * "other" until it is added here.
  */
