@@ -32,35 +32,32 @@ export class TieredSandboxProvider implements SandboxProvider {
   ) {}
 
   async realize(spec: SandboxSpec): Promise<Sandbox> {
-    if (!hasPackages(spec.packages)) return this.realizeTier(spec);
-    if (!this.packages)
+    const packages = hasPackages(spec.packages) ? spec.packages : undefined;
+    const preparer = this.packages;
+    if (packages && !preparer)
       throw new PackagePreparationError("packages", "this worker cannot prepare environment packages");
-    // Already prepared (session creation, or an earlier session of the same content): a marker
-    // check. Otherwise this worker's host prepares it now, once; a failure fails the realization.
-    const preparedPackages = await this.packages.prepare(spec.packages);
-    return this.realizeTier({ ...spec, preparedPackages });
+    const provider = this.providerOf(spec.tier);
+    // Admitted before its packages are prepared: a session past the bound costs no install.
+    const realize = async (): Promise<Sandbox> => {
+      if (!packages || !preparer) return provider.realize(spec);
+      // Already prepared (session creation, or an earlier session of the same content): a marker
+      // check. Otherwise this worker's host prepares it now, once; a failure fails the realization.
+      const preparedPackages = await preparer.prepare(packages);
+      return provider.realize({ ...spec, preparedPackages });
+    };
+    if (!this.tenants) return realize();
+    return this.tenants.admit(spec, (sessionId) => this.destroy(sessionId), realize);
   }
 
-  private async realizeTier(spec: SandboxSpec): Promise<Sandbox> {
-    const provider = this.tiers[spec.tier];
-    if (!provider && isWeakerThanDefault(spec.tier)) {
-      return Promise.reject(
-        new SandboxUnavailableError(spec.tier, weakerTierRefusal(spec.tier, "this worker")),
-      );
-    }
-    if (!provider) {
-      return Promise.reject(
-        new SandboxUnavailableError(
-          spec.tier,
-          `the "${spec.tier}" sandbox tier is not available on this worker: ${HOW_TO_GET[spec.tier]}`,
-        ),
-      );
-    }
-    if (!this.tenants) return provider.realize(spec);
-    return this.tenants.admit(
-      spec,
-      (sessionId) => this.destroy(sessionId),
-      () => provider.realize(spec),
+  /** The provider of `tier`; refused when this host has none, never replaced by a weaker one. */
+  private providerOf(tier: SandboxTier): SandboxProvider {
+    const provider = this.tiers[tier];
+    if (provider) return provider;
+    if (isWeakerThanDefault(tier))
+      throw new SandboxUnavailableError(tier, weakerTierRefusal(tier, "this worker"));
+    throw new SandboxUnavailableError(
+      tier,
+      `the "${tier}" sandbox tier is not available on this worker: ${HOW_TO_GET[tier]}`,
     );
   }
 

@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { workspacesPerTenantFromEnv } from "../../src/sandbox/limitsFromEnv.js";
 import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
-import { SandboxUnavailableError } from "../../src/sandbox/ports.js";
+import { PackagePreparer } from "../../src/sandbox/packagePreparer.js";
+import {
+  type PackageLists,
+  type PreparedPackages,
+  SandboxUnavailableError,
+} from "../../src/sandbox/ports.js";
 import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
 import { TenantWorkspaces } from "../../src/sandbox/workspaces.js";
 
@@ -120,6 +125,36 @@ describe("session workspaces per tenant on a host", () => {
     } finally {
       release();
       await gated.close();
+    }
+  });
+
+  it("refuses a session past the bound before preparing its packages", async () => {
+    const prepared: PackageLists[] = [];
+    class CountingPreparer extends PackagePreparer {
+      override async prepare(packages: PackageLists): Promise<PreparedPackages> {
+        prepared.push(packages);
+        return { hash: "h", dir: join(root, "no-packages") };
+      }
+    }
+    const withPackages = new TieredSandboxProvider(
+      { none: new NoneTierProvider(root) },
+      new CountingPreparer({ root, env: {} }),
+      new TenantWorkspaces(root, 1),
+    );
+    const realizeWith = (sessionId: string) =>
+      withPackages.realize({
+        tier: "none",
+        sessionId,
+        tenant: "wrkspc_p",
+        packages: { npm: ["left-pad@1.3.0"] },
+        networking: { type: "unrestricted" },
+      });
+    try {
+      await realizeWith("sesn_p1");
+      await expect(realizeWith("sesn_p2")).rejects.toThrow(/already has 1 sessions/);
+      expect(prepared).toHaveLength(1);
+    } finally {
+      await withPackages.close();
     }
   });
 
