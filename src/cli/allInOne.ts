@@ -39,6 +39,7 @@ import { newId } from "../kernel/ids.js";
 import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
+import { composeResources } from "../resources/services.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
@@ -286,6 +287,13 @@ export async function startAllInOne(
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
       targets: new WebhookTargets(pushOutbound),
     },
+    resources: composeResources({
+      stores: storage.resources,
+      blobs: storage.blobs,
+      clock,
+      env: options.env,
+      outbound,
+    }),
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,

@@ -6,18 +6,22 @@ import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { type Clock, sleep } from "../kernel/clock.js";
+import { LocalBlobStore } from "../resources/blobs/localBlobStore.js";
+import type { BlobStore } from "../resources/ports.js";
+import type { ResourceStores } from "../resources/services.js";
 import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
 import { StatementCounter } from "../stores/postgres/statementCounter.js";
 import type { Database } from "../stores/sql/schema.js";
+import { SqlBlobStore } from "../stores/sql/sqlBlobStore.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { SqlWorkerRoster } from "../stores/sql/sqlWorkerRoster.js";
 import { SqlWorkspaceThreads } from "../stores/sql/sqlWorkspaceThreads.js";
-import { controlStores } from "../stores/sql/storeBundles.js";
+import { controlStores, resourceStores } from "../stores/sql/storeBundles.js";
 import { openSqlite } from "../stores/sqlite/openSqlite.js";
 import { lockSqliteFile } from "../stores/sqlite/singleWriterLock.js";
 import { SqliteDispatchStore } from "../stores/sqlite/sqliteDispatchStore.js";
@@ -41,6 +45,13 @@ export interface Storage {
   description: string;
   control: ControlStores;
   coordinator: CoordinatorStores;
+  /** Files, skills, memory stores and session resources (the Resources context). */
+  resources: ResourceStores;
+  /**
+   * Their bytes: a content-addressed directory in the data dir on SQLite (one host), the database
+   * on PostgreSQL (every replica and remote worker reaches it).
+   */
+  blobs: BlobStore;
   /** Which session a run belongs to (the worker transport's credential route binds claims with it). */
   runSessions: SqlRunSessions;
   /** What every process on this database agrees on (the master key's id, the bootstrap key). */
@@ -131,6 +142,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       control: postgresControlStores(handle),
       // The hot commits carry their wake NOTIFY in the committing statement.
       coordinator: postgresCoordinatorStores(handle, clock, signals),
+      resources: resourceStores(handle.db, "postgres"),
+      blobs: new SqlBlobStore(handle.db),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
@@ -167,6 +180,8 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     description: `SQLite ${file}`,
     control: controlStores(handle.db),
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
+    resources: resourceStores(handle.db),
+    blobs: new LocalBlobStore(join(options.dataDir, "blobs")),
     runSessions: new SqlRunSessions(handle.db),
     facts: new SqlInstallationFacts(handle.db),
     push,

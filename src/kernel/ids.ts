@@ -52,7 +52,14 @@ export type IdPrefix =
   | "vcrd"
   | "copn"
   | "aud"
-  | "ersr";
+  | "ersr"
+  | "file"
+  | "skill"
+  | "skillver"
+  | "memstore"
+  | "mem"
+  | "memver"
+  | "sesrsc";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

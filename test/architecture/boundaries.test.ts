@@ -23,21 +23,24 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     contexts: ["kernel"],
     // The publication contract the catalog stores, the worker transport the gateway serves, and
     // the admin audit's entry (Control owns the audit; environment authoring writes its entries).
-    files: ["control/agentDefinition.ts", "control/adminAudit.ts", "worker/ports.ts"],
+    // The resource contract a session's claim is answered under (`resources/ports.ts`).
+    files: ["control/agentDefinition.ts", "control/adminAudit.ts", "worker/ports.ts", "resources/ports.ts"],
   },
   runtime: {
     contexts: ["kernel", "providers", "coordinator"],
     // The agent definition it executes, and the sandbox contract its Hand tools run in.
-    files: ["control/agentDefinition.ts", "sandbox/ports.ts"],
+    // …and the claim-scoped clients of the Resources context, narrowed by type (never its stores).
+    files: ["control/agentDefinition.ts", "sandbox/ports.ts", "resources/ports.ts"],
   },
-  worker: { contexts: ["kernel", "runtime", "coordinator"] },
-  stores: { contexts: ["kernel", "coordinator", "control"] },
+  worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
+  stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
   // The worker transport's port and wire schema, which the worker-transport edge serves.
   edge: {
-    contexts: ["kernel", "coordinator", "control"],
+    contexts: ["kernel", "coordinator", "control", "resources"],
     files: ["worker/ports.ts", "worker/transportWire.ts"],
   },
-  resources: { contexts: ["kernel"] },
+  // Resources seals repository tokens through the SecretStore's types, like vault ingress.
+  resources: { contexts: ["kernel"], files: ["secrets/ports.ts"] },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },

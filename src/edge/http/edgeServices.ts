@@ -19,6 +19,7 @@ import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../kernel/modelCatalog.js";
 import type { WebhookTargets } from "../../kernel/webhookTargets.js";
+import type { ResourceServices } from "../../resources/services.js";
 import type { CONTROL_METHODS } from "./controlPorts.js";
 
 /** Committed history reads for the edges; live views come from the session tail. */
@@ -68,6 +69,8 @@ export interface EdgeServices {
   clock: Clock;
   /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
+  /** Files, skills, memory stores and the resources sessions mount (the Resources context). */
+  resources: ResourceServices;
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
   dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
 }

@@ -10,9 +10,13 @@ import { dataSubjectRoutes } from "./routes/dataSubjectRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
+import { fileRoutes } from "./routes/fileRoutes.js";
+import { memoryStoreRoutes } from "./routes/memoryStoreRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
 import { sessionHintRoutes } from "./routes/sessionHintRoutes.js";
+import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
+import { skillRoutes } from "./routes/skillRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -41,6 +45,10 @@ export const managedAgentsEdge: EdgeAdapter = {
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);
+    fileRoutes(app, services);
+    skillRoutes(app, services);
+    memoryStoreRoutes(app, services);
+    sessionResourceRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

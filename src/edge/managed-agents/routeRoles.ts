@@ -9,6 +9,10 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // Environments and their self-hosted work queue (an environment key skips roles: it is no API key).
   ["/v1/environments", "builder"],
   ["/v1/vaults", "builder"],
+  // Resources: files and memory are what a session works on; skills are authored like agents.
+  ["/v1/files", "runtime"],
+  ["/v1/memory_stores", "runtime"],
+  ["/v1/skills", "builder"],
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],

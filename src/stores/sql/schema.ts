@@ -1,9 +1,14 @@
 import type { ColumnType } from "kysely";
+import type { BlobTables } from "./tables/blobTables.js";
+import type { FileTables } from "./tables/fileTables.js";
+import type { MemoryTables } from "./tables/memoryTables.js";
+import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
+import type { SkillTables } from "./tables/skillTables.js";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
  */
-export interface Database {
+export interface Database extends BlobTables, FileTables, SkillTables, MemoryTables, SessionResourceTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {

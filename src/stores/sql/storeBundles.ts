@@ -1,6 +1,7 @@
 import type { ControlStores } from "../../control/ports.js";
 import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
+import type { ResourceStores } from "../../resources/services.js";
 import type { Db, SqlDialect } from "./db.js";
 import { SqlAdminAudit } from "./sqlAdminAudit.js";
 import { SqlCatalogStore } from "./sqlCatalogStore.js";
@@ -10,12 +11,16 @@ import { SqlCredentialStore } from "./sqlCredentialStore.js";
 import { SqlDispatchStore } from "./sqlDispatchStore.js";
 import { SqlEnvironmentKeyStore } from "./sqlEnvironmentKeyStore.js";
 import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
+import { SqlFileStore } from "./sqlFileStore.js";
 import { SqlHistoryReader } from "./sqlHistoryReader.js";
 import { SqlIamStore } from "./sqlIamStore.js";
 import { SqlInputLedger } from "./sqlInputLedger.js";
+import { SqlMemoryStore } from "./sqlMemoryStore.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
+import { SqlSessionResourceStore } from "./sqlSessionResourceStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
+import { SqlSkillStore } from "./sqlSkillStore.js";
 import { SqlSubjectErasure } from "./sqlSubjectErasure.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
@@ -46,5 +51,15 @@ export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "s
     environmentKeys: new SqlEnvironmentKeyStore(db),
     sessionNames: new SqlSessionNameStore(db),
     erasure: new SqlSubjectErasure(db, dialect),
+  };
+}
+
+/** The Resources context's stores: each family its own, never one generic table. */
+export function resourceStores(db: Db, dialect: SqlDialect = "sqlite"): ResourceStores {
+  return {
+    files: new SqlFileStore(db, dialect),
+    skills: new SqlSkillStore(db, dialect),
+    memory: new SqlMemoryStore(db, dialect),
+    sessionResources: new SqlSessionResourceStore(db, dialect),
   };
 }

@@ -20,6 +20,11 @@ import { adminAudit } from "./019_admin_audit.js";
 import { apiKeyHashScheme } from "./020_api_key_hash_scheme.js";
 import { dataSubjects } from "./021_data_subjects.js";
 import { publicationRegistration } from "./022_publication_registration.js";
+import { blobs } from "./023_blobs.js";
+import { files } from "./024_files.js";
+import { skills } from "./025_skills.js";
+import { memoryStores } from "./026_memory_stores.js";
+import { sessionResources } from "./027_session_resources.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -44,6 +49,11 @@ const MIGRATIONS: Record<string, Migration> = {
   "020_api_key_hash_scheme": apiKeyHashScheme,
   "021_data_subjects": dataSubjects,
   "022_publication_registration": publicationRegistration,
+  "023_blobs": blobs,
+  "024_files": files,
+  "025_skills": skills,
+  "026_memory_stores": memoryStores,
+  "027_session_resources": sessionResources,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */

@@ -1,0 +1,4 @@
+import type { FastifyInstance } from "fastify";
+import type { ManagedAgentsDeps } from "../edgeDeps.js";
+
+export function sessionResourceRoutes(_app: FastifyInstance, _deps: ManagedAgentsDeps): void {}

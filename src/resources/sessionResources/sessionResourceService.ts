@@ -1,0 +1,5 @@
+import type { ResourceDeps } from "../services.js";
+
+export class SessionResourceService {
+  constructor(protected readonly deps: ResourceDeps) {}
+}

@@ -1,0 +1,6 @@
+import type { Kysely } from "kysely";
+import type { Migration } from "kysely/migration";
+
+export const skills: Migration = {
+  async up(_db: Kysely<unknown>): Promise<void> {},
+};

@@ -1,0 +1,2 @@
+/** The sessionResources family's tables (resources/sessionResources), part of `Database` (schema.ts). */
+export type SessionResourceTables = Record<never, never>;
