@@ -1,5 +1,6 @@
 import type { EdgeAdapter } from "../http/edgeAdapter.js";
 import { answerManagedError } from "./errorEnvelope.js";
+import { registerMultipartUploads } from "./multipartUploads.js";
 import { managedRoleFor } from "./routeRoles.js";
 import { accessTokenRoutes } from "./routes/accessTokenRoutes.js";
 import { adminAuditRoutes } from "./routes/adminAuditRoutes.js";
@@ -30,6 +31,7 @@ export const managedAgentsEdge: EdgeAdapter = {
   name: "managed-agents",
   pathPrefixes: ["/"],
   register(app, services) {
+    registerMultipartUploads(app);
     agentRoutes(app, services);
     environmentRoutes(app, services);
     sessionRoutes(app, services);
