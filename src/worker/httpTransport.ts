@@ -53,6 +53,15 @@ const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
 type EvidenceItem = WorkerRequest<"evidence">["items"][number];
 
+/** The routes a run's `RunResources` calls go through (resourceWire.ts). */
+export type ResourceRouteName =
+  | "resolveResources"
+  | "readBlob"
+  | "memorySnapshot"
+  | "writeMemory"
+  | "repositoryToken";
+type ClaimCheckedRouteName = "openCredential" | "secretVariables" | "openSecret" | ResourceRouteName;
+
 /**
  * `WorkerTransport` over HTTP for a worker with no database. Calls that are safe to repeat are
  * retried on connection errors: renew/release/read are idempotent, and a commit carries its
@@ -176,12 +185,23 @@ export class HttpWorkerTransport implements WorkerTransport {
     return this.claimChecked("openSecret", request);
   }
 
+  /**
+   * A run's `RunResources` call (`remoteResources.ts` is the runtime's port over it), claim-checked
+   * like the credential calls. Retried on connection errors except a memory write-back: a write
+   * whose answer was lost may have been applied, and a repeat would be judged against what it wrote
+   * (at most once: the run reports the failure instead).
+   */
+  resourceCall<R extends ResourceRouteName>(name: R, request: WorkerRequest<R>): Promise<WorkerResponse<R>> {
+    return this.claimChecked(name, request, name !== "writeMemory");
+  }
+
   /** A call naming a claim the coordinator checks first: `claim_lost` aborts that run at once. */
-  private async claimChecked<R extends "openCredential" | "secretVariables" | "openSecret">(
+  private async claimChecked<R extends ClaimCheckedRouteName>(
     name: R,
     request: WorkerRequest<R> & { runId: string },
+    idempotent = true,
   ): Promise<WorkerResponse<R>> {
-    const answer = await this.call(name, request, true);
+    const answer = await this.call(name, request, idempotent);
     if (answer.kind === "claim_lost") for (const listener of this.cancelListeners) listener(request.runId);
     return answer;
   }

@@ -12,6 +12,7 @@ import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { JsonObject } from "../kernel/json.js";
 import { credentialOpenRequestSchema, credentialOpenResponseSchema } from "./credentialWire.js";
+import { RESOURCE_ROUTES } from "./resourceWire.js";
 import {
   secretOpenRequestSchema,
   secretOpenResponseSchema,
@@ -189,7 +190,12 @@ export const WORKER_ROUTES = {
     request: secretOpenRequestSchema,
     response: secretOpenResponseSchema,
   },
+  // A remote run's `RunResources` calls (resolve, blobs, memory, repository tokens), behind the
+  // same live-claim check (resourceWire.ts and edge/worker-transport/resourceRoutes.ts).
+  ...RESOURCE_ROUTES,
 } as const;
+
+export { MAX_WIRE_BLOB_BYTES, MAX_WIRE_MEMORY_CHANGES } from "./resourceWire.js";
 
 export type WorkerRouteName = keyof typeof WORKER_ROUTES;
 export type WorkerRequest<R extends WorkerRouteName> = z.infer<(typeof WORKER_ROUTES)[R]["request"]>;

@@ -14,6 +14,7 @@ import { bearerTokenCheck } from "../http/bearerToken.js";
 import { onReplyClosed } from "../http/closeListener.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
+import { type ResourceRouteContext, type ResourceRouteDeps, resourceRoutes } from "./resourceRoutes.js";
 import {
   openSecretForRemoteHolder,
   type SecretRouteContext,
@@ -34,6 +35,11 @@ export interface WorkerRouteDeps {
    * and `/credentials/open-secret` for their sandboxes' egress proxies), behind a live-claim check.
    */
   credentials: CredentialRouteDeps;
+  /**
+   * A remote run's `RunResources` calls (`/resources/...`), behind the same live-claim check,
+   * answered by the in-process clients. Absent: those routes refuse with a clear error.
+   */
+  resources?: ResourceRouteDeps | undefined;
 }
 
 /**
@@ -156,6 +162,27 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     // The answer may carry a secret: no cache on the way may keep it.
     reply.header("cache-control", "no-store");
     return openSecretForRemoteHolder(secrets(request), b);
+  });
+  // A remote run's resources: each route checks the claim first (resourceRoutes.ts).
+  const resources = (request: FastifyRequest): ResourceRouteContext => {
+    if (!deps.resources) {
+      throw new AwakenError("not_found", "this coordinator serves no session resources to remote workers");
+    }
+    return {
+      renew: (runId, owner, epoch, leaseMs) => gateway.renew(runId, owner, epoch, leaseMs),
+      leaseMs: deps.leaseMs,
+      deps: deps.resources,
+      log: request.log,
+    };
+  };
+  route(app, "resolveResources", (b, request) => resourceRoutes.resolveResources(resources(request), b));
+  route(app, "readBlob", (b, request) => resourceRoutes.readBlob(resources(request), b));
+  route(app, "memorySnapshot", (b, request) => resourceRoutes.memorySnapshot(resources(request), b));
+  route(app, "writeMemory", (b, request) => resourceRoutes.writeMemory(resources(request), b));
+  route(app, "repositoryToken", (b, request, reply) => {
+    // The answer may carry a token: no cache on the way may keep it.
+    reply.header("cache-control", "no-store");
+    return resourceRoutes.repositoryToken(resources(request), b);
   });
 }
 
