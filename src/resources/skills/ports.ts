@@ -1,4 +1,74 @@
+import type { ListQuery, Page } from "../../kernel/pagination.js";
+import type { BlobDigest, RunSkill } from "../ports.js";
+
+/** A custom skill: a workspace's named bundle with at least one immutable version. */
+export interface SkillRecord {
+  id: string;
+  workspaceId: string;
+  displayName: string;
+  /** The kebab-case slug every version shares (its bundle's directory when mounted or downloaded). */
+  name: string;
+  latestVersionId: string;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One file of a version, relative to the skill's root (`SKILL.md`, `scripts/run.py`). */
+export interface SkillFileRecord {
+  path: string;
+  digest: BlobDigest;
+  sizeBytes: number;
+}
+
+/** An immutable version: its front matter and its files' blobs, addressed by one content digest. */
+export interface SkillVersionRecord {
+  id: string;
+  skillId: string;
+  workspaceId: string;
+  name: string;
+  description: string;
+  /** `sha256:` over the canonical listing of the version's paths and file digests (`skillDigest.ts`). */
+  contentDigest: string;
+  files: SkillFileRecord[];
+  createdAt: number;
+}
+
+/** Only `custom` skills are stored; `anthropic` lists nothing here. */
+export interface SkillListQuery extends ListQuery {
+  source: "custom" | "anthropic" | null;
+}
+
 /** The Skill family's store port (its SQL implementation lives in stores/sql). */
-export interface SkillStore {
+export interface SkillStore extends SkillRunReader {
   readonly family: "skills";
+  /** The skill and its first version, in one transaction. */
+  createSkill(skill: SkillRecord, first: SkillVersionRecord): Promise<void>;
+  getSkill(workspaceId: string, skillId: string): Promise<SkillRecord | null>;
+  listSkills(workspaceId: string, query: SkillListQuery): Promise<Page<SkillRecord>>;
+  /** The skill and every version of it; false when there was no such skill. */
+  deleteSkill(workspaceId: string, skillId: string): Promise<boolean>;
+  /**
+   * Appends a version and moves the skill's latest to it, in one transaction; false when the skill
+   * is gone (deleted concurrently).
+   */
+  addVersion(version: SkillVersionRecord, now: number): Promise<boolean>;
+  getVersion(workspaceId: string, skillId: string, versionId: string): Promise<SkillVersionRecord | null>;
+  /** Newest first. Files are not loaded (`files` is empty): a listing never reads every bundle. */
+  listVersions(workspaceId: string, skillId: string, query: ListQuery): Promise<Page<SkillVersionRecord>>;
+  /**
+   * Deletes one version unless it is the skill's only one, moving latest to the newest remaining;
+   * `absent` when no such version, `last` when it is the only one (nothing written).
+   */
+  deleteVersion(
+    workspaceId: string,
+    skillId: string,
+    versionId: string,
+    now: number,
+  ): Promise<"deleted" | "absent" | "last">;
+}
+
+/** What a run reads of a pinned skill version (the runtime loads it; see `RunSkill`). */
+export interface SkillRunReader {
+  /** The version's front matter and files; null when the skill or version is gone. */
+  versionForRun(workspaceId: string, skillId: string, version: string): Promise<RunSkill | null>;
 }
