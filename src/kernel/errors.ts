@@ -46,6 +46,10 @@ export const ERROR_CODES = {
   // An Idempotency-Key repeated with another body: a retry cannot change the answer.
   idempotency_key_reused: "unprocessable",
   payload_too_large: "too_large",
+  // Files: the SDK turns each into its own error class through `error.details.error_code`.
+  storage_quota_exceeded: "invalid",
+  file_not_downloadable: "invalid",
+  file_expired: "not_found",
   // Self-hosted work queue: a lost lease or failed heartbeat precondition is final for that delivery.
   heartbeat_precondition_failed: "precondition_failed",
   work_lease_lost: "precondition_failed",

@@ -9,6 +9,9 @@ const SDK_ERROR_CODES = new Set([
   "invalid_config_type_change",
   "invalid_metadata",
   "environment_not_found",
+  "storage_quota_exceeded",
+  "file_not_downloadable",
+  "file_expired",
 ]);
 
 /**
