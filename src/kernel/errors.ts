@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   vault_archived: "invalid",
   credential_archived: "invalid",
   credential_immutable_field: "invalid",
+  memory_store_archived: "invalid",
   unauthenticated: "unauthenticated",
   permission_denied: "forbidden",
   not_found: "not_found",
@@ -43,6 +44,12 @@ export const ERROR_CODES = {
   // A stored credential revision does not open on this server (sealed under a key it lacks, or
   // tampered with): the server's configuration, never the client's request, so not internal either.
   credential_unopenable: "conflict",
+  // Memories: a content precondition that no longer holds; a path taken or overlapped by another
+  // memory; a store at its memory count limit; a version that still holds a memory's content.
+  memory_precondition_failed: "conflict",
+  memory_path_conflict: "conflict",
+  memory_store_full: "conflict",
+  memory_version_current: "conflict",
   // An Idempotency-Key repeated with another body: a retry cannot change the answer.
   idempotency_key_reused: "unprocessable",
   payload_too_large: "too_large",

@@ -31,6 +31,15 @@ const WIRE_TYPES: Record<ErrorCategory, string> = {
   unavailable: "overloaded_error",
 };
 
+/** Codes with an error type of their own on the wire (the SDK's memory error objects). */
+const CODE_WIRE_TYPES: Readonly<Record<string, string>> = {
+  memory_precondition_failed: "memory_precondition_failed_error",
+  memory_path_conflict: "memory_path_conflict_error",
+};
+
+/** Codes whose details the SDK reads as fields of the error object itself (`conflicting_path`). */
+const TOP_LEVEL_DETAILS = new Set(["memory_path_conflict"]);
+
 export const errorBody = defaultErrorBody;
 
 /** Answers a failure in the wire's envelope; nothing leaves as an HTML page or a stack. */
@@ -47,5 +56,7 @@ export function managedErrorBody(failure: EdgeFailure, requestId: string) {
   const details = SDK_ERROR_CODES.has(failure.code)
     ? { ...failure.details, error_code: failure.code }
     : failure.details;
-  return errorBody(WIRE_TYPES[failure.category], failure.message, requestId, details);
+  const type = CODE_WIRE_TYPES[failure.code] ?? WIRE_TYPES[failure.category];
+  const body = errorBody(type, failure.message, requestId, details);
+  return TOP_LEVEL_DETAILS.has(failure.code) ? { ...body, error: { ...body.error, ...details } } : body;
 }
