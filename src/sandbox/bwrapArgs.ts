@@ -8,7 +8,8 @@
 
 import { EGRESS_PROXY_URL, EGRESS_SANDBOX_DIR } from "./egressProxy.js";
 import { launcherBashArgs } from "./launcherShell.js";
-import { PACKAGES_MOUNT, packagesEnv } from "./ports.js";
+import { PACKAGES_MOUNT, packagesEnv, type SandboxMounts } from "./ports.js";
+import { mountHostPath } from "./resourceMounts.js";
 
 export interface ResourceLimits {
   /** RLIMIT_CPU: CPU seconds per exec (wall clock is the exec's own timeout). */
@@ -114,6 +115,12 @@ export interface BwrapInvocation {
    */
   packagesDir?: string;
   /**
+   * The session's resource mounts (files, skills, memory stores), checked (resourceMounts.ts);
+   * `hostRoot` as bwrap reaches it (a root worker's mount point). Each is bound at its sandbox path,
+   * read-only or writable as it says.
+   */
+  mounts?: SandboxMounts;
+  /**
    * More variables for every command: vault `environment_variable` credentials' placeholders (never
    * a secret: egressSecrets.ts) and the trust bundle of the egress proxy's CA (egressCa.ts).
    */
@@ -201,6 +208,9 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
     ...(invocation.egressDir === undefined ? [] : ["--ro-bind", invocation.egressDir, EGRESS_SANDBOX_DIR]),
     // The revision's prepared packages: read-only, shared by every session of that content.
     ...(invocation.packagesDir === undefined ? [] : ["--ro-bind", invocation.packagesDir, PACKAGES_MOUNT]),
+    // The session's resources: bwrap creates each mount point on its own root tmpfs (the checked
+    // paths never lie inside another mount), then binds the host content there.
+    ...resourceBinds(invocation.mounts),
     // bwrap's root is a tmpfs the sandbox user owns: without this, `touch /etc/x` would succeed
     // (landing nowhere, but a command must not believe it can write there). /workspace, /tmp and
     // /dev are mounts of their own and stay writable.
@@ -240,6 +250,15 @@ export function bwrapCommand(invocation: BwrapInvocation): { command: string; ar
 }
 
 /** PATH, and with packages NODE_PATH and PYTHONPATH, of every command. */
+function resourceBinds(mounts: SandboxMounts | undefined): string[] {
+  if (mounts === undefined) return [];
+  return mounts.entries.flatMap((mount) => [
+    mount.readOnly ? "--ro-bind" : "--bind",
+    mountHostPath(mounts.hostRoot, mount.hostPath),
+    mount.sandboxPath,
+  ]);
+}
+
 function commandPath(packagesDir: string | undefined): string[] {
   if (packagesDir === undefined) return ["--setenv", "PATH", SANDBOX_PATH];
   return Object.entries(packagesEnv(PACKAGES_MOUNT, SANDBOX_PATH)).flatMap(([name, value]) => [

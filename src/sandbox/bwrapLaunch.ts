@@ -11,7 +11,7 @@ import {
   SANDBOX_PASSWD,
 } from "./bwrapArgs.js";
 import { type BwrapHost, probeBwrapHost } from "./bwrapHost.js";
-import { SandboxUnavailableError } from "./ports.js";
+import { type SandboxMounts, SandboxUnavailableError } from "./ports.js";
 import type { SandboxCgroup } from "./sandboxMemory.js";
 import { MOUNT_POINTS, type MountPoint, prepareMountPoints, privateMountsArgv } from "./sandboxMounts.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
@@ -65,6 +65,8 @@ export interface BwrapLaunch {
   egressDir?: string;
   /** Host directory of the session's prepared packages, bound read-only; none: no packages. */
   packagesDir?: string;
+  /** The session's resource mounts, checked; their root is bound like the workspace. */
+  mounts?: SandboxMounts;
   /** More variables for the commands (credential placeholders, the egress CA bundle); never secrets. */
   extraEnv?: Readonly<Record<string, string>>;
   /** The sandbox's memory cgroup; none: memory is bounded per process (RLIMIT_DATA). */
@@ -97,6 +99,7 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     workspace: launch.workspaceHostPath,
     egress: launch.egressDir,
     packages: launch.packagesDir,
+    resources: launch.mounts?.hostRoot,
   };
   // A root worker binds the sources on fixed mount points in a private namespace, then drops to
   // the sandbox's uid (sandboxMounts.ts): bwrap sees only the mount points. Otherwise bwrap runs
@@ -106,12 +109,16 @@ export async function prepareSpawn(launch: BwrapLaunch, argv: string[]): Promise
     sources[point] === undefined ? undefined : reach ? MOUNT_POINTS[point] : sources[point];
   const egressDir = path("egress");
   const packagesDir = path("packages");
+  const mountsRoot = path("resources");
   const { command, args } = bwrapCommand({
     ...launch.prerequisites.host,
     limits: launch.limits,
     workspaceHostPath: path("workspace") ?? launch.workspaceHostPath,
     ...(egressDir === undefined ? {} : { egressDir }),
     ...(packagesDir === undefined ? {} : { packagesDir }),
+    ...(launch.mounts === undefined || mountsRoot === undefined
+      ? {}
+      : { mounts: { hostRoot: mountsRoot, entries: launch.mounts.entries } }),
     ...(launch.extraEnv === undefined ? {} : { extraEnv: launch.extraEnv }),
     ...(launch.cgroup === undefined ? { dataBytes: launch.limits.memoryBytes } : { gated: true }),
     ...(reach === null ? {} : { launcher: reach }),

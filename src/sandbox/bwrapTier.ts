@@ -12,6 +12,7 @@ import type {
   ExecResult,
   Sandbox,
   SandboxCredentials,
+  SandboxMounts,
   SandboxProcess,
   SandboxProvider,
   SandboxSpec,
@@ -19,6 +20,7 @@ import type {
 } from "./ports.js";
 import { environmentPreamble, preambleArgv } from "./processEnvironment.js";
 import { execInProcessGroup } from "./processExec.js";
+import { checkSandboxMounts, prepareWritableMounts, sameMounts } from "./resourceMounts.js";
 import { execWithinLimits, type SandboxLimitWatch } from "./sandboxLimits.js";
 import {
   CGROUP_PREFIX,
@@ -139,6 +141,11 @@ export class BwrapTierProvider implements SandboxProvider {
       return Promise.reject(new Error(`the bwrap provider got a "${spec.tier}" spec`));
     }
     if (this.closed) return Promise.reject(new Error("the bwrap provider is closed"));
+    try {
+      if (spec.mounts) checkSandboxMounts("bwrap", spec.mounts);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Networking: every sandbox keeps a private network namespace (only its own loopback; never
     // `--share-net`, which hands the command the host's loopback). Its only egress is its own host
     // proxy (egressProxy.ts), reached through the supervisor's relay, whose policy is the SandboxSpec's:
@@ -153,7 +160,8 @@ export class BwrapTierProvider implements SandboxProvider {
     }
     const existing = this.live.get(spec.sessionId);
     // The credentials' binding (how a secret is opened, under which claim) is the realizing run's.
-    if (existing) return existing.then((sandbox) => sandbox.bindCredentials(spec.credentials));
+    if (existing)
+      return existing.then((sandbox) => sandbox.bindCredentials(spec.credentials).useMounts(spec.mounts));
     const started = this.start(spec);
     this.live.set(spec.sessionId, started);
     started.catch(() => {
@@ -222,8 +230,11 @@ export class BwrapTierProvider implements SandboxProvider {
         ? await EgressSecrets.create(spec.credentials.variables)
         : null;
     const withSecrets = secrets !== null && secrets.table.length > 0 ? secrets : null;
+    // And a session with resource mounts: binds are fixed at bwrap's start.
     const pooled =
-      packagesDir === undefined && withSecrets === null ? await this.claimPooled(hostWorkspace) : null;
+      packagesDir === undefined && withSecrets === null && spec.mounts === undefined
+        ? await this.claimPooled(hostWorkspace)
+        : null;
     if (pooled) {
       pooled.egress.setPolicy(spec.networking);
       return new BwrapSandbox(
@@ -247,6 +258,7 @@ export class BwrapTierProvider implements SandboxProvider {
     let cgroup: SandboxCgroup | undefined;
     try {
       await prepareWorkspace(hostWorkspace, owner);
+      if (spec.mounts) await prepareWritableMounts(spec.mounts, owner);
       egress = await EgressProxy.start(owner, this.options.egress);
       egress.setPolicy(spec.networking);
       const extraEnv = withSecrets ? await this.secretEnvironment(egress, withSecrets) : undefined;
@@ -255,6 +267,7 @@ export class BwrapTierProvider implements SandboxProvider {
         ...this.launchBase(prerequisites),
         egressDir: egress.directory,
         ...(packagesDir === undefined ? {} : { packagesDir }),
+        ...(spec.mounts === undefined ? {} : { mounts: spec.mounts }),
         ...(extraEnv === undefined ? {} : { extraEnv }),
         ...(cgroup ? { cgroup } : {}),
       };
@@ -462,7 +475,7 @@ export class BwrapSandbox implements Sandbox {
     readonly hostWorkspace: string,
     private readonly base: Pick<
       BwrapLaunch,
-      "prerequisites" | "limits" | "egressDir" | "packagesDir" | "extraEnv" | "cgroup"
+      "prerequisites" | "limits" | "egressDir" | "packagesDir" | "extraEnv" | "cgroup" | "mounts"
     >,
     options: {
       live: SupervisedBwrap | null;
@@ -488,6 +501,23 @@ export class BwrapSandbox implements Sandbox {
   /** Makes `credentials` (the realizing run's) the binding its proxy opens secrets through. */
   bindCredentials(credentials: SandboxCredentials | undefined): this {
     if (credentials && this.secrets) this.secrets.bind(credentials);
+    return this;
+  }
+
+  /**
+   * Makes `mounts` (the realizing run's) the ones the sandbox binds. The same set changes nothing
+   * (the host content under them is refreshed in place); another set (a resource added since) is
+   * bound from the next bwrap start on, and the idle live sandbox is stopped so that is now.
+   */
+  async useMounts(mounts: SandboxMounts | undefined): Promise<this> {
+    if (mounts === undefined || sameMounts(this.base.mounts, mounts)) return this;
+    await prepareWritableMounts(mounts, this.owner);
+    this.base.mounts = mounts;
+    if (!this.liveBusy && this.live) {
+      const live = this.live;
+      this.live = null;
+      await live.kill();
+    }
     return this;
   }
 

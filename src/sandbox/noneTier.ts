@@ -10,6 +10,7 @@ import {
   type SandboxProcess,
   type SandboxProvider,
   type SandboxSpec,
+  SandboxUnavailableError,
   type SpawnRequest,
 } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
@@ -40,6 +41,13 @@ export class NoneTierProvider implements SandboxProvider {
   constructor(private readonly workspaceRoot: string) {}
 
   async realize(spec: SandboxSpec): Promise<Sandbox> {
+    // No mount namespace: an absolute mount path would be a host path, shared by every session of
+    // this host. Admission refuses such sessions; this is the tier's own refusal behind it.
+    if (spec.mounts && spec.mounts.entries.length > 0)
+      throw new SandboxUnavailableError(
+        "none",
+        "the none tier cannot mount session resources or skills (it has no mount namespace)",
+      );
     const workspacePath = workspaceDirectory(this.workspaceRoot, spec.sessionId);
     await mkdir(workspacePath, { recursive: true, mode: 0o700 });
     const packagesDir = spec.preparedPackages?.dir;

@@ -50,6 +50,28 @@ export interface SandboxSpec {
    * Given again on every realize: the binding (`open`, `onHostRefused`) is the current run's.
    */
   credentials?: SandboxCredentials;
+  /**
+   * Host content bound into the sandbox at fixed paths (a session's files, skills, memory stores),
+   * materialized by the worker under one host directory of the session's, outside its writable
+   * workspace. Fixed at bwrap's start; the `none` tier has no mount namespace and refuses them.
+   */
+  mounts?: SandboxMounts;
+}
+
+/** The session's mounts: every host path lies under `hostRoot` (bound once by a root worker). */
+export interface SandboxMounts {
+  /** Absolute host directory holding every mount's content. */
+  hostRoot: string;
+  entries: SandboxMount[];
+}
+
+export interface SandboxMount {
+  /** Absolute path inside the sandbox (outside /workspace, /proc, /dev, /tmp and the system dirs). */
+  sandboxPath: string;
+  /** Path relative to `SandboxMounts.hostRoot`: a directory or a regular file. */
+  hostPath: string;
+  /** Bound read-only (`--ro-bind`); otherwise writable by the sandbox's uid (`--bind`). */
+  readOnly: boolean;
 }
 
 /** One `environment_variable` credential, as the sandbox sees it: never its value. */

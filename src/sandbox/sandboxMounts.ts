@@ -1,6 +1,6 @@
 /**
  * How a root worker's sandbox reaches its host directories (workspace, egress socket directory,
- * prepared packages) whatever the host's layout: bwrap runs as an unprivileged uid and resolves
+ * prepared packages, resource mounts) whatever the host's layout: bwrap runs as an unprivileged uid and resolves
  * and mounts every bind source by path as that uid, so a workspace under a 0700 directory (a
  * data dir, a home directory, /root) is out of its reach. So the launcher, still root, enters a
  * private mount namespace of its own (`unshare --mount`, propagation private: nothing it mounts is
@@ -23,6 +23,8 @@ export const MOUNT_POINTS = {
   workspace: join(MOUNT_POINTS_DIR, "workspace"),
   egress: join(MOUNT_POINTS_DIR, "egress"),
   packages: join(MOUNT_POINTS_DIR, "packages"),
+  /** The session's resource mounts' host root (ports.ts `SandboxMounts`). */
+  resources: join(MOUNT_POINTS_DIR, "resources"),
 } as const;
 
 export type MountPoint = keyof typeof MOUNT_POINTS;
