@@ -4,41 +4,12 @@
  */
 import { createContext, type MouseEvent, type ReactNode, useContext, useEffect, useState } from "react";
 import { consoleRoot } from "./api/consoleBase.js";
-
-export type Route =
-  | { page: "sessions" }
-  | { page: "session"; sessionId: string }
-  | { page: "approvals" }
-  | { page: "agents" }
-  | { page: "agent"; agentId: string }
-  | { page: "environments" }
-  | { page: "vaults" }
-  | { page: "vault"; vaultId: string }
-  | { page: "credential"; vaultId: string; credentialId: string }
-  | { page: "custody" }
-  | { page: "environment-keys" }
-  | { page: "workers" }
-  | { page: "not_found"; path: string };
+import { type Route, routeOf } from "./routes.js";
 
 /** The path below the Console's root, without a leading slash (`""`, `sessions/sesn_1`). */
 function currentPath(root: URL): string {
   const path = window.location.pathname;
   return path.startsWith(root.pathname) ? decodeURIComponent(path.slice(root.pathname.length)) : "";
-}
-
-export function routeOf(path: string): Route {
-  const parts = path.split("/").filter((part) => part !== "");
-  if (parts.length === 0 || (parts.length === 1 && parts[0] === "sessions")) return { page: "sessions" };
-  if (parts.length === 2 && parts[0] === "sessions") return { page: "session", sessionId: parts[1]! };
-  if (parts.length === 2 && parts[0] === "agents") return { page: "agent", agentId: parts[1]! };
-  if (parts.length === 2 && parts[0] === "vaults") return { page: "vault", vaultId: parts[1]! };
-  if (parts.length === 1 && (parts[0] === "approvals" || parts[0] === "agents")) return { page: parts[0] };
-  if (parts.length === 1 && (parts[0] === "environments" || parts[0] === "vaults")) return { page: parts[0] };
-  if (parts.length === 4 && parts[0] === "vaults" && parts[2] === "credentials")
-    return { page: "credential", vaultId: parts[1]!, credentialId: parts[3]! };
-  if (parts.length === 1 && (parts[0] === "custody" || parts[0] === "workers")) return { page: parts[0] };
-  if (parts.length === 1 && parts[0] === "environment-keys") return { page: "environment-keys" };
-  return { page: "not_found", path };
 }
 
 interface Navigation {

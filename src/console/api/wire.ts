@@ -10,6 +10,19 @@ import type { BetaManagedAgentsSession } from "@anthropic-ai/sdk/resources/beta/
 
 export type { BetaManagedAgentsAgent as Agent } from "@anthropic-ai/sdk/resources/beta/agents/agents";
 export type { BetaEnvironment as Environment } from "@anthropic-ai/sdk/resources/beta/environments/environments";
+export type { BetaFileMetadata as FileMetadata } from "@anthropic-ai/sdk/resources/beta/files";
+export type {
+  BetaManagedAgentsMemory as Memory,
+  BetaManagedAgentsMemoryListItem as MemoryListItem,
+} from "@anthropic-ai/sdk/resources/beta/memory-stores/memories";
+export type { BetaManagedAgentsMemoryStore as MemoryStore } from "@anthropic-ai/sdk/resources/beta/memory-stores/memory-stores";
+export type {
+  BetaManagedAgentsActor as Actor,
+  BetaManagedAgentsMemoryVersion as MemoryVersion,
+} from "@anthropic-ai/sdk/resources/beta/memory-stores/memory-versions";
+export type { BetaManagedAgentsSessionResource as SessionResource } from "@anthropic-ai/sdk/resources/beta/sessions/resources";
+export type { BetaSkill as Skill } from "@anthropic-ai/sdk/resources/beta/skills/skills";
+export type { BetaSkillVersion as SkillVersion } from "@anthropic-ai/sdk/resources/beta/skills/versions";
 export type { BetaManagedAgentsCredential as Credential } from "@anthropic-ai/sdk/resources/beta/vaults/credentials";
 export type { BetaManagedAgentsVault as Vault } from "@anthropic-ai/sdk/resources/beta/vaults/vaults";
 

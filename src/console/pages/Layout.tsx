@@ -9,8 +9,13 @@ import { CredentialPage } from "./CredentialPage.js";
 import { CustodyAudit } from "./CustodyAudit.js";
 import { EnvironmentKeysPage } from "./EnvironmentKeysPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";
+import { FilesPage } from "./FilesPage.js";
+import { MemoryStorePage } from "./MemoryStorePage.js";
+import { MemoryStoresPage } from "./MemoryStoresPage.js";
 import { SessionPage } from "./SessionPage.js";
 import { SessionsPage } from "./SessionsPage.js";
+import { SkillPage } from "./SkillPage.js";
+import { SkillsPage } from "./SkillsPage.js";
 import { VaultPage } from "./VaultPage.js";
 import { VaultsPage } from "./VaultsPage.js";
 import { WorkersPage } from "./WorkersPage.js";
@@ -31,6 +36,9 @@ export function Layout() {
           <Link to="agents">Agents</Link>
           <Link to="environments">Environments</Link>
           <Link to="vaults">Vaults</Link>
+          <Link to="files">Files</Link>
+          <Link to="skills">Skills</Link>
+          <Link to="memory-stores">Memory</Link>
           <Link to="custody">Custody</Link>
           <Link to="environment-keys">Keys</Link>
           <Link to="workers">Workers</Link>
@@ -54,6 +62,15 @@ export function Layout() {
             vaultId={route.vaultId}
             credentialId={route.credentialId}
           />
+        )}
+        {route.page === "files" && <FilesPage />}
+        {route.page === "skills" && <SkillsPage />}
+        {route.page === "skill" && (
+          <SkillPage key={route.skillId} skillId={route.skillId} versionId={route.versionId} />
+        )}
+        {route.page === "memory-stores" && <MemoryStoresPage />}
+        {route.page === "memory-store" && (
+          <MemoryStorePage key={route.storeId} storeId={route.storeId} memoryId={route.memoryId} />
         )}
         {route.page === "custody" && <CustodyAudit headingLevel={1} />}
         {route.page === "environment-keys" && <EnvironmentKeysPage />}

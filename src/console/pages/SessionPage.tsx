@@ -15,6 +15,7 @@ import {
 import { type ModelRow, transcriptRows } from "../projection/transcript.js";
 import { Link } from "../router.js";
 import { formatTime } from "./formatTime.js";
+import { SessionResources } from "./SessionResources.js";
 import { sandboxOf } from "./sandboxOf.js";
 import { Transcript } from "./Transcript.js";
 
@@ -86,6 +87,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
           firstTool={firstTool}
         />
         <McpPanel connections={mcp} />
+        <SessionResources sessionId={sessionId} />
       </div>
       {failure && (
         <div className="card failure" role="alert" data-testid="failure">
