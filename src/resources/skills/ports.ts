@@ -33,9 +33,12 @@ export interface SkillVersionRecord {
   createdAt: number;
 }
 
-/** Only `custom` skills are stored; `anthropic` lists nothing here. */
+/** Where a skill comes from (the SDK's `source.type`); only `custom` skills are stored here. */
+export type SkillSource = "custom" | "anthropic" | "anthropic_example" | "plugin";
+
 export interface SkillListQuery extends ListQuery {
-  source: "custom" | "anthropic" | null;
+  /** Null: every source; any but `custom` lists nothing. */
+  source: SkillSource | null;
 }
 
 /** The Skill family's store port (its SQL implementation lives in stores/sql). */

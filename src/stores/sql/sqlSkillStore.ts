@@ -40,7 +40,7 @@ export class SqlSkillStore implements SkillStore {
   async listSkills(workspaceId: string, q: SkillListQuery): Promise<Page<SkillRecord>> {
     const cursor = decodeCursor("skills", q.cursor);
     // Only custom skills are stored: Anthropic's are not served by this product.
-    if (q.source === "anthropic") return { data: [], nextCursor: null };
+    if (q.source !== null && q.source !== "custom") return { data: [], nextCursor: null };
     let query = this.db.selectFrom("skills").selectAll().where("workspace_id", "=", workspaceId);
     if (cursor && typeof cursor.id === "string") query = query.where("id", "<", cursor.id);
     const rows = await query
