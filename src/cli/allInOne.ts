@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { DEFAULT_WORKSPACE_ID } from "../control/iamService.js";
+import type { SkillVersionResolver } from "../control/ports.js";
 import { InProcessCommittedFactsFeed } from "../coordinator/committedFactsFeed.js";
 import {
   type ErasedSessionWorkspaces,
@@ -39,7 +40,7 @@ import { newId } from "../kernel/ids.js";
 import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
-import { composeResources } from "../resources/services.js";
+import { composeResources, type ResourceServices } from "../resources/services.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
@@ -134,7 +135,21 @@ export async function startAllInOne(
     ? new LinkClient({ baseUrl: split.url, token: split.token, peer: "Control" })
     : null;
   let control: ControlPlane;
+  let resources: ResourceServices;
+  // Publications pin custom skills through this; so does a split Control, over the link.
+  const skillVersions: SkillVersionResolver = {
+    resolve: (workspaceId, skillId, version) =>
+      resources.skills.resolveVersion(workspaceId, skillId, version),
+  };
   try {
+    // First: a bad limit in the environment (AWAKEN_SKILL_MAX_BYTES…) stops start-up here.
+    resources = composeResources({
+      stores: storage.resources,
+      blobs: storage.blobs,
+      clock,
+      env: options.env,
+      outbound,
+    });
     control = controlLink
       ? linkedControl(controlLink, clock)
       : await openLocalControl({
@@ -150,6 +165,7 @@ export async function startAllInOne(
           registrar,
           sessionPins,
           revocations: storage.revocations,
+          skillVersions,
           logger,
         });
     if (options.workerToken !== undefined)
@@ -190,6 +206,8 @@ export async function startAllInOne(
     options.env,
     options.sandboxEgress,
     tierPolicy.allowWeakerTiers,
+    // Repository clones obey the same address policy as every connection made for users.
+    outbound.policy,
   );
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
@@ -223,7 +241,7 @@ export async function startAllInOne(
     },
   };
   const entry = new SessionEntryService({
-    pinner: new RegisteredAgentPinner(agents),
+    pinner: new RegisteredAgentPinner(agents, skillVersions),
     sessions,
     sessionRecords: ports.sessions,
     environments,
@@ -287,13 +305,7 @@ export async function startAllInOne(
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
       targets: new WebhookTargets(pushOutbound),
     },
-    resources: composeResources({
-      stores: storage.resources,
-      blobs: storage.blobs,
-      clock,
-      env: options.env,
-      outbound,
-    }),
+    resources,
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -339,7 +351,7 @@ export async function startAllInOne(
     controlLink: split
       ? {
           token: split.token,
-          services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins }),
+          services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins, skillVersions }),
         }
       : undefined,
     workerTransport: options.workerToken

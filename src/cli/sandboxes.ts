@@ -1,9 +1,11 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "../sandbox/bwrapHost.js";
 import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { RepositoryCloner } from "../sandbox/gitClone.js";
 import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "../sandbox/limitsFromEnv.js";
 import { NoneTierProvider } from "../sandbox/noneTier.js";
 import { PackagePreparer } from "../sandbox/packagePreparer.js";
@@ -26,6 +28,11 @@ export function createSandboxes(
   egress?: EgressProxyOptions,
   /** The operator enabled tiers weaker than the default (`--allow-unsandboxed-tier`). */
   allowWeakerTiers = false,
+  /**
+   * The address policy sessions' repository clones obey (the host's outbound policy, with the
+   * operator's allow-list). Absent: public addresses only.
+   */
+  repositoryPolicy?: OutboundPolicy,
 ): TieredSandboxProvider {
   const root = resolve(workspaceRoot);
   const tiers = {
@@ -47,6 +54,10 @@ export function createSandboxes(
     offered,
     new PackagePreparer({ root, env }),
     new TenantWorkspaces(root, workspacesPerTenantFromEnv(env)),
+    {
+      cloner: new RepositoryCloner({ policy: repositoryPolicy ?? OutboundPolicy.publicOnly() }),
+      workspaceRoot: root,
+    },
   );
 }
 

@@ -173,6 +173,8 @@ export async function startRemoteWorker(
     options.env,
     options.sandboxEgress,
     options.allowWeakerTiers === true,
+    // Repository clones obey the same address policy as this host's MCP connections.
+    outbound.policy,
   );
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);

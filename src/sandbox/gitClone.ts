@@ -33,9 +33,11 @@ import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rename, rm } from "node:
 import { isIP } from "node:net";
 import { join, posix } from "node:path";
 import type { OutboundPolicy } from "../kernel/outboundPolicy.js";
+import type { SandboxRepository } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 import { workspaceUsage } from "./workspaceQuota.js";
+import { workspaceDirectory } from "./workspaces.js";
 
 export type RepositoryCheckout = { type: "branch"; name: string } | { type: "commit"; sha: string } | null;
 
@@ -48,7 +50,8 @@ export interface RepositoryCloneRequest {
   relativePath: string;
   /** Opens the repository's token (null: a public repository); called only when a clone is needed. */
   token: () => Promise<Buffer | null>;
-  signal: AbortSignal;
+  /** Aborting kills git (worker shutdown). */
+  signal?: AbortSignal;
 }
 
 export type RepositoryCloneOutcome =
@@ -96,7 +99,33 @@ export class RepositoryCloner {
     this.resolve = options.resolve ?? systemResolve;
   }
 
+  /**
+   * Clones a session's repository (`SandboxSpec.repositories`) into its workspace under
+   * `workspaceRoot`: `/workspace/<path>` inside the sandbox is `<workspace>/<path>` on the host.
+   */
+  cloneForSession(
+    workspaceRoot: string,
+    sessionId: string,
+    repository: SandboxRepository,
+  ): Promise<RepositoryCloneOutcome> {
+    const prefix = "/workspace/";
+    if (!repository.sandboxPath.startsWith(prefix))
+      return Promise.reject(
+        new RepositoryCloneError(
+          `a repository is cloned under /workspace, not at ${repository.sandboxPath.slice(0, 200)}`,
+        ),
+      );
+    return this.clone({
+      url: repository.url,
+      checkout: repository.checkout,
+      workspace: workspaceDirectory(workspaceRoot, sessionId),
+      relativePath: repository.sandboxPath.slice(prefix.length),
+      token: () => repository.token(),
+    });
+  }
+
   async clone(request: RepositoryCloneRequest): Promise<RepositoryCloneOutcome> {
+    const signal = request.signal ?? new AbortController().signal;
     const url = checkedUrl(request.url);
     const checkout = checkedCheckout(request.checkout);
     const parts = checkedRelativePath(request.relativePath);
@@ -126,7 +155,7 @@ export class RepositoryCloner {
         token?.fill(0);
         const cloneArgs = ["clone", "--no-checkout", "--no-recurse-submodules"];
         if (checkout?.type === "branch") cloneArgs.push(`--branch=${checkout.name}`, "--single-branch");
-        await this.git(cloneArgs.concat(["--", url.href, target]), env, staging, request.signal, secrets);
+        await this.git(cloneArgs.concat(["--", url.href, target]), env, staging, signal, secrets);
         // The checkout needs no network: it runs without the token in its environment.
         const local = gitEnvironment(home, null, null);
         const ref = checkout?.type === "commit" ? checkout.sha : "HEAD";
@@ -142,15 +171,15 @@ export class RepositoryCloner {
           ],
           local,
           staging,
-          request.signal,
+          signal,
           [],
         );
-        const head = (
-          await this.git(["-C", target, "rev-parse", "HEAD"], local, staging, request.signal, [])
-        ).trim();
+        const head = (await this.git(["-C", target, "rev-parse", "HEAD"], local, staging, signal, [])).trim();
         // Measured once more whole: a clone that finished between two measurements is bounded too.
         if ((await workspaceUsage(target)).bytes > this.maxBytes)
-          throw new RepositoryCloneError(`the repository is larger than the clone limit (${this.maxBytes} bytes)`);
+          throw new RepositoryCloneError(
+            `the repository is larger than the clone limit (${this.maxBytes} bytes)`,
+          );
         await chownTree(target, owner);
         await chmod(target, 0o755);
         // One rename, relative to the parent's descriptor: nothing on the way is followed.

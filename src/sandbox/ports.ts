@@ -56,6 +56,25 @@ export interface SandboxSpec {
    * workspace. Fixed at bwrap's start; the `none` tier has no mount namespace and refuses them.
    */
   mounts?: SandboxMounts;
+  /**
+   * The session's repositories, cloned by the worker on its host into the workspace (not a mount)
+   * once the sandbox is realized, each only while nothing is at its path yet (sandbox/gitClone.ts).
+   * Given on every realize: `token` opens under the realizing run's claim.
+   */
+  repositories?: SandboxRepository[];
+}
+
+/** A repository to clone into the workspace: its token is opened for the clone only. */
+export interface SandboxRepository {
+  /** The session resource's id, named in a clone error. */
+  id: string;
+  /** http(s), validated when the resource was created; checked again (and its address) at the clone. */
+  url: string;
+  checkout: { type: "branch"; name: string } | { type: "commit"; sha: string } | null;
+  /** Absolute path inside the sandbox, under `/workspace`. */
+  sandboxPath: string;
+  /** The token, opened when (and only when) a clone is made; the cloner zeroes it. null: public. */
+  token(): Promise<Buffer | null>;
 }
 
 /** The session's mounts: every host path lies under `hostRoot` (bound once by a root worker). */

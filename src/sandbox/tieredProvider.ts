@@ -1,4 +1,5 @@
 import { isWeakerThanDefault, weakerTierRefusal } from "../kernel/sandboxTiers.js";
+import { RepositoryCloneError, type RepositoryCloner } from "./gitClone.js";
 import { hasPackages, PackagePreparationError, type PackagePreparer } from "./packagePreparer.js";
 import {
   type Sandbox,
@@ -29,6 +30,11 @@ export class TieredSandboxProvider implements SandboxProvider {
     readonly packages?: PackagePreparer,
     /** Bounds each tenant's session workspaces on this host (workspaces.ts). Absent: unbounded. */
     private readonly tenants?: TenantWorkspaces,
+    /**
+     * Clones sessions' repositories into their workspaces under `workspaceRoot` (gitClone.ts).
+     * Absent: a spec with repositories is refused.
+     */
+    private readonly repositories?: { cloner: RepositoryCloner; workspaceRoot: string },
   ) {}
 
   async realize(spec: SandboxSpec): Promise<Sandbox> {
@@ -39,14 +45,39 @@ export class TieredSandboxProvider implements SandboxProvider {
     const provider = this.providerOf(spec.tier);
     // Admitted before its packages are prepared: a session past the bound costs no install.
     const realize = async (): Promise<Sandbox> => {
-      if (!packages || !preparer) return provider.realize(spec);
+      if (!packages || !preparer) return this.withRepositories(spec, await provider.realize(spec));
       // Already prepared (session creation, or an earlier session of the same content): a marker
       // check. Otherwise this worker's host prepares it now, once; a failure fails the realization.
       const preparedPackages = await preparer.prepare(packages);
-      return provider.realize({ ...spec, preparedPackages });
+      return this.withRepositories(spec, await provider.realize({ ...spec, preparedPackages }));
     };
     if (!this.tenants) return realize();
     return this.tenants.admit(spec, (sessionId) => this.destroy(sessionId), realize);
+  }
+
+  /**
+   * Clones the spec's repositories into the realized sandbox's workspace (owned by then by the
+   * sandbox's uid, which the clone is given to). One already there is left as it is; a clone that
+   * fails fails the realization, naming the repository and why (never its token).
+   */
+  private async withRepositories(spec: SandboxSpec, sandbox: Sandbox): Promise<Sandbox> {
+    const repositories = spec.repositories ?? [];
+    if (repositories.length === 0) return sandbox;
+    if (!this.repositories)
+      throw new SandboxUnavailableError(spec.tier, "this worker cannot clone session repositories");
+    const { cloner, workspaceRoot } = this.repositories;
+    for (const repository of repositories) {
+      try {
+        await cloner.cloneForSession(workspaceRoot, spec.sessionId, repository);
+      } catch (error) {
+        if (!(error instanceof RepositoryCloneError)) throw error;
+        throw new SandboxUnavailableError(
+          spec.tier,
+          `repository ${repository.url} (${repository.id}) could not be cloned: ${error.message}`,
+        );
+      }
+    }
+    return sandbox;
   }
 
   /** The provider of `tier`; refused when this host has none, never replaced by a weaker one. */
