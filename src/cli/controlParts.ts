@@ -6,7 +6,7 @@ import { CredentialService } from "../control/credentialService.js";
 import { CredentialValidator } from "../control/credentialValidation.js";
 import { IamService } from "../control/iamService.js";
 import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
-import type { ControlStores, RevocationNotices } from "../control/ports.js";
+import type { ControlStores, RevocationNotices, SkillVersionResolver } from "../control/ports.js";
 import type { RegistrationLog } from "../control/publicationRegistration.js";
 import { RegistrationReconciler } from "../control/registrationReconciler.js";
 import type { CredentialView } from "../control/vaultPorts.js";
@@ -46,6 +46,8 @@ export interface ControlPartsInput {
   registrationLog: RegistrationLog;
   /** Key revocations shared with the other processes on the database (PostgreSQL only). */
   revocations?: RevocationNotices | undefined;
+  /** Pins agents' custom skills at publication: the Resources context's, in process or over the link. */
+  skillVersions?: SkillVersionResolver | undefined;
 }
 
 /** Control's services, composed the same way whether the Coordinator is in this process or not. */
@@ -144,7 +146,13 @@ export function composeControl(input: ControlPartsInput): ControlParts {
       outbound,
     },
   );
-  const agents = new AgentService(stores.publications, input.registrar, clock, input.registrationLog);
+  const agents = new AgentService(
+    stores.publications,
+    input.registrar,
+    clock,
+    input.registrationLog,
+    input.skillVersions,
+  );
   const reconciler = new RegistrationReconciler({
     store: stores.publications,
     registrar: input.registrar,

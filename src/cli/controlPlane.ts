@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { AdminAuditReader } from "../control/adminAudit.js";
 import type { CredentialCustody } from "../control/credentialCustody.js";
 import { IamService } from "../control/iamService.js";
-import type { ControlStores, RevocationNotices } from "../control/ports.js";
+import type { ControlStores, RevocationNotices, SkillVersionResolver } from "../control/ports.js";
 import type { CredentialOpenAudit } from "../control/vaultPorts.js";
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import type { LinkClient } from "../edge/control-link/linkClient.js";
@@ -74,6 +74,8 @@ export interface LocalControlInput {
   sessionPins: SessionPins;
   /** Key revocations shared with the other processes on the database (PostgreSQL only). */
   revocations?: RevocationNotices | undefined;
+  /** Pins agents' custom skills at publication (where the skills are stored). */
+  skillVersions?: SkillVersionResolver | undefined;
   logger: Logger;
 }
 
@@ -109,6 +111,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       sessionPins: input.sessionPins,
       registrationLog: logger.child({ component: "registration" }),
       revocations: input.revocations,
+      skillVersions: input.skillVersions,
     });
     const { key: apiKey, source: apiKeySource } = await resolveApiKey(input.dataDir, input.apiKey, parts.iam);
     logger.info(

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import type { SkillVersionResolver } from "../control/ports.js";
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
@@ -71,6 +72,8 @@ export async function startControl(
   });
   const registrar = coordinator.service<ExecutableAgentRegistrar, ["register"]>("registrar", ["register"]);
   const sessionPins = coordinator.service<SessionPins, ["get", "advance"]>("sessionPins", ["get", "advance"]);
+  // Skills are stored with the Coordinator's resources: publications pin their versions through it.
+  const skillVersions = coordinator.service<SkillVersionResolver, ["resolve"]>("skillVersions", ["resolve"]);
   let control: Awaited<ReturnType<typeof openLocalControl>>;
   try {
     // Only Control's stores and the installation facts: the Coordinator's are never opened here.
@@ -86,6 +89,7 @@ export async function startControl(
       outbound,
       registrar,
       sessionPins,
+      skillVersions,
       revocations: storage.revocations,
       logger,
     });

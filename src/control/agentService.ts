@@ -7,7 +7,13 @@ import type { ListQuery, Page } from "../kernel/pagination.js";
 import { type Actor, auditEntry } from "./adminAudit.js";
 import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
-import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "./ports.js";
+import type {
+  AgentHead,
+  AgentListQuery,
+  PublicationStore,
+  SkillVersionResolver,
+  StoredPublication,
+} from "./ports.js";
 import {
   logFields,
   type RegistrationLog,
@@ -15,6 +21,7 @@ import {
   registerPublication,
   silentRegistrationLog,
 } from "./publicationRegistration.js";
+import { NO_SKILLS, pinSkills } from "./skillPinning.js";
 
 export interface AgentView {
   head: AgentHead;
@@ -32,12 +39,15 @@ export class AgentService {
     private readonly registrar: ExecutableAgentRegistrar,
     private readonly clock: Clock,
     private readonly log: RegistrationLog = silentRegistrationLog,
+    /** Pins custom skills to exact versions at publication (none composed: custom skills are refused). */
+    private readonly skills: SkillVersionResolver = NO_SKILLS,
   ) {}
 
   async create(by: Actor, input: AgentCreateInput): Promise<AgentView> {
     const { workspaceId } = by;
     const definition = resolveAgentCreate(input);
     validateAgentDefinition(definition);
+    definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
     const now = this.clock.now();
     const head: AgentHead = {
       id: newId("agent", now),
@@ -90,6 +100,10 @@ export class AgentService {
     if (!current) throw new Error(`agent ${agentId} lost its publication ${head.latestVersion}`);
     const definition = applyAgentUpdate(current.definition, input);
     validateAgentDefinition(definition);
+    // New skills are pinned now (`latest`: the newest at this moment); kept ones stay as pinned.
+    if (input.skills !== undefined) {
+      definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
+    }
     if (canonicalJson(definition) === canonicalJson(current.definition))
       return { head, publication: current };
     const now = this.clock.now();

@@ -152,6 +152,19 @@ export interface RevocationNotices {
   onKeyRevoked(listener: (keyId: string | null) => void): () => void;
 }
 
+/**
+ * Resolves a custom skill reference to the exact version a publication pins, so a session never
+ * resolves "latest" at run time. Skills live with the Resources context: the composition root
+ * implements this with its skill service (in process, or over the link from a split Control).
+ */
+export interface SkillVersionResolver {
+  /**
+   * The version id `version` names (null or `latest`: the skill's newest now). Throws an
+   * `invalid_request` naming the skill when it is unknown in the workspace or has no such version.
+   */
+  resolve(workspaceId: string, skillId: string, version: string | null): Promise<string>;
+}
+
 /** Control's role-narrowed store bundle. */
 export interface ControlStores {
   publications: PublicationStore;

@@ -17,10 +17,14 @@ export interface LinkService {
 
 export type LinkServices = Record<string, LinkService>;
 
-/** What the Coordinator serves Control: catalog registration and the sessions' credential pins. */
+/**
+ * What the Coordinator serves Control: catalog registration, the sessions' credential pins, and
+ * the exact skill versions publications pin (skills are stored with the Coordinator's resources).
+ */
 export const COORDINATOR_METHODS = {
   registrar: ["register"],
   sessionPins: ["get", "advance"],
+  skillVersions: ["resolve"],
 } as const;
 
 /** `services` with exactly the methods `table` names for each. */
