@@ -25,11 +25,13 @@ export function expandSkillZip(archive: Uint8Array, limits: SkillLimits): Upload
         if (seen.has(entry.name)) throw invalid(`the zip holds ${JSON.stringify(entry.name)} twice`);
         seen.add(entry.name);
         if (entry.originalSize > limits.maxFileBytes) {
-          throw invalid(`${JSON.stringify(entry.name)} is larger than ${limits.maxFileBytes} bytes`);
+          throw invalid(
+            `${JSON.stringify(entry.name)} would expand to ${entry.originalSize} bytes, more than the ${limits.maxFileBytes} one file may hold`,
+          );
         }
         declaredTotal += entry.originalSize;
         if (declaredTotal > limits.maxTotalBytes) {
-          throw invalid(`the zip's files together are larger than ${limits.maxTotalBytes} bytes`);
+          throw invalid(`the zip's files would expand to more than ${limits.maxTotalBytes} bytes together`);
         }
         if (entry.compression !== 0 && entry.compression !== 8) {
           throw invalid(`${JSON.stringify(entry.name)} uses an unsupported zip compression method`);
