@@ -105,7 +105,9 @@ async function answered<T>(
   try {
     return await answer(claim);
   } catch (error) {
-    if (error instanceof ResourceClaimLostError) return { kind: "claim_lost", reason: error.message };
+    // The reason only: the worker's `ResourceClaimLostError` says "claim lost" itself.
+    if (error instanceof ResourceClaimLostError)
+      return { kind: "claim_lost", reason: error.message.replace(/^claim lost: /, "") };
     throw error;
   }
 }
