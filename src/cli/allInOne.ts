@@ -149,6 +149,11 @@ export async function startAllInOne(
       clock,
       env: options.env,
       outbound,
+      // Control's, restricted to repository tokens (in process, or over the link): read at use.
+      sealer: {
+        seal: (identity, fields) => control.repoSealer.seal(identity, fields),
+        openField: (identity, sealed, field) => control.repoSealer.openField(identity, sealed, field),
+      },
     });
     control = controlLink
       ? linkedControl(controlLink, clock)
@@ -226,6 +231,7 @@ export async function startAllInOne(
       await sandboxes.packages?.prepare(packages);
     },
     tierPolicy,
+    resources.sessionResources,
   );
   // An erasure deletes the erased sessions' workspaces on this host, as a session's deletion does;
   // remote workers' hosts are not reached, nor other replicas' (on PostgreSQL any replica's

@@ -19,12 +19,14 @@ import type {
 import type { Clock } from "../kernel/clock.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { OutboundConnector } from "../kernel/outboundConnector.js";
+import type { TokenSealer } from "../resources/ports.js";
 import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { composeControl, type SessionPins } from "./controlParts.js";
 import { cachedIam } from "./linkedIamCache.js";
 import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import { type PushFieldSealer, pushConfigSealer } from "./sealedPushStore.js";
+import { repositoryTokenSealer } from "./sealedRepositoryTokens.js";
 import type { StartupKeys } from "./startupKeys.js";
 
 /**
@@ -48,6 +50,8 @@ export interface ControlPlane {
   adminAudit: AdminAuditReader;
   /** Seals and opens push configs' tokens only (Control refuses any other identity). */
   pushSealer: PushFieldSealer;
+  /** Seals and opens session repositories' tokens only (`repo:` identities; Control refuses any other). */
+  repoSealer: TokenSealer;
   /** The bootstrap API key when this process made or was given it; null when it lives elsewhere. */
   apiKey: string | null;
   apiKeySource: ApiKeySource;
@@ -134,6 +138,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       credentialOpens: parts.stores.credentialOpens,
       adminAudit: parts.stores.adminAudit,
       pushSealer: pushConfigSealer(parts.sealer),
+      repoSealer: repositoryTokenSealer(parts.sealer),
       apiKey,
       apiKeySource,
       zeroKeys: () => {
@@ -173,6 +178,7 @@ export function linkedControl(link: LinkClient, clock: Clock): ControlPlane {
     >,
     adminAudit: link.service("adminAudit", CONTROL_METHODS.adminAudit) as AdminAuditReader,
     pushSealer: link.service("pushSealer", CONTROL_METHODS.pushSealer) as PushFieldSealer,
+    repoSealer: link.service("repoSealer", CONTROL_METHODS.repoSealer) as TokenSealer,
     apiKey: null,
     apiKeySource: "control",
     zeroKeys: () => {},

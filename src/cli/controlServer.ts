@@ -121,6 +121,7 @@ export async function startControl(
         consents: control.consents,
         custody: control.custody,
         pushSealer: control.pushSealer,
+        repoSealer: control.repoSealer,
       }),
     },
   });

@@ -3,6 +3,7 @@ import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
+import type { SessionResourceRecord } from "../resources/ports.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
@@ -252,7 +253,8 @@ export interface EventListQuery extends ListQuery {
 }
 
 export interface SessionStore {
-  create(record: SessionRecord): Promise<void>;
+  /** Writes the session, its thread and its resources (already validated) in one transaction. */
+  create(record: SessionRecord, resources?: readonly SessionResourceRecord[]): Promise<void>;
   /**
    * Moves a session's pins (only ever by a holder's `mcp_oauth` refresh of the pinned revision:
    * the same grant's successor, never a replacement credential). Optional for test doubles.

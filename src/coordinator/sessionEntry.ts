@@ -1,4 +1,5 @@
 import type { JsonObject } from "../kernel/json.js";
+import type { SessionResourceRequest } from "../resources/ports.js";
 import type { DomainInput } from "./domainInputs.js";
 import type { ExecutableAgentSnapshot, SessionRecord } from "./ports.js";
 
@@ -22,7 +23,7 @@ export interface StartSessionCommand {
   environmentId?: string;
   title?: string | null;
   metadata?: Record<string, string>;
-  resources?: unknown[];
+  resources?: SessionResourceRequest[];
   vaultIds?: string[];
   budget?: unknown | null;
   initialInputs?: DomainInput[];

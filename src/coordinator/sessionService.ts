@@ -6,6 +6,7 @@ import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
+import type { SessionResourcePreparer, SessionResourceRequest } from "../resources/ports.js";
 import { DATA_SUBJECT_METADATA_KEY, dataSubjectOf } from "./dataSubjects.js";
 import type { DomainInput, SendDedupe } from "./domainInputs.js";
 import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
@@ -36,7 +37,7 @@ export interface CreateSessionCommand {
   environmentId: string;
   title: string | null;
   metadata: Record<string, string>;
-  resources: unknown[];
+  resources: SessionResourceRequest[];
   vaultIds: string[];
   budget: unknown | null;
   initialInputs: DomainInput[];
@@ -72,6 +73,11 @@ export class SessionService {
      * weaker tiers off) starts no session unless the operator enabled them.
      */
     private readonly tierPolicy: SandboxTierPolicy = STRICT_TIER_POLICY,
+    /**
+     * Validates the resources a session asks for and seals their tokens; the session store writes
+     * them in the session's own transaction. Absent: `resources` are refused.
+     */
+    private readonly resourcePreparer?: SessionResourcePreparer,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
@@ -96,8 +102,8 @@ export class SessionService {
     admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
     if (cmd.vaultIds.length > 0 && !this.pinner)
       throw invalid("vault_ids: vaults are not supported by this server yet");
-    if (cmd.resources.length > 0)
-      throw invalid("resources: session resources are not supported by this server yet");
+    if (cmd.resources.length > 0 && !this.resourcePreparer)
+      throw invalid("resources: session resources are not supported by this server");
     await this.prepareEnvironmentPackages(env.config);
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
@@ -105,8 +111,14 @@ export class SessionService {
         ? await this.pinner.pin(cmd.workspaceId, cmd.vaultIds, cmd.agent.definition)
         : [];
     const now = this.clock.now();
+    const sessionId = newId("sesn", now);
+    // Checked (files and stores found, URLs admitted, tokens sealed) before anything is stored.
+    const resources =
+      cmd.resources.length > 0 && this.resourcePreparer
+        ? await this.resourcePreparer.prepare(cmd.workspaceId, sessionId, cmd.resources, now)
+        : [];
     const record: SessionRecord = {
-      id: newId("sesn", now),
+      id: sessionId,
       workspaceId: cmd.workspaceId,
       agent: cmd.agent,
       environmentId: env.id,
@@ -114,7 +126,8 @@ export class SessionService {
       threadId: newId("sthr", now),
       title: cmd.title,
       metadata: cmd.metadata,
-      resources: cmd.resources,
+      // The session_resources rows are the truth (the wire reads them); this legacy column stays empty.
+      resources: [],
       vaultIds: cmd.vaultIds,
       credentialPins,
       budget: cmd.budget,
@@ -130,7 +143,7 @@ export class SessionService {
     // Validate initial inputs against the new session before anything is stored.
     if (cmd.initialInputs.length > 0)
       planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialInputs, now);
-    await this.ports.sessions.create(record);
+    await this.ports.sessions.create(record, resources);
     await this.work?.needsWorker(record);
     if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
     // A new session is news to the workspace's hint streams: its thread now exists, at version 0.

@@ -152,3 +152,69 @@ export interface TokenSealer {
   ): Promise<{ sealed: SealedSecret }>;
   openField(identity: RevisionIdentity, sealed: SealedSecret, field: string): Promise<Buffer | null>;
 }
+
+/**
+ * A session resource as stored: the one truth the session's `resources`, the session resource
+ * routes and every run's realization read. Secret-free: a repository's token is kept sealed
+ * (`sealedToken`, opened only for a clone) and never leaves this context in plaintext.
+ */
+export type SessionResourceRecord = {
+  /** `sesrsc_…` (a memory store resource shows its store's id on the wire instead). */
+  id: string;
+  workspaceId: string;
+  sessionId: string;
+  mountPath: string;
+  createdAt: number;
+  updatedAt: number;
+} & (
+  | { type: "file"; fileId: string }
+  | {
+      type: "memory_store";
+      memoryStoreId: string;
+      access: "read_write" | "read_only";
+      /** The store's name and description, snapshotted when it was attached. */
+      name: string;
+      description: string;
+      instructions: string | null;
+    }
+  | {
+      type: "github_repository";
+      url: string;
+      checkout: { type: "branch"; name: string } | { type: "commit"; sha: string } | null;
+      /** The token sealed under the master key (identity `repo:<id>` at `tokenRevision`); null: none. */
+      sealedToken: string | null;
+      /** Bumped on every rotation: a sealed token copied from an older revision does not open. */
+      tokenRevision: number;
+    }
+);
+
+/**
+ * Validates the resources a new session asks for (each a 400/404 naming the problem) and seals
+ * their tokens, storing nothing: the session store writes the answer in the session's transaction.
+ */
+export interface SessionResourcePreparer {
+  prepare(
+    workspaceId: string,
+    sessionId: string,
+    requested: readonly SessionResourceRequest[],
+    now: number,
+  ): Promise<SessionResourceRecord[]>;
+}
+
+/** A resource a session asks for (at creation, or `add`): validated and filled in by the preparer. */
+export type SessionResourceRequest =
+  | { type: "file"; fileId: string; mountPath: string | null }
+  | {
+      type: "github_repository";
+      url: string;
+      /** Plaintext only on its way to the sealer; never stored, logged or answered. */
+      authorizationToken: string | null;
+      checkout: { type: "branch"; name: string } | { type: "commit"; sha: string } | null;
+      mountPath: string | null;
+    }
+  | {
+      type: "memory_store";
+      memoryStoreId: string;
+      access: "read_write" | "read_only" | null;
+      instructions: string | null;
+    };

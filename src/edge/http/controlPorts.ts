@@ -13,4 +13,6 @@ export const CONTROL_METHODS = {
   custody: ["pin", "open", "openSecret", "secretVariables"],
   // Push configs' tokens are sealed under Control's key; only identities of push configs open.
   pushSealer: ["seal", "openField"],
+  // Session repositories' tokens, likewise: only `repo:` identities open.
+  repoSealer: ["seal", "openField"],
 } as const;

@@ -3,6 +3,8 @@ import type { AgentHead, StoredPublication } from "../../control/ports.js";
 import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { Page } from "../../kernel/pagination.js";
+import type { SessionResourceRecord } from "../../resources/ports.js";
+import { sessionResourceDto } from "./sessionResourceDto.js";
 import { usageDto } from "./usageDto.js";
 
 export { eventDto } from "./eventDto.js";
@@ -57,7 +59,12 @@ export function environmentDto(e: EnvironmentRecord): Record<string, unknown> {
   };
 }
 
-export function sessionDto(s: SessionRecord, now: number): Record<string, unknown> {
+/** `resources`: the session's resource rows (the one truth; the record's legacy column is empty). */
+export function sessionDto(
+  s: SessionRecord,
+  now: number,
+  resources: readonly SessionResourceRecord[],
+): Record<string, unknown> {
   const d = s.agent.definition;
   return {
     id: s.id,
@@ -71,7 +78,7 @@ export function sessionDto(s: SessionRecord, now: number): Record<string, unknow
       ...definitionFields(d),
     },
     environment_id: s.environmentId,
-    resources: s.resources,
+    resources: resources.map(sessionResourceDto),
     vault_ids: s.vaultIds,
     metadata: s.metadata,
     title: s.title,

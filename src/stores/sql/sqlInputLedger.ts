@@ -16,6 +16,7 @@ import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx } from 
 import { executeInputWrites } from "./executeWrites.js";
 import { planInputWrites } from "./inputWrites.js";
 import { rowToSession } from "./sessionRows.js";
+import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 
@@ -150,6 +151,8 @@ export class SqlInputLedger implements InputLedger {
         .where("state", "in", [...ACTIVE_RUN_STATES])
         .execute();
       await tx.deleteFrom("send_receipts").where("session_id", "=", sessionId).execute();
+      // Its resources go with it, repository tokens (sealed) included.
+      await deleteSessionResources(tx, [sessionId]);
       // Its names go too: a client's next use of one starts a new conversation.
       await tx
         .deleteFrom("session_names")

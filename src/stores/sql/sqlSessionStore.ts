@@ -5,20 +5,23 @@ import type {
   SessionRecord,
   SessionStore,
 } from "../../coordinator/ports.js";
+import type { SessionResourceRecord } from "../../resources/ports.js";
 import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
+import { insertSessionResources } from "./sqlSessionResourceStore.js";
 
 export class SqlSessionStore implements SessionStore {
   constructor(private readonly db: Db) {}
 
-  async create(record: SessionRecord): Promise<void> {
+  async create(record: SessionRecord, resources: readonly SessionResourceRecord[] = []): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       await tx.insertInto("sessions").values(sessionToRow(record)).execute();
       await tx
         .insertInto("threads")
         .values({ id: record.threadId, session_id: record.id, version: 0, created_at: record.createdAt })
         .execute();
+      await insertSessionResources(tx, resources);
     });
   }
 

@@ -14,10 +14,11 @@ import type { CommittedFact } from "../../coordinator/facts.js";
 import type { JsonObject } from "../../kernel/json.js";
 import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
 import { writeAudit } from "./sqlAdminAudit.js";
+import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 
 const ACTIVE_RUN_STATES = ["queued", "claimed"];
 /** The tables an erasure rewrites or deletes from: their old row versions hold the content. */
-const ERASED_TABLES = ["events", "sessions", "send_receipts", "push_outbox"] as const;
+const ERASED_TABLES = ["events", "sessions", "send_receipts", "push_outbox", "session_resources"] as const;
 const VACUUM_LOCK_TIMEOUT = "5s";
 
 /**
@@ -74,6 +75,8 @@ export class SqlSubjectErasure implements SubjectErasureStore {
         counts.titles = await eraseTitles(tx, ids);
         counts.sendReceipts = await eraseSendReceipts(tx, ids);
         counts.pushNotifications = await erasePushBodies(tx, request.workspaceId, ids);
+        // What the sessions mounted (attachment instructions, repository URLs and sealed tokens) goes.
+        await deleteSessionResources(tx, ids);
       }
       await tx
         .insertInto("data_subject_erasures")

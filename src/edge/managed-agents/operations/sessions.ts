@@ -1,3 +1,4 @@
+import type { SessionRecord } from "../../../coordinator/ports.js";
 import type { AgentRef } from "../../../coordinator/sessionEntry.js";
 import { invalid } from "../../../kernel/errors.js";
 import type { JsonObject } from "../../../kernel/json.js";
@@ -5,6 +6,7 @@ import { sessionDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
 import { toDomainInputs } from "../routes/userInputs.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
+import { toResourceRequest } from "../schemas/sessionResources.js";
 import {
   type CreateSessionBody,
   createSessionBodySchema,
@@ -13,6 +15,21 @@ import {
 } from "../schemas/sessions.js";
 
 // The session operations of the Managed wire, transport-free (HTTP routes and in-process client).
+
+/** Sessions on the wire, each with its resources (one read for a whole page). */
+async function sessionDtos(deps: ManagedAgentsDeps, workspaceId: string, sessions: readonly SessionRecord[]) {
+  const resources = await deps.resources.sessionResources.listForSessions(
+    workspaceId,
+    sessions.map((s) => s.id),
+  );
+  const now = deps.clock.now();
+  return sessions.map((s) => sessionDto(s, now, resources.get(s.id) ?? []));
+}
+
+async function oneSessionDto(deps: ManagedAgentsDeps, workspaceId: string, session: SessionRecord) {
+  const [dto] = await sessionDtos(deps, workspaceId, [session]);
+  return dto;
+}
 
 export async function createSession(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
   const body = parseBody(createSessionBodySchema, rawBody);
@@ -23,16 +40,16 @@ export async function createSession(deps: ManagedAgentsDeps, workspaceId: string
     environmentId: body.environment_id,
     title: body.title ?? null,
     metadata: body.metadata ?? {},
-    resources: body.resources ?? [],
+    resources: (body.resources ?? []).map(toResourceRequest),
     vaultIds: body.vault_ids ?? [],
     budget: body.budget ?? null,
     initialInputs: toDomainInputs(body.initial_events ?? []),
   });
-  return sessionDto(session, deps.clock.now());
+  return oneSessionDto(deps, workspaceId, session);
 }
 
 export async function retrieveSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
-  return sessionDto(await deps.sessions.get(workspaceId, id), deps.clock.now());
+  return oneSessionDto(deps, workspaceId, await deps.sessions.get(workspaceId, id));
 }
 
 export async function listSessions(deps: ManagedAgentsDeps, workspaceId: string, rawQuery: RawQuery) {
@@ -47,9 +64,8 @@ export async function listSessions(deps: ManagedAgentsDeps, workspaceId: string,
     ...(q.statuses ? { statuses: q.statuses } : {}),
     ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
   });
-  const now = deps.clock.now();
   return {
-    data: page.data.map((s) => sessionDto(s, now)),
+    data: await sessionDtos(deps, workspaceId, page.data),
     next_page: page.nextCursor,
     prev_page: page.prevCursor ?? null,
   };
@@ -73,7 +89,7 @@ export async function updateSession(
     ...(body.metadata ? { metadata: body.metadata } : {}),
     ...(body.budget !== undefined ? { budget: body.budget } : {}),
   });
-  return sessionDto(session, deps.clock.now());
+  return oneSessionDto(deps, workspaceId, session);
 }
 
 export async function deleteSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
@@ -82,7 +98,7 @@ export async function deleteSession(deps: ManagedAgentsDeps, workspaceId: string
 }
 
 export async function archiveSession(deps: ManagedAgentsDeps, workspaceId: string, id: string) {
-  return sessionDto(await deps.sessions.archive(workspaceId, id), deps.clock.now());
+  return oneSessionDto(deps, workspaceId, await deps.sessions.archive(workspaceId, id));
 }
 
 /** The wire's agent reference: an id (latest), `{type:"agent"}`, or `agent_with_overrides`. */
