@@ -28,6 +28,14 @@ export interface BlobStore {
 }
 
 /**
+ * A family that keeps blobs answers whether any of its rows still names one. Blobs are shared by
+ * content across families, so one is deleted only when every family answers no.
+ */
+export interface BlobReferences {
+  references(digest: BlobDigest): Promise<boolean>;
+}
+
+/**
  * The claim a run names on every call it makes for resources: each answer is given only while this
  * owner holds this run at this epoch with an unexpired lease, for a session of this workspace.
  */
