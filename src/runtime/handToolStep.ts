@@ -6,9 +6,11 @@
 
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import { secondsSince } from "../kernel/metrics.js";
+import { ResourceClaimLostError } from "../resources/ports.js";
 import { SandboxUnavailableError } from "../sandbox/ports.js";
 import type { HandToolResult } from "./hand/index.js";
 import type { Step } from "./nextStep.js";
+import type { ResourceRealization } from "./resourceRealization.js";
 import type { CommitStatus, RunContext } from "./runContext.js";
 import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 import type { SecretEgress } from "./secretEgress.js";
@@ -22,6 +24,8 @@ export class HandToolStep {
     private readonly catalog: Map<string, CatalogEntry>,
     private readonly sandbox: SandboxProvisioning,
     private readonly secrets: SecretEgress,
+    /** The run's resources: read-write memory directories are written back after each call. */
+    private readonly resources?: ResourceRealization,
   ) {}
 
   /**
@@ -34,7 +38,7 @@ export class HandToolStep {
   async runTool(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
     const entry = this.catalog.get(step.name);
     const now = this.run.ports.clock.now();
-    if (entry?.kind !== "hand") {
+    if (entry?.kind !== "hand" && entry?.kind !== "runtime") {
       return this.run.commitLanding([
         toolResult(now, step.toolUseId, `the ${step.name} tool is not available to this session`, true),
       ]);
@@ -58,9 +62,14 @@ export class HandToolStep {
     const captured = this.run.capturesContent ? traced : undefined;
     captureToolArguments(captured, step.input);
     try {
-      const provisioned = await this.sandbox.provision();
-      realized = provisioned.fact;
-      outcome = await entry.tool.run(provisioned.sandbox, step.input, this.run.signal);
+      if (entry.kind === "runtime") {
+        // Answered in process from the run's resources (no sandbox), under the run's claim.
+        outcome = await entry.tool.run(step.input, this.run.signal);
+      } else {
+        const provisioned = await this.sandbox.provision();
+        realized = provisioned.fact;
+        outcome = await entry.tool.run(provisioned.sandbox, step.input, this.run.signal);
+      }
     } catch (error) {
       if (this.run.signal.aborted) {
         endToolSpan(traced, "aborted");
@@ -71,6 +80,10 @@ export class HandToolStep {
         { runId: this.run.activation.runId, tool: step.name, error: message },
         "tool failed",
       );
+      if (error instanceof ResourceClaimLostError) {
+        endToolSpan(traced, "aborted");
+        return "lost";
+      }
       outcome = {
         text:
           error instanceof SandboxUnavailableError
@@ -83,10 +96,23 @@ export class HandToolStep {
     endToolSpan(traced, this.run.signal.aborted ? "aborted" : outcome.isError ? "error" : "ok");
     if (this.run.signal.aborted) return "lost";
     this.run.metrics.toolCall(step.name, outcome.isError ? "error" : "ok", secondsSince(startedAt));
+    // The call's changes to read-write memory directories are saved under the claim before its
+    // result is committed; what did not take is said in the result the model reads next.
+    const back = this.resources ? await this.resources.writeBack() : { notes: [], fact: null };
+    if (back === "lost") return "lost";
+    const text =
+      back.notes.length === 0
+        ? outcome.text
+        : `${outcome.text}\n\n[memory] ${back.notes.join("\n[memory] ")}`;
     const finishedAt = this.run.ports.clock.now();
-    const result = toolResult(finishedAt, step.toolUseId, outcome.text, outcome.isError);
+    const result = toolResult(finishedAt, step.toolUseId, text, outcome.isError);
     // Credentials the sandbox could not use (credential_host_unreachable_error) follow the result.
     const errors = this.secrets.takeErrors(finishedAt, this.run.facts);
-    return this.run.commitLanding([...(realized ? [realized] : []), result, ...errors]);
+    return this.run.commitLanding([
+      ...(realized ? [realized] : []),
+      ...(back.fact ? [back.fact] : []),
+      result,
+      ...errors,
+    ]);
   }
 }

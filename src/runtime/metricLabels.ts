@@ -14,7 +14,12 @@ export function delegatedToolLabels(
   return response.content.flatMap((block) => {
     if (block.type !== "tool_use") return [];
     const entry = catalog.get(block.name);
-    if (entry?.kind === "mcp" || (entry?.kind === "hand" && entry.runsOn === "server")) return [];
+    if (
+      entry?.kind === "mcp" ||
+      entry?.kind === "runtime" ||
+      (entry?.kind === "hand" && entry.runsOn === "server")
+    )
+      return [];
     return [entry?.kind === "hand" ? block.name : "custom"];
   });
 }

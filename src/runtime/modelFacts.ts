@@ -126,7 +126,7 @@ export function responseFacts(
       }
       continue;
     }
-    if (entry?.kind !== "hand") {
+    if (entry?.kind !== "hand" && entry?.kind !== "runtime") {
       plan.awaiting.push(id);
       facts.push({ id, kind: "tool_call", call: { id, name: block.name, input, executor: "client" } });
       continue;

@@ -39,6 +39,8 @@ export class ModelStep {
   constructor(
     private readonly run: RunContext,
     private readonly catalog: Map<string, CatalogEntry>,
+    /** The system prompt: the agent's own, and what the run adds (its skills, its memory stores). */
+    private readonly system: () => string | null = () => this.run.activation.agent.definition.system,
   ) {}
 
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
@@ -68,7 +70,7 @@ export class ModelStep {
       response = await provider.complete(
         {
           model,
-          system: this.run.activation.agent.definition.system,
+          system: this.system(),
           messages: buildConversation(this.run.facts),
           tools: [...this.catalog.values()].map((entry) => entry.spec),
           maxTokens: MAX_OUTPUT_TOKENS,

@@ -14,6 +14,7 @@ import type { Metrics } from "../kernel/metrics.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { ProviderRouter } from "../providers/ports.js";
+import type { RunResources } from "../resources/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
 import type { RetryPolicy } from "./retryPolicy.js";
 
@@ -56,6 +57,17 @@ export interface RuntimePorts {
    * recorded only when it is true and the claim allowed it (`Activation.captureContent`).
    */
   traceContent?: boolean;
+  /**
+   * The session's resources and the agent's pinned skills, scoped to the run's claim (in process:
+   * claimedResources.ts; on a remote worker, over the transport). Absent: runs see none.
+   */
+  resources?: RunResources;
+  /**
+   * The host directory under which this worker materializes each session's mounted resources
+   * (`<mountArea>/<sessionId>`), outside every sandbox's writable workspace. Absent: resources that
+   * need a mount cannot be realized here and such a run fails with a clear error.
+   */
+  mountArea?: string;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

@@ -7,7 +7,7 @@
 
 import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
-import type { Sandbox, SandboxSpec } from "../sandbox/ports.js";
+import type { Sandbox, SandboxMounts, SandboxSpec } from "../sandbox/ports.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { RunContext } from "./runContext.js";
 import type { SecretEgress } from "./secretEgress.js";
@@ -20,6 +20,8 @@ export class SandboxProvisioning {
     private readonly run: RunContext,
     /** The session's `environment_variable` credentials: the sandbox's proxy opens them through it. */
     private readonly secrets: SecretEgress,
+    /** The run's resource mounts, once realized (resourceRealization.ts); none: nothing mounted. */
+    private readonly mounts: () => SandboxMounts | undefined = () => undefined,
   ) {}
 
   /**
@@ -60,11 +62,12 @@ export class SandboxProvisioning {
   /**
    * `eager` provisioning: the sandbox exists before the model or any tool runs (realizing is
    * idempotent, so a resumed run just finds it). A tier that cannot be realized ends the run with
-   * a clear error instead of running without its sandbox.
+   * a clear error instead of running without its sandbox. Mounted resources need the sandbox
+   * before the model's first call whatever the provisioning says (`required`).
    */
-  async provisionEagerly(): Promise<"ok" | "lost" | "failed"> {
+  async provisionEagerly(required = false): Promise<"ok" | "lost" | "failed"> {
     const config = this.run.environment();
-    if (config.type !== "cloud" || sandboxProvisioningOf(config) !== "eager") return "ok";
+    if (config.type !== "cloud" || (sandboxProvisioningOf(config) !== "eager" && !required)) return "ok";
     try {
       const { fact } = await this.provision();
       if (!fact) return "ok";
@@ -93,6 +96,7 @@ export class SandboxProvisioning {
   private sandboxSpec(): SandboxSpec {
     const config = this.run.activation.environment.config;
     if (config.type !== "cloud") throw new Error("Hand tools run only in cloud environments");
+    const mounts = this.mounts();
     return {
       tier: sandboxTierOf(config) ?? "bwrap",
       sessionId: this.run.activation.sessionId,
@@ -117,6 +121,7 @@ export class SandboxProvisioning {
         npm: config.packages.npm,
         pip: config.packages.pip,
       },
+      ...(mounts === undefined ? {} : { mounts }),
     };
   }
 }

@@ -1,7 +1,7 @@
 import type { AgentDefinition, McpServer, PermissionPolicy } from "../control/agentDefinition.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { ModelToolSpec } from "../providers/ports.js";
-import { HAND_TOOLS, type HandTool } from "./hand/index.js";
+import { HAND_TOOLS, type HandTool, type HandToolResult } from "./hand/index.js";
 import type { McpToolInfo } from "./mcp/mcpSessions.js";
 
 export type CatalogEntry =
@@ -15,6 +15,17 @@ export type CatalogEntry =
       runsOn: "server" | "client";
     }
   | {
+      /**
+       * A tool the runtime answers itself, without a sandbox, from the run's resources (skills and
+       * memory stores when there is no sandbox to mount them in). Added once they are realized.
+       */
+      kind: "runtime";
+      spec: ModelToolSpec;
+      tool: RuntimeTool;
+      policy: PermissionPolicy;
+      runsOn: "server";
+    }
+  | {
       kind: "mcp";
       spec: ModelToolSpec;
       /** The agent's name for the server (`mcp_server_name`) and the tool's own name there. */
@@ -24,6 +35,28 @@ export type CatalogEntry =
       /** Re-run after a crash only when the server annotates the tool `idempotentHint: true`. */
       repeatable: boolean;
     };
+
+/** A tool the runtime runs in process (no sandbox): its answer comes from the run's resources. */
+export interface RuntimeTool {
+  spec: ModelToolSpec;
+  /** Running it twice has the same effect as running it once. */
+  repeatable: boolean;
+  run(input: Record<string, unknown>, signal: AbortSignal): Promise<HandToolResult>;
+}
+
+/** Adds runtime tools, always allowed (they read and write only the session's own resources). */
+export function addRuntimeTools(catalog: Map<string, CatalogEntry>, tools: readonly RuntimeTool[]): void {
+  for (const tool of tools) {
+    if (catalog.has(tool.spec.name)) continue;
+    catalog.set(tool.spec.name, {
+      kind: "runtime",
+      spec: tool.spec,
+      tool,
+      policy: { type: "always_allow" },
+      runsOn: "server",
+    });
+  }
+}
 
 /**
  * The tools a run offers the model, decided from the pinned agent version and environment revision

@@ -70,3 +70,25 @@ export function sandboxRealized(
     body: { tier, provisioning, realize_ms: realizeMs },
   };
 }
+
+/**
+ * What this run realized of the session's resources and the agent's skills: each resource's type,
+ * id and mount path (a file's digest and size, a store's access), each skill's exact version, and
+ * how they were offered (`mounted` in the sandbox, or as runtime `tools`). Internal; one per run
+ * that has any. Secret-free: never a token, never content.
+ */
+export const RESOURCES_REALIZED = "awaken.resources_realized";
+
+export function resourcesRealized(now: number, body: JsonObject): TypedFact {
+  return { id: newId("sevt", now), kind: "internal", type: RESOURCES_REALIZED, body };
+}
+
+/**
+ * The outcomes of one memory write-back (paths, memory and version ids, the reason of a conflict
+ * or refusal), committed with the tool result the agent reads them in. Internal; never content.
+ */
+export const MEMORY_WRITTEN_BACK = "awaken.memory_written_back";
+
+export function memoryWrittenBack(now: number, outcomes: JsonObject[]): TypedFact {
+  return { id: newId("sevt", now), kind: "internal", type: MEMORY_WRITTEN_BACK, body: { outcomes } };
+}

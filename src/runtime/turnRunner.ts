@@ -15,9 +15,11 @@ import { idle, sessionError, spanEnd } from "./modelFacts.js";
 import { ModelStep } from "./modelStep.js";
 import { nextStep } from "./nextStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
+import { ResourceRealization } from "./resourceRealization.js";
 import { type CommitStatus, RunContext } from "./runContext.js";
 import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
+import { systemPrompt } from "./skillCatalog.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
 
@@ -35,6 +37,8 @@ export class TurnRunner {
   private readonly sandbox: SandboxProvisioning;
   private readonly handTools: HandToolStep;
   private readonly model: ModelStep;
+  /** The session's resources and the agent's skills, realized once at the run's start. */
+  private readonly resources: ResourceRealization;
   /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
   private readonly delegate: A2aDelegateStep | null;
 
@@ -47,10 +51,13 @@ export class TurnRunner {
     // One catalog for the whole run: the MCP step adds its servers' tools, the model is offered them.
     const catalog = toolCatalog(activation.agent.definition, activation.environment.config);
     this.secrets = new SecretEgress(ports, activation, signal);
-    this.sandbox = new SandboxProvisioning(this.context, this.secrets);
+    this.resources = new ResourceRealization(this.context, catalog);
+    this.sandbox = new SandboxProvisioning(this.context, this.secrets, () => this.resources.mounts);
     this.mcp = new McpStep(this.context, catalog, this.sandbox);
-    this.handTools = new HandToolStep(this.context, catalog, this.sandbox, this.secrets);
-    this.model = new ModelStep(this.context, catalog);
+    this.handTools = new HandToolStep(this.context, catalog, this.sandbox, this.secrets, this.resources);
+    this.model = new ModelStep(this.context, catalog, () =>
+      systemPrompt(activation.agent.definition.system, this.resources.prompt()),
+    );
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
     this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
   }
@@ -96,7 +103,10 @@ export class TurnRunner {
       if (status === "ok") context.metrics.crashBudgetExhausted();
       return status === "ok" ? "settled" : "lost_claim";
     }
-    const provisioned = await this.sandbox.provisionEagerly();
+    // Resources first: mounted ones are part of the sandbox's spec, and need it before the model.
+    const realized = await this.resources.realize();
+    if (realized !== "ok") return realized === "failed" ? "settled" : "lost_claim";
+    const provisioned = await this.sandbox.provisionEagerly(this.resources.needsSandbox);
     if (provisioned !== "ok") return provisioned === "failed" ? "settled" : "lost_claim";
     for (;;) {
       if (this.signal.aborted) return "lost_claim";
@@ -133,14 +143,20 @@ export class TurnRunner {
           status = result;
           break;
         }
-        case "await":
+        case "await": {
+          if ((await this.writeBack()) === "lost") return "lost_claim";
           status = await context.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
           if (status === "ok") return "settled";
           break;
-        case "finish":
+        }
+        case "finish": {
+          // The turn's last commit point: whatever reached a read-write store's directory since the
+          // last tool step is saved (or recorded as not taken) before the turn ends.
+          if ((await this.writeBack()) === "lost") return "lost_claim";
           status = await context.commit([idle(now, { kind: "end_turn" })], "done");
           if (status === "ok") return "settled";
           break;
+        }
         case "call_model": {
           if (this.delegate) {
             const result = await this.delegate.callRemote(step.failedAttempts);
@@ -158,5 +174,13 @@ export class TurnRunner {
       }
       if (status === "lost") return "lost_claim";
     }
+  }
+
+  /** Writes back read-write memory directories and records the outcomes (a commit point of its own). */
+  private async writeBack(): Promise<"ok" | "lost"> {
+    const back = await this.resources.writeBack();
+    if (back === "lost") return "lost";
+    if (!back.fact) return "ok";
+    return this.context.commitLanding([back.fact]);
   }
 }

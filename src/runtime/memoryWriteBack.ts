@@ -1,0 +1,169 @@
+/**
+ * Memory write-back: what the agent changed in a read-write memory store's mounted directory since
+ * the store's snapshot, sent to the store at the run's commit points under the run's claim. The
+ * store checks the claim and each change's precondition in one transaction: a change to a memory
+ * someone else changed meanwhile is a `conflict`, never an overwrite. After each write-back the
+ * directory holds, for every path that was sent, what the store now holds, so the agent always
+ * works on current content and a refused or conflicting change is not sent again and again.
+ */
+import { createHash } from "node:crypto";
+import type {
+  MemoryChange,
+  MemoryChangeOutcome,
+  MemorySnapshotEntry,
+  ResourceClaim,
+  RunResources,
+} from "../resources/ports.js";
+import { type MountFile, readMountTree, removeMountFile, writeMountFile } from "./mountFiles.js";
+
+export function sha256Hex(content: string): string {
+  return createHash("sha256").update(content, "utf8").digest("hex");
+}
+
+/** A file of the directory as the diff sees it: text, or why it cannot be written back. */
+export type DirectoryEntry = { path: string; content: string } | { path: string; problem: string };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function directoryEntries(files: readonly MountFile[]): DirectoryEntry[] {
+  return files.map((file) => {
+    if (file.kind === "unreadable") return { path: file.path, problem: file.reason };
+    try {
+      return { path: file.path, content: utf8.decode(file.bytes) };
+    } catch {
+      return { path: file.path, problem: "not UTF-8 text" };
+    }
+  });
+}
+
+/**
+ * The changes that turn `snapshot` into the directory: new paths are created, changed content
+ * updated and missing paths deleted, each update and delete conditioned on the content the
+ * snapshot read. A file that cannot be written back is a local refusal, sent nowhere.
+ */
+export function diffMemory(
+  snapshot: readonly MemorySnapshotEntry[],
+  directory: readonly DirectoryEntry[],
+): { changes: MemoryChange[]; refused: MemoryChangeOutcome[] } {
+  const known = new Map(snapshot.map((entry) => [entry.path, entry]));
+  const changes: MemoryChange[] = [];
+  const refused: MemoryChangeOutcome[] = [];
+  const present = new Set<string>();
+  for (const file of directory) {
+    present.add(file.path);
+    if ("problem" in file) {
+      refused.push({ path: file.path, outcome: "refused", reason: file.problem });
+      continue;
+    }
+    const before = known.get(file.path);
+    if (before === undefined) changes.push({ kind: "create", path: file.path, content: file.content });
+    else if (sha256Hex(file.content) !== before.contentSha256)
+      changes.push({
+        kind: "update",
+        memoryId: before.memoryId,
+        path: file.path,
+        content: file.content,
+        expectedContentSha256: before.contentSha256,
+      });
+  }
+  for (const entry of snapshot) {
+    if (!present.has(entry.path))
+      changes.push({
+        kind: "delete",
+        memoryId: entry.memoryId,
+        path: entry.path,
+        expectedContentSha256: entry.contentSha256,
+      });
+  }
+  return { changes, refused };
+}
+
+/** What the agent is told of a write-back's outcomes that did not take (written ones are silent). */
+export function writeBackNotes(mountPath: string, outcomes: readonly MemoryChangeOutcome[]): string[] {
+  return outcomes.flatMap((o) => {
+    if (o.outcome === "conflict")
+      return [
+        `${mountPath}/${o.path} was not saved: the memory changed since you read it (${o.reason}); the file now holds its current content.`,
+      ];
+    if (o.outcome === "refused")
+      return [
+        `${mountPath}/${o.path} was not saved: ${o.reason}; the file now holds what the memory store holds.`,
+      ];
+    return [];
+  });
+}
+
+/**
+ * One read-write store mounted as a directory: its snapshot (what the store held as the run last
+ * knew it) and the write-back of the directory against it.
+ */
+export class MountedMemoryStore {
+  private snapshot: MemorySnapshotEntry[];
+
+  constructor(
+    readonly memoryStoreId: string,
+    readonly mountPath: string,
+    /** The directory on the host. */
+    readonly hostDir: string,
+    snapshot: MemorySnapshotEntry[],
+  ) {
+    this.snapshot = snapshot;
+  }
+
+  /**
+   * Sends the directory's changes, then brings every path that did not take back to the store's
+   * content. Throws `ResourceClaimLostError` (nothing written) when the claim is not live.
+   */
+  async writeBack(resources: RunResources, claim: ResourceClaim): Promise<MemoryChangeOutcome[]> {
+    const { changes, refused } = diffMemory(
+      this.snapshot,
+      directoryEntries(await readMountTree(this.hostDir)),
+    );
+    if (changes.length === 0 && refused.length === 0) return [];
+    const outcomes =
+      changes.length === 0 ? [] : await resources.writeMemory(claim, this.memoryStoreId, changes);
+    const all = [...outcomes, ...refused];
+    const untaken = all.filter((o) => o.outcome === "conflict" || o.outcome === "refused");
+    const byPath = new Map(changes.map((change) => [change.path, change]));
+    for (const outcome of outcomes) {
+      const change = byPath.get(outcome.path);
+      if (outcome.outcome === "written" && change && change.kind !== "delete") {
+        this.snapshot = [
+          ...this.snapshot.filter((e) => e.path !== outcome.path),
+          {
+            memoryId: outcome.memoryId,
+            path: outcome.path,
+            content: change.content,
+            contentSha256: outcome.contentSha256,
+          },
+        ];
+      } else if (outcome.outcome === "deleted") {
+        this.snapshot = this.snapshot.filter((e) => e.path !== outcome.path);
+      }
+    }
+    if (untaken.length > 0)
+      await this.refresh(
+        resources,
+        claim,
+        untaken.map((o) => o.path),
+      );
+    return all;
+  }
+
+  /** Reads the store again and rewrites `paths` in the directory as it now holds them. */
+  private async refresh(resources: RunResources, claim: ResourceClaim, paths: string[]): Promise<void> {
+    const current = await resources.memorySnapshot(claim, this.memoryStoreId);
+    const byPath = new Map(current.map((entry) => [entry.path, entry]));
+    for (const path of paths) {
+      const entry = byPath.get(path);
+      const previous = this.snapshot.filter((e) => e.path !== path);
+      this.snapshot = entry ? [...previous, entry] : previous;
+      try {
+        if (entry) await writeMountFile(this.hostDir, path, entry.content, 0o600);
+        else await removeMountFile(this.hostDir, path);
+      } catch {
+        // A path the directory cannot hold as a file (a directory there): left as the agent made it.
+      }
+    }
+  }
+}
