@@ -16,9 +16,11 @@ type FileParams = { Params: { file_id: string } };
  * metadata, content, delete. Every lookup is within the caller's workspace.
  */
 export function fileRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  const files = deps.resources.files;
+  // Read per request: routes are registered before (and without) the services in some tests.
+  const service = () => deps.resources.files;
 
   app.post("/v1/files", { preParsing: requireMultipart }, async (request) => {
+    const files = service();
     const form = await readMultipartUpload(request, {
       fileFields: { file: { many: false } },
       textFields: ["expires_in_seconds"],
@@ -46,17 +48,24 @@ export function fileRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void 
     const scopeId = query.scope_id ?? null;
     const page =
       query.ids !== undefined
-        ? await files.listByIds(workspaceId, query.ids, scopeId)
-        : await files.list(workspaceId, { limit: query.limit ?? 20, cursor: query.page ?? null, scopeId });
+        ? await service().listByIds(workspaceId, query.ids, scopeId)
+        : await service().list(workspaceId, {
+            limit: query.limit ?? 20,
+            cursor: query.page ?? null,
+            scopeId,
+          });
     return pageDto(page, fileDto);
   });
 
   app.get<FileParams>("/v1/files/:file_id", async (request) =>
-    fileDto(await files.get(principalOf(request).workspaceId, request.params.file_id)),
+    fileDto(await service().get(principalOf(request).workspaceId, request.params.file_id)),
   );
 
   app.get<FileParams>("/v1/files/:file_id/content", async (request, reply) => {
-    const { record, bytes } = await files.download(principalOf(request).workspaceId, request.params.file_id);
+    const { record, bytes } = await service().download(
+      principalOf(request).workspaceId,
+      request.params.file_id,
+    );
     return reply
       .header("content-type", record.mimeType)
       .header("content-length", String(bytes.length))
@@ -67,7 +76,7 @@ export function fileRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void 
   });
 
   app.delete<FileParams>("/v1/files/:file_id", async (request) => {
-    await files.delete(principalOf(request).workspaceId, request.params.file_id);
+    await service().delete(principalOf(request).workspaceId, request.params.file_id);
     return { id: request.params.file_id, type: "file_deleted" };
   });
 }
