@@ -264,25 +264,44 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       expect((await backend!.memory.getMemory(WORKSPACE, store.id, m.id))?.content).toBe("from the API");
     });
 
-    it("two concurrent write-backs of the same memory: exactly one wins, the other is a conflict", async () => {
-      const first = await claimedRun("w1");
-      const second = await claimedRun("w2");
+    it("concurrent write-backs of the same memory: exactly one wins each round, the others are conflicts", async () => {
+      const claims = [
+        await claimedRun("w1"),
+        await claimedRun("w2"),
+        await claimedRun("w3"),
+        await claimedRun("w4"),
+      ];
       const m = await apiCreate("/race.md", "base");
-      const expected = contentSha256("base");
-      const write = (claim: ResourceClaim, content: string) =>
-        backend!.memory.writeBackUnderClaim(
-          claim,
-          store.id,
-          [{ kind: "update", memoryId: m.id, path: "race.md", content, expectedContentSha256: expected }],
-          LIMITS,
-          clock.now(),
+      let expected = contentSha256("base");
+      const rounds = 5;
+      for (let round = 0; round < rounds; round++) {
+        const results = await Promise.all(
+          claims.map((claim, i) =>
+            backend!.memory.writeBackUnderClaim(
+              claim,
+              store.id,
+              [
+                {
+                  kind: "update",
+                  memoryId: m.id,
+                  path: "race.md",
+                  content: `r${round} w${i}`,
+                  expectedContentSha256: expected,
+                },
+              ],
+              LIMITS,
+              clock.now(),
+            ),
+          ),
         );
-      const results = await Promise.all([write(first, "first"), write(second, "second")]);
-      const outcomes = results.map(([o]) => o!.outcome).sort();
-      expect(outcomes).toEqual(["conflict", "written"]);
-      const winner = results[0]![0]!.outcome === "written" ? "first" : "second";
-      expect((await backend!.memory.getMemory(WORKSPACE, store.id, m.id))?.content).toBe(winner);
-      expect(await versionsOf()).toEqual(["modified /race.md", "created /race.md"]);
+        const winners = results.flatMap(([o], i) => (o?.outcome === "written" ? [i] : []));
+        expect(winners).toHaveLength(1);
+        expect(results.filter(([o]) => o?.outcome === "conflict")).toHaveLength(claims.length - 1);
+        const content = `r${round} w${winners[0]}`;
+        expect((await backend!.memory.getMemory(WORKSPACE, store.id, m.id))?.content).toBe(content);
+        expected = contentSha256(content);
+      }
+      expect(await versionsOf()).toHaveLength(rounds + 1);
     });
 
     it("refuses a claim that is not live, writing nothing: stale epoch, lapsed lease, another session, another workspace", async () => {
