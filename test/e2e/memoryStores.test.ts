@@ -103,6 +103,19 @@ describe.each(BACKENDS)("memory stores over the SDK on %s", (backend) => {
     );
     expect(withArchived).toContain(store.id);
 
+    const since = (await all(client.beta.memoryStores.list({ "created_at[gte]": store.created_at }))).map(
+      (s) => s.id,
+    );
+    expect(since).toContain(bare.id);
+    expect(await all(client.beta.memoryStores.list({ "created_at[lte]": "2000-01-01T00:00:00Z" }))).toEqual(
+      [],
+    );
+    await expectApiError(
+      client.beta.memoryStores.list({ "created_at[gte]": "yesterday" }),
+      Anthropic.BadRequestError,
+      BAD_REQUEST,
+    );
+
     const deleted: BetaManagedAgentsDeletedMemoryStore = await client.beta.memoryStores.delete(store.id);
     expect(deleted).toEqual({ id: store.id, type: "memory_store_deleted" });
     await expectApiError(client.beta.memoryStores.retrieve(store.id), Anthropic.NotFoundError, NOT_FOUND);
