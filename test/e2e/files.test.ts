@@ -1,9 +1,12 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import type { BetaDeletedFile, BetaFileMetadata } from "@anthropic-ai/sdk/resources/beta/files";
 import type { DeletedFile, FileMetadata } from "@anthropic-ai/sdk/resources/files";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAllInOne } from "../../src/cli/allInOne.js";
 import { digestOf } from "../../src/resources/blobs/blobDigest.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { expectApiError, rawRequest } from "../support/sdkHelpers.js";
@@ -335,5 +338,35 @@ describe.each(RUNNING)("Files on %s", (name) => {
     if (dir) expect(existsSync(blobFile(dir, bytes))).toBe(true);
     await own.files.delete(b.id);
     if (dir) expect(existsSync(blobFile(dir, bytes))).toBe(false);
+  });
+});
+
+describe("Files limits at start-up", () => {
+  it.each([
+    ["AWAKEN_FILE_MAX_BYTES", "100MB"],
+    ["AWAKEN_WORKSPACE_FILES_MAX_BYTES", "0"],
+  ])("%s=%s stops the server from starting, naming the variable", async (variable, value) => {
+    const dataDir = mkdtempSync(join(tmpdir(), "awaken-files-limits-"));
+    try {
+      const starting = startAllInOne(
+        {
+          host: "127.0.0.1",
+          port: 0,
+          listen: false,
+          dataDir,
+          workers: 0,
+          leaseMs: 5_000,
+          modelIdleTimeoutMs: 300_000,
+          ssePingMs: 15_000,
+          apiKey: TEST_API_KEY,
+          retry: {},
+          env: { [variable]: value },
+        },
+        pino({ level: "silent" }),
+      );
+      await expect(starting).rejects.toThrow(new RegExp(`${variable} must be a whole number of bytes`));
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
