@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
@@ -40,6 +41,7 @@ import { newId } from "../kernel/ids.js";
 import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
+import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
@@ -206,6 +208,17 @@ export async function startAllInOne(
   );
   const environmentKeys = new EnvironmentKeyService(ports.environmentKeys, ports.environments, clock);
   const workspaceRoot = join(dataDir, "workspaces");
+  // Session resources mounted into this host's sandboxes (files, skills, memory stores), outside
+  // every writable workspace; a run's RunResources answer under its claim (claimedResources.ts).
+  const mountArea = join(dataDir, "mounts");
+  const runResources = new ClaimedResources({
+    services: resources,
+    blobs: storage.blobs,
+    claimHeld: (runId, owner, epoch) => ports.dispatch.renew(runId, owner, epoch, options.leaseMs),
+    runSession: (runId) => storage.runSessions.sessionOf(runId),
+    pinnedSkills: async (workspaceId, sessionId) =>
+      (await ports.sessions.get(workspaceId, sessionId))?.agent.definition.skills ?? [],
+  });
   const sandboxes = createSandboxes(
     workspaceRoot,
     options.env,
@@ -224,6 +237,7 @@ export async function startAllInOne(
       await sandboxes.destroy(sessionId).catch((error: unknown) => {
         logger.warn({ sessionId, err: error }, "could not delete the session's workspace");
       });
+      await rm(join(mountArea, sessionId), { recursive: true, force: true }).catch(() => {});
     },
     custody,
     // Packages are prepared on this host (the in-process workers') before the session exists.
@@ -241,6 +255,9 @@ export async function startAllInOne(
       const here = await eraseHostWorkspaces(sandboxes, workspaceRoot, sessionIds, (sessionId, error) =>
         logger.warn({ sessionId, err: error }, "could not delete an erased session's workspace"),
       );
+      // Their mounted resources too (memory snapshots are the subject's data).
+      for (const sessionId of sessionIds)
+        await rm(join(mountArea, sessionId), { recursive: true, force: true }).catch(() => {});
       const remote =
         options.workerToken !== undefined || options.workers === 0 || options.databaseUrl !== undefined;
       return { removed: here.removed, failed: here.failed, notReached: remote ? here.absent : 0 };
@@ -397,6 +414,8 @@ export async function startAllInOne(
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,
+        resources: runResources,
+        mountArea,
         metrics,
         ...(tracing ? { tracing } : {}),
         traceContent,

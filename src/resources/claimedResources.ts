@@ -1,0 +1,141 @@
+/**
+ * The in-process `RunResources`: what a run (of this process's workers, or a remote worker's
+ * through the worker transport) may ask of the Resources context. Every call first checks the
+ * claim (this owner holds this run at this epoch with a live lease, and the run is one of the
+ * session named, in the workspace named), then answers from the family services, and only about
+ * the resources of that session: a blob is read only if one of them references it, a memory store
+ * only if the session mounts it (and written only if it mounts it read-write). The memory store
+ * checks the claim again in the write-back's own transaction, so a claim lost in between writes
+ * nothing.
+ */
+import type {
+  BlobDigest,
+  BlobStore,
+  MemoryChange,
+  MemoryChangeOutcome,
+  MemorySnapshotEntry,
+} from "./ports.js";
+import {
+  type ResourceClaim,
+  ResourceClaimLostError,
+  type RunResource,
+  type RunResources,
+  type RunSkill,
+} from "./ports.js";
+import type { ResourceServices } from "./services.js";
+
+/** A skill the session's agent pins, as its definition stores it. */
+export interface PinnedSkill {
+  type: "anthropic" | "custom";
+  skill_id: string;
+  version: string;
+}
+
+export interface ClaimedResourceDeps {
+  services: Pick<ResourceServices, "sessionResources" | "skills" | "memory">;
+  blobs: BlobStore;
+  /** Whether `owner` holds `runId` at `epoch` with an unexpired lease (renewing it is fine). */
+  claimHeld(runId: string, owner: string, epoch: number): Promise<boolean>;
+  /** The run's session and workspace; null: no such run (or its session is deleted). */
+  runSession(runId: string): Promise<{ sessionId: string; workspaceId: string } | null>;
+  /** The skills the session's pinned agent version lists. */
+  pinnedSkills(workspaceId: string, sessionId: string): Promise<readonly PinnedSkill[]>;
+}
+
+export class ClaimedResources implements RunResources {
+  constructor(private readonly deps: ClaimedResourceDeps) {}
+
+  async resolve(claim: ResourceClaim): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
+    await this.check(claim);
+    return this.view(claim);
+  }
+
+  async readBlob(claim: ResourceClaim, digest: BlobDigest): Promise<Buffer | null> {
+    await this.check(claim);
+    const { resources, skills } = await this.view(claim);
+    const referenced =
+      resources.some((r) => r.type === "file" && r.digest === digest) ||
+      skills.some((s) => s.files.some((f) => f.digest === digest));
+    // Another session's blob (or any other) is answered like a missing one: its existence is not said.
+    if (!referenced) return null;
+    return this.deps.blobs.get(digest);
+  }
+
+  async memorySnapshot(claim: ResourceClaim, memoryStoreId: string): Promise<MemorySnapshotEntry[]> {
+    await this.check(claim);
+    const store = await this.mountedStore(claim, memoryStoreId);
+    if (!store) throw new Error(`the session does not mount the memory store ${memoryStoreId}`);
+    return this.deps.services.memory.snapshot(claim.workspaceId, memoryStoreId);
+  }
+
+  async writeMemory(
+    claim: ResourceClaim,
+    memoryStoreId: string,
+    changes: MemoryChange[],
+  ): Promise<MemoryChangeOutcome[]> {
+    await this.check(claim);
+    const store = await this.mountedStore(claim, memoryStoreId);
+    if (!store) throw new Error(`the session does not mount the memory store ${memoryStoreId}`);
+    if (store.access !== "read_write")
+      return changes.map((c) => ({
+        path: c.path,
+        outcome: "refused",
+        reason: "the memory store is mounted read-only",
+      }));
+    return this.deps.services.memory.writeBack(claim, memoryStoreId, changes);
+  }
+
+  async repositoryToken(claim: ResourceClaim, resourceId: string): Promise<Buffer | null> {
+    await this.check(claim);
+    return this.deps.services.sessionResources.openRepositoryToken(
+      claim.workspaceId,
+      claim.sessionId,
+      resourceId,
+    );
+  }
+
+  /** Throws `ResourceClaimLostError`, having read nothing, unless the claim is live and the session's. */
+  private async check(claim: ResourceClaim): Promise<void> {
+    const { runId, owner, epoch } = claim;
+    if (!(await this.deps.claimHeld(runId, owner, epoch)))
+      throw new ResourceClaimLostError(
+        `run ${runId} is not claimed by ${owner} at epoch ${epoch} with a live lease`,
+      );
+    const run = await this.deps.runSession(runId);
+    if (!run || run.sessionId !== claim.sessionId || run.workspaceId !== claim.workspaceId)
+      throw new ResourceClaimLostError(`run ${runId} is not a run of session ${claim.sessionId}`);
+  }
+
+  private async view(claim: ResourceClaim): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
+    const resources = await this.deps.services.sessionResources.listForRun(
+      claim.workspaceId,
+      claim.sessionId,
+    );
+    const skills: RunSkill[] = [];
+    for (const pinned of await this.deps.pinnedSkills(claim.workspaceId, claim.sessionId)) {
+      // Anthropic's own skills are not stored on this server; admission says so for new agents.
+      if (pinned.type !== "custom") continue;
+      const skill = await this.deps.services.skills.versionForRun(
+        claim.workspaceId,
+        pinned.skill_id,
+        pinned.version,
+      );
+      if (!skill)
+        throw new Error(`the agent's skill ${pinned.skill_id} version ${pinned.version} no longer exists`);
+      skills.push(skill);
+    }
+    return { resources, skills };
+  }
+
+  private async mountedStore(
+    claim: ResourceClaim,
+    memoryStoreId: string,
+  ): Promise<Extract<RunResource, { type: "memory_store" }> | null> {
+    const resources = await this.deps.services.sessionResources.listForRun(
+      claim.workspaceId,
+      claim.sessionId,
+    );
+    const store = resources.find((r) => r.type === "memory_store" && r.memoryStoreId === memoryStoreId);
+    return store?.type === "memory_store" ? store : null;
+  }
+}
