@@ -15,7 +15,6 @@ import {
   defaultFileMount,
   defaultMemoryMount,
   defaultRepositoryMount,
-  mountSegment,
   mountsOverlap,
 } from "./mountPaths.js";
 import { checkCheckout, checkRepositoryUrl, checkToken } from "./repositoryRules.js";
@@ -308,9 +307,18 @@ function checkFits(
   );
 }
 
-/** `/mnt/memory/<name>`, lower-cased; a second store of the same name gets `-2`, `-3`… */
+/**
+ * `/mnt/memory/<name>` as the SDK documents it: lower-cased, every run of characters other than
+ * ASCII letters and digits one hyphen. A second store whose name gives the same path gets `-2`, `-3`…
+ */
 function memoryMount(name: string, storeId: string, siblings: readonly SessionResourceRecord[]): string {
-  const slug = mountSegment(name.toLowerCase(), storeId);
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "")
+      .slice(0, 100)
+      .replace(/-+$/, "") || storeId;
   for (let n = 1; ; n++) {
     const path = defaultMemoryMount(n === 1 ? slug : `${slug}-${n}`);
     if (!siblings.some((s) => mountsOverlap(s.mountPath, path))) return path;
