@@ -5,7 +5,7 @@ import { blobOwners, deleteBlobIfUnreferenced } from "../blobs/blobCollection.js
 import type { ResourceDeps } from "../services.js";
 import { type FileLimits, fileLimitsFromEnv } from "./fileLimits.js";
 import { mimeTypeOf } from "./mimeType.js";
-import type { FileRecord } from "./ports.js";
+import type { FileCreateOutcome, FileRecord } from "./ports.js";
 
 export interface FileUpload {
   /** The final path component of the client's filename ("" when it sent none). */
@@ -44,15 +44,7 @@ export class FileService {
       );
     }
     checkFilename(upload.filename);
-    const expires = upload.expiresInSeconds;
-    if (
-      expires !== null &&
-      (!Number.isSafeInteger(expires) || expires < EXPIRES_IN_SECONDS.min || expires > EXPIRES_IN_SECONDS.max)
-    ) {
-      throw invalid(
-        `expires_in_seconds: expected an integer between ${EXPIRES_IN_SECONDS.min} and ${EXPIRES_IN_SECONDS.max}`,
-      );
-    }
+    const expires = checkExpiry(upload.expiresInSeconds);
     const { mimeType, extension } = await mimeTypeOf(bytes, upload.filename, upload.declaredType);
     const filename = upload.filename !== "" ? upload.filename : `unnamed${extension ? `.${extension}` : ""}`;
     const now = this.deps.clock.now();
@@ -70,7 +62,7 @@ export class FileService {
       scopeId: upload.scopeId,
       expiresAt: expires === null ? null : now + expires * 1000,
     };
-    let outcome: Awaited<ReturnType<typeof this.deps.stores.files.create>>;
+    let outcome: FileCreateOutcome;
     try {
       outcome = await this.deps.stores.files.create(record, this.limits.workspaceMaxBytes);
     } catch (error) {
@@ -79,11 +71,7 @@ export class FileService {
     }
     if (!outcome.created) {
       await this.forgetBlob(digest);
-      throw new AwakenError(
-        "storage_quota_exceeded",
-        `The workspace's file storage quota of ${this.limits.workspaceMaxBytes} bytes (AWAKEN_WORKSPACE_FILES_MAX_BYTES) would be exceeded: ${outcome.usedBytes} bytes are used and this file has ${bytes.length}. Delete files to free space, then retry.`,
-        { details: { quota_bytes: this.limits.workspaceMaxBytes, used_bytes: outcome.usedBytes } },
-      );
+      throw quotaExceeded(this.limits.workspaceMaxBytes, outcome.usedBytes, bytes.length);
     }
     // A delete of another file with the same bytes may have removed the blob between the put and
     // the row: the row now references it, so it is put back.
@@ -156,4 +144,20 @@ function checkFilename(filename: string): void {
   if (Buffer.byteLength(filename, "utf8") > MAX_FILENAME_BYTES) {
     throw invalid(`file: filename is longer than ${MAX_FILENAME_BYTES} bytes`);
   }
+}
+
+function checkExpiry(seconds: number | null): number | null {
+  const { min, max } = EXPIRES_IN_SECONDS;
+  if (seconds !== null && (!Number.isSafeInteger(seconds) || seconds < min || seconds > max)) {
+    throw invalid(`expires_in_seconds: expected an integer between ${min} and ${max}`);
+  }
+  return seconds;
+}
+
+function quotaExceeded(quotaBytes: number, usedBytes: number, sizeBytes: number): AwakenError {
+  return new AwakenError(
+    "storage_quota_exceeded",
+    `The workspace's file storage quota of ${quotaBytes} bytes (AWAKEN_WORKSPACE_FILES_MAX_BYTES) would be exceeded: ${usedBytes} bytes are used and this file has ${sizeBytes}. Delete files to free space, then retry.`,
+    { details: { quota_bytes: quotaBytes, used_bytes: usedBytes } },
+  );
 }

@@ -25,6 +25,9 @@ export interface FileListQuery {
   scopeId: string | null;
 }
 
+/** A create's outcome: written, or refused by the quota (nothing written) with the bytes in use. */
+export type FileCreateOutcome = { created: true } | { created: false; usedBytes: number };
+
 /** The File family's store port (its SQL implementation lives in stores/sql). */
 export interface FileStore {
   readonly family: "files";

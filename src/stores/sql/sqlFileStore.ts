@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Page } from "../../kernel/pagination.js";
-import type { FileListQuery, FileRecord, FileStore } from "../../resources/files/ports.js";
+import type { FileCreateOutcome, FileListQuery, FileRecord, FileStore } from "../../resources/files/ports.js";
 import type { BlobDigest } from "../../resources/ports.js";
 import { begin, type Db, decodeCursor, encodeCursor, type SqlDialect } from "./db.js";
 import type { Database } from "./schema.js";
@@ -15,10 +15,7 @@ export class SqlFileStore implements FileStore {
     protected readonly dialect: SqlDialect,
   ) {}
 
-  async create(
-    record: FileRecord,
-    quotaBytes: number,
-  ): Promise<{ created: true } | { created: false; usedBytes: number }> {
+  async create(record: FileRecord, quotaBytes: number): Promise<FileCreateOutcome> {
     return begin(this.db, this.dialect).execute(async (tx) => {
       // PostgreSQL runs uploads side by side: the workspace's uploads take turns deciding the quota.
       // SQLite has one writer, so its transaction already does.
