@@ -200,10 +200,17 @@ describe("the Console's resource pages", { timeout: 90_000 }, () => {
     await closeConsoleTab(tab, `${SHOTS}/memory-store.png`);
   });
 
-  it("shows the resources a session mounts: files, memory stores with their access, repositories without a token", async () => {
+  it("shows what a session's runs see: files, memory stores with their access, repositories without a token, pinned skill versions", async () => {
     const file = await upload("input.txt", "input");
     const store = await server.client.beta.memoryStores.create({ name: "session notes" });
-    const agent = await server.client.beta.agents.create({ name: "resources", model: MODEL });
+    const skill = await server.client.beta.skills.create({
+      files: await skillBundle("pinned", "pinned body"),
+    });
+    const agent = await server.client.beta.agents.create({
+      name: "resources",
+      model: MODEL,
+      skills: [{ type: "custom", skill_id: skill.id }],
+    });
     // A session that mounts files or repositories needs its sandbox before the first tool call. No
     // run starts here (no message is sent), so nothing is realized or cloned.
     const environment = await server.client.beta.environments.create({
@@ -231,6 +238,13 @@ describe("the Console's resource pages", { timeout: 90_000 }, () => {
     expect(shown).toContain("read_only");
     expect(shown).toContain("https://github.com/example/repo");
     expect(await page.content()).not.toContain(token);
+    // The skill version the agent pinned at publication: what every run of the session mounts.
+    const pinned = page.getByTestId("session-skill");
+    expect(await pinned.textContent()).toContain(`version ${skill.latest_version_id}`);
+    await pinned.getByRole("link", { name: skill.id }).click();
+    await poll(() => page.getByTestId("skill-md").textContent()).toContain("pinned body");
+    expect(page.url()).toBe(`${server.url}/console/skills/${skill.id}/versions/${skill.latest_version_id}`);
+    await page.goBack();
     await page.getByTestId("session-resources").getByRole("link", { name: "session notes" }).click();
     await page.getByRole("heading", { name: /session notes/ }).waitFor();
     await closeConsoleTab(tab, `${SHOTS}/session-resources.png`);

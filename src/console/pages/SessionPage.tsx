@@ -87,7 +87,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
           firstTool={firstTool}
         />
         <McpPanel connections={mcp} />
-        <SessionResources sessionId={sessionId} />
+        <SessionResources sessionId={sessionId} skills={session.data?.agent.skills ?? []} />
       </div>
       {failure && (
         <div className="card failure" role="alert" data-testid="failure">

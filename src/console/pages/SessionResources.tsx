@@ -1,17 +1,26 @@
 import { useQuery } from "@tanstack/react-query";
 import { useApi } from "../api/apiContext.js";
-import type { SessionResource } from "../api/wire.js";
+import type { Session, SessionResource } from "../api/wire.js";
 import { Link } from "../router.js";
 import { Problem } from "./Pager.js";
 
 /** The wire caps a page of session resources well above what a session attaches; one page is all. */
 const RESOURCES_LIMIT = 100;
 
+type PinnedSkill = Session["agent"]["skills"][number];
+
 /**
- * What the session mounts: files, memory stores (with their access) and repositories, as the
- * session resources list answers it. A repository's token is never on the wire, so never here.
+ * What the session's runs see: the files, memory stores (with their access) and repositories the
+ * session resources list answers, and the skill versions its agent pinned at publication (a run
+ * mounts exactly those, never a newer one). A repository's token is never on the wire, so never here.
  */
-export function SessionResources({ sessionId }: { sessionId: string }) {
+export function SessionResources({
+  sessionId,
+  skills,
+}: {
+  sessionId: string;
+  skills: readonly PinnedSkill[];
+}) {
   const { client } = useApi();
   const resources = useQuery({
     queryKey: ["session-resources", sessionId],
@@ -22,12 +31,33 @@ export function SessionResources({ sessionId }: { sessionId: string }) {
     <div className="card" data-testid="session-resources">
       <h2>Resources</h2>
       <Problem error={resources.error} />
-      {resources.data?.length === 0 && <p className="muted">No file, memory store or repository attached.</p>}
+      {resources.data?.length === 0 && skills.length === 0 && (
+        <p className="muted">No file, memory store, repository or skill.</p>
+      )}
       {resources.data && resources.data.length > 0 && (
         <ul className="plain">
           {resources.data.map((resource) => (
             <li key={keyOf(resource)} data-testid="session-resource" data-type={resource.type}>
               <ResourceLine resource={resource} />
+            </li>
+          ))}
+        </ul>
+      )}
+      {skills.length > 0 && (
+        <ul className="plain">
+          {skills.map((skill) => (
+            <li key={`${skill.skill_id}@${skill.version}`} data-testid="session-skill">
+              <span className="badge">skill</span>{" "}
+              {skill.type === "custom" ? (
+                <Link
+                  to={`skills/${encodeURIComponent(skill.skill_id)}/versions/${encodeURIComponent(skill.version)}`}
+                >
+                  {skill.skill_id}
+                </Link>
+              ) : (
+                <span className="mono">{skill.skill_id}</span>
+              )}{" "}
+              <span className="muted">version {skill.version}</span>
             </li>
           ))}
         </ul>
