@@ -1,7 +1,44 @@
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import { isA2aModel } from "../kernel/a2aModel.js";
 import { invalid } from "../kernel/errors.js";
-import { type EnvironmentConfig, sandboxProvisioningOf } from "./environmentConfig.js";
+import { type EnvironmentConfig, sandboxProvisioningOf, sandboxTierOf } from "./environmentConfig.js";
+
+/** The type a requested session resource names (the wire's `type`), or null. */
+function resourceType(resource: unknown): string | null {
+  if (resource === null || typeof resource !== "object") return null;
+  const type = (resource as { type?: unknown }).type;
+  return typeof type === "string" ? type : null;
+}
+
+/**
+ * Whether the session's resources and skills can be mounted: a cloud environment on a tier with a
+ * mount namespace (bwrap). Elsewhere (a self_hosted environment runs no sandbox here; the `none`
+ * tier has no mount namespace, so a mount path would be a host path shared by every session)
+ * skills and memory stores are served as tools, and files and repositories are refused.
+ */
+export function mountsResources(environment: EnvironmentConfig): boolean {
+  return environment.type === "cloud" && sandboxTierOf(environment) !== "none";
+}
+
+/**
+ * Files and repositories need a filesystem the agent's tools see: refused at session creation,
+ * naming the rule, where the environment has no sandbox that can mount them.
+ */
+export function admitResourceMounts(environment: EnvironmentConfig, resources: readonly unknown[]): void {
+  if (mountsResources(environment)) return;
+  const needing = [...new Set(resources.map(resourceType))].filter(
+    (type): type is string => type === "file" || type === "github_repository",
+  );
+  if (needing.length === 0) return;
+  const why =
+    environment.type === "cloud"
+      ? 'the environment\'s "none" sandbox tier has no mount namespace'
+      : "a self_hosted environment runs no sandbox on this server";
+  throw invalid(
+    `resources: ${needing.join(" and ")} resources need a sandbox that mounts them, and ${why}. ` +
+      "Use a cloud environment on the bwrap tier (memory stores and skills work everywhere).",
+  );
+}
 
 /**
  * Admission for `sandbox_provisioning: on_tool_use`: a session may start without a
@@ -15,14 +52,18 @@ export function admitSandboxProvisioning(
   environment: EnvironmentConfig,
   resources: readonly unknown[],
 ): void {
+  admitResourceMounts(environment, resources);
   if (sandboxProvisioningOf(environment) !== "on_tool_use") return;
   const reasons: string[] = [];
   if (isA2aModel(agent.model.id))
     reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
-  if (agent.skills.length > 0)
+  // Mounted in the sandbox: needed before the model's first call (elsewhere they are tools).
+  const mounted = mountsResources(environment);
+  if (mounted && agent.skills.length > 0)
     reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
   if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
-  if (resources.length > 0) reasons.push("the session mounts resources (files or repositories)");
+  if (mounted && resources.length > 0)
+    reasons.push("the session mounts resources (files, memory stores or repositories)");
   if (reasons.length === 0) return;
   throw invalid(
     `sandbox_provisioning "on_tool_use" cannot start this session: ${reasons.join("; ")}. These need ` +
