@@ -57,12 +57,10 @@ export function admitSandboxProvisioning(
   const reasons: string[] = [];
   if (isA2aModel(agent.model.id))
     reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
-  // Mounted in the sandbox: needed before the model's first call (elsewhere they are tools).
-  const mounted = mountsResources(environment);
-  if (mounted && agent.skills.length > 0)
+  if (agent.skills.length > 0)
     reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
   if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
-  if (mounted && resources.length > 0)
+  if (resources.length > 0)
     reasons.push("the session mounts resources (files, memory stores or repositories)");
   if (reasons.length === 0) return;
   throw invalid(
