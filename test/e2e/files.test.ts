@@ -165,6 +165,12 @@ describe.each(RUNNING)("Files on %s", (name) => {
     expect(response.headers.get("x-content-type-options")).toBe("nosniff");
   });
 
+  it("an upload without a filename is named unnamed.<extension of its type>", async () => {
+    const own = await otherWorkspace();
+    const png = await own.files.upload({ file: await toFile(PNG, "") });
+    expect(png).toMatchObject({ filename: "unnamed.png", mime_type: "image/png" });
+  });
+
   it("keeps only the final path component; a non-ASCII name is encoded safely on download", async () => {
     const own = await otherWorkspace();
     const nested = await own.beta.files.upload({
@@ -338,6 +344,22 @@ describe.each(RUNNING)("Files on %s", (name) => {
     if (dir) expect(existsSync(blobFile(dir, bytes))).toBe(true);
     await own.files.delete(b.id);
     if (dir) expect(existsSync(blobFile(dir, bytes))).toBe(false);
+  });
+});
+
+describe("Files beyond the JSON body limit", () => {
+  it("a 33 MiB upload passes the server's 32 MiB JSON body limit: files have their own limit", async () => {
+    const t = await startTestServer({ workers: 0 });
+    try {
+      const bytes = Buffer.alloc(33 * 1024 * 1024, 0x61);
+      bytes.write("large file", 0);
+      const file = await t.client.files.upload({ file: await toFile(bytes, "large.bin") });
+      expect(file.size_bytes).toBe(bytes.length);
+      const back = Buffer.from(await (await t.client.files.download(file.id)).arrayBuffer());
+      expect(back.equals(bytes)).toBe(true);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -151,6 +151,28 @@ describe("multipart uploads", () => {
     expect(message(twice)).toContain("more than once");
   });
 
+  it("a file part without a filename is read with the name empty (the route names it), never a 500", async () => {
+    const body =
+      '--X\r\ncontent-disposition: form-data; name="file"\r\ncontent-type: application/octet-stream\r\n\r\nabc\r\n--X--\r\n';
+    const answer = await post(body, { "content-type": "multipart/form-data; boundary=X" });
+    expect(answer.status).toBe(200);
+    expect(answer.body.files).toEqual([{ field: "file", filename: "", size: 3 }]);
+  });
+
+  it("a malformed multipart body is a 400", async () => {
+    const answer = await post('--X\r\ncontent-disposition: form-data; name="file"; filename="a"\r\n\r\nabc', {
+      "content-type": "multipart/form-data; boundary=X",
+    });
+    expect(answer.status).toBe(400);
+  });
+
+  it("a field named after an object's prototype is a 400", async () => {
+    for (const name of ["__proto__", "constructor"]) {
+      const answer = await post(form([[name, "x"]]));
+      expect(answer.status).toBe(400);
+    }
+  });
+
   it.each([
     ["../etc/passwd", "'..' segment"],
     ["a/../../b", "'..' segment"],

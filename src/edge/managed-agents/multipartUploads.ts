@@ -105,13 +105,12 @@ export async function readMultipartUpload(request: FastifyRequest, spec: UploadS
         part.file.resume();
         throw invalidPart(part.fieldname, "is sent more than once; send one file");
       }
-      checkUploadFilename(part.filename, part.fieldname);
+      // A part without a filename (typed as a string, absent at run time) is named "" here.
+      const filename: string = typeof part.filename === "string" ? part.filename : "";
+      checkUploadFilename(filename, part.fieldname);
       const bytes = await part.toBuffer();
       if (bytes.length === 0) {
-        throw invalidPart(
-          part.fieldname,
-          `file ${JSON.stringify(part.filename)} is empty; send at least one byte`,
-        );
+        throw invalidPart(part.fieldname, `file ${shown(filename)} is empty; send at least one byte`);
       }
       totalBytes += bytes.length;
       if (spec.maxTotalBytes !== undefined && totalBytes > spec.maxTotalBytes) {
@@ -120,7 +119,7 @@ export async function readMultipartUpload(request: FastifyRequest, spec: UploadS
           `The uploaded files together exceed the maximum of ${spec.maxTotalBytes} bytes.`,
         );
       }
-      files.push({ field: part.fieldname, filename: part.filename, declaredType: part.mimetype, bytes });
+      files.push({ field: part.fieldname, filename, declaredType: part.mimetype, bytes });
     }
   } catch (error) {
     throw uploadError(error, spec);
