@@ -164,6 +164,8 @@ describe("multipart uploads", () => {
       "content-type": "multipart/form-data; boundary=X",
     });
     expect(answer.status).toBe(400);
+    const noBoundary = await post("abc", { "content-type": "multipart/form-data" });
+    expect(noBoundary.status).toBe(400);
   });
 
   it("a field named after an object's prototype is a 400", async () => {
