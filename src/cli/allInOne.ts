@@ -391,6 +391,12 @@ export async function startAllInOne(
             custody,
             runSession: (runId: string) => storage.runSessions.sessionOf(runId),
           },
+          // A remote run's resources: the same claim-scoped clients as an in-process run, behind
+          // the same live-claim check (edge/worker-transport/resourceRoutes.ts).
+          resources: {
+            resources: runResources,
+            runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+          },
         }
       : undefined,
   });

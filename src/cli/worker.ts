@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { sleep, systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
@@ -7,6 +8,7 @@ import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
+import { RemoteResources } from "../worker/remoteResources.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
@@ -194,6 +196,12 @@ export async function startRemoteWorker(
       // transport. Use an https:// coordinator URL (or a private network) in production: the
       // response carries the secret.
       credentials: new RemoteCredentialHolder(transport),
+      // The session's resources (files, skills, memory stores, repository tokens), each call over
+      // the transport under the run's claim: the coordinator checks it and answers for that
+      // session only. This process holds no store and no database handle.
+      resources: new RemoteResources(transport),
+      // Mounted content is written here, beside the sessions' workspaces (never inside one).
+      mountArea: resolve(options.workspaceDir, ".mounts"),
       // This host connects to the MCP servers: the same address policy as the coordinator's.
       outbound,
       ...(metrics ? { metrics } : {}),
