@@ -22,22 +22,22 @@ export function mountsResources(environment: EnvironmentConfig): boolean {
 
 /**
  * Files and repositories need a filesystem the agent's tools see: refused at session creation,
- * naming the rule, where the environment has no sandbox that can mount them.
+ * naming the rule, where the environment has none. A file is mounted at its absolute path, which
+ * needs a mount namespace (the bwrap tier); a repository is cloned into the workspace, which any
+ * cloud sandbox has.
  */
 export function admitResourceMounts(environment: EnvironmentConfig, resources: readonly unknown[]): void {
-  if (mountsResources(environment)) return;
-  const needing = [...new Set(resources.map(resourceType))].filter(
-    (type): type is string => type === "file" || type === "github_repository",
-  );
-  if (needing.length === 0) return;
-  const why =
-    environment.type === "cloud"
-      ? 'the environment\'s "none" sandbox tier has no mount namespace'
-      : "a self_hosted environment runs no sandbox on this server";
-  throw invalid(
-    `resources: ${needing.join(" and ")} resources need a sandbox that mounts them, and ${why}. ` +
-      "Use a cloud environment on the bwrap tier (memory stores and skills work everywhere).",
-  );
+  const types = new Set(resources.map(resourceType));
+  if (environment.type !== "cloud" && (types.has("file") || types.has("github_repository")))
+    throw invalid(
+      "resources: file and github_repository resources need a sandbox, and a self_hosted environment " +
+        "runs none on this server. Use a cloud environment (memory stores and skills work everywhere).",
+    );
+  if (types.has("file") && !mountsResources(environment))
+    throw invalid(
+      'resources: file resources are mounted at their mount_path, and the environment\'s "none" sandbox ' +
+        "tier has no mount namespace to do it in. Use the bwrap tier (memory stores, skills and repositories work on both).",
+    );
 }
 
 /**

@@ -23,7 +23,7 @@ import {
   type RunResource,
   type RunSkill,
 } from "../resources/ports.js";
-import type { SandboxMount, SandboxMounts } from "../sandbox/ports.js";
+import type { SandboxMount, SandboxMounts, SandboxRepository } from "../sandbox/ports.js";
 import { memoryTools } from "./memoryTools.js";
 import { MountedMemoryStore, writeBackNotes } from "./memoryWriteBack.js";
 import { idle, sessionError } from "./modelFacts.js";
@@ -167,9 +167,33 @@ export class ResourceRealization {
     return this.mountSet;
   }
 
-  /** Whether the run has mounted content, which needs its sandbox before the model's first call. */
+  /**
+   * Whether the run has mounted content or repositories to clone, which need its sandbox before
+   * the model's first call.
+   */
   get needsSandbox(): boolean {
-    return this.mountSet !== undefined;
+    return this.mountSet !== undefined || this.resources.some((r) => r.type === "github_repository");
+  }
+
+  /** What the sandbox's spec takes of the run's resources: its mounts and the repositories to clone. */
+  sandboxParts(): { mounts?: SandboxMounts; repositories: SandboxRepository[] } {
+    const port = this.run.ports.resources;
+    const claim = this.claim;
+    const repositories = this.resources.flatMap((r): SandboxRepository[] =>
+      r.type === "github_repository"
+        ? [
+            {
+              id: r.id,
+              url: r.url,
+              checkout: r.checkout,
+              sandboxPath: r.mountPath,
+              // Opened under the claim only when a clone is made; the cloner zeroes it.
+              token: async () => (r.hasToken && port ? port.repositoryToken(claim, r.id) : null),
+            },
+          ]
+        : [],
+    );
+    return { ...(this.mountSet === undefined ? {} : { mounts: this.mountSet }), repositories };
   }
 
   /** The system prompt's parts about skills and memory stores; null: nothing to say. */
@@ -272,10 +296,10 @@ export class ResourceRealization {
   }
 
   private offerTools(): void {
-    const fileLike = this.resources.filter((r) => r.type !== "memory_store");
-    if (fileLike.length > 0)
+    // Admission refuses these; a revision changed under a running session is refused here too.
+    if (this.resources.some((r) => r.type === "file"))
       throw new Error(
-        `this session's ${fileLike.map((r) => r.type).join(", ")} resources need a sandbox, and this environment runs none`,
+        "this session's file resources need a sandbox that mounts them, and this environment has none",
       );
     const port = this.run.ports.resources;
     if (!port) return;

@@ -7,7 +7,7 @@
 
 import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
-import type { Sandbox, SandboxMounts, SandboxSpec } from "../sandbox/ports.js";
+import type { Sandbox, SandboxMounts, SandboxRepository, SandboxSpec } from "../sandbox/ports.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { RunContext } from "./runContext.js";
 import type { SecretEgress } from "./secretEgress.js";
@@ -20,8 +20,10 @@ export class SandboxProvisioning {
     private readonly run: RunContext,
     /** The session's `environment_variable` credentials: the sandbox's proxy opens them through it. */
     private readonly secrets: SecretEgress,
-    /** The run's resource mounts, once realized (resourceRealization.ts); none: nothing mounted. */
-    private readonly mounts: () => SandboxMounts | undefined = () => undefined,
+    /** The run's mounts and repositories, once realized (resourceRealization.ts). */
+    private readonly resources: () => { mounts?: SandboxMounts; repositories: SandboxRepository[] } = () => ({
+      repositories: [],
+    }),
   ) {}
 
   /**
@@ -96,7 +98,7 @@ export class SandboxProvisioning {
   private sandboxSpec(): SandboxSpec {
     const config = this.run.activation.environment.config;
     if (config.type !== "cloud") throw new Error("Hand tools run only in cloud environments");
-    const mounts = this.mounts();
+    const { mounts, repositories } = this.resources();
     return {
       tier: sandboxTierOf(config) ?? "bwrap",
       sessionId: this.run.activation.sessionId,
@@ -122,6 +124,7 @@ export class SandboxProvisioning {
         pip: config.packages.pip,
       },
       ...(mounts === undefined ? {} : { mounts }),
+      ...(repositories.length === 0 ? {} : { repositories }),
     };
   }
 }

@@ -52,7 +52,7 @@ export class TurnRunner {
     const catalog = toolCatalog(activation.agent.definition, activation.environment.config);
     this.secrets = new SecretEgress(ports, activation, signal);
     this.resources = new ResourceRealization(this.context, catalog);
-    this.sandbox = new SandboxProvisioning(this.context, this.secrets, () => this.resources.mounts);
+    this.sandbox = new SandboxProvisioning(this.context, this.secrets, () => this.resources.sandboxParts());
     this.mcp = new McpStep(this.context, catalog, this.sandbox);
     this.handTools = new HandToolStep(this.context, catalog, this.sandbox, this.secrets, this.resources);
     this.model = new ModelStep(this.context, catalog, () =>
