@@ -197,6 +197,12 @@ describe("the Console's resource pages", { timeout: 90_000 }, () => {
     expect(redacted.path ?? null).toBeNull();
     // The memory itself keeps its current content: only the old version was erased.
     expect(await text(page, "memory-content")).toBe("<script>alert(9)</script> second");
+
+    // Opened at the memory's own address, the tree starts in its folder.
+    expect(page.url()).toBe(`${server.url}/console/memory-stores/${store.id}/memories/${memory.id}`);
+    await page.reload();
+    await tree.getByRole("link", { name }).waitFor();
+    expect(await page.getByRole("navigation", { name: "Memory path" }).textContent()).toBe("/notes/");
     await closeConsoleTab(tab, `${SHOTS}/memory-store.png`);
   });
 

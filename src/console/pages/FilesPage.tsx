@@ -78,6 +78,7 @@ export function FilesPage() {
                     <button
                       type="button"
                       className="secondary"
+                      aria-label={`Download ${file.filename}`}
                       disabled={file.downloadable === false || download.isPending}
                       onClick={() => download.mutate(file)}
                     >
@@ -86,6 +87,7 @@ export function FilesPage() {
                     <button
                       type="button"
                       className="danger"
+                      aria-label={`Delete ${file.filename}`}
                       disabled={remove.isPending}
                       onClick={() => onDelete(file)}
                     >

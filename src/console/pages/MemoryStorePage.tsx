@@ -2,7 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 import { useState } from "react";
 import { useApi } from "../api/apiContext.js";
 import type { MemoryVersion } from "../api/wire.js";
-import { actorLabel, nameBelow, prefixCrumbs } from "../projection/memoryTree.js";
+import { actorLabel, nameBelow, parentPrefix, prefixCrumbs } from "../projection/memoryTree.js";
 import { Link } from "../router.js";
 import { formatBytes } from "./formatBytes.js";
 import { formatTime } from "./formatTime.js";
@@ -57,12 +57,32 @@ export function MemoryStorePage({ storeId, memoryId }: { storeId: string; memory
   );
 }
 
+/** A memory with its content (one read shared by the tree and the detail); none without an id. */
+function useMemory(storeId: string, memoryId: string | undefined) {
+  const { client } = useApi();
+  return useQuery({
+    queryKey: ["memory", storeId, memoryId],
+    enabled: memoryId !== undefined,
+    queryFn: ({ signal }) =>
+      client.beta.memoryStores.memories.retrieve(
+        memoryId!,
+        { memory_store_id: storeId, view: "full" },
+        { signal },
+      ),
+  });
+}
+
 function MemoryTree({ storeId, openMemoryId }: { storeId: string; openMemoryId: string | undefined }) {
   const { client } = useApi();
-  const [prefix, setPrefix] = useState("/");
+  // Opened at a memory, the tree starts at that memory's folder; once walked, where the operator went.
+  const [walked, setWalked] = useState<string | null>(null);
+  const opened = useMemory(storeId, openMemoryId);
+  const waiting = walked === null && openMemoryId !== undefined && opened.isPending;
+  const prefix = walked ?? (opened.data ? parentPrefix(opened.data.path) : "/");
   const pages = useCursorPages();
   const items = useQuery({
     queryKey: ["memories", storeId, prefix, pages.cursor],
+    enabled: !waiting,
     placeholderData: keepPreviousData,
     queryFn: async ({ signal }) => {
       const page = await client.beta.memoryStores.memories.list(
@@ -80,7 +100,7 @@ function MemoryTree({ storeId, openMemoryId }: { storeId: string; openMemoryId: 
     },
   });
   const open = (next: string) => {
-    setPrefix(next);
+    setWalked(next);
     pages.reset();
   };
   return (
@@ -137,17 +157,7 @@ function MemoryDetail({ storeId, memoryId }: { storeId: string; memoryId: string
   const { client } = useApi();
   const queryClient = useQueryClient();
   const pages = useCursorPages();
-  const memory = useQuery({
-    queryKey: ["memory", storeId, memoryId],
-    queryFn: ({ signal }) =>
-      client.beta.memoryStores.memories.retrieve(
-        memoryId,
-        { memory_store_id: storeId, view: "full" },
-        { signal },
-      ),
-    // A deleted memory keeps its versions: the page still shows them below.
-    retry: false,
-  });
+  const memory = useMemory(storeId, memoryId);
   const versions = useQuery({
     queryKey: ["memory-versions", storeId, memoryId, pages.cursor],
     placeholderData: keepPreviousData,
@@ -284,7 +294,13 @@ function VersionRow({
       </td>
       <td>
         {!redacted && version.operation !== "deleted" && (
-          <button type="button" className="danger" disabled={redacting} onClick={onRedact}>
+          <button
+            type="button"
+            className="danger"
+            aria-label={`Redact ${version.id}`}
+            disabled={redacting}
+            onClick={onRedact}
+          >
             Redact
           </button>
         )}
