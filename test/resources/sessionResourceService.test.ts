@@ -14,6 +14,7 @@ import { LocalSecretStore } from "../../src/secrets/localSecretStore.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
 import { coordinatorStores, resourceStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock, seedSession } from "../support/storeFixtures.js";
 
@@ -76,7 +77,7 @@ describe.each(RUNNING)("session resources for a run: %s", (backend) => {
     rmSync(blobDir, { recursive: true, force: true });
   });
 
-  async function sessionWith(svc: SessionResourceService) {
+  async function sessionWith(svc: SessionResourceService, dataSubject: string | null = null) {
     const now = clock.now();
     const fileId = newId("file", now);
     await fx.resources.files.create(
@@ -107,7 +108,7 @@ describe.each(RUNNING)("session resources for a run: %s", (backend) => {
     });
     // A session as creation writes it: its resources prepared first, then written in its transaction.
     const template = await seedSession(fx.coordinator, clock);
-    const session = { ...template, id: newId("sesn", now), threadId: newId("sthr", now) };
+    const session = { ...template, id: newId("sesn", now), threadId: newId("sthr", now), dataSubject };
     const prepared = await svc.prepare(
       WS,
       session.id,
@@ -187,6 +188,33 @@ describe.each(RUNNING)("session resources for a run: %s", (backend) => {
       clock.now(),
     );
     expect(await svc.openRepositoryToken(WS, sessionId, repoId)).toBeNull();
+  });
+
+  it("a session's deletion and its data subject's erasure remove its resources and sealed tokens", async () => {
+    const svc = service();
+    const deleted = await sessionWith(svc);
+    await fx.coordinator.ledger.deleteSession(
+      deleted.sessionId,
+      { id: newId("sevt", clock.now()), type: "session.deleted", body: {} },
+      clock.now(),
+    );
+    expect(
+      (await fx.resources.sessionResources.listAll(WS, [deleted.sessionId])).get(deleted.sessionId),
+    ).toEqual([]);
+
+    const erased = await sessionWith(svc, "subject-1");
+    await fx.coordinator.erasure.erase({
+      workspaceId: WS,
+      subjectId: "subject-1",
+      id: newId("ersr", clock.now()),
+      requestedBy: "key_test",
+      now: clock.now(),
+      audit: () => testAudit("data_subject"),
+    });
+    expect(
+      (await fx.resources.sessionResources.listAll(WS, [erased.sessionId])).get(erased.sessionId),
+    ).toEqual([]);
+    expect(await svc.openRepositoryToken(WS, erased.sessionId, erased.repoId)).toBeNull();
   });
 
   it("the lent sealer refuses every identity but a repository's", async () => {
