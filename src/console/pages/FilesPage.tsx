@@ -2,6 +2,7 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tansta
 import { useApi } from "../api/apiContext.js";
 import { saveDownload } from "../api/saveDownload.js";
 import type { FileMetadata } from "../api/wire.js";
+import { Link } from "../router.js";
 import { formatBytes } from "./formatBytes.js";
 import { formatTime } from "./formatTime.js";
 import { Pager, Problem, useCursorPages } from "./Pager.js";
@@ -68,6 +69,11 @@ export function FilesPage() {
                   <td>
                     <span className="file-name">{file.filename}</span>
                     <div className="muted mono">{file.id}</div>
+                    {file.scope && (
+                      <div className="muted">
+                        from <Link to={`sessions/${encodeURIComponent(file.scope.id)}`}>{file.scope.id}</Link>
+                      </div>
+                    )}
                   </td>
                   <td className="mono">{file.mime_type}</td>
                   <td>{formatBytes(file.size_bytes)}</td>
