@@ -241,6 +241,8 @@ export interface SessionListQuery extends ListQuery {
   /** Only sessions bound to a client name starting with this (a caller confined to a namespace). */
   namePrefix?: string;
   agentVersion?: number;
+  /** Only sessions that mount this memory store (a `session_resources` row names it). */
+  memoryStoreId?: string;
   statuses?: SessionStatus[];
   includeArchived: boolean;
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };

@@ -175,6 +175,10 @@ describe.each(RUNNING)("session resources on %s", (backend) => {
     const byStore = await client.beta.sessions.resources.retrieve(store.id, { session_id: created.id });
     expect(byStore).toEqual(memory);
     expect(await client.beta.sessions.resources.retrieve(repo.id, { session_id: created.id })).toEqual(repo);
+    // Sessions can be listed by a memory store they mount.
+    const mounting = await all(client.beta.sessions.list({ memory_store_id: store.id }));
+    expect(mounting.map((x) => x.id)).toEqual([created.id]);
+    expect(await all(client.beta.sessions.list({ memory_store_id: "memstore_none" }))).toEqual([]);
   });
 
   it("add, list, retrieve, update (token rotation) and delete", async () => {

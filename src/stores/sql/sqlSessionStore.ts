@@ -86,6 +86,16 @@ export class SqlSessionStore implements SessionStore {
     }
     if (q.namePrefix !== undefined) query = query.where(boundUnder(q.namePrefix));
     if (q.agentVersion !== undefined) query = query.where("agent_version", "=", q.agentVersion);
+    if (q.memoryStoreId !== undefined) {
+      const storeId = q.memoryStoreId;
+      query = query.where("id", "in", (eb) =>
+        eb
+          .selectFrom("session_resources")
+          .select("session_id")
+          .where("workspace_id", "=", workspaceId)
+          .where("memory_store_id", "=", storeId),
+      );
+    }
     if (q.statuses && q.statuses.length > 0) {
       // Archived sessions read as terminated (wire §2.3), so the filter must agree with the DTO.
       const statuses = q.statuses;

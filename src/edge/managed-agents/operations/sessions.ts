@@ -61,6 +61,7 @@ export async function listSessions(deps: ManagedAgentsDeps, workspaceId: string,
     includeArchived: q.include_archived,
     ...(q.agent_id ? { agentId: q.agent_id } : {}),
     ...(q.agent_version !== undefined ? { agentVersion: q.agent_version } : {}),
+    ...(q.memory_store_id !== undefined ? { memoryStoreId: q.memory_store_id } : {}),
     ...(q.statuses ? { statuses: q.statuses } : {}),
     ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
   });
