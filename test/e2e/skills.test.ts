@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import type {
   BetaDeletedSkill,
@@ -12,7 +15,9 @@ import type {
   SkillVersion,
 } from "@anthropic-ai/sdk/resources/skills";
 import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAllInOne } from "../../src/cli/allInOne.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { all, BAD_REQUEST, expectApiError, idsOf, NOT_FOUND, RFC3339 } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
@@ -249,6 +254,64 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe("skill limits", () => {
+  it("a bad AWAKEN_SKILL_MAX_BYTES stops start-up, naming it", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "awaken-skill-limits-"));
+    try {
+      await expect(
+        startAllInOne(
+          {
+            host: "127.0.0.1",
+            port: 0,
+            dataDir,
+            workers: 0,
+            leaseMs: 5_000,
+            modelIdleTimeoutMs: 300_000,
+            ssePingMs: 15_000,
+            apiKey: TEST_API_KEY,
+            retry: {},
+            env: { AWAKEN_SKILL_MAX_BYTES: "30MB" },
+          },
+          pino({ level: "silent" }),
+        ),
+      ).rejects.toThrow(/AWAKEN_SKILL_MAX_BYTES must be a positive whole number of bytes, got "30MB"/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("an upload past the operator's limits is refused, naming the limit, writing nothing", async () => {
+    const t = await startTestServer({
+      env: { AWAKEN_SKILL_MAX_BYTES: "4000", AWAKEN_SKILL_MAX_FILE_BYTES: "2500" },
+    });
+    try {
+      const md = await toFile(Buffer.from(skillMd("big", "d")), "big/SKILL.md");
+      const of = (bytes: number, name: string) => toFile(Buffer.alloc(bytes, 0x61), `big/${name}`);
+      await expectApiError(
+        t.client.beta.skills.create({ files: [md, await of(4001, "one")] }),
+        Anthropic.APIError,
+        { status: 413, type: "request_too_large", message: [/4000 bytes/] },
+      );
+      await expectApiError(
+        t.client.beta.skills.create({ files: [md, await of(2000, "a"), await of(2000, "b")] }),
+        Anthropic.APIError,
+        { status: 413, type: "request_too_large", message: [/together exceed the maximum of 4000 bytes/] },
+      );
+      await expectApiError(
+        t.client.skills.create({ files: [md, await of(2501, "a")] }),
+        Anthropic.BadRequestError,
+        {
+          ...BAD_REQUEST,
+          message: [/"big\/a" is larger than 2500 bytes/],
+        },
+      );
+      expect((await t.client.skills.list()).data).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 /** An admin key of another workspace, minted by the default workspace's admin. */
 async function mintAdmin(t: TestServer, workspaceId: string): Promise<string> {

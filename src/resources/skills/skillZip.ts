@@ -20,6 +20,8 @@ export function expandSkillZip(archive: Uint8Array, limits: SkillLimits): Upload
     expanded = unzipSync(archive, {
       filter(entry) {
         if (entry.name.endsWith("/") || METADATA_ENTRY.test(entry.name)) return false;
+        // fflate collects entries in a plain object, where this name would set its prototype.
+        if (entry.name === "__proto__") throw invalid('the zip holds an entry named "__proto__"');
         entries += 1;
         if (entries > limits.maxFiles) throw invalid(`the zip holds more than ${limits.maxFiles} files`);
         if (seen.has(entry.name)) throw invalid(`the zip holds ${JSON.stringify(entry.name)} twice`);
