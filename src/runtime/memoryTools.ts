@@ -1,9 +1,10 @@
 /**
  * Memory stores without a sandbox: the runtime serves them as tools with the mounted form's rules.
- * Each call reads the store under the run's claim; a write or delete applies only to the content
- * the agent last read of that memory (the same precondition the write-back of a mounted directory
- * uses), so a memory someone else changed meanwhile is a conflict, never overwritten. A read-only
- * store takes no write at all.
+ * Each call reads the store under the run's claim; a write or delete of an existing memory applies
+ * only to the content the agent read of it (the same precondition the write-back of a mounted
+ * directory uses), so a memory someone else changed meanwhile is a conflict, never overwritten.
+ * What the agent read is this run's memory_read, or the `expected_sha256` it names (memory_read
+ * shows it), which holds across turns and workers. A read-only store takes no write at all.
  */
 import type {
   MemoryChange,
@@ -20,6 +21,11 @@ type MemoryResource = Extract<RunResource, { type: "memory_store" }>;
 const STORE_PROPERTY = {
   type: "string",
   description: "The memory store's name (may be omitted when you have only one).",
+} as const;
+
+const EXPECTED_PROPERTY = {
+  type: "string",
+  description: "The content_sha256 memory_read showed; default: what you read of it in this turn.",
 } as const;
 
 export function memoryTools(
@@ -101,11 +107,11 @@ export function memoryTools(
       );
       if (!memory) return fail("memory_read", `no memory at ${path}`);
       read.set(key(store, path), { memoryId: memory.memoryId, sha: memory.contentSha256 });
-      const text =
+      const body =
         Buffer.byteLength(memory.content) > MAX_TOOL_OUTPUT_BYTES
           ? `${Buffer.from(memory.content).subarray(0, MAX_TOOL_OUTPUT_BYTES).toString("utf8")}\n[truncated]`
           : memory.content;
-      return { text, isError: false };
+      return { text: `[${path} content_sha256 ${memory.contentSha256}]\n${body}`, isError: false };
     },
   };
 
@@ -121,14 +127,23 @@ export function memoryTools(
     const path = pathOf(input);
     if (path === null) return fail(tool, "path is required (a non-empty string)");
     const current = (await resources.memorySnapshot(claim, store.memoryStoreId)).find((m) => m.path === path);
-    const seen = read.get(key(store, path));
+    const named = input.expected_sha256;
+    if (named !== undefined && (typeof named !== "string" || !/^[0-9a-f]{64}$/.test(named)))
+      return fail(tool, "expected_sha256 must be 64 lowercase hex digits, as memory_read shows it");
+    const seen =
+      typeof named === "string" && current !== undefined
+        ? { memoryId: current.memoryId, sha: named }
+        : read.get(key(store, path));
     let request: MemoryChange;
     if (current === undefined) {
       if (content === null) return fail(tool, `no memory at ${path}`);
       request = { kind: "create", path, content };
     } else {
       if (seen === undefined || seen.memoryId !== current.memoryId)
-        return fail(tool, `${path} exists: read it with memory_read first, then change it`);
+        return fail(
+          tool,
+          `${path} exists: read it with memory_read first (or name its expected_sha256), then change it`,
+        );
       request =
         content === null
           ? { kind: "delete", memoryId: seen.memoryId, path, expectedContentSha256: seen.sha }
@@ -171,7 +186,12 @@ export function memoryTools(
         "Creates a memory, or replaces the content of one you have read (a memory changed since you read it is not overwritten).",
       input_schema: {
         type: "object",
-        properties: { store: STORE_PROPERTY, path: { type: "string" }, content: { type: "string" } },
+        properties: {
+          store: STORE_PROPERTY,
+          path: { type: "string" },
+          content: { type: "string" },
+          expected_sha256: EXPECTED_PROPERTY,
+        },
         required: ["path", "content"],
         additionalProperties: false,
       },
@@ -189,7 +209,7 @@ export function memoryTools(
       description: "Deletes a memory you have read (one changed since you read it is not deleted).",
       input_schema: {
         type: "object",
-        properties: { store: STORE_PROPERTY, path: { type: "string" } },
+        properties: { store: STORE_PROPERTY, path: { type: "string" }, expected_sha256: EXPECTED_PROPERTY },
         required: ["path"],
         additionalProperties: false,
       },
