@@ -144,6 +144,7 @@ export class RepositoryCloner {
       const root = posix.dirname(request.workspace);
       const stagingRoot = join(root, STAGING_DIR);
       await mkdir(stagingRoot, { recursive: true, mode: 0o700 });
+      await this.removeAbandoned(stagingRoot);
       const staging = await mkdtemp(join(stagingRoot, "clone-"));
       try {
         const home = join(staging, "home");
@@ -190,6 +191,19 @@ export class RepositoryCloner {
       }
     } finally {
       closeSync(parent);
+    }
+  }
+
+  /**
+   * Staging directories a crashed worker left (a clone never runs longer than its timeout, so one
+   * older than twice that is nobody's): removed, so they cannot pile up on the workspaces' disk.
+   */
+  private async removeAbandoned(stagingRoot: string): Promise<void> {
+    const cutoff = Date.now() - 2 * this.timeoutMs;
+    for (const name of await readdir(stagingRoot).catch(() => [] as string[])) {
+      const path = join(stagingRoot, name);
+      const info = await lstat(path).catch(() => null);
+      if (info && info.mtimeMs < cutoff) await rm(path, { recursive: true, force: true }).catch(() => {});
     }
   }
 

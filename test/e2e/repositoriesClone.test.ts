@@ -8,7 +8,16 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+} from "node:fs";
 import { chown } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,6 +172,22 @@ describe("RepositoryCloner", () => {
     expect(message).not.toContain(wrong);
     expect(message).not.toContain(Buffer.from(`x-access-token:${wrong}`).toString("base64"));
     expect(readdirSync(workspace)).toEqual([]);
+  });
+
+  it("removes staging directories a crashed clone left behind, once older than twice the timeout", async () => {
+    const stagingRoot = join(root, ".clones");
+    mkdirSync(join(stagingRoot, "clone-abandoned", "repo"), { recursive: true });
+    mkdirSync(join(stagingRoot, "clone-recent"), { recursive: true });
+    const old = new Date(Date.now() - 3 * 60_000);
+    utimesSync(join(stagingRoot, "clone-abandoned"), old, old);
+    await new RepositoryCloner({ policy: loopbackAllowed(), timeoutMs: 60_000 }).clone({
+      url: `${server.url}/private-repo.git`,
+      checkout: null,
+      workspace,
+      relativePath: "repo",
+      token: tokenOnce().open,
+    });
+    expect(readdirSync(stagingRoot)).toEqual(["clone-recent"]);
   });
 
   it("an existing path is left as it is, without opening the token", async () => {
