@@ -48,10 +48,12 @@ async function bundle(dir: string, files: Record<string, string>) {
   );
 }
 
+// An empty file is part of a bundle like any other (a Python package's `__init__.py`).
 const pdfV1 = () =>
   bundle("pdf-tools", {
     "SKILL.md": skillMd("pdf-tools", "Fill PDF forms."),
     "scripts/fill.py": "print(1)\n",
+    "scripts/__init__.py": "",
   });
 
 for (const backend of BACKENDS) {

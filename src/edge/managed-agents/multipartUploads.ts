@@ -59,6 +59,8 @@ export interface UploadSpec {
   maxFileBytes: number;
   /** Bytes of all files together (a bundle); absent: only the per-file limit. */
   maxTotalBytes?: number;
+  /** A bundle's files may be empty (a Python package's `__init__.py`); absent: an empty file is refused. */
+  allowEmptyFiles?: boolean;
 }
 
 export interface UploadedFile {
@@ -109,7 +111,7 @@ export async function readMultipartUpload(request: FastifyRequest, spec: UploadS
       const filename: string = typeof part.filename === "string" ? part.filename : "";
       checkUploadFilename(filename, part.fieldname);
       const bytes = await part.toBuffer();
-      if (bytes.length === 0) {
+      if (bytes.length === 0 && spec.allowEmptyFiles !== true) {
         throw invalidPart(part.fieldname, `file ${shown(filename)} is empty; send at least one byte`);
       }
       totalBytes += bytes.length;

@@ -101,6 +101,7 @@ async function readBundle(
     // A part may be the zipped bundle, so one part may be as large as the whole bundle.
     maxFileBytes: skills.limits.maxTotalBytes,
     maxTotalBytes: skills.limits.maxTotalBytes,
+    allowEmptyFiles: true,
   });
   return {
     files: form.files.map((file) => ({ path: file.filename, bytes: file.bytes })),
