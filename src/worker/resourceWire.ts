@@ -31,7 +31,7 @@ export const MAX_WIRE_MEMORY_CHANGES = 1_000;
 const MAX_RESOURCES = 1_000;
 const MAX_SKILLS = 200;
 const MAX_SKILL_FILES = 10_000;
-const MAX_MEMORIES = 100_000;
+const MAX_MEMORIES = 1_000_000;
 /** A memory's content, a path, a description: the families bound them; the wire only caps them. */
 const MAX_TEXT = 16 * 1024 * 1024;
 
