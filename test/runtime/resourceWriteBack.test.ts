@@ -1,0 +1,169 @@
+/**
+ * The write-back's and the mount plan's own rules, on real directories: the diff of a store's
+ * directory against its snapshot (creates, updates and deletes conditioned on what was read), files
+ * that cannot be written back (links, binary, special files) refused without being followed, and
+ * the plan and record of a run's resources (paths, never content or tokens).
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { MemorySnapshotEntry, RunResource, RunSkill } from "../../src/resources/ports.js";
+import { diffMemory, directoryEntries, sha256Hex } from "../../src/runtime/memoryWriteBack.js";
+import { readMountTree, writeMountFile } from "../../src/runtime/mountFiles.js";
+import { planMounts, realizedBody, safeRelativePath } from "../../src/runtime/resourceRealization.js";
+import { skillCatalogPrompt } from "../../src/runtime/skillCatalog.js";
+
+let dir: string;
+let outside: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "awaken-mount-"));
+  outside = mkdtempSync(join(tmpdir(), "awaken-outside-"));
+  writeFileSync(join(outside, "secret"), "host secret");
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
+
+const entry = (memoryId: string, path: string, content: string): MemorySnapshotEntry => ({
+  memoryId,
+  path,
+  content,
+  contentSha256: sha256Hex(content),
+});
+
+describe("memory diff", () => {
+  it("creates new paths, updates changed content and deletes missing paths, each on what was read", () => {
+    const snapshot = [
+      entry("mem_1", "a.md", "one"),
+      entry("mem_2", "b.md", "two"),
+      entry("mem_3", "c.md", "3"),
+    ];
+    const { changes, refused } = diffMemory(snapshot, [
+      { path: "a.md", content: "one" },
+      { path: "b.md", content: "TWO" },
+      { path: "notes/d.md", content: "new" },
+    ]);
+    expect(refused).toEqual([]);
+    expect(changes).toEqual([
+      {
+        kind: "update",
+        memoryId: "mem_2",
+        path: "b.md",
+        content: "TWO",
+        expectedContentSha256: sha256Hex("two"),
+      },
+      { kind: "create", path: "notes/d.md", content: "new" },
+      { kind: "delete", memoryId: "mem_3", path: "c.md", expectedContentSha256: sha256Hex("3") },
+    ]);
+  });
+
+  it("an unchanged directory sends nothing", () => {
+    const snapshot = [entry("mem_1", "a.md", "one")];
+    expect(diffMemory(snapshot, [{ path: "a.md", content: "one" }])).toEqual({ changes: [], refused: [] });
+  });
+
+  it("reads a directory without following links; links, binary and special files are refused", async () => {
+    mkdirSync(join(dir, "notes"));
+    writeFileSync(join(dir, "notes", "a.md"), "text");
+    writeFileSync(join(dir, "bin.dat"), Buffer.from([0xff, 0xfe, 0x00]));
+    symlinkSync(join(outside, "secret"), join(dir, "link.md"));
+    symlinkSync(outside, join(dir, "linkdir"));
+    const entries = directoryEntries(await readMountTree(dir));
+    expect(entries).toEqual([
+      { path: "bin.dat", problem: "not UTF-8 text" },
+      { path: "link.md", problem: expect.stringMatching(/not a regular file/) },
+      { path: "linkdir", problem: expect.stringMatching(/not a regular file/) },
+      { path: "notes/a.md", content: "text" },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain("host secret");
+    // A link planted where a memory is refreshed is replaced, never written through.
+    await writeMountFile(dir, "link.md", "store content");
+    expect(await readFile(join(outside, "secret"), "utf8")).toBe("host secret");
+    expect(await readFile(join(dir, "link.md"), "utf8")).toBe("store content");
+    // A parent that is a link is not a directory: refused.
+    await expect(writeMountFile(dir, "linkdir/x.md", "x")).rejects.toThrow(/not a directory/);
+  });
+});
+
+describe("mount plan and record", () => {
+  const resources: RunResource[] = [
+    {
+      type: "file",
+      id: "sesrsc_1",
+      fileId: "file_1",
+      mountPath: "/mnt/session/uploads/file_1",
+      filename: "a.csv",
+      mimeType: "text/csv",
+      sizeBytes: 3,
+      digest: `sha256:${"a".repeat(64)}`,
+    },
+    {
+      type: "memory_store",
+      memoryStoreId: "memstore_1",
+      mountPath: "/mnt/memory/prefs",
+      access: "read_only",
+      name: "prefs",
+      description: "d",
+      instructions: null,
+    },
+    {
+      type: "github_repository",
+      id: "sesrsc_2",
+      url: "https://github.com/o/r",
+      mountPath: "/workspace/r",
+      checkout: null,
+      hasToken: true,
+    },
+  ];
+  const skills: RunSkill[] = [
+    { skillId: "skill_1", version: "1700000000000", name: "pdf", description: "PDFs.", files: [] },
+    { skillId: "skill_2", version: "1", name: "../evil", description: "x\n# injected", files: [] },
+  ];
+
+  it("places files and stores at their mount paths, skills under /mnt/skills, repositories nowhere", () => {
+    expect(planMounts(resources, skills).map((p) => p.mount)).toEqual([
+      { sandboxPath: "/mnt/session/uploads/file_1", hostPath: "files/sesrsc_1", readOnly: true },
+      { sandboxPath: "/mnt/memory/prefs", hostPath: "memory/memstore_1", readOnly: true },
+      { sandboxPath: "/mnt/skills/pdf", hostPath: "skills/skill_1@1700000000000", readOnly: true },
+      // A name that is not a plain segment is replaced by the skill's id.
+      { sandboxPath: "/mnt/skills/skill_2", hostPath: "skills/skill_2@1", readOnly: true },
+    ]);
+  });
+
+  it("refuses ids that are not plain (they become host path segments)", () => {
+    expect(() => planMounts([{ ...resources[0]!, id: "../x" } as RunResource], [])).toThrow(/plain id/);
+  });
+
+  it("records ids, paths, digests and versions, never a token or a URL's credentials", () => {
+    const body = realizedBody("mounted", resources, skills);
+    expect(body).toMatchObject({
+      mode: "mounted",
+      resources: [
+        { type: "file", digest: `sha256:${"a".repeat(64)}` },
+        { type: "memory_store", access: "read_only" },
+        { type: "github_repository", has_token: true },
+      ],
+      skills: [
+        { skill_id: "skill_1", version: "1700000000000", path: "/mnt/skills/pdf" },
+        { skill_id: "skill_2" },
+      ],
+    });
+    expect(JSON.stringify(body)).not.toContain("github.com");
+  });
+
+  it("lists skills in the prompt on one line each, the author's text flattened", () => {
+    const prompt = skillCatalogPrompt(skills, "mounted") ?? "";
+    expect(prompt).toContain("- pdf: PDFs. (/mnt/skills/pdf/SKILL.md)");
+    expect(prompt).not.toContain("\n# injected");
+    expect(skillCatalogPrompt([], "tools")).toBeNull();
+  });
+
+  it("accepts only relative paths that stay inside", () => {
+    expect(safeRelativePath("docs/a.md")).toBe("docs/a.md");
+    for (const bad of ["", "/etc/x", "../x", "a/../../x", "a//b", "a/./b", "a\0b"])
+      expect(safeRelativePath(bad)).toBeNull();
+  });
+});
