@@ -386,6 +386,40 @@ describe.each(RUNNING)("session resources on %s", (backend) => {
     );
   });
 
+  it("an access token reads a session's resources but cannot change them; an archived session's are fixed", async () => {
+    const file = await upload();
+    const created = await session([{ type: "file", file_id: file.id }]);
+    const minted = await fetch(`${t.server.url}/v1/awaken/access_tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ operations: ["read", "send"], session_id: created.id, ttl_seconds: 600 }),
+    });
+    expect(minted.status).toBe(200);
+    const { token: accessToken } = (await minted.json()) as { token: string };
+    const browser = new Anthropic({ apiKey: accessToken, baseURL: t.server.url, maxRetries: 0 });
+    expect(await all(browser.beta.sessions.resources.list(created.id))).toEqual(created.resources);
+    const [only] = created.resources as BetaManagedAgentsFileResource[];
+    await expect(
+      browser.beta.sessions.resources.delete(only!.id, { session_id: created.id }),
+    ).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    await expect(
+      browser.beta.sessions.resources.add(created.id, { type: "file", file_id: file.id, mount_path: "/x" }),
+    ).rejects.toBeInstanceOf(Anthropic.PermissionDeniedError);
+    // A session the token is not confined to is not found.
+    const elsewhere = await session([]);
+    await expect(browser.beta.sessions.resources.list(elsewhere.id)).rejects.toBeInstanceOf(
+      Anthropic.NotFoundError,
+    );
+
+    await client.beta.sessions.archive(created.id);
+    await expectApiError(
+      client.beta.sessions.resources.add(created.id, { type: "file", file_id: file.id, mount_path: "/y" }),
+      Anthropic.BadRequestError,
+      { ...BAD_REQUEST, message: [/archived/] },
+    );
+    expect(await all(client.beta.sessions.resources.list(created.id))).toEqual(created.resources);
+  });
+
   it("a deleted session's resources and sealed tokens are gone", async () => {
     const created = await session([
       { type: "github_repository", url: REPO_URL, authorization_token: token("deleted") },

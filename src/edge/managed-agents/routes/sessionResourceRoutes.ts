@@ -28,11 +28,19 @@ export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsD
   const reach = async (request: FastifyRequest, sessionId: string, change: boolean): Promise<string> => {
     const principal = principalOf(request);
     const scope = scopeOfPrincipal(principal);
-    await servicesFor(deps, request).sessions.get(principal.workspaceId, sessionId);
-    if (change && scope !== null && !scopeGrants(scope, "manage")) {
+    const session = await servicesFor(deps, request).sessions.get(principal.workspaceId, sessionId);
+    if (!change) return principal.workspaceId;
+    if (scope !== null && !scopeGrants(scope, "manage")) {
       throw new AwakenError(
         "permission_denied",
         "An access token cannot change a session's resources; an API key of the application's backend can.",
+      );
+    }
+    // An archived session runs no more: nothing would ever realize the change.
+    if (session.archivedAt !== null) {
+      throw new AwakenError(
+        "session_terminated",
+        `session ${session.id} is archived; its resources can no longer be changed`,
       );
     }
     return principal.workspaceId;
