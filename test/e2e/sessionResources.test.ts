@@ -268,6 +268,8 @@ describe.each(RUNNING)("session resources on %s", (backend) => {
         400,
       ],
       [[{ type: "github_repository", url: "ftp://example.com/a/b" }], [/http\(s\)/], 400],
+      [[{ type: "github_repository", url: `ftp://u:${token("ftp")}@example.com/a/b` }], [/http\(s\)/], 400],
+      [[{ type: "github_repository", url: `not a url ${token("garbage")}` }], [/URL/], 400],
       [
         [{ type: "github_repository", url: `https://user:${token("userinfo")}@140.82.112.3/a/b` }],
         [/credentials/],

@@ -217,6 +217,21 @@ describe.each(RUNNING)("session resources for a run: %s", (backend) => {
     expect(await svc.openRepositoryToken(WS, erased.sessionId, erased.repoId)).toBeNull();
   });
 
+  it("a bad AWAKEN_SESSION_RESOURCES_MAX stops composition, naming the variable", () => {
+    for (const bad of ["0", "-1", "ten", "1e3", "100001"]) {
+      expect(
+        () =>
+          new SessionResourceService({
+            stores: fx.resources,
+            blobs: new LocalBlobStore(blobDir),
+            clock,
+            env: { AWAKEN_SESSION_RESOURCES_MAX: bad },
+            outbound: new OutboundConnector(),
+          }),
+      ).toThrow(/AWAKEN_SESSION_RESOURCES_MAX/);
+    }
+  });
+
   it("the lent sealer refuses every identity but a repository's", async () => {
     const sealer = repositoryTokenSealer(fieldSealer);
     await expect(

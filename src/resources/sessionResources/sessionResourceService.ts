@@ -329,7 +329,12 @@ function fileFields(file: FileRecord) {
   return { filename: file.filename, mimeType: file.mimeType, sizeBytes: file.sizeBytes, digest: file.digest };
 }
 
+/** The limit from the environment; a value that is not a whole number 1-100000 stops start-up. */
 function positiveInt(text: string | undefined): number | undefined {
-  if (text === undefined || !/^[1-9][0-9]{0,5}$/.test(text)) return undefined;
+  if (text === undefined || text === "") return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(text) || Number(text) > 100_000)
+    throw new Error(
+      `AWAKEN_SESSION_RESOURCES_MAX must be a whole number from 1 to 100000 (got ${JSON.stringify(text)})`,
+    );
   return Number(text);
 }
