@@ -179,6 +179,16 @@ describe.each(RUNNING)("session resources on %s", (backend) => {
     const mounting = await all(client.beta.sessions.list({ memory_store_id: store.id }));
     expect(mounting.map((x) => x.id)).toEqual([created.id]);
     expect(await all(client.beta.sessions.list({ memory_store_id: "memstore_none" }))).toEqual([]);
+    // Detaching the store: named by its id, answered with it.
+    const detached: BetaManagedAgentsDeleteSessionResource = await client.beta.sessions.resources.delete(
+      store.id,
+      {
+        session_id: created.id,
+      },
+    );
+    expect(detached).toEqual({ id: store.id, type: "session_resource_deleted" });
+    expect((await client.beta.sessions.retrieve(created.id)).resources).toEqual([fileResource, repo]);
+    expect(await all(client.beta.sessions.list({ memory_store_id: store.id }))).toEqual([]);
   });
 
   it("add, list, retrieve, update (token rotation) and delete", async () => {
