@@ -217,6 +217,22 @@ describe.each(RUNNING)("session resources for a run: %s", (backend) => {
     expect(await svc.openRepositoryToken(WS, erased.sessionId, erased.repoId)).toBeNull();
   });
 
+  it("concurrent adds of overlapping mounts: exactly one is written, the others refused naming the clash", async () => {
+    const svc = service();
+    const { sessionId, fileId } = await sessionWith(svc);
+    // Pairwise overlapping: whichever add takes the session first, every other one clashes with it.
+    const paths = ["/c", "/c/a", "/c/a/b", "/c/a", "/c"];
+    const outcomes = await Promise.allSettled(
+      paths.map((mountPath) => svc.add(WS, sessionId, { type: "file", fileId, mountPath })),
+    );
+    const written = outcomes.filter((o) => o.status === "fulfilled");
+    expect(written).toHaveLength(1);
+    for (const o of outcomes)
+      if (o.status === "rejected") expect(String(o.reason)).toMatch(/mount path .* (overlaps|is already)/);
+    const rows = (await fx.resources.sessionResources.listAll(WS, [sessionId])).get(sessionId) ?? [];
+    expect(rows.filter((r) => r.mountPath.startsWith("/c"))).toHaveLength(1);
+  });
+
   it("a bad AWAKEN_SESSION_RESOURCES_MAX stops composition, naming the variable", () => {
     for (const bad of ["0", "-1", "ten", "1e3", "100001"]) {
       expect(
