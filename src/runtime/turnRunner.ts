@@ -166,6 +166,9 @@ export class TurnRunner {
           }
           const ready = await this.mcp.ensureMcp([]);
           if (ready !== "ok") return ready === "lost" ? "lost_claim" : "settled";
+          // A commit point too: what reached a read-write store's directory outside a Hand tool
+          // step (a stdio MCP server in the sandbox) is saved before the model is asked again.
+          if ((await this.writeBack()) === "lost") return "lost_claim";
           const result = await this.model.callModel(step.failedAttempts);
           if (result === "settled" || result === "lost_claim") return result;
           status = "ok";
