@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
@@ -18,6 +18,7 @@ import { strFromU8, strToU8, unzipSync, zipSync } from "fflate";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAllInOne } from "../../src/cli/allInOne.js";
+import { digestOf } from "../../src/resources/blobs/blobDigest.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { all, BAD_REQUEST, expectApiError, idsOf, NOT_FOUND, RFC3339 } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
@@ -227,6 +228,43 @@ for (const backend of BACKENDS) {
       );
       expect(idsOf(await all(client.skills.versions.list(skill.id)))).toEqual([skill.latest_version_id]);
       expect(idsOf(await all(client.skills.list()))).toEqual([skill.id, ...before]);
+    });
+
+    it("bytes a file and a skill's version share outlive either one's delete and go with the last", async () => {
+      const script = `print("shared ${backend.name}")\n`;
+      const file = await client.files.upload({ file: await toFile(Buffer.from(script), "fill.py") });
+      const skill = await client.beta.skills.create({
+        files: await bundle("shared-bytes", {
+          "SKILL.md": skillMd("shared-bytes", "Shares a script with a file."),
+          "fill.py": script,
+        }),
+      });
+      const second = await client.beta.skills.versions.create(skill.id, {
+        files: await bundle("shared-bytes", {
+          "SKILL.md": skillMd("shared-bytes", "A second version."),
+          "fill.py": script,
+        }),
+      });
+      // On SQLite the blob is a file of the data dir: its presence is the proof.
+      const hex = digestOf(Buffer.from(script)).slice("sha256:".length);
+      const blob =
+        backend.name === "SQLite" ? join(t.dataDir, "blobs", "sha256", hex.slice(0, 2), hex.slice(2)) : null;
+      const zipHolds = async (version: string) => {
+        const zip = unzipSync(
+          new Uint8Array(
+            await (await client.beta.skills.versions.download(version, { skill_id: skill.id })).arrayBuffer(),
+          ),
+        );
+        return strFromU8(zip["shared-bytes/fill.py"] ?? new Uint8Array());
+      };
+
+      await client.files.delete(file.id);
+      expect(await zipHolds(second.id)).toBe(script);
+      await client.beta.skills.versions.delete(skill.latest_version_id, { skill_id: skill.id });
+      expect(await zipHolds(second.id)).toBe(script);
+      if (blob) expect(existsSync(blob)).toBe(true);
+      await client.beta.skills.delete(skill.id);
+      if (blob) expect(existsSync(blob)).toBe(false);
     });
 
     it("another workspace's skill and versions answer 404 to every operation", async () => {

@@ -4,11 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AwakenError } from "../../src/kernel/errors.js";
 import type { OutboundConnector } from "../../src/kernel/outboundConnector.js";
 import type { BlobStore } from "../../src/resources/ports.js";
-import type { ResourceStores } from "../../src/resources/services.js";
 import { SkillService } from "../../src/resources/skills/skillService.js";
 import type { Db, SqlDialect } from "../../src/stores/sql/db.js";
 import { SqlBlobStore } from "../../src/stores/sql/sqlBlobStore.js";
 import { SqlSkillStore } from "../../src/stores/sql/sqlSkillStore.js";
+import { resourceStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock } from "../support/storeFixtures.js";
@@ -27,11 +27,12 @@ interface Fixture {
 }
 
 function fixture(db: Db, otherDb: Db, dialect: SqlDialect, close: () => Promise<void>): Fixture {
-  const store = new SqlSkillStore(db, dialect);
+  const stores = resourceStores(db, dialect);
+  const store = stores.skills as SqlSkillStore;
   const blobs = new SqlBlobStore(db);
   const clock = new ManualClock();
   const service = new SkillService({
-    stores: { skills: store } as unknown as ResourceStores,
+    stores,
     blobs,
     clock,
     env: {},
@@ -139,11 +140,11 @@ for (const [name, backend] of Object.entries(BACKENDS)) {
       await f.service.deleteVersion(WS, skill.id, v3.id);
       expect((await f.service.retrieve(WS, skill.id)).latestVersionId).toBe(v2.id);
       await f.service.deleteVersion(WS, skill.id, v1.id);
-      expect(await f.store.deleteVersion(WS, skill.id, v2.id, 0)).toBe("last");
-      expect(await f.store.deleteVersion(WS, skill.id, v3.id, 0)).toBe("absent");
+      expect(await f.store.deleteVersion(WS, skill.id, v2.id, 0)).toEqual({ outcome: "last" });
+      expect(await f.store.deleteVersion(WS, skill.id, v3.id, 0)).toEqual({ outcome: "absent" });
       expect(await code(f.service.deleteVersion(WS, skill.id, v2.id))).toBe("invalid_request");
 
-      expect(await f.store.deleteSkill("wrkspc_b", skill.id)).toBe(false);
+      expect(await f.store.deleteSkill("wrkspc_b", skill.id)).toBeNull();
       await f.service.delete(WS, skill.id);
       expect(await f.store.getSkill(WS, skill.id)).toBeNull();
       expect(await f.store.getVersion(WS, skill.id, v2.id)).toBeNull();

@@ -1,4 +1,5 @@
 import type { BlobDigest, BlobReferences, BlobStore } from "../ports.js";
+import type { ResourceStores } from "../services.js";
 
 /**
  * Deletes a blob only when no family's rows still name it. Blobs are shared by content: the same
@@ -17,15 +18,7 @@ export async function deleteBlobIfUnreferenced(
   return true;
 }
 
-/** The stores among `stores` that keep blobs (they answer `references`). */
-export function blobOwners(stores: Readonly<Record<string, unknown>>): BlobReferences[] {
-  return Object.values(stores).filter(isBlobReferences);
-}
-
-function isBlobReferences(value: unknown): value is BlobReferences {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    typeof (value as { references?: unknown }).references === "function"
-  );
+/** The families that keep blobs: each is asked before bytes they may share are deleted. */
+export function blobOwners(stores: ResourceStores): BlobReferences[] {
+  return [stores.files, stores.skills];
 }

@@ -126,7 +126,7 @@ export class FileService {
 
   /** Deletes the blob unless a row of any family still references it. */
   private async forgetBlob(digest: string): Promise<void> {
-    await deleteBlobIfUnreferenced(this.deps.blobs, blobOwners({ ...this.deps.stores }), digest);
+    await deleteBlobIfUnreferenced(this.deps.blobs, blobOwners(this.deps.stores), digest);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Page } from "../../kernel/pagination.js";
-import type { BlobDigest } from "../ports.js";
+import type { BlobDigest, BlobReferences } from "../ports.js";
 
 /** A file's metadata; its bytes are the blob `digest` names. */
 export interface FileRecord {
@@ -29,7 +29,7 @@ export interface FileListQuery {
 export type FileCreateOutcome = { created: true } | { created: false; usedBytes: number };
 
 /** The File family's store port (its SQL implementation lives in stores/sql). */
-export interface FileStore {
+export interface FileStore extends BlobReferences {
   readonly family: "files";
   /**
    * Inserts the file when the workspace's files, with it, stay within `quotaBytes` (checked and

@@ -1,5 +1,5 @@
 import type { ListQuery, Page } from "../../kernel/pagination.js";
-import type { BlobDigest, RunSkill } from "../ports.js";
+import type { BlobDigest, BlobReferences, RunSkill } from "../ports.js";
 
 /** A custom skill: a workspace's named bundle with at least one immutable version. */
 export interface SkillRecord {
@@ -42,14 +42,15 @@ export interface SkillListQuery extends ListQuery {
 }
 
 /** The Skill family's store port (its SQL implementation lives in stores/sql). */
-export interface SkillStore extends SkillRunReader {
+export interface SkillStore extends SkillRunReader, BlobReferences {
   readonly family: "skills";
   /** The skill and its first version, in one transaction. */
   createSkill(skill: SkillRecord, first: SkillVersionRecord): Promise<void>;
   getSkill(workspaceId: string, skillId: string): Promise<SkillRecord | null>;
   listSkills(workspaceId: string, query: SkillListQuery): Promise<Page<SkillRecord>>;
   /** The skill and every version of it; false when there was no such skill. */
-  deleteSkill(workspaceId: string, skillId: string): Promise<boolean>;
+  /** Deletes the skill and its versions; the blob digests they named (null: no such skill). */
+  deleteSkill(workspaceId: string, skillId: string): Promise<BlobDigest[] | null>;
   /**
    * Appends a version and moves the skill's latest to it, in one transaction; false when the skill
    * is gone (deleted concurrently).
@@ -67,7 +68,7 @@ export interface SkillStore extends SkillRunReader {
     skillId: string,
     versionId: string,
     now: number,
-  ): Promise<"deleted" | "absent" | "last">;
+  ): Promise<{ outcome: "deleted"; digests: BlobDigest[] } | { outcome: "absent" } | { outcome: "last" }>;
 }
 
 /** What a run reads of a pinned skill version (the runtime loads it; see `RunSkill`). */

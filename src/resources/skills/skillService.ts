@@ -1,7 +1,8 @@
 import { AwakenError, invalid, notFound } from "../../kernel/errors.js";
 import { newId } from "../../kernel/ids.js";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
-import type { RunSkill } from "../ports.js";
+import { blobOwners, deleteBlobIfUnreferenced } from "../blobs/blobCollection.js";
+import type { BlobDigest, RunSkill } from "../ports.js";
 import type { ResourceDeps } from "../services.js";
 import type { SkillListQuery, SkillRecord, SkillStore, SkillVersionRecord } from "./ports.js";
 import { skillArchive } from "./skillArchive.js";
@@ -62,7 +63,9 @@ export class SkillService {
 
   /** Deletes the skill with every version. Agents pinned to one keep the pin; their runs find it gone. */
   async delete(workspaceId: string, skillId: string): Promise<void> {
-    if (!(await this.store.deleteSkill(workspaceId, skillId))) throw notFound("skill", skillId);
+    const digests = await this.store.deleteSkill(workspaceId, skillId);
+    if (!digests) throw notFound("skill", skillId);
+    await this.collect(digests);
   }
 
   /** A new immutable version; it becomes latest. Its front matter name must be the skill's. */
@@ -105,12 +108,20 @@ export class SkillService {
   /** A skill keeps at least one version: its only one is deleted with the skill. */
   async deleteVersion(workspaceId: string, skillId: string, versionId: string): Promise<void> {
     await this.retrieve(workspaceId, skillId);
-    const outcome = await this.store.deleteVersion(workspaceId, skillId, versionId, this.deps.clock.now());
-    if (outcome === "absent") throw notFound("skill version", versionId);
-    if (outcome === "last") {
+    const deleted = await this.store.deleteVersion(workspaceId, skillId, versionId, this.deps.clock.now());
+    if (deleted.outcome === "absent") throw notFound("skill version", versionId);
+    if (deleted.outcome === "last") {
       throw invalid(
         `version ${versionId} is skill ${skillId}'s only version; a skill holds at least one, so delete the skill instead`,
       );
+    }
+    await this.collect(deleted.digests);
+  }
+
+  /** The bytes deleted versions held, where no family (a file, another version) still names them. */
+  private async collect(digests: readonly BlobDigest[]): Promise<void> {
+    for (const digest of digests) {
+      await deleteBlobIfUnreferenced(this.deps.blobs, blobOwners(this.deps.stores), digest);
     }
   }
 

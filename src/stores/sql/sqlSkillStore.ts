@@ -1,5 +1,5 @@
 import type { ListQuery, Page } from "../../kernel/pagination.js";
-import type { RunSkill } from "../../resources/ports.js";
+import type { BlobDigest, RunSkill } from "../../resources/ports.js";
 import type {
   SkillListQuery,
   SkillRecord,
@@ -55,23 +55,36 @@ export class SqlSkillStore implements SkillStore {
     };
   }
 
-  async deleteSkill(workspaceId: string, skillId: string): Promise<boolean> {
+  async deleteSkill(workspaceId: string, skillId: string): Promise<BlobDigest[] | null> {
     return begin(this.db, this.dialect).execute(async (tx) => {
       const deleted = await tx
         .deleteFrom("skills")
         .where("workspace_id", "=", workspaceId)
         .where("id", "=", skillId)
         .executeTakeFirst();
-      if (Number(deleted.numDeletedRows) !== 1) return false;
-      await tx
-        .deleteFrom("skill_version_files")
-        .where("version_id", "in", (sub) =>
-          sub.selectFrom("skill_versions").select("id").where("skill_id", "=", skillId),
-        )
+      if (Number(deleted.numDeletedRows) !== 1) return null;
+      const versionsOfSkill = (sub: Tx) =>
+        sub.selectFrom("skill_versions").select("id").where("skill_id", "=", skillId);
+      const digests = await tx
+        .selectFrom("skill_version_files")
+        .select("digest")
+        .distinct()
+        .where("version_id", "in", versionsOfSkill(tx))
         .execute();
+      await tx.deleteFrom("skill_version_files").where("version_id", "in", versionsOfSkill(tx)).execute();
       await tx.deleteFrom("skill_versions").where("skill_id", "=", skillId).execute();
-      return true;
+      return digests.map((row) => row.digest);
     });
+  }
+
+  async references(digest: BlobDigest): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("skill_version_files")
+      .select("version_id")
+      .where("digest", "=", digest)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   async addVersion(version: SkillVersionRecord, now: number): Promise<boolean> {
@@ -135,9 +148,9 @@ export class SqlSkillStore implements SkillStore {
     skillId: string,
     versionId: string,
     now: number,
-  ): Promise<"deleted" | "absent" | "last"> {
+  ): Promise<{ outcome: "deleted"; digests: BlobDigest[] } | { outcome: "absent" } | { outcome: "last" }> {
     return begin(this.db, this.dialect).execute(async (tx) => {
-      if (!(await this.lockSkill(tx, workspaceId, skillId))) return "absent";
+      if (!(await this.lockSkill(tx, workspaceId, skillId))) return { outcome: "absent" };
       const versions = await tx
         .selectFrom("skill_versions")
         .select("id")
@@ -152,14 +165,20 @@ export class SqlSkillStore implements SkillStore {
           .where("skill_id", "=", skillId)
           .where("id", "=", versionId)
           .executeTakeFirst();
-        if (!exists) return "absent";
+        if (!exists) return { outcome: "absent" };
       } else if (versions.length === 1) {
-        return "last";
+        return { outcome: "last" };
       }
+      const digests = await tx
+        .selectFrom("skill_version_files")
+        .select("digest")
+        .distinct()
+        .where("version_id", "=", versionId)
+        .execute();
       await tx.deleteFrom("skill_version_files").where("version_id", "=", versionId).execute();
       await tx.deleteFrom("skill_versions").where("id", "=", versionId).execute();
       await setLatest(tx, skillId, now);
-      return "deleted";
+      return { outcome: "deleted", digests: digests.map((row) => row.digest) };
     });
   }
 

@@ -42,5 +42,11 @@ export const skills: Migration = {
       .addColumn("size_bytes", "bigint", (c) => c.notNull())
       .addPrimaryKeyConstraint("skill_version_files_pk", ["version_id", "path"])
       .execute();
+    // "Does anything still reference this blob", asked before a blob is deleted (as for files).
+    await db.schema
+      .createIndex("skill_version_files_digest")
+      .on("skill_version_files")
+      .columns(["digest"])
+      .execute();
   },
 };
