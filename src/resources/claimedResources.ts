@@ -8,6 +8,7 @@
  * checks the claim again in the write-back's own transaction, so a claim lost in between writes
  * nothing.
  */
+import { AwakenError } from "../kernel/errors.js";
 import type {
   BlobDigest,
   BlobStore,
@@ -64,7 +65,7 @@ export class ClaimedResources implements RunResources {
   async memorySnapshot(claim: ResourceClaim, memoryStoreId: string): Promise<MemorySnapshotEntry[]> {
     await this.check(claim);
     const store = await this.mountedStore(claim, memoryStoreId);
-    if (!store) throw new Error(`the session does not mount the memory store ${memoryStoreId}`);
+    if (!store) throw notMounted(memoryStoreId);
     return this.deps.services.memory.snapshot(claim.workspaceId, memoryStoreId);
   }
 
@@ -75,7 +76,7 @@ export class ClaimedResources implements RunResources {
   ): Promise<MemoryChangeOutcome[]> {
     await this.check(claim);
     const store = await this.mountedStore(claim, memoryStoreId);
-    if (!store) throw new Error(`the session does not mount the memory store ${memoryStoreId}`);
+    if (!store) throw notMounted(memoryStoreId);
     if (store.access !== "read_write")
       return changes.map((c) => ({
         path: c.path,
@@ -120,8 +121,12 @@ export class ClaimedResources implements RunResources {
         pinned.skill_id,
         pinned.version,
       );
+      // A pinned version deleted since publication: the run fails saying which, never "latest".
       if (!skill)
-        throw new Error(`the agent's skill ${pinned.skill_id} version ${pinned.version} no longer exists`);
+        throw new AwakenError(
+          "not_found",
+          `the agent's skill ${pinned.skill_id} version ${pinned.version} no longer exists; publish the agent again to pin another version`,
+        );
       skills.push(skill);
     }
     return { resources, skills };
@@ -138,4 +143,9 @@ export class ClaimedResources implements RunResources {
     const store = resources.find((r) => r.type === "memory_store" && r.memoryStoreId === memoryStoreId);
     return store?.type === "memory_store" ? store : null;
   }
+}
+
+/** A store the session does not mount is answered as absent: its existence is not said. */
+function notMounted(memoryStoreId: string): AwakenError {
+  return new AwakenError("not_found", `the session does not mount the memory store ${memoryStoreId}`);
 }

@@ -158,10 +158,13 @@ describe.each(["sqlite", "postgres"] as const)(
         "/notes/second.md",
       ]);
       // Another session's store is not this claim's to read or write.
-      await expect(remote.memorySnapshot(claimA, b.store.id)).rejects.toThrow();
+      // Answered as absent (a 404 naming the store), never a server error.
+      await expect(remote.memorySnapshot(claimA, b.store.id)).rejects.toThrow(
+        /404.*does not mount the memory store/,
+      );
       await expect(
         remote.writeMemory(claimA, b.store.id, [{ kind: "create", path: "x.md", content: "x" }]),
-      ).rejects.toThrow();
+      ).rejects.toThrow(/404.*does not mount the memory store/);
 
       const token = await remote.repositoryToken(claimA, repository.id);
       expect(token?.toString("utf8")).toBe("ghp_alpha_secret_token_0001");

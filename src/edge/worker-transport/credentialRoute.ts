@@ -99,7 +99,7 @@ export async function checkClaim(
     // worker token. Refused like a lost claim, and logged (ids only).
     log.warn(
       { runId, owner, epoch, sessionId: claim.sessionId, workspaceId: claim.workspaceId },
-      "credential request refused: the claim named is not a claim on that session",
+      "worker request refused: the claim named is not a claim on that session",
     );
     return { kind: "claim_lost", reason: `run ${runId} is not a run of session ${claim.sessionId}` };
   }
