@@ -1,5 +1,7 @@
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
+import type { JsonObject } from "../kernel/json.js";
 import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
+import { MEMORY_WRITTEN_BACK } from "./toolFacts.js";
 
 /**
  * Rebuilds the model conversation from committed facts alone, so any worker (after a crash, on
@@ -65,6 +67,11 @@ export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMe
       case "interrupt":
         closeUnanswered("The user interrupted before this tool returned a result.");
         break;
+      case "internal": {
+        const notes = memoryNotesToTell(fact.type, fact.body);
+        if (notes.length > 0) add("user", [{ type: "text", text: `[memory] ${notes.join("\n[memory] ")}` }]);
+        break;
+      }
     }
   }
   // Providers require tool results to open the user turn that follows the tool uses.
@@ -74,6 +81,16 @@ export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMe
     }
   }
   return messages;
+}
+
+/**
+ * What a memory write-back outside a tool step has to tell the agent (changes that did not take):
+ * the model reads it in its next request. Notes said in a tool result are read there instead.
+ */
+function memoryNotesToTell(type: string, body: JsonObject): string[] {
+  if (type !== MEMORY_WRITTEN_BACK || body.told_in !== "next_request" || !Array.isArray(body.notes))
+    return [];
+  return body.notes.filter((note): note is string => typeof note === "string");
 }
 
 /** Input a client gives (a client's tool result too): what the model reads in the next request. */

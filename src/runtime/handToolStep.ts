@@ -98,7 +98,7 @@ export class HandToolStep {
     this.run.metrics.toolCall(step.name, outcome.isError ? "error" : "ok", secondsSince(startedAt));
     // The call's changes to read-write memory directories are saved under the claim before its
     // result is committed; what did not take is said in the result the model reads next.
-    const back = this.resources ? await this.resources.writeBack() : { notes: [], fact: null };
+    const back = this.resources ? await this.resources.writeBack("tool_result") : { notes: [], fact: null };
     if (back === "lost") return "lost";
     const text =
       back.notes.length === 0

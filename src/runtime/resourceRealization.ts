@@ -255,7 +255,9 @@ export class ResourceRealization {
    * the agent must read (changes that did not take) and the fact that records the outcomes; `lost`
    * when the claim is gone (nothing was written).
    */
-  async writeBack(): Promise<{ notes: string[]; fact: TypedFact | null } | "lost"> {
+  async writeBack(
+    toldIn: "tool_result" | "next_request",
+  ): Promise<{ notes: string[]; fact: TypedFact | null } | "lost"> {
     const port = this.run.ports.resources;
     if (!port || this.memory.length === 0) return { notes: [], fact: null };
     if (this.run.signal.aborted) return "lost";
@@ -291,7 +293,8 @@ export class ResourceRealization {
     }
     return {
       notes,
-      fact: recorded.length === 0 ? null : memoryWrittenBack(this.run.ports.clock.now(), recorded),
+      fact:
+        recorded.length === 0 ? null : memoryWrittenBack(this.run.ports.clock.now(), recorded, notes, toldIn),
     };
   }
 

@@ -85,10 +85,22 @@ export function resourcesRealized(now: number, body: JsonObject): TypedFact {
 
 /**
  * The outcomes of one memory write-back (paths, memory and version ids, the reason of a conflict
- * or refusal), committed with the tool result the agent reads them in. Internal; never content.
+ * or refusal). Internal; never content. `notes` are what the agent must be told (changes that did
+ * not take): said in the tool result committed with it, or, for a write-back outside a tool step
+ * (before a model request, at a turn's end), by the conversation in the model's next request.
  */
 export const MEMORY_WRITTEN_BACK = "awaken.memory_written_back";
 
-export function memoryWrittenBack(now: number, outcomes: JsonObject[]): TypedFact {
-  return { id: newId("sevt", now), kind: "internal", type: MEMORY_WRITTEN_BACK, body: { outcomes } };
+export function memoryWrittenBack(
+  now: number,
+  outcomes: JsonObject[],
+  notes: string[],
+  toldIn: "tool_result" | "next_request",
+): TypedFact {
+  return {
+    id: newId("sevt", now),
+    kind: "internal",
+    type: MEMORY_WRITTEN_BACK,
+    body: { outcomes, notes, told_in: toldIn },
+  };
 }

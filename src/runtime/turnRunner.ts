@@ -181,7 +181,8 @@ export class TurnRunner {
 
   /** Writes back read-write memory directories and records the outcomes (a commit point of its own). */
   private async writeBack(): Promise<"ok" | "lost"> {
-    const back = await this.resources.writeBack();
+    // Outside a tool step there is no result to say it in: the model's next request says it.
+    const back = await this.resources.writeBack("next_request");
     if (back === "lost") return "lost";
     if (!back.fact) return "ok";
     return this.context.commitLanding([back.fact]);

@@ -372,6 +372,36 @@ function simulate(ops: Op[]): { h: History; pending: string[]; said: string[] } 
   return { h, pending, said };
 }
 
+describe("memory write-back notes", () => {
+  it("a note of a write-back outside a tool step reaches the model's next request; one said in a tool result is not repeated", () => {
+    const h = new History();
+    h.say("keep notes");
+    h.request(() => h.reply("Noted."));
+    h.add("awaken.memory_written_back", {
+      outcomes: [{ memory_store_id: "memstore_1", path: "/a.md", outcome: "conflict", reason: "changed" }],
+      notes: ["/mnt/memory/notes/a.md was not saved: the memory changed since you read it"],
+      told_in: "next_request",
+    });
+    h.add("awaken.memory_written_back", {
+      outcomes: [],
+      notes: ["/mnt/memory/notes/b.md was already said in a tool result"],
+      told_in: "tool_result",
+    });
+    h.say("what happened?");
+    expect(h.conversation()).toEqual([
+      { role: "user", content: [text("keep notes")] },
+      { role: "assistant", content: [text("Noted.")] },
+      {
+        role: "user",
+        content: [
+          text("[memory] /mnt/memory/notes/a.md was not saved: the memory changed since you read it"),
+          text("what happened?"),
+        ],
+      },
+    ]);
+  });
+});
+
 describe("buildConversation properties", () => {
   it("roles alternate, no message is empty, and user text keeps its order", () => {
     fc.assert(
