@@ -243,10 +243,11 @@ export class ResourceRealization {
       if (error instanceof ResourceClaimLostError || this.run.signal.aborted) return "lost";
       return this.fail(error instanceof Error ? error.message : String(error));
     }
-    const fact = resourcesRealized(
-      this.run.ports.clock.now(),
-      realizedBody(this.mode, this.resources, this.skills),
-    );
+    // The run's id: what each run saw is read back per run (the session's resource usage).
+    const fact = resourcesRealized(this.run.ports.clock.now(), {
+      run_id: this.run.activation.runId,
+      ...realizedBody(this.mode, this.resources, this.skills),
+    });
     return (await this.run.commitLanding([fact])) === "ok" ? "ok" : "lost";
   }
 
@@ -294,7 +295,9 @@ export class ResourceRealization {
     return {
       notes,
       fact:
-        recorded.length === 0 ? null : memoryWrittenBack(this.run.ports.clock.now(), recorded, notes, toldIn),
+        recorded.length === 0
+          ? null
+          : memoryWrittenBack(this.run.ports.clock.now(), recorded, notes, toldIn, this.run.activation.runId),
     };
   }
 

@@ -74,8 +74,8 @@ export function sandboxRealized(
 /**
  * What this run realized of the session's resources and the agent's skills: each resource's type,
  * id and mount path (a file's digest and size, a store's access), each skill's exact version, and
- * how they were offered (`mounted` in the sandbox, or as runtime `tools`). Internal; one per run
- * that has any. Secret-free: never a token, never content.
+ * how they were offered (`mounted` in the sandbox, or as runtime `tools`), under the run's id.
+ * Internal; one per run that has any (a run re-activated after a lost claim may record another). Secret-free: never a token, never content.
  */
 export const RESOURCES_REALIZED = "awaken.resources_realized";
 
@@ -85,7 +85,7 @@ export function resourcesRealized(now: number, body: JsonObject): TypedFact {
 
 /**
  * The outcomes of one memory write-back (paths, memory and version ids, the reason of a conflict
- * or refusal). Internal; never content. `notes` are what the agent must be told (changes that did
+ * or refusal), under the run's id. Internal; never content. `notes` are what the agent must be told (changes that did
  * not take): said in the tool result committed with it, or, for a write-back outside a tool step
  * (before a model request, at a turn's end), by the conversation in the model's next request.
  */
@@ -96,11 +96,12 @@ export function memoryWrittenBack(
   outcomes: JsonObject[],
   notes: string[],
   toldIn: "tool_result" | "next_request",
+  runId: string,
 ): TypedFact {
   return {
     id: newId("sevt", now),
     kind: "internal",
     type: MEMORY_WRITTEN_BACK,
-    body: { outcomes, notes, told_in: toldIn },
+    body: { run_id: runId, outcomes, notes, told_in: toldIn },
   };
 }

@@ -14,6 +14,7 @@ import { eventRoutes } from "./routes/eventRoutes.js";
 import { fileRoutes } from "./routes/fileRoutes.js";
 import { memoryStoreRoutes } from "./routes/memoryStoreRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
+import { resourceUsageRoutes } from "./routes/resourceUsageRoutes.js";
 import { sessionHintRoutes } from "./routes/sessionHintRoutes.js";
 import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
@@ -51,6 +52,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     skillRoutes(app, services);
     memoryStoreRoutes(app, services);
     sessionResourceRoutes(app, services);
+    resourceUsageRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

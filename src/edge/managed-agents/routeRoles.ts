@@ -16,6 +16,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],
+  // What each run of a session saw: whoever may read the session may read its runs' records.
+  ["/v1/awaken/sessions/:session_id/resource_usage", "runtime"],
   // A backend with any key mints access tokens within its own reach (never wider).
   ["/v1/awaken/access_tokens", "runtime"],
   // The admin audit: who changed what in the workspace, for its admins only.
