@@ -83,6 +83,45 @@ export interface WorkerRoster {
   truncated: boolean;
 }
 
+/** A resource as a run realized it: ids, paths, a file's digest, a store's access; never a token. */
+export type RealizedResource =
+  | {
+      type: "file";
+      id: string;
+      file_id: string;
+      mount_path: string;
+      digest: string;
+      size_bytes: number;
+    }
+  | { type: "memory_store"; memory_store_id: string; mount_path: string; access: string }
+  | {
+      type: "github_repository";
+      id: string;
+      mount_path: string;
+      has_token: boolean;
+      checkout: { type: string; name?: string; sha?: string } | null;
+    };
+
+export interface MemoryWriteBackOutcome {
+  memory_store_id: string;
+  path: string;
+  outcome: "written" | "deleted" | "conflict" | "refused";
+  memory_id?: string;
+  version_id?: string;
+  reason?: string;
+}
+
+/** What one run of a session saw: the resources and exact skill versions it realized, and its write-backs. */
+export interface RunResourceUsage {
+  type: "run_resource_usage";
+  run_id: string | null;
+  realized_at: string;
+  mode: "mounted" | "tools";
+  resources: RealizedResource[];
+  skills: Array<{ skill_id: string; version: string; name: string; path?: string }>;
+  memory_write_backs: Array<{ at: string; told_in: string | null; outcomes: MemoryWriteBackOutcome[] }>;
+}
+
 function path(...segments: string[]): string {
   return `/v1/awaken/${segments.map(encodeURIComponent).join("/")}`;
 }
@@ -105,6 +144,12 @@ export const awaken = {
   environmentKeys: (client: Anthropic, environmentId: string, signal: AbortSignal) =>
     client.get<AwakenPage<EnvironmentKey>>(path("environments", environmentId, "keys"), {
       query: { limit: 100 },
+      signal,
+    }),
+  /** Per run in commit order, what each run of the session saw (a page of runs). */
+  resourceUsage: (client: Anthropic, sessionId: string, page: string | undefined, signal: AbortSignal) =>
+    client.get<AwakenPage<RunResourceUsage>>(path("sessions", sessionId, "resource_usage"), {
+      query: { limit: 20, ...(page ? { page } : {}) },
       signal,
     }),
   workers: (client: Anthropic, signal: AbortSignal) => client.get<WorkerRoster>(path("workers"), { signal }),

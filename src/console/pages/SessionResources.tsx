@@ -3,6 +3,7 @@ import { useApi } from "../api/apiContext.js";
 import type { Session, SessionResource } from "../api/wire.js";
 import { Link } from "../router.js";
 import { Problem } from "./Pager.js";
+import { SessionRunUsage } from "./SessionRunUsage.js";
 
 /** The wire caps a page of session resources well above what a session attaches; one page is all. */
 const RESOURCES_LIMIT = 100;
@@ -13,6 +14,7 @@ type PinnedSkill = Session["agent"]["skills"][number];
  * What the session's runs see: the files, memory stores (with their access) and repositories the
  * session resources list answers, and the skill versions its agent pinned at publication (a run
  * mounts exactly those, never a newer one). A repository's token is never on the wire, so never here.
+ * Below them, what each run actually used, from its own record (`SessionRunUsage`).
  */
 export function SessionResources({
   sessionId,
@@ -62,6 +64,7 @@ export function SessionResources({
           ))}
         </ul>
       )}
+      <SessionRunUsage sessionId={sessionId} />
     </div>
   );
 }
