@@ -9,7 +9,7 @@ import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleServer, startConsoleServer } from "../support/consoleServer.js";
-import { MODEL } from "../support/sdkHelpers.js";
+import { isEndTurnIdle, MODEL, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { closeConsoleTab, injectedElements, openConsoleTab } from "./consoleTab.js";
 import { launchChromium } from "./headlessChromium.js";
 
@@ -254,5 +254,74 @@ describe("the Console's resource pages", { timeout: 90_000 }, () => {
     await page.getByTestId("session-resources").getByRole("link", { name: "session notes" }).click();
     await page.getByRole("heading", { name: /session notes/ }).waitFor();
     await closeConsoleTab(tab, `${SHOTS}/session-resources.png`);
+  });
+
+  it("shows what each run used: the file's digest and mount path, the exact skill version, each memory write-back's outcome and reason", async () => {
+    const file = await upload("numbers.txt", "quarterly numbers: 42\n");
+    const store = await server.client.beta.memoryStores.create({ name: "runnotes" });
+    const memories = server.client.beta.memoryStores.memories;
+    const existing = await memories.create(store.id, { path: "/notes/a.md", content: "first" });
+    const skill = await server.client.beta.skills.create({ files: await skillBundle("used", "used body") });
+    const agent = await server.client.beta.agents.create({
+      name: "run-usage",
+      model: MODEL,
+      skills: [{ type: "custom", skill_id: skill.id }],
+      tools: [
+        { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+      ],
+    } as never);
+    const environment = await server.client.beta.environments.create({
+      name: "run-usage-env",
+      config: { type: "cloud", sandbox: { tier: "bwrap", provisioning: "eager" } } as never,
+    });
+    const session = await server.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+      resources: [
+        { type: "file", file_id: file.id, mount_path: "/mnt/data/numbers.txt" },
+        { type: "memory_store", memory_store_id: store.id },
+      ],
+    });
+    // b.md is new (written); a.md is changed through the API while the command runs (a conflict).
+    server.fake.enqueue({
+      kind: "tool_use",
+      name: "bash",
+      input: {
+        command:
+          "echo -n mine > '/mnt/memory/runnotes/notes/b.md'; sleep 2; echo -n agent > '/mnt/memory/runnotes/notes/a.md'",
+      },
+    });
+    await server.client.beta.sessions.events.send(session.id, { events: [userMessage("go")] });
+    await waitForHistory(
+      server.client,
+      session.id,
+      (h) => h.some((e) => e.type === "agent.tool_use" && JSON.stringify(e).includes("sleep 2")),
+      20_000,
+    );
+    await memories.update(existing.id, { memory_store_id: store.id, content: "api" } as never);
+    await waitForHistory(server.client, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+
+    const tab = await openConsoleTab(browser, server.url);
+    const { page } = tab;
+    await page.goto(`${server.url}/console/sessions/${session.id}`);
+    const runs = page.getByTestId("run-usage");
+    await poll(() => runs.count()).toBe(1);
+    const run = await runs.first().textContent();
+    expect(run).toMatch(/run_\w+/);
+    expect(run).toContain(file.id);
+    expect(run).toContain("/mnt/data/numbers.txt");
+    expect(run).toMatch(/sha256:[0-9a-f]{64}/);
+    expect(run).toContain(store.id);
+    expect(run).toContain("read_write");
+    expect(await runs.first().getByTestId("run-usage-skill").textContent()).toContain(
+      `version ${skill.latest_version_id}`,
+    );
+    const written = runs.first().locator('[data-testid="run-usage-write-back"][data-outcome="written"]');
+    expect(await written.textContent()).toContain("notes/b.md");
+    const conflict = runs.first().locator('[data-testid="run-usage-write-back"][data-outcome="conflict"]');
+    expect(await conflict.textContent()).toContain("notes/a.md");
+    expect((await conflict.locator(".muted").last().textContent())?.length).toBeGreaterThan(0);
+    expect(await injectedElements(page)).toBe(0);
+    await closeConsoleTab(tab, `${SHOTS}/session-run-usage.png`);
   });
 });
