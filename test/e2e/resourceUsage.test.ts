@@ -122,6 +122,17 @@ describe.each(RUNNING)("a session's resource usage on %s", { timeout: 90_000 }, 
     return new Anthropic({ apiKey: key, baseURL: t.server.url, maxRetries: 0 });
   }
 
+  async function accessToken(sessionId: string): Promise<Anthropic> {
+    const response = await fetch(`${t.server.url}/v1/awaken/access_tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ operations: ["read"], session_id: sessionId }),
+    });
+    expect(response.status).toBe(200);
+    const { token } = (await response.json()) as { token: string };
+    return new Anthropic({ apiKey: token, baseURL: t.server.url, maxRetries: 0 });
+  }
+
   it("lists, per run in commit order, the file (digest, mount path), the store and the write-back outcomes", async () => {
     const bytes = Buffer.from("quarterly numbers: 42\n");
     const file = await t.client.beta.files.upload({
@@ -209,6 +220,11 @@ describe.each(RUNNING)("a session's resource usage on %s", { timeout: 90_000 }, 
       message: [/page/],
     });
     await expectApiError(usage(runtime, s.id, { limit: 0 }), Anthropic.BadRequestError, BAD_REQUEST);
+
+    // An access token reads the usage of the session it is confined to, and of no other.
+    const elsewhere = await t.client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+    expect(await usage(await accessToken(s.id), s.id)).toEqual(both);
+    await expectApiError(usage(await accessToken(elsewhere.id), s.id), Anthropic.NotFoundError, NOT_FOUND);
 
     // Another workspace's session is not found; so is a deleted one.
     const other = await keyFor("admin", `wrkspc_usage_${backend.toLowerCase()}_${Date.now()}`);
