@@ -15,6 +15,7 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
+import { AwakenError } from "../kernel/errors.js";
 import type { JsonObject } from "../kernel/json.js";
 import {
   type MemoryChangeOutcome,
@@ -60,14 +61,15 @@ export function planMounts(resources: readonly RunResource[], skills: readonly R
   const plan: MountPlanEntry[] = [];
   for (const resource of resources) {
     if (resource.type === "file") {
-      if (!SEGMENT.test(resource.id)) throw new Error(`resource id ${resource.id} is not a plain id`);
+      if (!SEGMENT.test(resource.id))
+        throw new RealizationRefused(`resource id ${resource.id} is not a plain id`);
       plan.push({
         mount: { sandboxPath: resource.mountPath, hostPath: `files/${resource.id}`, readOnly: true },
         content: { kind: "file", resource },
       });
     } else if (resource.type === "memory_store") {
       if (!SEGMENT.test(resource.memoryStoreId))
-        throw new Error(`memory store id ${resource.memoryStoreId} is not a plain id`);
+        throw new RealizationRefused(`memory store id ${resource.memoryStoreId} is not a plain id`);
       plan.push({
         mount: {
           sandboxPath: resource.mountPath,
@@ -81,7 +83,7 @@ export function planMounts(resources: readonly RunResource[], skills: readonly R
   }
   for (const skill of skills) {
     if (!SEGMENT.test(skill.skillId) || !SEGMENT.test(skill.version))
-      throw new Error(`skill ${skill.skillId} version ${skill.version} is not a plain id`);
+      throw new RealizationRefused(`skill ${skill.skillId} version ${skill.version} is not a plain id`);
     plan.push({
       mount: {
         sandboxPath: `${SKILLS_MOUNT}/${skillDirName(skill)}`,
@@ -241,7 +243,11 @@ export class ResourceRealization {
       else this.offerTools();
     } catch (error) {
       if (error instanceof ResourceClaimLostError || this.run.signal.aborted) return "lost";
-      return this.fail(error instanceof Error ? error.message : String(error));
+      // What the resources are (a file or skill version deleted since, a store no longer mounted)
+      // ends the run, saying why. Anything else (the database or the coordinator unreachable, a
+      // full disk) is this attempt's: it throws, the lease lapses and the run is claimed again.
+      if (!isRefusal(error)) throw error;
+      return this.fail(error.message);
     }
     // The run's id: what each run saw is read back per run (the session's resource usage).
     const fact = resourcesRealized(this.run.ports.clock.now(), {
@@ -304,7 +310,7 @@ export class ResourceRealization {
   private offerTools(): void {
     // Admission refuses these; a revision changed under a running session is refused here too.
     if (this.resources.some((r) => r.type === "file"))
-      throw new Error(
+      throw new RealizationRefused(
         "this session's file resources need a sandbox that mounts them, and this environment has none",
       );
     const port = this.run.ports.resources;
@@ -326,9 +332,10 @@ export class ResourceRealization {
     if (!port) return;
     const plan = planMounts(this.resources, this.skills);
     if (plan.length === 0) return;
-    if (area === undefined) throw new Error("this worker has no area to mount session resources in");
+    if (area === undefined)
+      throw new RealizationRefused("this worker has no area to mount session resources in");
     const sessionId = this.run.activation.sessionId;
-    if (!SEGMENT.test(sessionId)) throw new Error("the session id is not a plain id");
+    if (!SEGMENT.test(sessionId)) throw new RealizationRefused("the session id is not a plain id");
     const root = `${area}/${sessionId}`;
     await ensureDirectory(area, 0o700);
     await ensureDirectory(root, 0o755);
@@ -340,14 +347,17 @@ export class ResourceRealization {
       const host = `${root}/${mount.hostPath}`;
       if (content.kind === "file") {
         const bytes = await port.readBlob(claim, content.resource.digest);
-        if (bytes === null) throw new Error(`the file ${content.resource.fileId} is not available`);
+        if (bytes === null)
+          throw new RealizationRefused(`the file ${content.resource.fileId} is not available`);
         await writeReadOnly(host, bytes);
       } else if (content.kind === "skill") {
         for (const file of content.skill.files) {
           const path = safeRelativePath(file.path);
-          if (path === null) throw new Error(`skill ${content.skill.name} has a file outside its directory`);
+          if (path === null)
+            throw new RealizationRefused(`skill ${content.skill.name} has a file outside its directory`);
           const bytes = await port.readBlob(claim, file.digest);
-          if (bytes === null) throw new Error(`skill ${content.skill.name}'s ${path} is not available`);
+          if (bytes === null)
+            throw new RealizationRefused(`skill ${content.skill.name}'s ${path} is not available`);
           await writeReadOnly(`${host}/${path}`, bytes);
         }
       } else {
@@ -390,6 +400,15 @@ export class ResourceRealization {
     );
     return status === "ok" ? "failed" : "lost";
   }
+}
+
+/** The session's resources cannot be realized as they stand: another attempt would not help. */
+class RealizationRefused extends Error {
+  override name = "RealizationRefused";
+}
+
+function isRefusal(error: unknown): error is Error {
+  return error instanceof RealizationRefused || (error instanceof AwakenError && !error.retryable);
 }
 
 async function ensureDirectory(path: string, mode: number): Promise<void> {

@@ -1,3 +1,4 @@
+import { AwakenError } from "../kernel/errors.js";
 import {
   type BlobDigest,
   type MemoryChange,
@@ -9,7 +10,7 @@ import {
   type RunResources,
   type RunSkill,
 } from "../resources/ports.js";
-import type { ResourceRouteName } from "./httpTransport.js";
+import { CoordinatorRejected, type ResourceRouteName } from "./httpTransport.js";
 import type { WorkerRequest, WorkerResponse } from "./transportWire.js";
 
 /** What this port needs of the transport (`HttpWorkerTransport.resourceCall`). */
@@ -29,7 +30,13 @@ export interface ResourceTransport {
  * caller after the clone (the base64 string itself cannot be zeroed; nothing here logs it).
  */
 export class RemoteResources implements RunResources {
-  constructor(private readonly transport: ResourceTransport) {}
+  private readonly transport: ResourceTransport;
+
+  constructor(transport: ResourceTransport) {
+    this.transport = {
+      resourceCall: (name, request) => refusalsTyped(transport.resourceCall(name, request)),
+    };
+  }
 
   async resolve(claim: ResourceClaim): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
     const answer = await this.transport.resourceCall("resolveResources", claimOf(claim));
@@ -91,4 +98,27 @@ function claimOf(claim: ResourceClaim): ResourceClaim {
     owner: claim.owner,
     epoch: claim.epoch,
   };
+}
+
+/**
+ * The coordinator's refusals of what the session's resources are (a 404: a file or skill version
+ * deleted since, a store not mounted; a 400 or 413) arrive typed as they were raised in process,
+ * so the runtime ends the run saying why; anything else stays an error of this attempt.
+ */
+async function refusalsTyped<T>(answer: Promise<T>): Promise<T> {
+  try {
+    return await answer;
+  } catch (error) {
+    if (!(error instanceof CoordinatorRejected)) throw error;
+    const code =
+      error.status === 404
+        ? "not_found"
+        : error.status === 400
+          ? "invalid_request"
+          : error.status === 413
+            ? "payload_too_large"
+            : null;
+    if (code === null) throw error;
+    throw new AwakenError(code, error.message, { cause: error });
+  }
 }
