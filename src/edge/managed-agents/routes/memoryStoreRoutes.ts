@@ -43,11 +43,12 @@ const pageLimit = (limit: number, view: "basic" | "full") =>
 
 /** Memory stores, memories and memory versions (SDK `beta.memoryStores`). */
 export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  const memory = deps.resources.memory;
+  // Read per request: registering the edge needs no services (route-table tests register it bare).
+  const memory = () => deps.resources.memory;
 
   app.post("/v1/memory_stores", async (request) => {
     const body = parseBody(createMemoryStoreBodySchema, request.body);
-    const store = await memory.createStore(callerOf(request), {
+    const store = await memory().createStore(callerOf(request), {
       name: body.name,
       description: body.description ?? "",
       metadata: body.metadata ?? {},
@@ -56,18 +57,18 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
   });
 
   app.get<StoreParams>("/v1/memory_stores/:memory_store_id", async (request) =>
-    memoryStoreDto(await memory.getStore(principalOf(request).workspaceId, request.params.memory_store_id)),
+    memoryStoreDto(await memory().getStore(principalOf(request).workspaceId, request.params.memory_store_id)),
   );
 
   app.post<StoreParams>("/v1/memory_stores/:memory_store_id", async (request) => {
     const body = parseBody(updateMemoryStoreBodySchema, request.body ?? {});
-    const store = await memory.updateStore(callerOf(request), request.params.memory_store_id, body);
+    const store = await memory().updateStore(callerOf(request), request.params.memory_store_id, body);
     return memoryStoreDto(store);
   });
 
   app.get<{ Querystring: RawQuery }>("/v1/memory_stores", async (request) => {
     const query = parseQuery(listMemoryStoresQuerySchema, request.query);
-    const page = await memory.listStores(principalOf(request).workspaceId, {
+    const page = await memory().listStores(principalOf(request).workspaceId, {
       limit: query.limit,
       cursor: query.page ?? null,
       includeArchived: query.include_archived,
@@ -78,19 +79,19 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
   });
 
   app.delete<StoreParams>("/v1/memory_stores/:memory_store_id", async (request) => {
-    await memory.deleteStore(callerOf(request), request.params.memory_store_id);
+    await memory().deleteStore(callerOf(request), request.params.memory_store_id);
     return { id: request.params.memory_store_id, type: "memory_store_deleted" };
   });
 
   app.post<StoreParams>("/v1/memory_stores/:memory_store_id/archive", async (request) =>
-    memoryStoreDto(await memory.archiveStore(callerOf(request), request.params.memory_store_id)),
+    memoryStoreDto(await memory().archiveStore(callerOf(request), request.params.memory_store_id)),
   );
 
   // Memories: create and update answer `basic` unless asked; retrieve answers `full` (SDK).
   app.post<StoreParams>("/v1/memory_stores/:memory_store_id/memories", async (request) => {
     const { view = "basic" } = parseQuery(viewQuerySchema, request.query);
     const body = parseBody(createMemoryBodySchema, request.body);
-    const created = await memory.createMemory(callerOf(request), request.params.memory_store_id, {
+    const created = await memory().createMemory(callerOf(request), request.params.memory_store_id, {
       path: body.path,
       content: body.content ?? "",
     });
@@ -101,7 +102,7 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
     const { view = "full" } = parseQuery(viewQuerySchema, request.query);
     const { memory_store_id, memory_id } = request.params;
     return memoryDto(
-      await memory.getMemory(principalOf(request).workspaceId, memory_store_id, memory_id),
+      await memory().getMemory(principalOf(request).workspaceId, memory_store_id, memory_id),
       view,
     );
   });
@@ -110,7 +111,7 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
     const { view = "basic" } = parseQuery(viewQuerySchema, request.query);
     const body = parseBody(updateMemoryBodySchema, request.body ?? {});
     const { memory_store_id, memory_id } = request.params;
-    const updated = await memory.updateMemory(callerOf(request), memory_store_id, memory_id, {
+    const updated = await memory().updateMemory(callerOf(request), memory_store_id, memory_id, {
       path: body.path ?? null,
       content: body.content ?? null,
       expectedContentSha256: body.precondition?.content_sha256 ?? null,
@@ -123,19 +124,23 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
     const pathPrefix = query.path_prefix ?? "/";
     const problem = pathPrefixProblem(pathPrefix);
     if (problem) throw invalid(`path_prefix ${problem}`);
-    const page = await memory.listMemories(principalOf(request).workspaceId, request.params.memory_store_id, {
-      limit: pageLimit(query.limit, query.view),
-      cursor: query.page ?? null,
-      pathPrefix,
-      depth: query.depth,
-    });
+    const page = await memory().listMemories(
+      principalOf(request).workspaceId,
+      request.params.memory_store_id,
+      {
+        limit: pageLimit(query.limit, query.view),
+        cursor: query.page ?? null,
+        pathPrefix,
+        depth: query.depth,
+      },
+    );
     return pageDto(page, (item) => memoryListItemDto(item, query.view));
   });
 
   app.delete<MemoryParams>("/v1/memory_stores/:memory_store_id/memories/:memory_id", async (request) => {
     const query = parseQuery(deleteMemoryQuerySchema, request.query);
     const { memory_store_id, memory_id } = request.params;
-    await memory.deleteMemory(
+    await memory().deleteMemory(
       callerOf(request),
       memory_store_id,
       memory_id,
@@ -147,17 +152,21 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
   // Memory versions: retrieve answers `full` unless asked, list `basic`.
   app.get<StoreParams>("/v1/memory_stores/:memory_store_id/memory_versions", async (request) => {
     const query = parseQuery(listMemoryVersionsQuerySchema, request.query);
-    const page = await memory.listVersions(principalOf(request).workspaceId, request.params.memory_store_id, {
-      limit: pageLimit(query.limit, query.view),
-      cursor: query.page ?? null,
-      memoryId: query.memory_id ?? null,
-      operation: query.operation ?? null,
-      sessionId: query.session_id ?? null,
-      apiKeyId: query.api_key_id ?? null,
-      serviceAccountId: query.service_account_id ?? null,
-      createdAtGte: toMs(query.created_at?.gte) ?? null,
-      createdAtLte: toMs(query.created_at?.lte) ?? null,
-    });
+    const page = await memory().listVersions(
+      principalOf(request).workspaceId,
+      request.params.memory_store_id,
+      {
+        limit: pageLimit(query.limit, query.view),
+        cursor: query.page ?? null,
+        memoryId: query.memory_id ?? null,
+        operation: query.operation ?? null,
+        sessionId: query.session_id ?? null,
+        apiKeyId: query.api_key_id ?? null,
+        serviceAccountId: query.service_account_id ?? null,
+        createdAtGte: toMs(query.created_at?.gte) ?? null,
+        createdAtLte: toMs(query.created_at?.lte) ?? null,
+      },
+    );
     return pageDto(page, (version) => memoryVersionDto(version, query.view));
   });
 
@@ -166,7 +175,7 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
     async (request) => {
       const { view = "full" } = parseQuery(viewQuerySchema, request.query);
       const { memory_store_id, memory_version_id } = request.params;
-      const version = await memory.getVersion(
+      const version = await memory().getVersion(
         principalOf(request).workspaceId,
         memory_store_id,
         memory_version_id,
@@ -179,7 +188,7 @@ export function memoryStoreRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
     "/v1/memory_stores/:memory_store_id/memory_versions/:memory_version_id/redact",
     async (request) => {
       const { memory_store_id, memory_version_id } = request.params;
-      const version = await memory.redactVersion(callerOf(request), memory_store_id, memory_version_id);
+      const version = await memory().redactVersion(callerOf(request), memory_store_id, memory_version_id);
       return memoryVersionDto(version, "full");
     },
   );

@@ -22,7 +22,8 @@ type ResourceParams = { Params: { id: string; resource_id: string } };
  * session, which an access token may not do. A change reaches the session at its next run.
  */
 export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  const { sessionResources } = deps.resources;
+  // Read per request: registering the edge needs no services (route-table tests register it bare).
+  const sessionResources = () => deps.resources.sessionResources;
 
   /** The caller's workspace, once the session is in its reach (and, to change it, its grant). */
   const reach = async (request: FastifyRequest, sessionId: string, change: boolean): Promise<string> => {
@@ -49,7 +50,7 @@ export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsD
   app.post<SessionParams>("/v1/sessions/:id/resources", async (request) => {
     const body = parseBody(addSessionResourceBodySchema, request.body);
     const workspaceId = await reach(request, request.params.id, true);
-    const added = await sessionResources.add(workspaceId, request.params.id, {
+    const added = await sessionResources().add(workspaceId, request.params.id, {
       type: "file",
       fileId: body.file_id,
       mountPath: body.mount_path ?? null,
@@ -60,7 +61,7 @@ export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsD
   app.get<SessionParams>("/v1/sessions/:id/resources", async (request) => {
     const query = parseQuery(listSessionResourcesQuerySchema, request.query);
     const workspaceId = await reach(request, request.params.id, false);
-    const page = await sessionResources.list(workspaceId, request.params.id, {
+    const page = await sessionResources().list(workspaceId, request.params.id, {
       limit: query.limit,
       cursor: query.page ?? null,
     });
@@ -70,14 +71,14 @@ export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsD
   app.get<ResourceParams>("/v1/sessions/:id/resources/:resource_id", async (request) => {
     const workspaceId = await reach(request, request.params.id, false);
     return sessionResourceDto(
-      await sessionResources.get(workspaceId, request.params.id, request.params.resource_id),
+      await sessionResources().get(workspaceId, request.params.id, request.params.resource_id),
     );
   });
 
   app.post<ResourceParams>("/v1/sessions/:id/resources/:resource_id", async (request) => {
     const body = parseBody(updateSessionResourceBodySchema, request.body ?? {});
     const workspaceId = await reach(request, request.params.id, true);
-    const updated = await sessionResources.update(
+    const updated = await sessionResources().update(
       workspaceId,
       request.params.id,
       request.params.resource_id,
@@ -88,7 +89,11 @@ export function sessionResourceRoutes(app: FastifyInstance, deps: ManagedAgentsD
 
   app.delete<ResourceParams>("/v1/sessions/:id/resources/:resource_id", async (request) => {
     const workspaceId = await reach(request, request.params.id, true);
-    const deleted = await sessionResources.delete(workspaceId, request.params.id, request.params.resource_id);
+    const deleted = await sessionResources().delete(
+      workspaceId,
+      request.params.id,
+      request.params.resource_id,
+    );
     // A memory store resource is named by its store's id (it has no id of its own on the wire).
     return {
       id: deleted.type === "memory_store" ? deleted.memoryStoreId : deleted.id,

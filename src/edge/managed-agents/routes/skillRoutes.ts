@@ -17,12 +17,13 @@ type VersionParams = { Params: { skill_id: string; version: string } };
  * Uploads are multipart: `files[]` parts named with the bundle's paths, or one `.zip`.
  */
 export function skillRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  const skills = deps.resources.skills;
+  // Read per request: registering the edge needs no services (route-table tests register it bare).
+  const skills = () => deps.resources.skills;
   const upload = { preParsing: requireMultipart };
 
   app.post("/v1/skills", upload, async (request) => {
-    const { files, fields } = await readBundle(request, skills, ["display_name"]);
-    const { skill } = await skills.create(principalOf(request).workspaceId, {
+    const { files, fields } = await readBundle(request, skills(), ["display_name"]);
+    const { skill } = await skills().create(principalOf(request).workspaceId, {
       files,
       displayName: fields.get("display_name") ?? null,
     });
@@ -30,12 +31,12 @@ export function skillRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   });
 
   app.get<SkillParams>("/v1/skills/:skill_id", async (request) =>
-    skillDto(await skills.retrieve(principalOf(request).workspaceId, request.params.skill_id)),
+    skillDto(await skills().retrieve(principalOf(request).workspaceId, request.params.skill_id)),
   );
 
   app.get<{ Querystring: RawQuery }>("/v1/skills", async (request) => {
     const query = parseQuery(listSkillsQuerySchema, request.query);
-    const page = await skills.list(principalOf(request).workspaceId, {
+    const page = await skills().list(principalOf(request).workspaceId, {
       limit: query.limit,
       cursor: query.page ?? null,
       source: query.source ?? null,
@@ -44,13 +45,13 @@ export function skillRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   });
 
   app.delete<SkillParams>("/v1/skills/:skill_id", async (request) => {
-    await skills.delete(principalOf(request).workspaceId, request.params.skill_id);
+    await skills().delete(principalOf(request).workspaceId, request.params.skill_id);
     return { id: request.params.skill_id, type: "skill_deleted" };
   });
 
   app.post<SkillParams>("/v1/skills/:skill_id/versions", upload, async (request) => {
-    const { files } = await readBundle(request, skills, []);
-    const version = await skills.createVersion(
+    const { files } = await readBundle(request, skills(), []);
+    const version = await skills().createVersion(
       principalOf(request).workspaceId,
       request.params.skill_id,
       files,
@@ -60,12 +61,14 @@ export function skillRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.get<VersionParams>("/v1/skills/:skill_id/versions/:version", async (request) => {
     const { skill_id, version } = request.params;
-    return skillVersionDto(await skills.retrieveVersion(principalOf(request).workspaceId, skill_id, version));
+    return skillVersionDto(
+      await skills().retrieveVersion(principalOf(request).workspaceId, skill_id, version),
+    );
   });
 
   app.get<SkillParams>("/v1/skills/:skill_id/versions", async (request) => {
     const query = parseQuery(listSkillVersionsQuerySchema, request.query);
-    const page = await skills.listVersions(principalOf(request).workspaceId, request.params.skill_id, {
+    const page = await skills().listVersions(principalOf(request).workspaceId, request.params.skill_id, {
       limit: query.limit,
       cursor: query.page ?? null,
     });
@@ -74,14 +77,14 @@ export function skillRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
 
   app.delete<VersionParams>("/v1/skills/:skill_id/versions/:version", async (request) => {
     const { skill_id, version } = request.params;
-    await skills.deleteVersion(principalOf(request).workspaceId, skill_id, version);
+    await skills().deleteVersion(principalOf(request).workspaceId, skill_id, version);
     return { id: version, type: "skill_version_deleted" };
   });
 
   // The version as a zip of its bundle (beta only in the SDK; the path serves both).
   app.get<VersionParams>("/v1/skills/:skill_id/versions/:version/content", async (request, reply) => {
     const { skill_id, version } = request.params;
-    const archive = await skills.download(principalOf(request).workspaceId, skill_id, version);
+    const archive = await skills().download(principalOf(request).workspaceId, skill_id, version);
     return reply
       .header("content-type", "application/zip")
       .header("content-disposition", `attachment; filename="${archive.filename}"`)
