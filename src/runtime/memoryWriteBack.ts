@@ -14,20 +14,31 @@ import type {
   ResourceClaim,
   RunResources,
 } from "../resources/ports.js";
-import { type MountFile, readMountTree, removeMountFile, writeMountFile } from "./mountFiles.js";
+import {
+  type FileSignature,
+  type MountFile,
+  readMountTree,
+  removeMountFile,
+  signatureAt,
+  writeMountFile,
+} from "./mountFiles.js";
 
 export function sha256Hex(content: string): string {
   return createHash("sha256").update(content, "utf8").digest("hex");
 }
 
-/** A file of the directory as the diff sees it: text, or why it cannot be written back. */
-export type DirectoryEntry = { path: string; content: string } | { path: string; problem: string };
+/** A file of the directory as the diff sees it: text, unchanged since known, or why it cannot be written back. */
+export type DirectoryEntry =
+  | { path: string; content: string }
+  | { path: string; unchanged: true }
+  | { path: string; problem: string };
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export function directoryEntries(files: readonly MountFile[]): DirectoryEntry[] {
   return files.map((file) => {
     if (file.kind === "unreadable") return { path: file.path, problem: file.reason };
+    if (file.kind === "unchanged") return { path: file.path, unchanged: true };
     try {
       return { path: file.path, content: utf8.decode(file.bytes) };
     } catch {
@@ -55,6 +66,7 @@ export function diffMemory(
       refused.push({ path: file.path, outcome: "refused", reason: file.problem });
       continue;
     }
+    if ("unchanged" in file) continue;
     const before = known.get(file.path);
     if (before === undefined) changes.push({ kind: "create", path: file.path, content: file.content });
     else if (sha256Hex(file.content) !== before.contentSha256)
@@ -99,6 +111,8 @@ export function writeBackNotes(mountPath: string, outcomes: readonly MemoryChang
  */
 export class MountedMemoryStore {
   private snapshot: MemorySnapshotEntry[];
+  /** Each file's signature when its content last matched the snapshot's (written or read). */
+  private readonly signatures = new Map<string, FileSignature>();
 
   constructor(
     readonly memoryStoreId: string,
@@ -114,11 +128,20 @@ export class MountedMemoryStore {
    * Sends the directory's changes, then brings every path that did not take back to the store's
    * content. Throws `ResourceClaimLostError` (nothing written) when the claim is not live.
    */
+  /** Notes the signatures of the files just written from the snapshot (unchanged until the sandbox writes). */
+  async noteWritten(paths: readonly string[]): Promise<void> {
+    for (const path of paths) await this.noteSignature(path);
+  }
+
   async writeBack(resources: RunResources, claim: ResourceClaim): Promise<MemoryChangeOutcome[]> {
-    const { changes, refused } = diffMemory(
-      this.snapshot,
-      directoryEntries(await readMountTree(this.hostDir)),
-    );
+    const tree = await readMountTree(this.hostDir, this.signatures);
+    const present = new Set(tree.map((file) => file.path));
+    for (const path of this.signatures.keys()) if (!present.has(path)) this.signatures.delete(path);
+    for (const file of tree) {
+      if (file.kind === "file") this.signatures.set(file.path, file.signature);
+      else if (file.kind === "unreadable") this.signatures.delete(file.path);
+    }
+    const { changes, refused } = diffMemory(this.snapshot, directoryEntries(tree));
     if (changes.length === 0 && refused.length === 0) return [];
     const outcomes =
       changes.length === 0 ? [] : await resources.writeMemory(claim, this.memoryStoreId, changes);
@@ -159,11 +182,22 @@ export class MountedMemoryStore {
       const previous = this.snapshot.filter((e) => e.path !== path);
       this.snapshot = entry ? [...previous, entry] : previous;
       try {
-        if (entry) await writeMountFile(this.hostDir, path, entry.content, 0o600);
-        else await removeMountFile(this.hostDir, path);
+        if (entry) {
+          await writeMountFile(this.hostDir, path, entry.content, 0o600);
+          await this.noteSignature(path);
+        } else {
+          await removeMountFile(this.hostDir, path);
+          this.signatures.delete(path);
+        }
       } catch {
         // A path the directory cannot hold as a file (a directory there): left as the agent made it.
       }
     }
+  }
+
+  private async noteSignature(path: string): Promise<void> {
+    const signature = await signatureAt(this.hostDir, path);
+    if (signature === null) this.signatures.delete(path);
+    else this.signatures.set(path, signature);
   }
 }

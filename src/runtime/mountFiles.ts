@@ -26,8 +26,27 @@ export const MAX_MOUNT_FILE_BYTES = 16 * 1024 * 1024;
 export const MAX_MOUNT_FILES = 10_000;
 
 export type MountFile =
-  | { path: string; kind: "file"; bytes: Buffer }
+  | { path: string; kind: "file"; bytes: Buffer; signature: FileSignature }
+  /** Its signature is the one it was last read or written with: not read again. */
+  | { path: string; kind: "unchanged" }
   | { path: string; kind: "unreadable"; reason: string };
+
+/**
+ * What changes whenever a file's content does: its inode, size and ctime (in ns). ctime is set by
+ * the kernel on every write or metadata change and cannot be set back by the sandbox (unlike
+ * mtime, which `touch -d` sets), so a matching signature means the content is the one known.
+ */
+export type FileSignature = string;
+
+function signatureOf(info: { ino: bigint; size: bigint; ctimeNs: bigint }): FileSignature {
+  return `${info.ino}:${info.size}:${info.ctimeNs}`;
+}
+
+/** The signature of the regular file at `path` inside `root` (a link is not followed); null: none. */
+export async function signatureAt(root: string, path: string): Promise<FileSignature | null> {
+  const info = await lstat(join(root, path), { bigint: true }).catch(() => null);
+  return info?.isFile() ? signatureOf(info) : null;
+}
 
 /** Whether the open file really lies under `root` (whatever links its path went through). */
 async function insideCheck(handle: FileHandle, root: string): Promise<boolean> {
@@ -38,9 +57,14 @@ async function insideCheck(handle: FileHandle, root: string): Promise<boolean> {
 
 /**
  * Every regular file under `root`, by `/`-separated relative path. Links, devices, sockets and
- * FIFOs are reported unreadable, never followed or opened; so are files over the size limit.
+ * FIFOs are reported unreadable, never followed or opened; so are files over the size limit. A file
+ * whose signature is the one `known` holds for its path is reported `unchanged`, not read: a
+ * write-back after every tool step then costs a stat per file, not a read and a hash.
  */
-export async function readMountTree(root: string): Promise<MountFile[]> {
+export async function readMountTree(
+  root: string,
+  known: ReadonlyMap<string, FileSignature> = new Map(),
+): Promise<MountFile[]> {
   const files: MountFile[] = [];
   const walk = async (relative: string): Promise<void> => {
     const entries = await readdir(relative === "" ? root : join(root, relative), { withFileTypes: true });
@@ -51,8 +75,14 @@ export async function readMountTree(root: string): Promise<MountFile[]> {
         return;
       }
       if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) files.push(await readOne(root, path));
-      else files.push({ path, kind: "unreadable", reason: "not a regular file (links are not followed)" });
+      else if (entry.isFile()) {
+        const was = known.get(path);
+        files.push(
+          was !== undefined && (await signatureAt(root, path)) === was
+            ? { path, kind: "unchanged" }
+            : await readOne(root, path),
+        );
+      } else files.push({ path, kind: "unreadable", reason: "not a regular file (links are not followed)" });
     }
   };
   await walk("");
@@ -67,15 +97,16 @@ async function readOne(root: string, path: string): Promise<MountFile> {
     return { path, kind: "unreadable", reason: (error as NodeJS.ErrnoException).code ?? "cannot open" };
   }
   try {
-    const info = await handle.stat();
+    // Taken before the read: a write during the read changes the ctime, so it is read again next time.
+    const info = await handle.stat({ bigint: true });
     if (!info.isFile()) return { path, kind: "unreadable", reason: "not a regular file" };
     if (!(await insideCheck(handle, root))) return { path, kind: "unreadable", reason: "outside the mount" };
-    if (info.size > MAX_MOUNT_FILE_BYTES)
+    if (info.size > BigInt(MAX_MOUNT_FILE_BYTES))
       return { path, kind: "unreadable", reason: `larger than ${MAX_MOUNT_FILE_BYTES} bytes` };
     const bytes = await handle.readFile();
     if (bytes.length > MAX_MOUNT_FILE_BYTES)
       return { path, kind: "unreadable", reason: `larger than ${MAX_MOUNT_FILE_BYTES} bytes` };
-    return { path, kind: "file", bytes };
+    return { path, kind: "file", bytes, signature: signatureOf(info) };
   } finally {
     await handle.close();
   }

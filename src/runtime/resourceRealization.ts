@@ -365,20 +365,23 @@ export class ResourceRealization {
         // A directory the sandbox may have written into since the last snapshot (a run that died
         // before its write-back): what it holds now is the store's, nothing of the old run's.
         await emptyDirectory(host, mount.readOnly ? 0o755 : 0o700);
+        const written: string[] = [];
         for (const entry of snapshot) {
           const path = safeRelativePath(entry.path);
           if (path === null) continue;
           await writeMountFile(host, path, entry.content, mount.readOnly ? 0o644 : 0o600);
+          written.push(path);
         }
-        if (!mount.readOnly)
-          this.memory.push(
-            new MountedMemoryStore(
-              content.resource.memoryStoreId,
-              content.resource.mountPath,
-              host,
-              snapshot,
-            ),
+        if (!mount.readOnly) {
+          const store = new MountedMemoryStore(
+            content.resource.memoryStoreId,
+            content.resource.mountPath,
+            host,
+            snapshot,
           );
+          await store.noteWritten(written);
+          this.memory.push(store);
+        }
       }
     }
     this.mountSet = { hostRoot: root, entries: plan.map((p) => p.mount) };

@@ -4,14 +4,26 @@
  * that cannot be written back (links, binary, special files) refused without being followed, and
  * the plan and record of a run's resources (paths, never content or tokens).
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { MemorySnapshotEntry, RunResource, RunSkill } from "../../src/resources/ports.js";
-import { diffMemory, directoryEntries, sha256Hex } from "../../src/runtime/memoryWriteBack.js";
-import { readMountTree, writeMountFile } from "../../src/runtime/mountFiles.js";
+import type {
+  MemoryChange,
+  MemorySnapshotEntry,
+  ResourceClaim,
+  RunResource,
+  RunResources,
+  RunSkill,
+} from "../../src/resources/ports.js";
+import {
+  diffMemory,
+  directoryEntries,
+  MountedMemoryStore,
+  sha256Hex,
+} from "../../src/runtime/memoryWriteBack.js";
+import { readMountTree, signatureAt, writeMountFile } from "../../src/runtime/mountFiles.js";
 import { planMounts, realizedBody, safeRelativePath } from "../../src/runtime/resourceRealization.js";
 import { skillCatalogPrompt } from "../../src/runtime/skillCatalog.js";
 
@@ -32,6 +44,72 @@ const entry = (memoryId: string, path: string, content: string): MemorySnapshotE
   path,
   content,
   contentSha256: sha256Hex(content),
+});
+
+describe("a mounted store's write-back reads only what changed", () => {
+  const claim: ResourceClaim = { workspaceId: "w", sessionId: "s", runId: "r", owner: "o", epoch: 1 };
+  /** The store's side, recording what it was sent; every change is written. */
+  function recordingStore(sent: MemoryChange[][]): RunResources {
+    const none = () => Promise.reject(new Error("not used"));
+    return {
+      resolve: none,
+      readBlob: none,
+      memorySnapshot: none,
+      repositoryToken: none,
+      writeMemory: async (_claim, _store, changes) => {
+        sent.push(changes);
+        return changes.map((c, i) =>
+          c.kind === "delete"
+            ? { path: c.path, outcome: "deleted" as const, memoryId: c.memoryId, versionId: `v${i}` }
+            : {
+                path: c.path,
+                outcome: "written" as const,
+                memoryId: c.kind === "update" ? c.memoryId : `mem_new${i}`,
+                versionId: `v${i}`,
+                contentSha256: sha256Hex(c.content),
+              },
+        );
+      },
+    };
+  }
+
+  it("a file rewritten with its old mtime put back is still sent (the ctime says so); untouched files are not read", async () => {
+    const snapshot = [entry("mem_1", "a.md", "one"), entry("mem_2", "b.md", "two")];
+    for (const e of snapshot) await writeMountFile(dir, e.path, e.content, 0o600);
+    const store = new MountedMemoryStore("memstore_1", "/mnt/memory/m", dir, snapshot);
+    await store.noteWritten(["a.md", "b.md"]);
+    const sent: MemoryChange[][] = [];
+    const port = recordingStore(sent);
+
+    expect(await store.writeBack(port, claim)).toEqual([]);
+    const before = statSync(join(dir, "b.md"));
+    writeFileSync(join(dir, "b.md"), "TWO");
+    utimesSync(join(dir, "b.md"), before.atime, before.mtime);
+    const tree = await readMountTree(dir, new Map([["a.md", "stale-signature"]]));
+    expect(tree.find((f) => f.path === "a.md")?.kind).toBe("file");
+    const known = new Map([["a.md", (await signatureAt(dir, "a.md"))!]]);
+    expect((await readMountTree(dir, known)).find((f) => f.path === "a.md")?.kind).toBe("unchanged");
+
+    await store.writeBack(port, claim);
+    expect(sent).toEqual([
+      [
+        {
+          kind: "update",
+          memoryId: "mem_2",
+          path: "b.md",
+          content: "TWO",
+          expectedContentSha256: sha256Hex("two"),
+        },
+      ],
+    ]);
+    // Nothing changed since: nothing is sent again, and a deleted file is still seen.
+    expect(await store.writeBack(port, claim)).toEqual([]);
+    rmSync(join(dir, "a.md"));
+    await store.writeBack(port, claim);
+    expect(sent.at(-1)).toEqual([
+      { kind: "delete", memoryId: "mem_1", path: "a.md", expectedContentSha256: sha256Hex("one") },
+    ]);
+  });
 });
 
 describe("memory diff", () => {
