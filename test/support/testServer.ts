@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import type { UpOptions } from "../../src/cli/upOptions.js";
 
@@ -50,6 +50,8 @@ export async function startTestServer(
     push?: UpOptions["push"];
     /** Client connection bounds (the server's defaults otherwise). */
     connections?: UpOptions["connections"];
+    /** The server's logger (silent, or AWAKEN_TEST_LOG's level, otherwise): a test reading the logs passes its own. */
+    logger?: Logger;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -80,7 +82,7 @@ export async function startTestServer(
       push: options.push,
       connections: options.connections,
     },
-    pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
+    options.logger ?? pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );
   const client = new Anthropic({ baseURL: server.url, apiKey: TEST_API_KEY, maxRetries: 0 });
   return {
