@@ -124,15 +124,20 @@ export class MountedMemoryStore {
     this.snapshot = snapshot;
   }
 
-  /**
-   * Sends the directory's changes, then brings every path that did not take back to the store's
-   * content. Throws `ResourceClaimLostError` (nothing written) when the claim is not live.
-   */
   /** Notes the signatures of the files just written from the snapshot (unchanged until the sandbox writes). */
   async noteWritten(paths: readonly string[]): Promise<void> {
     for (const path of paths) await this.noteSignature(path);
   }
 
+  /** Notes signatures taken as the files were written from the snapshot (`writeMountFiles`). */
+  noteSignatures(signatures: ReadonlyMap<string, FileSignature>): void {
+    for (const [path, signature] of signatures) this.signatures.set(path, signature);
+  }
+
+  /**
+   * Sends the directory's changes, then brings every path that did not take back to the store's
+   * content. Throws `ResourceClaimLostError` (nothing written) when the claim is not live.
+   */
   async writeBack(resources: RunResources, claim: ResourceClaim): Promise<MemoryChangeOutcome[]> {
     const tree = await readMountTree(this.hostDir, this.signatures);
     const present = new Set(tree.map((file) => file.path));

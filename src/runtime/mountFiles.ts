@@ -4,26 +4,46 @@
  * worker that reads and refreshes it may be host root: so nothing here follows a link, and every
  * file opened is checked, through its descriptor, to really lie inside the mount (a directory
  * swapped for a link between the walk and the open is caught).
+ *
+ * A store is written and read file by file with synchronous calls on descriptors (each a few
+ * microseconds; through the thread pool each cost a round trip of the event loop, ~1.7 ms a file),
+ * in batches that yield to the event loop: at most `BATCH_FILES` files or `BATCH_MS` per batch.
  */
-import { constants } from "node:fs";
 import {
-  type FileHandle,
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readlink,
-  realpath,
-  rm,
-  stat,
-  unlink,
-} from "node:fs/promises";
+  closeSync,
+  constants,
+  fchownSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { open, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 
 /** Largest file read back from a writable mount (the memory store's own limit is far lower). */
 export const MAX_MOUNT_FILE_BYTES = 16 * 1024 * 1024;
 /** Most files one writable mount is read back with; past it the rest is reported, not read. */
 export const MAX_MOUNT_FILES = 10_000;
+/**
+ * A batch of synchronous file calls ends after this many files or this long, whichever comes
+ * first; the event loop then runs. The worst block is one batch: `BATCH_MS` plus one file's calls
+ * (a file over `SYNC_READ_BYTES` is read asynchronously, so one file is at most that much I/O).
+ */
+const BATCH_FILES = 64;
+const BATCH_MS = 5;
+/** Directories nested deeper than this are removed by `rmSync` (which does not follow links either). */
+const MAX_REMOVE_DEPTH = 64;
+/** Files larger than this are read back through the thread pool rather than blocking the loop. */
+const SYNC_READ_BYTES = 1024 * 1024;
 
 export type MountFile =
   | { path: string; kind: "file"; bytes: Buffer; signature: FileSignature }
@@ -42,17 +62,50 @@ function signatureOf(info: { ino: bigint; size: bigint; ctimeNs: bigint }): File
   return `${info.ino}:${info.size}:${info.ctimeNs}`;
 }
 
+/** Counts the files of a batch and yields to the event loop when the batch is full or long. */
+class Batch {
+  private files = 0;
+  private started = performance.now();
+
+  async next(): Promise<void> {
+    this.files += 1;
+    if (this.files < BATCH_FILES && performance.now() - this.started < BATCH_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.files = 0;
+    this.started = performance.now();
+  }
+}
+
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path, { bigint: true });
+  } catch {
+    return null;
+  }
+}
+
 /** The signature of the regular file at `path` inside `root` (a link is not followed); null: none. */
 export async function signatureAt(root: string, path: string): Promise<FileSignature | null> {
-  const info = await lstat(join(root, path), { bigint: true }).catch(() => null);
+  const info = lstatOrNull(join(root, path));
   return info?.isFile() ? signatureOf(info) : null;
 }
 
-/** Whether the open file really lies under `root` (whatever links its path went through). */
-async function insideCheck(handle: FileHandle, root: string): Promise<boolean> {
-  const real = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => null);
-  const base = await realpath(root).catch(() => null);
-  return real !== null && base !== null && real.startsWith(`${base}/`);
+/**
+ * A mount's root as the kernel names it: computed once per pass. The root itself is the worker's
+ * (its parent is not in the sandbox), so only what lies under it can be swapped meanwhile.
+ */
+async function realRoot(root: string): Promise<string | null> {
+  return realpath(root).catch(() => null);
+}
+
+/** Whether the open descriptor really lies under `base` (whatever links its path went through). */
+function insideCheck(fd: number, base: string | null): boolean {
+  if (base === null) return false;
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`).startsWith(`${base}/`);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -65,9 +118,11 @@ export async function readMountTree(
   root: string,
   known: ReadonlyMap<string, FileSignature> = new Map(),
 ): Promise<MountFile[]> {
+  const base = await realRoot(root);
+  const batch = new Batch();
   const files: MountFile[] = [];
   const walk = async (relative: string): Promise<void> => {
-    const entries = await readdir(relative === "" ? root : join(root, relative), { withFileTypes: true });
+    const entries = readdirSync(relative === "" ? root : join(root, relative), { withFileTypes: true });
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
       if (files.length >= MAX_MOUNT_FILES) {
@@ -77,36 +132,49 @@ export async function readMountTree(
       if (entry.isDirectory()) await walk(path);
       else if (entry.isFile()) {
         const was = known.get(path);
+        const info = was === undefined ? null : lstatOrNull(join(root, path));
         files.push(
-          was !== undefined && (await signatureAt(root, path)) === was
+          info?.isFile() && signatureOf(info) === was
             ? { path, kind: "unchanged" }
-            : await readOne(root, path),
+            : await readOne(root, base, path),
         );
       } else files.push({ path, kind: "unreadable", reason: "not a regular file (links are not followed)" });
+      await batch.next();
     }
   };
   await walk("");
   return files;
 }
 
-async function readOne(root: string, path: string): Promise<MountFile> {
-  let handle: FileHandle;
+async function readOne(root: string, base: string | null, path: string): Promise<MountFile> {
+  let fd: number;
   try {
-    handle = await open(join(root, path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(join(root, path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (error) {
     return { path, kind: "unreadable", reason: (error as NodeJS.ErrnoException).code ?? "cannot open" };
   }
   try {
     // Taken before the read: a write during the read changes the ctime, so it is read again next time.
-    const info = await handle.stat({ bigint: true });
+    const info = fstatSync(fd, { bigint: true });
     if (!info.isFile()) return { path, kind: "unreadable", reason: "not a regular file" };
-    if (!(await insideCheck(handle, root))) return { path, kind: "unreadable", reason: "outside the mount" };
+    if (!insideCheck(fd, base)) return { path, kind: "unreadable", reason: "outside the mount" };
     if (info.size > BigInt(MAX_MOUNT_FILE_BYTES))
       return { path, kind: "unreadable", reason: `larger than ${MAX_MOUNT_FILE_BYTES} bytes` };
-    const bytes = await handle.readFile();
+    const bytes = info.size > BigInt(SYNC_READ_BYTES) ? await readLarge(fd) : readFileSync(fd);
     if (bytes.length > MAX_MOUNT_FILE_BYTES)
       return { path, kind: "unreadable", reason: `larger than ${MAX_MOUNT_FILE_BYTES} bytes` };
     return { path, kind: "file", bytes, signature: signatureOf(info) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A large file's bytes through the thread pool (the descriptor already checked; closed by the caller). */
+async function readLarge(fd: number): Promise<Buffer> {
+  // The descriptor's own path in /proc reopens the very file already opened, whatever its name now.
+  const handle = await open(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    return await handle.readFile();
   } finally {
     await handle.close();
   }
@@ -117,6 +185,87 @@ async function ownerOf(root: string): Promise<{ uid: number; gid: number } | nul
   if (process.getuid?.() !== 0) return null;
   const info = await stat(root);
   return { uid: info.uid, gid: info.gid };
+}
+
+/** A file to write into a mount. */
+export interface MountFileContent {
+  path: string;
+  content: Buffer | string;
+}
+
+/**
+ * Writes each file at its path inside `root`, replacing what is there (a link is removed, never
+ * followed), owned like `root`; the root's real path and owner are read once for the whole set.
+ * Returns each written file's signature (taken on its descriptor once written). Parents are
+ * created as directories; one that is not a directory refuses the write (throws).
+ */
+export async function writeMountFiles(
+  root: string,
+  files: readonly MountFileContent[],
+  mode = 0o644,
+): Promise<Map<string, FileSignature>> {
+  const owner = await ownerOf(root);
+  const base = await realRoot(root);
+  const batch = new Batch();
+  const signatures = new Map<string, FileSignature>();
+  for (const file of files) {
+    signatures.set(file.path, writeOne(root, base, owner, file.path, file.content, mode));
+    await batch.next();
+  }
+  return signatures;
+}
+
+/** One file of `writeMountFiles`, in synchronous calls. */
+function writeOne(
+  root: string,
+  base: string | null,
+  owner: { uid: number; gid: number } | null,
+  path: string,
+  content: Buffer | string,
+  mode: number,
+): FileSignature {
+  const segments = path.split("/");
+  let dir = root;
+  for (const segment of segments.slice(0, -1)) {
+    dir = join(dir, segment);
+    const info = lstatOrNull(dir);
+    if (info === null) {
+      mkdirSync(dir, { mode: 0o755 });
+      if (owner) {
+        const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+        try {
+          fchownSync(fd, owner.uid, owner.gid);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    } else if (!info.isDirectory()) {
+      throw new Error(`${segments.slice(0, -1).join("/")} is not a directory`);
+    }
+  }
+  const target = join(root, path);
+  const existing = lstatOrNull(target);
+  if (existing?.isDirectory()) throw new Error(`${path} is a directory`);
+  if (existing) unlinkSync(target);
+  const fd = openSync(
+    target,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode,
+  );
+  try {
+    if (!insideCheck(fd, base)) {
+      try {
+        unlinkSync(target);
+      } catch {}
+      throw new Error(`${path} resolved outside the mount`);
+    }
+    if (owner) fchownSync(fd, owner.uid, owner.gid);
+    const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content;
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+    return signatureOf(fstatSync(fd, { bigint: true }));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -130,58 +279,70 @@ export async function writeMountFile(
   content: Buffer | string,
   mode = 0o644,
 ): Promise<void> {
-  const owner = await ownerOf(root);
-  const segments = path.split("/");
-  let dir = root;
-  for (const segment of segments.slice(0, -1)) {
-    dir = join(dir, segment);
-    const info = await lstat(dir).catch(() => null);
-    if (info === null) {
-      await mkdir(dir, { mode: 0o755 });
-      if (owner) {
-        const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
-        try {
-          await handle.chown(owner.uid, owner.gid);
-        } finally {
-          await handle.close();
-        }
-      }
-    } else if (!info.isDirectory()) {
-      throw new Error(`${segments.slice(0, -1).join("/")} is not a directory`);
-    }
-  }
-  const target = join(root, path);
-  const existing = await lstat(target).catch(() => null);
-  if (existing?.isDirectory()) throw new Error(`${path} is a directory`);
-  if (existing) await unlink(target);
-  const handle = await open(
-    target,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-    mode,
-  );
-  try {
-    if (!(await insideCheck(handle, root))) {
-      await unlink(target).catch(() => {});
-      throw new Error(`${path} resolved outside the mount`);
-    }
-    if (owner) await handle.chown(owner.uid, owner.gid);
-    await handle.writeFile(content);
-  } finally {
-    await handle.close();
-  }
+  await writeMountFiles(root, [{ path, content }], mode);
 }
 
 /** Removes `path` inside `root` (a link itself, never its target); absent is fine. */
 export async function removeMountFile(root: string, path: string): Promise<void> {
   const target = join(root, path);
-  const info = await lstat(target).catch(() => null);
+  const info = lstatOrNull(target);
   if (info === null) return;
-  if (info.isDirectory()) await rm(target, { recursive: true, force: true });
-  else await unlink(target);
+  if (info.isDirectory()) await removeTree(target, new Batch());
+  else unlinkSync(target);
+}
+
+/**
+ * Removes the directory at `path` and all under it, never following a link: each directory is
+ * opened with O_NOFOLLOW and its entries are named through its descriptor (`/proc/self/fd/N/name`),
+ * so a directory swapped for a link meanwhile is not entered. Yields between batches.
+ */
+async function removeTree(path: string, batch: Batch, keep = false, depth = 0): Promise<void> {
+  // Each level holds its descriptor open: past this depth, the rest goes in one call (no link followed either).
+  if (depth > MAX_REMOVE_DEPTH) return rmSync(path, { recursive: true, force: true });
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return;
+    // Not a directory (any more): a link or a file put there is removed itself.
+    if (code === "ELOOP" || code === "ENOTDIR") return unlinkSync(path);
+    throw error;
+  }
+  try {
+    const here = `/proc/self/fd/${fd}`;
+    for (const entry of readdirSync(here, { withFileTypes: true })) {
+      const child = `${here}/${entry.name}`;
+      if (entry.isDirectory()) await removeTree(child, batch, false, depth + 1);
+      else {
+        try {
+          unlinkSync(child);
+        } catch (error) {
+          // Swapped for a directory meanwhile: removed as one.
+          if ((error as NodeJS.ErrnoException).code === "EISDIR")
+            await removeTree(child, batch, false, depth + 1);
+          else if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
+      }
+      await batch.next();
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (!keep) {
+    try {
+      rmdirSync(path);
+    } catch (error) {
+      // Filled again meanwhile by a live sandbox: the rest goes in one call.
+      if ((error as NodeJS.ErrnoException).code === "ENOTEMPTY")
+        rmSync(path, { recursive: true, force: true });
+      else if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+  }
 }
 
 /** Empties `root` (creating it when absent) without following any link inside it. */
 export async function emptyDirectory(root: string, mode: number): Promise<void> {
-  await mkdir(root, { recursive: true, mode });
-  for (const name of await readdir(root)) await rm(join(root, name), { recursive: true, force: true });
+  mkdirSync(root, { recursive: true, mode });
+  await removeTree(root, new Batch(), true);
 }

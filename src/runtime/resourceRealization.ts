@@ -28,7 +28,7 @@ import type { SandboxMount, SandboxMounts, SandboxRepository } from "../sandbox/
 import { memoryTools } from "./memoryTools.js";
 import { MountedMemoryStore, writeBackNotes } from "./memoryWriteBack.js";
 import { idle, sessionError } from "./modelFacts.js";
-import { emptyDirectory, writeMountFile } from "./mountFiles.js";
+import { emptyDirectory, writeMountFiles } from "./mountFiles.js";
 import type { RunContext } from "./runContext.js";
 import { SKILLS_MOUNT, skillCatalogPrompt, skillDirName } from "./skillCatalog.js";
 import { skillTools } from "./skillTools.js";
@@ -365,13 +365,11 @@ export class ResourceRealization {
         // A directory the sandbox may have written into since the last snapshot (a run that died
         // before its write-back): what it holds now is the store's, nothing of the old run's.
         await emptyDirectory(host, mount.readOnly ? 0o755 : 0o700);
-        const written: string[] = [];
-        for (const entry of snapshot) {
+        const files = snapshot.flatMap((entry) => {
           const path = safeRelativePath(entry.path);
-          if (path === null) continue;
-          await writeMountFile(host, path, entry.content, mount.readOnly ? 0o644 : 0o600);
-          written.push(path);
-        }
+          return path === null ? [] : [{ path, content: entry.content }];
+        });
+        const written = await writeMountFiles(host, files, mount.readOnly ? 0o644 : 0o600);
         if (!mount.readOnly) {
           const store = new MountedMemoryStore(
             content.resource.memoryStoreId,
@@ -379,7 +377,7 @@ export class ResourceRealization {
             host,
             snapshot,
           );
-          await store.noteWritten(written);
+          store.noteSignatures(written);
           this.memory.push(store);
         }
       }
