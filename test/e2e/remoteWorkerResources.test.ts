@@ -6,25 +6,62 @@
  * the transport), writes a memory whose write-back lands as a new version, and finds a private
  * repository cloned into its workspace; the repository's token reaches the git server and nothing
  * else: not the workspace, the data dirs, either process's output or any committed event.
+ *
+ * The same worker realizes the bwrap tier (the default) too: there the agent reads an uploaded file
+ * at its mount path, writes a mounted memory store from a shell command (written back as a new
+ * version over the transport), and finds the private repository cloned into its workspace with the
+ * token in no process of the sandbox's uid. Those cases need bubblewrap on the host.
  */
 import { execFileSync } from "node:child_process";
-import { type Dirent, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { type Dirent, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toFile } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHttpServer, startGitHttpServer } from "../support/gitHttpServer.js";
-import { stopReason, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
+import { history, stopReason, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 const KEY = "sk-awaken-remote-resources-test";
 const TOKEN = "worker-token-remote-resources-0123456789";
 const REPO_TOKEN = `ghp_remote_${Math.random().toString(36).slice(2)}${Date.now()}`;
+const BWRAP_REPO_TOKEN = `ghp_remote_bwrap_${Math.random().toString(36).slice(2)}${Date.now()}`;
 const MODEL = "claude-sonnet-4-6";
 
-const ended = (events: WireEvent[]) =>
-  events.some((e) => e.type === "session.status_idle" && stopReason(e)?.type !== "requires_action");
+const isEnd = (e: WireEvent) => e.type === "session.status_idle" && stopReason(e)?.type !== "requires_action";
+const ended = (events: WireEvent[]) => events.some(isEnd);
+const TOOLS = [
+  { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+];
+const bashCall = (command: string) => `call bash ${JSON.stringify({ command })}`;
+
+/** The text of the last turn's tool results (after its user message). */
+function lastResults(events: WireEvent[]): Array<{ text: string; isError: boolean | undefined }> {
+  return events
+    .slice(events.map((e) => e.type).lastIndexOf("user.message"))
+    .filter((e) => e.type === "agent.tool_result")
+    .map((e) => {
+      const result = e as { content?: Array<{ text?: string }>; is_error?: boolean };
+      return { text: result.content?.map((c) => c.text ?? "").join("") ?? "", isError: result.is_error };
+    });
+}
+
+/** Every host process whose real uid is `uid`: its command line and environment. */
+function processesOf(uid: number): Array<{ cmdline: string; environ: string }> {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid) continue;
+      const read = (what: string) => readFileSync(`/proc/${pid}/${what}`, "latin1").split("\0").join("\n");
+      found.push({ cmdline: read("cmdline"), environ: read("environ") });
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return found;
+}
 
 /** Every file under `dir` (links not followed) whose bytes hold `needle`. */
 function filesHolding(dir: string, needle: string): string[] {
@@ -49,6 +86,7 @@ describe("session resources on a remote worker", () => {
   let worker: WorkerProcess;
   let git: GitHttpServer;
   let environmentId: string;
+  let bwrapEnvironmentId: string;
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "awaken-remote-resources-"));
@@ -74,6 +112,11 @@ describe("session resources on a remote worker", () => {
       config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
     });
     environmentId = environment.id;
+    const bwrap = await server.client.beta.environments.create({
+      name: "remote-resources-bwrap",
+      config: { type: "cloud", sandbox: { tier: "bwrap", provisioning: "eager" } } as never,
+    });
+    bwrapEnvironmentId = bwrap.id;
   }, 60_000);
 
   afterAll(async () => {
@@ -219,4 +262,147 @@ describe("session resources on a remote worker", () => {
     expect(JSON.stringify(events)).not.toContain(wrong);
     expect(worker.stdout() + worker.stderr()).not.toContain(wrong);
   }, 40_000);
+  it("bwrap: the agent reads an uploaded file at /mnt/session/uploads/<file_id>, read-only", async () => {
+    const client = server.client;
+    const file = await client.beta.files.upload({
+      file: await toFile(Buffer.from("remote upload: 1729\n"), "upload.txt", { type: "text/plain" }),
+    });
+    const agent = await client.beta.agents.create({
+      name: "remote-file-reader",
+      model: MODEL,
+      tools: TOOLS,
+    } as never);
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: bwrapEnvironmentId,
+      resources: [{ type: "file", file_id: file.id }],
+    });
+    const path = `/mnt/session/uploads/${file.id}`;
+    const [result] = lastResults(
+      await turn(session.id, bashCall(`cat ${path}; echo x >> ${path} || echo REFUSED`)),
+    );
+    expect(result?.text).toContain("remote upload: 1729");
+    expect(result?.text).toMatch(/Read-only file system|Permission denied/);
+    expect(result?.text).toContain("REFUSED");
+  }, 60_000);
+
+  it("bwrap: a read-write memory store written from a shell command becomes a new version", async () => {
+    const client = server.client;
+    const store = await client.beta.memoryStores.create({ name: "remote-mounted" });
+    await client.beta.memoryStores.memories.create(store.id, { path: "/seen.md", content: "already there" });
+    const agent = await client.beta.agents.create({
+      name: "remote-memory-writer",
+      model: MODEL,
+      tools: TOOLS,
+    } as never);
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: bwrapEnvironmentId,
+      resources: [{ type: "memory_store", memory_store_id: store.id }],
+    });
+    const [result] = lastResults(
+      await turn(
+        session.id,
+        bashCall(
+          "cat /mnt/memory/remote-mounted/seen.md && mkdir -p /mnt/memory/remote-mounted/notes && " +
+            "echo -n 'written from a bwrap sandbox' > /mnt/memory/remote-mounted/notes/bwrap.md",
+        ),
+      ),
+    );
+    expect(result, JSON.stringify(result)).toMatchObject({ isError: false });
+    expect(result?.text).toContain("already there");
+    const versions = [];
+    for await (const item of client.beta.memoryStores.memoryVersions.list(store.id)) versions.push(item);
+    // The one created through the API, and the agent's.
+    expect(versions).toHaveLength(2);
+    const listed = [];
+    for await (const item of client.beta.memoryStores.memories.list(store.id))
+      listed.push(item as { id: string; path?: string });
+    expect(listed.map((m) => m.path).sort()).toEqual(["/notes/bwrap.md", "/seen.md"]);
+    const written = listed.find((m) => m.path === "/notes/bwrap.md") as { id: string };
+    const memory = await client.beta.memoryStores.memories.retrieve(written.id, {
+      memory_store_id: store.id,
+    } as never);
+    expect(memory).toMatchObject({ content: "written from a bwrap sandbox" });
+  }, 60_000);
+
+  it("bwrap: a private repository cloned into the sandbox; its token in no sandbox process, workspace file, log or event", async () => {
+    const client = server.client;
+    const shas = git.createRepository("remote-bwrap", {
+      token: BWRAP_REPO_TOKEN,
+      commits: [{ message: "initial", files: { "README.md": "remote bwrap repository\n" } }],
+      branches: { release: { message: "release commit", files: { "RELEASE.md": "bwrap release notes\n" } } },
+    });
+    const agent = await client.beta.agents.create({
+      name: "remote-bwrap-repo-user",
+      model: MODEL,
+      tools: TOOLS,
+    } as never);
+    const session = await client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: bwrapEnvironmentId,
+      resources: [
+        {
+          type: "github_repository",
+          url: `${git.url}/remote-bwrap.git`,
+          authorization_token: BWRAP_REPO_TOKEN,
+          checkout: { type: "branch", name: "release" },
+        },
+      ],
+    });
+    const [result] = lastResults(
+      await turn(
+        session.id,
+        bashCall(
+          "cd /workspace/remote-bwrap && git rev-parse --abbrev-ref HEAD && git log --format=%H:%s -n 1 && " +
+            "cat RELEASE.md && echo ENVIRON && cat /proc/self/environ | tr '\\0' '\\n' && echo ENV && env",
+        ),
+      ),
+    );
+    const text = result?.text ?? "";
+    expect(result?.isError, text).toBe(false);
+    expect(text).toContain(`release\n${shas["release commit"]}:release commit`);
+    expect(text).toContain("bwrap release notes");
+    expect(text).toMatch(/ENVIRON\n[\s\S]*PATH=[\s\S]*ENV\n[\s\S]*PATH=/);
+
+    // Every process of the sandbox's uid on the worker's host, read from /proc while a command runs.
+    const workspace = join(dataDir, "worker-workspaces", session.id);
+    const sandboxUid = lstatSync(workspace).uid;
+    expect(sandboxUid).toBeGreaterThan(0);
+    const before = (await history(client, session.id)).filter(isEnd).length;
+    await client.beta.sessions.events.send(session.id, { events: [userMessage(bashCall("sleep 8"))] });
+    await waitForHistory(
+      client,
+      session.id,
+      (h) => h.some((e) => e.type === "agent.tool_use" && JSON.stringify(e).includes("sleep 8")),
+      20_000,
+    );
+    let running = processesOf(sandboxUid);
+    for (let i = 0; i < 100 && !running.some((p) => /^sleep\n8/m.test(p.cmdline)); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      running = processesOf(sandboxUid);
+    }
+    expect(running.map((p) => p.cmdline).join("\n")).toMatch(/^sleep\n8/m);
+    expect(running.some((p) => p.environ.includes("PATH="))).toBe(true);
+    await waitForHistory(client, session.id, (h) => h.filter(isEnd).length > before, 30_000);
+
+    const basic = Buffer.from(`x-access-token:${BWRAP_REPO_TOKEN}`).toString("base64");
+    expect(git.authorizations).toContain(`Basic ${basic}`);
+    const committed = [];
+    for await (const event of client.beta.sessions.events.list(session.id)) committed.push(event);
+    // The walk reaches the clone (so an empty answer below means something).
+    expect(filesHolding(workspace, "bwrap release notes")).toEqual([
+      join(workspace, "remote-bwrap", "RELEASE.md"),
+    ]);
+    for (const needle of [BWRAP_REPO_TOKEN, basic]) {
+      expect(text).not.toContain(needle);
+      for (const process of running) expect(process.environ, process.cmdline).not.toContain(needle);
+      // The worker's workspaces (the clone's .git included) and mounts, the coordinator's data dir.
+      expect(filesHolding(dataDir, needle)).toEqual([]);
+      expect(worker.stdout() + worker.stderr()).not.toContain(needle);
+      expect(server.stdout() + server.stderr()).not.toContain(needle);
+      expect(git.log.join("\n")).not.toContain(needle);
+      expect(JSON.stringify(committed)).not.toContain(needle);
+    }
+  }, 90_000);
 });
