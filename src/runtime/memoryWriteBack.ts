@@ -16,6 +16,7 @@ import type {
 } from "../resources/ports.js";
 import {
   type FileSignature,
+  type KnownFile,
   type MountFile,
   readMountTree,
   removeMountFile,
@@ -25,6 +26,27 @@ import {
 
 export function sha256Hex(content: string): string {
   return createHash("sha256").update(content, "utf8").digest("hex");
+}
+
+/** How many host directories this process remembers the files of (least recently used forgotten). */
+const KNOWN_DIRECTORIES = 256;
+const knownByDirectory = new Map<string, Map<string, KnownFile>>();
+
+/**
+ * What this process last wrote or read in a host directory, per path: the next run on the same
+ * session rewrites only what differs from it (`syncMountTree`). Held in memory, never on disk or
+ * in the sandbox's reach: another process (a restarted or different worker) knows nothing and
+ * rewrites everything; one that knows stale entries is safe, as signatures no longer match.
+ */
+export function knownFilesOf(hostDir: string): Map<string, KnownFile> {
+  const known = knownByDirectory.get(hostDir) ?? new Map<string, KnownFile>();
+  knownByDirectory.delete(hostDir);
+  knownByDirectory.set(hostDir, known);
+  if (knownByDirectory.size > KNOWN_DIRECTORIES) {
+    const oldest = knownByDirectory.keys().next().value;
+    if (oldest !== undefined) knownByDirectory.delete(oldest);
+  }
+  return known;
 }
 
 /** A file of the directory as the diff sees it: text, unchanged since known, or why it cannot be written back. */
@@ -120,18 +142,16 @@ export class MountedMemoryStore {
     /** The directory on the host. */
     readonly hostDir: string,
     snapshot: MemorySnapshotEntry[],
+    /** What this process knows the directory's files to hold (`knownFilesOf`), kept current. */
+    private readonly known: Map<string, KnownFile> = new Map(),
   ) {
     this.snapshot = snapshot;
+    for (const [path, file] of known) this.signatures.set(path, file.signature);
   }
 
   /** Notes the signatures of the files just written from the snapshot (unchanged until the sandbox writes). */
   async noteWritten(paths: readonly string[]): Promise<void> {
     for (const path of paths) await this.noteSignature(path);
-  }
-
-  /** Notes signatures taken as the files were written from the snapshot (`writeMountFiles`). */
-  noteSignatures(signatures: ReadonlyMap<string, FileSignature>): void {
-    for (const [path, signature] of signatures) this.signatures.set(path, signature);
   }
 
   /**
@@ -140,16 +160,12 @@ export class MountedMemoryStore {
    */
   async writeBack(resources: RunResources, claim: ResourceClaim): Promise<MemoryChangeOutcome[]> {
     const tree = await readMountTree(this.hostDir, this.signatures);
-    const present = new Set(tree.map((file) => file.path));
-    for (const path of this.signatures.keys()) if (!present.has(path)) this.signatures.delete(path);
-    for (const file of tree) {
-      if (file.kind === "file") this.signatures.set(file.path, file.signature);
-      else if (file.kind === "unreadable") this.signatures.delete(file.path);
-    }
     const { changes, refused } = diffMemory(this.snapshot, directoryEntries(tree));
-    if (changes.length === 0 && refused.length === 0) return [];
+    // Noted only once sent: a write-back that throws leaves them to be read and sent again.
     const outcomes =
       changes.length === 0 ? [] : await resources.writeMemory(claim, this.memoryStoreId, changes);
+    this.noteTree(tree);
+    if (changes.length === 0 && refused.length === 0) return [];
     const all = [...outcomes, ...refused];
     const untaken = all.filter((o) => o.outcome === "conflict" || o.outcome === "refused");
     const byPath = new Map(changes.map((change) => [change.path, change]));
@@ -188,11 +204,12 @@ export class MountedMemoryStore {
       this.snapshot = entry ? [...previous, entry] : previous;
       try {
         if (entry) {
+          this.forget(path);
           await writeMountFile(this.hostDir, path, entry.content, 0o600);
-          await this.noteSignature(path);
+          await this.noteSignature(path, entry.contentSha256);
         } else {
+          this.forget(path);
           await removeMountFile(this.hostDir, path);
-          this.signatures.delete(path);
         }
       } catch {
         // A path the directory cannot hold as a file (a directory there): left as the agent made it.
@@ -200,9 +217,32 @@ export class MountedMemoryStore {
     }
   }
 
-  private async noteSignature(path: string): Promise<void> {
+  /** Notes what the files just read hold; a path gone or unreadable is known no more. */
+  private noteTree(tree: readonly MountFile[]): void {
+    const present = new Set(tree.map((file) => file.path));
+    for (const path of this.signatures.keys()) if (!present.has(path)) this.forget(path);
+    for (const path of this.known.keys()) if (!present.has(path)) this.known.delete(path);
+    for (const file of tree) {
+      if (file.kind === "file") {
+        this.signatures.set(file.path, file.signature);
+        this.known.set(file.path, {
+          signature: file.signature,
+          sha256: createHash("sha256").update(file.bytes).digest("hex"),
+        });
+      } else if (file.kind === "unreadable") this.forget(file.path);
+    }
+  }
+
+  private forget(path: string): void {
+    this.signatures.delete(path);
+    this.known.delete(path);
+  }
+
+  private async noteSignature(path: string, sha256?: string): Promise<void> {
     const signature = await signatureAt(this.hostDir, path);
-    if (signature === null) this.signatures.delete(path);
-    else this.signatures.set(path, signature);
+    if (signature === null) return this.forget(path);
+    this.signatures.set(path, signature);
+    if (sha256 === undefined) this.known.delete(path);
+    else this.known.set(path, { signature, sha256 });
   }
 }

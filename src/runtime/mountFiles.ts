@@ -341,6 +341,91 @@ async function removeTree(path: string, batch: Batch, keep = false, depth = 0): 
   }
 }
 
+/** What a file of a mount was last known to hold: its signature then and the sha256 of its bytes. */
+export interface KnownFile {
+  signature: FileSignature;
+  sha256: string;
+}
+
+/** A file a mount must hold, with the sha256 of its content (as UTF-8 when a string). */
+export interface WantedFile extends MountFileContent {
+  sha256: string;
+}
+
+/**
+ * Makes `root` hold exactly `files` (creating it when absent), rewriting only what differs: a file
+ * is kept when its signature is the one `known` holds for its path and `known`'s hash is the wanted
+ * content's — the signature changes with any write, chmod, chown or replacement, so a kept file is
+ * the one written or read then, owner and mode included. Everything else (a changed file, a link, a
+ * directory no wanted path needs, a dead run's leftovers) is removed. The walk goes through each
+ * directory's descriptor (`/proc/self/fd/N/name`), never a link. Returns what `root` now holds.
+ */
+export async function syncMountTree(
+  root: string,
+  files: readonly WantedFile[],
+  known: ReadonlyMap<string, KnownFile>,
+  mode: number,
+  rootMode: number,
+): Promise<Map<string, KnownFile>> {
+  mkdirSync(root, { recursive: true, mode: rootMode });
+  const wanted = new Map(files.map((file) => [file.path, file]));
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const segments = file.path.split("/");
+    for (let i = 1; i < segments.length; i++) dirs.add(segments.slice(0, i).join("/"));
+  }
+  const owner = await ownerOf(root);
+  const held = new Map<string, KnownFile>();
+  const batch = new Batch();
+  const prune = async (dir: string, relative: string): Promise<void> => {
+    const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    try {
+      const here = `/proc/self/fd/${fd}`;
+      for (const entry of readdirSync(here, { withFileTypes: true })) {
+        const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
+        const child = `${here}/${entry.name}`;
+        if (entry.isDirectory() && dirs.has(path)) await prune(child, path);
+        else if (entry.isDirectory()) await removeTree(child, batch);
+        else {
+          const want = wanted.get(path);
+          const was = known.get(path);
+          const info = want && was && was.sha256 === want.sha256 ? lstatOrNull(child) : null;
+          if (
+            was &&
+            info?.isFile() &&
+            signatureOf(info) === was.signature &&
+            Number(info.mode & 0o777n) === mode &&
+            (owner === null || (Number(info.uid) === owner.uid && Number(info.gid) === owner.gid))
+          )
+            held.set(path, was);
+          else unlinkAbsent(child);
+        }
+        await batch.next();
+      }
+    } finally {
+      closeSync(fd);
+    }
+  };
+  await prune(root, "");
+  const rest = files.filter((file) => !held.has(file.path));
+  const written = await writeMountFiles(root, rest, mode);
+  for (const file of rest) {
+    const signature = written.get(file.path);
+    if (signature !== undefined) held.set(file.path, { signature, sha256: file.sha256 });
+  }
+  return held;
+}
+
+function unlinkAbsent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EISDIR") rmSync(path, { recursive: true, force: true });
+    else if (code !== "ENOENT") throw error;
+  }
+}
+
 /** Empties `root` (creating it when absent) without following any link inside it. */
 export async function emptyDirectory(root: string, mode: number): Promise<void> {
   mkdirSync(root, { recursive: true, mode });

@@ -26,9 +26,9 @@ import {
 } from "../resources/ports.js";
 import type { SandboxMount, SandboxMounts, SandboxRepository } from "../sandbox/ports.js";
 import { memoryTools } from "./memoryTools.js";
-import { MountedMemoryStore, writeBackNotes } from "./memoryWriteBack.js";
+import { knownFilesOf, MountedMemoryStore, writeBackNotes } from "./memoryWriteBack.js";
 import { idle, sessionError } from "./modelFacts.js";
-import { emptyDirectory, writeMountFiles } from "./mountFiles.js";
+import { syncMountTree } from "./mountFiles.js";
 import type { RunContext } from "./runContext.js";
 import { SKILLS_MOUNT, skillCatalogPrompt, skillDirName } from "./skillCatalog.js";
 import { skillTools } from "./skillTools.js";
@@ -363,21 +363,30 @@ export class ResourceRealization {
       } else {
         const snapshot = await port.memorySnapshot(claim, content.resource.memoryStoreId);
         // A directory the sandbox may have written into since the last snapshot (a run that died
-        // before its write-back): what it holds now is the store's, nothing of the old run's.
-        await emptyDirectory(host, mount.readOnly ? 0o755 : 0o700);
+        // before its write-back): what it holds now is the store's, nothing of the old run's. Files
+        // this process wrote or read there, untouched since and equal to the snapshot, are kept.
         const files = snapshot.flatMap((entry) => {
           const path = safeRelativePath(entry.path);
-          return path === null ? [] : [{ path, content: entry.content }];
+          return path === null ? [] : [{ path, content: entry.content, sha256: entry.contentSha256 }];
         });
-        const written = await writeMountFiles(host, files, mount.readOnly ? 0o644 : 0o600);
+        const known = knownFilesOf(host);
+        const held = await syncMountTree(
+          host,
+          files,
+          known,
+          mount.readOnly ? 0o644 : 0o600,
+          mount.readOnly ? 0o755 : 0o700,
+        );
+        known.clear();
+        for (const [path, file] of held) known.set(path, file);
         if (!mount.readOnly) {
           const store = new MountedMemoryStore(
             content.resource.memoryStoreId,
             content.resource.mountPath,
             host,
             snapshot,
+            known,
           );
-          store.noteSignatures(written);
           this.memory.push(store);
         }
       }

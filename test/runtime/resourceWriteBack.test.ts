@@ -4,7 +4,19 @@
  * that cannot be written back (links, binary, special files) refused without being followed, and
  * the plan and record of a run's resources (paths, never content or tokens).
  */
-import { mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +35,15 @@ import {
   MountedMemoryStore,
   sha256Hex,
 } from "../../src/runtime/memoryWriteBack.js";
-import { readMountTree, signatureAt, writeMountFile } from "../../src/runtime/mountFiles.js";
+import {
+  type KnownFile,
+  readMountTree,
+  signatureAt,
+  syncMountTree,
+  type WantedFile,
+  writeMountFile,
+  writeMountFiles,
+} from "../../src/runtime/mountFiles.js";
 import { planMounts, realizedBody, safeRelativePath } from "../../src/runtime/resourceRealization.js";
 import { skillCatalogPrompt } from "../../src/runtime/skillCatalog.js";
 
@@ -108,6 +128,157 @@ describe("a mounted store's write-back reads only what changed", () => {
     await store.writeBack(port, claim);
     expect(sent.at(-1)).toEqual([
       { kind: "delete", memoryId: "mem_1", path: "a.md", expectedContentSha256: sha256Hex("one") },
+    ]);
+  });
+});
+
+describe("a mount is brought to a snapshot rewriting only what differs", () => {
+  const wanted = (path: string, content: string): WantedFile => ({
+    path,
+    content,
+    sha256: sha256Hex(content),
+  });
+  /** Every path under `root`, directories marked with a trailing `/`, links with `@`. */
+  function listing(root: string, relative = ""): string[] {
+    return readdirSync(join(root, relative), { withFileTypes: true }).flatMap((e) => {
+      const path = relative === "" ? e.name : `${relative}/${e.name}`;
+      if (e.isSymbolicLink()) return [`${path}@`];
+      return e.isDirectory() ? [`${path}/`, ...listing(root, path)] : [path];
+    });
+  }
+
+  /** Past the file system's clock tick, so a file written again has another change time. */
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 25));
+
+  it("keeps untouched files, rewrites edited ones and removes a dead run's leftovers, following no link", async () => {
+    const files = [wanted("a.md", "one"), wanted("notes/b.md", "two"), wanted("notes/c.md", "three")];
+    const known: Map<string, KnownFile> = await syncMountTree(dir, files, new Map(), 0o600, 0o700);
+    expect(listing(dir).sort()).toEqual(["a.md", "notes/", "notes/b.md", "notes/c.md"]);
+    // The change time says whether a file was written again (inode numbers are reused at once).
+    const inode = (path: string) => lstatSync(join(dir, path), { bigint: true }).ctimeNs;
+    const before = { a: inode("a.md"), b: inode("notes/b.md") };
+
+    await pause();
+    // What a run that died before its write-back left: an edit, a new file, a new directory, links.
+    writeFileSync(join(dir, "notes", "c.md"), "edited");
+    writeFileSync(join(dir, "stray.md"), "left over");
+    mkdirSync(join(dir, "junk", "deep"), { recursive: true });
+    writeFileSync(join(dir, "junk", "deep", "x"), "x");
+    symlinkSync(join(outside, "secret"), join(dir, "link.md"));
+    symlinkSync(outside, join(dir, "linkdir"));
+    const again = await syncMountTree(
+      dir,
+      [...files, wanted("link.md", "store"), wanted("linkdir/d.md", "dee")],
+      known,
+      0o600,
+      0o700,
+    );
+    expect(listing(dir).sort()).toEqual([
+      "a.md",
+      "link.md",
+      "linkdir/",
+      "linkdir/d.md",
+      "notes/",
+      "notes/b.md",
+      "notes/c.md",
+    ]);
+    // Untouched files are the very ones written before; the edited one holds the store's again.
+    expect({ a: inode("a.md"), b: inode("notes/b.md") }).toEqual(before);
+    expect(await readFile(join(dir, "notes", "c.md"), "utf8")).toBe("three");
+    expect(await readFile(join(dir, "link.md"), "utf8")).toBe("store");
+    expect(readdirSync(outside)).toEqual(["secret"]);
+    expect(await readFile(join(outside, "secret"), "utf8")).toBe("host secret");
+    expect([...again.keys()].sort()).toEqual(["a.md", "link.md", "linkdir/d.md", "notes/b.md", "notes/c.md"]);
+
+    // A file whose content the store changed is rewritten even though untouched; one whose mode
+    // the sandbox changed (its ctime too) is rewritten with the mount's mode.
+    const third = [wanted("a.md", "ONE"), wanted("notes/b.md", "two")];
+    chmodSync(join(dir, "notes", "b.md"), 0o666);
+    const chmodded = inode("notes/b.md");
+    await pause();
+    await syncMountTree(dir, third, again, 0o600, 0o700);
+    expect(listing(dir).sort()).toEqual(["a.md", "notes/", "notes/b.md"]);
+    expect(await readFile(join(dir, "a.md"), "utf8")).toBe("ONE");
+    expect(statSync(join(dir, "notes", "b.md")).mode & 0o777).toBe(0o600);
+    expect(inode("notes/b.md")).not.toBe(chmodded);
+  });
+
+  it("without what was known (another worker), every file is rewritten", async () => {
+    const files = [wanted("a.md", "one")];
+    await syncMountTree(dir, files, new Map(), 0o600, 0o700);
+    const first = lstatSync(join(dir, "a.md"), { bigint: true }).ctimeNs;
+    writeFileSync(join(dir, "stray"), "");
+    await pause();
+    await syncMountTree(dir, files, new Map(), 0o600, 0o700);
+    expect(lstatSync(join(dir, "a.md"), { bigint: true }).ctimeNs).not.toBe(first);
+    expect(existsSync(join(dir, "stray"))).toBe(false);
+  });
+
+  it("yields to the event loop between batches; a directory swapped for a link meanwhile is not written through", async () => {
+    const files = Array.from({ length: 300 }, (_, i) => ({
+      path: `a${String(i).padStart(3, "0")}.md`,
+      content: "x",
+    }));
+    files.push({ path: "sub/z.md", content: "z" });
+    let turns = 0;
+    let planted = false;
+    const tick = (): void => {
+      turns += 1;
+      if (!planted && existsSync(join(dir, "a000.md"))) {
+        symlinkSync(outside, join(dir, "sub"));
+        planted = true;
+      }
+      if (turns < 10_000) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await expect(writeMountFiles(dir, files, 0o600)).rejects.toThrow(/sub is not a directory/);
+    turns = 10_000;
+    expect(planted).toBe(true);
+    expect(existsSync(join(dir, "a299.md"))).toBe(true);
+    expect(readdirSync(outside)).toEqual(["secret"]);
+  });
+});
+
+describe("a write-back that fails is sent again", () => {
+  it("a change whose write-back threw is read and sent at the next one", async () => {
+    const claim: ResourceClaim = { workspaceId: "w", sessionId: "s", runId: "r", owner: "o", epoch: 1 };
+    const snapshot = [entry("mem_1", "a.md", "one")];
+    const known = await syncMountTree(
+      dir,
+      snapshot.map((e) => ({ path: e.path, content: e.content, sha256: e.contentSha256 })),
+      new Map(),
+      0o600,
+      0o700,
+    );
+    const store = new MountedMemoryStore("memstore_1", "/mnt/memory/m", dir, snapshot, known);
+    const sent: MemoryChange[][] = [];
+    let failing = true;
+    const none = () => Promise.reject(new Error("not used"));
+    const port: RunResources = {
+      resolve: none,
+      readBlob: none,
+      memorySnapshot: none,
+      repositoryToken: none,
+      writeMemory: async (_claim, _store, changes) => {
+        if (failing) throw new Error("database unreachable");
+        sent.push(changes);
+        return [];
+      },
+    };
+    writeFileSync(join(dir, "a.md"), "ONE");
+    await expect(store.writeBack(port, claim)).rejects.toThrow(/unreachable/);
+    failing = false;
+    await store.writeBack(port, claim);
+    expect(sent).toEqual([
+      [
+        {
+          kind: "update",
+          memoryId: "mem_1",
+          path: "a.md",
+          content: "ONE",
+          expectedContentSha256: sha256Hex("one"),
+        },
+      ],
     ]);
   });
 });
