@@ -330,8 +330,10 @@ describe("session resources on a remote worker", () => {
     const client = server.client;
     const shas = git.createRepository("remote-bwrap", {
       token: BWRAP_REPO_TOKEN,
-      commits: [{ message: "initial", files: { "README.md": "remote bwrap repository\n" } }],
-      branches: { release: { message: "release commit", files: { "RELEASE.md": "bwrap release notes\n" } } },
+      commits: [
+        { message: "first", files: { "README.md": "bwrap first version\n" } },
+        { message: "second", files: { "README.md": "bwrap second version\n" } },
+      ],
     });
     const agent = await client.beta.agents.create({
       name: "remote-bwrap-repo-user",
@@ -346,7 +348,8 @@ describe("session resources on a remote worker", () => {
           type: "github_repository",
           url: `${git.url}/remote-bwrap.git`,
           authorization_token: BWRAP_REPO_TOKEN,
-          checkout: { type: "branch", name: "release" },
+          checkout: { type: "commit", sha: shas.first as string },
+          mount_path: "/workspace/src/remote-bwrap",
         },
       ],
     });
@@ -354,15 +357,15 @@ describe("session resources on a remote worker", () => {
       await turn(
         session.id,
         bashCall(
-          "cd /workspace/remote-bwrap && git rev-parse --abbrev-ref HEAD && git log --format=%H:%s -n 1 && " +
-            "cat RELEASE.md && echo ENVIRON && cat /proc/self/environ | tr '\\0' '\\n' && echo ENV && env",
+          "cd /workspace/src/remote-bwrap && git log --format=%H:%s -n 1 && git status --porcelain && " +
+            "cat README.md && echo ENVIRON && cat /proc/self/environ | tr '\\0' '\\n' && echo ENV && env",
         ),
       ),
     );
     const text = result?.text ?? "";
     expect(result?.isError, text).toBe(false);
-    expect(text).toContain(`release\n${shas["release commit"]}:release commit`);
-    expect(text).toContain("bwrap release notes");
+    expect(text).toContain(`${shas.first}:first\nbwrap first version\n`);
+    expect(text).not.toContain("second version");
     expect(text).toMatch(/ENVIRON\n[\s\S]*PATH=[\s\S]*ENV\n[\s\S]*PATH=/);
 
     // Every process of the sandbox's uid on the worker's host, read from /proc while a command runs.
@@ -391,8 +394,8 @@ describe("session resources on a remote worker", () => {
     const committed = [];
     for await (const event of client.beta.sessions.events.list(session.id)) committed.push(event);
     // The walk reaches the clone (so an empty answer below means something).
-    expect(filesHolding(workspace, "bwrap release notes")).toEqual([
-      join(workspace, "remote-bwrap", "RELEASE.md"),
+    expect(filesHolding(workspace, "bwrap first version")).toEqual([
+      join(workspace, "src", "remote-bwrap", "README.md"),
     ]);
     for (const needle of [BWRAP_REPO_TOKEN, basic]) {
       expect(text).not.toContain(needle);
