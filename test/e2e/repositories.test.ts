@@ -14,7 +14,7 @@
 import { type Dirent, existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import type Anthropic from "@anthropic-ai/sdk";
+import { type Anthropic, toFile } from "@anthropic-ai/sdk";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitHttpServer, startGitHttpServer } from "../support/gitHttpServer.js";
@@ -171,6 +171,9 @@ describe("github_repository resources on the server's own workers", () => {
       commits: [{ message: "initial", files: { "README.md": "main branch\n" } }],
       branches: { feature: { message: "feature commit", files: { "FEATURE.md": "feature notes\n" } } },
     });
+    const notes = await client.beta.files.upload({
+      file: await toFile(Buffer.from("mounted beside the repository\n"), "notes.txt", { type: "text/plain" }),
+    });
     const agent = await client.beta.agents.create({
       name: "repo-reader-bwrap",
       model: MODEL,
@@ -188,6 +191,8 @@ describe("github_repository resources on the server's own workers", () => {
           authorization_token: BWRAP_TOKEN,
           checkout: { type: "branch", name: "feature" },
         },
+        // A mounted file beside it: the session has a mount area under the data dir too.
+        { type: "file", file_id: notes.id, mount_path: "/mnt/data/notes.txt" },
       ],
     });
     // Inside the sandbox: the clone at /workspace/inbwrap, on the branch, and every environment a
@@ -196,7 +201,7 @@ describe("github_repository resources on the server's own workers", () => {
       session.id,
       bashCall(
         "cd /workspace/inbwrap && pwd && git rev-parse --abbrev-ref HEAD && git log --format=%H:%s -n 1 && " +
-          "cat FEATURE.md README.md && echo ENVIRON && cat /proc/self/environ | tr '\\0' '\\n' && " +
+          "cat FEATURE.md README.md /mnt/data/notes.txt && echo ENVIRON && cat /proc/self/environ | tr '\\0' '\\n' && " +
           "cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'; echo ENV && env",
       ),
     );
@@ -209,6 +214,7 @@ describe("github_repository resources on the server's own workers", () => {
     expect(text).toContain(`${repoShas["feature commit"]}:feature commit`);
     expect(text).toContain("feature notes");
     expect(text).toContain("main branch");
+    expect(text).toContain("mounted beside the repository");
     expect(text).toMatch(/ENVIRON\n[\s\S]*PATH=[\s\S]*ENV\n[\s\S]*PATH=/);
 
     // The sandbox's uid owns the workspace; while its command sleeps, every process of that uid on
@@ -238,8 +244,9 @@ describe("github_repository resources on the server's own workers", () => {
     const committed = [];
     for await (const event of client.beta.sessions.events.list(session.id)) committed.push(event);
     const clone = join(workspace, "inbwrap");
-    // The walk reaches the clone and its .git (so an empty answer below means something).
+    // The walk reaches the clone, its .git and the mount area (so an empty answer below means something).
     expect(filesHolding(testServer.dataDir, "feature notes")).toContain(join(clone, "FEATURE.md"));
+    expect(filesHolding(join(testServer.dataDir, "mounts", session.id), "mounted beside")).toHaveLength(1);
     for (const file of ["config", "HEAD", "logs/HEAD", "packed-refs"])
       expect(existsSync(join(clone, ".git", file)), file).toBe(true);
     for (const needle of [BWRAP_TOKEN, basic]) {
