@@ -7,7 +7,9 @@
  *
  * A store is written and read file by file with synchronous calls on descriptors (each a few
  * microseconds; through the thread pool each cost a round trip of the event loop, ~1.7 ms a file),
- * in batches that yield to the event loop: at most `BATCH_FILES` files or `BATCH_MS` per batch.
+ * in batches that yield to the event loop: at most `BATCH_FILES` files or `BATCH_MS` per batch, so
+ * even a 10,000-file store blocks the loop for one batch at a time (about `BATCH_MS` plus one
+ * file's calls; a disk that stalls one create stalls the loop that long).
  */
 import {
   closeSync,
@@ -296,7 +298,7 @@ export async function removeMountFile(root: string, path: string): Promise<void>
  * opened with O_NOFOLLOW and its entries are named through its descriptor (`/proc/self/fd/N/name`),
  * so a directory swapped for a link meanwhile is not entered. Yields between batches.
  */
-async function removeTree(path: string, batch: Batch, keep = false, depth = 0): Promise<void> {
+async function removeTree(path: string, batch: Batch, depth = 0): Promise<void> {
   // Each level holds its descriptor open: past this depth, the rest goes in one call (no link followed either).
   if (depth > MAX_REMOVE_DEPTH) return rmSync(path, { recursive: true, force: true });
   let fd: number;
@@ -313,14 +315,13 @@ async function removeTree(path: string, batch: Batch, keep = false, depth = 0): 
     const here = `/proc/self/fd/${fd}`;
     for (const entry of readdirSync(here, { withFileTypes: true })) {
       const child = `${here}/${entry.name}`;
-      if (entry.isDirectory()) await removeTree(child, batch, false, depth + 1);
+      if (entry.isDirectory()) await removeTree(child, batch, depth + 1);
       else {
         try {
           unlinkSync(child);
         } catch (error) {
           // Swapped for a directory meanwhile: removed as one.
-          if ((error as NodeJS.ErrnoException).code === "EISDIR")
-            await removeTree(child, batch, false, depth + 1);
+          if ((error as NodeJS.ErrnoException).code === "EISDIR") await removeTree(child, batch, depth + 1);
           else if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
         }
       }
@@ -329,15 +330,12 @@ async function removeTree(path: string, batch: Batch, keep = false, depth = 0): 
   } finally {
     closeSync(fd);
   }
-  if (!keep) {
-    try {
-      rmdirSync(path);
-    } catch (error) {
-      // Filled again meanwhile by a live sandbox: the rest goes in one call.
-      if ((error as NodeJS.ErrnoException).code === "ENOTEMPTY")
-        rmSync(path, { recursive: true, force: true });
-      else if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    }
+  try {
+    rmdirSync(path);
+  } catch (error) {
+    // Filled again meanwhile by a live sandbox: the rest goes in one call.
+    if ((error as NodeJS.ErrnoException).code === "ENOTEMPTY") rmSync(path, { recursive: true, force: true });
+    else if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
 }
 
@@ -424,10 +422,4 @@ function unlinkAbsent(path: string): void {
     if (code === "EISDIR") rmSync(path, { recursive: true, force: true });
     else if (code !== "ENOENT") throw error;
   }
-}
-
-/** Empties `root` (creating it when absent) without following any link inside it. */
-export async function emptyDirectory(root: string, mode: number): Promise<void> {
-  mkdirSync(root, { recursive: true, mode });
-  await removeTree(root, new Batch(), true);
 }
