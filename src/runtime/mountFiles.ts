@@ -11,6 +11,7 @@
  * even a 10,000-file store blocks the loop for one batch at a time (about `BATCH_MS` plus one
  * file's calls; a disk that stalls one create stalls the loop that long).
  */
+import { createHash } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -60,8 +61,26 @@ export type MountFile =
  */
 export type FileSignature = string;
 
-function signatureOf(info: { ino: bigint; size: bigint; ctimeNs: bigint }): FileSignature {
+/**
+ * How recent a ctime must not be for its signature to be trusted alone. The kernel stamps ctime from
+ * a coarse clock (a tick of a few ms on ext4): a same-size write in the same tick as the moment a
+ * signature was taken would leave it unchanged. A signature taken that soon after the file changed
+ * is recorded as racy: it never matches by itself, so the file is read again (git's "racily clean"
+ * rule), or, when a mount is brought to its snapshot, its content is checked against the hash.
+ */
+const RACY_NS = 100_000_000n;
+const RACY = "~racy";
+
+type StatLike = { ino: bigint; size: bigint; ctimeNs: bigint };
+
+function signatureOf(info: StatLike): FileSignature {
   return `${info.ino}:${info.size}:${info.ctimeNs}`;
+}
+
+/** The signature to remember for a file just written or read (marked racy when it changed just now). */
+function recordedSignatureOf(info: StatLike): FileSignature {
+  const racy = BigInt(Date.now()) * 1_000_000n - info.ctimeNs < RACY_NS;
+  return racy ? `${signatureOf(info)}${RACY}` : signatureOf(info);
 }
 
 /** Counts the files of a batch and yields to the event loop when the batch is full or long. */
@@ -89,7 +108,7 @@ function lstatOrNull(path: string) {
 /** The signature of the regular file at `path` inside `root` (a link is not followed); null: none. */
 export async function signatureAt(root: string, path: string): Promise<FileSignature | null> {
   const info = lstatOrNull(join(root, path));
-  return info?.isFile() ? signatureOf(info) : null;
+  return info?.isFile() ? recordedSignatureOf(info) : null;
 }
 
 /**
@@ -165,7 +184,7 @@ async function readOne(root: string, base: string | null, path: string): Promise
     const bytes = info.size > BigInt(SYNC_READ_BYTES) ? await readLarge(fd) : readFileSync(fd);
     if (bytes.length > MAX_MOUNT_FILE_BYTES)
       return { path, kind: "unreadable", reason: `larger than ${MAX_MOUNT_FILE_BYTES} bytes` };
-    return { path, kind: "file", bytes, signature: signatureOf(info) };
+    return { path, kind: "file", bytes, signature: recordedSignatureOf(info) };
   } finally {
     closeSync(fd);
   }
@@ -264,7 +283,7 @@ function writeOne(
     if (owner) fchownSync(fd, owner.uid, owner.gid);
     const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content;
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-    return signatureOf(fstatSync(fd, { bigint: true }));
+    return recordedSignatureOf(fstatSync(fd, { bigint: true }));
   } finally {
     closeSync(fd);
   }
@@ -388,14 +407,14 @@ export async function syncMountTree(
           const want = wanted.get(path);
           const was = known.get(path);
           const info = want && was && was.sha256 === want.sha256 ? lstatOrNull(child) : null;
-          if (
+          const kept =
             was &&
             info?.isFile() &&
-            signatureOf(info) === was.signature &&
             Number(info.mode & 0o777n) === mode &&
             (owner === null || (Number(info.uid) === owner.uid && Number(info.gid) === owner.gid))
-          )
-            held.set(path, was);
+              ? keptSignature(child, info, was)
+              : null;
+          if (was && kept !== null) held.set(path, { ...was, signature: kept });
           else unlinkAbsent(child);
         }
         await batch.next();
@@ -412,6 +431,32 @@ export async function syncMountTree(
     if (signature !== undefined) held.set(file.path, { signature, sha256: file.sha256 });
   }
   return held;
+}
+
+/**
+ * The signature to keep for a file `known` says holds its content, or null when it may not: the
+ * same signature as recorded; or, recorded racy, the same signature and content that still hashes
+ * to what was written (read through a descriptor that follows no link, unchanged while read).
+ */
+function keptSignature(path: string, info: StatLike, was: KnownFile): FileSignature | null {
+  const now = signatureOf(info);
+  if (was.signature === now) return now;
+  if (was.signature !== `${now}${RACY}`) return null;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const before = fstatSync(fd, { bigint: true });
+    if (!before.isFile() || signatureOf(before) !== now) return null;
+    const hash = createHash("sha256").update(readFileSync(fd)).digest("hex");
+    const after = fstatSync(fd, { bigint: true });
+    return hash === was.sha256 && signatureOf(after) === now ? recordedSignatureOf(after) : null;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function unlinkAbsent(path: string): void {

@@ -93,9 +93,21 @@ describe("a mounted store's write-back reads only what changed", () => {
     };
   }
 
+  it("a same-size rewrite right after a signature was taken is read back, not trusted to the signature", async () => {
+    await writeMountFile(dir, "x.md", "aaaa", 0o600);
+    const known = new Map([["x.md", (await signatureAt(dir, "x.md"))!]]);
+    // Within the same tick of the ctime clock, a same-size write can leave (ino, size, ctime) as it was.
+    writeFileSync(join(dir, "x.md"), "bbbb");
+    const [file] = await readMountTree(dir, known);
+    expect(file).toMatchObject({ path: "x.md", kind: "file" });
+    expect(file?.kind === "file" && file.bytes.toString()).toBe("bbbb");
+  });
+
   it("a file rewritten with its old mtime put back is still sent (the ctime says so); untouched files are not read", async () => {
     const snapshot = [entry("mem_1", "a.md", "one"), entry("mem_2", "b.md", "two")];
     for (const e of snapshot) await writeMountFile(dir, e.path, e.content, 0o600);
+    // Past the window in which a signature is racy (the ctime clock's tick): now it is trusted alone.
+    await new Promise((resolve) => setTimeout(resolve, 150));
     const store = new MountedMemoryStore("memstore_1", "/mnt/memory/m", dir, snapshot);
     await store.noteWritten(["a.md", "b.md"]);
     const sent: MemoryChange[][] = [];
