@@ -1,9 +1,9 @@
 import type { ClaimedDelivery, PushOutboxStore, PushSubscription } from "../coordinator/pushOutbox.js";
 import { AwakenError } from "../kernel/errors.js";
 import type { FieldSealer } from "../secrets/fieldSealer.js";
-import type { RevisionIdentity, SealedSecret } from "../secrets/ports.js";
+import type { RevisionIdentity } from "../secrets/ports.js";
+import { decodeSealedText, encodeSealedText, SEALED_TEXT_PREFIX } from "../secrets/sealedText.js";
 
-const PREFIX = "sealed1:";
 const PUSH_IDENTITY = "push:";
 
 /** What the push store needs of a sealer: in process, or Control's over the private link. */
@@ -43,7 +43,7 @@ export function sealedPushStore(inner: PushOutboxStore, sealer: PushFieldSealer)
     async subscribe(s, first, now) {
       if (s.token === "" && s.authCredentials === "") return inner.subscribe(s, first, now);
       const { sealed } = await sealer.seal(identityOf(s), { token: s.token, credentials: s.authCredentials });
-      return inner.subscribe({ ...s, token: encode(sealed), authCredentials: "" }, first, now);
+      return inner.subscribe({ ...s, token: encodeSealedText(sealed), authCredentials: "" }, first, now);
     },
     subscription: (w, t, c) => inner.subscription(w, t, c),
     subscriptions: (w, t) => inner.subscriptions(w, t),
@@ -68,8 +68,8 @@ function identityOf(s: Pick<PushSubscription, "workspaceId" | "taskId" | "config
 }
 
 async function opened(sealer: PushFieldSealer, d: ClaimedDelivery): Promise<ClaimedDelivery> {
-  if (!d.token.startsWith(PREFIX)) return d;
-  const sealed = decode(d.token);
+  if (!d.token.startsWith(SEALED_TEXT_PREFIX)) return d;
+  const sealed = decodeSealedText(d.token);
   const field = async (name: string) => {
     const value = sealed ? await sealer.openField(identityOf(d), sealed, name).catch(() => null) : null;
     if (!value) return "";
@@ -78,33 +78,4 @@ async function opened(sealer: PushFieldSealer, d: ClaimedDelivery): Promise<Clai
     return text;
   };
   return { ...d, token: await field("token"), authCredentials: await field("credentials") };
-}
-
-function encode(s: SealedSecret): string {
-  const json = JSON.stringify({
-    f: s.format,
-    k: s.masterKeyId,
-    w: s.wrappedKey.toString("base64"),
-    c: s.ciphertext.toString("base64"),
-  });
-  return `${PREFIX}${Buffer.from(json).toString("base64url")}`;
-}
-
-function decode(text: string): SealedSecret | null {
-  try {
-    const v = JSON.parse(Buffer.from(text.slice(PREFIX.length), "base64url").toString("utf8")) as {
-      f: number;
-      k: string;
-      w: string;
-      c: string;
-    };
-    return {
-      format: v.f,
-      masterKeyId: v.k,
-      wrappedKey: Buffer.from(v.w, "base64"),
-      ciphertext: Buffer.from(v.c, "base64"),
-    };
-  } catch {
-    return null;
-  }
 }

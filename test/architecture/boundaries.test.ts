@@ -40,7 +40,8 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     files: ["worker/ports.ts", "worker/transportWire.ts"],
   },
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
-  resources: { contexts: ["kernel"], files: ["secrets/ports.ts"] },
+  // …and keeps them in one text column with the sealed-text codec push configs use too.
+  resources: { contexts: ["kernel"], files: ["secrets/ports.ts", "secrets/sealedText.ts"] },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },

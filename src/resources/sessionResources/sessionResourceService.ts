@@ -1,6 +1,7 @@
 import { AwakenError, invalid, notFound } from "../../kernel/errors.js";
 import { newId } from "../../kernel/ids.js";
 import type { Page } from "../../kernel/pagination.js";
+import { decodeSealedText, encodeSealedText } from "../../secrets/sealedText.js";
 import type { FileRecord } from "../files/ports.js";
 import type {
   RunResource,
@@ -18,7 +19,7 @@ import {
   mountsOverlap,
 } from "./mountPaths.js";
 import { checkCheckout, checkRepositoryUrl, checkToken } from "./repositoryRules.js";
-import { decodeSealed, encodeSealed, tokenIdentity } from "./sealedToken.js";
+import { tokenIdentity } from "./sealedToken.js";
 
 /** Default bound on resources per session; `AWAKEN_SESSION_RESOURCES_MAX` changes it. */
 export const DEFAULT_MAX_SESSION_RESOURCES = 64;
@@ -188,7 +189,7 @@ export class SessionResourceService implements SessionResourcePreparer {
   ): Promise<Buffer | null> {
     const r = await this.store.get(workspaceId, sessionId, resourceId);
     if (r?.type !== "github_repository" || r.sealedToken === null || !this.deps.sealer) return null;
-    const sealed = decodeSealed(r.sealedToken);
+    const sealed = decodeSealedText(r.sealedToken);
     if (!sealed) return null;
     return this.deps.sealer
       .openField(tokenIdentity(workspaceId, r.id, r.tokenRevision), sealed, "token")
@@ -288,7 +289,7 @@ export class SessionResourceService implements SessionResourcePreparer {
       );
     }
     const { sealed } = await sealer.seal(tokenIdentity(workspaceId, resourceId, revision), { token });
-    return encodeSealed(sealed);
+    return encodeSealedText(sealed);
   }
 }
 
