@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -68,14 +69,35 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith(".ts") ? [path] : [];
+    // The Console's pages are .tsx: their imports obey the same arrows.
+    return path.endsWith(".ts") || path.endsWith(".tsx") ? [path] : [];
   });
 }
 
+/**
+ * The relative specifiers a file imports: static, dynamic and type-level (`typeof import(…)`), in
+ * any quote, template literals included. A template literal with a substitution cannot be checked,
+ * so it is returned as is and reported.
+ */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, "utf8");
-  const specs = [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!);
-  return specs.filter((s) => s.startsWith("."));
+  const patterns = [
+    // import … from "x", export … from "x" (over several lines)
+    /^\s*(?:import|export)\b[^;]*?\bfrom\s*(["'`])((?:(?!\1).)+)\1/gms,
+    // import "x" (for its effects)
+    /^\s*import\s*(["'`])((?:(?!\1).)+)\1/gm,
+    // import("x"), typeof import("x")
+    /\bimport\s*\(\s*(["'`])((?:(?!\1).)+)\1/g,
+  ];
+  const specs = patterns.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[2]!));
+  return specs.filter((s) => s.startsWith(".") || s.includes("${"));
+}
+
+/** The source file an import names: `x.js` is `x.ts`, or `x.tsx` where that is the file. */
+function targetOf(file: string, spec: string): string {
+  const path = resolve(dirname(file), spec).replace(/\.js$/, ".ts");
+  const actual = !existsSync(path) && existsSync(`${path}x`) ? `${path}x` : path;
+  return relative(SRC, actual).split(sep).join("/");
 }
 
 /**
@@ -121,10 +143,13 @@ function violations(): string[] {
       continue;
     }
     for (const spec of importsOf(file)) {
-      const target = relative(SRC, resolve(dirname(file), spec))
-        .split(sep)
-        .join("/")
-        .replace(/\.js$/, ".ts");
+      if (spec.includes("${")) {
+        found.push(
+          `${from} imports a computed path (${spec}); name the module literally so it can be checked`,
+        );
+        continue;
+      }
+      const target = targetOf(file, spec);
       if (crossesBoundary(from, target)) found.push(`${from} imports ${target}`);
     }
   }
@@ -160,5 +185,48 @@ describe("context boundaries", () => {
     expect(crossesBoundary("edge/httpServer.ts", "edge/ai-sdk/aiSdkEdge.ts")).toBe(false);
     // Guard against an import regex that silently matches nothing.
     expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);
+  });
+
+  it("reads .tsx files and every form of import, template literals included", () => {
+    // The Console's pages are checked, and resolve to their .tsx sources.
+    expect(sourceFiles(SRC).some((f) => f.endsWith(join("console", "App.tsx")))).toBe(true);
+    expect(targetOf(join(SRC, "console/main.tsx"), "./App.js")).toBe("console/App.tsx");
+    expect(crossesBoundary("console/App.tsx", "stores/sql/db.ts")).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), "awaken-boundaries-"));
+    try {
+      const file = join(dir, "page.tsx");
+      writeFileSync(
+        file,
+        [
+          'import { a } from "../stores/a.js";',
+          "import {",
+          "  b,",
+          '} from "../stores/b.js";',
+          'export { c } from "../stores/c.js";',
+          'import "../stores/d.js";',
+          "const e = await import(`../stores/e.js`);",
+          'type F = typeof import("../stores/f.js");',
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the source text of a computed import
+          "const g = await import(`../stores/${name}.js`);",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: prose that mentions `from`, not an import
+          'const text = `moved from ${"x"} to y`; // prose, not an import',
+        ].join("\n"),
+      );
+      expect(importsOf(file)).toEqual(
+        expect.arrayContaining([
+          "../stores/a.js",
+          "../stores/b.js",
+          "../stores/c.js",
+          "../stores/d.js",
+          "../stores/e.js",
+          "../stores/f.js",
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: the computed path, as written
+          "../stores/${name}.js",
+        ]),
+      );
+      expect(importsOf(file)).toHaveLength(7);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
