@@ -1,8 +1,10 @@
 // The embedded runtime on the peer workload: `openAwaken({ databaseUrl })` in this process and the
 // same turn a user's program runs through `awaken.beta` — user message → model (a custom tool
 // call, from the offline model) → the tool, run by this client → model (the final text) → done,
-// every step committed through the fence. Sessions are created before the clock starts (as in
-// bench/turns.mjs); the CPU per run is this whole process: platform, workers and the client.
+// every step committed through the fence. A user's run needs its session, so by default each run
+// creates its own session inside the clock (as a DBOS run starts its workflow); `sessions:
+// "precreated"` creates them all before the clock starts (as bench/turns.mjs does), the variant
+// that leaves that step out. The CPU per run is this whole process: platform, workers and client.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,15 +18,18 @@ import { warmupRuns } from "./warmup.mjs";
 /** A test value (base64 of 32 bytes), never a real key: the bench's database is thrown away. */
 const BENCH_MASTER_KEY = Buffer.alloc(32, 0x5a).toString("base64");
 
-/** runs/s and this process's CPU ms per run of the embedded runtime on PostgreSQL. */
-export function measureEmbedded({ databaseUrl, concurrency, runs }) {
+/**
+ * runs/s and this process's CPU ms per run of the embedded runtime on PostgreSQL; `sessions` is
+ * `counted` (each run creates its session on the clock) or `precreated` (before the clock).
+ */
+export function measureEmbedded({ databaseUrl, concurrency, runs, sessions = "counted" }) {
   return withScope(async (scope) => {
     const { url } = await freshSchema(scope, databaseUrl, "awaken_bench_embedded");
-    return inChild(import.meta.url, { url, concurrency, runs });
+    return inChild(import.meta.url, { url, concurrency, runs, sessions });
   });
 }
 
-async function child({ url, concurrency, runs }) {
+async function child({ url, concurrency, runs, sessions: sessionMode }) {
   const { openAwaken } = await import("awaken-agents");
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-bench-embedded-"));
   const awaken = await openAwaken({
@@ -48,10 +53,13 @@ async function child({ url, concurrency, runs }) {
       ],
     });
     const env = await beta.environments.create({ name: "peer" });
+    const newSession = async () =>
+      (await beta.sessions.create({ agent: agent.id, environment_id: env.id })).id;
+    if (sessionMode === "counted")
+      return await timeRuns({ concurrency, runs, runOne: async () => oneTurn({ beta }, await newSession()) });
     const total = warmupRuns(concurrency) + runs;
     const sessions = [];
-    for (let i = 0; i < total; i++)
-      sessions.push((await beta.sessions.create({ agent: agent.id, environment_id: env.id })).id);
+    for (let i = 0; i < total; i++) sessions.push(await newSession());
     return await timeRuns({ concurrency, runs, runOne: (i) => oneTurn({ beta }, sessions[i]) });
   } finally {
     await awaken.close();
@@ -66,11 +74,13 @@ if (isMain && process.argv.includes("--child")) {
     url: { type: "string" },
     concurrency: { type: "string" },
     runs: { type: "string" },
+    sessions: { type: "string" },
   });
   const figures = await child({
     url: args.url,
     concurrency: Number(args.concurrency),
     runs: Number(args.runs),
+    sessions: args.sessions,
   });
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }
