@@ -4,7 +4,14 @@ import type { CommitOperation, CommitReceipt, CommitRejection } from "./commitOp
 export interface FenceState {
   /** A receipt already stored under this operation id, with its payload hash. */
   existing: { payloadHash: string; receipt: CommitReceipt } | null;
-  run: { state: string; owner: string | null; epoch: number; leaseExpiresAt: number | null } | null;
+  run: {
+    state: string;
+    owner: string | null;
+    epoch: number;
+    leaseExpiresAt: number | null;
+    /** The thread the run belongs to: a claim on one run never writes another's history. */
+    threadId: string;
+  } | null;
   threadVersion: number;
   now: number;
 }
@@ -54,6 +61,12 @@ export function decideCommit(op: CommitOperation, opHash: string, state: FenceSt
         kind: "stale_claim",
         reason: `claim epoch ${run.epoch} is current, operation holds ${op.epoch}`,
       },
+    };
+  }
+  if (run.threadId !== op.threadId) {
+    return {
+      kind: "reject",
+      rejection: { kind: "stale_claim", reason: "the run belongs to another thread" },
     };
   }
   if (run.leaseExpiresAt === null || run.leaseExpiresAt <= state.now) {

@@ -12,8 +12,9 @@ import { SessionResourceService } from "../../src/resources/sessionResources/ses
 import { FieldSealer } from "../../src/secrets/fieldSealer.js";
 import { LocalSecretStore } from "../../src/secrets/localSecretStore.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
-import { coordinatorStores, resourceStores } from "../../src/stores/sql/storeBundles.js";
+import { resourceStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 import { testAudit } from "../support/adminAuditFixtures.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock, seedSession } from "../support/storeFixtures.js";
@@ -32,7 +33,7 @@ const BACKENDS: Record<string, (clock: ManualClock) => Promise<Fixture>> = {
   SQLite: async (clock) => {
     const handle = await openSqlite(":memory:");
     return {
-      coordinator: coordinatorStores(handle.db, clock),
+      coordinator: sqliteCoordinatorStores(handle, clock),
       resources: resourceStores(handle.db, "sqlite"),
       close: () => handle.close(),
     };

@@ -22,7 +22,7 @@ const WS = "wrkspc_audit";
 
 interface Fixture {
   control: ControlStores;
-  coordinator: CoordinatorStores;
+  coordinator: Omit<CoordinatorStores, "ledger" | "dispatch">;
   db: Db;
   close(): Promise<void>;
 }

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 async function freshFixture(backend: StoreBackend): ReturnType<typeof sessionWithQueuedRun> {
-  if (backend !== "kysely stores on PostgreSQL") return sessionWithQueuedRun(backend);
+  if (backend !== "PostgreSQL stores") return sessionWithQueuedRun(backend);
   sharedPostgres ??= await openTestPostgres();
   const { handle } = sharedPostgres;
   await sharedPostgres.empty();

@@ -57,7 +57,7 @@ async function freshStores(
   backend: StoreBackend,
   clock: ManualClock,
 ): Promise<{ stores: CoordinatorStores; close(): Promise<void> }> {
-  if (backend !== "kysely stores on PostgreSQL") return STORE_BACKENDS[backend](clock);
+  if (backend !== "PostgreSQL stores") return STORE_BACKENDS[backend](clock);
   sharedPostgres ??= await openTestPostgres();
   const { handle } = sharedPostgres;
   await sharedPostgres.empty();
@@ -120,7 +120,7 @@ describe.each(BACKEND_NAMES)("the commit fence, many sessions committing at once
           await opened.close();
         }
       }),
-      { numRuns: backend === "kysely stores on PostgreSQL" ? 40 : 60 },
+      { numRuns: backend === "PostgreSQL stores" ? 40 : 60 },
     );
   }, 180_000);
 });

@@ -235,7 +235,7 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     fx.clock.advance(10);
     const youngest = (await seedQueuedRun(fx.stores, fx.clock)).runId;
     // SQLite serialises its claims, so none can take another's: it ignores the hint, oldest first.
-    const honours = backend === "kysely stores on PostgreSQL";
+    const honours = backend === "PostgreSQL stores";
     expect((await fx.stores.dispatch.claim("w1", 60_000, youngest))?.runId).toBe(honours ? youngest : oldest);
     // A preferred run no longer claimable: the oldest left, as without a preference.
     expect((await fx.stores.dispatch.claim("w2", 60_000, youngest))?.runId).toBe(honours ? oldest : younger);

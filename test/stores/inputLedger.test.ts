@@ -11,17 +11,15 @@ import { AwakenError } from "../../src/kernel/errors.js";
 import { newId } from "../../src/kernel/ids.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
 import type { Db } from "../../src/stores/sql/db.js";
-import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock, seedSession } from "../support/storeFixtures.js";
 
 /**
- * The input ledger's conformance suite: what an input does to the session's runs, on every backend
- * that executes the write plans (stores/sql/inputWrites.ts, runWrites.ts, commitWrites.ts): SQLite's
- * synchronous path and the Kysely path on a database file, PostgreSQL's pipelined path and its
- * Kysely path (the one the pipelined path falls back to), each on its own schema.
+ * The input ledger's conformance suite: what an input does to the session's runs, on both
+ * executors of the write plans (stores/sql/inputWrites.ts, runWrites.ts, commitWrites.ts):
+ * SQLite's synchronous transaction on a database file, PostgreSQL's one statement on its own schema.
  */
 interface Opened {
   stores: CoordinatorStores;
@@ -32,19 +30,10 @@ interface Opened {
 const BACKENDS = {
   "SQLite synchronous ledger (file)": (clock: ManualClock) =>
     sqliteFile((h) => sqliteCoordinatorStores(h, clock)),
-  "Kysely ledger on SQLite (file)": (clock: ManualClock) => sqliteFile((h) => coordinatorStores(h.db, clock)),
-  "PostgreSQL pipelined ledger": async (clock: ManualClock): Promise<Opened> => {
+  "PostgreSQL ledger": async (clock: ManualClock): Promise<Opened> => {
     const pg = await openTestPostgres();
     return {
       stores: postgresCoordinatorStores(pg.handle, clock),
-      db: pg.handle.db,
-      close: () => pg.dispose(),
-    };
-  },
-  "Kysely ledger on PostgreSQL": async (clock: ManualClock): Promise<Opened> => {
-    const pg = await openTestPostgres();
-    return {
-      stores: coordinatorStores(pg.handle.db, clock, "postgres"),
       db: pg.handle.db,
       close: () => pg.dispose(),
     };

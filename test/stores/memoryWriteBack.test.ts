@@ -15,8 +15,8 @@ import { type ResourceClaim, ResourceClaimLostError } from "../../src/resources/
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
 import { contentSha256 } from "../../src/stores/sql/memoryRows.js";
 import { SqlMemoryStore } from "../../src/stores/sql/sqlMemoryStore.js";
-import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
+import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 import { openTestPostgres, postgresUnavailable } from "../support/postgresFixtures.js";
 import { ManualClock, seedQueuedRun } from "../support/storeFixtures.js";
 
@@ -35,7 +35,7 @@ const BACKENDS = {
     const dir = mkdtempSync(join(tmpdir(), "awaken-memory-"));
     const handle = await openSqlite(join(dir, "awaken.db"));
     return {
-      coordinator: coordinatorStores(handle.db, clock),
+      coordinator: sqliteCoordinatorStores(handle, clock),
       memory: new SqlMemoryStore(handle.db, "sqlite"),
       close: async () => {
         await handle.close();

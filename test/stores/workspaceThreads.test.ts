@@ -68,7 +68,7 @@ async function session(
 async function thread(db: Db, sessionId: string) {
   await db
     .insertInto("threads")
-    .values({ id: `thr_${sessionId}`, session_id: sessionId, version: 0, created_at: NOW })
+    .values({ id: `thr_${sessionId}`, session_id: sessionId, created_at: NOW })
     .execute();
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
 import { planFactAppend } from "../../src/stores/sql/appendFacts.js";
-import { planCommitWrites } from "../../src/stores/sql/commitWrites.js";
+import { planCommitWrites, receiptOfRow } from "../../src/stores/sql/commitWrites.js";
 import { planInputWrites } from "../../src/stores/sql/inputWrites.js";
 import {
   planClaim,
@@ -130,21 +130,36 @@ describe("the step after the fence", () => {
     ]);
     const nothing = planCommitWrites(op([message], "awaiting"), "h", { ...IDLE, session_id: "sesn_1" }, NOW);
     expect(nothing.run?.set.state).toBe("queued");
-    expect(nothing.operation).toMatchObject({
+    // One row holds the facts, the projection after them and the operation; its receipt is the row's.
+    expect(nothing.row).toMatchObject({
+      thread_id: "sthr_1",
+      base_version: 4,
+      version: 5,
+      session_id: "sesn_1",
+      op_id: "op_1",
+      run_id: "run_1",
+      payload_hash: "h",
+      settled: "awaiting",
+      created_at: NOW,
+      status: nothing.facts.after.status,
+    });
+    expect(JSON.parse(nothing.row!.facts_json)).toEqual([message]);
+    expect(nothing.operation).toBeNull();
+    expect(receiptOfRow(nothing.row!)).toEqual(nothing.receipt);
+    expect(nothing.receipt).toMatchObject({ versionAfter: 5, eventIds: ["sevt_1"], settled: "awaiting" });
+  });
+
+  it("a commit without facts writes no commit row: its operation alone, with the receipt", () => {
+    const writes = planCommitWrites(op([], "done"), "h", { ...IDLE, session_id: "sesn_1" }, NOW);
+    expect(writes.row).toBeNull();
+    expect(writes.facts.committed).toEqual([]);
+    expect(writes.operation).toMatchObject({
       op_id: "op_1",
       run_id: "run_1",
       payload_hash: "h",
       committed_at: NOW,
     });
-    expect(JSON.parse(nothing.operation.receipt_json)).toEqual(nothing.receipt);
-    expect(nothing.receipt).toMatchObject({ versionAfter: 5, eventIds: ["sevt_1"], settled: "awaiting" });
-  });
-
-  it("a commit without facts moves neither the thread nor the session row", () => {
-    const writes = planCommitWrites(op([], "done"), "h", { ...IDLE, session_id: "sesn_1" }, NOW);
-    expect(writes.facts.version).toBeNull();
-    expect(writes.facts.events).toEqual([]);
-    expect(writes.session).toBeNull();
+    expect(JSON.parse(writes.operation!.receipt_json)).toEqual(writes.receipt);
   });
 });
 
@@ -178,7 +193,7 @@ describe("the claim", () => {
 });
 
 describe("an input append", () => {
-  it("writes the facts at the next versions, the projection merged with the patch, the runs, the receipt", () => {
+  it("writes one commit row (facts at the next versions, projection, receipt), the patch, the runs", () => {
     const writes = planInputWrites(
       { sessionId: "sesn_1", threadId: "sthr_1", activeRun: null },
       IDLE,
@@ -193,15 +208,20 @@ describe("an input append", () => {
       },
       NOW,
     );
-    expect(writes.facts.events.map((e) => [e.seq, e.id])).toEqual([
+    expect(writes.facts.committed.map((f) => [f.seq, f.id])).toEqual([
       [8, "sevt_1"],
       [9, "sevt_2"],
     ]);
-    expect(writes.facts.version).toEqual({ threadId: "sthr_1", from: 7, to: 9 });
-    expect(writes.session).toMatchObject({ status: "running", title: "t", updated_at: NOW });
+    expect(writes.row).toMatchObject({
+      base_version: 7,
+      version: 9,
+      status: "running",
+      request_hash: "rh",
+      body_hash: "bh",
+      echo_json: JSON.stringify(["sevt_1"]),
+    });
+    expect(writes.session).toEqual({ title: "t", updated_at: NOW });
     expect(writes.runs.inserts.map((r) => r.id)).toEqual(["run_1"]);
-    expect(writes.receipt).toMatchObject({ session_id: "sesn_1", request_hash: "rh", body_hash: "bh" });
-    expect(JSON.parse(writes.receipt!.response_json).map((f: { id: string }) => f.id)).toEqual(["sevt_1"]);
   });
 
   it("a patch alone updates the row without touching the projection; nothing at all writes nothing", () => {
@@ -217,9 +237,9 @@ describe("an input append", () => {
     const none = planInputWrites(ctx, IDLE, 0, { facts: [], effects: [], echoIds: [] }, NOW);
     expect(none).toEqual({
       facts: planFactAppend("s", "t", 0, [], NOW, IDLE),
+      row: null,
       session: null,
       runs: { inserts: [], update: null },
-      receipt: null,
     });
   });
 });

@@ -8,7 +8,6 @@ import type {
 import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
-import { coordinatorStores } from "../../src/stores/sql/storeBundles.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 import { testAudit } from "./adminAuditFixtures.js";
@@ -58,20 +57,15 @@ export interface StoreFixture {
 }
 
 /**
- * Store implementations under one conformance suite, each on a real, fresh database: the
- * dialect-neutral Kysely stores on SQLite and on PostgreSQL (its own schema per fixture), and
- * SQLite's synchronous hot paths.
+ * The two executors of the write plans under one conformance suite, each on a real, fresh
+ * database: SQLite's synchronous stores, and PostgreSQL's (its own schema per fixture).
  */
 export const STORE_BACKENDS = {
-  "kysely stores on SQLite": async (clock: Clock): Promise<OpenedStores> => {
-    const handle = await openSqlite(":memory:");
-    return { stores: coordinatorStores(handle.db, clock), close: () => handle.close() };
-  },
   "SQLite synchronous stores": async (clock: Clock): Promise<OpenedStores> => {
     const handle = await openSqlite(":memory:");
     return { stores: sqliteCoordinatorStores(handle, clock), close: () => handle.close() };
   },
-  "kysely stores on PostgreSQL": async (clock: Clock): Promise<OpenedStores> => {
+  "PostgreSQL stores": async (clock: Clock): Promise<OpenedStores> => {
     const pg = await openTestPostgres();
     return { stores: postgresCoordinatorStores(pg.handle, clock), close: () => pg.dispose() };
   },
@@ -84,7 +78,7 @@ export const BACKEND_NAMES = Object.keys(STORE_BACKENDS) as StoreBackend[];
  * outside CI (see `postgresUnavailable`); the suites skip it then, visibly, with this reason.
  */
 export function backendUnavailable(backend: StoreBackend): string | null {
-  return backend === "kysely stores on PostgreSQL" ? postgresUnavailable() : null;
+  return backend === "PostgreSQL stores" ? postgresUnavailable() : null;
 }
 
 /** A fresh store holding one session with one queued run. */
@@ -129,7 +123,7 @@ export async function seedQueuedRun(
 
 /** Seeds an environment and an idle session (no run, no history) into `stores`. */
 export async function seedSession(
-  stores: CoordinatorStores,
+  stores: Pick<CoordinatorStores, "environments" | "sessions">,
   clock: ManualClock,
   fields: Partial<SessionRecord> = {},
 ): Promise<SessionRecord> {

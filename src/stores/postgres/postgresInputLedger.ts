@@ -1,63 +1,33 @@
-import { type RawBuilder, sql } from "kysely";
 import type pg from "pg";
 import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
 import { inputOutcomeSignals } from "../../coordinator/wakeSignals.js";
 import { notFound } from "../../kernel/errors.js";
-import { threadMoved } from "../sql/appendFacts.js";
 import type { Db } from "../sql/db.js";
-import { planInputWrites } from "../sql/inputWrites.js";
+import { planInputWrites, writesSomething } from "../sql/inputWrites.js";
+import type { Database } from "../sql/schema.js";
+import { headFrom } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import {
   ACTIVE_RUN_STATES,
   checkWorkLeaseRow,
-  openRequestFrom,
-  openRequestQuery,
+  openRequest,
   SqlInputLedger,
   workLeaseQuery,
 } from "../sql/sqlInputLedger.js";
+import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
-import {
-  callInputAppend,
-  type InputCallOutcome,
-  inputPlanArgument,
-  readForInput,
-} from "./inputAppendCall.js";
-import { pipelinedTransaction, rowsOf } from "./pipelinedTransaction.js";
-import {
-  insertEvents,
-  isRetryableConflict,
-  isUnreadableJson,
-  sendWritesAndCommit,
-} from "./postgresDispatchStore.js";
 
-/** Reads and calls before an append that keeps meeting moved rows takes the locked path. */
-const ONE_CALL_ATTEMPTS = 3;
+/** Reads and statements before an append that keeps finding what it read moved gives up. */
+const APPEND_ATTEMPTS = 100;
 
 /**
- * The input ledger's append on PostgreSQL. Usually 2 named statements in 2 round trips and no
- * transaction control (`appendInOneCall`: a read, then one call of migration 015's function, which
- * takes the locks below in the same order). With a lease precondition, or when that path keeps
- * finding rows moved, the locked path: 5 statements in 2 round trips (the general path: about 11
- * statements, as many round trips), sent in batches (`pipelinedTransaction`):
- *   [BEGIN; lock the thread, then the session row, and read both, in one SELECT … FOR UPDATE OF
- *   t, s; lock the active run(s) FOR UPDATE (the general path's query)] — decide — [write
- *   everything in one statement (data-modifying CTEs: the events, the thread version — still
- *   conditional, and the statement fails unless it moved —, the session projection merged with the
- *   plan's session patch, the run effects folded into one row change, the send receipt, and the
- *   wake NOTIFY of the signals it causes, delivered on commit); COMMIT].
- * A sessions token's precondition (share-locking its work item) goes between the two locks, as in
- * the general path, at the cost of two more round trips; so does the read of the open model
- * request, only needed when the active run is claimed.
- * Lock order thread → session → work item → run. Every transaction that locks a session row and
- * anything else (this, the fenced commit, deleteSession) holds its thread first, and the other
- * writers of a session row are single statements that hold nothing else while they wait, so the
- * session never closes a cycle; work queue transactions lock work items only; the fenced commit
- * locks thread → run → session. Those single-statement writers change other columns than the ones
- * written here, and an UPDATE writes only the columns it sets, so nothing of theirs is lost. READ
- * COMMITTED: a row locked by `FOR UPDATE` is returned at its latest committed version, so the
- * session and version read by the locking statement are those after the lock (see
- * `PostgresDispatchStore`), and each later statement takes a fresh snapshot; every write that could
- * change what `decide` read (a fact, the projection, the run) needs a lock this transaction holds.
+ * The input ledger's append on PostgreSQL: one plain read of what `decide` needs (the session, its
+ * thread's head, its active run), the decision and its plan (`planInputWrites`), then one
+ * statement (`casStatement`) that writes the plan only if what the decision read still holds:
+ * the session row (share-locked, not deleted), the active run (locked, same state and epoch) or
+ * none, the work lease of a sessions token's send (share-locked, as read), and the head (the
+ * commit row's primary key). When it writes nothing, something moved: read and decide again.
+ * Lock order, as every writer's: session → work item → run → the commit's key.
  */
 export class PostgresInputLedger extends SqlInputLedger {
   /**
@@ -72,190 +42,146 @@ export class PostgresInputLedger extends SqlInputLedger {
     super(db, "postgres");
   }
 
-  override async append(
+  async append(
     sessionId: string,
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
   ): Promise<InputOutcome> {
-    // A lease precondition must be checked under the append's locks: the locked path does that.
-    if (!precondition) {
-      for (let attempt = 0; attempt < ONE_CALL_ATTEMPTS; attempt++) {
-        const outcome = await this.appendInOneCall(sessionId, decide, now);
-        if (outcome) return outcome;
-      }
+    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+      const outcome = await this.appendOnce(sessionId, decide, now, precondition);
+      if (outcome) return outcome;
     }
-    return this.appendLocked(sessionId, decide, now, precondition);
+    throw new Error(`session ${sessionId}: the append kept finding its session moved`);
   }
 
-  /**
-   * The usual path, 2 named statements and no transaction of its own: read, decide, plan, then one
-   * call of `awaken_input_append_v1` (migration 015) that locks the rows in the locked path's
-   * order, checks that nothing the decision read has moved and executes the plan. Null when
-   * something moved (a commit, a claim or another input came in between): decide again.
-   */
-  private async appendInOneCall(
+  private async appendOnce(
     sessionId: string,
     decide: (ctx: InputContext) => InputPlan,
     now: number,
+    precondition: AppendPrecondition | undefined,
   ): Promise<InputOutcome | null> {
-    const read = await readForInput(this.pool, sessionId);
-    if (!read) throw notFound("session", sessionId);
-    const { ctx } = read;
-    const plan = decide(ctx);
-    const threadId = ctx.session.threadId;
+    const lease = precondition
+      ? await workLeaseQuery(this.db, precondition.workId, false).executeTakeFirst()
+      : undefined;
+    if (precondition) checkWorkLeaseRow(lease, precondition, sessionId, now);
+    const { rows } = await this.pool.query<ReadRow>({
+      name: READ.name,
+      text: READ.sql,
+      values: [sessionId, [...ACTIVE_RUN_STATES]],
+    });
+    const row = rows[0];
+    if (!row) throw notFound("session", sessionId);
+    const head =
+      row.head_version === null
+        ? null
+        : headFrom({
+            ...row,
+            version: row.head_version,
+            status: row.h_status,
+            pending_json: row.h_pending,
+            usage_json: row.h_usage,
+          });
+    const current = head ?? row;
+    const session = rowToSession({
+      ...row,
+      status: current.status,
+      pending_json: current.pending_json,
+      usage_json: current.usage_json,
+      updated_at: Math.max(Number(row.updated_at), Number(row.head_at ?? 0)),
+    });
+    const activeRun =
+      row.run_id !== null && row.run_state !== null
+        ? { id: row.run_id, state: row.run_state, epoch: Number(row.run_epoch) }
+        : null;
+    const openModelRequest =
+      activeRun?.state === "claimed" ? await openRequest(this.db, row.thread_id) : null;
+    const plan = decide({ session, activeRun, openModelRequest });
     const writes = planInputWrites(
-      { sessionId, threadId, activeRun: ctx.activeRun },
-      read.row,
-      read.version,
+      { sessionId, threadId: row.thread_id, activeRun },
+      current,
+      head?.version ?? 0,
       plan,
       now,
     );
     const outcome: InputOutcome = {
       committed: writes.facts.committed,
       plan,
-      activeRunId: ctx.activeRun?.id ?? null,
+      activeRunId: activeRun?.id ?? null,
     };
-    const writesSomething =
-      writes.facts.version !== null ||
-      writes.session !== null ||
-      writes.runs.inserts.length > 0 ||
-      writes.runs.update !== null ||
-      writes.receipt !== null;
-    // Nothing to write: the read's snapshot is where the append took effect.
-    if (!writesSomething) return outcome;
-    const notice = carriedNotices(this.notices, inputOutcomeSignals(outcome));
-    let answer: InputCallOutcome;
-    try {
-      answer = await callInputAppend(this.pool, {
-        sessionId,
-        threadId,
-        seen: read.seen,
-        plan: inputPlanArgument(writes, notice),
-        now,
-        channel: this.notices?.channel ?? null,
-      });
-    } catch (error) {
-      // Rolled back as a whole: a deadlock, or a string the server's JSON reader refuses (a lone
-      // surrogate, a NUL); the locked path sends values as text and decides again.
-      if (isRetryableConflict(error) || isUnreadableJson(error)) return null;
-      throw error;
+    // Nothing to write: the read is where the append took effect.
+    if (!writesSomething(writes)) return outcome;
+
+    const { $, values } = placeholders();
+    const locks = [`select id from sessions where id = ${$(sessionId)} and deleted_at is null for share`];
+    if (precondition && lease) {
+      locks.push(
+        `select id from work_items where id = ${$(precondition.workId)} and state = ${$(lease.state)} and epoch = ${$(Number(lease.epoch))}::bigint and lease_expires_at is not distinct from ${$(lease.lease_expires_at)}::bigint for share`,
+      );
     }
-    if (answer === "missing") throw notFound("session", sessionId);
-    if (answer === "moved") return null;
+    const guards: string[] = [];
+    if (activeRun) {
+      locks.push(
+        `select id from runs where id = ${$(activeRun.id)} and state = ${$(activeRun.state)} and epoch = ${$(activeRun.epoch)}::bigint for update`,
+      );
+    } else if (!writes.row) {
+      // With facts, a run started meanwhile came with a commit that took this one's version.
+      guards.push(
+        `not exists (select 1 from runs where session_id = ${$(sessionId)} and state = any(${$([...ACTIVE_RUN_STATES])}::text[]))`,
+      );
+    }
+    if (writes.row && writes.row.base_version > 0) {
+      const base = $(writes.row.base_version);
+      guards.push(
+        `(select version from commits where thread_id = ${$(row.thread_id)} and base_version < ${base}::bigint order by base_version desc limit 1) = ${base}::bigint`,
+      );
+    }
+    const notice = carriedNotices(this.notices, inputOutcomeSignals(outcome));
+    const statement = casStatement(
+      {
+        locks,
+        guards,
+        row: writes.row,
+        operation: null,
+        runInserts: writes.runs.inserts,
+        runUpdate: writes.runs.update,
+        session: writes.session ? { id: sessionId, set: writes.session } : null,
+        notice,
+      },
+      $,
+      values,
+    );
+    const { rows: answer } = await this.pool.query<{ ok: number }>(statement);
+    if (answer[0]?.ok !== 1) return null;
     if (notice) this.notices?.carried(notice.payloads);
     return outcome;
   }
-
-  /**
-   * The locked path: the precondition's, and the fallback when the one-call path kept finding
-   * something moved.
-   */
-  private async appendLocked(
-    sessionId: string,
-    decide: (ctx: InputContext) => InputPlan,
-    now: number,
-    precondition: AppendPrecondition | undefined,
-  ): Promise<InputOutcome> {
-    return pipelinedTransaction(this.pool, async (tx) => {
-      const lock = this.db
-        .selectFrom("sessions as s")
-        .innerJoin("threads as t", "t.id", "s.thread_id")
-        .selectAll("s")
-        .select("t.version as thread_version")
-        .where("s.id", "=", sessionId)
-        .where("s.deleted_at", "is", null)
-        .forUpdate(["t", "s"])
-        .compile();
-      const runLock = this.db
-        .selectFrom("runs")
-        .select(["id", "state", "epoch"])
-        .where("session_id", "=", sessionId)
-        .where("state", "in", [...ACTIVE_RUN_STATES])
-        .orderBy("created_at", "desc")
-        .forUpdate()
-        .compile();
-      let lockedRows: unknown[] | undefined;
-      let runRows: unknown[] | undefined;
-      if (precondition) {
-        [lockedRows] = await tx.send([lock]);
-        const lease = workLeaseQuery(this.db, precondition.workId, true).compile();
-        const [leaseRows] = await tx.send([lease]);
-        // The general path checks the precondition before it reports a missing session; so do we.
-        checkWorkLeaseRow(rowsOf(lease, leaseRows)[0], precondition, sessionId, now);
-        [runRows] = await tx.send([runLock]);
-      } else {
-        [lockedRows, runRows] = await tx.send([lock, runLock]);
-      }
-      const locked = rowsOf(lock, lockedRows)[0];
-      if (!locked) throw notFound("session", sessionId);
-      const session = rowToSession(locked);
-      const run = rowsOf(runLock, runRows)[0];
-      const activeRun = run ? { id: run.id, state: run.state, epoch: Number(run.epoch) } : null;
-      let openModelRequest: InputContext["openModelRequest"] = null;
-      if (run?.state === "claimed") {
-        const open = openRequestQuery(this.db, session.threadId).compile();
-        const [openRows] = await tx.send([open]);
-        openModelRequest = openRequestFrom(rowsOf(open, openRows)[0]);
-      }
-      const plan = decide({ session, activeRun, openModelRequest });
-
-      const version = Number(locked.thread_version);
-      const writes = planInputWrites(
-        { sessionId, threadId: session.threadId, activeRun },
-        locked,
-        version,
-        plan,
-        now,
-      );
-      const committed = writes.facts.committed;
-      const ctes: RawBuilder<unknown>[] = [];
-      if (writes.facts.version) {
-        ctes.push(
-          sql`ev as (${insertEvents(committed)})`,
-          sql`th as (${this.db
-            .updateTable("threads")
-            .set({ version: writes.facts.version.to })
-            .where("id", "=", session.threadId)
-            .where("version", "=", version)
-            .returning("id")})`,
-        );
-      }
-      if (writes.session) {
-        ctes.push(
-          sql`se as (${this.db.updateTable("sessions").set(writes.session).where("id", "=", sessionId)})`,
-        );
-      }
-      // One statement must not change a row twice: the plan folds the effects on the active run into
-      // one change (`planRunEffects`).
-      const { inserts, update } = writes.runs;
-      if (inserts.length > 0) ctes.push(sql`rs as (${this.db.insertInto("runs").values(inserts)})`);
-      if (update) {
-        ctes.push(sql`rc as (${this.db.updateTable("runs").set(update.set).where("id", "=", update.id)})`);
-      }
-      const receipt = writes.receipt;
-      if (receipt) {
-        const { session_id: _, ...columns } = receipt;
-        ctes.push(
-          sql`sr as (${this.db
-            .insertInto("send_receipts")
-            .values(receipt)
-            .onConflict((oc) => oc.column("session_id").doUpdateSet(columns))})`,
-        );
-      }
-      const outcome: InputOutcome = { committed, plan, activeRunId: activeRun?.id ?? null };
-      // The signals the coordinator sends for this outcome, notified by the writing statement.
-      const notice = ctes.length > 0 ? carriedNotices(this.notices, inputOutcomeSignals(outcome)) : null;
-      await sendWritesAndCommit(
-        tx,
-        this.db,
-        ctes,
-        writes.facts.version ? "th" : null,
-        () => threadMoved(session.threadId, version),
-        notice,
-      );
-      if (notice) this.notices?.carried(notice.payloads);
-      return outcome;
-    });
-  }
 }
+
+type ReadRow = Database["sessions"] & {
+  head_version: string | number | null;
+  h_status: string | null;
+  h_pending: string | null;
+  h_usage: string | null;
+  head_at: string | number | null;
+  run_id: string | null;
+  run_state: string | null;
+  run_epoch: string | number | null;
+};
+
+/**
+ * $1 session id, $2 the active states. One snapshot: the session row, its thread's head and the
+ * newest active run.
+ */
+const READ = {
+  name: "awaken_input_read_v2",
+  sql: `select s.*, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
+      h.usage_json as h_usage, h.created_at as head_at,
+      r.id as run_id, r.state as run_state, r.epoch as run_epoch
+    from sessions s
+    left join lateral (select version, status, pending_json, usage_json, created_at from commits
+        where thread_id = s.thread_id order by base_version desc limit 1) h on true
+    left join lateral (select id, state, epoch from runs
+        where session_id = s.id and state = any($2::text[]) order by created_at desc limit 1) r on true
+    where s.id = $1 and s.deleted_at is null`,
+} as const;

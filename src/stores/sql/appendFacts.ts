@@ -9,38 +9,32 @@ import type {
 import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 import type { Database } from "./schema.js";
+import { readHead } from "./sessionHead.js";
+
+/** A `commits` row as a plan writes it. */
+export type CommitRow = Database["commits"];
 
 /**
- * Appends facts at the thread's current version and folds them into the session projection, all in
- * the caller's transaction: `planFactAppend` executed with Kysely (`writeFactAppend`). The writer
- * path of `deleteSession`; the input ledger and the fence execute the same plan inside their own
- * (`inputWrites.ts`, `commitWrites.ts`), as SQLite's and PostgreSQL's hot paths do.
+ * Appends facts at the thread's current version and folds them into the session projection, in
+ * the caller's transaction: the writer path of `deleteSession`. The input ledger and the fence
+ * execute the same plan (`planFactAppend`) in their own statements.
  */
 export async function appendFacts(
   tx: Tx,
   sessionId: string,
   threadId: string,
-  currentVersion: number,
   facts: readonly Fact[],
   now: number,
+  initial: ProjectionColumns,
 ): Promise<CommittedFact[]> {
   if (facts.length === 0) return [];
-  const seen = await tx
-    .selectFrom("sessions")
-    .select(["status", "pending_json", "usage_json"])
-    .where("id", "=", sessionId)
-    .executeTakeFirstOrThrow();
-  const plan = planFactAppend(sessionId, threadId, currentVersion, facts, now, seen);
-  await writeFactAppend(tx, plan);
-  await tx
-    .updateTable("sessions")
-    .set({ ...plan.after, updated_at: now })
-    .where("id", "=", sessionId)
-    .execute();
+  const head = await readHead(tx, threadId);
+  const plan = planFactAppend(sessionId, threadId, head?.version ?? 0, facts, now, head ?? initial);
+  if (plan.row) await tx.insertInto("commits").values(plan.row).execute();
   return plan.committed;
 }
 
-/** The session row's projection columns (what `projectFacts` folds facts into). */
+/** The session projection a commit folds its facts into (the session row's columns of old). */
 export interface ProjectionColumns {
   status: string;
   pending_json: string;
@@ -50,18 +44,16 @@ export interface ProjectionColumns {
 /** What appending facts writes, as a pure plan every backend executes. */
 export interface FactAppend {
   committed: CommittedFact[];
-  /** The `events` rows, one per fact. */
-  events: Database["events"][];
-  /** The thread moves from `from` to `to`, conditional on `from`; null without facts. */
-  version: { threadId: string; from: number; to: number } | null;
+  /** The commit's row (facts and projection; what it was for is the caller's); null without facts. */
+  row: CommitRow | null;
   /** The session's projection after the facts (`seen` itself without facts). */
   after: ProjectionColumns;
 }
 
 /**
- * The facts at consecutive versions after `currentVersion`, their rows, the thread's version move
- * and the projection `seen` becomes. `seen` must be read after the thread is locked (PostgreSQL)
- * or inside the serialised transaction (SQLite): only appends to the thread change those columns.
+ * The facts at consecutive versions after `currentVersion`, the row holding them and the
+ * projection `seen` becomes. `seen` is the projection at `currentVersion`: commits are never
+ * rewritten, so the projection a version had is the one it keeps.
  */
 export function planFactAppend(
   sessionId: string,
@@ -75,30 +67,31 @@ export function planFactAppend(
   if (committed.length === 0) {
     return {
       committed,
-      events: [],
-      version: null,
+      row: null,
       after: { status: seen.status, pending_json: seen.pending_json, usage_json: seen.usage_json },
     };
   }
+  const after = projectedColumns(seen, facts);
   return {
     committed,
-    events: eventRows(committed),
-    version: { threadId, from: currentVersion, to: currentVersion + committed.length },
-    after: projectedColumns(seen, facts),
+    row: {
+      thread_id: threadId,
+      base_version: currentVersion,
+      version: currentVersion + committed.length,
+      session_id: sessionId,
+      facts_json: encodeFacts(facts),
+      created_at: now,
+      ...after,
+      op_id: null,
+      run_id: null,
+      payload_hash: null,
+      settled: null,
+      request_hash: null,
+      body_hash: null,
+      echo_json: null,
+    },
+    after,
   };
-}
-
-/** Executes a plan's events and thread move (the caller writes the session row, maybe merged). */
-export async function writeFactAppend(tx: Tx, plan: FactAppend): Promise<void> {
-  if (!plan.version) return;
-  await tx.insertInto("events").values(plan.events).execute();
-  const updated = await tx
-    .updateTable("threads")
-    .set({ version: plan.version.to })
-    .where("id", "=", plan.version.threadId)
-    .where("version", "=", plan.version.from)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) !== 1) throw threadMoved(plan.version.threadId, plan.version.from);
 }
 
 /** The facts as they will be stored: consecutive sequence numbers after `currentVersion`. */
@@ -122,16 +115,37 @@ export function committedFacts(
   }));
 }
 
-/** The `events` rows of committed facts. */
-export function eventRows(committed: readonly CommittedFact[]): Database["events"][] {
-  return committed.map((f) => ({
-    thread_id: f.threadId,
-    seq: f.seq,
+/** A commit's `facts_json`: its facts' ids, types and bodies, in version order. */
+export function encodeFacts(facts: readonly Fact[]): string {
+  return toJson(facts.map((f) => ({ id: f.id, type: f.type, body: f.body })));
+}
+
+/** The facts of a `commits` row, at their versions. */
+export function rowFacts(row: {
+  thread_id: string;
+  base_version: number | string;
+  session_id: string;
+  facts_json: string;
+  created_at: number | string;
+}): CommittedFact[] {
+  return placedFacts(row, fromJson<Fact[]>(row.facts_json));
+}
+
+/** A commit's facts (already parsed) at their versions. */
+export function placedFacts(
+  row: { thread_id: string; base_version: number | string; session_id: string; created_at: number | string },
+  facts: readonly Fact[],
+): CommittedFact[] {
+  const base = Number(row.base_version);
+  const createdAt = Number(row.created_at);
+  return facts.map((f, i) => ({
     id: f.id,
-    session_id: f.sessionId,
     type: f.type,
-    body_json: toJson(f.body),
-    created_at: f.createdAt,
+    body: f.body,
+    sessionId: row.session_id,
+    threadId: row.thread_id,
+    seq: base + i + 1,
+    createdAt,
   }));
 }
 
@@ -146,32 +160,4 @@ export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[])
     facts.map(decodeFact),
   );
   return { status: next.status, pending_json: toJson(next.pending), usage_json: toJson(next.usage) };
-}
-
-/**
- * The version check is repeated in the UPDATE of the thread so that a backend with weaker isolation
- * (or a writer that forgot its lock) still cannot write two facts at one version.
- */
-export function threadMoved(threadId: string, currentVersion: number): Error {
-  return new Error(`thread ${threadId} moved past version ${currentVersion} during append`);
-}
-
-export function rowToFact(row: {
-  thread_id: string;
-  seq: number;
-  id: string;
-  session_id: string;
-  type: string;
-  body_json: string;
-  created_at: number;
-}): CommittedFact {
-  return {
-    id: row.id,
-    type: row.type,
-    body: fromJson(row.body_json),
-    sessionId: row.session_id,
-    threadId: row.thread_id,
-    seq: Number(row.seq),
-    createdAt: Number(row.created_at),
-  };
 }

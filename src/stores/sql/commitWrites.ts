@@ -2,9 +2,10 @@ import {
   appendReceipt,
   type CommitOperation,
   type CommitReceipt,
+  type RunOutcome,
 } from "../../coordinator/commitOperation.js";
 import type { PendingAction } from "../../coordinator/facts.js";
-import { type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
+import { type CommitRow, type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
 import { fromJson, toJson } from "./db.js";
 import { planRunAfterCommit, type RunUpdate } from "./runWrites.js";
 import type { Database } from "./schema.js";
@@ -12,20 +13,20 @@ import type { Database } from "./schema.js";
 /** What a fenced commit writes once `decideCommit` said `append`. */
 export interface CommitWrites {
   facts: FactAppend;
-  /** The session row's projection columns; null without facts (the projection did not move). */
-  session: (ProjectionColumns & { updated_at: number }) | null;
+  /** The commit's row, naming its operation; null when it appends no facts. */
+  row: CommitRow | null;
+  /** A commit without facts (a settle alone) records its operation here instead. */
+  operation: Database["commit_operations"] | null;
   /** The step after the fence: settle the run, or reset its crash budget (see `planRunAfterCommit`). */
   run: RunUpdate | null;
-  operation: Database["commit_operations"];
   receipt: CommitReceipt;
 }
 
 /**
- * What appending `op` on top of the session projection `seen` writes: the facts at their versions,
- * the projection after them, the run's step after the fence (which reads the pending actions
- * after the facts) and the receipt stored under the operation id. Pure, so every commit path
- * (Kysely, SQLite's synchronous one, PostgreSQL's locked one and the arguments of its one-call
- * function) writes the same thing.
+ * What appending `op` on top of the projection `seen` (the thread's at `op.expectedVersion`)
+ * writes: one commit row holding the facts, the projection after them and the operation, the
+ * run's step after the fence (which reads the pending actions after the facts) and the receipt.
+ * Pure, so SQLite's executor and PostgreSQL's write the same thing.
  */
 export function planCommitWrites(
   op: CommitOperation,
@@ -40,28 +41,64 @@ export function planCommitWrites(
     facts.committed.map((f) => f.id),
     now,
   );
+  const row: CommitRow | null = facts.row
+    ? { ...facts.row, op_id: op.opId, run_id: op.runId, payload_hash: hash, settled: op.settle ?? null }
+    : null;
   return {
     facts,
-    session: facts.version ? { ...facts.after, updated_at: now } : null,
+    row,
+    operation: row
+      ? null
+      : {
+          op_id: op.opId,
+          run_id: op.runId,
+          payload_hash: hash,
+          receipt_json: toJson(receipt),
+          committed_at: now,
+        },
     run: planRunAfterCommit(op, pendingAfter, now),
-    operation: {
-      op_id: op.opId,
-      run_id: op.runId,
-      payload_hash: hash,
-      receipt_json: toJson(receipt),
-      committed_at: now,
-    },
     receipt,
   };
 }
 
-/**
- * Whether `planCommitWrites` reads the projection it is given: facts fold into it, and a run
- * parking as awaiting reads its pending actions. Otherwise a store need not read the row at all.
- */
-export function commitReadsProjection(op: CommitOperation): boolean {
-  return op.facts.length > 0 || op.settle === "awaiting";
+/** The receipt a fenced commit's row stands for (what `appendReceipt` gave when it was written). */
+export function receiptOfRow(row: {
+  op_id: string | null;
+  run_id: string | null;
+  thread_id: string;
+  version: number | string;
+  facts_json: string;
+  created_at: number | string;
+  settled: string | null;
+}): CommitReceipt {
+  return {
+    opId: row.op_id ?? "",
+    runId: row.run_id ?? "",
+    threadId: row.thread_id,
+    versionAfter: Number(row.version),
+    eventIds: fromJson<{ id: string }[]>(row.facts_json).map((f) => f.id),
+    committedAt: Number(row.created_at),
+    settled: (row.settled as RunOutcome | null) ?? null,
+  };
 }
 
-/** Stands in for the projection when `commitReadsProjection` is false: nothing is written from it. */
-export const UNREAD_PROJECTION: ProjectionColumns = { status: "", pending_json: "[]", usage_json: "{}" };
+/** An operation already committed, as the fence compares a retry with it. */
+export interface StoredOperation {
+  payloadHash: string;
+  receipt: CommitReceipt;
+}
+
+/** The stored operation of a commit row or a `commit_operations` row (whichever holds it). */
+export function storedOperation(
+  row: Parameters<typeof receiptOfRow>[0] & { payload_hash: string | null },
+): StoredOperation;
+export function storedOperation(row: { payload_hash: string; receipt_json: string }): StoredOperation;
+export function storedOperation(
+  row:
+    | (Parameters<typeof receiptOfRow>[0] & { payload_hash: string | null })
+    | { payload_hash: string; receipt_json: string },
+): StoredOperation {
+  if ("receipt_json" in row)
+    return { payloadHash: row.payload_hash, receipt: fromJson<CommitReceipt>(row.receipt_json) };
+  return { payloadHash: row.payload_hash ?? "", receipt: receiptOfRow(row) };
+}

@@ -1,36 +1,27 @@
 import type { InputContext, InputPlan, SessionPatch } from "../../coordinator/ports.js";
-import { type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
+import { type CommitRow, type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
 import { toJson } from "./db.js";
 import { planRunEffects, type RunEffectWrites } from "./runWrites.js";
 import type { Database } from "./schema.js";
 
+/** The session columns an input's patch changes (the projection lives in `commits`). */
 export type SessionChange = Partial<
-  Pick<
-    Database["sessions"],
-    | "status"
-    | "pending_json"
-    | "usage_json"
-    | "title"
-    | "metadata_json"
-    | "budget_json"
-    | "archived_at"
-    | "updated_at"
-  >
+  Pick<Database["sessions"], "title" | "metadata_json" | "budget_json" | "archived_at" | "updated_at">
 >;
 
-/** What one input append writes, in this order: facts, session row, runs, send receipt. */
+/** What one input append writes: its commit row, the session patch, the runs. */
 export interface InputWrites {
   facts: FactAppend;
-  /** One UPDATE of the session row: the projection after the facts merged with the plan's patch. */
+  /** The commit's row, with the send's receipt when the plan names a request; null without facts. */
+  row: CommitRow | null;
+  /** One UPDATE of the session row: the plan's patch; null without one. */
   session: SessionChange | null;
   runs: RunEffectWrites;
-  /** The send receipt, upserted (a session keeps only its most recent one). */
-  receipt: Database["send_receipts"] | null;
 }
 
 /**
  * Everything `plan` (decided on `ctx`) writes, as rows and changes every backend executes. `seen`
- * is the session row's projection and `version` the thread's, both read under the append's locks.
+ * is the thread's projection at `version`, its head when the decision read it.
  */
 export function planInputWrites(
   ctx: Pick<InputContext, "activeRun"> & { sessionId: string; threadId: string },
@@ -41,22 +32,20 @@ export function planInputWrites(
 ): InputWrites {
   const facts = planFactAppend(ctx.sessionId, ctx.threadId, version, plan.facts, now, seen);
   const patch = plan.sessionPatch;
-  const session: SessionChange | null =
-    facts.version || patch
-      ? { ...(facts.version ? facts.after : {}), ...(patch ? patchColumns(patch) : {}), updated_at: now }
-      : null;
-  const receipt: Database["send_receipts"] | null = plan.requestHash
-    ? {
-        session_id: ctx.sessionId,
-        request_hash: plan.requestHash,
-        response_json: toJson(facts.committed.filter((f) => plan.echoIds.includes(f.id))),
-        created_at: now,
-        body_hash: plan.bodyHash ?? null,
-      }
-    : null;
+  // A send's receipt rides on its commit: a send that appends nothing has nothing to replay.
+  const row: CommitRow | null =
+    facts.row && plan.requestHash
+      ? {
+          ...facts.row,
+          request_hash: plan.requestHash,
+          body_hash: plan.bodyHash ?? null,
+          echo_json: toJson(facts.committed.filter((f) => plan.echoIds.includes(f.id)).map((f) => f.id)),
+        }
+      : facts.row;
   return {
     facts,
-    session,
+    row,
+    session: patch ? { ...patchColumns(patch), updated_at: now } : null,
     runs: planRunEffects(
       ctx.activeRun,
       plan.effects,
@@ -65,7 +54,6 @@ export function planInputWrites(
       now,
       plan.traceContext ?? null,
     ),
-    receipt,
   };
 }
 
@@ -78,4 +66,14 @@ function patchColumns(patch: SessionPatch): SessionChange {
       : {}),
     ...(patch.archivedAt !== undefined ? { archived_at: patch.archivedAt } : {}),
   };
+}
+
+/** Whether an input's writes change anything at all. */
+export function writesSomething(writes: InputWrites): boolean {
+  return (
+    writes.row !== null ||
+    writes.session !== null ||
+    writes.runs.inserts.length > 0 ||
+    writes.runs.update !== null
+  );
 }

@@ -1,5 +1,6 @@
 import type { ColumnType } from "kysely";
 import type { BlobTables } from "./tables/blobTables.js";
+import type { CommitTables } from "./tables/commitTables.js";
 import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
@@ -8,7 +9,13 @@ import type { SkillTables } from "./tables/skillTables.js";
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
  */
-export interface Database extends BlobTables, FileTables, SkillTables, MemoryTables, SessionResourceTables {
+export interface Database
+  extends CommitTables,
+    BlobTables,
+    FileTables,
+    SkillTables,
+    MemoryTables,
+    SessionResourceTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {
@@ -87,6 +94,10 @@ export interface Database extends BlobTables, FileTables, SkillTables, MemoryTab
     thread_id: string;
     title: string | null;
     metadata_json: string;
+    /**
+     * The projection a session starts with; from its first commit on, the thread's newest
+     * `commits` row carries the current one (`sessionHead.ts`), and these columns stay as written.
+     */
     status: string;
     pending_json: string;
     usage_json: string;
@@ -102,16 +113,8 @@ export interface Database extends BlobTables, FileTables, SkillTables, MemoryTab
     /** The data subject the session names (migration 021); null: none. An opaque id. */
     data_subject: string | null;
   };
-  threads: { id: string; session_id: string; version: number; created_at: number };
-  events: {
-    thread_id: string;
-    seq: number;
-    id: string;
-    session_id: string;
-    type: string;
-    body_json: string;
-    created_at: number;
-  };
+  /** A thread's version is its newest commit's (`commits`, migration 028). */
+  threads: { id: string; session_id: string; created_at: number };
   // coordinator: dispatch + claims (one row per run)
   runs: {
     id: string;
@@ -128,20 +131,13 @@ export interface Database extends BlobTables, FileTables, SkillTables, MemoryTab
     /** W3C trace context of the input that last started or resumed the run (migration 011). */
     trace_context: string | null;
   };
+  /** Fenced commits that appended no facts (a settle alone), and those made before migration 028. */
   commit_operations: {
     op_id: string;
     run_id: string;
     payload_hash: string;
     receipt_json: string;
     committed_at: number;
-  };
-  send_receipts: {
-    session_id: string;
-    request_hash: string;
-    response_json: string;
-    created_at: number;
-    /** The body's hash when `request_hash` is an idempotency key's (migration 009). */
-    body_hash: string | null;
   };
   // coordinator: client-chosen session names and the default environment's key (migration 010)
   session_names: {

@@ -1,58 +1,101 @@
 import { type CommittedFact, INTERNAL_FACT_PREFIX } from "../../coordinator/facts.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
-import { rowToFact } from "./appendFacts.js";
-import { type Db, decodeCursor, encodeCursor } from "./db.js";
+import { rowFacts } from "./appendFacts.js";
+import { type Db, type DbOrTx, decodeCursor, encodeCursor } from "./db.js";
+import { factsAfter, type HistoryRow } from "./historyRows.js";
+import { readHead } from "./sessionHead.js";
+
+/** Commit rows read per round while a filtered list gathers a page. */
+const ROWS_PER_READ = 200;
 
 export class SqlHistoryReader implements HistoryReader {
   constructor(private readonly db: Db) {}
 
-  async readThread(threadId: string, afterSeq: number, limit = 10_000): Promise<CommittedFact[]> {
-    const rows = await this.db
-      .selectFrom("events")
-      .selectAll()
-      .where("thread_id", "=", threadId)
-      .where("seq", ">", afterSeq)
-      .orderBy("seq", "asc")
-      .limit(limit)
-      .execute();
-    return rows.map(rowToFact);
+  readThread(threadId: string, afterSeq: number, limit = 10_000): Promise<CommittedFact[]> {
+    return readThread(this.db, threadId, afterSeq, limit);
   }
 
   async threadVersion(threadId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom("threads")
-      .select("version")
-      .where("id", "=", threadId)
-      .executeTakeFirst();
-    return row ? Number(row.version) : 0;
+    return (await readHead(this.db, threadId))?.version ?? 0;
   }
 
   async listEvents(sessionId: string, threadId: string, q: EventListQuery): Promise<Page<CommittedFact>> {
     const cursor = decodeCursor("events", q.cursor);
     const asc = q.order === "asc";
-    let query = this.db
-      .selectFrom("events")
-      .selectAll()
-      .where("thread_id", "=", threadId)
-      .where("session_id", "=", sessionId)
-      // Recovery bookkeeping (e.g. tool intents) holds a version but is no protocol's event.
-      .where("type", "not like", `${INTERNAL_FACT_PREFIX}%`);
-    if (q.types && q.types.length > 0) query = query.where("type", "in", q.types);
+    const after = cursor && typeof cursor.seq === "number" ? cursor.seq : null;
     const c = q.createdAt;
-    if (c?.gt !== undefined) query = query.where("created_at", ">", c.gt);
-    if (c?.gte !== undefined) query = query.where("created_at", ">=", c.gte);
-    if (c?.lt !== undefined) query = query.where("created_at", "<", c.lt);
-    if (c?.lte !== undefined) query = query.where("created_at", "<=", c.lte);
-    if (cursor && typeof cursor.seq === "number") query = query.where("seq", asc ? ">" : "<", cursor.seq);
-    const rows = await query
-      .orderBy("seq", asc ? "asc" : "desc")
-      .limit(q.limit + 1)
-      .execute();
-    const data = rows.slice(0, q.limit).map(rowToFact);
+    const keep = (f: CommittedFact): boolean =>
+      f.sessionId === sessionId &&
+      // Recovery bookkeeping (e.g. tool intents) holds a version but is no protocol's event.
+      !f.type.startsWith(INTERNAL_FACT_PREFIX) &&
+      (!q.types || q.types.length === 0 || q.types.includes(f.type)) &&
+      (after === null || (asc ? f.seq > after : f.seq < after));
+    const found: CommittedFact[] = [];
+    // Walks the thread's commits from the cursor in the list's order, a batch at a time, until a
+    // page and one more fact are found.
+    let edge: number | null = asc
+      ? after === null
+        ? null
+        : await baseHolding(this.db, threadId, after + 1)
+      : after;
+    for (;;) {
+      let query = this.db
+        .selectFrom("commits")
+        .select(["thread_id", "base_version", "session_id", "facts_json", "created_at"])
+        .where("thread_id", "=", threadId);
+      if (edge !== null) query = query.where("base_version", asc ? ">=" : "<", edge);
+      if (c?.gt !== undefined) query = query.where("created_at", ">", c.gt);
+      if (c?.gte !== undefined) query = query.where("created_at", ">=", c.gte);
+      if (c?.lt !== undefined) query = query.where("created_at", "<", c.lt);
+      if (c?.lte !== undefined) query = query.where("created_at", "<=", c.lte);
+      const rows = await query
+        .orderBy("base_version", asc ? "asc" : "desc")
+        .limit(ROWS_PER_READ)
+        .execute();
+      for (const row of rows) {
+        const facts = rowFacts(row);
+        if (!asc) facts.reverse();
+        for (const fact of facts) if (keep(fact)) found.push(fact);
+      }
+      const last = rows.at(-1);
+      if (found.length > q.limit || rows.length < ROWS_PER_READ || !last) break;
+      edge = asc ? Number(last.base_version) + 1 : Number(last.base_version);
+    }
+    const data = found.slice(0, q.limit);
     const last = data[data.length - 1];
     return {
       data,
-      nextCursor: rows.length > q.limit && last ? encodeCursor("events", { seq: last.seq }) : null,
+      nextCursor: found.length > q.limit && last ? encodeCursor("events", { seq: last.seq }) : null,
     };
   }
+}
+
+/** The base version of the commit that holds version `seq` (0 when none is based below it). */
+async function baseHolding(db: DbOrTx, threadId: string, seq: number): Promise<number> {
+  const row = await db
+    .selectFrom("commits")
+    .select((eb) => eb.fn.max("base_version").as("base"))
+    .where("thread_id", "=", threadId)
+    .where("base_version", "<", seq)
+    .executeTakeFirst();
+  return row?.base === null || row?.base === undefined ? 0 : Number(row.base);
+}
+
+/** Facts of a thread after `afterSeq`, ascending, at most `limit`. */
+export async function readThread(
+  db: DbOrTx,
+  threadId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<CommittedFact[]> {
+  const from = await baseHolding(db, threadId, afterSeq + 1);
+  const rows: HistoryRow[] = await db
+    .selectFrom("commits")
+    .select(["thread_id", "base_version", "session_id", "facts_json", "created_at"])
+    .where("thread_id", "=", threadId)
+    .where("base_version", ">=", from)
+    .orderBy("base_version", "asc")
+    .limit(limit)
+    .execute();
+  return factsAfter(rows, afterSeq, limit);
 }

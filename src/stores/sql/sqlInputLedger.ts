@@ -10,185 +10,152 @@ import type {
   SendReceipt,
 } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
-import { notFound } from "../../kernel/errors.js";
-import { appendFacts } from "./appendFacts.js";
+import { planFactAppend, rowFacts } from "./appendFacts.js";
 import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx } from "./db.js";
-import { executeInputWrites } from "./executeWrites.js";
-import { planInputWrites } from "./inputWrites.js";
-import { rowToSession } from "./sessionRows.js";
+import { lastOfTypes } from "./historyRows.js";
+import { readHead } from "./sessionHead.js";
 import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 
 /**
- * Coordinator-authored appends. On PostgreSQL each transaction first locks the session's thread row
- * and then its active run row — the same order as the fenced commit in `sqlDispatchStore.ts` — so
- * `decide` sees a projection, run and version that cannot change before the append, and a
- * concurrent commit waits and then meets a clean `version_conflict` instead of a key collision.
- * The PostgreSQL bundle uses `PostgresInputLedger` (stores/postgres/) for `append`: the same locks in
- * the same order, with fewer statements.
+ * What the input ledger does the same way on both backends: the replay of a recent send and the
+ * deletion of a session (both rare). `append`, the hot path, is each backend's executor of the
+ * one plan (`planInputWrites`): SQLite's synchronous transaction, PostgreSQL's one statement.
  */
-export class SqlInputLedger implements InputLedger {
+export abstract class SqlInputLedger implements InputLedger {
   private readonly rowLocks: boolean;
 
   constructor(
     protected readonly db: Db,
-    protected readonly dialect: SqlDialect = "sqlite",
+    protected readonly dialect: SqlDialect,
   ) {
     this.rowLocks = dialect === "postgres";
   }
 
-  async append(
+  abstract append(
     sessionId: string,
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
-  ): Promise<InputOutcome> {
-    return begin(this.db, this.dialect).execute(async (tx) => {
-      if (this.rowLocks) await lockThreadOf(tx, sessionId);
-      if (precondition) await this.checkWorkLease(tx, sessionId, precondition, now);
-      const row = await tx
-        .selectFrom("sessions")
-        .selectAll()
-        .where("id", "=", sessionId)
-        .where("deleted_at", "is", null)
-        .executeTakeFirst();
-      if (!row) throw notFound("session", sessionId);
-      const session = rowToSession(row);
-      const run = await tx
-        .selectFrom("runs")
-        .select(["id", "state", "epoch"])
-        .where("session_id", "=", sessionId)
-        .where("state", "in", [...ACTIVE_RUN_STATES])
-        .orderBy("created_at", "desc")
-        .$if(this.rowLocks, (qb) => qb.forUpdate())
-        .executeTakeFirst();
-      const activeRun = run ? { id: run.id, state: run.state, epoch: Number(run.epoch) } : null;
-      const openModelRequest = run?.state === "claimed" ? await openRequest(tx, session.threadId) : null;
-      const plan = decide({ session, activeRun, openModelRequest });
-      const thread = await tx
-        .selectFrom("threads")
-        .select("version")
-        .where("id", "=", session.threadId)
-        .executeTakeFirstOrThrow();
-      const writes = planInputWrites(
-        { sessionId, threadId: session.threadId, activeRun },
-        row,
-        Number(thread.version),
-        plan,
-        now,
-      );
-      await executeInputWrites(tx, sessionId, writes);
-      const committed = writes.facts.committed;
-      return { committed, plan, activeRunId: activeRun?.id ?? null };
-    });
-  }
+  ): Promise<InputOutcome>;
 
-  /**
-   * The lease a sessions token's send must still hold, read in the append's transaction. On
-   * PostgreSQL the item row is share-locked (after the thread row, the ledger's lock order), so no
-   * heartbeat, stop or re-delivery can move the lease until this append commits.
-   */
-  protected async checkWorkLease(
-    tx: Tx,
-    sessionId: string,
-    precondition: AppendPrecondition,
-    now: number,
-  ): Promise<void> {
-    const row = await workLeaseQuery(tx, precondition.workId, this.rowLocks).executeTakeFirst();
-    checkWorkLeaseRow(row, precondition, sessionId, now);
-  }
-
+  /** The newest send to the session's thread: its commit row holds the receipt. */
   async lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null> {
     const row = await this.db
-      .selectFrom("send_receipts")
-      .select(["request_hash", "response_json", "body_hash"])
-      .where("session_id", "=", sessionId)
-      .where("created_at", ">=", notBefore)
+      .selectFrom("commits as c")
+      .innerJoin("sessions as s", "s.thread_id", "c.thread_id")
+      .select([
+        "c.thread_id",
+        "c.base_version",
+        "c.session_id",
+        "c.facts_json",
+        "c.created_at",
+        "c.request_hash",
+        "c.body_hash",
+        "c.echo_json",
+      ])
+      .where("s.id", "=", sessionId)
+      .where("c.request_hash", "is not", null)
+      .orderBy("c.base_version", "desc")
+      .limit(1)
       .executeTakeFirst();
-    if (!row || row.request_hash !== requestHash) return null;
-    return { echo: fromJson<CommittedFact[]>(row.response_json), bodyHash: row.body_hash };
+    if (!row || row.request_hash !== requestHash || Number(row.created_at) < notBefore) return null;
+    const facts = new Map(rowFacts(row).map((f) => [f.id, f]));
+    const echo = fromJson<string[]>(row.echo_json ?? "[]").flatMap((id) => facts.get(id) ?? []);
+    return { echo, bodyHash: row.body_hash };
   }
 
   async deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
-    return begin(this.db, this.dialect).execute(async (tx) => {
-      if (this.rowLocks) await lockThreadOf(tx, sessionId);
-      const session = await tx
-        .selectFrom("sessions")
-        .select(["thread_id"])
-        .where("id", "=", sessionId)
-        .where("deleted_at", "is", null)
-        .executeTakeFirst();
-      if (!session) return null;
-      const thread = await tx
-        .selectFrom("threads")
-        .select("version")
-        .where("id", "=", session.thread_id)
-        .executeTakeFirstOrThrow();
-      const [committed] = await appendFacts(
-        tx,
-        sessionId,
-        session.thread_id,
-        Number(thread.version),
-        [deletedFact],
-        now,
+    for (;;) {
+      const outcome = await begin(this.db, this.dialect).execute((tx) =>
+        this.deleteOnce(tx, sessionId, deletedFact, now),
       );
+      if (outcome !== "moved") return outcome;
+    }
+  }
+
+  /**
+   * One attempt: "moved" when a commit took the head version first (nothing is kept; try again).
+   * On PostgreSQL the session row and then its active runs are locked first, the order of every
+   * input append, so no input lands between the deleted fact and the erasure behind it.
+   */
+  private async deleteOnce(
+    tx: Tx,
+    sessionId: string,
+    deletedFact: Fact,
+    now: number,
+  ): Promise<CommittedFact | null | "moved"> {
+    const session = await tx
+      .selectFrom("sessions")
+      .select(["thread_id", "status", "pending_json", "usage_json"])
+      .where("id", "=", sessionId)
+      .where("deleted_at", "is", null)
+      .$if(this.rowLocks, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!session) return null;
+    if (this.rowLocks) {
       await tx
-        .deleteFrom("events")
-        .where("thread_id", "=", session.thread_id)
-        .where("id", "!=", deletedFact.id)
-        .execute();
-      await tx
-        .updateTable("runs")
-        .set((eb) => ({
-          state: "cancelled",
-          epoch: eb("epoch", "+", 1),
-          owner: null,
-          lease_expires_at: null,
-          updated_at: now,
-        }))
+        .selectFrom("runs")
+        .select("id")
         .where("session_id", "=", sessionId)
         .where("state", "in", [...ACTIVE_RUN_STATES])
+        .forUpdate()
         .execute();
-      await tx.deleteFrom("send_receipts").where("session_id", "=", sessionId).execute();
-      // Its resources go with it, repository tokens (sealed) included.
-      await deleteSessionResources(tx, [sessionId]);
-      // Its names go too: a client's next use of one starts a new conversation.
-      await tx
-        .deleteFrom("session_names")
-        .where("space", "=", "session")
-        .where("target_id", "=", sessionId)
-        .execute();
-      await tx
-        .deleteFrom("commit_operations")
-        .where("run_id", "in", (eb) => eb.selectFrom("runs").select("id").where("session_id", "=", sessionId))
-        .execute();
-      await tx
-        .updateTable("sessions")
-        .set({ deleted_at: now, metadata_json: "{}", title: null, resources_json: "[]" })
-        .where("id", "=", sessionId)
-        .execute();
-      return committed ?? null;
-    });
+    }
+    const head = await readHead(tx, session.thread_id);
+    const plan = planFactAppend(
+      sessionId,
+      session.thread_id,
+      head?.version ?? 0,
+      [deletedFact],
+      now,
+      head ?? session,
+    );
+    if (!plan.row) return null;
+    const inserted = await tx
+      .insertInto("commits")
+      .values(plan.row)
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return "moved";
+    // Everything before the deleted fact goes; live tails still find that last fact and close.
+    await tx
+      .deleteFrom("commits")
+      .where("thread_id", "=", session.thread_id)
+      .where("base_version", "<", plan.row.base_version)
+      .execute();
+    await tx
+      .updateTable("runs")
+      .set((eb) => ({
+        state: "cancelled",
+        epoch: eb("epoch", "+", 1),
+        owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+      }))
+      .where("session_id", "=", sessionId)
+      .where("state", "in", [...ACTIVE_RUN_STATES])
+      .execute();
+    // Its resources go with it, repository tokens (sealed) included.
+    await deleteSessionResources(tx, [sessionId]);
+    // Its names go too: a client's next use of one starts a new conversation.
+    await tx
+      .deleteFrom("session_names")
+      .where("space", "=", "session")
+      .where("target_id", "=", sessionId)
+      .execute();
+    await tx
+      .deleteFrom("commit_operations")
+      .where("run_id", "in", (eb) => eb.selectFrom("runs").select("id").where("session_id", "=", sessionId))
+      .execute();
+    await tx
+      .updateTable("sessions")
+      .set({ deleted_at: now, metadata_json: "{}", title: null, resources_json: "[]" })
+      .where("id", "=", sessionId)
+      .execute();
+    return plan.committed[0] ?? null;
   }
-}
-
-/**
- * PostgreSQL: locks the session's thread row (a thread belongs to one session for life). Every
- * append to a thread holds this lock until it commits, so the append path is serialised per thread.
- */
-async function lockThreadOf(tx: Tx, sessionId: string): Promise<void> {
-  await tx
-    .selectFrom("threads")
-    .select("id")
-    .where("id", "=", (eb) => eb.selectFrom("sessions").select("thread_id").where("id", "=", sessionId))
-    .forUpdate()
-    .execute();
-}
-
-/** The last model request span of the thread, if it was started and not ended. */
-export async function openRequest(tx: Tx, threadId: string): Promise<InputContext["openModelRequest"]> {
-  return openRequestFrom(await openRequestQuery(tx, threadId).executeTakeFirst());
 }
 
 export const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
@@ -197,24 +164,6 @@ export const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_r
 export function openRequestOf(last: TypedFact): InputContext["openModelRequest"] {
   if (last.kind !== "model_request_start") return null;
   return { startId: last.id, provider: last.provider || "unknown", model: last.model || "unknown" };
-}
-
-/** The thread's last model request span event (start or end). */
-export function openRequestQuery(db: DbOrTx, threadId: string) {
-  return db
-    .selectFrom("events")
-    .select(["id", "type", "body_json"])
-    .where("thread_id", "=", threadId)
-    .where("type", "in", MODEL_REQUEST_TYPES)
-    .orderBy("seq", "desc")
-    .limit(1);
-}
-
-export function openRequestFrom(
-  last: { id: string; type: string; body_json: string } | undefined,
-): InputContext["openModelRequest"] {
-  if (!last) return null;
-  return openRequestOf(decodeFact({ id: last.id, type: last.type, body: fromJson(last.body_json) }));
 }
 
 /** The work item a sessions token's send depends on; share-locked on PostgreSQL. */
@@ -246,3 +195,24 @@ export function checkWorkLeaseRow(
   );
   if (problem) throw problem;
 }
+
+/** The request the thread's last model request span left open, if any. */
+export async function openRequest(db: DbOrTx, threadId: string): Promise<InputContext["openModelRequest"]> {
+  let below: number | null = null;
+  for (;;) {
+    let query = db
+      .selectFrom("commits")
+      .select(["thread_id", "base_version", "session_id", "facts_json", "created_at"])
+      .where("thread_id", "=", threadId);
+    if (below !== null) query = query.where("base_version", "<", below);
+    const rows = await query.orderBy("base_version", "desc").limit(SPAN_ROWS_PER_READ).execute();
+    const last = lastOfTypes(rows, MODEL_REQUEST_TYPES);
+    if (last) return openRequestOf(decodeFact(last));
+    const oldest = rows.at(-1);
+    if (!oldest || rows.length < SPAN_ROWS_PER_READ) return null;
+    below = Number(oldest.base_version);
+  }
+}
+
+/** Commit rows read per round while looking back for the last span. */
+const SPAN_ROWS_PER_READ = 16;

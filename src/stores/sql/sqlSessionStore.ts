@@ -7,6 +7,7 @@ import type {
 } from "../../coordinator/ports.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
 import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
+import { selectSessions, sessionRowOf, sessionStatus } from "./sessionHead.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
 import { insertSessionResources } from "./sqlSessionResourceStore.js";
@@ -19,7 +20,7 @@ export class SqlSessionStore implements SessionStore {
       await tx.insertInto("sessions").values(sessionToRow(record)).execute();
       await tx
         .insertInto("threads")
-        .values({ id: record.threadId, session_id: record.id, version: 0, created_at: record.createdAt })
+        .values({ id: record.threadId, session_id: record.id, created_at: record.createdAt })
         .execute();
       await insertSessionResources(tx, resources);
     });
@@ -35,30 +36,26 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async get(workspaceId: string, id: string): Promise<SessionRecord | null> {
-    const row = await this.db
-      .selectFrom("sessions")
-      .selectAll()
-      .where("id", "=", id)
-      .where("workspace_id", "=", workspaceId)
-      .where("deleted_at", "is", null)
+    const row = await selectSessions(this.db)
+      .where("s.id", "=", id)
+      .where("s.workspace_id", "=", workspaceId)
+      .where("s.deleted_at", "is", null)
       .executeTakeFirst();
-    return row ? rowToSession(row) : null;
+    return row ? rowToSession(sessionRowOf(row)) : null;
   }
 
   async getWithThreadVersion(
     workspaceId: string,
     id: string,
   ): Promise<{ session: SessionRecord; threadVersion: number } | null> {
-    const row = await this.db
-      .selectFrom("sessions as s")
-      .innerJoin("threads as t", "t.id", "s.thread_id")
-      .selectAll("s")
-      .select("t.version as thread_version")
+    const row = await selectSessions(this.db)
       .where("s.id", "=", id)
       .where("s.workspace_id", "=", workspaceId)
       .where("s.deleted_at", "is", null)
       .executeTakeFirst();
-    return row ? { session: rowToSession(row), threadVersion: Number(row.thread_version) } : null;
+    return row
+      ? { session: rowToSession(sessionRowOf(row)), threadVersion: Number(row.thread_version) }
+      : null;
   }
 
   /**
@@ -69,26 +66,24 @@ export class SqlSessionStore implements SessionStore {
     const cursor = decodeCursor("sessions", q.cursor);
     const backwards = cursor?.dir === "prev";
     const ascending = (q.order === "asc") !== backwards;
-    let query = this.db
-      .selectFrom("sessions")
-      .selectAll()
-      .where("workspace_id", "=", workspaceId)
-      .where("deleted_at", "is", null);
-    if (!q.includeArchived) query = query.where("archived_at", "is", null);
-    if (q.agentId) query = query.where("agent_id", "=", q.agentId);
+    let query = selectSessions(this.db)
+      .where("s.workspace_id", "=", workspaceId)
+      .where("s.deleted_at", "is", null);
+    if (!q.includeArchived) query = query.where("s.archived_at", "is", null);
+    if (q.agentId) query = query.where("s.agent_id", "=", q.agentId);
     if (q.agentIds) {
       if (q.agentIds.length === 0) return { data: [], nextCursor: null, prevCursor: null };
-      query = query.where("agent_id", "in", [...q.agentIds]);
+      query = query.where("s.agent_id", "in", [...q.agentIds]);
     }
     if (q.ids) {
       if (q.ids.length === 0) return { data: [], nextCursor: null, prevCursor: null };
-      query = query.where("id", "in", [...q.ids]);
+      query = query.where("s.id", "in", [...q.ids]);
     }
     if (q.namePrefix !== undefined) query = query.where(boundUnder(q.namePrefix));
-    if (q.agentVersion !== undefined) query = query.where("agent_version", "=", q.agentVersion);
+    if (q.agentVersion !== undefined) query = query.where("s.agent_version", "=", q.agentVersion);
     if (q.memoryStoreId !== undefined) {
       const storeId = q.memoryStoreId;
-      query = query.where("id", "in", (eb) =>
+      query = query.where("s.id", "in", (eb) =>
         eb
           .selectFrom("session_resources")
           .select("session_id")
@@ -101,25 +96,26 @@ export class SqlSessionStore implements SessionStore {
       const statuses = q.statuses;
       query = query.where((eb) =>
         eb.or([
-          eb.and([eb("archived_at", "is", null), eb("status", "in", statuses)]),
-          ...(statuses.includes("terminated") ? [eb("archived_at", "is not", null)] : []),
+          eb.and([eb("s.archived_at", "is", null), eb(sessionStatus, "in", statuses)]),
+          ...(statuses.includes("terminated") ? [eb("s.archived_at", "is not", null)] : []),
         ]),
       );
     }
     const c = q.createdAt;
-    if (c?.gt !== undefined) query = query.where("created_at", ">", c.gt);
-    if (c?.gte !== undefined) query = query.where("created_at", ">=", c.gte);
-    if (c?.lt !== undefined) query = query.where("created_at", "<", c.lt);
-    if (c?.lte !== undefined) query = query.where("created_at", "<=", c.lte);
-    if (cursor && typeof cursor.id === "string") query = query.where("id", ascending ? ">" : "<", cursor.id);
+    if (c?.gt !== undefined) query = query.where("s.created_at", ">", c.gt);
+    if (c?.gte !== undefined) query = query.where("s.created_at", ">=", c.gte);
+    if (c?.lt !== undefined) query = query.where("s.created_at", "<", c.lt);
+    if (c?.lte !== undefined) query = query.where("s.created_at", "<=", c.lte);
+    if (cursor && typeof cursor.id === "string")
+      query = query.where("s.id", ascending ? ">" : "<", cursor.id);
     const rows = await query
-      .orderBy("id", ascending ? "asc" : "desc")
+      .orderBy("s.id", ascending ? "asc" : "desc")
       .limit(q.limit + 1)
       .execute();
     const hasMore = rows.length > q.limit;
     const pageRows = rows.slice(0, q.limit);
     if (backwards) pageRows.reverse();
-    const data = pageRows.map(rowToSession);
+    const data = pageRows.map((row) => rowToSession(sessionRowOf(row)));
     const first = data[0];
     const last = data[data.length - 1];
     const moreAfter = backwards ? cursor !== null : hasMore;

@@ -7,10 +7,8 @@ import {
   type ErasureVacuumOutcome,
   type SubjectErasureStore,
   subjectBusy,
-  tombstoneEcho,
   tombstoneStored,
 } from "../../coordinator/dataSubjects.js";
-import type { CommittedFact } from "../../coordinator/facts.js";
 import type { JsonObject } from "../../kernel/json.js";
 import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
 import { writeAudit } from "./sqlAdminAudit.js";
@@ -18,7 +16,7 @@ import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 
 const ACTIVE_RUN_STATES = ["queued", "claimed"];
 /** The tables an erasure rewrites or deletes from: their old row versions hold the content. */
-const ERASED_TABLES = ["events", "sessions", "send_receipts", "push_outbox", "session_resources"] as const;
+const ERASED_TABLES = ["commits", "sessions", "push_outbox", "session_resources"] as const;
 const VACUUM_LOCK_TIMEOUT = "5s";
 
 /**
@@ -71,9 +69,12 @@ export class SqlSubjectErasure implements SubjectErasureStore {
           .limit(1)
           .executeTakeFirst();
         if (active) throw subjectBusy();
-        for (const id of ids) counts.facts += await eraseFacts(tx, id);
+        for (const id of ids) {
+          const erased = await eraseFacts(tx, id);
+          counts.facts += erased.facts;
+          counts.sendReceipts += erased.sendReceipts;
+        }
         counts.titles = await eraseTitles(tx, ids);
-        counts.sendReceipts = await eraseSendReceipts(tx, ids);
         counts.pushNotifications = await erasePushBodies(tx, request.workspaceId, ids);
         // What the sessions mounted (attachment instructions, repository URLs and sealed tokens) goes.
         await deleteSessionResources(tx, ids);
@@ -164,30 +165,39 @@ function removedAnything(c: ErasureCounts): boolean {
   return c.facts + c.titles + c.sendReceipts + c.pushNotifications > 0;
 }
 
-/** Rewrites each fact that carries content as its tombstone: same thread, seq, id and created_at. */
-async function eraseFacts(tx: Tx, sessionId: string): Promise<number> {
+/**
+ * Rewrites each fact that carries content as its tombstone: same thread, version, id and time.
+ * A send's receipt holds only the ids it echoes, so a retried send answers the tombstones; it is
+ * counted as erased when its echo was.
+ */
+async function eraseFacts(tx: Tx, sessionId: string): Promise<{ facts: number; sendReceipts: number }> {
   const rows = await tx
-    .selectFrom("events")
-    .select(["thread_id", "seq", "id", "type", "body_json"])
+    .selectFrom("commits")
+    .select(["thread_id", "base_version", "facts_json", "echo_json"])
     .where("session_id", "=", sessionId)
     .execute();
-  let erased = 0;
+  let facts = 0;
+  let sendReceipts = 0;
   for (const row of rows) {
-    const tombstone = tombstoneStored({
-      id: row.id,
-      type: row.type,
-      body: fromJson<JsonObject>(row.body_json),
+    const stored = fromJson<{ id: string; type: string; body: JsonObject }[]>(row.facts_json);
+    const erasedIds = new Set<string>();
+    const rewritten = stored.map((fact) => {
+      const tombstone = tombstoneStored(fact);
+      if (!tombstone) return fact;
+      erasedIds.add(fact.id);
+      return { id: fact.id, type: tombstone.type, body: tombstone.body };
     });
-    if (!tombstone) continue;
+    if (erasedIds.size === 0) continue;
     await tx
-      .updateTable("events")
-      .set({ type: tombstone.type, body_json: toJson(tombstone.body) })
+      .updateTable("commits")
+      .set({ facts_json: toJson(rewritten) })
       .where("thread_id", "=", row.thread_id)
-      .where("seq", "=", row.seq)
+      .where("base_version", "=", row.base_version)
       .execute();
-    erased++;
+    facts += erasedIds.size;
+    if (row.echo_json && fromJson<string[]>(row.echo_json).some((id) => erasedIds.has(id))) sendReceipts++;
   }
-  return erased;
+  return { facts, sendReceipts };
 }
 
 /** A title is free text a client may derive from the conversation: it goes; metadata (ids) stays. */
@@ -199,27 +209,6 @@ async function eraseTitles(tx: Tx, ids: string[]): Promise<number> {
     .where("title", "is not", null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
-}
-
-/** A send receipt keeps its echo (a retried send still answers the same ids), tombstoned. */
-async function eraseSendReceipts(tx: Tx, ids: string[]): Promise<number> {
-  const rows = await tx
-    .selectFrom("send_receipts")
-    .select(["session_id", "response_json"])
-    .where("session_id", "in", ids)
-    .execute();
-  let erased = 0;
-  for (const row of rows) {
-    const echo = tombstoneEcho(fromJson<CommittedFact[]>(row.response_json));
-    if (!echo) continue;
-    await tx
-      .updateTable("send_receipts")
-      .set({ response_json: toJson(echo) })
-      .where("session_id", "=", row.session_id)
-      .execute();
-    erased++;
-  }
-  return erased;
 }
 
 /** Webhook notification bodies copy the task's messages: the subject's are deleted, sent or not. */

@@ -10,12 +10,12 @@ export class SqlWorkspaceThreads implements WorkspaceThreads {
     if (threadIds.length === 0 || reach.agentIds?.length === 0) return new Set();
     let query = this.db
       .selectFrom("threads")
-      .innerJoin("sessions", "sessions.id", "threads.session_id")
+      .innerJoin("sessions as s", "s.id", "threads.session_id")
       .select("threads.id as id")
-      .where("sessions.workspace_id", "=", reach.workspaceId)
+      .where("s.workspace_id", "=", reach.workspaceId)
       .where("threads.id", "in", [...threadIds]);
-    if (reach.agentIds !== null) query = query.where("sessions.agent_id", "in", [...reach.agentIds]);
-    if (reach.sessionId !== null) query = query.where("sessions.id", "=", reach.sessionId);
+    if (reach.agentIds !== null) query = query.where("s.agent_id", "in", [...reach.agentIds]);
+    if (reach.sessionId !== null) query = query.where("s.id", "=", reach.sessionId);
     const namePrefix = reach.namePrefix ?? null;
     if (namePrefix !== null) query = query.where(boundUnder(namePrefix));
     const rows = await query.execute();

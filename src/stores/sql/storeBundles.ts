@@ -8,13 +8,11 @@ import { SqlCatalogStore } from "./sqlCatalogStore.js";
 import { SqlConsentStore } from "./sqlConsentStore.js";
 import { SqlCredentialOpenAudit } from "./sqlCredentialOpenAudit.js";
 import { SqlCredentialStore } from "./sqlCredentialStore.js";
-import { SqlDispatchStore } from "./sqlDispatchStore.js";
 import { SqlEnvironmentKeyStore } from "./sqlEnvironmentKeyStore.js";
 import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
 import { SqlFileStore } from "./sqlFileStore.js";
 import { SqlHistoryReader } from "./sqlHistoryReader.js";
 import { SqlIamStore } from "./sqlIamStore.js";
-import { SqlInputLedger } from "./sqlInputLedger.js";
 import { SqlMemoryStore } from "./sqlMemoryStore.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
@@ -38,15 +36,21 @@ export function controlStores(db: Db): ControlStores {
   };
 }
 
-/** `dialect` tells the writers that decide under concurrency (ledger, dispatch) which locks to take. */
-export function coordinatorStores(db: Db, clock: Clock, dialect: SqlDialect = "sqlite"): CoordinatorStores {
+/**
+ * The coordinator's stores both backends share; the hot writers (ledger, dispatch) are each
+ * backend's own executor (`sqliteCoordinatorStores`, `postgresCoordinatorStores`). `dialect` tells
+ * the shared writers that decide under concurrency which locks to take.
+ */
+export function coordinatorStores(
+  db: Db,
+  _clock: Clock,
+  dialect: SqlDialect = "sqlite",
+): Omit<CoordinatorStores, "ledger" | "dispatch"> {
   return {
     catalog: new SqlCatalogStore(db),
     environments: new SqlEnvironmentStore(db),
     sessions: new SqlSessionStore(db),
     history: new SqlHistoryReader(db),
-    ledger: new SqlInputLedger(db, dialect),
-    dispatch: new SqlDispatchStore(db, clock, dialect),
     workQueue: new SqlWorkQueueStore(db, dialect),
     environmentKeys: new SqlEnvironmentKeyStore(db),
     sessionNames: new SqlSessionNameStore(db),

@@ -1,18 +1,13 @@
 import { decideCommit } from "../../coordinator/commitFence.js";
-import {
-  type CommitOperation,
-  type CommitReceipt,
-  type CommitResult,
-  payloadHash,
-} from "../../coordinator/commitOperation.js";
+import { type CommitOperation, type CommitResult, payloadHash } from "../../coordinator/commitOperation.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
 import type { ProjectionColumns } from "../sql/appendFacts.js";
-import { commitReadsProjection, planCommitWrites, UNREAD_PROJECTION } from "../sql/commitWrites.js";
+import { planCommitWrites } from "../sql/commitWrites.js";
 import { planClaim } from "../sql/runWrites.js";
-import { readThreadSync } from "./sqliteHistoryReader.js";
-import type { SyncWriter } from "./syncWriter.js";
+import { headSync, readThreadSync, storedOperationSync } from "./syncReads.js";
+import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
 
 interface RunRow {
@@ -29,10 +24,10 @@ interface RunRow {
 }
 
 /**
- * Claims and the commit fence on SQLite, each one synchronous transaction. Same rules as the
- * dialect-neutral `stores/sql/sqlDispatchStore.ts` (which PostgreSQL uses); both run the same
- * conformance tests and share the pure decision `decideCommit` and the write plans they execute
- * (stores/sql/runWrites.ts, commitWrites.ts).
+ * Claims and the commit fence on SQLite, each one synchronous transaction: read what the fence
+ * decides on, decide (`decideCommit`), execute the plan (stores/sql/runWrites.ts,
+ * commitWrites.ts). PostgreSQL's executor (`PostgresDispatchStore`) executes the same plans; the
+ * conformance suite checks both write the same rows.
  */
 export class SqliteDispatchStore implements DispatchStore {
   constructor(
@@ -149,40 +144,39 @@ export class SqliteDispatchStore implements DispatchStore {
     const hash = payloadHash(op);
     return this.writer.write((sql): CommitResult => {
       const now = this.clock.now();
-      const existing = sql.get<{ payload_hash: string; receipt_json: string }>(
-        "select payload_hash, receipt_json from commit_operations where op_id = ?",
-        op.opId,
-      );
       const run = sql.get<RunRow>("select * from runs where id = ?", op.runId);
-      const thread = sql.get<{ version: number }>("select version from threads where id = ?", op.threadId);
+      const head = headSync(sql, op.threadId);
       const decision = decideCommit(op, hash, {
-        existing: existing
+        existing: storedOperationSync(sql, op.opId),
+        run: run
           ? {
-              payloadHash: existing.payload_hash,
-              receipt: JSON.parse(existing.receipt_json) as CommitReceipt,
+              state: run.state,
+              owner: run.owner,
+              epoch: run.epoch,
+              leaseExpiresAt: run.lease_expires_at,
+              threadId: run.thread_id,
             }
           : null,
-        run: run
-          ? { state: run.state, owner: run.owner, epoch: run.epoch, leaseExpiresAt: run.lease_expires_at }
-          : null,
-        threadVersion: thread ? thread.version : -1,
+        threadVersion: head?.version ?? 0,
         now,
       });
       if (decision.kind === "duplicate") return { ok: true, receipt: decision.receipt, duplicate: true };
       if (decision.kind === "reject") return { ok: false, rejection: decision.rejection };
       if (!run) throw new Error("unreachable: fence accepted a commit without a run");
-
-      const seen = commitReadsProjection(op)
-        ? sql.get<ProjectionColumns>(
-            "select status, pending_json, usage_json from sessions where id = ?",
-            run.session_id,
-          )
-        : UNREAD_PROJECTION;
-      if (!seen) throw new Error(`run ${run.id} has no session`);
+      const seen = head ?? initialProjection(sql, run.session_id);
       const writes = planCommitWrites(op, hash, { ...seen, session_id: run.session_id }, now);
-      executeCommitWritesSync(sql, run.session_id, writes);
-      const receipt = writes.receipt;
-      return { ok: true, receipt, duplicate: false };
+      executeCommitWritesSync(sql, writes);
+      return { ok: true, receipt: writes.receipt, duplicate: false };
     });
   }
+}
+
+/** The projection a session starts with (its row's), for a thread without commits. */
+export function initialProjection(sql: SyncSql, sessionId: string): ProjectionColumns {
+  const row = sql.get<ProjectionColumns>(
+    "select status, pending_json, usage_json from sessions where id = ?",
+    sessionId,
+  );
+  if (!row) throw new Error(`session ${sessionId} not found`);
+  return row;
 }

@@ -1,9 +1,8 @@
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
-import { rowToFact } from "../sql/appendFacts.js";
-import type { Database } from "../sql/schema.js";
 import type { SqlHistoryReader } from "../sql/sqlHistoryReader.js";
-import type { SyncSql, SyncWriter } from "./syncWriter.js";
+import { headSync, readThreadSync } from "./syncReads.js";
+import type { SyncWriter } from "./syncWriter.js";
 
 /**
  * History on SQLite: the tail reads every stream and worker make after each commit run
@@ -20,29 +19,10 @@ export class SqliteHistoryReader implements HistoryReader {
   }
 
   threadVersion(threadId: string): Promise<number> {
-    return this.writer.read(
-      (sql) =>
-        sql.get<{ version: number }>("select version from threads where id = ?", threadId)?.version ?? 0,
-    );
+    return this.writer.read((sql) => headSync(sql, threadId)?.version ?? 0);
   }
 
   listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>> {
     return this.fallback.listEvents(sessionId, threadId, query);
   }
-}
-
-export function readThreadSync(
-  sql: SyncSql,
-  threadId: string,
-  afterSeq: number,
-  limit: number,
-): CommittedFact[] {
-  return sql
-    .all<Database["events"]>(
-      "select * from events where thread_id = ? and seq > ? order by seq limit ?",
-      threadId,
-      afterSeq,
-      limit,
-    )
-    .map(rowToFact);
 }

@@ -1,31 +1,27 @@
-import { decodeFact, storedTypesOf } from "../../coordinator/factCodec.js";
-import type { CommittedFact, Fact } from "../../coordinator/facts.js";
-import type {
-  AppendPrecondition,
-  InputContext,
-  InputLedger,
-  InputOutcome,
-  InputPlan,
-  SendReceipt,
-} from "../../coordinator/ports.js";
+import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
+import type { Db } from "../sql/db.js";
 import { planInputWrites } from "../sql/inputWrites.js";
 import type { Database } from "../sql/schema.js";
 import { rowToSession } from "../sql/sessionRows.js";
-import { openRequestOf, type SqlInputLedger } from "../sql/sqlInputLedger.js";
+import { SqlInputLedger } from "../sql/sqlInputLedger.js";
+import { headSync, openRequestSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeInputWritesSync } from "./syncWrites.js";
 
 /**
- * The input ledger on SQLite: `append` (every user event) runs as one synchronous transaction;
- * the rarer operations use the dialect-neutral ledger, which PostgreSQL uses for everything.
+ * The input ledger on SQLite: `append` (every user event) runs as one synchronous transaction
+ * that reads what `decide` needs, decides and executes the plan; the rarer operations are the
+ * dialect-neutral ledger's.
  */
-export class SqliteInputLedger implements InputLedger {
+export class SqliteInputLedger extends SqlInputLedger {
   constructor(
+    db: Db,
     private readonly writer: SyncWriter,
-    private readonly fallback: SqlInputLedger,
-  ) {}
+  ) {
+    super(db, "sqlite");
+  }
 
   append(
     sessionId: string,
@@ -40,21 +36,24 @@ export class SqliteInputLedger implements InputLedger {
         sessionId,
       );
       if (!row) throw notFound("session", sessionId);
-      const session = rowToSession(row);
+      const head = headSync(sql, row.thread_id);
+      const current = head ?? row;
+      const session = rowToSession({
+        ...row,
+        status: current.status,
+        pending_json: current.pending_json,
+        usage_json: current.usage_json,
+      });
       const run = sql.get<{ id: string; state: string; epoch: number }>(
         "select id, state, epoch from runs where session_id = ? and state in ('queued', 'claimed', 'awaiting') order by created_at desc limit 1",
         sessionId,
       );
-      const openModelRequest = run?.state === "claimed" ? openRequest(sql, session.threadId) : null;
+      const openModelRequest = run?.state === "claimed" ? openRequestSync(sql, session.threadId) : null;
       const plan = decide({ session, activeRun: run ?? null, openModelRequest });
-      const thread = sql.get<{ version: number }>(
-        "select version from threads where id = ?",
-        session.threadId,
-      );
       const writes = planInputWrites(
         { sessionId, threadId: session.threadId, activeRun: run ?? null },
-        row,
-        thread?.version ?? 0,
+        current,
+        head?.version ?? 0,
         plan,
         now,
       );
@@ -62,14 +61,6 @@ export class SqliteInputLedger implements InputLedger {
       const committed = writes.facts.committed;
       return { committed, plan, activeRunId: run?.id ?? null };
     });
-  }
-
-  lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null> {
-    return this.fallback.lastSend(sessionId, requestHash, notBefore);
-  }
-
-  deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {
-    return this.fallback.deleteSession(sessionId, deletedFact, now);
   }
 }
 
@@ -96,16 +87,4 @@ function checkWorkLease(
     now,
   );
   if (problem) throw problem;
-}
-
-const MODEL_REQUEST_TYPES = storedTypesOf("model_request_start", "model_request_end");
-
-function openRequest(sql: SyncSql, threadId: string): InputContext["openModelRequest"] {
-  const last = sql.get<{ id: string; type: string; body_json: string }>(
-    "select id, type, body_json from events where thread_id = ? and type in (?, ?) order by seq desc limit 1",
-    threadId,
-    ...MODEL_REQUEST_TYPES,
-  );
-  if (!last) return null;
-  return openRequestOf(decodeFact({ id: last.id, type: last.type, body: JSON.parse(last.body_json) }));
 }

@@ -1,7 +1,6 @@
 import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { SqlHistoryReader } from "../sql/sqlHistoryReader.js";
-import { SqlInputLedger } from "../sql/sqlInputLedger.js";
 import { coordinatorStores } from "../sql/storeBundles.js";
 import type { SqliteHandle } from "./openSqlite.js";
 import { SqliteDispatchStore } from "./sqliteDispatchStore.js";
@@ -13,7 +12,7 @@ export function sqliteCoordinatorStores(handle: SqliteHandle, clock: Clock): Coo
   return {
     ...coordinatorStores(handle.db, clock),
     history: new SqliteHistoryReader(handle.writer, new SqlHistoryReader(handle.db)),
-    ledger: new SqliteInputLedger(handle.writer, new SqlInputLedger(handle.db)),
+    ledger: new SqliteInputLedger(handle.db, handle.writer),
     dispatch: new SqliteDispatchStore(handle.writer, clock),
   };
 }

@@ -1,4 +1,3 @@
-import { type FactAppend, threadMoved } from "../sql/appendFacts.js";
 import type { CommitWrites } from "../sql/commitWrites.js";
 import type { InputWrites } from "../sql/inputWrites.js";
 import type { RunUpdate } from "../sql/runWrites.js";
@@ -7,49 +6,23 @@ import type { SyncSql } from "./syncWriter.js";
 type Param = string | number | bigint | null;
 
 /**
- * The write plans of stores/sql (`appendFacts.ts`, `inputWrites.ts`, `commitWrites.ts`,
- * `runWrites.ts`) executed inside SQLite's synchronous transactions. Column names come from the
- * plans' own row types, so the statement texts are few and stay in the statement cache.
+ * SQLite's executor of the write plans of stores/sql (`inputWrites.ts`, `commitWrites.ts`,
+ * `runWrites.ts`), inside its synchronous transactions. The transaction read the head it planned
+ * on and nothing else writes meanwhile, so the plan's rows go in as they are; the primary key of
+ * `commits` still refuses a second commit at one version. Column names come from the plans' own
+ * row types, so the statement texts are few and stay in the statement cache.
  */
-export function writeFactAppendSync(sql: SyncSql, plan: FactAppend): void {
-  if (!plan.version) return;
-  for (const e of plan.events) {
-    sql.run(
-      "insert into events (thread_id, seq, id, session_id, type, body_json, created_at) values (?, ?, ?, ?, ?, ?, ?)",
-      e.thread_id,
-      e.seq,
-      e.id,
-      e.session_id,
-      e.type,
-      e.body_json,
-      e.created_at,
-    );
-  }
-  const { threadId, from, to } = plan.version;
-  const moved = sql.run("update threads set version = ? where id = ? and version = ?", to, threadId, from);
-  if (moved !== 1) throw threadMoved(threadId, from);
-}
-
 export function executeInputWritesSync(sql: SyncSql, sessionId: string, writes: InputWrites): void {
-  writeFactAppendSync(sql, writes.facts);
+  if (writes.row) insertRow(sql, "commits", writes.row);
   if (writes.session) updateById(sql, "sessions", sessionId, writes.session);
-  for (const row of writes.runs.inserts) insertRow(sql, "runs", row, "");
+  for (const row of writes.runs.inserts) insertRow(sql, "runs", row);
   if (writes.runs.update) executeRunUpdateSync(sql, writes.runs.update);
-  if (writes.receipt) {
-    insertRow(
-      sql,
-      "send_receipts",
-      writes.receipt,
-      " on conflict (session_id) do update set request_hash = excluded.request_hash, response_json = excluded.response_json, created_at = excluded.created_at, body_hash = excluded.body_hash",
-    );
-  }
 }
 
-export function executeCommitWritesSync(sql: SyncSql, sessionId: string, writes: CommitWrites): void {
-  writeFactAppendSync(sql, writes.facts);
-  if (writes.session) updateById(sql, "sessions", sessionId, writes.session);
+export function executeCommitWritesSync(sql: SyncSql, writes: CommitWrites): void {
+  if (writes.row) insertRow(sql, "commits", writes.row);
+  if (writes.operation) insertRow(sql, "commit_operations", writes.operation);
   if (writes.run) executeRunUpdateSync(sql, writes.run);
-  insertRow(sql, "commit_operations", writes.operation, "");
 }
 
 /** One run UPDATE; false when its WHERE matched no row. */
@@ -75,10 +48,10 @@ function updateById(sql: SyncSql, table: string, id: string, set: object): void 
   );
 }
 
-function insertRow(sql: SyncSql, table: string, row: object, suffix: string): void {
+function insertRow(sql: SyncSql, table: string, row: object): void {
   const entries = Object.entries(row) as [string, Param][];
   sql.run(
-    `insert into ${table} (${entries.map(([k]) => k).join(", ")}) values (${entries.map(() => "?").join(", ")})${suffix}`,
+    `insert into ${table} (${entries.map(([k]) => k).join(", ")}) values (${entries.map(() => "?").join(", ")})`,
     ...entries.map(([, v]) => v),
   );
 }

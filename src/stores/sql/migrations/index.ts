@@ -25,6 +25,7 @@ import { files } from "./024_files.js";
 import { skills } from "./025_skills.js";
 import { memoryStores } from "./026_memory_stores.js";
 import { sessionResources } from "./027_session_resources.js";
+import { commitRows } from "./028_commit_rows.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "025_skills": skills,
   "026_memory_stores": memoryStores,
   "027_session_resources": sessionResources,
+  "028_commit_rows": commitRows,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */

@@ -1,0 +1,102 @@
+import { type RawBuilder, sql } from "kysely";
+import type { DbOrTx } from "./db.js";
+import type { Database } from "./schema.js";
+
+/**
+ * A thread's head: its newest commit's version and the session projection after it. A thread
+ * with no commit yet has none (version 0, the session row's initial projection).
+ */
+export interface Head {
+  version: number;
+  status: string;
+  pending_json: string;
+  usage_json: string;
+}
+
+/** The head of `threadId`, or null before its first commit. */
+export async function readHead(db: DbOrTx, threadId: string): Promise<Head | null> {
+  const row = await db
+    .selectFrom("commits")
+    .select(["version", "status", "pending_json", "usage_json"])
+    .where("thread_id", "=", threadId)
+    .orderBy("base_version", "desc")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? headFrom(row) : null;
+}
+
+/** A head row as read; the projection columns are set on every head a commit wrote. */
+export function headFrom(row: {
+  version: number | string;
+  status: string | null;
+  pending_json: string | null;
+  usage_json: string | null;
+}): Head {
+  return {
+    version: Number(row.version),
+    status: row.status ?? "idle",
+    pending_json: row.pending_json ?? "[]",
+    usage_json: row.usage_json ?? "{}",
+  };
+}
+
+/** A column of the session's thread head, as a correlated subquery on `s` (a session row). */
+function headColumn(
+  column: "version" | "status" | "pending_json" | "usage_json" | "created_at",
+): RawBuilder<unknown> {
+  return sql.raw(
+    `(select h.${column} from commits h where h.thread_id = s.thread_id order by h.base_version desc limit 1)`,
+  );
+}
+
+/** The session's current status: its head's, or the initial one before its first commit. */
+export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(${headColumn("status")}, s.status)`;
+
+/**
+ * Sessions (`sessions as s`) with their current projection, as `rowToSession` reads them: the
+ * projection columns come from the thread's head, `updated_at` is the later of the row's own and
+ * the head's commit, and `thread_version` is the head's version.
+ */
+export function selectSessions(db: DbOrTx) {
+  return db
+    .selectFrom("sessions as s")
+    .select([
+      "s.id",
+      "s.workspace_id",
+      "s.agent_id",
+      "s.agent_version",
+      "s.agent_snapshot_json",
+      "s.environment_id",
+      "s.environment_revision",
+      "s.thread_id",
+      "s.title",
+      "s.metadata_json",
+      "s.resources_json",
+      "s.vault_ids_json",
+      "s.credential_pins_json",
+      "s.budget_json",
+      "s.created_at",
+      "s.archived_at",
+      "s.deleted_at",
+      "s.data_subject",
+      sessionStatus.as("status"),
+      sql<string>`coalesce(${headColumn("pending_json")}, s.pending_json)`.as("pending_json"),
+      sql<string>`coalesce(${headColumn("usage_json")}, s.usage_json)`.as("usage_json"),
+      sql<number>`coalesce(${headColumn("created_at")}, 0)`.as("head_at"),
+      sql<number>`coalesce(${headColumn("version")}, 0)`.as("thread_version"),
+      "s.updated_at as row_updated_at",
+    ]);
+}
+
+/** A row of `selectSessions` as the sessions row `rowToSession` reads. */
+export function sessionRowOf(row: {
+  row_updated_at: number | string;
+  head_at: number | string;
+  [column: string]: unknown;
+}): Database["sessions"] {
+  const { row_updated_at, head_at, thread_version: _, ...rest } = row;
+  return {
+    ...(rest as Omit<Database["sessions"], "updated_at">),
+    updated_at: Math.max(Number(row_updated_at), Number(head_at)),
+  };
+}

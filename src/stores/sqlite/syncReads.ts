@@ -1,0 +1,72 @@
+import { decodeFact } from "../../coordinator/factCodec.js";
+import type { CommittedFact } from "../../coordinator/facts.js";
+import type { InputContext } from "../../coordinator/ports.js";
+import { type StoredOperation, storedOperation } from "../sql/commitWrites.js";
+import { factsAfter, HISTORY_COLUMNS, type HistoryRow, lastOfTypes } from "../sql/historyRows.js";
+import { type Head, headFrom } from "../sql/sessionHead.js";
+import { MODEL_REQUEST_TYPES, openRequestOf } from "../sql/sqlInputLedger.js";
+import type { SyncSql } from "./syncWriter.js";
+
+/** The reads of SQLite's executor, each one indexed lookup inside its synchronous transaction. */
+
+export function headSync(sql: SyncSql, threadId: string): Head | null {
+  const row = sql.get<{
+    version: number;
+    status: string | null;
+    pending_json: string | null;
+    usage_json: string | null;
+  }>(
+    "select version, status, pending_json, usage_json from commits where thread_id = ? order by base_version desc limit 1",
+    threadId,
+  );
+  return row ? headFrom(row) : null;
+}
+
+/** Facts of a thread after `afterSeq`, ascending, at most `limit`. */
+export function readThreadSync(
+  sql: SyncSql,
+  threadId: string,
+  afterSeq: number,
+  limit: number,
+): CommittedFact[] {
+  // The commit holding version afterSeq + 1 is the last one based at or below afterSeq.
+  const rows = sql.all<HistoryRow>(
+    `select ${HISTORY_COLUMNS} from commits where thread_id = ? and base_version >= coalesce((select max(base_version) from commits where thread_id = ? and base_version <= ?), 0) order by base_version limit ?`,
+    threadId,
+    threadId,
+    afterSeq,
+    limit,
+  );
+  return factsAfter(rows, afterSeq, limit);
+}
+
+/** The operation stored under `opId`: a commit row's, or a `commit_operations` row's. */
+export function storedOperationSync(sql: SyncSql, opId: string): StoredOperation | null {
+  const row = sql.get<Parameters<typeof storedOperation>[0] & { payload_hash: string | null }>(
+    "select op_id, run_id, thread_id, version, facts_json, created_at, settled, payload_hash from commits where op_id = ?",
+    opId,
+  );
+  if (row) return storedOperation(row);
+  const old = sql.get<{ payload_hash: string; receipt_json: string }>(
+    "select payload_hash, receipt_json from commit_operations where op_id = ?",
+    opId,
+  );
+  return old ? storedOperation(old) : null;
+}
+
+/** The request the thread's last model request span left open, if any. */
+export function openRequestSync(sql: SyncSql, threadId: string): InputContext["openModelRequest"] {
+  let below: number | null = null;
+  for (;;) {
+    const rows: HistoryRow[] = sql.all<HistoryRow>(
+      `select ${HISTORY_COLUMNS} from commits where thread_id = ? and base_version < ? order by base_version desc limit 16`,
+      threadId,
+      below ?? Number.MAX_SAFE_INTEGER,
+    );
+    const last = lastOfTypes(rows, MODEL_REQUEST_TYPES);
+    if (last) return openRequestOf(decodeFact(last));
+    const oldest = rows.at(-1);
+    if (!oldest || rows.length < 16) return null;
+    below = Number(oldest.base_version);
+  }
+}
