@@ -12,8 +12,8 @@ import type { CarriedNotices } from "./commitNotices.js";
  *   it read in their WHERE: PostgreSQL re-checks a locked row's latest version, so a row that
  *   moved returns nothing) and the guards (plain conditions) make the gate;
  * - with facts, the commit row is inserted `ON CONFLICT DO NOTHING`: the primary key (thread,
- *   base version) refuses a second commit at one version, and the partial unique index a reused
- *   operation id, whatever the snapshot saw; `ok` is then whether the row went in;
+ *   base version) refuses a second commit at one version (a retried operation's included),
+ *   whatever the snapshot saw; `ok` is then whether the row went in;
  * - the run, session and operation writes follow `ok`, and so does the wake NOTIFY (delivered only
  *   if the transaction commits).
  * The answer is `ok`: 1 written, 0 nothing written (the caller reads and decides again). No error

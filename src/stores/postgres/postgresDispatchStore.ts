@@ -1,14 +1,13 @@
 import type pg from "pg";
 import { decideCommit } from "../../coordinator/commitFence.js";
 import { type CommitOperation, type CommitResult, payloadHash } from "../../coordinator/commitOperation.js";
-import type { Fact } from "../../coordinator/facts.js";
 import type { Activation } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
-import { type ProjectionColumns, placedFacts } from "../sql/appendFacts.js";
+import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
 import { planCommitWrites, storedOperation } from "../sql/commitWrites.js";
 import type { Db } from "../sql/db.js";
-import { type Head, headFrom } from "../sql/sessionHead.js";
+import { type Head, headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
@@ -29,8 +28,8 @@ const COMMIT_ATTEMPTS = 8;
  * projection a version had is the one it keeps; read when not remembered), executed by one
  * statement (`casStatement`) that locks the run row only if it is still the claim the operation
  * holds (state, owner, epoch, unexpired lease, thread) and inserts the commit row; the primary
- * key (thread, base version) is the version check and the unique operation id the duplicate
- * check. When it writes nothing, the fence's state is read and `decideCommit` says why (stale
+ * key (thread, base version) is the version check, and the duplicate check too: an operation
+ * appends at its expected version, so a retry meets its own row there. When it writes nothing, the fence's state is read and `decideCommit` says why (stale
  * claim, version conflict, duplicate); it says `append` only if the refusal was a transaction
  * that did not commit, and the statement is sent again.
  */
@@ -168,7 +167,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     } else {
       guards.push(
         `coalesce((select version from commits where thread_id = ${$(op.threadId)} order by base_version desc limit 1), 0) = ${$(op.expectedVersion)}::bigint`,
-        `not exists (select 1 from commits where op_id = ${$(op.opId)})`,
+        `not exists (select 1 from commits where thread_id = ${$(op.threadId)} and base_version = ${$(op.expectedVersion)}::bigint and op_id = ${$(op.opId)})`,
       );
     }
     const statement = casStatement(
@@ -228,7 +227,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const { rows } = await this.pool.query<FenceRow>({
       name: FENCE.name,
       text: FENCE.sql,
-      values: [op.runId, op.threadId, op.opId],
+      values: [op.runId, op.threadId, op.opId, op.expectedVersion],
     });
     const row = rows[0];
     const existing =
@@ -300,7 +299,7 @@ interface ClaimRow {
   data_subject: string | null;
   config_json: string | null;
   /** [base_version, created_at, facts] per commit, ascending. */
-  history: [number, number, Fact[]][];
+  history: [number, number, StoredFact[]][];
   /** [version, status, pending_json, usage_json] of the newest commit; null before the first. */
   head: [number, string | null, string | null, string | null] | null;
 }
@@ -349,7 +348,7 @@ const CLAIM = {
       on er.environment_id = s.environment_id and er.revision = s.environment_revision where s.id = r.session_id)
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
   select p.picked_id, c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
-    s.status, s.pending_json, s.usage_json, s.workspace_id, s.agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, er.config_json,
+    s.status, s.pending_json, s.usage_json, s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, er.config_json,
     (select coalesce(json_agg(json_build_array(h.base_version, h.created_at, h.facts_json::json) order by h.base_version), '[]')
       from commits h where h.thread_id = c.thread_id) as history,
     (select json_build_array(h.version, h.status, h.pending_json, h.usage_json)
@@ -402,9 +401,12 @@ interface FenceRow {
   o_receipt_json: string | null;
 }
 
-/** $1 run, $2 thread, $3 operation id: what `decideCommit` reads. */
+/**
+ * $1 run, $2 thread, $3 operation id, $4 its expected version: what `decideCommit` reads. An
+ * operation appends at its expected version, so its commit row, if any, is the one based there.
+ */
 const FENCE = {
-  name: "awaken_commit_fence_v1",
+  name: "awaken_commit_fence_v2",
   sql: `select r.state, r.owner, r.epoch, r.lease_expires_at, r.thread_id,
       (select version from commits where thread_id = $2 order by base_version desc limit 1) as head,
       c.op_id as c_op_id, c.run_id as c_run_id, c.thread_id as c_thread_id, c.version as c_version,
@@ -412,6 +414,6 @@ const FENCE = {
       c.payload_hash as c_payload_hash, o.payload_hash as o_payload_hash, o.receipt_json as o_receipt_json
     from (select 1) one
     left join runs r on r.id = $1
-    left join commits c on c.op_id = $3
+    left join commits c on c.thread_id = $2 and c.base_version = $4 and c.op_id = $3
     left join commit_operations o on o.op_id = $3`,
 } as const;

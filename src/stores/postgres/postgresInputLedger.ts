@@ -5,7 +5,7 @@ import { notFound } from "../../kernel/errors.js";
 import type { Db } from "../sql/db.js";
 import { planInputWrites, writesSomething } from "../sql/inputWrites.js";
 import type { Database } from "../sql/schema.js";
-import { headFrom } from "../sql/sessionHead.js";
+import { headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import {
   ACTIVE_RUN_STATES,
@@ -68,7 +68,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     const { rows } = await this.pool.query<ReadRow>({
       name: READ.name,
       text: READ.sql,
-      values: [sessionId, [...ACTIVE_RUN_STATES]],
+      values: [sessionId],
     });
     const row = rows[0];
     if (!row) throw notFound("session", sessionId);
@@ -85,6 +85,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     const current = head ?? row;
     const session = rowToSession({
       ...row,
+      agent_snapshot_json: row.agent_snapshot,
       status: current.status,
       pending_json: current.pending_json,
       usage_json: current.usage_json,
@@ -159,6 +160,7 @@ export class PostgresInputLedger extends SqlInputLedger {
 }
 
 type ReadRow = Database["sessions"] & {
+  agent_snapshot: string;
   head_version: string | number | null;
   h_status: string | null;
   h_pending: string | null;
@@ -170,18 +172,18 @@ type ReadRow = Database["sessions"] & {
 };
 
 /**
- * $1 session id, $2 the active states. One snapshot: the session row, its thread's head and the
+ * $1 session id. One snapshot: the session row, its thread's head and the
  * newest active run.
  */
 const READ = {
-  name: "awaken_input_read_v2",
-  sql: `select s.*, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
+  name: "awaken_input_read_v3",
+  sql: `select s.*, ${SESSION_AGENT_SQL} as agent_snapshot, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
       h.usage_json as h_usage, h.created_at as head_at,
       r.id as run_id, r.state as run_state, r.epoch as run_epoch
     from sessions s
     left join lateral (select version, status, pending_json, usage_json, created_at from commits
         where thread_id = s.thread_id order by base_version desc limit 1) h on true
     left join lateral (select id, state, epoch from runs
-        where session_id = s.id and state = any($2::text[]) order by created_at desc limit 1) r on true
+        where session_id = s.id and state in ('queued', 'claimed', 'awaiting') order by created_at desc limit 1) r on true
     where s.id = $1 and s.deleted_at is null`,
 } as const;

@@ -115,9 +115,20 @@ export function committedFacts(
   }));
 }
 
-/** A commit's `facts_json`: its facts' ids, types and bodies, in version order. */
+/**
+ * A fact as a commit row stores it: `[id, type, body]`. An array, not an object: the keys would
+ * be written again for every fact of every commit.
+ */
+export type StoredFact = [id: string, type: string, body: Fact["body"]];
+
+/** A commit's `facts_json`: its facts in version order. */
 export function encodeFacts(facts: readonly Fact[]): string {
-  return toJson(facts.map((f) => ({ id: f.id, type: f.type, body: f.body })));
+  return toJson(facts.map((f): StoredFact => [f.id, f.type, f.body]));
+}
+
+/** The facts of a `facts_json`, in version order. */
+export function decodeFacts(text: string): Fact[] {
+  return fromJson<StoredFact[]>(text).map(([id, type, body]) => ({ id, type, body }));
 }
 
 /** The facts of a `commits` row, at their versions. */
@@ -128,20 +139,20 @@ export function rowFacts(row: {
   facts_json: string;
   created_at: number | string;
 }): CommittedFact[] {
-  return placedFacts(row, fromJson<Fact[]>(row.facts_json));
+  return placedFacts(row, fromJson<StoredFact[]>(row.facts_json));
 }
 
 /** A commit's facts (already parsed) at their versions. */
 export function placedFacts(
   row: { thread_id: string; base_version: number | string; session_id: string; created_at: number | string },
-  facts: readonly Fact[],
+  facts: readonly StoredFact[],
 ): CommittedFact[] {
   const base = Number(row.base_version);
   const createdAt = Number(row.created_at);
-  return facts.map((f, i) => ({
-    id: f.id,
-    type: f.type,
-    body: f.body,
+  return facts.map(([id, type, body], i) => ({
+    id,
+    type,
+    body,
     sessionId: row.session_id,
     threadId: row.thread_id,
     seq: base + i + 1,

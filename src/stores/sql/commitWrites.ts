@@ -5,10 +5,17 @@ import {
   type RunOutcome,
 } from "../../coordinator/commitOperation.js";
 import type { PendingAction } from "../../coordinator/facts.js";
-import { type CommitRow, type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
+import {
+  type CommitRow,
+  type FactAppend,
+  type ProjectionColumns,
+  planFactAppend,
+  type StoredFact,
+} from "./appendFacts.js";
 import { fromJson, toJson } from "./db.js";
 import { planRunAfterCommit, type RunUpdate } from "./runWrites.js";
 import type { Database } from "./schema.js";
+import { readHash, storedHash } from "./storedHash.js";
 
 /** What a fenced commit writes once `decideCommit` said `append`. */
 export interface CommitWrites {
@@ -42,7 +49,13 @@ export function planCommitWrites(
     now,
   );
   const row: CommitRow | null = facts.row
-    ? { ...facts.row, op_id: op.opId, run_id: op.runId, payload_hash: hash, settled: op.settle ?? null }
+    ? {
+        ...facts.row,
+        op_id: op.opId,
+        run_id: op.runId,
+        payload_hash: storedHash(hash),
+        settled: op.settle ?? null,
+      }
     : null;
   return {
     facts,
@@ -76,7 +89,7 @@ export function receiptOfRow(row: {
     runId: row.run_id ?? "",
     threadId: row.thread_id,
     versionAfter: Number(row.version),
-    eventIds: fromJson<{ id: string }[]>(row.facts_json).map((f) => f.id),
+    eventIds: fromJson<StoredFact[]>(row.facts_json).map(([id]) => id),
     committedAt: Number(row.created_at),
     settled: (row.settled as RunOutcome | null) ?? null,
   };
@@ -100,5 +113,5 @@ export function storedOperation(
 ): StoredOperation {
   if ("receipt_json" in row)
     return { payloadHash: row.payload_hash, receipt: fromJson<CommitReceipt>(row.receipt_json) };
-  return { payloadHash: row.payload_hash ?? "", receipt: receiptOfRow(row) };
+  return { payloadHash: readHash(row.payload_hash ?? ""), receipt: receiptOfRow(row) };
 }

@@ -3,6 +3,7 @@ import { type CommitRow, type FactAppend, type ProjectionColumns, planFactAppend
 import { toJson } from "./db.js";
 import { planRunEffects, type RunEffectWrites } from "./runWrites.js";
 import type { Database } from "./schema.js";
+import { storedHash } from "./storedHash.js";
 
 /** The session columns an input's patch changes (the projection lives in `commits`). */
 export type SessionChange = Partial<
@@ -37,8 +38,8 @@ export function planInputWrites(
     facts.row && plan.requestHash
       ? {
           ...facts.row,
-          request_hash: plan.requestHash,
-          body_hash: plan.bodyHash ?? null,
+          request_hash: storedHash(plan.requestHash),
+          body_hash: storedHash(plan.bodyHash ?? null),
           echo_json: toJson(facts.committed.filter((f) => plan.echoIds.includes(f.id)).map((f) => f.id)),
         }
       : facts.row;

@@ -88,6 +88,10 @@ export interface Database
     workspace_id: string;
     agent_id: string;
     agent_version: number;
+    /**
+     * The agent the session runs; empty when it is the executable catalog's snapshot of
+     * (agent_id, agent_version) as it stands (migration 028): `SESSION_AGENT_SQL` reads either.
+     */
     agent_snapshot_json: string;
     environment_id: string;
     environment_revision: number;

@@ -49,6 +49,13 @@ function headColumn(
   );
 }
 
+/**
+ * The agent snapshot of a session row `s`: its own when it differs from the catalog's (an
+ * override), else the executable catalog's for its agent and version (immutable once registered).
+ */
+export const SESSION_AGENT_SQL =
+  "coalesce(nullif(s.agent_snapshot_json, ''), (select ea.snapshot_json from executable_agents ea where ea.workspace_id = s.workspace_id and ea.agent_id = s.agent_id and ea.version = s.agent_version))";
+
 /** The session's current status: its head's, or the initial one before its first commit. */
 export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(${headColumn("status")}, s.status)`;
 
@@ -65,7 +72,7 @@ export function selectSessions(db: DbOrTx) {
       "s.workspace_id",
       "s.agent_id",
       "s.agent_version",
-      "s.agent_snapshot_json",
+      sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent_snapshot_json"),
       "s.environment_id",
       "s.environment_revision",
       "s.thread_id",

@@ -32,11 +32,17 @@ export function sessionToRow(s: SessionRecord): SessionRow {
   };
 }
 
+/** A read session row's agent snapshot: its own, or the catalog's the read joined in (`SESSION_AGENT_SQL`). */
+function agentSnapshotOf(r: SessionRow): string {
+  if (!r.agent_snapshot_json) throw new Error(`session ${r.id}: its agent snapshot was not read`);
+  return r.agent_snapshot_json;
+}
+
 export function rowToSession(r: SessionRow): SessionRecord {
   return {
     id: r.id,
     workspaceId: r.workspace_id,
-    agent: fromJson<ExecutableAgentSnapshot>(r.agent_snapshot_json),
+    agent: fromJson<ExecutableAgentSnapshot>(agentSnapshotOf(r)),
     environmentId: r.environment_id,
     environmentRevision: Number(r.environment_revision),
     threadId: r.thread_id,

@@ -15,6 +15,7 @@ import { begin, type Db, type DbOrTx, fromJson, type SqlDialect, type Tx } from 
 import { lastOfTypes } from "./historyRows.js";
 import { readHead } from "./sessionHead.js";
 import { deleteSessionResources } from "./sqlSessionResourceStore.js";
+import { readHash, storedHash } from "./storedHash.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
 
@@ -60,10 +61,11 @@ export abstract class SqlInputLedger implements InputLedger {
       .orderBy("c.base_version", "desc")
       .limit(1)
       .executeTakeFirst();
-    if (!row || row.request_hash !== requestHash || Number(row.created_at) < notBefore) return null;
+    if (!row || row.request_hash !== storedHash(requestHash) || Number(row.created_at) < notBefore)
+      return null;
     const facts = new Map(rowFacts(row).map((f) => [f.id, f]));
     const echo = fromJson<string[]>(row.echo_json ?? "[]").flatMap((id) => facts.get(id) ?? []);
-    return { echo, bodyHash: row.body_hash };
+    return { echo, bodyHash: readHash(row.body_hash) };
   }
 
   async deleteSession(sessionId: string, deletedFact: Fact, now: number): Promise<CommittedFact | null> {

@@ -6,8 +6,8 @@ export type RunQueueState = "queued" | "delayed" | "claimed" | "lapsed";
 
 /**
  * How many runs are waiting for a worker or held by one, read at scrape time: one grouped count
- * over the runs still in `queued` or `claimed` (the claim indexes lead with `state`, so finished
- * runs are never scanned). Every replica reads the same table, so every replica reports the same
+ * over the runs still in `queued` or `claimed` (the partial index of claimable runs holds only
+ * those, so finished runs are never scanned). Every replica reads the same table, so every replica reports the same
  * figure.
  */
 export class SqlRunQueueStats {
@@ -24,7 +24,8 @@ export class SqlRunQueueStats {
           else 'lapsed' end`.as("bucket"),
         (eb) => eb.fn.countAll().as("n"),
       ])
-      .where("state", "in", ["queued", "claimed"])
+      // Literals, so a prepared plan can use the partial index of claimable runs.
+      .where(sql<boolean>`state in ('queued', 'claimed')`)
       .groupBy("bucket")
       .execute();
     const counts: Record<RunQueueState, number> = { queued: 0, delayed: 0, claimed: 0, lapsed: 0 };

@@ -17,7 +17,21 @@ export class SqlSessionStore implements SessionStore {
 
   async create(record: SessionRecord, resources: readonly SessionResourceRecord[] = []): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
-      await tx.insertInto("sessions").values(sessionToRow(record)).execute();
+      const row = sessionToRow(record);
+      // The catalog holds this snapshot already (the usual case: no override): the row points at it.
+      const catalog = await tx
+        .selectFrom("executable_agents")
+        .select("snapshot_json")
+        .where("workspace_id", "=", record.agent.workspaceId)
+        .where("agent_id", "=", record.agent.agentId)
+        .where("version", "=", record.agent.version)
+        .executeTakeFirst();
+      if (
+        catalog?.snapshot_json === row.agent_snapshot_json &&
+        record.agent.workspaceId === record.workspaceId
+      )
+        row.agent_snapshot_json = "";
+      await tx.insertInto("sessions").values(row).execute();
       await tx
         .insertInto("threads")
         .values({ id: record.threadId, session_id: record.id, created_at: record.createdAt })

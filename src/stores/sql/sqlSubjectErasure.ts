@@ -9,7 +9,7 @@ import {
   subjectBusy,
   tombstoneStored,
 } from "../../coordinator/dataSubjects.js";
-import type { JsonObject } from "../../kernel/json.js";
+import { decodeFacts, encodeFacts } from "./appendFacts.js";
 import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db.js";
 import { writeAudit } from "./sqlAdminAudit.js";
 import { deleteSessionResources } from "./sqlSessionResourceStore.js";
@@ -179,18 +179,17 @@ async function eraseFacts(tx: Tx, sessionId: string): Promise<{ facts: number; s
   let facts = 0;
   let sendReceipts = 0;
   for (const row of rows) {
-    const stored = fromJson<{ id: string; type: string; body: JsonObject }[]>(row.facts_json);
     const erasedIds = new Set<string>();
-    const rewritten = stored.map((fact) => {
+    const rewritten = decodeFacts(row.facts_json).map((fact) => {
       const tombstone = tombstoneStored(fact);
       if (!tombstone) return fact;
       erasedIds.add(fact.id);
-      return { id: fact.id, type: tombstone.type, body: tombstone.body };
+      return tombstone;
     });
     if (erasedIds.size === 0) continue;
     await tx
       .updateTable("commits")
-      .set({ facts_json: toJson(rewritten) })
+      .set({ facts_json: encodeFacts(rewritten) })
       .where("thread_id", "=", row.thread_id)
       .where("base_version", "=", row.base_version)
       .execute();

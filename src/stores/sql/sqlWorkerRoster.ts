@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type {
   HeldClaim,
   HeldWork,
@@ -24,7 +25,8 @@ export class SqlWorkerRoster implements WorkerRosterStore {
       ])
       .where("sessions.workspace_id", "=", workspaceId)
       .where("sessions.deleted_at", "is", null)
-      .where("runs.state", "=", "claimed")
+      // A literal, so a prepared plan can use the partial index of claimable runs.
+      .where(sql`runs.state`, "=", sql.lit("claimed"))
       .where("runs.owner", "is not", null)
       .orderBy("runs.updated_at", "desc")
       .orderBy("runs.id", "desc")

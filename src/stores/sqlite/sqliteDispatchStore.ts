@@ -6,6 +6,7 @@ import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
 import type { ProjectionColumns } from "../sql/appendFacts.js";
 import { planCommitWrites } from "../sql/commitWrites.js";
 import { planClaim } from "../sql/runWrites.js";
+import { SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { headSync, readThreadSync, storedOperationSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
@@ -61,7 +62,7 @@ export class SqliteDispatchStore implements DispatchStore {
         metadata_json: string;
         data_subject: string | null;
       }>(
-        "select workspace_id, agent_snapshot_json, environment_id, environment_revision, metadata_json, data_subject from sessions where id = ?",
+        `select s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject from sessions s where s.id = ?`,
         run.session_id,
       );
       if (!session) throw new Error(`run ${run.id} has no session`);
@@ -126,6 +127,19 @@ export class SqliteDispatchStore implements DispatchStore {
     });
   }
 
+  holds(runId: string, owner: string, epoch: number): Promise<boolean> {
+    return this.writer.read(
+      (sql) =>
+        sql.get(
+          "select id from runs where id = ? and owner = ? and epoch = ? and state = 'claimed' and lease_expires_at > ?",
+          runId,
+          owner,
+          epoch,
+          this.clock.now(),
+        ) !== undefined,
+    );
+  }
+
   async release(runId: string, owner: string, epoch: number): Promise<void> {
     await this.writer.write((sql) => {
       const now = this.clock.now();
@@ -147,7 +161,7 @@ export class SqliteDispatchStore implements DispatchStore {
       const run = sql.get<RunRow>("select * from runs where id = ?", op.runId);
       const head = headSync(sql, op.threadId);
       const decision = decideCommit(op, hash, {
-        existing: storedOperationSync(sql, op.opId),
+        existing: storedOperationSync(sql, op),
         run: run
           ? {
               state: run.state,

@@ -4,6 +4,7 @@ import { notFound } from "../../kernel/errors.js";
 import type { Db } from "../sql/db.js";
 import { planInputWrites } from "../sql/inputWrites.js";
 import type { Database } from "../sql/schema.js";
+import { SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { SqlInputLedger } from "../sql/sqlInputLedger.js";
 import { headSync, openRequestSync } from "./syncReads.js";
@@ -31,11 +32,12 @@ export class SqliteInputLedger extends SqlInputLedger {
   ): Promise<InputOutcome> {
     return this.writer.write((sql) => {
       if (precondition) checkWorkLease(sql, sessionId, precondition, now);
-      const row = sql.get<Database["sessions"]>(
-        "select * from sessions where id = ? and deleted_at is null",
+      const read = sql.get<Database["sessions"] & { agent_snapshot: string }>(
+        `select s.*, ${SESSION_AGENT_SQL} as agent_snapshot from sessions s where s.id = ? and s.deleted_at is null`,
         sessionId,
       );
-      if (!row) throw notFound("session", sessionId);
+      if (!read) throw notFound("session", sessionId);
+      const row = { ...read, agent_snapshot_json: read.agent_snapshot };
       const head = headSync(sql, row.thread_id);
       const current = head ?? row;
       const session = rowToSession({

@@ -40,16 +40,24 @@ export function readThreadSync(
   return factsAfter(rows, afterSeq, limit);
 }
 
-/** The operation stored under `opId`: a commit row's, or a `commit_operations` row's. */
-export function storedOperationSync(sql: SyncSql, opId: string): StoredOperation | null {
+/**
+ * The operation `op` names, if it was stored: a commit row's (an operation appends at its expected
+ * version, so its row, if any, is the one based there), or a `commit_operations` row's.
+ */
+export function storedOperationSync(
+  sql: SyncSql,
+  op: { opId: string; threadId: string; expectedVersion: number },
+): StoredOperation | null {
   const row = sql.get<Parameters<typeof storedOperation>[0] & { payload_hash: string | null }>(
-    "select op_id, run_id, thread_id, version, facts_json, created_at, settled, payload_hash from commits where op_id = ?",
-    opId,
+    "select op_id, run_id, thread_id, version, facts_json, created_at, settled, payload_hash from commits where thread_id = ? and base_version = ? and op_id = ?",
+    op.threadId,
+    op.expectedVersion,
+    op.opId,
   );
   if (row) return storedOperation(row);
   const old = sql.get<{ payload_hash: string; receipt_json: string }>(
     "select payload_hash, receipt_json from commit_operations where op_id = ?",
-    opId,
+    op.opId,
   );
   return old ? storedOperation(old) : null;
 }

@@ -5,7 +5,7 @@ import type { Migration } from "kysely/migration";
 // projection after them, and what the commit was for (a fenced operation's id and payload hash,
 // or a client send's request hash and echo). A turn used to write a row per fact, move the
 // thread's version, rewrite the session's projection columns and upsert a send receipt; now it
-// inserts one row, and the primary key (thread, base version) is the version check.
+// inserts one row, and the primary key (thread, base version) is the version and duplicate check.
 //
 // Every fact keeps its id, type, body (byte for byte) and version. A migrated thread becomes one
 // row per former event; its newest row carries the session's projection as it stood. The fenced
@@ -13,6 +13,7 @@ import type { Migration } from "kysely/migration";
 // the send receipts, an idempotency aid of the last few minutes, are dropped. `events` becomes a
 // read-only view over `commits` for operators' queries. The one-call PostgreSQL functions of
 // migrations 005–015 are dropped: the commit and the input append are plain statements now.
+// The runs' claim indexes become one partial index, so a finished run's row leaves no entry in it.
 export const commitRows: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -49,7 +50,7 @@ export const commitRows: Migration = {
         `insert into commits (thread_id, base_version, version, session_id, facts_json, created_at,
           status, pending_json, usage_json)
         select e.thread_id, e.seq - 1, e.seq, e.session_id,
-          '[{"id":' || ${quote("e.id")} || ',"type":' || ${quote("e.type")} || ',"body":' || e.body_json || '}]',
+          '[[' || ${quote("e.id")} || ',' || ${quote("e.type")} || ',' || e.body_json || ']]',
           e.created_at,
           case when e.seq = t.version then s.status end,
           case when e.seq = t.version then s.pending_json end,
@@ -63,12 +64,24 @@ export const commitRows: Migration = {
     await db.schema.dropTable("send_receipts").execute();
     await db.schema.alterTable("threads").dropColumn("version").execute();
 
+    // Every UPDATE of a run writes a new entry into each of its indexes: the claim's index holds
+    // only runs a claim may take, and a subject's index only sessions that name one.
+    await db.schema.dropIndex("runs_claimable").execute();
+    await db.schema.dropIndex("runs_lapsed").execute();
+    await sql`create index runs_claimable on runs (state, available_at) where state in ('queued', 'claimed')`.execute(
+      db,
+    );
+    await db.schema.dropIndex("sessions_data_subject").execute();
+    await sql`create index sessions_data_subject on sessions (workspace_id, data_subject) where data_subject is not null`.execute(
+      db,
+    );
+
     const facts = postgres
-      ? `select c.thread_id, c.base_version + f.n as seq, f.value->>'id' as id, c.session_id,
-           f.value->>'type' as type, (f.value->'body')::text as body_json, c.created_at
+      ? `select c.thread_id, c.base_version + f.n as seq, f.value->>0 as id, c.session_id,
+           f.value->>1 as type, (f.value->2)::text as body_json, c.created_at
          from commits c cross join lateral json_array_elements(c.facts_json::json) with ordinality as f(value, n)`
-      : `select c.thread_id, c.base_version + f.key + 1 as seq, json_extract(f.value, '$.id') as id,
-           c.session_id, json_extract(f.value, '$.type') as type, json_extract(f.value, '$.body') as body_json,
+      : `select c.thread_id, c.base_version + f.key + 1 as seq, json_extract(f.value, '$[0]') as id,
+           c.session_id, json_extract(f.value, '$[1]') as type, json_extract(f.value, '$[2]') as body_json,
            c.created_at
          from commits c, json_each(c.facts_json) f`;
     await sql.raw(`create view events as ${facts}`).execute(db);

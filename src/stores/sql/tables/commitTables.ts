@@ -5,14 +5,15 @@ export interface CommitTables {
    * projection after them and what it was committed for (a fenced operation or a client's send).
    * Rows are never updated, except by the erasure of a data subject's content and the deletion of
    * a session. The facts of a row occupy versions (base_version, version]; the primary key
-   * (thread_id, base_version) is the fence's version check: two commits cannot extend one version.
+   * (thread_id, base_version) is the fence's version check (two commits cannot extend one version)
+   * and its duplicate check (an operation's row is the one based at its expected version).
    */
   commits: {
     thread_id: string;
     base_version: number;
     version: number;
     session_id: string;
-    /** JSON array of `{id, type, body}`, in version order. */
+    /** JSON array of `[id, type, body]`, in version order (`encodeFacts`). */
     facts_json: string;
     created_at: number;
     /** The session projection after the facts; null only on rows migrated below a thread's head. */
