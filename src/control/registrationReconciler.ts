@@ -1,4 +1,5 @@
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import { Backoff } from "../kernel/backoff.js";
 import type { Clock } from "../kernel/clock.js";
 import type { PublicationStore, StoredPublication } from "./ports.js";
 import { logFields, type RegistrationLog, registerPublication } from "./publicationRegistration.js";
@@ -39,23 +40,29 @@ export class RegistrationReconciler {
   private timer: NodeJS.Timeout | null = null;
   private pass: Promise<unknown> | null = null;
   private stopped = true;
-  private backoff = 0;
+  /** The wait while the Coordinator is unreachable; 0 while it answers. */
+  private backoffMs = 0;
+  private readonly backoff: Backoff;
   private wakeSoon = false;
   private readonly pollMs: number;
-  private readonly initialBackoffMs: number;
-  private readonly maxBackoffMs: number;
   private readonly batch: number;
 
   constructor(private readonly deps: RegistrationReconcilerDeps) {
     this.pollMs = deps.pollMs ?? DEFAULT_POLL_MS;
-    this.initialBackoffMs = deps.initialBackoffMs ?? DEFAULT_INITIAL_BACKOFF_MS;
-    this.maxBackoffMs = deps.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
+    this.backoff = new Backoff(
+      {
+        baseMs: deps.initialBackoffMs ?? DEFAULT_INITIAL_BACKOFF_MS,
+        maxMs: deps.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS,
+        jitter: "none",
+      },
+      { clock: deps.clock },
+    );
     this.batch = deps.batch ?? DEFAULT_BATCH;
   }
 
   /** The wait before the next pass: the backoff while the Coordinator is unreachable, else pollMs. */
   get nextDelayMs(): number {
-    return this.backoff > 0 ? this.backoff : this.pollMs;
+    return this.backoffMs > 0 ? this.backoffMs : this.pollMs;
   }
 
   start(): void {
@@ -82,7 +89,8 @@ export class RegistrationReconciler {
         const outcome = await registerPublication(store, registrar, clock, log, p);
         if (outcome.kind === "registered") {
           counts.registered += 1;
-          this.backoff = 0;
+          this.backoffMs = 0;
+          this.backoff.reset();
         } else if (outcome.kind === "refused") {
           counts.refused += 1;
           log.error(
@@ -96,7 +104,7 @@ export class RegistrationReconciler {
           counts.pending += page.length - index;
           this.backOff();
           log.warn(
-            { ...logFields(p, outcome.error), backoffMs: this.backoff },
+            { ...logFields(p, outcome.error), backoffMs: this.backoffMs },
             "the coordinator is unavailable; registration paused",
           );
           return counts;
@@ -131,7 +139,7 @@ export class RegistrationReconciler {
 
   /** Exponential from initialBackoffMs up to maxBackoffMs; a registration that lands resets it. */
   private backOff(): void {
-    this.backoff = Math.min(this.backoff > 0 ? this.backoff * 2 : this.initialBackoffMs, this.maxBackoffMs);
+    this.backoffMs = this.backoff.next() ?? this.pollMs;
   }
 
   private schedule(ms: number): void {
