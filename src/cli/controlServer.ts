@@ -7,12 +7,12 @@ import { createControlHttpServer } from "../edge/control-link/controlHttpServer.
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
 import { systemClock } from "../kernel/clock.js";
+import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, openLocalControl } from "./controlPlane.js";
 import { metricsTokenFrom } from "./metricsToken.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { readinessProbe } from "./readinessProbe.js";
 import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";

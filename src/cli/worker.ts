@@ -3,6 +3,8 @@ import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { sleep, systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
+import { startOpenTelemetry } from "../observability/openTelemetry.js";
+import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
@@ -13,10 +15,8 @@ import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWi
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { metricsTokenFrom } from "./metricsToken.js";
-import { startOpenTelemetry } from "./openTelemetry.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createPrometheusMetrics } from "./prometheusMetrics.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 import {
   type MetricsListen,

@@ -46,6 +46,20 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },
+  // Metrics, traces and metering: implementations of the kernel's Metrics and Tracing ports, and
+  // decorators that count through them around the ports they wrap (the worker transport, the
+  // session tail, the credential open audit). Only composition roots import it; every other
+  // context reaches it through the kernel's ports.
+  observability: {
+    contexts: ["kernel"],
+    files: [
+      "runtime/metricLabels.ts",
+      "worker/ports.ts",
+      "coordinator/sessionTail.ts",
+      "coordinator/workerRoster.ts",
+      "control/vaultPorts.ts",
+    ],
+  },
   cli: { contexts: ["*"] },
   // The package's main entry (openAwaken): a composition root like cli, without a command line.
   embedded: { contexts: ["*"] },
@@ -183,6 +197,18 @@ describe("context boundaries", () => {
       false,
     );
     expect(crossesBoundary("edge/httpServer.ts", "edge/ai-sdk/aiSdkEdge.ts")).toBe(false);
+    // Observability: composition roots import it, contexts only its ports in the kernel.
+    expect(crossesBoundary("runtime/modelStep.ts", "observability/prometheusMetrics.ts")).toBe(true);
+    expect(crossesBoundary("edge/httpServer.ts", "observability/openTelemetry.ts")).toBe(true);
+    expect(crossesBoundary("coordinator/sessionService.ts", "observability/countedTail.ts")).toBe(true);
+    expect(crossesBoundary("runtime/modelStep.ts", "kernel/metrics.ts")).toBe(false);
+    expect(crossesBoundary("cli/allInOne.ts", "observability/prometheusMetrics.ts")).toBe(false);
+    expect(crossesBoundary("embedded/openAwaken.ts", "observability/prometheusMetrics.ts")).toBe(false);
+    expect(crossesBoundary("observability/countedTail.ts", "coordinator/sessionTail.ts")).toBe(false);
+    expect(crossesBoundary("observability/scrapedGauges.ts", "stores/sql/sqlRunQueueStats.ts")).toBe(true);
+    expect(crossesBoundary("observability/meteredGateway.ts", "coordinator/sessionService.ts")).toBe(true);
+    expect(crossesBoundary("observability/prometheusMetrics.ts", "cli/storage.ts")).toBe(true);
+    expect(crossesBoundary("observability/prometheusMetrics.ts", "edge/http/metricsRoute.ts")).toBe(true);
     // Guard against an import regex that silently matches nothing.
     expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);
   });
