@@ -189,7 +189,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     workerRoster: new SqlWorkerRoster(handle.db),
     workspaceThreads: new SqlWorkspaceThreads(handle.db),
     signals: new InProcessWakeSignals(),
-    lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    lapseClaimsOf: async (ownerPrefix) => (await dispatch.lapseClaimsOf(ownerPrefix)).length,
     lapsePushLeases: () => push.lapseAllLeases(),
     appliedMigrations: () => appliedMigrations(handle.db),
     close: async () => {

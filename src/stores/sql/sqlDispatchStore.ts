@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { decideCommit } from "../../coordinator/commitFence.js";
 import {
   type CommitOperation,
@@ -127,6 +128,21 @@ export class SqlDispatchStore implements DispatchStore {
       .where("epoch", "=", epoch)
       .where("state", "=", "claimed")
       .execute();
+  }
+
+  async lapseClaimsOf(ownerPrefix: string, notRenewedAfter?: number): Promise<string[]> {
+    const now = this.clock.now();
+    // A prefix compared with `substr`, not LIKE: the owner is a worker's string, never a pattern.
+    const rows = await this.db
+      .updateTable("runs")
+      .set({ lease_expires_at: now, updated_at: now })
+      .where("state", "=", "claimed")
+      .where("lease_expires_at", ">", now)
+      .where(sql<string>`substr(owner, 1, ${ownerPrefix.length})`, "=", ownerPrefix)
+      .$if(notRenewedAfter !== undefined, (qb) => qb.where("updated_at", "<=", notRenewedAfter ?? now))
+      .returning("id")
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   async commit(op: CommitOperation): Promise<CommitResult> {
