@@ -1,6 +1,11 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import {
+  type MetricsListen,
+  startWorkerMetricsServer,
+  type WorkerMetricsServer,
+} from "../edge/workerMetricsServer.js";
 import { sleep, systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { startOpenTelemetry } from "../observability/openTelemetry.js";
@@ -18,11 +23,6 @@ import { metricsTokenFrom } from "./metricsToken.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
-import {
-  type MetricsListen,
-  startWorkerMetricsServer,
-  type WorkerMetricsServer,
-} from "./workerMetricsServer.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;

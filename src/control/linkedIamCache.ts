@@ -1,6 +1,11 @@
-import { authCacheKey, type Principal } from "../control/iamService.js";
-import type { IamPort } from "../edge/http/edgeServices.js";
 import type { Clock } from "../kernel/clock.js";
+import { authCacheKey, type IamService, type Principal } from "./iamService.js";
+
+/** The IAM calls Control serves a split Coordinator over its link (the edge's `IamPort`). */
+type LinkedIam = Pick<
+  IamService,
+  "authenticate" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "mintAccessToken"
+>;
 
 /** Entries past this many are dropped at once (a spray of random keys cannot grow it further). */
 const MAX_ENTRIES = 10_000;
@@ -13,7 +18,7 @@ const MAX_ENTRIES = 10_000;
  * forwarded through this coordinator drops the key's entries at once; on other coordinators it takes
  * effect within `cacheMs` (replicas of the all-in-one server hear a revocation notice instead).
  */
-export function cachedIam(iam: IamPort, clock: Clock, cacheMs: number): IamPort {
+export function cachedIam(iam: LinkedIam, clock: Clock, cacheMs: number): LinkedIam {
   const cache = new Map<string, { principal: Principal | null; until: number }>();
   return {
     async authenticate(apiKey) {

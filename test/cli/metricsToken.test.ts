@@ -2,9 +2,9 @@ import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { metricsTokenFrom } from "../../src/cli/metricsToken.js";
-import { startWorkerMetricsServer } from "../../src/cli/workerMetricsServer.js";
 import { createControlHttpServer } from "../../src/edge/control-link/controlHttpServer.js";
 import type { LinkServices } from "../../src/edge/control-link/linkServices.js";
+import { startWorkerMetricsServer } from "../../src/edge/workerMetricsServer.js";
 import { createPrometheusMetrics } from "../../src/observability/prometheusMetrics.js";
 
 describe("the metrics token", () => {
