@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
@@ -61,7 +62,7 @@ export function encodeWorkSecret(sessionsToken: string): string {
 export class WorkQueueService implements SessionWorkHook {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Environment revisions are immutable, so whether one is self_hosted is cached for good. */
-  private readonly selfHostedRevisions = new Map<string, boolean>();
+  private readonly selfHostedRevisions = new BoundedCache<string, boolean>({ maxEntries: 10_000 });
 
   constructor(
     private readonly store: WorkQueueStore,
@@ -111,7 +112,6 @@ export class WorkQueueService implements SessionWorkHook {
     if (known !== undefined) return known;
     const config = await this.environments.getRevision(session.environmentId, session.environmentRevision);
     const selfHosted = config?.type === "self_hosted";
-    if (this.selfHostedRevisions.size > 10_000) this.selfHostedRevisions.clear();
     this.selfHostedRevisions.set(key, selfHosted);
     return selfHosted;
   }
