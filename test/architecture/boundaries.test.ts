@@ -25,7 +25,16 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     // The publication contract the catalog stores, the worker transport the gateway serves, and
     // the admin audit's entry (Control owns the audit; environment authoring writes its entries).
     // The resource contract a session's claim is answered under (`resources/ports.ts`).
-    files: ["control/agentDefinition.ts", "control/adminAudit.ts", "worker/ports.ts", "resources/ports.ts"],
+    // The push store keeps a config's token sealed through the sealer Control lends it, in the
+    // sealed-text codec (never the master key or an implementation of the SecretStore).
+    files: [
+      "control/agentDefinition.ts",
+      "control/adminAudit.ts",
+      "worker/ports.ts",
+      "resources/ports.ts",
+      "secrets/ports.ts",
+      "secrets/sealedText.ts",
+    ],
   },
   runtime: {
     contexts: ["kernel", "providers", "coordinator"],
@@ -185,6 +194,12 @@ describe("context boundaries", () => {
     expect(crossesBoundary("providers/router.ts", "coordinator/ports.ts")).toBe(true);
     expect(crossesBoundary("control/credentialService.ts", "secrets/localSecretStore.ts")).toBe(true);
     expect(crossesBoundary("edge/httpServer.ts", "secrets/ports.ts")).toBe(true);
+    // Sealing contexts see the sealer's port and codec, never the key or the store behind them.
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/sealedText.ts")).toBe(false);
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/masterKey.ts")).toBe(true);
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/scopedSealers.ts")).toBe(true);
+    expect(crossesBoundary("secrets/masterKeyAgreement.ts", "stores/sql/sqlInstallationFacts.ts")).toBe(true);
+    expect(crossesBoundary("control/linkedIamCache.ts", "edge/http/edgeServices.ts")).toBe(true);
     expect(crossesBoundary("worker/workerLoop.ts", "runtime/turnRunner.ts")).toBe(false);
     // Edge adapters: none imports another or the stores/runtime; shared plumbing imports no adapter.
     expect(crossesBoundary("edge/ai-sdk/chatRoute.ts", "edge/managed-agents/dto.ts")).toBe(true);
