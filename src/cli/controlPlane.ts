@@ -23,10 +23,10 @@ import type { Metrics } from "../kernel/metrics.js";
 import type { OutboundConnector } from "../kernel/outboundConnector.js";
 import type { TokenSealer } from "../resources/ports.js";
 import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
+import { agreeOnMasterKey } from "../secrets/masterKeyAgreement.js";
 import { pushConfigSealer, repositoryTokenSealer } from "../secrets/scopedSealers.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { composeControl, type SessionPins } from "./controlParts.js";
-import { agreeOnMasterKey } from "./masterKeyAgreement.js";
 import type { StartupKeys } from "./startupKeys.js";
 
 /**
