@@ -13,6 +13,7 @@ import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { RemoteResources } from "../worker/remoteResources.js";
@@ -22,7 +23,6 @@ import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { metricsTokenFrom } from "./metricsToken.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;
