@@ -34,6 +34,7 @@ import { COORDINATOR_METHODS, linkServices } from "../edge/control-link/linkServ
 import { checkConnectionLimits, connectionLimitsWith } from "../edge/http/connectionLimits.js";
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
+import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
@@ -53,6 +54,7 @@ import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
+import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
@@ -61,7 +63,6 @@ import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl }
 import { metricsTokenFrom } from "./metricsToken.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { readinessProbe } from "./readinessProbe.js";
 import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -361,6 +362,7 @@ export async function startAllInOne(
     isReady: () => ready,
     readiness: readinessProbe({
       appliedMigrations: () => storage.appliedMigrations(),
+      knownMigrations: KNOWN_MIGRATIONS,
       workers: () => workers[0]?.state ?? null,
       draining: () => draining,
       // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
