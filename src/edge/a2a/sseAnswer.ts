@@ -41,16 +41,17 @@ export async function answerWithSse(
   }
   const sink = openRpcStream(request, reply, options.pingMs, closed.signal);
   try {
-    sink.write(options.encode(first.value));
-    for (;;) {
+    await sink.write(options.encode(first.value));
+    // Each write is awaited before the next pull: a client that stops reading pauses the task's tail.
+    while (!closed.signal.aborted) {
       const next = await iterator.next();
       if (next.done || closed.signal.aborted) break;
-      sink.write(options.encode(next.value));
+      await sink.write(options.encode(next.value));
     }
   } catch (error) {
     // Mid-stream, a failure is the stream's last event (the guard already logged what was ours).
     const last = options.failure(error);
-    sink.write(last.data, last.event);
+    await sink.write(last.data, last.event);
   } finally {
     await iterator.return(undefined);
     sink.end();
