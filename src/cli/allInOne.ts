@@ -36,11 +36,11 @@ import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
+import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
-import { WebhookTargets } from "../kernel/webhookTargets.js";
 import { countedTail } from "../observability/countedTail.js";
 import { meteredGateway, RecentWorkers } from "../observability/meteredGateway.js";
 import { startOpenTelemetry } from "../observability/openTelemetry.js";

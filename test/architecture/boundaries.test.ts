@@ -45,9 +45,10 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
   stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
   // The worker transport's port and wire schema, which the worker-transport edge serves.
+  // The model catalog's port, which `GET /v1/models` reads (never a provider).
   edge: {
     contexts: ["kernel", "coordinator", "control", "resources"],
-    files: ["worker/ports.ts", "worker/transportWire.ts"],
+    files: ["worker/ports.ts", "worker/transportWire.ts", "providers/modelCatalogPort.ts"],
   },
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
   // …and keeps them in one text column with the sealed-text codec push configs use too.
@@ -192,6 +193,9 @@ describe("context boundaries", () => {
     expect(crossesBoundary("edge/httpServer.ts", "stores/sql/db.ts")).toBe(true);
     expect(crossesBoundary("coordinator/sessionService.ts", "control/agentService.ts")).toBe(true);
     expect(crossesBoundary("providers/router.ts", "coordinator/ports.ts")).toBe(true);
+    expect(crossesBoundary("edge/managed-agents/modelDto.ts", "providers/modelCatalogPort.ts")).toBe(false);
+    expect(crossesBoundary("edge/managed-agents/modelDto.ts", "providers/modelCatalog.ts")).toBe(true);
+    expect(crossesBoundary("runtime/turnRunner.ts", "edge/http/webhookTargets.ts")).toBe(true);
     expect(crossesBoundary("control/credentialService.ts", "secrets/localSecretStore.ts")).toBe(true);
     expect(crossesBoundary("edge/httpServer.ts", "secrets/ports.ts")).toBe(true);
     // Sealing contexts see the sealer's port and codec, never the key or the store behind them.
