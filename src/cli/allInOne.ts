@@ -24,6 +24,7 @@ import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
@@ -398,6 +399,17 @@ export async function startAllInOne(
           resources: {
             resources: runResources,
             runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+          },
+          // A remote worker's dropped presence connection ends its leases after a short grace.
+          presence: {
+            connections: new WorkerConnections({
+              lapseClaimsOf: (ownerPrefix, notRenewedAfter) =>
+                ports.dispatch.lapseClaimsOf(ownerPrefix, notRenewedAfter),
+              dispatchReady: (runId) => ports.signals.dispatchReady(runId),
+              clock,
+              log: logger.child({ component: "worker-transport" }),
+            }),
+            localIdPrefix: `${LOCAL_WORKER_ID}.`,
           },
         }
       : undefined,

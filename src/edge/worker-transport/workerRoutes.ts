@@ -14,6 +14,7 @@ import { bearerTokenCheck } from "../http/bearerToken.js";
 import { onReplyClosed } from "../http/closeListener.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
+import { type PresenceRouteDeps, presenceRoute } from "./presenceRoute.js";
 import { type ResourceRouteContext, type ResourceRouteDeps, resourceRoutes } from "./resourceRoutes.js";
 import {
   openSecretForRemoteHolder,
@@ -40,6 +41,11 @@ export interface WorkerRouteDeps {
    * answered by the in-process clients. Absent: those routes refuse with a clear error.
    */
   resources?: ResourceRouteDeps | undefined;
+  /**
+   * The presence stream (`/presence`): a worker's dropped connection ends its leases after a short
+   * grace. Absent: a dead worker's runs wait out their leases.
+   */
+  presence?: Omit<PresenceRouteDeps, "renew"> | undefined;
 }
 
 /**
@@ -64,6 +70,12 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   });
   app.addHook("onClose", async () => unsubscribe());
 
+  if (deps.presence) {
+    presenceRoute(app, {
+      ...deps.presence,
+      renew: (runId, owner, epoch) => gateway.renew(runId, owner, epoch, deps.leaseMs),
+    });
+  }
   route(app, "config", async () => ({ leaseMs: deps.leaseMs, pollMs: deps.pollMs }));
   route(app, "claim", async (body, request, reply) => {
     const client = watchClient(request, reply);
