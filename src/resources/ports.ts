@@ -9,6 +9,7 @@
  *   the worker see nothing else of this context: never a store, never another session's resource.
  */
 
+import { PlatformError } from "../kernel/errors.js";
 import type { ScopedSealer } from "../secrets/ports.js";
 
 /** A blob's address: `sha256:<64 lowercase hex>` of its bytes. */
@@ -48,9 +49,9 @@ export interface ResourceClaim {
 }
 
 /** Refused because the claim named is not live (expired, reclaimed, cancelled) or not this session's. */
-export class ResourceClaimLostError extends Error {
+export class ResourceClaimLostError extends PlatformError {
   constructor(reason: string) {
-    super(`claim lost: ${reason}`);
+    super("claim_lost", `claim lost: ${reason}`);
     this.name = "ResourceClaimLostError";
   }
 }

@@ -9,6 +9,7 @@ import type {
 } from "../coordinator/ports.js";
 import { Backoff } from "../kernel/backoff.js";
 import { sleep } from "../kernel/clock.js";
+import { PlatformError } from "../kernel/errors.js";
 import { traceHeaders } from "../kernel/traceContext.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { RuntimeLog } from "../runtime/ports.js";
@@ -40,12 +41,12 @@ export interface HttpTransportOptions {
 }
 
 /** A call the coordinator answered with an error status: retrying the same request will not help. */
-export class CoordinatorRejected extends Error {
+export class CoordinatorRejected extends PlatformError {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super("coordinator_rejected", message);
     this.name = "CoordinatorRejected";
   }
 }
