@@ -122,6 +122,6 @@ export async function claimName<T>(
         `${space === "session" ? "session name" : "default environment"} is being created by another request; retry`,
       );
     }
-    await sleep(pause);
+    await sleep(pause, undefined, clock);
   }
 }
