@@ -44,11 +44,17 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   },
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
   stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
-  // The worker transport's port and wire schema, which the worker-transport edge serves.
+  // The worker transport's port and wire schemas (its calls, and the presence stream a remote
+  // worker holds open), which the worker-transport edge serves.
   // The model catalog's port, which `GET /v1/models` reads (never a provider).
   edge: {
     contexts: ["kernel", "coordinator", "control", "resources"],
-    files: ["worker/ports.ts", "worker/transportWire.ts", "providers/modelCatalogPort.ts"],
+    files: [
+      "worker/ports.ts",
+      "worker/transportWire.ts",
+      "worker/presenceWire.ts",
+      "providers/modelCatalogPort.ts",
+    ],
   },
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
   // …and keeps them in one text column with the sealed-text codec push configs use too.
