@@ -1,14 +1,18 @@
 /**
  * The one SSE writer every streaming edge writes through, on a stand-in response whose socket
- * buffer the test fills and drains by hand, and on timers the test fires: a full buffer pauses the
+ * buffer the test fills and drains by hand, and on a clock the test advances: a full buffer pauses the
  * producer until `drain`, heartbeats go out only on an idle connection, and a close ends the waits
  * and the heartbeat.
  */
 import { EventEmitter } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { FastifyBaseLogger } from "fastify";
 import { describe, expect, it } from "vitest";
-import { type IntervalTimers, SseWriter } from "../../src/edge/http/sseWriter.js";
+import { SseWriter } from "../../src/edge/http/sseWriter.js";
+import { SteppedClock } from "../support/steppedClock.js";
 
 /** A response whose socket takes `room` bytes before `write` returns false; `drain()` empties it. */
 class StandInResponse extends EventEmitter {
@@ -38,35 +42,16 @@ class StandInResponse extends EventEmitter {
   }
 }
 
-class ManualTimers implements IntervalTimers {
-  private readonly live = new Map<number, () => void>();
-  private next = 0;
-  setInterval(handler: () => void): unknown {
-    this.next += 1;
-    this.live.set(this.next, handler);
-    return this.next;
-  }
-  clearInterval(handle: unknown): void {
-    this.live.delete(handle as number);
-  }
-  fire(): void {
-    for (const handler of this.live.values()) handler();
-  }
-  get count(): number {
-    return this.live.size;
-  }
-}
-
 const log = { error: () => {} } as unknown as FastifyBaseLogger;
 
 function open(room: number, options: { signal?: AbortSignal } = {}) {
   const raw = new StandInResponse(room);
-  const timers = new ManualTimers();
+  const clock = new SteppedClock();
   const writer = new SseWriter(
     { raw: raw as unknown as ServerResponse, log },
-    { hook: "test stream", heartbeat: { frame: ": ping\n\n", everyMs: 1_000 }, timers, ...options },
+    { hook: "test stream", heartbeat: { frame: ": ping\n\n", everyMs: 1_000 }, clock, ...options },
   );
-  return { raw, timers, writer };
+  return { raw, clock, writer };
 }
 
 /** Whether `promise` settled by now (after the microtasks already queued ran). */
@@ -118,17 +103,18 @@ describe("SseWriter", () => {
   });
 
   it("sends a heartbeat only while nothing is buffered", async () => {
-    const { raw, timers, writer } = open(10);
-    timers.fire();
+    const { raw, clock, writer } = open(10);
+    await clock.advance(999);
+    expect(raw.chunks).toEqual([]);
+    await clock.advance(1);
     expect(raw.chunks).toEqual([": ping\n\n"]);
     raw.drain();
     const full = writer.write("data: 0123456789\n\n");
-    timers.fire();
-    timers.fire();
+    await clock.advance(2_000);
     expect(raw.chunks).toEqual([": ping\n\n", "data: 0123456789\n\n"]);
     raw.drain();
     await full;
-    timers.fire();
+    await clock.advance(1_000);
     expect(raw.chunks.at(-1)).toBe(": ping\n\n");
   });
 
@@ -142,13 +128,13 @@ describe("SseWriter", () => {
   });
 
   it("a client that hangs up ends the wait, the heartbeat and every later write", async () => {
-    const { raw, timers, writer } = open(5);
+    const { raw, clock, writer } = open(5);
     const waiting = writer.write("data: stalled\n\n");
     expect(await settled(waiting)).toBe(false);
     raw.hangUp();
     expect(await settled(waiting)).toBe(true);
     expect(writer.closed.aborted).toBe(true);
-    expect(timers.count).toBe(0);
+    expect(clock.pending).toBe(0);
     expect(raw.listenerCount("drain")).toBe(0);
     await writer.write("data: late\n\n");
     expect(raw.chunks).toEqual(["data: stalled\n\n"]);
@@ -156,23 +142,40 @@ describe("SseWriter", () => {
 
   it("its signal ends the waits like a close, and end() still says the last word", async () => {
     const stop = new AbortController();
-    const { raw, timers, writer } = open(5, { signal: stop.signal });
+    const { raw, clock, writer } = open(5, { signal: stop.signal });
     const waiting = writer.write("data: stalled\n\n");
     stop.abort();
     expect(await settled(waiting)).toBe(true);
-    expect(timers.count).toBe(0);
+    expect(clock.pending).toBe(0);
     writer.end("data: [DONE]\n\n");
     expect(raw.chunks).toEqual(["data: stalled\n\n", "data: [DONE]\n\n"]);
     expect(raw.writableEnded).toBe(true);
   });
 
   it("end() stops the heartbeat and writes nothing after", async () => {
-    const { raw, timers, writer } = open(100);
+    const { raw, clock, writer } = open(100);
     writer.end();
-    expect(timers.count).toBe(0);
+    expect(clock.pending).toBe(0);
     expect(writer.closed.aborted).toBe(true);
     await writer.write("data: late\n\n");
     writer.end("data: twice\n\n");
     expect(raw.chunks).toEqual([]);
+  });
+});
+
+const EDGE = fileURLToPath(new URL("../../src/edge/", import.meta.url));
+
+describe("edge event streams", () => {
+  it("every edge file that answers text/event-stream writes its frames through the one writer", () => {
+    const files = readdirSync(EDGE, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
+    const streams = files.filter((file) =>
+      readFileSync(join(EDGE, file), "utf8").includes("text/event-stream"),
+    );
+    expect(streams.length).toBeGreaterThanOrEqual(5);
+    const bypassing = streams.filter((file) => {
+      const text = readFileSync(join(EDGE, file), "utf8");
+      return !text.includes("http/sseWriter.js") || /\braw\.write\(/.test(text);
+    });
+    expect(bypassing).toEqual([]);
   });
 });

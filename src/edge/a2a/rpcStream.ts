@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../../kernel/clock.js";
 import { guardedListener } from "../http/closeListener.js";
 import { SseWriter } from "../http/sseWriter.js";
 
@@ -12,7 +13,7 @@ export interface RpcStream {
 export function openRpcStream(
   request: FastifyRequest,
   reply: FastifyReply,
-  pingMs: number,
+  ping: { everyMs: number; clock: Clock },
   closed: AbortSignal,
 ): RpcStream {
   reply.hijack();
@@ -28,7 +29,8 @@ export function openRpcStream(
   const writer = new SseWriter(reply, {
     hook: "a2a stream",
     // An SSE comment keeps proxies from timing out a quiet task.
-    heartbeat: { frame: ": ping\n\n", everyMs: pingMs },
+    heartbeat: { frame: ": ping\n\n", everyMs: ping.everyMs },
+    clock: ping.clock,
   });
   // The client gone, or its credential ended: either way the answer is over.
   closed.addEventListener(

@@ -1,8 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../../kernel/clock.js";
 import { openRpcStream } from "./rpcStream.js";
 
 export interface SseAnswerOptions {
   pingMs: number;
+  /** The clock the keep-alives run on. */
+  clock: Clock;
   closed: AbortController;
   /** A stream event as the binding writes it. */
   encode(event: unknown): unknown;
@@ -39,7 +42,12 @@ export async function answerWithSse(
     await iterator.return(undefined);
     return;
   }
-  const sink = openRpcStream(request, reply, options.pingMs, closed.signal);
+  const sink = openRpcStream(
+    request,
+    reply,
+    { everyMs: options.pingMs, clock: options.clock },
+    closed.signal,
+  );
   try {
     await sink.write(options.encode(first.value));
     // Each write is awaited before the next pull: a client that stops reading pauses the task's tail.

@@ -39,6 +39,7 @@ export function openEventStream(
     hook: "ag-ui stream",
     // An SSE comment keeps proxies from timing out a quiet turn; protobuf framing has no such frame.
     ...(sse ? { heartbeat: { frame: ": ping\n\n", everyMs: pingMs } } : {}),
+    clock: auth.clock,
   });
   writer.closed.addEventListener(
     "abort",

@@ -44,6 +44,7 @@ export function openUiMessageSse(
   const writer = new SseWriter(reply, {
     hook: "ai-sdk stream",
     heartbeat: { frame: ": ping\n\n", everyMs: pingMs },
+    clock: auth.clock,
   });
   credentialLifetime(auth, request, writer.closed).addEventListener(
     "abort",

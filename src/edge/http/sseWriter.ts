@@ -1,26 +1,17 @@
 import type { ServerResponse } from "node:http";
+import { type Clock, clearTimer, setTimer, systemClock } from "../../kernel/clock.js";
 import { type ClosingResponse, onReplyClosed } from "./closeListener.js";
 
 /** A frame as it goes on the wire: SSE text, or an encoder's bytes (AG-UI's protobuf framing). */
 export type Frame = string | Uint8Array;
-
-/** The interval timers a writer's heartbeat runs on: the process's, or a test's. */
-export interface IntervalTimers {
-  setInterval(handler: () => void, ms: number): unknown;
-  clearInterval(handle: unknown): void;
-}
-
-const PROCESS_TIMERS: IntervalTimers = {
-  setInterval: (handler, ms) => setInterval(handler, ms),
-  clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
-};
 
 export interface SseWriterOptions {
   /** Names the stream in the log line when its close hook fails. */
   hook: string;
   /** A keep-alive frame (an SSE comment or ping event) every `everyMs`; none for framings without one. */
   heartbeat?: { frame: Frame; everyMs: number };
-  timers?: IntervalTimers;
+  /** The clock whose timers the heartbeat runs on (real timers unless it keeps its own). */
+  clock?: Clock;
   /** Ends the writer's waits and heartbeat as a close would (the credential ended, the answer is over). */
   signal?: AbortSignal;
 }
@@ -41,18 +32,17 @@ const STREAM_CLOSED = new Error("the event stream closed");
 export class SseWriter {
   private readonly stop = new AbortController();
   private readonly raw: ServerResponse;
-  private readonly timers: IntervalTimers;
+  private readonly clock: Clock;
   private heartbeat: unknown;
   private waiting: Promise<void> | null = null;
 
   constructor(response: ClosingResponse, options: SseWriterOptions) {
     this.raw = response.raw;
-    this.timers = options.timers ?? PROCESS_TIMERS;
+    this.clock = options.clock ?? systemClock;
     onReplyClosed(response, options.hook, () => this.close());
     options.signal?.addEventListener("abort", () => this.close(), { once: true });
     if (options.signal?.aborted) this.close();
-    const beat = options.heartbeat;
-    if (beat) this.heartbeat = this.timers.setInterval(() => this.offer(beat.frame), beat.everyMs);
+    if (options.heartbeat) this.beat(options.heartbeat);
   }
 
   /** Aborts when the connection closed or the writer ended: the producer stops there. */
@@ -94,8 +84,22 @@ export class SseWriter {
     return !this.stop.signal.aborted && !this.raw.destroyed && !this.raw.writableEnded;
   }
 
+  /** One timer at a time, re-armed after each beat: nothing is left to clear once the writer closed. */
+  private beat(heartbeat: { frame: Frame; everyMs: number }): void {
+    this.heartbeat = setTimer(
+      this.clock,
+      () => {
+        this.heartbeat = undefined;
+        if (this.stop.signal.aborted) return;
+        this.offer(heartbeat.frame);
+        this.beat(heartbeat);
+      },
+      heartbeat.everyMs,
+    );
+  }
+
   private close(): void {
-    if (this.heartbeat !== undefined) this.timers.clearInterval(this.heartbeat);
+    clearTimer(this.clock, this.heartbeat);
     this.heartbeat = undefined;
     this.stop.abort(STREAM_CLOSED);
   }

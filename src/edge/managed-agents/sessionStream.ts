@@ -80,6 +80,7 @@ export function streamSession(
       writer = new SseWriter(reply, {
         hook: "session stream",
         heartbeat: { frame: PING_FRAME, everyMs: deps.pingMs },
+        clock: deps.auth.clock,
         signal: gone.signal,
       });
       for await (const item of tail) {

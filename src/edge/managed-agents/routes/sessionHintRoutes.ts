@@ -88,6 +88,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       writer = new SseWriter(reply, {
         hook: "hint stream",
         heartbeat: { frame: PING_FRAME, everyMs: deps.stream.pingMs },
+        clock: deps.clock,
         signal: gone.signal,
       });
       writer.offer(frame);
