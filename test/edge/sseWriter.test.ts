@@ -152,6 +152,12 @@ describe("SseWriter", () => {
     expect(raw.writableEnded).toBe(true);
   });
 
+  it("a signal aborted before the writer opened arms no heartbeat", () => {
+    const { clock, writer } = open(100, { signal: AbortSignal.abort() });
+    expect(writer.closed.aborted).toBe(true);
+    expect(clock.pending).toBe(0);
+  });
+
   it("end() stops the heartbeat and writes nothing after", async () => {
     const { raw, clock, writer } = open(100);
     writer.end();

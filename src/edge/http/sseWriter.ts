@@ -42,7 +42,7 @@ export class SseWriter {
     onReplyClosed(response, options.hook, () => this.close());
     options.signal?.addEventListener("abort", () => this.close(), { once: true });
     if (options.signal?.aborted) this.close();
-    if (options.heartbeat) this.beat(options.heartbeat);
+    if (options.heartbeat && !this.stop.signal.aborted) this.beat(options.heartbeat);
   }
 
   /** Aborts when the connection closed or the writer ended: the producer stops there. */
