@@ -19,7 +19,7 @@ import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { sealedPushStore } from "../coordinator/sealedPushStore.js";
-import { SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
+import { DEFAULT_SESSION_CHANGE_FEED, SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
@@ -58,7 +58,7 @@ import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
-import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import { EXECUTION_DEFAULTS } from "../worker/workerOptions.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
 import { metricsTokenFrom } from "./metricsToken.js";
@@ -101,7 +101,7 @@ export async function startAllInOne(
   logger: Logger = pino({ level: "info" }),
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
-  const clock = systemClock;
+  const clock = options.clock ?? systemClock;
   // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
   // Push notifications to client webhooks, with the operator's push allow-list (a bad entry stops start-up too).
@@ -320,7 +320,12 @@ export async function startAllInOne(
       clock,
       `${LOCAL_WORKER_ID}.`,
     ),
-    sessionChanges: new SessionChangeFeed(ports.signals, storage.workspaceThreads),
+    sessionChanges: new SessionChangeFeed(
+      ports.signals,
+      storage.workspaceThreads,
+      DEFAULT_SESSION_CHANGE_FEED,
+      clock,
+    ),
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
@@ -366,6 +371,7 @@ export async function startAllInOne(
       knownMigrations: KNOWN_MIGRATIONS,
       workers: () => workers[0]?.state ?? null,
       draining: () => draining,
+      clock,
       // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
       ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),
     }),
@@ -444,8 +450,8 @@ export async function startAllInOne(
         id: LOCAL_WORKER_ID,
         concurrency: options.workers,
         leaseMs: options.leaseMs,
-        pollMs: options.workerPollMs ?? 500,
-        drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
+        pollMs: options.workerPollMs ?? EXECUTION_DEFAULTS.pollMs,
+        drainMs: options.drainMs ?? EXECUTION_DEFAULTS.drainMs,
       },
     );
     worker.start();

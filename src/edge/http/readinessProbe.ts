@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../../kernel/clock.js";
 import type { ReadinessProbe, ReadinessReport } from "./readiness.js";
 
 export interface ReadinessSources {
@@ -18,6 +19,8 @@ export interface ReadinessSources {
   timeoutMs?: number;
   /** How long one database answer is reused, so a probe storm costs one query (default 1 s). */
   cacheMs?: number;
+  /** What the cache's age is measured on. */
+  clock?: Clock;
 }
 
 type DatabaseState = Pick<ReadinessReport["checks"], "database" | "migrations"> & { reason?: string };
@@ -61,7 +64,7 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
   };
 
   return async () => {
-    const now = Date.now();
+    const now = (sources.clock ?? systemClock).now();
     if (!cached || now - cached.at >= cacheMs)
       cached = { at: now, state: probeDatabase(), control: probeControl() };
     const [{ reason: ownReason, ...database }, { reason: controlReason, ...control }] = await Promise.all([
