@@ -244,6 +244,7 @@ async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "app
   const decoder = new TextDecoder();
   let buffer = "";
   let count = 0;
+  let lastFrameAt = Date.now();
   const waiters: Array<() => void> = [];
   void (async () => {
     for (;;) {
@@ -264,7 +265,6 @@ async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "app
       }
     }
   })();
-  let lastFrameAt = Date.now();
   return {
     count: () => count,
     /**
