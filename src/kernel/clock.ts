@@ -12,9 +12,20 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** Runs `run` after `ms` on `clock`'s timers (real ones unless it keeps its own). */
-export function setTimer(clock: Clock, run: () => void, ms: number): unknown {
-  return clock.setTimer ? clock.setTimer(run, ms) : setTimeout(run, ms);
+/**
+ * Runs `run` after `ms` on `clock`'s timers (real ones unless it keeps its own). `unref`: a real
+ * timer does not keep the process alive (a per-response check, not work the process owes).
+ */
+export function setTimer(
+  clock: Clock,
+  run: () => void,
+  ms: number,
+  options: { unref?: boolean } = {},
+): unknown {
+  if (clock.setTimer) return clock.setTimer(run, ms);
+  const timer = setTimeout(run, ms);
+  if (options.unref) timer.unref();
+  return timer;
 }
 
 export function clearTimer(clock: Clock, timer: unknown): void {
