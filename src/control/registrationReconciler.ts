@@ -1,6 +1,6 @@
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { Backoff } from "../kernel/backoff.js";
-import type { Clock } from "../kernel/clock.js";
+import { type Clock, clearTimer, setTimer } from "../kernel/clock.js";
 import type { PublicationStore, StoredPublication } from "./ports.js";
 import { logFields, type RegistrationLog, registerPublication } from "./publicationRegistration.js";
 
@@ -37,7 +37,7 @@ const DEFAULT_BATCH = 100;
  * until it answers. A refusal (conflicting fingerprint) is recorded and never retried.
  */
 export class RegistrationReconciler {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private pass: Promise<unknown> | null = null;
   private stopped = true;
   /** The wait while the Coordinator is unreachable; 0 while it answers. */
@@ -73,7 +73,7 @@ export class RegistrationReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) clearTimer(this.deps.clock, this.timer);
     this.timer = null;
     await this.pass;
   }
@@ -129,8 +129,8 @@ export class RegistrationReconciler {
   /** Runs the next pass now rather than after the current wait (when started). */
   private wake(): void {
     if (this.stopped) return;
-    if (this.timer) {
-      clearTimeout(this.timer);
+    if (this.timer !== null) {
+      clearTimer(this.deps.clock, this.timer);
       this.schedule(0);
     } else {
       this.wakeSoon = true; // a pass is running: the one after it starts at once
@@ -144,20 +144,24 @@ export class RegistrationReconciler {
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pass = this.runOnce()
-        .catch((error: unknown) => {
-          // The store itself failed (Control's database): retry like an unreachable Coordinator.
-          this.backOff();
-          this.deps.log.warn({ reason: String(error) }, "registration pass failed; retrying");
-        })
-        .finally(() => {
-          const delay = this.wakeSoon ? 0 : this.nextDelayMs;
-          this.wakeSoon = false;
-          this.schedule(delay);
-        });
-    }, ms);
-    this.timer.unref?.();
+    this.timer = setTimer(
+      this.deps.clock,
+      () => {
+        this.timer = null;
+        this.pass = this.runOnce()
+          .catch((error: unknown) => {
+            // The store itself failed (Control's database): retry like an unreachable Coordinator.
+            this.backOff();
+            this.deps.log.warn({ reason: String(error) }, "registration pass failed; retrying");
+          })
+          .finally(() => {
+            const delay = this.wakeSoon ? 0 : this.nextDelayMs;
+            this.wakeSoon = false;
+            this.schedule(delay);
+          });
+      },
+      ms,
+      { unref: true },
+    );
   }
 }

@@ -109,7 +109,7 @@ export class RunContext {
           { runId: op.runId, attempt: backoff.failures, error: String(error) },
           "commit failed; retrying",
         );
-        await sleep(wait, this.signal);
+        await sleep(wait, this.signal, this.ports.clock);
       }
     }
   }
