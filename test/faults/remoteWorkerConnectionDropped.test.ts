@@ -124,7 +124,14 @@ describe("fault: a remote worker's connection drops mid model call", () => {
 
       const killedAt = Date.now();
       victim.child.kill("SIGKILL");
-      const { row, at } = await takenOver(db, session.id, run.epoch);
+      const { row, at } = await takenOver(db, session.id, run.epoch).catch(async (error: unknown) => {
+        const now = await runOf(db, session.id);
+        const other = workers[1 - victimIndex]!;
+        throw new Error(
+          `${String(error)}; run ${JSON.stringify(now)}; survivor exit ${other.child.exitCode ?? other.child.signalCode}, ` +
+            `replica exit ${replica.child.exitCode ?? replica.child.signalCode}\nsurvivor's log:\n${other.stderr().slice(-3000)}`,
+        );
+      });
       const takeoverMs = at - killedAt;
       expect(await victim.exited).toBe("SIGKILL");
       expect(row.owner?.startsWith(`${survivor}/`), `new owner ${row.owner}`).toBe(true);
