@@ -1,4 +1,5 @@
 import { Client } from "undici";
+import { backoffDelayMs } from "../kernel/backoff.js";
 import { sleep } from "../kernel/clock.js";
 import type { RuntimeLog } from "../runtime/ports.js";
 import { PRESENCE_PATH, PRESENCE_SILENCE_MS, type PresenceRequest } from "./presenceWire.js";
@@ -70,7 +71,11 @@ export class PresenceStream {
           "presence stream lost; reopening (until it is back, a crash of this worker is noticed only when its leases lapse)",
         );
       }
-      if (failures > 0) await sleep(Math.min(max, base * 2 ** (failures - 1)), this.stopped.signal);
+      if (failures > 0)
+        await sleep(
+          backoffDelayMs({ baseMs: base, maxMs: max, jitter: "none" }, failures),
+          this.stopped.signal,
+        );
       failures += 1;
     }
   }
