@@ -329,7 +329,7 @@ export async function startAllInOne(
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
-    models: createModelCatalog(options.env, clock.now()),
+    models: createModelCatalog(options.env, clock),
     // A config set here has its first notification waiting: the deliverer looks at once.
     push: {
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
