@@ -184,7 +184,7 @@ export async function startAllInOne(
     throw error;
   }
   const { apiKey, apiKeySource } = control;
-  const remoteWorkers = options.workerToken ? new RecentWorkers() : null;
+  const remoteWorkers = options.workerToken ? new RecentWorkers(() => clock.now()) : null;
   registerScrapedGauges(metrics, storage, clock, remoteWorkers);
   // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
   const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
