@@ -5,8 +5,8 @@
  * worker's leases after a 1 s grace, so the other worker takes the run over within about a second
  * instead of after the lease.
  *
- * One replica (`awaken up --workers 0`, or `awaken coordinator` in the split topology) on a fresh
- * PostgreSQL schema, two `awaken worker` processes (`--concurrency 1`) and a fake Anthropic server
+ * Replicas (`awaken up --workers 0`, or `awaken coordinator` in the split topology) on a fresh
+ * PostgreSQL schema, `awaken worker` processes (`--concurrency 1`) and a fake Anthropic server
  * in this process speaking the streaming wire, which holds the first request open so the fault
  * lands mid call.
  * - SIGKILL: the kernel closes the dead worker's sockets at once; the run must be claimed by the
@@ -18,9 +18,14 @@
  *   takes over and ends the turn; the first is thawed, finishes its model call and commits: the
  *   fence must refuse that late commit (the takeover advanced the epoch), and history must hold only
  *   the new owner's answer.
+ * - Blip: two replicas; the worker's presence connection to the first is cut and it reconnects at
+ *   once through the second (its hello renews the run there). The first replica's lapse, a grace
+ *   later, must spare the run: the worker finishes it at the same epoch, and the idle worker on
+ *   the first replica never gets it.
  */
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { PRESENCE_GRACE_MS } from "../../src/coordinator/workerConnections.js";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
 import { logLines, until, useFaultCluster } from "../support/faultCluster.js";
@@ -265,6 +270,70 @@ describe("fault: a remote worker's connection drops mid model call", () => {
         `remoteWorkerConnectionDropped: cut ${identityOf(cutOff)}'s presence holding ${run.id} (epoch ` +
           `${run.epoch}); taken over ${takeoverMs} ms after the cut; its late commit was refused as stale_claim`,
       );
+    } finally {
+      await db.end();
+    }
+  }, 60_000);
+  it("blip: a worker whose connection drops and comes back through the other replica within the grace keeps its run", async () => {
+    const c = faultCluster();
+    const a = await c.startReplica();
+    const b = await c.startReplica();
+    const client = a.client;
+    proxy = await startTcpProxy(a.url);
+    const modelEnv = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url };
+    const blip = await c.startWorker(proxy.url, modelEnv, ["--concurrency", "1", "--id", "blip"]);
+    const agent = await client.beta.agents.create({ name: "Blip", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "blip" });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+
+    const db = new pg.Client({ connectionString: c.databaseUrl });
+    await db.connect();
+    try {
+      let answer!: () => void;
+      const heldUntil = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      fake.enqueue({ kind: "text", text: "answered after the blip", heldUntil });
+      await client.beta.sessions.events.send(session.id, { events: [userMessage("stay with me")] });
+      await fake.waitForRequests(1, 20_000);
+      const run = await runOf(db, session.id);
+      expect(run.owner?.startsWith(`${identityOf(blip)}/`), `owner ${run.owner}`).toBe(true);
+      // Another worker is idle on the replica that sees the drop, ready to take anything it lapses.
+      await c.startWorker(a.url, modelEnv, ["--concurrency", "1", "--id", "idle"]);
+
+      // The load balancer now sends new connections to the other replica; the presence connection
+      // to the first one is cut. The worker reopens it at once, through the other replica.
+      proxy.retarget(b.url);
+      const presences = () => proxy!.requests.filter((r) => r.path === PRESENCE).length;
+      const before = presences();
+      expect(proxy.cut((r) => r.path === PRESENCE)).toBe(1);
+      await until("the worker's presence reopened", () => presences() > before, 5_000, 10);
+      // Nothing to await but a lapse that must not come: past the first replica's grace.
+      await new Promise((resolve) => setTimeout(resolve, PRESENCE_GRACE_MS + 1_000));
+      expect(await runOf(db, session.id)).toMatchObject({
+        state: "claimed",
+        owner: run.owner,
+        epoch: run.epoch,
+      });
+
+      answer();
+      const facts = await until(
+        "the blipped worker's end_turn",
+        async () => {
+          const all = await sessionFacts(c.databaseUrl, session.id);
+          return all.some(isEndTurn) ? all : null;
+        },
+        20_000,
+        50,
+      );
+      expect(fake.requests).toHaveLength(1);
+      const answers = facts.filter((f) => f.type === "agent.message");
+      expect(answers).toHaveLength(1);
+      expect(textOfFact(answers[0]!)).toContain("answered after the blip");
+      expect(await runOf(db, session.id)).toMatchObject({ state: "done", epoch: run.epoch });
+      expect(logLines(blip).filter((l) => l.msg === "claim lost; abandoning run")).toEqual([]);
+      const report = await checkHistoryInvariants(c.databaseUrl);
+      expect(report.violations).toEqual([]);
     } finally {
       await db.end();
     }

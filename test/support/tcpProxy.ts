@@ -28,13 +28,15 @@ export interface TcpProxy {
    * connection only: its server sees the close, its client an error). How many were cut.
    */
   cut(match: (request: ProxiedRequest) => boolean): number;
+  /** Where connections opened from now on go (another replica behind the same address). */
+  retarget(target: string): void;
   close(): Promise<void>;
 }
 
 const HEADER_END = Buffer.from("\r\n\r\n");
 
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
-  const upstream = new URL(target);
+  let upstream = new URL(target);
   const requests: TcpProxy["requests"] = [];
   let decide: (request: ProxiedRequest) => RequestFate = () => "forward";
   const sockets = new Set<Socket>();
@@ -113,6 +115,9 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     requests,
     setDecider(next) {
       decide = next;
+    },
+    retarget(next) {
+      upstream = new URL(next);
     },
     cut(match) {
       const cut = [...latest.values()].filter((connection) => match(connection.request));
