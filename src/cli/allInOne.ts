@@ -18,11 +18,13 @@ import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
-import { SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
+import { sealedPushStore } from "../coordinator/sealedPushStore.js";
+import { DEFAULT_SESSION_CHANGE_FEED, SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
@@ -33,35 +35,35 @@ import { COORDINATOR_METHODS, linkServices } from "../edge/control-link/linkServ
 import { checkConnectionLimits, connectionLimitsWith } from "../edge/http/connectionLimits.js";
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
+import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
+import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
-import { WebhookTargets } from "../kernel/webhookTargets.js";
+import { countedTail } from "../observability/countedTail.js";
+import { meteredGateway, RecentWorkers } from "../observability/meteredGateway.js";
+import { startOpenTelemetry } from "../observability/openTelemetry.js";
+import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
+import { registerScrapedGauges } from "../observability/scrapedGauges.js";
 import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
+import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
-import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import { EXECUTION_DEFAULTS } from "../worker/workerOptions.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
-import { countedTail } from "./countedTail.js";
-import { meteredGateway, RecentWorkers } from "./meteredGateway.js";
 import { metricsTokenFrom } from "./metricsToken.js";
-import { startOpenTelemetry } from "./openTelemetry.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createPrometheusMetrics } from "./prometheusMetrics.js";
-import { readinessProbe } from "./readinessProbe.js";
-import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
-import { registerScrapedGauges } from "./scrapedGauges.js";
-import { sealedPushStore } from "./sealedPushStore.js";
 import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
@@ -99,7 +101,7 @@ export async function startAllInOne(
   logger: Logger = pino({ level: "info" }),
 ): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
-  const clock = systemClock;
+  const clock = options.clock ?? systemClock;
   // Every connection made for users (MCP, token endpoints, validation probes); a bad entry stops start-up.
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
   // Push notifications to client webhooks, with the operator's push allow-list (a bad entry stops start-up too).
@@ -182,7 +184,7 @@ export async function startAllInOne(
     throw error;
   }
   const { apiKey, apiKeySource } = control;
-  const remoteWorkers = options.workerToken ? new RecentWorkers() : null;
+  const remoteWorkers = options.workerToken ? new RecentWorkers(() => clock.now()) : null;
   registerScrapedGauges(metrics, storage, clock, remoteWorkers);
   // Traces over OTLP when the standard variables name an endpoint; otherwise no span is ever made.
   const tracing = startOpenTelemetry(options.env, "awaken") ?? undefined;
@@ -318,11 +320,16 @@ export async function startAllInOne(
       clock,
       `${LOCAL_WORKER_ID}.`,
     ),
-    sessionChanges: new SessionChangeFeed(ports.signals, storage.workspaceThreads),
+    sessionChanges: new SessionChangeFeed(
+      ports.signals,
+      storage.workspaceThreads,
+      DEFAULT_SESSION_CHANGE_FEED,
+      clock,
+    ),
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
-    models: createModelCatalog(options.env, clock.now()),
+    models: createModelCatalog(options.env, clock),
     // A config set here has its first notification waiting: the deliverer looks at once.
     push: {
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
@@ -361,8 +368,10 @@ export async function startAllInOne(
     isReady: () => ready,
     readiness: readinessProbe({
       appliedMigrations: () => storage.appliedMigrations(),
+      knownMigrations: KNOWN_MIGRATIONS,
       workers: () => workers[0]?.state ?? null,
       draining: () => draining,
+      clock,
       // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
       ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),
     }),
@@ -397,6 +406,17 @@ export async function startAllInOne(
             resources: runResources,
             runSession: (runId: string) => storage.runSessions.sessionOf(runId),
           },
+          // A remote worker's dropped presence connection ends its leases after a short grace.
+          presence: {
+            connections: new WorkerConnections({
+              lapseClaimsOf: (ownerPrefix, notRenewedAfter) =>
+                ports.dispatch.lapseClaimsOf(ownerPrefix, notRenewedAfter),
+              dispatchReady: (runId) => ports.signals.dispatchReady(runId),
+              clock,
+              log: logger.child({ component: "worker-transport" }),
+            }),
+            localIdPrefix: `${LOCAL_WORKER_ID}.`,
+          },
         }
       : undefined,
   });
@@ -430,8 +450,8 @@ export async function startAllInOne(
         id: LOCAL_WORKER_ID,
         concurrency: options.workers,
         leaseMs: options.leaseMs,
-        pollMs: options.workerPollMs ?? 500,
-        drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
+        pollMs: options.workerPollMs ?? EXECUTION_DEFAULTS.pollMs,
+        drainMs: options.drainMs ?? EXECUTION_DEFAULTS.drainMs,
       },
     );
     worker.start();

@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, pino } from "pino";
-import { activeTraceIds } from "./openTelemetry.js";
+import { activeTraceIds } from "../observability/openTelemetry.js";
 
 const LEVELS: Record<number, string> = {
   10: "TRACE",

@@ -1,6 +1,12 @@
 import { InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
-import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
+import {
+  checkExecutionOption,
+  EXECUTION_DEFAULTS,
+  EXECUTION_MINIMUMS,
+  ExecutionOptionError,
+  type ExecutionOptionName,
+} from "../worker/workerOptions.js";
 
 /** A commander parser for integer options with a lower bound and a message naming the option. */
 export function integer(name: string, min: number) {
@@ -9,6 +15,18 @@ export function integer(name: string, min: number) {
     if (!Number.isInteger(n) || n < min)
       throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
     return n;
+  };
+}
+
+/** A commander parser for one execution figure, checked by the options step itself (worker/workerOptions.ts). */
+export function executionFlag(key: ExecutionOptionName, flag: string, min?: number) {
+  return (value: string) => {
+    try {
+      return checkExecutionOption(key, Number(value), flag, min);
+    } catch (error) {
+      if (error instanceof ExecutionOptionError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
   };
 }
 
@@ -26,11 +44,12 @@ export function portNumber(name: string) {
 export function modelOptions(): Option[] {
   return [
     new Option("--model-retry-base-ms <ms>", "first backoff after a transient model error")
-      .default(1_000)
-      .argParser(integer("--model-retry-base-ms", 0)),
+      .default(EXECUTION_DEFAULTS.modelRetryBaseMs)
+      .argParser(executionFlag("modelRetryBaseMs", "--model-retry-base-ms")),
+    // In seconds on the command line; the options step checks the milliseconds.
     new Option("--model-idle-timeout-s <s>", "abort and retry a model stream silent for this long")
-      .default(300)
-      .argParser(integer("--model-idle-timeout-s", 1)),
+      .default(EXECUTION_DEFAULTS.modelIdleTimeoutMs / 1_000)
+      .argParser(integer("--model-idle-timeout-s", EXECUTION_MINIMUMS.modelIdleTimeoutMs / 1_000)),
   ];
 }
 
@@ -41,8 +60,8 @@ export function drainOption(): Option {
     "on SIGTERM: stop claiming, let runs in hand finish for this long, then hand the rest back to other workers",
   )
     .env("AWAKEN_DRAIN_MS")
-    .default(DEFAULT_DRAIN_MS)
-    .argParser(integer("--drain-ms", 0));
+    .default(EXECUTION_DEFAULTS.drainMs)
+    .argParser(executionFlag("drainMs", "--drain-ms"));
 }
 
 /** What a clean stop may take beyond the drain (closing streams, sandboxes, the database). */
@@ -60,7 +79,7 @@ export interface Stoppable {
 export function installShutdown(
   logger: Logger,
   label: string,
-  drainMs: number = DEFAULT_DRAIN_MS,
+  drainMs: number = EXECUTION_DEFAULTS.drainMs,
 ): { stopping: () => boolean; ready: (s: Stoppable) => Promise<boolean> } {
   let target: Stoppable | null = null;
   let stopping = false;

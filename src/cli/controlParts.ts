@@ -15,6 +15,7 @@ import type { CredentialPin, ExecutableAgentRegistrar } from "../coordinator/por
 import type { Clock } from "../kernel/clock.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { OutboundConnector } from "../kernel/outboundConnector.js";
+import { countedCredentialOpens } from "../observability/countedCredentialOpens.js";
 import {
   ACCESS_TOKEN_SIGNING_PURPOSE,
   API_KEY_HASH_PURPOSE,
@@ -23,7 +24,6 @@ import {
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
 import type { MasterKey } from "../secrets/masterKey.js";
-import { countedCredentialOpens } from "./countedCredentialOpens.js";
 
 /** Where a session's credential pins live: the Coordinator's session records (in process or over the link). */
 export interface SessionPins {

@@ -4,9 +4,11 @@ import type { Logger } from "pino";
 import type { AdminAuditReader } from "../control/adminAudit.js";
 import type { CredentialCustody } from "../control/credentialCustody.js";
 import { IamService } from "../control/iamService.js";
+import { cachedIam } from "../control/linkedIamCache.js";
 import type { ControlStores, RevocationNotices, SkillVersionResolver } from "../control/ports.js";
 import type { CredentialOpenAudit } from "../control/vaultPorts.js";
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
+import type { PushFieldSealer } from "../coordinator/sealedPushStore.js";
 import type { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS } from "../edge/control-link/linkServices.js";
 import type {
@@ -21,12 +23,10 @@ import type { Metrics } from "../kernel/metrics.js";
 import type { OutboundConnector } from "../kernel/outboundConnector.js";
 import type { TokenSealer } from "../resources/ports.js";
 import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
+import { agreeOnMasterKey } from "../secrets/masterKeyAgreement.js";
+import { pushConfigSealer, repositoryTokenSealer } from "../secrets/scopedSealers.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { composeControl, type SessionPins } from "./controlParts.js";
-import { cachedIam } from "./linkedIamCache.js";
-import { agreeOnMasterKey } from "./masterKeyAgreement.js";
-import { type PushFieldSealer, pushConfigSealer } from "./sealedPushStore.js";
-import { repositoryTokenSealer } from "./sealedRepositoryTokens.js";
 import type { StartupKeys } from "./startupKeys.js";
 
 /**

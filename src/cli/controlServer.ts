@@ -6,14 +6,15 @@ import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
+import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { systemClock } from "../kernel/clock.js";
+import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
+import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, openLocalControl } from "./controlPlane.js";
 import { metricsTokenFrom } from "./metricsToken.js";
 import { outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createPrometheusMetrics } from "./prometheusMetrics.js";
-import { readinessProbe } from "./readinessProbe.js";
 import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
 
@@ -104,6 +105,7 @@ export async function startControl(
     isReady: () => ready,
     readiness: readinessProbe({
       appliedMigrations: () => storage.appliedMigrations(),
+      knownMigrations: KNOWN_MIGRATIONS,
       workers: () => null,
       draining: () => draining,
     }),

@@ -143,7 +143,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       // The hot commits carry their wake NOTIFY in the committing statement.
       coordinator: postgresCoordinatorStores(handle, clock, signals),
       resources: resourceStores(handle.db, "postgres"),
-      blobs: new SqlBlobStore(handle.db),
+      blobs: new SqlBlobStore(handle.db, clock),
       runSessions: new SqlRunSessions(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
@@ -189,7 +189,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     workerRoster: new SqlWorkerRoster(handle.db),
     workspaceThreads: new SqlWorkspaceThreads(handle.db),
     signals: new InProcessWakeSignals(),
-    lapseClaimsOf: (ownerPrefix) => dispatch.lapseClaimsOf(ownerPrefix),
+    lapseClaimsOf: async (ownerPrefix) => (await dispatch.lapseClaimsOf(ownerPrefix)).length,
     lapsePushLeases: () => push.lapseAllLeases(),
     appliedMigrations: () => appliedMigrations(handle.db),
     close: async () => {

@@ -6,10 +6,12 @@ import {
   ALLOW_WEAKER_TIERS_FLAG,
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
+import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
 import { startAllInOne } from "./allInOne.js";
 import { cliLogger } from "./cliLogger.js";
 import {
   drainOption,
+  executionFlag,
   installShutdown,
   integer,
   modelOptions,
@@ -84,12 +86,12 @@ export function addServerOptions(command: Command, defaults: { port: number; wor
     .addOption(
       new Option("--workers <n>", "in-process worker slots (runs executed at once)")
         .default(defaults.workers)
-        .argParser(integer("--workers", 0)),
+        .argParser(executionFlag("concurrency", "--workers")),
     )
     .addOption(
       new Option("--lease-ms <ms>", "claim lease; a crashed run is resumed after it lapses")
-        .default(15_000)
-        .argParser(integer("--lease-ms", 100)),
+        .default(EXECUTION_DEFAULTS.leaseMs)
+        .argParser(executionFlag("leaseMs", "--lease-ms")),
     )
     .addOption(
       new Option("--sse-ping-ms <ms>", "keep-alive ping interval on event streams")
@@ -113,23 +115,41 @@ export function addServerOptions(command: Command, defaults: { port: number; wor
   return command;
 }
 
+/** How the server commands spell the execution figures, for the options step's errors. */
+const UP_FLAGS = {
+  concurrency: "--workers",
+  leaseMs: "--lease-ms",
+  drainMs: "--drain-ms",
+  modelRetryBaseMs: "--model-retry-base-ms",
+};
+
 /** What `addServerOptions` parsed, as the server's options (the caller adds its own). */
 // biome-ignore lint/suspicious/noExplicitAny: commander's parsed options are untyped
 export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "apiKey" | "workerToken"> {
   const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
   if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
+  const execution = executionOptions(
+    {
+      concurrency: opts.workers,
+      leaseMs: opts.leaseMs,
+      drainMs: opts.drainMs,
+      modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+      modelRetryBaseMs: opts.modelRetryBaseMs,
+    },
+    UP_FLAGS,
+  );
   return {
     host: opts.host,
     port: opts.port,
     dataDir: opts.dataDir,
     databaseUrl: opts.databaseUrl,
     dbPoolSize: opts.dbPoolSize,
-    workers: opts.workers,
-    leaseMs: opts.leaseMs,
-    drainMs: opts.drainMs,
-    modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+    workers: execution.concurrency,
+    leaseMs: execution.leaseMs,
+    drainMs: execution.drainMs,
+    modelIdleTimeoutMs: execution.modelIdleTimeoutMs,
     ssePingMs: opts.ssePingMs,
-    retry: { baseDelayMs: opts.modelRetryBaseMs },
+    retry: { baseDelayMs: execution.modelRetryBaseMs },
     allowWeakerTiers,
     env: process.env,
     allowPrivateHosts: opts.allowPrivateMcpHost,
@@ -144,7 +164,7 @@ export function upCommand(): Command {
   const command = new Command("up").description(
     "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
   );
-  addServerOptions(command, { port: 4600, workers: 4 });
+  addServerOptions(command, { port: 4600, workers: EXECUTION_DEFAULTS.concurrency });
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger();
     const lifecycle = installShutdown(logger, "server", opts.drainMs);

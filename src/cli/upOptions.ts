@@ -1,5 +1,6 @@
 import type { PushPacing } from "../edge/a2a/push/pushPacing.js";
 import type { ConnectionLimits } from "../edge/http/connectionLimits.js";
+import type { Clock } from "../kernel/clock.js";
 import type { RetryPolicy } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 
@@ -62,4 +63,9 @@ export interface UpOptions {
    * only and Node's own CA list; the CLI never sets it.
    */
   sandboxEgress?: EgressProxyOptions | undefined;
+  /**
+   * The server's time source. Tests only (one advances it past a lease, a rate limit or a token's
+   * expiry instead of sleeping); the CLI never sets it: the system clock.
+   */
+  clock?: Clock | undefined;
 }

@@ -1,28 +1,29 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import {
+  type MetricsListen,
+  startWorkerMetricsServer,
+  type WorkerMetricsServer,
+} from "../edge/workerMetricsServer.js";
 import { sleep, systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
+import { startOpenTelemetry } from "../observability/openTelemetry.js";
+import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { createProviderRouter } from "../providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
+import { PresenceStream } from "../worker/presenceStream.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { RemoteResources } from "../worker/remoteResources.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
 import { metricsTokenFrom } from "./metricsToken.js";
-import { startOpenTelemetry } from "./openTelemetry.js";
 import { AllowListError, outboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
-import { createPrometheusMetrics } from "./prometheusMetrics.js";
-import { createSandboxes, reportMissingBubblewrap } from "./sandboxes.js";
-import {
-  type MetricsListen,
-  startWorkerMetricsServer,
-  type WorkerMetricsServer,
-} from "./workerMetricsServer.js";
 
 export interface RemoteWorkerOptions {
   coordinatorUrl: string | undefined;
@@ -217,6 +218,15 @@ export async function startRemoteWorker(
       drainMs: options.drainMs ?? DEFAULT_DRAIN_MS,
     },
   );
+  // Held open for the worker's life: its close tells the coordinator at once that this worker died.
+  const presence = new PresenceStream({
+    baseUrl: url,
+    token,
+    identity: worker.identity,
+    held: () => worker.held(),
+    log,
+  });
+  presence.start();
   worker.start();
   log.info({ coordinator: url, identity: worker.identity, leaseMs: config.leaseMs }, "worker connected");
   return {
@@ -224,6 +234,8 @@ export async function startRemoteWorker(
     metricsUrl: metricsServer?.url ?? null,
     stop: async () => {
       await worker.stop();
+      // Last: the drained worker holds nothing, so the coordinator's lapse on this close finds nothing.
+      await presence.close();
       await metricsServer?.close();
       await sandboxes.close();
       await outbound.close();

@@ -5,11 +5,12 @@ import {
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
+import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
 import { cliLogger } from "./cliLogger.js";
 import {
   drainOption,
+  executionFlag,
   installShutdown,
-  integer,
   modelOptions,
   portNumber,
   UNSANDBOXED_HELP,
@@ -68,8 +69,9 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://10.0.0.5:4600"))
     .addOption(
       new Option("--concurrency <n>", "runs executed at once")
-        .default(4)
-        .argParser(integer("--concurrency", 1)),
+        .default(EXECUTION_DEFAULTS.concurrency)
+        // A remote worker that executes nothing has no reason to run.
+        .argParser(executionFlag("concurrency", "--concurrency", 1)),
     )
     .addOption(
       new Option("--workspace-dir <path>", "where sessions' sandbox workspaces live on this host").default(
@@ -99,17 +101,27 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     const lifecycle = installShutdown(logger, "worker", opts.drainMs);
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);
+    // Lease and poll are the coordinator's: it serves them to every worker it accepts.
+    const execution = executionOptions(
+      {
+        concurrency: opts.concurrency,
+        drainMs: opts.drainMs,
+        modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
+        modelRetryBaseMs: opts.modelRetryBaseMs,
+      },
+      { concurrency: "--concurrency", drainMs: "--drain-ms", modelRetryBaseMs: "--model-retry-base-ms" },
+    );
     let worker: Awaited<ReturnType<typeof startRemoteWorker>>;
     try {
       worker = await startRemoteWorker(
         {
           coordinatorUrl: opts.coordinatorUrl,
           databaseUrl: opts.databaseUrl,
-          concurrency: opts.concurrency,
-          drainMs: opts.drainMs,
+          concurrency: execution.concurrency,
+          drainMs: execution.drainMs,
           id: opts.id,
-          modelIdleTimeoutMs: opts.modelIdleTimeoutS * 1000,
-          modelRetryBaseMs: opts.modelRetryBaseMs,
+          modelIdleTimeoutMs: execution.modelIdleTimeoutMs,
+          modelRetryBaseMs: execution.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
           allowWeakerTiers,
           env: process.env,

@@ -1,4 +1,5 @@
 import { hash as digest, randomBytes } from "node:crypto";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
@@ -29,6 +30,8 @@ export const DEFAULT_WORKSPACE_ID = "wrkspc_default";
  * (`RevocationNotices`) forget a revoked key at once; this bounds a notice that never arrived.
  */
 export const DEFAULT_AUTH_CACHE_MS = 30_000;
+/** Cached answers per process; past it the least recently used go (random keys cannot grow it). */
+export const AUTH_CACHE_ENTRIES = 10_000;
 
 export interface Principal {
   workspaceId: string;
@@ -66,16 +69,17 @@ const WORKSPACE_ID = /^wrkspc_[a-z0-9][a-z0-9_-]{0,62}$/;
  * reaches. Elsewhere, or when a notice is lost (a failed NOTIFY), the entry's expiry (`cacheMs`) bounds it.
  */
 export class IamService {
-  private readonly cache = new Map<string, { principal: Principal | null; until: number }>();
+  /** Answers by key digest (a refusal too), each kept for `cacheMs`. */
+  private readonly cache: BoundedCache<string, Principal | null>;
   /** Minting keys of access tokens, by id, so a token's check reads no row most of the time. */
-  private readonly minters = new Map<string, { record: ApiKeyRecord | null; until: number }>();
+  private readonly minters: BoundedCache<string, ApiKeyRecord | null>;
   /** Counts revocations heard: a row read while one was heard may predate it, so it is not kept. */
   private revocationsHeard = 0;
 
   constructor(
     private readonly store: IamStore,
     private readonly clock: Clock,
-    private readonly cacheMs = DEFAULT_AUTH_CACHE_MS,
+    cacheMs = DEFAULT_AUTH_CACHE_MS,
     /** The HMAC key access tokens are signed with (derived from the master key); null: no tokens. */
     private readonly accessTokenKey: Buffer | null = null,
     /** How keys are stored (HMAC under a master-key-derived key) and which older schemes still match. */
@@ -83,6 +87,9 @@ export class IamService {
     /** Revocations shared with the other processes on the database (PostgreSQL); null: this process only. */
     private readonly revocations: RevocationNotices | null = null,
   ) {
+    const bound = { maxEntries: AUTH_CACHE_ENTRIES, ttlMs: cacheMs, clock };
+    this.cache = new BoundedCache(bound);
+    this.minters = new BoundedCache(bound);
     revocations?.onKeyRevoked((keyId) => this.forget(keyId));
   }
 
@@ -148,7 +155,7 @@ export class IamService {
     const hash = authCacheKey(apiKey);
     const now = this.clock.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.principal;
+    if (cached !== undefined) return cached;
     const heard = this.revocationsHeard;
     const record = await this.findStored(apiKey);
     const principal =
@@ -161,8 +168,7 @@ export class IamService {
           }
         : null;
     if (heard !== this.revocationsHeard) return principal;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { principal, until: now + this.cacheMs });
+    this.cache.set(hash, principal, now);
     return principal;
   }
 
@@ -359,12 +365,11 @@ export class IamService {
 
   private async minter(workspaceId: string, keyId: string, now: number): Promise<ApiKeyRecord | null> {
     const cached = this.minters.get(keyId);
-    if (cached && cached.until > now) return cached.record;
+    if (cached !== undefined) return cached;
     const heard = this.revocationsHeard;
     const record = await this.store.findApiKey(workspaceId, keyId);
     if (heard !== this.revocationsHeard) return record;
-    if (this.minters.size > 10_000) this.minters.clear();
-    this.minters.set(keyId, { record, until: now + this.cacheMs });
+    this.minters.set(keyId, record, now);
     return record;
   }
 
@@ -396,7 +401,7 @@ export class IamService {
       return;
     }
     // Cached by the presented key's current hash: drop every entry of this key, whatever its row held.
-    for (const [hash, entry] of this.cache) if (entry.principal?.apiKeyId === keyId) this.cache.delete(hash);
+    this.cache.deleteWhere((principal) => principal?.apiKeyId === keyId);
     this.minters.delete(keyId);
   }
 }

@@ -1,4 +1,5 @@
 import { type Clock, systemClock } from "../kernel/clock.js";
+import { PlatformError } from "../kernel/errors.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { SealedRecordRewrapper } from "../secrets/ports.js";
 import { auditEntry } from "./adminAudit.js";
@@ -39,9 +40,9 @@ export interface ResealReport extends ResealProgress {
 }
 
 /** The re-seal refused to start, or stopped at a revision it could not open. Nothing unsafe was done. */
-export class ResealRefused extends Error {
+export class ResealRefused extends PlatformError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super("reseal_refused", message, options);
     this.name = "ResealRefused";
   }
 }

@@ -1,5 +1,6 @@
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
-import type { Clock } from "../kernel/clock.js";
+import { Backoff } from "../kernel/backoff.js";
+import { type Clock, clearTimer, setTimer } from "../kernel/clock.js";
 import type { PublicationStore, StoredPublication } from "./ports.js";
 import { logFields, type RegistrationLog, registerPublication } from "./publicationRegistration.js";
 
@@ -36,26 +37,32 @@ const DEFAULT_BATCH = 100;
  * until it answers. A refusal (conflicting fingerprint) is recorded and never retried.
  */
 export class RegistrationReconciler {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private pass: Promise<unknown> | null = null;
   private stopped = true;
-  private backoff = 0;
+  /** The wait while the Coordinator is unreachable; 0 while it answers. */
+  private backoffMs = 0;
+  private readonly backoff: Backoff;
   private wakeSoon = false;
   private readonly pollMs: number;
-  private readonly initialBackoffMs: number;
-  private readonly maxBackoffMs: number;
   private readonly batch: number;
 
   constructor(private readonly deps: RegistrationReconcilerDeps) {
     this.pollMs = deps.pollMs ?? DEFAULT_POLL_MS;
-    this.initialBackoffMs = deps.initialBackoffMs ?? DEFAULT_INITIAL_BACKOFF_MS;
-    this.maxBackoffMs = deps.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
+    this.backoff = new Backoff(
+      {
+        baseMs: deps.initialBackoffMs ?? DEFAULT_INITIAL_BACKOFF_MS,
+        maxMs: deps.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS,
+        jitter: "none",
+      },
+      { clock: deps.clock },
+    );
     this.batch = deps.batch ?? DEFAULT_BATCH;
   }
 
   /** The wait before the next pass: the backoff while the Coordinator is unreachable, else pollMs. */
   get nextDelayMs(): number {
-    return this.backoff > 0 ? this.backoff : this.pollMs;
+    return this.backoffMs > 0 ? this.backoffMs : this.pollMs;
   }
 
   start(): void {
@@ -66,7 +73,7 @@ export class RegistrationReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) clearTimer(this.deps.clock, this.timer);
     this.timer = null;
     await this.pass;
   }
@@ -82,7 +89,8 @@ export class RegistrationReconciler {
         const outcome = await registerPublication(store, registrar, clock, log, p);
         if (outcome.kind === "registered") {
           counts.registered += 1;
-          this.backoff = 0;
+          this.backoffMs = 0;
+          this.backoff.reset();
         } else if (outcome.kind === "refused") {
           counts.refused += 1;
           log.error(
@@ -96,7 +104,7 @@ export class RegistrationReconciler {
           counts.pending += page.length - index;
           this.backOff();
           log.warn(
-            { ...logFields(p, outcome.error), backoffMs: this.backoff },
+            { ...logFields(p, outcome.error), backoffMs: this.backoffMs },
             "the coordinator is unavailable; registration paused",
           );
           return counts;
@@ -121,8 +129,8 @@ export class RegistrationReconciler {
   /** Runs the next pass now rather than after the current wait (when started). */
   private wake(): void {
     if (this.stopped) return;
-    if (this.timer) {
-      clearTimeout(this.timer);
+    if (this.timer !== null) {
+      clearTimer(this.deps.clock, this.timer);
       this.schedule(0);
     } else {
       this.wakeSoon = true; // a pass is running: the one after it starts at once
@@ -131,25 +139,29 @@ export class RegistrationReconciler {
 
   /** Exponential from initialBackoffMs up to maxBackoffMs; a registration that lands resets it. */
   private backOff(): void {
-    this.backoff = Math.min(this.backoff > 0 ? this.backoff * 2 : this.initialBackoffMs, this.maxBackoffMs);
+    this.backoffMs = this.backoff.next() ?? this.pollMs;
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.pass = this.runOnce()
-        .catch((error: unknown) => {
-          // The store itself failed (Control's database): retry like an unreachable Coordinator.
-          this.backOff();
-          this.deps.log.warn({ reason: String(error) }, "registration pass failed; retrying");
-        })
-        .finally(() => {
-          const delay = this.wakeSoon ? 0 : this.nextDelayMs;
-          this.wakeSoon = false;
-          this.schedule(delay);
-        });
-    }, ms);
-    this.timer.unref?.();
+    this.timer = setTimer(
+      this.deps.clock,
+      () => {
+        this.timer = null;
+        this.pass = this.runOnce()
+          .catch((error: unknown) => {
+            // The store itself failed (Control's database): retry like an unreachable Coordinator.
+            this.backOff();
+            this.deps.log.warn({ reason: String(error) }, "registration pass failed; retrying");
+          })
+          .finally(() => {
+            const delay = this.wakeSoon ? 0 : this.nextDelayMs;
+            this.wakeSoon = false;
+            this.schedule(delay);
+          });
+      },
+      ms,
+      { unref: true },
+    );
   }
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
@@ -24,14 +25,17 @@ export function extensionId(prefix: "envkey" | "work", now: number): string {
  * this process's entry at once, other replicas within `cacheMs`.
  */
 export class EnvironmentKeyService {
-  private readonly cache = new Map<string, { record: EnvironmentKeyRecord | null; until: number }>();
+  /** Answers by key hash (a refusal too), each kept for `cacheMs`. */
+  private readonly cache: BoundedCache<string, EnvironmentKeyRecord | null>;
 
   constructor(
     private readonly keys: EnvironmentKeyStore,
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
-    private readonly cacheMs = 30_000,
-  ) {}
+    cacheMs = 30_000,
+  ) {
+    this.cache = new BoundedCache({ maxEntries: 10_000, ttlMs: cacheMs, clock });
+  }
 
   static isEnvironmentKey(credential: string): boolean {
     return credential.startsWith(ENVIRONMENT_KEY_PREFIX);
@@ -96,11 +100,10 @@ export class EnvironmentKeyService {
     const hash = sha256Hex(credential);
     const now = this.clock.now();
     const cached = this.cache.get(hash);
-    if (cached && cached.until > now) return cached.record;
+    if (cached !== undefined) return cached;
     const found = await this.keys.findByHash(hash);
     const record = found && found.revokedAt === null ? found : null;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(hash, { record, until: now + this.cacheMs });
+    this.cache.set(hash, record, now);
     return record;
   }
 }

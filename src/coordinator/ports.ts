@@ -472,6 +472,14 @@ export interface ClaimPort {
   holds(runId: string, owner: string, epoch: number): Promise<boolean>;
   /** Gives a claim back (graceful shutdown) so another worker can take it at once. */
   release(runId: string, owner: string, epoch: number): Promise<void>;
+  /**
+   * Ends now the live leases of claims whose owner starts with `ownerPrefix`, for a caller that
+   * knows their holder is gone: its connection dropped, or it was an earlier incarnation of this
+   * process. With `notRenewedAfter`, only claims last claimed or renewed at or before it (a holder
+   * that renewed since is alive). Epochs are untouched: the next claim takes each run as a lapsed
+   * lease (epoch + 1, counted as a crash), which fences the old holder out. Returns the runs' ids.
+   */
+  lapseClaimsOf(ownerPrefix: string, notRenewedAfter?: number): Promise<string[]>;
 }
 
 export interface CommitFencePort {

@@ -6,6 +6,8 @@
  * consistent, and nothing in it is a second record of the task (the facts are).
  */
 
+import { backoffDelayMs } from "../kernel/backoff.js";
+
 export interface PushSubscription {
   workspaceId: string;
   taskId: string;
@@ -127,7 +129,7 @@ export function deliveryId(d: Pick<PushDelivery, "taskId" | "configId" | "positi
   return `${d.taskId}/${d.configId}/${d.position}`;
 }
 
-/** Exponential backoff after `attempts` failed attempts, capped. */
+/** The kernel's backoff after `attempts` failed attempts, unjittered: the row stores the exact next time. */
 export function pushBackoffMs(attempts: number, baseMs: number, maxMs: number): number {
-  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+  return backoffDelayMs({ baseMs, maxMs, jitter: "none" }, attempts);
 }

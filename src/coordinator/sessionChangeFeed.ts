@@ -1,3 +1,4 @@
+import { type Clock, clearTimer, setTimer, systemClock } from "../kernel/clock.js";
 import type { WakeSignals } from "./ports.js";
 
 /**
@@ -50,31 +51,38 @@ export class SessionChangeFeed {
     private readonly signals: WakeSignals,
     private readonly threads: WorkspaceThreads,
     private readonly options: SessionChangeFeedOptions = DEFAULT_SESSION_CHANGE_FEED,
+    /** The rate limit, batching and quiet-spell timers run on it. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Calls `onHint` whenever sessions within `reach` may have changed, until `signal` aborts. */
   watch(reach: SessionReach, onHint: () => void, signal: AbortSignal): void {
     const { batchMs, minIntervalMs, safetyMs } = this.options;
+    const clock = this.clock;
     let batch = new Set<string>();
-    let batchTimer: NodeJS.Timeout | undefined;
-    let lastHint = 0;
-    let trailing: NodeJS.Timeout | undefined;
-    let safety: NodeJS.Timeout | undefined;
+    let batchTimer: unknown;
+    let lastHint = Number.NEGATIVE_INFINITY;
+    let trailing: unknown;
+    let safety: unknown;
     const armSafety = () => {
-      clearTimeout(safety);
-      safety = setTimeout(hint, safetyMs);
+      clearTimer(clock, safety);
+      safety = setTimer(clock, hint, safetyMs);
     };
     const hint = () => {
-      if (signal.aborted || trailing) return;
-      const wait = lastHint + minIntervalMs - Date.now();
+      if (signal.aborted || trailing !== undefined) return;
+      const wait = lastHint + minIntervalMs - clock.now();
       if (wait > 0) {
-        trailing = setTimeout(() => {
-          trailing = undefined;
-          hint();
-        }, wait);
+        trailing = setTimer(
+          clock,
+          () => {
+            trailing = undefined;
+            hint();
+          },
+          wait,
+        );
         return;
       }
-      lastHint = Date.now();
+      lastHint = clock.now();
       // Rearmed on every hint, so an idle workspace costs a reader one read per `safetyMs`.
       armSafety();
       onHint();
@@ -97,16 +105,16 @@ export class SessionChangeFeed {
     };
     const off = this.signals.onAnyThreadCommitted((threadId) => {
       batch.add(threadId);
-      batchTimer ??= setTimeout(() => void flush(), batchMs);
+      batchTimer ??= setTimer(clock, () => void flush(), batchMs);
     });
     armSafety();
     signal.addEventListener(
       "abort",
       () => {
         off();
-        clearTimeout(safety);
-        clearTimeout(batchTimer);
-        clearTimeout(trailing);
+        clearTimer(clock, safety);
+        clearTimer(clock, batchTimer);
+        clearTimer(clock, trailing);
       },
       { once: true },
     );

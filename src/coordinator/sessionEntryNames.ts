@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Backoff } from "../kernel/backoff.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { AwakenError, invalid } from "../kernel/errors.js";
 import type { NameSpace, SessionNameStore } from "./ports.js";
@@ -76,8 +77,16 @@ export async function claimName<T>(
 ): Promise<T> {
   const { workspaceId, space, name } = key;
   const token = randomUUID();
-  let pause = timing.minPollMs;
-  const giveUpAt = clock.now() + timing.staleAfterMs * 2;
+  // Past twice the stale time even a taken-over reservation should have bound: give up.
+  const backoff = new Backoff(
+    {
+      baseMs: timing.minPollMs,
+      maxMs: timing.maxPollMs,
+      jitter: "none",
+      deadlineMs: timing.staleAfterMs * 2,
+    },
+    { clock },
+  );
   for (;;) {
     const entry = await names.get(workspaceId, space, name);
     let replacing: string | undefined;
@@ -106,13 +115,13 @@ export async function claimName<T>(
       }
       continue; // another caller reserved or bound it first: look again at once
     }
-    if (clock.now() > giveUpAt) {
+    const pause = backoff.next();
+    if (pause === null) {
       throw new AwakenError(
         "unavailable",
         `${space === "session" ? "session name" : "default environment"} is being created by another request; retry`,
       );
     }
-    await sleep(pause);
-    pause = Math.min(pause * 2, timing.maxPollMs);
+    await sleep(pause, undefined, clock);
   }
 }

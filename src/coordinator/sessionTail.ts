@@ -1,3 +1,4 @@
+import { PlatformError } from "../kernel/errors.js";
 import type { CommittedFact } from "./facts.js";
 import type { LiveEvidence } from "./ports.js";
 
@@ -41,9 +42,11 @@ export interface SessionTail {
 }
 
 /** The tail ended because its consumer fell too far behind; a client reconnects with `afterSeq`. */
-export class TailOverflowError extends Error {
+export class TailOverflowError extends PlatformError {
   constructor(limit: number) {
-    super(`the session stream fell more than ${limit} items behind; reconnect to resume`);
+    super("tail_overflow", `the session stream fell more than ${limit} items behind; reconnect to resume`, {
+      retryable: true,
+    });
     this.name = "TailOverflowError";
   }
 }

@@ -1,3 +1,4 @@
+import { BoundedCache } from "../kernel/boundedCache.js";
 import { storedTypesOf } from "./factCodec.js";
 import type { CommittedFact } from "./facts.js";
 import type {
@@ -58,7 +59,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
   private failure: unknown;
   /** Previews started and not yet ended by their fact or an abandon. */
   private readonly previews = new Set<string>();
-  private readonly recentFacts = new Set<string>();
+  private readonly recentFacts = new BoundedCache<string, true>({ maxEntries: RECENT_FACT_IDS });
   private readonly cleanups: Array<() => void> = [];
   private readonly maxQueued: number;
   private onPositioned: (() => void) | undefined;
@@ -245,11 +246,7 @@ class TailRun implements AsyncIterableIterator<TailItem> {
   }
 
   private remember(fact: CommittedFact): void {
-    this.recentFacts.add(fact.id);
-    if (this.recentFacts.size > RECENT_FACT_IDS) {
-      const oldest = this.recentFacts.values().next().value;
-      if (oldest !== undefined) this.recentFacts.delete(oldest);
-    }
+    this.recentFacts.add(fact.id, true);
   }
 
   /** Resolves once fewer than a page of items wait for the consumer (or the tail ended). */

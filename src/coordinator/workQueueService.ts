@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import { sha256Hex } from "../kernel/canonicalJson.js";
-import type { Clock } from "../kernel/clock.js";
+import { type Clock, clearTimer, setTimer } from "../kernel/clock.js";
 import { AwakenError, notFound } from "../kernel/errors.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import { environmentNotFound, extensionId } from "./environmentKeyService.js";
@@ -61,7 +62,7 @@ export function encodeWorkSecret(sessionsToken: string): string {
 export class WorkQueueService implements SessionWorkHook {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Environment revisions are immutable, so whether one is self_hosted is cached for good. */
-  private readonly selfHostedRevisions = new Map<string, boolean>();
+  private readonly selfHostedRevisions = new BoundedCache<string, boolean>({ maxEntries: 10_000 });
 
   constructor(
     private readonly store: WorkQueueStore,
@@ -111,7 +112,6 @@ export class WorkQueueService implements SessionWorkHook {
     if (known !== undefined) return known;
     const config = await this.environments.getRevision(session.environmentId, session.environmentRevision);
     const selfHosted = config?.type === "self_hosted";
-    if (this.selfHostedRevisions.size > 10_000) this.selfHostedRevisions.clear();
     this.selfHostedRevisions.set(key, selfHosted);
     return selfHosted;
   }
@@ -127,7 +127,7 @@ export class WorkQueueService implements SessionWorkHook {
   ): Promise<{ item: WorkItemRecord; secret: string } | null> {
     await this.environment(workspaceId, environmentId);
     if (request.workerId) await this.store.notePoller(environmentId, request.workerId, this.clock.now());
-    const deadline = Date.now() + request.blockMs;
+    const deadline = this.clock.now() + request.blockMs;
     for (;;) {
       const token = `${SESSIONS_TOKEN_PREFIX}${randomBytes(32).toString("base64url")}`;
       const item = await this.store.poll(
@@ -138,7 +138,7 @@ export class WorkQueueService implements SessionWorkHook {
         this.clock.now(),
       );
       if (item) return { item, secret: encodeWorkSecret(token) };
-      const left = deadline - Date.now();
+      const left = deadline - this.clock.now();
       if (left <= 0 || request.signal?.aborted) return null;
       await this.waitForWork(environmentId, left, request.signal);
     }
@@ -279,13 +279,13 @@ export class WorkQueueService implements SessionWorkHook {
       }
       const set = waiters;
       const done = () => {
-        clearTimeout(timer);
+        clearTimer(this.clock, timer);
         signal?.removeEventListener("abort", done);
         set.delete(done);
         if (set.size === 0 && this.waiters.get(environmentId) === set) this.waiters.delete(environmentId);
         resolve();
       };
-      const timer = setTimeout(done, ms);
+      const timer = setTimer(this.clock, done, ms);
       signal?.addEventListener("abort", done, { once: true });
       set.add(done);
     });

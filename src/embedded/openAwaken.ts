@@ -1,8 +1,10 @@
 import { type Logger, pino } from "pino";
 import { startAllInOne } from "../cli/allInOne.js";
+import type { UpOptions } from "../cli/upOptions.js";
 import { DEFAULT_WORKSPACE_ID } from "../control/iamService.js";
 import { type InProcessBeta, inProcessBeta } from "../edge/managed-agents/inProcess/inProcessBeta.js";
 import { weakerTiersAllowedByEnv } from "../kernel/sandboxTiers.js";
+import { executionOptions } from "../worker/workerOptions.js";
 
 /** Where the embedded runtime keeps its authority: one of the two, as `awaken up` takes them. */
 export type OpenAwakenOptions = (
@@ -44,7 +46,33 @@ export interface Awaken {
   close(): Promise<void>;
 }
 
-const DEFAULTS = { workers: 4, leaseMs: 15_000, modelIdleTimeoutMs: 300_000, retryBaseMs: 1_000 };
+/**
+ * The server options `openAwaken` starts with: the same options step as `awaken up` and
+ * `awaken worker` (worker/workerOptions.ts), so a bad figure is refused by name before anything opens.
+ */
+export function embeddedServerOptions(options: OpenAwakenOptions, env: NodeJS.ProcessEnv): UpOptions {
+  const execution = executionOptions(
+    { concurrency: options.workers, leaseMs: options.leaseMs },
+    { concurrency: "workers" },
+  );
+  return {
+    listen: false,
+    host: "127.0.0.1",
+    port: 0,
+    dataDir: options.dataDir ?? ".awaken",
+    databaseUrl: options.databaseUrl,
+    dbPoolSize: options.dbPoolSize,
+    workers: execution.concurrency,
+    leaseMs: execution.leaseMs,
+    drainMs: execution.drainMs,
+    modelIdleTimeoutMs: execution.modelIdleTimeoutMs,
+    ssePingMs: 15_000,
+    apiKey: env.AWAKEN_API_KEY || undefined,
+    retry: { baseDelayMs: execution.modelRetryBaseMs },
+    allowWeakerTiers: weakerTiersAllowedByEnv(env),
+    env,
+  };
+}
 
 /**
  * The all-in-one runtime inside the caller's process: the same composition `awaken up` starts
@@ -53,28 +81,11 @@ const DEFAULTS = { workers: 4, leaseMs: 15_000, modelIdleTimeoutMs: 300_000, ret
  */
 export async function openAwaken(options: OpenAwakenOptions): Promise<Awaken> {
   const env = options.env ?? process.env;
+  const serverOptions = embeddedServerOptions(options, env);
   const logger =
     options.logger ??
     pino({ level: env.AWAKEN_LOG_LEVEL || "warn" }, pino.destination({ fd: 2, sync: false }));
-  const server = await startAllInOne(
-    {
-      listen: false,
-      host: "127.0.0.1",
-      port: 0,
-      dataDir: options.dataDir ?? ".awaken",
-      databaseUrl: options.databaseUrl,
-      dbPoolSize: options.dbPoolSize,
-      workers: options.workers ?? DEFAULTS.workers,
-      leaseMs: options.leaseMs ?? DEFAULTS.leaseMs,
-      modelIdleTimeoutMs: DEFAULTS.modelIdleTimeoutMs,
-      ssePingMs: 15_000,
-      apiKey: env.AWAKEN_API_KEY || undefined,
-      retry: { baseDelayMs: DEFAULTS.retryBaseMs },
-      allowWeakerTiers: weakerTiersAllowedByEnv(env),
-      env,
-    },
-    logger,
-  );
+  const server = await startAllInOne(serverOptions, logger);
   // The process that embeds the runtime is its operator: it acts in the default workspace, the
   // one `awaken up`'s bootstrap API key opens.
   const beta = inProcessBeta(server.services, DEFAULT_WORKSPACE_ID, (requestId, error) =>

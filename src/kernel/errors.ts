@@ -68,22 +68,39 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export class AwakenError extends Error {
-  readonly code: ErrorCode;
-  readonly details: Record<string, unknown> | undefined;
-  /** Whether repeating the same request may succeed; deterministic failures say no. */
+/**
+ * The base of every error the platform raises on purpose: a stable `code` that logs, metrics and
+ * tests key on, and whether repeating the same call may succeed. Only `AwakenError` (its codes are
+ * the table above) reaches a client as itself; an edge answers any other error as internal.
+ */
+export class PlatformError<Code extends string = string> extends Error {
+  readonly code: Code;
+  /** Whether repeating the same call may succeed; deterministic failures say no (the default). */
   readonly retryable: boolean;
+
+  constructor(code: Code, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+}
+
+export class AwakenError extends PlatformError<ErrorCode> {
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(
     code: ErrorCode,
     message: string,
     options: { details?: Record<string, unknown>; retryable?: boolean; cause?: unknown } = {},
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    const category = ERROR_CODES[code];
+    super(code, message, {
+      retryable: options.retryable ?? (category === "internal" || category === "unavailable"),
+      cause: options.cause,
+    });
     this.name = "AwakenError";
-    this.code = code;
     this.details = options.details;
-    this.retryable = options.retryable ?? (this.category === "internal" || this.category === "unavailable");
   }
 
   get category(): ErrorCategory {

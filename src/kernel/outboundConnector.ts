@@ -16,6 +16,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP, type LookupFunction } from "node:net";
 import { Agent, buildConnector, fetch as undiciFetch } from "undici";
 import type { ResolvedAddress } from "./addressPolicy.js";
+import { PlatformError } from "./errors.js";
 import { ALLOW_PRIVATE_HOSTS_HINT, canonicalHost, OutboundPolicy } from "./outboundPolicy.js";
 
 export type { ResolvedAddress } from "./addressPolicy.js";
@@ -37,13 +38,14 @@ export interface Outbound {
 }
 
 /** The policy refused a destination. `message` names the host, never what a target answered. */
-export class OutboundRefused extends Error {
+export class OutboundRefused extends PlatformError {
   constructor(
     readonly host: string,
     /** For logs only: the refused address (a client is told the kind, not the address). */
     readonly address: string,
   ) {
     super(
+      "outbound_refused",
       `${host} ${isIP(host) ? "is" : "resolves to"} a loopback, link-local, private or reserved address, ` +
         `which connections made for users may not reach (${ALLOW_PRIVATE_HOSTS_HINT})`,
     );

@@ -1,9 +1,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { a2aCardUrl, isA2aModel } from "../kernel/a2aModel.js";
+import { type Clock, systemClock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
-import type { ModelCatalog, ModelListing, ModelRoute } from "../kernel/modelCatalog.js";
 import { ANTHROPIC_DEFAULT_BASE_URL } from "./anthropicProvider.js";
+import type { ModelCatalog, ModelListing, ModelRoute } from "./modelCatalogPort.js";
 import { OPENAI_DEFAULT_BASE_URL } from "./openaiProvider.js";
 import { providerSettings } from "./providerSettings.js";
 import { modelFamily } from "./router.js";
@@ -19,7 +20,8 @@ const LIST_TTL_MS = 5 * 60_000;
  * that family is answered offline, and says so. A provider whose list cannot be read fails the
  * request with a retryable error naming the provider, rather than a list that silently lacks it.
  */
-export function createModelCatalog(env: NodeJS.ProcessEnv, startedAt: number = Date.now()): ModelCatalog {
+export function createModelCatalog(env: NodeJS.ProcessEnv, clock: Clock = systemClock): ModelCatalog {
+  const startedAt = clock.now();
   const settings = providerSettings(env);
   const sources: Array<{ route: ModelRoute; read: () => Promise<ModelListing[]> }> = [];
   if (settings.anthropicKey) {
@@ -28,7 +30,7 @@ export function createModelCatalog(env: NodeJS.ProcessEnv, startedAt: number = D
       baseURL: settings.anthropicBaseURL ?? ANTHROPIC_DEFAULT_BASE_URL,
       maxRetries: 1,
     });
-    sources.push({ route: "anthropic", read: cached(() => anthropicModels(client)) });
+    sources.push({ route: "anthropic", read: cached(clock, () => anthropicModels(client)) });
   }
   if (settings.openaiKey) {
     const client = new OpenAI({
@@ -36,7 +38,7 @@ export function createModelCatalog(env: NodeJS.ProcessEnv, startedAt: number = D
       baseURL: settings.openaiBaseURL ?? OPENAI_DEFAULT_BASE_URL,
       maxRetries: 1,
     });
-    sources.push({ route: "openai", read: cached(() => openaiModels(client)) });
+    sources.push({ route: "openai", read: cached(clock, () => openaiModels(client)) });
   }
   const offline = (id: string): ModelListing => ({
     id,
@@ -111,10 +113,10 @@ async function openaiModels(client: OpenAI): Promise<ModelListing[]> {
 }
 
 /** One read per TTL, shared by concurrent callers; a failed read is not kept. */
-function cached<T>(read: () => Promise<T>): () => Promise<T> {
+function cached<T>(clock: Clock, read: () => Promise<T>): () => Promise<T> {
   let entry: { value: Promise<T>; until: number } | null = null;
   return () => {
-    const now = Date.now();
+    const now = clock.now();
     if (entry && entry.until > now) return entry.value;
     const value = read();
     const current = { value, until: now + LIST_TTL_MS };

@@ -4,6 +4,8 @@
  * Nothing here knows about sessions, threads or history storage.
  */
 
+import { PlatformError } from "../kernel/errors.js";
+
 export type ModelContentBlock =
   | { type: "text"; text: string }
   | {
@@ -89,21 +91,24 @@ export interface ProviderRouter {
   describe(): string[];
 }
 
+export type ProviderErrorKind = "overloaded" | "rate_limited" | "request_failed" | "aborted";
+
 /**
  * Thrown by providers. `transient` errors (overload, rate limit, 5xx, connection loss) are retried
  * with backoff by the runtime; others end the turn.
  */
-export class ProviderError extends Error {
-  readonly kind: "overloaded" | "rate_limited" | "request_failed" | "aborted";
+export class ProviderError extends PlatformError<ProviderErrorKind> {
+  readonly kind: ProviderErrorKind;
+  /** The same as `retryable`: the name the runtime's retry decision reads. */
   readonly transient: boolean;
   readonly status: number | undefined;
 
   constructor(
-    kind: ProviderError["kind"],
+    kind: ProviderErrorKind,
     message: string,
     options: { transient: boolean; status?: number; cause?: unknown },
   ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    super(kind, message, { retryable: options.transient, cause: options.cause });
     this.name = "ProviderError";
     this.kind = kind;
     this.transient = options.transient;

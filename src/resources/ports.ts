@@ -9,7 +9,8 @@
  *   the worker see nothing else of this context: never a store, never another session's resource.
  */
 
-import type { RevisionIdentity, SealedSecret } from "../secrets/ports.js";
+import { PlatformError } from "../kernel/errors.js";
+import type { ScopedSealer } from "../secrets/ports.js";
 
 /** A blob's address: `sha256:<64 lowercase hex>` of its bytes. */
 export type BlobDigest = string;
@@ -48,9 +49,9 @@ export interface ResourceClaim {
 }
 
 /** Refused because the claim named is not live (expired, reclaimed, cancelled) or not this session's. */
-export class ResourceClaimLostError extends Error {
+export class ResourceClaimLostError extends PlatformError {
   constructor(reason: string) {
-    super(`claim lost: ${reason}`);
+    super("claim_lost", `claim lost: ${reason}`);
     this.name = "ResourceClaimLostError";
   }
 }
@@ -153,13 +154,7 @@ export interface RunResources {
  * vault credentials (Control's sealer, in process or over the private link). Identities it is given
  * start with `repo:`; the sealer refuses any other.
  */
-export interface TokenSealer {
-  seal(
-    identity: RevisionIdentity,
-    fields: Readonly<Record<string, string>>,
-  ): Promise<{ sealed: SealedSecret }>;
-  openField(identity: RevisionIdentity, sealed: SealedSecret, field: string): Promise<Buffer | null>;
-}
+export type TokenSealer = ScopedSealer;
 
 /**
  * A session resource as stored: the one truth the session's `resources`, the session resource

@@ -7,6 +7,7 @@
  * works on current content and a refused or conflicting change is not sent again and again.
  */
 import { createHash } from "node:crypto";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import type {
   MemoryChange,
   MemoryChangeOutcome,
@@ -30,7 +31,7 @@ export function sha256Hex(content: string): string {
 
 /** How many host directories this process remembers the files of (least recently used forgotten). */
 const KNOWN_DIRECTORIES = 256;
-const knownByDirectory = new Map<string, Map<string, KnownFile>>();
+const knownByDirectory = new BoundedCache<string, Map<string, KnownFile>>({ maxEntries: KNOWN_DIRECTORIES });
 
 /**
  * What this process last wrote or read in a host directory, per path: the next run on the same
@@ -39,14 +40,11 @@ const knownByDirectory = new Map<string, Map<string, KnownFile>>();
  * rewrites everything; one that knows stale entries is safe, as signatures no longer match.
  */
 export function knownFilesOf(hostDir: string): Map<string, KnownFile> {
-  const known = knownByDirectory.get(hostDir) ?? new Map<string, KnownFile>();
-  knownByDirectory.delete(hostDir);
-  knownByDirectory.set(hostDir, known);
-  if (knownByDirectory.size > KNOWN_DIRECTORIES) {
-    const oldest = knownByDirectory.keys().next().value;
-    if (oldest !== undefined) knownByDirectory.delete(oldest);
-  }
-  return known;
+  const known = knownByDirectory.get(hostDir);
+  if (known !== undefined) return known;
+  const fresh = new Map<string, KnownFile>();
+  knownByDirectory.set(hostDir, fresh);
+  return fresh;
 }
 
 /** A file of the directory as the diff sees it: text, unchanged since known, or why it cannot be written back. */

@@ -37,7 +37,7 @@ export async function commitRequestFailure(
       newFact(now, { kind: "status_rescheduled" }),
     ]);
     if (status === "lost") return "lost_claim";
-    await sleep(retryDelayMs(run.ports.retry, attempt), run.signal);
+    await sleep(retryDelayMs(run.ports.retry, attempt), run.signal, run.ports.clock);
     if (run.signal.aborted) return "lost_claim";
     const resumed = await run.commitLanding([newFact(run.ports.clock.now(), { kind: "status_running" })]);
     return resumed === "lost" ? "lost_claim" : "continue";

@@ -11,6 +11,7 @@ import { decodeCommitted, encodeFact } from "../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
 import type { CommittedTypedFact, TypedFact } from "../coordinator/factVocabulary.js";
 import type { Activation } from "../coordinator/ports.js";
+import { Backoff, type BackoffPolicy } from "../kernel/backoff.js";
 import { sleep } from "../kernel/clock.js";
 import { recordsContent } from "../kernel/contentCapture.js";
 import { type Metrics, noopMetrics } from "../kernel/metrics.js";
@@ -18,6 +19,14 @@ import type { ModelSpan } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
 
 export type CommitStatus = "ok" | "conflict" | "lost";
+
+/** A commit lost to transport or database trouble: five attempts, 200 ms doubling between them. */
+const COMMIT_RETRY: BackoffPolicy = {
+  baseMs: 200,
+  maxMs: Number.POSITIVE_INFINITY,
+  jitter: "none",
+  maxAttempts: 5,
+};
 
 export class RunContext {
   /** The thread's committed history as this run knows it, in `seq` order. */
@@ -75,7 +84,8 @@ export class RunContext {
       facts: facts.map(encodeFact),
       ...(settle ? { settle } : {}),
     };
-    for (let attempt = 1; ; attempt++) {
+    const backoff = new Backoff(COMMIT_RETRY, { clock: this.ports.clock });
+    for (;;) {
       try {
         const result = await this.ports.commit(op);
         if (result.ok) {
@@ -93,9 +103,13 @@ export class RunContext {
       } catch (error) {
         // Transport or database trouble: the commit may or may not have happened. Retrying the
         // same operation is safe (same id, same hash).
-        if (attempt >= 5 || this.signal.aborted) throw error;
-        this.ports.log.warn({ runId: op.runId, attempt, error: String(error) }, "commit failed; retrying");
-        await sleep(100 * 2 ** attempt, this.signal);
+        const wait = backoff.next();
+        if (wait === null || this.signal.aborted) throw error;
+        this.ports.log.warn(
+          { runId: op.runId, attempt: backoff.failures, error: String(error) },
+          "commit failed; retrying",
+        );
+        await sleep(wait, this.signal, this.ports.clock);
       }
     }
   }

@@ -32,6 +32,7 @@ import { closeSync, constants, fchownSync, mkdirSync, openSync } from "node:fs";
 import { chmod, lchown, lstat, mkdir, mkdtemp, readdir, rename, rm } from "node:fs/promises";
 import { isIP } from "node:net";
 import { join, posix } from "node:path";
+import { PlatformError } from "../kernel/errors.js";
 import type { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import type { SandboxRepository } from "./ports.js";
 import { execInProcessGroup } from "./processExec.js";
@@ -79,9 +80,9 @@ const STAGING_DIR = ".clones";
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
 /** A clone that failed: the message is secret-free (git's stderr scrubbed of the token). */
-export class RepositoryCloneError extends Error {
+export class RepositoryCloneError extends PlatformError {
   constructor(message: string) {
-    super(message);
+    super("repository_clone_failed", message);
     this.name = "RepositoryCloneError";
   }
 }

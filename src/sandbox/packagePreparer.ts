@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { chmod, chown, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { PlatformError } from "../kernel/errors.js";
 import { CHECKED_MANAGERS, packageRequirementProblem } from "../kernel/packageRequirements.js";
 import { copyPreparedTree } from "./copyPreparedTree.js";
 import { installerEnv } from "./installerEnv.js";
@@ -25,12 +26,12 @@ const SPECS_QUOTE_CHARS = 300;
 const ALL_MANAGERS = ["apt", "cargo", "gem", "go", "npm", "pip"] as const;
 
 /** Why a package set cannot be prepared (an unsupported manager, or the installer failed). */
-export class PackagePreparationError extends Error {
+export class PackagePreparationError extends PlatformError {
   constructor(
     readonly manager: string,
     message: string,
   ) {
-    super(message);
+    super("package_preparation_failed", message);
     this.name = "PackagePreparationError";
   }
 }

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { PlatformError } from "../kernel/errors.js";
 
 /**
  * The provisioning contract between the runtime (which decides, from the frozen activation, which
@@ -238,12 +239,12 @@ export interface SandboxProvider {
   close(): Promise<void>;
 }
 
-export class SandboxUnavailableError extends Error {
+export class SandboxUnavailableError extends PlatformError {
   constructor(
     readonly tier: SandboxTier,
     message: string,
   ) {
-    super(message);
+    super("sandbox_unavailable", message);
     this.name = "SandboxUnavailableError";
   }
 }

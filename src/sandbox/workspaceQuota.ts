@@ -14,6 +14,7 @@
  * something.
  */
 import { execFile } from "node:child_process";
+import { PlatformError } from "../kernel/errors.js";
 
 export const QUOTA_POLL_MS = 1_000;
 
@@ -111,9 +112,9 @@ const exceeds = (usage: WorkspaceUsage, limit: WorkspaceLimits) =>
   usage.bytes > limit.bytes || usage.inodes > limit.inodes;
 
 /** The reason a command was stopped for the quota. */
-export class QuotaExceeded extends Error {
+export class QuotaExceeded extends PlatformError {
   constructor(readonly usage: WorkspaceUsage) {
-    super("the workspace's disk quota was exceeded");
+    super("workspace_quota_exceeded", "the workspace's disk quota was exceeded");
     this.name = "QuotaExceeded";
   }
 }

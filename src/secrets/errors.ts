@@ -1,3 +1,4 @@
+import { PlatformError } from "../kernel/errors.js";
 import type { RevisionIdentity } from "./ports.js";
 
 /**
@@ -14,12 +15,13 @@ export type SecretOpenFailure =
   | "not_authentic";
 
 /** A sealed record that must not be used. Carries ids only, never material. */
-export class SecretOpenError extends Error {
+export class SecretOpenError extends PlatformError<SecretOpenFailure> {
   readonly reason: SecretOpenFailure;
   readonly identity: RevisionIdentity;
 
   constructor(reason: SecretOpenFailure, identity: RevisionIdentity, detail: string) {
     super(
+      reason,
       `credential ${identity.credentialId} revision ${identity.revision} (workspace ${identity.workspaceId}) ` +
         `did not open: ${detail}`,
     );
@@ -30,9 +32,9 @@ export class SecretOpenError extends Error {
 }
 
 /** The master key is missing, malformed or too exposed to use; the server refuses to start. */
-export class MasterKeyError extends Error {
+export class MasterKeyError extends PlatformError {
   constructor(message: string) {
-    super(message);
+    super("master_key_unusable", message);
     this.name = "MasterKeyError";
   }
 }

@@ -95,3 +95,16 @@ export interface SealedRecordRewrapper {
    */
   rewrap(identity: RevisionIdentity, sealed: SealedSecret): Promise<SealedSecret>;
 }
+
+/**
+ * A sealer Control lends another context (in process, or a split Coordinator's over the private
+ * link): it seals and opens one family of identities only (`scopedSealers.ts`), so the borrower
+ * never opens a vault credential, nor another family's secrets, with it. The field names of what
+ * it sealed stay with Control.
+ */
+export interface ScopedSealer extends CredentialOpener {
+  seal(
+    identity: RevisionIdentity,
+    fields: Readonly<Record<string, string>>,
+  ): Promise<{ sealed: SealedSecret }>;
+}

@@ -7,7 +7,9 @@ import type {
   SecretOpenRequest,
   SecretVariablesRequest,
 } from "../coordinator/ports.js";
+import { Backoff } from "../kernel/backoff.js";
 import { sleep } from "../kernel/clock.js";
+import { PlatformError } from "../kernel/errors.js";
 import { traceHeaders } from "../kernel/traceContext.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { RuntimeLog } from "../runtime/ports.js";
@@ -39,12 +41,12 @@ export interface HttpTransportOptions {
 }
 
 /** A call the coordinator answered with an error status: retrying the same request will not help. */
-export class CoordinatorRejected extends Error {
+export class CoordinatorRejected extends PlatformError {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super("coordinator_rejected", message);
     this.name = "CoordinatorRejected";
   }
 }
@@ -275,22 +277,30 @@ export class HttpWorkerTransport implements WorkerTransport {
     };
     const trace = this.options.tracing?.activeContext();
     if (trace) Object.assign(headers, traceHeaders(trace));
-    for (let attempt = 1; ; attempt++) {
+    const backoff = new Backoff({
+      baseMs: this.retryBaseMs,
+      maxMs: Number.POSITIVE_INFINITY,
+      jitter: "none",
+      maxAttempts: idempotent ? this.attempts : 1,
+    });
+    for (;;) {
       let response: PostAnswer;
       try {
         response = await this.poster.post(path, headers, payload, timeoutMs);
       } catch (error) {
         this.noteUnreachable(error);
-        if (!idempotent || attempt >= this.attempts) throw error;
-        await sleep(this.retryBaseMs * 2 ** (attempt - 1));
+        const wait = backoff.next();
+        if (wait === null) throw error;
+        await sleep(wait);
         continue;
       }
       this.noteReachable();
       if (response.status >= 200 && response.status < 300)
         return responseSchema(name).parse(JSON.parse(response.text));
       const message = errorMessage(response.text);
-      if (idempotent && RETRYABLE_STATUS.has(response.status) && attempt < this.attempts) {
-        await sleep(this.retryBaseMs * 2 ** (attempt - 1));
+      const wait = RETRYABLE_STATUS.has(response.status) ? backoff.next() : null;
+      if (wait !== null) {
+        await sleep(wait);
         continue;
       }
       throw new CoordinatorRejected(

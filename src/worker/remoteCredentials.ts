@@ -6,6 +6,7 @@ import type {
   SecretOpenRequest,
   SecretVariablesRequest,
 } from "../coordinator/ports.js";
+import { PlatformError } from "../kernel/errors.js";
 import type { CredentialHolderPort } from "../runtime/ports.js";
 import type { CredentialOpenWireResponse } from "./credentialWire.js";
 import type { SecretOpenWireResponse, SecretVariablesWireResponse } from "./secretWire.js";
@@ -18,9 +19,9 @@ export interface CredentialOpenTransport {
 }
 
 /** The coordinator found the claim the open named not live: the run is lost, nothing was opened. */
-export class CredentialClaimLost extends Error {
+export class CredentialClaimLost extends PlatformError {
   constructor(runId: string, reason: string) {
-    super(`credential not opened for run ${runId}: the claim is lost (${reason})`);
+    super("claim_lost", `credential not opened for run ${runId}: the claim is lost (${reason})`);
     this.name = "CredentialClaimLost";
   }
 }

@@ -18,7 +18,10 @@ export class Worker {
   readonly identity: string;
   private stopping = false;
   private readonly stopController = new AbortController();
-  private readonly inFlight = new Map<string, { controller: AbortController; epoch: number }>();
+  private readonly inFlight = new Map<
+    string,
+    { controller: AbortController; owner: string; epoch: number }
+  >();
   private slots: Promise<void>[] = [];
   private wakeWaiters: Array<() => void> = [];
   /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
@@ -55,6 +58,11 @@ export class Worker {
       this.transport.onRunCancelled((runId) => this.inFlight.get(runId)?.controller.abort()),
     );
     for (let slot = 0; slot < this.options.concurrency; slot++) this.slots.push(this.slotLoop(slot));
+  }
+
+  /** The claims the slots hold now (a presence hello renews them: `presenceStream.ts`). */
+  held(): Array<{ runId: string; owner: string; epoch: number }> {
+    return [...this.inFlight].map(([runId, run]) => ({ runId, owner: run.owner, epoch: run.epoch }));
   }
 
   /** Stops claiming, lets in-flight runs settle for `drainMs`, then releases what is left. */
@@ -117,7 +125,7 @@ export class Worker {
     // A claim answered after stop() gave up draining starts aborted (stop() aborts only the runs
     // it finds in flight).
     if (this.stopController.signal.aborted) controller.abort();
-    this.inFlight.set(activation.runId, { controller, epoch: activation.epoch });
+    this.inFlight.set(activation.runId, { controller, owner: activation.owner, epoch: activation.epoch });
     const renewEvery = Math.max(50, Math.floor(this.options.leaseMs / 3));
     const timer = setInterval(() => {
       this.transport

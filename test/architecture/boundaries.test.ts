@@ -25,7 +25,16 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     // The publication contract the catalog stores, the worker transport the gateway serves, and
     // the admin audit's entry (Control owns the audit; environment authoring writes its entries).
     // The resource contract a session's claim is answered under (`resources/ports.ts`).
-    files: ["control/agentDefinition.ts", "control/adminAudit.ts", "worker/ports.ts", "resources/ports.ts"],
+    // The push store keeps a config's token sealed through the sealer Control lends it, in the
+    // sealed-text codec (never the master key or an implementation of the SecretStore).
+    files: [
+      "control/agentDefinition.ts",
+      "control/adminAudit.ts",
+      "worker/ports.ts",
+      "resources/ports.ts",
+      "secrets/ports.ts",
+      "secrets/sealedText.ts",
+    ],
   },
   runtime: {
     contexts: ["kernel", "providers", "coordinator"],
@@ -35,10 +44,17 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   },
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
   stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
-  // The worker transport's port and wire schema, which the worker-transport edge serves.
+  // The worker transport's port and wire schemas (its calls, and the presence stream a remote
+  // worker holds open), which the worker-transport edge serves.
+  // The model catalog's port, which `GET /v1/models` reads (never a provider).
   edge: {
     contexts: ["kernel", "coordinator", "control", "resources"],
-    files: ["worker/ports.ts", "worker/transportWire.ts"],
+    files: [
+      "worker/ports.ts",
+      "worker/transportWire.ts",
+      "worker/presenceWire.ts",
+      "providers/modelCatalogPort.ts",
+    ],
   },
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
   // …and keeps them in one text column with the sealed-text codec push configs use too.
@@ -46,6 +62,20 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },
+  // Metrics, traces and metering: implementations of the kernel's Metrics and Tracing ports, and
+  // decorators that count through them around the ports they wrap (the worker transport, the
+  // session tail, the credential open audit). Only composition roots import it; every other
+  // context reaches it through the kernel's ports.
+  observability: {
+    contexts: ["kernel"],
+    files: [
+      "runtime/metricLabels.ts",
+      "worker/ports.ts",
+      "coordinator/sessionTail.ts",
+      "coordinator/workerRoster.ts",
+      "control/vaultPorts.ts",
+    ],
+  },
   cli: { contexts: ["*"] },
   // The package's main entry (openAwaken): a composition root like cli, without a command line.
   embedded: { contexts: ["*"] },
@@ -169,8 +199,17 @@ describe("context boundaries", () => {
     expect(crossesBoundary("edge/httpServer.ts", "stores/sql/db.ts")).toBe(true);
     expect(crossesBoundary("coordinator/sessionService.ts", "control/agentService.ts")).toBe(true);
     expect(crossesBoundary("providers/router.ts", "coordinator/ports.ts")).toBe(true);
+    expect(crossesBoundary("edge/managed-agents/modelDto.ts", "providers/modelCatalogPort.ts")).toBe(false);
+    expect(crossesBoundary("edge/managed-agents/modelDto.ts", "providers/modelCatalog.ts")).toBe(true);
+    expect(crossesBoundary("runtime/turnRunner.ts", "edge/http/webhookTargets.ts")).toBe(true);
     expect(crossesBoundary("control/credentialService.ts", "secrets/localSecretStore.ts")).toBe(true);
     expect(crossesBoundary("edge/httpServer.ts", "secrets/ports.ts")).toBe(true);
+    // Sealing contexts see the sealer's port and codec, never the key or the store behind them.
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/sealedText.ts")).toBe(false);
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/masterKey.ts")).toBe(true);
+    expect(crossesBoundary("coordinator/sealedPushStore.ts", "secrets/scopedSealers.ts")).toBe(true);
+    expect(crossesBoundary("secrets/masterKeyAgreement.ts", "stores/sql/sqlInstallationFacts.ts")).toBe(true);
+    expect(crossesBoundary("control/linkedIamCache.ts", "edge/http/edgeServices.ts")).toBe(true);
     expect(crossesBoundary("worker/workerLoop.ts", "runtime/turnRunner.ts")).toBe(false);
     // Edge adapters: none imports another or the stores/runtime; shared plumbing imports no adapter.
     expect(crossesBoundary("edge/ai-sdk/chatRoute.ts", "edge/managed-agents/dto.ts")).toBe(true);
@@ -183,6 +222,18 @@ describe("context boundaries", () => {
       false,
     );
     expect(crossesBoundary("edge/httpServer.ts", "edge/ai-sdk/aiSdkEdge.ts")).toBe(false);
+    // Observability: composition roots import it, contexts only its ports in the kernel.
+    expect(crossesBoundary("runtime/modelStep.ts", "observability/prometheusMetrics.ts")).toBe(true);
+    expect(crossesBoundary("edge/httpServer.ts", "observability/openTelemetry.ts")).toBe(true);
+    expect(crossesBoundary("coordinator/sessionService.ts", "observability/countedTail.ts")).toBe(true);
+    expect(crossesBoundary("runtime/modelStep.ts", "kernel/metrics.ts")).toBe(false);
+    expect(crossesBoundary("cli/allInOne.ts", "observability/prometheusMetrics.ts")).toBe(false);
+    expect(crossesBoundary("embedded/openAwaken.ts", "observability/prometheusMetrics.ts")).toBe(false);
+    expect(crossesBoundary("observability/countedTail.ts", "coordinator/sessionTail.ts")).toBe(false);
+    expect(crossesBoundary("observability/scrapedGauges.ts", "stores/sql/sqlRunQueueStats.ts")).toBe(true);
+    expect(crossesBoundary("observability/meteredGateway.ts", "coordinator/sessionService.ts")).toBe(true);
+    expect(crossesBoundary("observability/prometheusMetrics.ts", "cli/storage.ts")).toBe(true);
+    expect(crossesBoundary("observability/prometheusMetrics.ts", "edge/http/metricsRoute.ts")).toBe(true);
     // Guard against an import regex that silently matches nothing.
     expect(importsOf(join(SRC, "worker/workerLoop.ts")).some((s) => s.includes("runtime/"))).toBe(true);
   });

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { metricsTokenFrom } from "../../src/cli/metricsToken.js";
-import { createPrometheusMetrics } from "../../src/cli/prometheusMetrics.js";
-import { startWorkerMetricsServer } from "../../src/cli/workerMetricsServer.js";
 import { createControlHttpServer } from "../../src/edge/control-link/controlHttpServer.js";
 import type { LinkServices } from "../../src/edge/control-link/linkServices.js";
+import { startWorkerMetricsServer } from "../../src/edge/workerMetricsServer.js";
+import { createPrometheusMetrics } from "../../src/observability/prometheusMetrics.js";
 
 describe("the metrics token", () => {
   it("is read from AWAKEN_METRICS_TOKEN; unset or empty leaves /metrics open; a short one is refused", () => {

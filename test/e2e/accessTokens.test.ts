@@ -10,16 +10,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat } from "../support/aiSdkChat.js";
 import { connectMcp } from "../support/mcpClient.js";
-import { isEndTurnIdle, MODEL, sleep, userMessage, waitForHistory } from "../support/sdkHelpers.js";
+import { OffsetClock } from "../support/offsetClock.js";
+import { isEndTurnIdle, MODEL, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 let t: TestServer;
+const clock = new OffsetClock();
 let agentId: string;
 let otherAgent: string;
 let environmentId: string;
 
 beforeAll(async () => {
-  t = await startTestServer({ workerPollMs: 50 });
+  t = await startTestServer({ workerPollMs: 50, clock });
   agentId = (await t.client.beta.agents.create({ name: "support", model: MODEL })).id;
   otherAgent = (await t.client.beta.agents.create({ name: "internal", model: MODEL })).id;
   environmentId = (await t.client.beta.environments.create({ name: "tokens" })).id;
@@ -153,7 +155,7 @@ describe("application access tokens", () => {
       await mintToken(backend.key, { operations: ["read"], session_id: session.id, ttl_seconds: 1 }),
     );
     expect((await short.beta.sessions.retrieve(session.id)).id).toBe(session.id);
-    await sleep(1_100);
+    clock.advance(1_100); // past the 1 s lifetime
     const expired = await short.beta.sessions.retrieve(session.id).catch((e: unknown) => e);
     expect(expired).toBeInstanceOf(AuthenticationError);
     expect((expired as AuthenticationError).message).toMatch(/expired or revoked access token/);

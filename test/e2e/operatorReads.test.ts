@@ -10,12 +10,15 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
+import { OffsetClock } from "../support/offsetClock.js";
 import { isActionIdle, isEndTurnIdle, MODEL, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { LOOPBACK, startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 import { plantedSecret } from "../support/vaultServer.js";
 
 let fake: FakeModelServer;
 let t: TestServer;
+/** The server's clock: a test moves it past the hint streams' rate limit rather than sleeping it out. */
+const clock = new OffsetClock();
 /** Every response body read in this file: the last test searches them for each planted secret. */
 const bodies: string[] = [];
 const planted: string[] = [];
@@ -23,6 +26,7 @@ const planted: string[] = [];
 beforeAll(async () => {
   fake = await startFakeAnthropic();
   t = await startTestServer({
+    clock,
     env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
     workerPollMs: 50,
     workers: 2,
@@ -225,6 +229,9 @@ describe("the worker roster", () => {
 });
 
 /** Reads a hint stream's hints (`approvals.changed` by default); `after(n)` waits for one past n. */
+/** Quiet long enough for a commit's batched lookup and its hint to reach the stream. */
+const QUIET_MS = 150;
+
 async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "approvals") {
   const controller = new AbortController();
   const response = await fetch(`${t.server.url}/v1/awaken/${stream}/stream`, {
@@ -237,6 +244,7 @@ async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "app
   const decoder = new TextDecoder();
   let buffer = "";
   let count = 0;
+  let lastFrameAt = Date.now();
   const waiters: Array<() => void> = [];
   void (async () => {
     for (;;) {
@@ -248,6 +256,7 @@ async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "app
         const frame = buffer.slice(0, cut);
         buffer = buffer.slice(cut + 2);
         bodies.push(frame);
+        lastFrameAt = Date.now();
         if (frame.startsWith(`event: ${stream}.changed`)) {
           count += 1;
           for (const wake of waiters.splice(0)) wake();
@@ -258,6 +267,16 @@ async function hints(key = TEST_API_KEY, stream: "approvals" | "sessions" = "app
   })();
   return {
     count: () => count,
+    /**
+     * Moves the server's clock past the 1 s rate limit (a held hint goes out at once), then waits
+     * until nothing arrived for QUIET_MS: whatever earlier commits had to say has been said.
+     */
+    async pastRateLimit(): Promise<void> {
+      clock.advance(1_200);
+      lastFrameAt = Date.now();
+      while (Date.now() - lastFrameAt < QUIET_MS)
+        await new Promise((resolve) => setTimeout(resolve, QUIET_MS - (Date.now() - lastFrameAt)));
+    },
     async after(seen: number, timeoutMs = 5_000): Promise<void> {
       const deadline = Date.now() + timeoutMs;
       while (count <= seen) {
@@ -303,8 +322,8 @@ describe("the approvals hint stream", () => {
       const events = await waitForHistory(t.client, session.id, (h) => h.some(isActionIdle));
       await stream.after(beforeAsk);
       const useId = events.filter((e) => e.type === "agent.tool_use").at(-1)!.id;
-      // Let the rate limit pass, so the next hint can only be the decision's.
-      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      // Past the rate limit, and every held hint delivered, so the next hint can only be the decision's.
+      await stream.pastRateLimit();
       const beforeDecision = stream.count();
       await t.client.beta.sessions.events.send(session.id, {
         events: [{ type: "user.tool_confirmation", tool_use_id: useId, result: "deny" }],
@@ -341,8 +360,8 @@ describe("the sessions hint stream", () => {
   it("hints at once, when a session is created, when its run ends and when it is archived; a runtime key may listen", async () => {
     const runtimeKey = await mint("runtime");
     const stream = await hints(runtimeKey, "sessions");
-    // Each step waits out the rate limit, so the hint after it can only be that step's.
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Each step moves past the rate limit, so the hint after it can only be that step's.
+    const settle = () => stream.pastRateLimit();
     try {
       await stream.after(0);
       const agent = await t.client.beta.agents.create({ name: "listed", model: MODEL });
@@ -403,7 +422,7 @@ describe("the sessions hint stream", () => {
     const stream = await hints(allowListed, "sessions");
     try {
       await stream.after(0);
-      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await stream.pastRateLimit();
       await t.client.beta.sessions.create({ agent: theirs.id, environment_id: environment.id });
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(stream.count()).toBe(1);

@@ -9,7 +9,7 @@ import { principalShareOf } from "../../src/edge/http/principalShares.js";
 import { MAX_HINT_STREAMS_PER_WORKSPACE } from "../../src/edge/managed-agents/routes/sessionHintRoutes.js";
 import { DEFAULT_MCP_SESSION_LIMITS } from "../../src/edge/mcp/mcpSessions.js";
 import { connectMcp } from "../support/mcpClient.js";
-import { sleep } from "../support/sdkHelpers.js";
+import { OffsetClock } from "../support/offsetClock.js";
 import { initializeMcp, openSse, type SseStream } from "../support/sseStreams.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
@@ -17,10 +17,12 @@ const HINT_SHARE = principalShareOf(MAX_HINT_STREAMS_PER_WORKSPACE);
 const MCP_SHARE = principalShareOf(DEFAULT_MCP_SESSION_LIMITS.perWorkspace);
 
 let t: TestServer;
+/** The server's clock: a test moves it past tokens' expiry rather than sleeping it out. */
+const clock = new OffsetClock();
 const streams: SseStream[] = [];
 
 beforeAll(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ clock });
 });
 afterEach(async () => {
   await Promise.all(streams.splice(0).map((stream) => stream.close()));
@@ -71,8 +73,8 @@ describe("hint streams", () => {
     const full = await refusedHintStream(TEST_API_KEY);
     expect(full.status).toBe(503);
     expect(full.message).toContain(`already holds ${MAX_HINT_STREAMS_PER_WORKSPACE} hint streams`);
-    await sleep(Math.max(...tokens.map((x) => x.expiresAt)) - Date.now() + 1_500);
-    expect(streams.every((stream) => stream.ended)).toBe(true);
+    clock.advance(Math.max(...tokens.map((x) => x.expiresAt)) - clock.now() + 1);
+    for (const stream of streams) await stream.end();
     expect((await hintStream(TEST_API_KEY)).status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { OffsetClock } from "../support/offsetClock.js";
 import { emptySchema, postgresUnavailable, testDatabaseUrl } from "../support/postgresFixtures.js";
 import { sleep } from "../support/sdkHelpers.js";
 import { startTestServer, type TestServer } from "../support/testServer.js";
@@ -90,7 +91,8 @@ describe("GET /readyz", () => {
       if (reason) ctx.skip(reason);
       const schema = await emptySchema();
       cleanups.push(() => schema.drop());
-      const server = await serve({ databaseUrl: schema.url });
+      const clock = new OffsetClock();
+      const server = await serve({ databaseUrl: schema.url, clock });
       expect(await readyz(server)).toEqual({ status: 200, body: READY });
 
       const client = new pg.Client({ connectionString: schema.url });
@@ -99,7 +101,7 @@ describe("GET /readyz", () => {
         "delete from kysely_migration where name = (select max(name) from kysely_migration)",
       );
       await client.end();
-      await sleep(1_100); // past the cached answer
+      clock.advance(1_100); // past the cached answer
       const { status, body } = await readyz(server);
       expect(status).toBe(503);
       expect(body).toMatchObject({ status: "unready", checks: { database: "ok", migrations: "behind" } });
@@ -115,11 +117,12 @@ describe("GET /readyz", () => {
       const viaRelay = new URL(schema.url);
       viaRelay.hostname = "127.0.0.1";
       viaRelay.port = String(relay.port);
-      const server = await serve({ databaseUrl: viaRelay.toString() });
+      const clock = new OffsetClock();
+      const server = await serve({ databaseUrl: viaRelay.toString(), clock });
       expect((await readyz(server)).status).toBe(200);
 
       relay.cut();
-      await sleep(1_100);
+      clock.advance(1_100); // past the cached answer
       const started = Date.now();
       const { status, body } = await readyz(server);
       expect(Date.now() - started).toBeLessThan(2_000); // bounded by the probe's own timeout

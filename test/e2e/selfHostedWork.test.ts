@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { BetaHeartbeatPreconditionFailedError } from "@anthropic-ai/sdk/resources/beta/environments/work";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { OffsetClock } from "../support/offsetClock.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   expectApiError,
@@ -28,6 +29,8 @@ const BACKENDS = ["SQLite", "PostgreSQL"] as const;
 
 describe.each(BACKENDS)("self-hosted work queue on %s", (backend) => {
   let t: TestServer;
+  /** The server's clock: a test moves it past a lease instead of sleeping it out. */
+  const clock = new OffsetClock();
   let drop: (() => Promise<void>) | undefined;
   const unavailable = backend === "PostgreSQL" ? postgresUnavailable() : null;
 
@@ -39,7 +42,7 @@ describe.each(BACKENDS)("self-hosted work queue on %s", (backend) => {
       drop = schema.drop;
       databaseUrl = schema.url;
     }
-    t = await startTestServer({ workers: 1, ...(databaseUrl ? { databaseUrl } : {}) });
+    t = await startTestServer({ workers: 1, clock, ...(databaseUrl ? { databaseUrl } : {}) });
   });
   afterAll(async () => {
     await t?.close();
@@ -326,7 +329,7 @@ describe.each(BACKENDS)("self-hosted work queue on %s", (backend) => {
     // The session API answers the token while its lease is live.
     expect((await tokenClient.beta.sessions.retrieve(session.id)).id).toBe(session.id);
 
-    await sleep(1_200); // the 1 s lease lapses without a heartbeat
+    clock.advance(1_200); // the 1 s lease lapses without a heartbeat
     const before = await history(t.client, session.id);
     const late = await expectApiError(
       tokenClient.beta.sessions.events.send(session.id, {

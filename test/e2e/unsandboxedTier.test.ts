@@ -5,8 +5,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
-import { createSandboxes } from "../../src/cli/sandboxes.js";
 import { SandboxUnavailableError } from "../../src/sandbox/ports.js";
+import { createSandboxes } from "../../src/sandbox/sandboxes.js";
 import { history, isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 

@@ -6,11 +6,11 @@ import {
 } from "../../src/coordinator/pushOutbox.js";
 import { A2aPusher } from "../../src/edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../../src/edge/a2a/push/pushPacing.js";
+import { WebhookTargets } from "../../src/edge/http/webhookTargets.js";
 import { type Clock, systemClock } from "../../src/kernel/clock.js";
 import type { PushDeliveryOutcome } from "../../src/kernel/metrics.js";
 import { OutboundConnector, type Resolve } from "../../src/kernel/outboundConnector.js";
 import { OutboundPolicy } from "../../src/kernel/outboundPolicy.js";
-import { WebhookTargets } from "../../src/kernel/webhookTargets.js";
 import { SqlPushOutboxStore } from "../../src/stores/sql/sqlPushOutboxStore.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { ManualClock } from "../support/storeFixtures.js";

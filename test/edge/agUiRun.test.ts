@@ -90,7 +90,12 @@ function sink() {
   return {
     events,
     closed,
-    value: { write: (e: readonly AGUIEvent[]) => events.push(...e), closed: closed.signal },
+    value: {
+      write: async (e: readonly AGUIEvent[]) => {
+        events.push(...e);
+      },
+      closed: closed.signal,
+    },
   };
 }
 

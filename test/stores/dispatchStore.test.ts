@@ -247,6 +247,47 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect((await fx.stores.dispatch.claim("w4", 60_000, last))?.runId).toBe(last);
   });
 
+  it("lapsing a gone worker's claims ends their leases now: the next claim takes over at epoch + 1 as a crash and the old owner's commit is refused", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const other = await seedQueuedRun(fx.stores, fx.clock);
+    const gone = (await fx.stores.dispatch.claim("gone.a1/0", 60_000))!;
+    // Another worker whose identity extends the gone one's: the prefix ends at the slash.
+    const alive = (await fx.stores.dispatch.claim("gone.a10/0", 60_000))!;
+    expect(new Set([gone.runId, alive.runId])).toEqual(new Set([fx.runId, other.runId]));
+    fx.clock.advance(10);
+    expect(await fx.stores.dispatch.lapseClaimsOf("gone.a1/")).toEqual([gone.runId]);
+    // Lapsed once: a second call finds no live lease left.
+    expect(await fx.stores.dispatch.lapseClaimsOf("gone.a1/")).toEqual([]);
+    const next = (await fx.stores.dispatch.claim("w2.b1/0", 60_000))!;
+    expect(next).toMatchObject({ runId: gone.runId, epoch: gone.epoch + 1, crashCount: 1, reclaimed: true });
+    expect(await fx.stores.dispatch.claim("w3.c1/0", 60_000)).toBeNull();
+    const f = { ...fx, runId: gone.runId, session: gone.runId === fx.runId ? fx.session : other.session };
+    const version = await fx.stores.history.threadVersion(f.session.threadId);
+    const stale = await fx.stores.dispatch.commit(op(f, gone, version, 1, "done"));
+    expect(stale).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
+    expect(await fx.stores.dispatch.renew(gone.runId, gone.owner, gone.epoch, 60_000)).toBe(false);
+    expect(await fx.stores.dispatch.commit(op(f, next, version, 1, "done"))).toMatchObject({ ok: true });
+    expect(await fx.stores.dispatch.renew(alive.runId, alive.owner, alive.epoch, 60_000)).toBe(true);
+  });
+
+  it("lapsing spares a claim renewed after the given time (its holder came back) and treats the prefix literally", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const claim = (await fx.stores.dispatch.claim("w_1.x%/0", 60_000))!;
+    fx.clock.advance(100);
+    const droppedAt = fx.clock.now();
+    fx.clock.advance(100);
+    expect(await fx.stores.dispatch.renew(fx.runId, claim.owner, claim.epoch, 60_000)).toBe(true);
+    fx.clock.advance(800);
+    expect(await fx.stores.dispatch.lapseClaimsOf("w_1.x%/", droppedAt)).toEqual([]);
+    // LIKE's wildcards in a prefix match nothing but themselves.
+    expect(await fx.stores.dispatch.lapseClaimsOf("w%")).toEqual([]);
+    expect(await fx.stores.dispatch.lapseClaimsOf("w__")).toEqual([]);
+    expect(await fx.stores.dispatch.claim("w2.b1/0", 60_000)).toBeNull();
+    // Not renewed since a later drop: lapsed.
+    expect(await fx.stores.dispatch.lapseClaimsOf("w_1.x%/", fx.clock.now())).toEqual([fx.runId]);
+    expect((await fx.stores.dispatch.claim("w2.b1/0", 60_000))?.epoch).toBe(claim.epoch + 1);
+  });
+
   it("a released claim (graceful shutdown) is claimable at once, without counting a crash", async () => {
     fx = await sessionWithQueuedRun(backend);
     const claim = (await fx.stores.dispatch.claim("w1", 60_000))!;

@@ -114,6 +114,7 @@ async function writeReply(
       return;
     }
     case "text": {
+      await reply.heldUntil;
       const index = reply.thinking ? sse.thinkingBlock(0, reply.thinking) : 0;
       await sse.textBlock(index, reply.text, reply.chunkDelayMs ?? 0);
       sse.finish(reply.stopReason ?? "end_turn", outputTokens(usage, reply.text));

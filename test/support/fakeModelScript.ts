@@ -22,6 +22,8 @@ export type ScriptedReply =
       /** Defaults to end_turn; each wire spells it its own way (OpenAI: stop / length). */
       stopReason?: "end_turn" | "max_tokens";
       thinking?: string;
+      /** The stream opens at once but its text waits for this (a call held mid flight, then answered). */
+      heldUntil?: Promise<unknown>;
     }
   | {
       kind: "tool_use";

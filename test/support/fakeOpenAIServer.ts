@@ -87,6 +87,7 @@ async function writeReply(
       res.end();
       return;
     case "text":
+      await reply.heldUntil;
       if (reply.thinking) chunks.reasoning(reply.thinking);
       await chunks.text(reply.text, reply.chunkDelayMs ?? 0);
       chunks.finish(reply.stopReason === "max_tokens" ? "length" : "stop", reply.usage, reply.text);

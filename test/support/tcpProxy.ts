@@ -23,16 +23,25 @@ export interface TcpProxy {
   /** Every request seen, in arrival order, with the fate it was given. */
   requests: Array<ProxiedRequest & { fate: RequestFate }>;
   setDecider(decide: (request: ProxiedRequest) => RequestFate): void;
+  /**
+   * Destroys both sides of every connection whose latest request matches (a partition of that
+   * connection only: its server sees the close, its client an error). How many were cut.
+   */
+  cut(match: (request: ProxiedRequest) => boolean): number;
+  /** Where connections opened from now on go (another replica behind the same address). */
+  retarget(target: string): void;
   close(): Promise<void>;
 }
 
 const HEADER_END = Buffer.from("\r\n\r\n");
 
 export async function startTcpProxy(target: string): Promise<TcpProxy> {
-  const upstream = new URL(target);
+  let upstream = new URL(target);
   const requests: TcpProxy["requests"] = [];
   let decide: (request: ProxiedRequest) => RequestFate = () => "forward";
   const sockets = new Set<Socket>();
+  /** Each open connection's latest request, and how to cut it. */
+  const latest = new Map<Socket, { request: ProxiedRequest; cut: () => void }>();
 
   const server: Server = createServer((client) => {
     const server = connect(Number(upstream.port), upstream.hostname);
@@ -47,6 +56,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     };
     client.on("close", () => {
       sockets.delete(client);
+      latest.delete(client);
       server.destroy();
     });
     server.on("close", () => {
@@ -88,6 +98,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
         };
         const fate = decide(request);
         requests.push({ ...request, fate });
+        latest.set(client, { request, cut: destroyBoth });
         if (fate === "hold") {
           holding = true;
           return;
@@ -104,6 +115,14 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     requests,
     setDecider(next) {
       decide = next;
+    },
+    retarget(next) {
+      upstream = new URL(next);
+    },
+    cut(match) {
+      const cut = [...latest.values()].filter((connection) => match(connection.request));
+      for (const connection of cut) connection.cut();
+      return cut.length;
     },
     close: async () => {
       for (const socket of sockets) socket.destroy();

@@ -5,6 +5,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { type Logger, pino } from "pino";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
 import type { UpOptions } from "../../src/cli/upOptions.js";
+import type { Clock } from "../../src/kernel/clock.js";
 
 export interface TestServer {
   server: RunningServer;
@@ -52,6 +53,8 @@ export async function startTestServer(
     connections?: UpOptions["connections"];
     /** The server's logger (silent, or AWAKEN_TEST_LOG's level, otherwise): a test reading the logs passes its own. */
     logger?: Logger;
+    /** The server's clock (the system's otherwise): a test advances it past a wait instead of sleeping. */
+    clock?: Clock;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "awaken-test-"));
@@ -81,6 +84,7 @@ export async function startTestServer(
       allowPushHosts: options.allowPushHosts,
       push: options.push,
       connections: options.connections,
+      ...(options.clock ? { clock: options.clock } : {}),
     },
     options.logger ?? pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );

@@ -58,8 +58,10 @@ export async function startWorker(
   );
   const deadline = Date.now() + 15_000;
   while (!/is running/.test(worker.stdout())) {
-    if (worker.child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`worker did not start:\n${worker.stdout()}\n${worker.stderr()}`);
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null || Date.now() > deadline)
+      throw new Error(
+        `worker did not start (exit ${worker.child.exitCode ?? worker.child.signalCode ?? "none: still running"}):\n${worker.stdout()}\n${worker.stderr()}`,
+      );
     await new Promise((r) => setTimeout(r, 25));
   }
   return worker;

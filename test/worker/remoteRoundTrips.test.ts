@@ -15,10 +15,10 @@ import Anthropic from "@anthropic-ai/sdk";
 import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningServer, startAllInOne } from "../../src/cli/allInOne.js";
-import { createSandboxes } from "../../src/cli/sandboxes.js";
 import { systemClock } from "../../src/kernel/clock.js";
 import { createProviderRouter } from "../../src/providers/router.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
+import { createSandboxes } from "../../src/sandbox/sandboxes.js";
 import { HttpWorkerTransport } from "../../src/worker/httpTransport.js";
 import { Worker } from "../../src/worker/workerLoop.js";
 import {

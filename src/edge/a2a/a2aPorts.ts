@@ -3,6 +3,7 @@ import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
+import type { Clock } from "../../kernel/clock.js";
 
 import type { TypedTailItem } from "../http/typedFacts.js";
 import type { A2aPush } from "./push/pushConfigs.js";
@@ -50,6 +51,8 @@ export interface A2aPorts {
   tail(session: SessionRecord, afterSeq: number, signal: AbortSignal): AsyncIterable<TypedTailItem>;
   /** Keep-alive interval of open streams. */
   pingMs: number;
+  /** The clock their keep-alives run on. */
+  clock: Clock;
   /**
    * A signal that aborts when the request's credential expires or is revoked; its checks stop when
    * `open` aborts (the response closed).

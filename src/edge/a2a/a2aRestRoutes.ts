@@ -12,6 +12,7 @@ import { A2AError, VersionNotSupportedError } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import { ServerCallContext } from "@a2a-js/sdk/server";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../../kernel/clock.js";
 import { parseJsonBodyText } from "../http/jsonBodyParser.js";
 import type { A2aPorts } from "./a2aPorts.js";
 import { type AgentParams, cardFor, requestHandlerFor } from "./requestHandlerFor.js";
@@ -96,11 +97,13 @@ async function answer(ports: A2aPorts, request: RestRequest, reply: FastifyReply
     case "stream":
       return stream(request, reply, handler.sendMessageStream(sendMessageRequestOf(request.body), context), {
         pingMs: ports.pingMs,
+        clock: ports.clock,
         closed,
       });
     case "subscribe":
       return stream(request, reply, handler.resubscribe({ id: operation.taskId, tenant: "" }, context), {
         pingMs: ports.pingMs,
+        clock: ports.clock,
         closed,
       });
     case "getTask": {
@@ -155,7 +158,7 @@ function stream(
   request: FastifyRequest,
   reply: FastifyReply,
   events: ReturnType<A2ARequestHandler["sendMessageStream"]>,
-  options: { pingMs: number; closed: AbortController },
+  options: { pingMs: number; clock: Clock; closed: AbortController },
 ): Promise<void> {
   return answerWithSse(request, reply, events, {
     ...options,

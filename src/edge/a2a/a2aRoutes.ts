@@ -56,6 +56,7 @@ export function a2aRoutes(app: FastifyInstance, portsFor: (request: FastifyReque
     const envelopeOf = (error: unknown) => ({ jsonrpc: "2.0", id, error: toError(error) });
     await answerWithSse(request, reply, result, {
       pingMs: ports.pingMs,
+      clock: ports.clock,
       closed,
       encode: (event) => event,
       // The transport yields a refusal as an error envelope; a throw becomes one here.

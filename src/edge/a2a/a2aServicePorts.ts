@@ -63,6 +63,7 @@ export function a2aPortsOf(services: EdgeServices): A2aPorts {
     history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
     tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
+    clock: services.clock,
     credentialEnds: (request, open) => credentialLifetime(services, request, open),
     push: services.push ? { ...services.push, now: () => services.clock.now() } : null,
   };

@@ -1,16 +1,19 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../../kernel/clock.js";
 import { guardedListener } from "../http/closeListener.js";
+import { SseWriter } from "../http/sseWriter.js";
 
 /** An open SSE answer to a streaming method: one `data:` line per event (`event:` names an error). */
 export interface RpcStream {
-  write(envelope: unknown, event?: string): void;
+  /** Resolves when the next event may be produced: await it, so a client that stops reading pauses the task's tail. */
+  write(envelope: unknown, event?: string): Promise<void>;
   end(): void;
 }
 
 export function openRpcStream(
   request: FastifyRequest,
   reply: FastifyReply,
-  pingMs: number,
+  ping: { everyMs: number; clock: Clock },
   closed: AbortSignal,
 ): RpcStream {
   reply.hijack();
@@ -23,31 +26,25 @@ export function openRpcStream(
     "request-id": request.id,
   });
   raw.flushHeaders();
-  let ended = false;
-  // An SSE comment keeps proxies from timing out a quiet task.
-  const ping = setInterval(() => ended || raw.write(": ping\n\n"), pingMs);
-  const stop = () => {
-    ended = true;
-    clearInterval(ping);
-  };
+  const writer = new SseWriter(reply, {
+    hook: "a2a stream",
+    // An SSE comment keeps proxies from timing out a quiet task.
+    heartbeat: { frame: ": ping\n\n", everyMs: ping.everyMs },
+    clock: ping.clock,
+  });
   // The client gone, or its credential ended: either way the answer is over.
   closed.addEventListener(
     "abort",
-    guardedListener("a2a stream", request.log, () => {
-      stop();
-      if (!raw.writableEnded && !raw.destroyed) raw.end();
-    }),
+    guardedListener("a2a stream", request.log, () => writer.end()),
     { once: true },
   );
+  if (closed.aborted) writer.end();
   return {
     write(envelope, event) {
-      if (ended) return;
-      raw.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(envelope)}\n\n`);
+      return writer.write(`${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(envelope)}\n\n`);
     },
     end() {
-      if (ended) return;
-      stop();
-      raw.end();
+      writer.end();
     },
   };
 }

@@ -1,8 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../../kernel/clock.js";
 import { openRpcStream } from "./rpcStream.js";
 
 export interface SseAnswerOptions {
   pingMs: number;
+  /** The clock the keep-alives run on. */
+  clock: Clock;
   closed: AbortController;
   /** A stream event as the binding writes it. */
   encode(event: unknown): unknown;
@@ -39,18 +42,24 @@ export async function answerWithSse(
     await iterator.return(undefined);
     return;
   }
-  const sink = openRpcStream(request, reply, options.pingMs, closed.signal);
+  const sink = openRpcStream(
+    request,
+    reply,
+    { everyMs: options.pingMs, clock: options.clock },
+    closed.signal,
+  );
   try {
-    sink.write(options.encode(first.value));
-    for (;;) {
+    await sink.write(options.encode(first.value));
+    // Each write is awaited before the next pull: a client that stops reading pauses the task's tail.
+    while (!closed.signal.aborted) {
       const next = await iterator.next();
       if (next.done || closed.signal.aborted) break;
-      sink.write(options.encode(next.value));
+      await sink.write(options.encode(next.value));
     }
   } catch (error) {
     // Mid-stream, a failure is the stream's last event (the guard already logged what was ours).
     const last = options.failure(error);
-    sink.write(last.data, last.event);
+    await sink.write(last.data, last.event);
   } finally {
     await iterator.return(undefined);
     sink.end();

@@ -37,7 +37,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     input.runId,
     new Set(input.messages.map((m) => m.id)),
   );
-  sink.write([formatter.started()]);
+  await sink.write([formatter.started()]);
   let session: SessionRecord | null = null;
   let finished = false;
   /** Stops the run's tail: when the client goes away, or when the run ends first. */
@@ -45,9 +45,9 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
   const onClosed = () => tailStop.abort();
   sink.closed.addEventListener("abort", onClosed, { once: true });
   if (sink.closed.aborted) tailStop.abort();
-  const finish = (end: RunEnd) => {
+  const finish = async (end: RunEnd) => {
     finished = true;
-    sink.write(formatter.finish(end));
+    await sink.write(formatter.finish(end));
   };
   try {
     const existing = await ports.entry.findNamed(request.workspaceId, input.threadId);
@@ -66,7 +66,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     });
     if (!existing && inputs.length === 0) {
       // A new thread with nothing to say: no session is made for it.
-      finish({ kind: "success", pendingToolCallIds: [] });
+      await finish({ kind: "success", pendingToolCallIds: [] });
       return;
     }
     if (sink.closed.aborted) return;
@@ -91,27 +91,27 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
     if (existing) {
       const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);
       for (const fact of since) formatter.seed(fact);
-      sink.write(snapshotsFor(history, since, input));
+      await sink.write(snapshotsFor(history, since, input));
     }
     if (!live) {
-      finish(formatter.settledEnd());
+      await finish(formatter.settledEnd());
       return;
     }
     for await (const item of live) {
       if (item.kind === "fact" && item.fact.seq <= after) continue;
       if (item.kind === "preview") {
-        sink.write(formatter.preview(item.evidence));
+        await sink.write(formatter.preview(item.evidence));
         continue;
       }
       const { events, end } = formatter.fact(item.fact);
-      sink.write(events);
+      await sink.write(events);
       if (end) {
-        finish(end);
+        await finish(end);
         return;
       }
     }
     if (!sink.closed.aborted) {
-      finish({
+      await finish({
         kind: "error",
         code: "stream_ended",
         message: "The thread's event stream ended before the turn did.",
@@ -122,7 +122,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       finished = true;
       const end = runErrorOf(error);
       if (end.kind === "error" && end.code === "internal") request.logFailure(error);
-      sink.write(formatter.finish(end));
+      await sink.write(formatter.finish(end));
     }
   } finally {
     sink.closed.removeEventListener("abort", onClosed);

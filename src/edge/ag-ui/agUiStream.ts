@@ -1,8 +1,9 @@
 import { type AGUIEvent, EventType } from "@ag-ui/core";
 import { EventEncoder } from "@ag-ui/encoder";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { guardedListener, onReplyClosed } from "../http/closeListener.js";
+import { guardedListener } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
+import { SseWriter } from "../http/sseWriter.js";
 import type { EventSink } from "./eventSink.js";
 
 /**
@@ -34,43 +35,42 @@ export function openEventStream(
   raw.flushHeaders();
   const closed = new AbortController();
   let ended = false;
-  /** Aborted when the response ends: the credential's checks stop with it. */
-  const opened = new AbortController();
-  // An SSE comment keeps proxies from timing out a quiet turn; protobuf framing has no such frame.
-  const ping = sse ? setInterval(() => ended || raw.write(": ping\n\n"), pingMs) : null;
-  const stop = () => {
-    ended = true;
-    if (ping) clearInterval(ping);
-    opened.abort();
-  };
-  onReplyClosed(reply, "ag-ui stream", () => {
-    const early = !ended;
-    stop();
-    if (early) closed.abort();
+  const writer = new SseWriter(reply, {
+    hook: "ag-ui stream",
+    // An SSE comment keeps proxies from timing out a quiet turn; protobuf framing has no such frame.
+    ...(sse ? { heartbeat: { frame: ": ping\n\n", everyMs: pingMs } } : {}),
+    clock: auth.clock,
   });
-  credentialLifetime(auth, request, opened.signal).addEventListener(
+  writer.closed.addEventListener(
+    "abort",
+    () => {
+      if (!ended) closed.abort();
+      ended = true;
+    },
+    { once: true },
+  );
+  credentialLifetime(auth, request, writer.closed).addEventListener(
     "abort",
     guardedListener("ag-ui stream", request.log, (event: Event) => {
       if (ended) return;
       const reason = (event.target as AbortSignal).reason as Error;
-      raw.write(
+      writer.end(
         encoder.encodeBinary({ type: EventType.RUN_ERROR, code: "unauthenticated", message: reason.message }),
       );
-      stop();
-      closed.abort();
-      raw.end();
     }),
   );
   return {
     closed: closed.signal,
-    write(events: readonly AGUIEvent[]) {
-      if (ended) return;
-      for (const event of events) raw.write(encoder.encodeBinary(event));
+    async write(events: readonly AGUIEvent[]) {
+      for (const event of events) {
+        if (ended) return;
+        await writer.write(encoder.encodeBinary(event));
+      }
     },
     end() {
       if (ended) return;
-      stop();
-      raw.end();
+      ended = true;
+      writer.end();
     },
   };
 }

@@ -47,7 +47,7 @@ export function chatRoutes(app: FastifyInstance, shared: EdgeServices): void {
     // Nothing new (a re-sent list): the turn still going is replayed, else the turn is over.
     if (runIsActive(facts)) return replayActiveTurn(request, reply, services, existing, facts);
     const turn = latestTurn(facts, existing.id);
-    answerNothingNew(
+    await answerNothingNew(
       request,
       reply,
       services,

@@ -29,17 +29,17 @@ export async function streamTurn(
     services.stream.pingMs,
     services,
   );
-  sse.write(turn.start());
+  await sse.write(turn.start());
   try {
     for await (const item of typedTail(services.tail, session, afterSeq, sse.signal)) {
-      sse.write(turn.push(item));
-      if (turn.done) break;
+      await sse.write(turn.push(item));
+      if (turn.done || sse.signal.aborted) break;
     }
-    sse.write(turn.finish());
+    await sse.write(turn.finish());
   } catch (error) {
     if (!sse.signal.aborted) {
       request.log.warn({ err: error }, "AI SDK stream failed");
-      sse.write(turn.fail(failureText(error)));
+      await sse.write(turn.fail(failureText(error)));
     }
   }
   sse.end();
@@ -55,13 +55,13 @@ function failureText(error: unknown): string {
 }
 
 /** A request that adds nothing while no run is going: an empty, finished assistant message. */
-export function answerNothingNew(
+export async function answerNothingNew(
   request: FastifyRequest,
   reply: FastifyReply,
   services: EdgeServices,
   session: SessionRecord,
   turn: TurnChunks,
-): void {
+): Promise<void> {
   const sse = openUiMessageSse(
     request,
     reply,
@@ -69,6 +69,6 @@ export function answerNothingNew(
     services.stream.pingMs,
     services,
   );
-  sse.write([...turn.start(), ...turn.finish()]);
+  await sse.write([...turn.start(), ...turn.finish()]);
   sse.end();
 }

@@ -1,7 +1,8 @@
 import type { UIMessageChunk } from "ai";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { guardedListener, onReplyClosed } from "../http/closeListener.js";
+import { guardedListener } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
+import { SseWriter } from "../http/sseWriter.js";
 
 /** The response headers the UI message stream protocol asks for. */
 export const UI_MESSAGE_STREAM_HEADERS = {
@@ -13,7 +14,8 @@ export const UI_MESSAGE_STREAM_HEADERS = {
 } as const;
 
 export interface UiMessageSse {
-  write(chunks: readonly UIMessageChunk[]): void;
+  /** Resolves when the next chunks may be produced: await it, so a client that stops reading pauses the turn's tail. */
+  write(chunks: readonly UIMessageChunk[]): Promise<void>;
   /** Writes the protocol's `[DONE]` and ends the response. */
   end(): void;
   /**
@@ -39,33 +41,27 @@ export function openUiMessageSse(
   const raw = reply.raw;
   raw.writeHead(200, { ...UI_MESSAGE_STREAM_HEADERS, "request-id": request.id, ...headers });
   raw.flushHeaders();
-  const closed = new AbortController();
-  const ping = setInterval(() => {
-    if (!closed.signal.aborted) raw.write(": ping\n\n");
-  }, pingMs);
-  const stop = () => {
-    clearInterval(ping);
-    closed.abort();
-  };
-  onReplyClosed(reply, "ai-sdk stream", stop);
-  credentialLifetime(auth, request, closed.signal).addEventListener(
+  const writer = new SseWriter(reply, {
+    hook: "ai-sdk stream",
+    heartbeat: { frame: ": ping\n\n", everyMs: pingMs },
+    clock: auth.clock,
+  });
+  credentialLifetime(auth, request, writer.closed).addEventListener(
     "abort",
     guardedListener("ai-sdk stream", request.log, (event: Event) => {
-      if (closed.signal.aborted) return;
+      if (writer.closed.aborted) return;
       const reason = (event.target as AbortSignal).reason as Error;
-      raw.end(`data: ${JSON.stringify({ type: "error", errorText: reason.message })}\n\ndata: [DONE]\n\n`);
-      stop();
+      writer.end(`data: ${JSON.stringify({ type: "error", errorText: reason.message })}\n\ndata: [DONE]\n\n`);
     }),
   );
   return {
-    signal: closed.signal,
+    signal: writer.closed,
     write(chunks) {
-      if (closed.signal.aborted || chunks.length === 0) return;
-      raw.write(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(""));
+      if (chunks.length === 0) return Promise.resolve();
+      return writer.write(chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join(""));
     },
     end() {
-      if (!closed.signal.aborted) raw.end("data: [DONE]\n\n");
-      stop();
+      if (!writer.closed.aborted) writer.end("data: [DONE]\n\n");
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from "fastify";
-import type { Clock } from "../../kernel/clock.js";
+import { type Clock, clearTimer, setTimer } from "../../kernel/clock.js";
 import { AwakenError } from "../../kernel/errors.js";
 import { type AuthDeps, authenticate, authorize, principalKey, principalOf } from "./auth.js";
 
@@ -37,9 +37,9 @@ export function credentialLifetime(
   const principal = principalOf(request);
   const owner = principalKey(principal);
   const expiresAt = principal.kind === "api_key" ? principal.expiresAt : undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: unknown;
   const end = () => {
-    clearTimeout(timer);
+    clearTimer(deps.clock, timer);
     if (!ended.signal.aborted) ended.abort(CREDENTIAL_ENDED);
   };
   const expired = () => expiresAt !== undefined && expiresAt <= deps.clock.now();
@@ -47,15 +47,15 @@ export function credentialLifetime(
     if (open.aborted || ended.signal.aborted) return;
     // Never aborts synchronously: the caller adds its listener after this returns.
     const untilExpiry = expiresAt === undefined ? recheckMs : expiresAt - deps.clock.now();
-    timer = setTimeout(check, Math.max(0, Math.min(recheckMs, untilExpiry)));
-    timer.unref();
+    // On the request's clock: a test that advances it past an expiry ends the stream at once.
+    timer = setTimer(deps.clock, check, Math.max(0, Math.min(recheckMs, untilExpiry)), { unref: true });
   };
   const check = async () => {
     if (open.aborted) return;
     if (expired() || !(await stillValid(deps, request, owner))) end();
     else schedule();
   };
-  open.addEventListener("abort", () => clearTimeout(timer), { once: true });
+  open.addEventListener("abort", () => clearTimer(deps.clock, timer), { once: true });
   schedule();
   return ended.signal;
 }

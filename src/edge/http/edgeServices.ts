@@ -17,10 +17,10 @@ import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { Clock } from "../../kernel/clock.js";
-import type { ModelCatalog } from "../../kernel/modelCatalog.js";
-import type { WebhookTargets } from "../../kernel/webhookTargets.js";
+import type { ModelCatalog } from "../../providers/modelCatalogPort.js";
 import type { ResourceServices } from "../../resources/services.js";
 import type { CONTROL_METHODS } from "./controlPorts.js";
+import type { WebhookTargets } from "./webhookTargets.js";
 
 /** Committed history reads for the edges; live views come from the session tail. */
 export interface StreamDeps {

@@ -1,5 +1,5 @@
 import { isoTime } from "../../kernel/clock.js";
-import type { ModelListing } from "../../kernel/modelCatalog.js";
+import type { ModelListing } from "../../providers/modelCatalogPort.js";
 
 /**
  * A model as the SDK's `ModelInfo` has it, plus where this server sends it: `provider`

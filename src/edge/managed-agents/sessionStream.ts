@@ -1,4 +1,3 @@
-import type { ServerResponse } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { decodeCommitted } from "../../coordinator/factCodec.js";
 import { isInternalFact } from "../../coordinator/facts.js";
@@ -6,6 +5,7 @@ import type { LiveEvidence, SessionRecord } from "../../coordinator/ports.js";
 import { type SessionTail, type TailItem, TailOverflowError } from "../../coordinator/sessionTail.js";
 import { onReplyClosed } from "../http/closeListener.js";
 import { type CredentialDeps, credentialLifetime } from "../http/credentialLifetime.js";
+import { SseWriter } from "../http/sseWriter.js";
 import { eventDto } from "./dto.js";
 
 /**
@@ -17,6 +17,8 @@ export interface SessionStreamDeps {
   pingMs: number;
   auth: CredentialDeps;
 }
+
+const PING_FRAME = sseFrame("ping", { type: "ping" });
 
 /** The Managed event a preview kind is shown as; tool-input previews have none on this wire. */
 const PREVIEW_EVENT_TYPES = { text: "agent.message", thinking: "agent.thinking" } as const;
@@ -33,7 +35,7 @@ const STREAM_CLOSED = new Error("the event stream closed");
  * when the client gets the response headers (the SDK returns the stream then, and a client sends
  * its input next), so they go out only once the tail has fixed its start position: sent earlier, a
  * send could commit before the tail's start read and its facts would never be streamed. A client
- * that stops reading stops the tail's reads too (writes wait for the socket to drain).
+ * that stops reading stops the tail's reads too (the shared `SseWriter` waits for the socket to drain).
  */
 export function streamSession(
   request: FastifyRequest,
@@ -51,12 +53,7 @@ export function streamSession(
   credentialLifetime(deps.auth, request, gone.signal).addEventListener("abort", () =>
     gone.abort(STREAM_CLOSED),
   );
-  const write = (event: string, data: unknown): boolean =>
-    raw.destroyed || raw.writableEnded
-      ? true
-      : raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-  let backedUp = false;
-  let ping: NodeJS.Timeout | undefined;
+  let writer: SseWriter | undefined;
   const formatter = new ManagedFrames(deltaTypes);
   let onPositioned!: () => void;
   const positioned = new Promise<void>((resolve) => {
@@ -80,26 +77,29 @@ export function streamSession(
         "request-id": request.id,
       });
       raw.flushHeaders();
-      ping = setInterval(() => {
-        if (!backedUp) write("ping", { type: "ping" });
-      }, deps.pingMs);
+      writer = new SseWriter(reply, {
+        hook: "session stream",
+        heartbeat: { frame: PING_FRAME, everyMs: deps.pingMs },
+        clock: deps.auth.clock,
+        signal: gone.signal,
+      });
       for await (const item of tail) {
         const frame = formatter.frame(item);
-        if (frame && !write(frame.event, frame.data)) {
-          backedUp = true;
-          await drained(raw, gone.signal);
-          backedUp = false;
-        }
+        if (frame) await writer.write(sseFrame(frame.event, frame.data));
       }
     } catch (error) {
       if (error instanceof TailOverflowError) request.log.info({ sessionId: session.id }, error.message);
       else if (!gone.signal.aborted) request.log.warn({ err: error }, "session stream failed");
     } finally {
-      clearInterval(ping);
       gone.abort(STREAM_CLOSED);
-      raw.end();
+      if (writer) writer.end();
+      else raw.end();
     }
   })();
+}
+
+function sseFrame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /** Tail items as Managed stream frames (SSE here, objects in process); remembers which previews it showed. */
@@ -141,16 +141,4 @@ export class ManagedFrames {
     this.shown.delete(evidence.eventId);
     return null;
   }
-}
-
-function drained(raw: ServerResponse, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      raw.off("drain", done);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    raw.on("drain", done);
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

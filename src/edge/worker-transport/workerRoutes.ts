@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Activation } from "../../coordinator/ports.js";
+import { BoundedCache } from "../../kernel/boundedCache.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { WorkerTransport } from "../../worker/ports.js";
 import {
@@ -14,6 +15,7 @@ import { bearerTokenCheck } from "../http/bearerToken.js";
 import { onReplyClosed } from "../http/closeListener.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
+import { type PresenceRouteDeps, presenceRoute } from "./presenceRoute.js";
 import { type ResourceRouteContext, type ResourceRouteDeps, resourceRoutes } from "./resourceRoutes.js";
 import {
   openSecretForRemoteHolder,
@@ -40,6 +42,11 @@ export interface WorkerRouteDeps {
    * answered by the in-process clients. Absent: those routes refuse with a clear error.
    */
   resources?: ResourceRouteDeps | undefined;
+  /**
+   * The presence stream (`/presence`): a worker's dropped connection ends its leases after a short
+   * grace. Absent: a dead worker's runs wait out their leases.
+   */
+  presence?: Omit<PresenceRouteDeps, "renew"> | undefined;
 }
 
 /**
@@ -64,6 +71,12 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   });
   app.addHook("onClose", async () => unsubscribe());
 
+  if (deps.presence) {
+    presenceRoute(app, {
+      ...deps.presence,
+      renew: (runId, owner, epoch) => gateway.renew(runId, owner, epoch, deps.leaseMs),
+    });
+  }
   route(app, "config", async () => ({ leaseMs: deps.leaseMs, pollMs: deps.pollMs }));
   route(app, "claim", async (body, request, reply) => {
     const client = watchClient(request, reply);
@@ -122,11 +135,16 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
   // A commit's previews are published before it is applied, so every stream shows them before the
   // facts that end them. A retried commit (same operation, owner and epoch) repeats its body:
   // its previews are published only the first time.
-  const published = new RecentKeys(PUBLISHED_COMMITS_REMEMBERED);
+  // The commits whose evidence was published: `add` is false for a key seen recently (a retry).
+  const published = new BoundedCache<string, true>({ maxEntries: PUBLISHED_COMMITS_REMEMBERED });
   route(app, "commit", (b) => {
     // The slice that claimed the run is under way: a signal for the run from now on is a new one.
     wakeups.finished(b.op.runId);
-    if (b.evidence && b.evidence.length > 0 && published.add(`${b.op.opId} ${b.op.owner} ${b.op.epoch}`)) {
+    if (
+      b.evidence &&
+      b.evidence.length > 0 &&
+      published.add(`${b.op.opId} ${b.op.owner} ${b.op.epoch}`, true)
+    ) {
       for (const item of b.evidence) gateway.publish(item.sessionId, item.evidence);
     }
     return gateway.commit(b.op);
@@ -237,20 +255,3 @@ function watchClient(
 
 /** Retried commits arrive within seconds of the first attempt; this many is ample. */
 const PUBLISHED_COMMITS_REMEMBERED = 10_000;
-
-/** The most recent keys seen, up to a bound (the oldest is forgotten first). */
-class RecentKeys {
-  private readonly keys = new Set<string>();
-  constructor(private readonly limit: number) {}
-
-  /** False when the key was seen recently. */
-  add(key: string): boolean {
-    if (this.keys.has(key)) return false;
-    this.keys.add(key);
-    if (this.keys.size > this.limit) {
-      const oldest = this.keys.values().next().value;
-      if (oldest !== undefined) this.keys.delete(oldest);
-    }
-    return true;
-  }
-}

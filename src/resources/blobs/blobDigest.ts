@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { PlatformError } from "../../kernel/errors.js";
 import type { BlobDigest } from "../ports.js";
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -26,9 +27,9 @@ export function checkBlobDigest(digest: unknown): BlobDigest {
 }
 
 /** Thrown when stored bytes no longer hash to their address: never hand back wrong bytes. */
-export class BlobCorruptedError extends Error {
+export class BlobCorruptedError extends PlatformError {
   constructor(digest: BlobDigest) {
-    super(`blob ${digest} is corrupted: its stored bytes no longer match their digest`);
+    super("blob_corrupted", `blob ${digest} is corrupted: its stored bytes no longer match their digest`);
     this.name = "BlobCorruptedError";
   }
 }

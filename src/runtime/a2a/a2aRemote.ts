@@ -12,6 +12,7 @@ import {
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
 } from "@a2a-js/sdk/client";
+import { PlatformError } from "../../kernel/errors.js";
 import type { OutboundFetch } from "../../kernel/outboundConnector.js";
 import type { OutgoingPart } from "./delegateFacts.js";
 
@@ -45,12 +46,12 @@ export const stateName = (task: Task): string =>
     .replace("_", "-");
 
 /** The remote answered a request with a status no retry can change (401, 403, a missing card). */
-export class A2aHttpRefusal extends Error {
+export class A2aHttpRefusal extends PlatformError {
   constructor(
     readonly status: number,
     readonly card: boolean,
   ) {
-    super(`HTTP ${status}`);
+    super("a2a_http_refused", `HTTP ${status}`);
     this.name = "A2aHttpRefusal";
   }
 }

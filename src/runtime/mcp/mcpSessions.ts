@@ -15,6 +15,7 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServer, StdioMcpServer, UrlMcpServer } from "../../control/agentDefinition.js";
 import type { CredentialOpening } from "../../coordinator/ports.js";
+import { PlatformError } from "../../kernel/errors.js";
 import type { JsonObject } from "../../kernel/json.js";
 import { type Outbound, outboundRefusalOf } from "../../kernel/outboundConnector.js";
 import { scrub } from "../../kernel/secretScrub.js";
@@ -24,13 +25,13 @@ import { SandboxStdioTransport } from "./sandboxStdioTransport.js";
 export type McpErrorType = "mcp_connection_failed_error" | "mcp_authentication_failed_error";
 
 /** A server the run cannot use: surfaces as `session.error` with `mcp_server_name`. */
-export class McpServerFailure extends Error {
+export class McpServerFailure extends PlatformError<McpErrorType> {
   constructor(
     readonly type: McpErrorType,
     readonly serverName: string,
     message: string,
   ) {
-    super(message);
+    super(type, message);
     this.name = "McpServerFailure";
   }
 }

@@ -4,6 +4,7 @@ import pg from "pg";
 import type { RevocationNotices } from "../../control/ports.js";
 import type { WakeSignals } from "../../coordinator/ports.js";
 import { InProcessWakeSignals, type WakeSignal } from "../../coordinator/wakeSignals.js";
+import { Backoff } from "../../kernel/backoff.js";
 import { sleep } from "../../kernel/clock.js";
 import type { Database } from "../sql/schema.js";
 import type { CommitNotices } from "./commitNotices.js";
@@ -237,9 +238,11 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
 
   /** Connect, LISTEN, wait for the connection to end, and again with backoff until closed. */
   private async listenLoop(): Promise<void> {
-    const min = this.options.retryMinMs ?? 250;
-    const max = this.options.retryMaxMs ?? 5_000;
-    let delay = min;
+    const backoff = new Backoff({
+      baseMs: this.options.retryMinMs ?? 250,
+      maxMs: this.options.retryMaxMs ?? 5_000,
+      jitter: "none",
+    });
     let everListened = false;
     while (!this.stop.signal.aborted) {
       const client = new pg.Client({
@@ -260,12 +263,12 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
       } catch (error) {
         await client.end().catch(() => {});
         if (this.stop.signal.aborted) break;
+        const delay = backoff.next() ?? 0;
         this.options.log.warn(
           { err: error, retryInMs: delay },
           "wake LISTEN connection failed; retrying (streams and workers keep polling)",
         );
         await sleep(delay, this.stop.signal);
-        delay = Math.min(delay * 2, max);
         continue;
       }
       client.on("notification", (message) => this.deliver(message.payload));
@@ -279,7 +282,7 @@ export class NotifyWakeSignals implements WakeSignals, CommitNotices, Revocation
       // came up after this process started serving).
       this.revoked(null);
       everListened = true;
-      delay = min;
+      backoff.reset();
       for (const resolve of this.listeningWaiters.splice(0)) resolve();
 
       const reason = await ended;

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { decideCommit } from "../../coordinator/commitFence.js";
 import { type CommitOperation, type CommitResult, payloadHash } from "../../coordinator/commitOperation.js";
 import type { Activation } from "../../coordinator/ports.js";
+import { BoundedCache } from "../../kernel/boundedCache.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
 import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
@@ -34,8 +35,8 @@ const COMMIT_ATTEMPTS = 8;
  * that did not commit, and the statement is sent again.
  */
 export class PostgresDispatchStore extends SqlDispatchStore {
-  /** Per thread, the head this store last saw (from a claim or its own commit). */
-  private readonly heads = new Map<string, Head & { sessionId: string }>();
+  /** Per thread, the head this store last saw (from a claim or its own commit); a miss costs one read. */
+  private readonly heads = new BoundedCache<string, Head & { sessionId: string }>({ maxEntries: 10_000 });
 
   constructor(
     db: Db,
@@ -262,19 +263,10 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     });
   }
 
-  /** Remembers a thread's head (bounded: the least recently remembered thread goes first). */
   private remember(threadId: string, head: Head & { sessionId: string }): void {
-    this.heads.delete(threadId);
     this.heads.set(threadId, head);
-    if (this.heads.size > HEAD_CACHE_SIZE) {
-      const oldest = this.heads.keys().next().value;
-      if (oldest !== undefined) this.heads.delete(oldest);
-    }
   }
 }
-
-/** Threads whose head a store remembers (a miss costs one read). */
-const HEAD_CACHE_SIZE = 10_000;
 
 interface ClaimRow {
   picked_id: string;

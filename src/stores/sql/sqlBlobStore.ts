@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../../kernel/clock.js";
 import { BlobCorruptedError, checkBlobDigest, digestOf } from "../../resources/blobs/blobDigest.js";
 import type { BlobDigest, BlobStore } from "../../resources/ports.js";
 import type { Db } from "./db.js";
@@ -8,13 +9,16 @@ import type { Db } from "./db.js";
  * blob and neither fails.
  */
 export class SqlBlobStore implements BlobStore {
-  constructor(protected readonly db: Db) {}
+  constructor(
+    protected readonly db: Db,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   async put(bytes: Uint8Array): Promise<{ digest: BlobDigest; size: number }> {
     const digest = digestOf(bytes);
     await this.db
       .insertInto("blobs")
-      .values({ digest, size: bytes.length, bytes: Buffer.from(bytes), created_at: Date.now() })
+      .values({ digest, size: bytes.length, bytes: Buffer.from(bytes), created_at: this.clock.now() })
       .onConflict((oc) => oc.column("digest").doNothing())
       .execute();
     return { digest, size: bytes.length };

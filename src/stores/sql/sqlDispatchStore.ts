@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { CommitOperation, CommitResult } from "../../coordinator/commitOperation.js";
 import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
@@ -57,5 +58,21 @@ export abstract class SqlDispatchStore implements DispatchStore {
       .where("epoch", "=", epoch)
       .where("state", "=", "claimed")
       .execute();
+  }
+
+  async lapseClaimsOf(ownerPrefix: string, notRenewedAfter?: number): Promise<string[]> {
+    const now = this.clock.now();
+    // A prefix compared with `substr`, not LIKE: the owner is a worker's string, never a pattern.
+    const rows = await this.db
+      .updateTable("runs")
+      .set({ lease_expires_at: now, updated_at: now })
+      // A literal, so a prepared plan can use the partial index of claimable runs.
+      .where(sql<string>`state`, "=", sql.lit("claimed"))
+      .where("lease_expires_at", ">", now)
+      .where(sql<string>`substr(owner, 1, ${ownerPrefix.length})`, "=", ownerPrefix)
+      .$if(notRenewedAfter !== undefined, (qb) => qb.where("updated_at", "<=", notRenewedAfter ?? now))
+      .returning("id")
+      .execute();
+    return rows.map((r) => r.id);
   }
 }

@@ -90,23 +90,17 @@ export class SqliteDispatchStore implements DispatchStore {
     });
   }
 
-  /**
-   * Ends now the leases of claims held by owners starting with `ownerPrefix`: for a process that
-   * knows their holder is gone (an earlier incarnation of itself). Nothing else changes: the next
-   * claim takes them through the usual path (a new epoch fences the old owner out, and the lapse
-   * counts against the run's crash budget). Returns how many leases were ended.
-   */
-  lapseClaimsOf(ownerPrefix: string): Promise<number> {
+  lapseClaimsOf(ownerPrefix: string, notRenewedAfter?: number): Promise<string[]> {
     return this.writer.write((sql) => {
       const now = this.clock.now();
-      return sql.run(
-        "update runs set lease_expires_at = ?, updated_at = ? where state = 'claimed' and substr(owner, 1, ?) = ? and lease_expires_at > ?",
-        now,
-        now,
-        ownerPrefix.length,
-        ownerPrefix,
-        now,
-      );
+      const lapse =
+        "update runs set lease_expires_at = ?, updated_at = ? where state = 'claimed' and substr(owner, 1, ?) = ? and lease_expires_at > ?";
+      const params = [now, now, ownerPrefix.length, ownerPrefix, now];
+      const rows =
+        notRenewedAfter === undefined
+          ? sql.all<{ id: string }>(`${lapse} returning id`, ...params)
+          : sql.all<{ id: string }>(`${lapse} and updated_at <= ? returning id`, ...params, notRenewedAfter);
+      return rows.map((r) => r.id);
     });
   }
 

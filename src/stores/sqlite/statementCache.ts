@@ -1,5 +1,6 @@
 import type { Database as RawDatabase, Statement } from "better-sqlite3";
 import type { SqliteDatabase } from "kysely";
+import { BoundedCache } from "../../kernel/boundedCache.js";
 
 export type Prepare = (sql: string) => Statement;
 
@@ -10,12 +11,11 @@ export type Prepare = (sql: string) => Statement;
  * one thread, never run concurrently.
  */
 export function cachedPrepare(raw: RawDatabase, capacity = 500): Prepare {
-  const cache = new Map<string, Statement>();
+  const cache = new BoundedCache<string, Statement>({ maxEntries: capacity });
   return (sql: string) => {
     let statement = cache.get(sql);
     if (!statement) {
       statement = raw.prepare(sql);
-      if (cache.size >= capacity) cache.delete(cache.keys().next().value as string);
       cache.set(sql, statement);
     }
     return statement;

@@ -3,7 +3,7 @@ import type { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import type { SessionRecord } from "../../../coordinator/ports.js";
 import type { PushOutboxStore, PushSubscription } from "../../../coordinator/pushOutbox.js";
-import type { WebhookTargets } from "../../../kernel/webhookTargets.js";
+import type { WebhookTargets } from "../../http/webhookTargets.js";
 import { type TurnTask, taskOf } from "../taskProjection.js";
 import { isTerminal } from "../taskTracker.js";
 import { pushMessageOf } from "./pushPayloads.js";

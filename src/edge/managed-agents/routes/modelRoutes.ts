@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { AwakenError } from "../../../kernel/errors.js";
-import type { ModelListing } from "../../../kernel/modelCatalog.js";
+import type { ModelListing } from "../../../providers/modelCatalogPort.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
 import { modelDto } from "../modelDto.js";
 import { parseQuery, type RawQuery } from "../schemas/common.js";

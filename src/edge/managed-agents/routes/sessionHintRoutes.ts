@@ -6,6 +6,7 @@ import { guardedListener, onReplyClosed } from "../../http/closeListener.js";
 import { credentialLifetime } from "../../http/credentialLifetime.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
 import { PrincipalSlots } from "../../http/principalShares.js";
+import { SseWriter } from "../../http/sseWriter.js";
 import { parseQuery, type RawQuery } from "../schemas/common.js";
 import { sessionHintsQuerySchema } from "../schemas/workers.js";
 
@@ -30,10 +31,12 @@ export const MAX_HINT_STREAMS_PER_WORKSPACE = 64;
  * One credential holds at most its share of the workspace's streams (`principalShares.ts`), and a
  * stream ends when its credential expires or is revoked, which frees its slot.
  */
+const PING_FRAME = `event: ping\ndata: ${JSON.stringify({ type: "ping" })}\n\n`;
+
 export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): void {
   const slots = new PrincipalSlots(MAX_HINT_STREAMS_PER_WORKSPACE);
   const stream = (type: string) => {
-    const hint = JSON.stringify({ type });
+    const frame = `event: ${type}\ndata: ${JSON.stringify({ type })}\n\n`;
     return async (request: FastifyRequest<{ Querystring: RawQuery }>, reply: FastifyReply) => {
       parseQuery(sessionHintsQuerySchema, request.query);
       const principal = principalOf(request);
@@ -63,11 +66,8 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
       const gone = new AbortController();
       onReplyClosed(reply, "hint stream", () => gone.abort());
       credentialLifetime(deps, request, gone.signal).addEventListener("abort", () => gone.abort());
-      const write = (event: string, data: string) => {
-        // A slow reader gets no backlog: hints are idempotent, the next one says the same.
-        if (!raw.destroyed && !raw.writableEnded && raw.writableLength === 0)
-          raw.write(`event: ${event}\ndata: ${data}\n\n`);
-      };
+      // A slow reader gets no backlog: hints are idempotent, the next one says the same.
+      let writer: SseWriter | undefined;
       deps.sessionChanges.watch(
         {
           workspaceId,
@@ -75,7 +75,7 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
           sessionId: scope.sessionId,
           namePrefix: scope.sessionNamespace,
         },
-        () => write(type, hint),
+        () => writer?.offer(frame),
         gone.signal,
       );
       raw.writeHead(200, {
@@ -85,14 +85,19 @@ export function sessionHintRoutes(app: FastifyInstance, deps: EdgeServices): voi
         "x-accel-buffering": "no",
         "request-id": request.id,
       });
-      write(type, hint);
-      const ping = setInterval(() => write("ping", JSON.stringify({ type: "ping" })), deps.stream.pingMs);
+      writer = new SseWriter(reply, {
+        hook: "hint stream",
+        heartbeat: { frame: PING_FRAME, everyMs: deps.stream.pingMs },
+        clock: deps.clock,
+        signal: gone.signal,
+      });
+      writer.offer(frame);
+      const opened = writer;
       gone.signal.addEventListener(
         "abort",
         guardedListener("hint stream", request.log, () => {
-          clearInterval(ping);
           release();
-          raw.end();
+          opened.end();
         }),
       );
     };

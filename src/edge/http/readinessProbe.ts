@@ -1,9 +1,11 @@
-import type { ReadinessProbe, ReadinessReport } from "../edge/http/readiness.js";
-import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
+import { type Clock, systemClock } from "../../kernel/clock.js";
+import type { ReadinessProbe, ReadinessReport } from "./readiness.js";
 
 export interface ReadinessSources {
   /** The database's applied migrations (one cheap read); it failing or hanging means unreachable. */
   appliedMigrations(): Promise<string[]>;
+  /** The migrations this build knows (the stores'), which the applied ones are compared with. */
+  knownMigrations: readonly string[];
   /** The in-process workers' state; null when none are configured (`--workers 0`). */
   workers(): "starting" | "polling" | "draining" | "stopped" | null;
   /** True once SIGTERM started the drain. */
@@ -17,6 +19,8 @@ export interface ReadinessSources {
   timeoutMs?: number;
   /** How long one database answer is reused, so a probe storm costs one query (default 1 s). */
   cacheMs?: number;
+  /** What the cache's age is measured on. */
+  clock?: Clock;
 }
 
 type DatabaseState = Pick<ReadinessReport["checks"], "database" | "migrations"> & { reason?: string };
@@ -45,7 +49,7 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
           migrations: "unknown",
           reason: `database: no answer within ${timeoutMs} ms`,
         };
-      return { database: "ok", ...compareMigrations(applied) };
+      return { database: "ok", ...compareMigrations(applied, sources.knownMigrations) };
     } catch {
       return { database: "unreachable", migrations: "unknown", reason: "database: the query failed" };
     } finally {
@@ -60,7 +64,7 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
   };
 
   return async () => {
-    const now = Date.now();
+    const now = (sources.clock ?? systemClock).now();
     if (!cached || now - cached.at >= cacheMs)
       cached = { at: now, state: probeDatabase(), control: probeControl() };
     const [{ reason: ownReason, ...database }, { reason: controlReason, ...control }] = await Promise.all([
@@ -78,9 +82,12 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
   };
 }
 
-function compareMigrations(applied: string[]): Pick<DatabaseState, "migrations" | "reason"> {
-  const missing = KNOWN_MIGRATIONS.filter((name) => !applied.includes(name));
-  const unknown = applied.filter((name) => !KNOWN_MIGRATIONS.includes(name));
+function compareMigrations(
+  applied: string[],
+  known: readonly string[],
+): Pick<DatabaseState, "migrations" | "reason"> {
+  const missing = known.filter((name) => !applied.includes(name));
+  const unknown = applied.filter((name) => !known.includes(name));
   // A newer build migrated this database: this process may not understand the schema any more.
   if (unknown.length > 0)
     return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REMOTE_WORKER_SEEN_MS, RecentWorkers } from "../../src/cli/meteredGateway.js";
-import { createPrometheusMetrics } from "../../src/cli/prometheusMetrics.js";
+import { REMOTE_WORKER_SEEN_MS, RecentWorkers } from "../../src/observability/meteredGateway.js";
+import { createPrometheusMetrics } from "../../src/observability/prometheusMetrics.js";
 import { helpOf, parseExposition, total } from "../support/metricsScrape.js";
 
 describe("the Prometheus metrics", () => {

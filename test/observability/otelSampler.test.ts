@@ -1,7 +1,7 @@
 import { context, ROOT_CONTEXT, SpanKind, TraceFlags, trace } from "@opentelemetry/api";
 import { SamplingDecision } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
-import { samplerFromEnv } from "../../src/cli/otelSampler.js";
+import { samplerFromEnv } from "../../src/observability/otelSampler.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 

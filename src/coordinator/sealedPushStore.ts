@@ -1,35 +1,11 @@
-import type { ClaimedDelivery, PushOutboxStore, PushSubscription } from "../coordinator/pushOutbox.js";
-import { AwakenError } from "../kernel/errors.js";
-import type { FieldSealer } from "../secrets/fieldSealer.js";
-import type { RevisionIdentity } from "../secrets/ports.js";
+import type { RevisionIdentity, ScopedSealer } from "../secrets/ports.js";
 import { decodeSealedText, encodeSealedText, SEALED_TEXT_PREFIX } from "../secrets/sealedText.js";
+import type { ClaimedDelivery, PushOutboxStore, PushSubscription } from "./pushOutbox.js";
 
 const PUSH_IDENTITY = "push:";
 
-/** What the push store needs of a sealer: in process, or Control's over the private link. */
-export type PushFieldSealer = Pick<FieldSealer, "seal" | "openField">;
-
-/**
- * The sealer Control lends the push store (a split Coordinator's, over the link): it seals and
- * opens push configs' identities only, so the link never opens a vault credential.
- */
-export function pushConfigSealer(sealer: FieldSealer): PushFieldSealer {
-  const check = (identity: RevisionIdentity) => {
-    if (!identity.credentialId.startsWith(PUSH_IDENTITY)) {
-      throw new AwakenError("permission_denied", "only push configs' tokens are sealed or opened here");
-    }
-  };
-  return {
-    seal: async (identity, fields) => {
-      check(identity);
-      return sealer.seal(identity, fields);
-    },
-    openField: async (identity, sealed, field) => {
-      check(identity);
-      return sealer.openField(identity, sealed, field);
-    },
-  };
-}
+/** What the push store needs of a sealer: Control's, scoped to push configs' identities. */
+export type PushFieldSealer = ScopedSealer;
 
 /**
  * The push store with a config's token and authentication credentials sealed under the master key

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { MasterKeyError } from "../secrets/errors.js";
+import { MasterKeyError } from "./errors.js";
 import {
   createMasterKeyFile,
   MASTER_KEY_ENV,
@@ -7,8 +7,21 @@ import {
   type MasterKey,
   type MasterKeySource,
   masterKeyFile,
-} from "../secrets/masterKey.js";
-import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
+} from "./masterKey.js";
+
+/**
+ * What the database records of the master key: the id (never the key) the installation agreed on,
+ * and the ids stored revisions were sealed under. The stores implement it (`SqlInstallationFacts`).
+ */
+export interface MasterKeyFacts {
+  get(name: "master_key_id"): Promise<string | null>;
+  /** Records `value` unless the fact exists; returns the fact's value either way. */
+  claim(name: "master_key_id", value: string, now: number): Promise<string>;
+  /** Moves the fact from `from` to `to`; false when it no longer holds `from`. */
+  replace(name: "master_key_id", from: string, to: string, now: number): Promise<boolean>;
+  /** Every master key id some stored credential revision is sealed under. */
+  sealedMasterKeyIds(): Promise<string[]>;
+}
 
 export interface LoadedMasterKey {
   masterKey: MasterKey;
@@ -24,7 +37,7 @@ export interface LoadedMasterKey {
  * A rotation moves the recorded id to the new key once a process holds the old one as retired.
  */
 export async function agreeOnMasterKey(input: {
-  facts: SqlInstallationFacts;
+  facts: MasterKeyFacts;
   /** The configured key, or null when neither `AWAKEN_MASTER_KEY` nor `<dataDir>/master.key` exists. */
   found: LoadedMasterKey | null;
   retiredIds: readonly string[];

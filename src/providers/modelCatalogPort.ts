@@ -13,8 +13,8 @@ export interface ModelListing {
 }
 
 /**
- * The models behind `GET /v1/models`: a port the edge reads and the providers context implements
- * (`providers/modelCatalog.ts`), so no edge imports a provider.
+ * The models behind `GET /v1/models`: a port the edge reads (this file only) and the providers
+ * context implements (`modelCatalog.ts`), so no edge imports a provider.
  */
 export interface ModelCatalog {
   /** Every model the configured providers serve, then the built-in offline model. */

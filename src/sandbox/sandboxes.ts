@@ -2,15 +2,15 @@ import { resolve } from "node:path";
 import type { Logger } from "pino";
 import { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
-import { bwrapUnavailableReason } from "../sandbox/bwrapHost.js";
-import { BwrapTierProvider } from "../sandbox/bwrapTier.js";
-import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
-import { RepositoryCloner } from "../sandbox/gitClone.js";
-import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "../sandbox/limitsFromEnv.js";
-import { NoneTierProvider } from "../sandbox/noneTier.js";
-import { PackagePreparer } from "../sandbox/packagePreparer.js";
-import { TieredSandboxProvider } from "../sandbox/tieredProvider.js";
-import { TenantWorkspaces } from "../sandbox/workspaces.js";
+import { bwrapUnavailableReason } from "./bwrapHost.js";
+import { BwrapTierProvider } from "./bwrapTier.js";
+import type { EgressProxyOptions } from "./egressProxy.js";
+import { RepositoryCloner } from "./gitClone.js";
+import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "./limitsFromEnv.js";
+import { NoneTierProvider } from "./noneTier.js";
+import { PackagePreparer } from "./packagePreparer.js";
+import { TieredSandboxProvider } from "./tieredProvider.js";
+import { TenantWorkspaces } from "./workspaces.js";
 
 /**
  * The sandbox tiers this process can realize, each session's workspace under `workspaceRoot`.

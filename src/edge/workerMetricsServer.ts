@@ -1,7 +1,7 @@
 import Fastify from "fastify";
-import { capConnections, connectionLimitsWith, connectionTimeouts } from "../edge/http/connectionLimits.js";
-import { serveMetrics } from "../edge/http/metricsRoute.js";
 import type { MetricsExposition } from "../kernel/metrics.js";
+import { capConnections, connectionLimitsWith, connectionTimeouts } from "./http/connectionLimits.js";
+import { serveMetrics } from "./http/metricsRoute.js";
 
 export interface MetricsListen {
   host: string;

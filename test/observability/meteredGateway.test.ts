@@ -3,9 +3,9 @@
  * idleness and the run a woken claim prefers decide which run the coordinator hands out.
  */
 import { describe, expect, it } from "vitest";
-import { meteredGateway } from "../../src/cli/meteredGateway.js";
-import { createPrometheusMetrics } from "../../src/cli/prometheusMetrics.js";
 import type { Activation } from "../../src/coordinator/ports.js";
+import { meteredGateway } from "../../src/observability/meteredGateway.js";
+import { createPrometheusMetrics } from "../../src/observability/prometheusMetrics.js";
 import type { WorkerTransport } from "../../src/worker/ports.js";
 import { parseExposition, total } from "../support/metricsScrape.js";
 

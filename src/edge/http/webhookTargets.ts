@@ -6,8 +6,8 @@
  * to again (a name that later resolves elsewhere, DNS rebinding, is refused then).
  */
 
-import type { OutboundConnector } from "./outboundConnector.js";
-import { canonicalHost } from "./outboundPolicy.js";
+import type { OutboundConnector } from "../../kernel/outboundConnector.js";
+import { canonicalHost } from "../../kernel/outboundPolicy.js";
 
 /** Named in every refusal, so an operator's fix is one step away. */
 export const ALLOW_PUSH_HOSTS_HINT =

@@ -1,9 +1,12 @@
-import { authCacheKey, type Principal } from "../control/iamService.js";
-import type { IamPort } from "../edge/http/edgeServices.js";
+import { BoundedCache } from "../kernel/boundedCache.js";
 import type { Clock } from "../kernel/clock.js";
+import { AUTH_CACHE_ENTRIES, authCacheKey, type IamService, type Principal } from "./iamService.js";
 
-/** Entries past this many are dropped at once (a spray of random keys cannot grow it further). */
-const MAX_ENTRIES = 10_000;
+/** The IAM calls Control serves a split Coordinator over its link (the edge's `IamPort`). */
+type LinkedIam = Pick<
+  IamService,
+  "authenticate" | "createApiKey" | "listApiKeys" | "revokeApiKey" | "mintAccessToken"
+>;
 
 /**
  * A split Coordinator's authentication cache in front of Control's link. Every request
@@ -13,24 +16,27 @@ const MAX_ENTRIES = 10_000;
  * forwarded through this coordinator drops the key's entries at once; on other coordinators it takes
  * effect within `cacheMs` (replicas of the all-in-one server hear a revocation notice instead).
  */
-export function cachedIam(iam: IamPort, clock: Clock, cacheMs: number): IamPort {
-  const cache = new Map<string, { principal: Principal | null; until: number }>();
+export function cachedIam(iam: LinkedIam, clock: Clock, cacheMs: number): LinkedIam {
+  const cache = new BoundedCache<string, Principal | null>({
+    maxEntries: AUTH_CACHE_ENTRIES,
+    ttlMs: cacheMs,
+    clock,
+  });
   return {
     async authenticate(apiKey) {
       const key = authCacheKey(apiKey);
       const now = clock.now();
       const cached = cache.get(key);
-      if (cached && cached.until > now) return cached.principal;
+      if (cached !== undefined) return cached;
       const principal = await iam.authenticate(apiKey);
       if (principal?.accessTokenId === undefined) {
-        if (cache.size >= MAX_ENTRIES) cache.clear();
-        cache.set(key, { principal, until: now + cacheMs });
+        cache.set(key, principal, now);
       }
       return principal;
     },
     async revokeApiKey(by, id) {
       const record = await iam.revokeApiKey(by, id);
-      for (const [key, entry] of cache) if (entry.principal?.apiKeyId === record.id) cache.delete(key);
+      cache.deleteWhere((principal) => principal?.apiKeyId === record.id);
       return record;
     },
     createApiKey: (by, request) => iam.createApiKey(by, request),

@@ -1,7 +1,13 @@
 import type { Clock } from "../kernel/clock.js";
 import type { RecentWorkers } from "./meteredGateway.js";
 import type { PrometheusMetrics } from "./prometheusMetrics.js";
-import type { Storage } from "./storage.js";
+
+/** What a scrape reads of the storage the composition opened. */
+export interface ScrapedStorage {
+  runQueue: { counts(now: number): Promise<Record<string, number>> };
+  /** PostgreSQL only: the query pool's connections now. */
+  poolUse?: (() => { max: number; total: number; idle: number; waiting: number }) | undefined;
+}
 
 /**
  * The gauges read when `/metrics` is scraped, never between scrapes: the run queue from the
@@ -9,7 +15,7 @@ import type { Storage } from "./storage.js";
  */
 export function registerScrapedGauges(
   metrics: PrometheusMetrics,
-  storage: Pick<Storage, "runQueue" | "poolUse">,
+  storage: ScrapedStorage,
   clock: Clock,
   remoteWorkers: RecentWorkers | null,
 ): void {

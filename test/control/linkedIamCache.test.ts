@@ -5,8 +5,8 @@
  * revocation made through this coordinator ends the key here at once.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { cachedIam } from "../../src/cli/linkedIamCache.js";
 import { IamService, type Principal } from "../../src/control/iamService.js";
+import { cachedIam } from "../../src/control/linkedIamCache.js";
 import type { IamPort } from "../../src/edge/http/edgeServices.js";
 import { SqlIamStore } from "../../src/stores/sql/sqlIamStore.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
