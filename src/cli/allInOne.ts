@@ -216,10 +216,7 @@ export async function startAllInOne(
   const runResources = new ClaimedResources({
     services: resources,
     blobs: storage.blobs,
-    claimHeld: (runId, owner, epoch) => ports.dispatch.holds(runId, owner, epoch),
-    runSession: (runId) => storage.runSessions.sessionOf(runId),
-    pinnedSkills: async (workspaceId, sessionId) =>
-      (await ports.sessions.get(workspaceId, sessionId))?.agent.definition.skills ?? [],
+    heldRun: (runId, owner, epoch) => storage.runSessions.heldRun(runId, owner, epoch, clock.now()),
   });
   const sandboxes = createSandboxes(
     workspaceRoot,

@@ -468,8 +468,6 @@ export interface ClaimPort {
   claim(owner: string, leaseMs: number, prefer?: string): Promise<Activation | null>;
   /** Extends the lease; false when the claim is no longer ours (expired, cancelled, reclaimed). */
   renew(runId: string, owner: string, epoch: number, leaseMs: number): Promise<boolean>;
-  /** Whether the claim is held now (a read: it extends nothing, so it writes nothing). */
-  holds(runId: string, owner: string, epoch: number): Promise<boolean>;
   /** Gives a claim back (graceful shutdown) so another worker can take it at once. */
   release(runId: string, owner: string, epoch: number): Promise<void>;
   /**

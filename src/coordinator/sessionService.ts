@@ -147,7 +147,11 @@ export class SessionService {
     await this.work?.needsWorker(record);
     if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
     // A new session is news to the workspace's hint streams: its thread now exists, at version 0.
-    else this.ports.signals.threadCommitted(record.threadId, 0);
+    else {
+      this.ports.signals.threadCommitted(record.threadId, 0);
+      // Nothing was appended: the session is the record just written.
+      return record;
+    }
     return (await this.ports.sessions.get(cmd.workspaceId, record.id)) ?? record;
   }
 

@@ -32,28 +32,33 @@ export interface PinnedSkill {
   version: string;
 }
 
+/** A run held under a claim, as `ClaimedResourceDeps.heldRun` reads it. */
+export interface HeldRun {
+  sessionId: string;
+  workspaceId: string;
+  /** The skills the session's pinned agent version lists. */
+  skills: readonly PinnedSkill[];
+}
+
 export interface ClaimedResourceDeps {
   services: Pick<ResourceServices, "sessionResources" | "skills" | "memory">;
   blobs: BlobStore;
-  /** Whether `owner` holds `runId` at `epoch` with an unexpired lease (renewing it is fine). */
-  claimHeld(runId: string, owner: string, epoch: number): Promise<boolean>;
-  /** The run's session and workspace; null: no such run (or its session is deleted). */
-  runSession(runId: string): Promise<{ sessionId: string; workspaceId: string } | null>;
-  /** The skills the session's pinned agent version lists. */
-  pinnedSkills(workspaceId: string, sessionId: string): Promise<readonly PinnedSkill[]>;
+  /**
+   * The run's session, workspace and pinned skills while `owner` holds it at `epoch` with an
+   * unexpired lease (one read); null otherwise, or when the session is deleted.
+   */
+  heldRun(runId: string, owner: string, epoch: number): Promise<HeldRun | null>;
 }
 
 export class ClaimedResources implements RunResources {
   constructor(private readonly deps: ClaimedResourceDeps) {}
 
   async resolve(claim: ResourceClaim): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
-    await this.check(claim);
-    return this.view(claim);
+    return this.view(claim, await this.check(claim));
   }
 
   async readBlob(claim: ResourceClaim, digest: BlobDigest): Promise<Buffer | null> {
-    await this.check(claim);
-    const { resources, skills } = await this.view(claim);
+    const { resources, skills } = await this.view(claim, await this.check(claim));
     const referenced =
       resources.some((r) => r.type === "file" && r.digest === digest) ||
       skills.some((s) => s.files.some((f) => f.digest === digest));
@@ -96,24 +101,28 @@ export class ClaimedResources implements RunResources {
   }
 
   /** Throws `ResourceClaimLostError`, having read nothing, unless the claim is live and the session's. */
-  private async check(claim: ResourceClaim): Promise<void> {
+  private async check(claim: ResourceClaim): Promise<HeldRun> {
     const { runId, owner, epoch } = claim;
-    if (!(await this.deps.claimHeld(runId, owner, epoch)))
+    const run = await this.deps.heldRun(runId, owner, epoch);
+    if (!run)
       throw new ResourceClaimLostError(
         `run ${runId} is not claimed by ${owner} at epoch ${epoch} with a live lease`,
       );
-    const run = await this.deps.runSession(runId);
-    if (!run || run.sessionId !== claim.sessionId || run.workspaceId !== claim.workspaceId)
+    if (run.sessionId !== claim.sessionId || run.workspaceId !== claim.workspaceId)
       throw new ResourceClaimLostError(`run ${runId} is not a run of session ${claim.sessionId}`);
+    return run;
   }
 
-  private async view(claim: ResourceClaim): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
+  private async view(
+    claim: ResourceClaim,
+    held: HeldRun,
+  ): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
     const resources = await this.deps.services.sessionResources.listForRun(
       claim.workspaceId,
       claim.sessionId,
     );
     const skills: RunSkill[] = [];
-    for (const pinned of await this.deps.pinnedSkills(claim.workspaceId, claim.sessionId)) {
+    for (const pinned of held.skills) {
       // Anthropic's own skills are not stored on this server; admission says so for new agents.
       if (pinned.type !== "custom") continue;
       const skill = await this.deps.services.skills.versionForRun(

@@ -35,19 +35,6 @@ export abstract class SqlDispatchStore implements DispatchStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async holds(runId: string, owner: string, epoch: number): Promise<boolean> {
-    const row = await this.db
-      .selectFrom("runs")
-      .select("id")
-      .where("id", "=", runId)
-      .where("owner", "=", owner)
-      .where("epoch", "=", epoch)
-      .where("state", "=", "claimed")
-      .where("lease_expires_at", ">", this.clock.now())
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   async release(runId: string, owner: string, epoch: number): Promise<void> {
     const now = this.clock.now();
     await this.db

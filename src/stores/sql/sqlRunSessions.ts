@@ -1,4 +1,8 @@
-import type { Db } from "./db.js";
+import { sql } from "kysely";
+import type { ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import type { HeldRun } from "../../resources/claimedResources.js";
+import { type Db, fromJson } from "./db.js";
+import { SESSION_AGENT_SQL } from "./sessionHead.js";
 
 /**
  * Which session (and workspace) a run belongs to, for the worker transport's credential route: a
@@ -17,5 +21,30 @@ export class SqlRunSessions {
       .where("sessions.deleted_at", "is", null)
       .executeTakeFirst();
     return row ?? null;
+  }
+
+  /**
+   * The run's session, workspace and the skills its pinned agent lists, while `owner` holds the
+   * run at `epoch` with a lease unexpired at `now`: the resources' claim check in one read.
+   */
+  async heldRun(runId: string, owner: string, epoch: number, now: number): Promise<HeldRun | null> {
+    const row = await this.db
+      .selectFrom("runs as r")
+      .innerJoin("sessions as s", "s.id", "r.session_id")
+      .select([
+        "r.session_id as sessionId",
+        "s.workspace_id as workspaceId",
+        sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent"),
+      ])
+      .where("r.id", "=", runId)
+      .where("r.owner", "=", owner)
+      .where("r.epoch", "=", epoch)
+      .where(sql<string>`r.state`, "=", sql.lit("claimed"))
+      .where("r.lease_expires_at", ">", now)
+      .where("s.deleted_at", "is", null)
+      .executeTakeFirst();
+    if (!row) return null;
+    const agent = fromJson<ExecutableAgentSnapshot>(row.agent);
+    return { sessionId: row.sessionId, workspaceId: row.workspaceId, skills: agent.definition.skills ?? [] };
   }
 }

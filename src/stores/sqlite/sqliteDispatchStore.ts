@@ -121,19 +121,6 @@ export class SqliteDispatchStore implements DispatchStore {
     });
   }
 
-  holds(runId: string, owner: string, epoch: number): Promise<boolean> {
-    return this.writer.read(
-      (sql) =>
-        sql.get(
-          "select id from runs where id = ? and owner = ? and epoch = ? and state = 'claimed' and lease_expires_at > ?",
-          runId,
-          owner,
-          epoch,
-          this.clock.now(),
-        ) !== undefined,
-    );
-  }
-
   async release(runId: string, owner: string, epoch: number): Promise<void> {
     await this.writer.write((sql) => {
       const now = this.clock.now();
