@@ -52,7 +52,7 @@ async function child({ url, schema, concurrency, runs }) {
   );
   await DBOS.launch();
   try {
-    return await timeRuns({ concurrency, runs, runOne: (i) => peerRun(`run ${i}`) });
+    return await timeRuns({ concurrency, runs, runOne: (i) => peerRun(`run ${i}`), walUrl: url });
   } finally {
     await DBOS.shutdown();
   }

@@ -56,11 +56,16 @@ async function child({ url, concurrency, runs, sessions: sessionMode }) {
     const newSession = async () =>
       (await beta.sessions.create({ agent: agent.id, environment_id: env.id })).id;
     if (sessionMode === "counted")
-      return await timeRuns({ concurrency, runs, runOne: async () => oneTurn({ beta }, await newSession()) });
+      return await timeRuns({
+        concurrency,
+        runs,
+        runOne: async () => oneTurn({ beta }, await newSession()),
+        walUrl: url,
+      });
     const total = warmupRuns(concurrency) + runs;
     const sessions = [];
     for (let i = 0; i < total; i++) sessions.push(await newSession());
-    return await timeRuns({ concurrency, runs, runOne: (i) => oneTurn({ beta }, sessions[i]) });
+    return await timeRuns({ concurrency, runs, runOne: (i) => oneTurn({ beta }, sessions[i]), walUrl: url });
   } finally {
     await awaken.close();
     rmSync(dataDir, { recursive: true, force: true });

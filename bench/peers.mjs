@@ -5,11 +5,16 @@
 //             starts its workflow); the goals are judged on it
 //   embedded, sessions before the clock   the same with every session created before the clock
 //             starts: the variant that leaves that step out, shown beside it
+//   HTTP      `awaken up --database-url` and the official SDK over loopback HTTP, sessions on the
+//             clock (bench/peerHttp.mjs)
 //   DBOS      @dbos-inc/dbos-sdk in process, one workflow of five durable steps (bench/peerDbos.mjs)
 //   floor     five sequential autocommitted single-row INSERTs per run (bench/peerFloor.mjs)
 // Each side runs in a child process of its own on a fresh schema, dropped afterwards. Goals, per
 // repeat (the ratios are taken within one repeat, then summarised): embedded/DBOS ≥ 1.0 and
-// embedded/floor ≥ 0.5 runs/s. CPU per run is each side's own process (user + system).
+// embedded/floor ≥ 0.5 runs/s; machine CPU per run (the side's processes and PostgreSQL's)
+// embedded ≤ DBOS and HTTP ≤ 1.5 × DBOS; per run, PostgreSQL's heap row writes ≤ 14 and WAL ≤ 8 kB,
+// read from the WAL of the timed window (bench/walCounts.mjs). CPU per run is also shown for each
+// side's own processes alone.
 //
 // Usage: npm run build && node bench/peers.mjs [--concurrency 1,8] [--runs 200] [--repeat 3]
 //   [--json file]   also write every figure as JSON (bench reports may read the DBOS CPU per run)
@@ -21,6 +26,7 @@ import { benchArgs } from "./args.mjs";
 import { measureDbosPeer } from "./peerDbos.mjs";
 import { measureEmbedded } from "./peerEmbedded.mjs";
 import { measureFloor } from "./peerFloor.mjs";
+import { measureHttp } from "./peerHttp.mjs";
 import { benchDatabaseUrl, redact } from "./postgres.mjs";
 
 const args = benchArgs(import.meta.url, {
@@ -38,6 +44,7 @@ const log = (line) => process.stderr.write(`${line}\n`);
 const SIDES = {
   embedded: measureEmbedded,
   embeddedPrecreated: (options) => measureEmbedded({ ...options, sessions: "precreated" }),
+  http: measureHttp,
   dbos: measureDbosPeer,
   floor: measureFloor,
 };
@@ -64,24 +71,40 @@ for (const concurrency of levels) {
     // Alternating order between repeats spreads any drift of the machine over every side.
     const order =
       r % 2 === 0
-        ? ["embedded", "embeddedPrecreated", "dbos", "floor"]
-        : ["floor", "dbos", "embeddedPrecreated", "embedded"];
+        ? ["embedded", "embeddedPrecreated", "http", "dbos", "floor"]
+        : ["floor", "dbos", "http", "embeddedPrecreated", "embedded"];
     for (const side of order) {
       log(`c=${concurrency} repeat ${r + 1}/${repeat}: ${side}`);
       reading[side] = await SIDES[side]({ databaseUrl, concurrency, runs });
     }
     readings.push(reading);
   }
-  const of = (side, field) => summary(readings.map((x) => x[side][field]));
+  const of = (side, field) => summary(readings.map((x) => x[side][field] ?? Number.NaN));
   results.push({
     concurrency,
     readings,
     runsPerSec: {
       embedded: of("embedded", "runsPerSec"),
       embeddedPrecreated: of("embeddedPrecreated", "runsPerSec"),
+      http: of("http", "runsPerSec"),
       dbos: of("dbos", "runsPerSec"),
       floor: of("floor", "runsPerSec"),
     },
+    machineCpuMsPerRun: Object.fromEntries(
+      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [
+        side,
+        of(side, "machineCpuMsPerRun"),
+      ]),
+    ),
+    rowWritesPerRun: Object.fromEntries(
+      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "rowWritesPerRun")]),
+    ),
+    walBytesPerRun: Object.fromEntries(
+      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "walBytesPerRun")]),
+    ),
+    commitsPerRun: Object.fromEntries(
+      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "commitsPerRun")]),
+    ),
     cpuMsPerRun: {
       embedded: of("embedded", "cpuMsPerRun"),
       embeddedPrecreated: of("embeddedPrecreated", "cpuMsPerRun"),
@@ -89,6 +112,8 @@ for (const concurrency of levels) {
       floor: of("floor", "cpuMsPerRun"),
     },
     vsDbos: summary(readings.map((x) => x.embedded.runsPerSec / x.dbos.runsPerSec)),
+    machineVsDbos: summary(readings.map((x) => x.embedded.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
+    httpMachineVsDbos: summary(readings.map((x) => x.http.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
     vsFloor: summary(readings.map((x) => x.embedded.runsPerSec / x.floor.runsPerSec)),
   });
 }
@@ -113,4 +138,30 @@ for (const r of results)
   console.log(
     `| ${r.concurrency} | ${spread(r.cpuMsPerRun.embedded, 2)} | ${spread(r.cpuMsPerRun.dbos, 2)} | ${spread(r.cpuMsPerRun.floor, 2)} | ${spread(r.cpuMsPerRun.embeddedPrecreated, 2)} |`,
   );
+console.log(
+  "\nMachine CPU ms per run (the side's processes + PostgreSQL's; the machine runs nothing else meanwhile): median (min–max)",
+);
+console.log(
+  "| concurrency | embedded | HTTP server + SDK | DBOS | embedded/DBOS (goal ≤ 1.0) | HTTP/DBOS (goal ≤ 1.5) | embedded, sessions before the clock |",
+);
+console.log("|---|---|---|---|---|---|---|");
+for (const r of results) {
+  const m = r.machineCpuMsPerRun;
+  console.log(
+    `| ${r.concurrency} | ${spread(m.embedded, 2)} | ${spread(m.http, 2)} | ${spread(m.dbos, 2)} | ` +
+      `${spread(r.machineVsDbos, 2)} ${r.machineVsDbos.median <= 1 ? "met" : "NOT met"} | ` +
+      `${spread(r.httpMachineVsDbos, 2)} ${r.httpMachineVsDbos.median <= 1.5 ? "met" : "NOT met"} | ${spread(m.embeddedPrecreated, 2)} |`,
+  );
+}
+console.log("\nPostgreSQL's durable writes per run, read from its WAL (pg_walinspect): median");
+console.log(
+  "| concurrency | side | heap row writes (goal ≤ 14) | WAL bytes (goal ≤ 8 192) | commit records | runs/s |",
+);
+console.log("|---|---|---|---|---|---|");
+for (const r of results)
+  for (const side of ["embedded", "embeddedPrecreated", "http", "dbos"])
+    console.log(
+      `| ${r.concurrency} | ${side} | ${spread(r.rowWritesPerRun[side], 1)} | ${spread(r.walBytesPerRun[side], 0)} | ` +
+        `${spread(r.commitsPerRun[side], 1)} | ${spread(r.runsPerSec[side])} |`,
+    );
 if (args.json) writeFileSync(args.json, `${JSON.stringify({ runs, repeat, results }, null, 2)}\n`);

@@ -1,16 +1,18 @@
 // Counts the durable write transactions of the platform from what they leave in the database, so
 // the bench needs no hook in the product. Taken before and after the timed part; the difference
 // is what the timed turns wrote. The tables are the same on both backends
-// (src/stores/sql/migrations/001_initial.ts).
+// (src/stores/sql/migrations/; `events` is a view over `commits`).
 //
-// Counted: every fenced commit stores one commit_operations row; every send is one input-ledger
+// Counted: every fenced commit stores one commits row naming its run (one commit_operations row
+// when it appends no facts); every send is one input-ledger
 // transaction, and each of the bench's sends carries exactly one event (user.message or
 // user.custom_tool_result); every claim advances its run's epoch by one. Not counted (invisible
 // afterwards): lease renewals (every lease/3 = 5 s, rarer than turns here) and releases.
 import pg from "pg";
 
 const QUERIES = {
-  fenced: "select count(*) as n from commit_operations",
+  fenced:
+    "select (select count(*) from commits where run_id is not null) + (select count(*) from commit_operations) as n",
   inputs: "select count(*) as n from events where type in ('user.message', 'user.custom_tool_result')",
   claims: "select coalesce(sum(epoch), 0) as n from runs",
   facts: "select count(*) as n from events",

@@ -169,11 +169,8 @@ export class AgentService {
     // Registered already: the catalog checked its fingerprint then, and a catalog entry never
     // changes, so the session start costs one read instead of a round trip to the Coordinator.
     // A refused one still asks: it converges if the catalog was repaired, else fails closed again.
-    const registeredAt =
-      publication.registeredAt !== undefined
-        ? publication.registeredAt
-        : (await this.store.registrationOf(workspaceId, agentId, publication.version))?.registeredAt;
-    if (registeredAt != null) return publication;
+    const state = await this.store.registrationOf(workspaceId, agentId, publication.version);
+    if (state?.registeredAt != null) return publication;
     const outcome = await this.register(publication);
     if (outcome.kind === "unavailable") {
       throw new AwakenError(

@@ -23,8 +23,6 @@ export interface StoredPublication {
   fingerprint: string;
   definition: AgentDefinition;
   createdAt: number;
-  /** When the Coordinator's catalog accepted it, as the store read it with the row; null: not yet. */
-  registeredAt?: number | null;
 }
 
 export interface AgentListQuery extends ListQuery {

@@ -93,7 +93,7 @@ describe.each([
     await plantTurn(t, planted);
     // The scan sees the content where it lives before the erasure.
     expect(await relationsHolding(client, schema.schema, planted)).toEqual(
-      expect.arrayContaining(["events", "send_receipts", "sessions"]),
+      expect.arrayContaining(["commits", "sessions"]),
     );
     const receipt = await erase(t);
     expect(receipt.status, JSON.stringify(receipt.json)).toBe(200);

@@ -460,22 +460,32 @@ function plantOpenSpanStart(dataDir: string, sessionId: string, model: string): 
   try {
     const id = "sevt_planted_open_span_start";
     db.transaction(() => {
-      const thread = db
-        .prepare("select t.id, t.version from threads t join sessions s on s.thread_id = t.id where s.id = ?")
-        .get(sessionId) as { id: string; version: number };
-      const seq = Number(thread.version) + 1;
+      // A commit row on the thread's head, carrying the head's projection (a span moves none).
+      const head = db
+        .prepare(
+          "select c.thread_id, c.version, c.status, c.pending_json, c.usage_json from commits c join sessions s on s.thread_id = c.thread_id where s.id = ? order by c.base_version desc limit 1",
+        )
+        .get(sessionId) as {
+        thread_id: string;
+        version: number;
+        status: string;
+        pending_json: string;
+        usage_json: string;
+      };
+      const base = Number(head.version);
       db.prepare(
-        "insert into events (thread_id, seq, id, session_id, type, body_json, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+        "insert into commits (thread_id, base_version, version, session_id, facts_json, created_at, status, pending_json, usage_json) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       ).run(
-        thread.id,
-        seq,
-        id,
+        head.thread_id,
+        base,
+        base + 1,
         sessionId,
-        "span.model_request_start",
-        JSON.stringify({ provider: "anthropic", model }),
+        JSON.stringify([[id, "span.model_request_start", { provider: "anthropic", model }]]),
         Date.now(),
+        head.status,
+        head.pending_json,
+        head.usage_json,
       );
-      db.prepare("update threads set version = ? where id = ?").run(seq, thread.id);
     })();
     return id;
   } finally {

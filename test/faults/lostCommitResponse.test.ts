@@ -131,15 +131,31 @@ function isEndTurn(f: { type: string; body: Record<string, unknown> }): boolean 
   return f.type === "session.status_idle" && (f.body.stop_reason as { type?: string })?.type === "end_turn";
 }
 
+/**
+ * The receipts stored under `opIds`: a fenced commit's row (its operation id is its own, or the
+ * usual `op_<run>_v<version>` it leaves implied), or a `commit_operations` row (a commit without facts).
+ */
 async function storedReceipts(url: string, opIds: string[]): Promise<Array<{ eventIds: string[] }>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ receipt_json: string }>(
+    const rows = await client.query<{
+      op_id: string | null;
+      run_id: string;
+      base_version: string;
+      facts_json: string;
+    }>("select op_id, run_id, base_version, facts_json from commits where run_id is not null");
+    const fromCommits = rows.rows
+      .filter((r) => opIds.includes(r.op_id ?? `op_${r.run_id}_v${Number(r.base_version)}`))
+      .map((r) => ({ eventIds: (JSON.parse(r.facts_json) as [string][]).map(([id]) => id) }));
+    const operations = await client.query<{ receipt_json: string }>(
       "select receipt_json from commit_operations where op_id = any($1::text[])",
       [opIds],
     );
-    return rows.map((r) => JSON.parse(r.receipt_json) as { eventIds: string[] });
+    return [
+      ...fromCommits,
+      ...operations.rows.map((r) => JSON.parse(r.receipt_json) as { eventIds: string[] }),
+    ];
   } finally {
     await client.end();
   }

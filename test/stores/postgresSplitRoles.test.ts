@@ -28,7 +28,7 @@ const CONTROL_TABLES = [
   "agent_publications",
 ];
 /** The coordinator's: sessions and their content, runs, the work queue. */
-const COORDINATOR_TABLES = ["sessions", "events", "runs", "work_items", "send_receipts", "executable_agents"];
+const COORDINATOR_TABLES = ["sessions", "threads", "commits", "runs", "work_items", "executable_agents"];
 
 const PERMISSION_DENIED = "42501";
 

@@ -143,10 +143,19 @@ describe("the step after the fence", () => {
       created_at: NOW,
       status: nothing.facts.after.status,
     });
-    expect(JSON.parse(nothing.row!.facts_json)).toEqual([message]);
+    // Each fact as [id, type, body]; an operation id in its usual form (op_<run>_v<version>) is left implied.
+    expect(JSON.parse(nothing.row!.facts_json)).toEqual([[message.id, message.type, message.body]]);
     expect(nothing.operation).toBeNull();
     expect(receiptOfRow(nothing.row!)).toEqual(nothing.receipt);
     expect(nothing.receipt).toMatchObject({ versionAfter: 5, eventIds: ["sevt_1"], settled: "awaiting" });
+  });
+
+  it("an operation id in its usual form is not stored again, and reads back the same", () => {
+    const usual = { ...op([message], "done"), opId: "op_run_1_v4" };
+    const writes = planCommitWrites(usual, "h", { ...IDLE, session_id: "sesn_1" }, NOW);
+    expect(writes.row).toMatchObject({ op_id: null, run_id: "run_1", base_version: 4 });
+    expect(receiptOfRow(writes.row!)).toEqual(writes.receipt);
+    expect(writes.receipt.opId).toBe("op_run_1_v4");
   });
 
   it("a commit without facts writes no commit row: its operation alone, with the receipt", () => {
@@ -218,7 +227,8 @@ describe("an input append", () => {
       status: "running",
       request_hash: "rh",
       body_hash: "bh",
-      echo_json: JSON.stringify(["sevt_1"]),
+      // The echoed facts by their place in the row.
+      echo_json: JSON.stringify([0]),
     });
     expect(writes.session).toEqual({ title: "t", updated_at: NOW });
     expect(writes.runs.inserts.map((r) => r.id)).toEqual(["run_1"]);

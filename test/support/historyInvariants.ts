@@ -27,7 +27,9 @@ export async function checkHistoryInvariants(url: string): Promise<HistoryReport
   await client.connect();
   try {
     const violations: string[] = [];
-    const threads = await client.query<{ id: string; version: string }>("select id, version from threads");
+    const threads = await client.query<{ id: string; version: string }>(
+      "select t.id, coalesce((select max(c.version) from commits c where c.thread_id = t.id), 0) as version from threads t",
+    );
     const events = await client.query<{
       thread_id: string;
       seq: string;

@@ -6,7 +6,7 @@ import { BoundedCache } from "../../kernel/boundedCache.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
 import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
-import { planCommitWrites, storedOperation } from "../sql/commitWrites.js";
+import { operationIdOf, planCommitWrites, storedOperation } from "../sql/commitWrites.js";
 import type { Db } from "../sql/db.js";
 import { type Head, headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
@@ -168,7 +168,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     } else {
       guards.push(
         `coalesce((select version from commits where thread_id = ${$(op.threadId)} order by base_version desc limit 1), 0) = ${$(op.expectedVersion)}::bigint`,
-        `not exists (select 1 from commits where thread_id = ${$(op.threadId)} and base_version = ${$(op.expectedVersion)}::bigint and op_id = ${$(op.opId)})`,
+        // The row an operation's retry meets, its id spelled out where the row leaves it implied.
+        `not exists (select 1 from commits where thread_id = ${$(op.threadId)} and base_version = ${$(op.expectedVersion)}::bigint and run_id is not null and coalesce(op_id, 'op_' || run_id || '_v' || base_version) = ${$(op.opId)})`,
       );
     }
     const statement = casStatement(
@@ -228,14 +229,17 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const { rows } = await this.pool.query<FenceRow>({
       name: FENCE.name,
       text: FENCE.sql,
-      values: [op.runId, op.threadId, op.opId, op.expectedVersion],
+      values: [op.runId, op.threadId, op.expectedVersion, op.opId],
     });
     const row = rows[0];
+    const commitRow =
+      row && row.c_run_id !== null
+        ? { op_id: row.c_op_id, run_id: row.c_run_id, base_version: op.expectedVersion }
+        : null;
     const existing =
-      row?.c_op_id !== null && row?.c_op_id !== undefined
+      commitRow && row && operationIdOf(commitRow) === op.opId
         ? storedOperation({
-            op_id: row.c_op_id,
-            run_id: row.c_run_id,
+            ...commitRow,
             thread_id: row.c_thread_id ?? op.threadId,
             version: row.c_version ?? 0,
             facts_json: row.c_facts_json ?? "[]",
@@ -394,11 +398,11 @@ interface FenceRow {
 }
 
 /**
- * $1 run, $2 thread, $3 operation id, $4 its expected version: what `decideCommit` reads. An
+ * $1 run, $2 thread, $3 the operation's expected version, $4 its id: what `decideCommit` reads. An
  * operation appends at its expected version, so its commit row, if any, is the one based there.
  */
 const FENCE = {
-  name: "awaken_commit_fence_v2",
+  name: "awaken_commit_fence_v3",
   sql: `select r.state, r.owner, r.epoch, r.lease_expires_at, r.thread_id,
       (select version from commits where thread_id = $2 order by base_version desc limit 1) as head,
       c.op_id as c_op_id, c.run_id as c_run_id, c.thread_id as c_thread_id, c.version as c_version,
@@ -406,6 +410,6 @@ const FENCE = {
       c.payload_hash as c_payload_hash, o.payload_hash as o_payload_hash, o.receipt_json as o_receipt_json
     from (select 1) one
     left join runs r on r.id = $1
-    left join commits c on c.thread_id = $2 and c.base_version = $4 and c.op_id = $3
-    left join commit_operations o on o.op_id = $3`,
+    left join commits c on c.thread_id = $2 and c.base_version = $3
+    left join commit_operations o on o.op_id = $4`,
 } as const;

@@ -7,13 +7,7 @@ import { planInputWrites, writesSomething } from "../sql/inputWrites.js";
 import type { Database } from "../sql/schema.js";
 import { headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
-import {
-  ACTIVE_RUN_STATES,
-  checkWorkLeaseRow,
-  openRequest,
-  SqlInputLedger,
-  workLeaseQuery,
-} from "../sql/sqlInputLedger.js";
+import { checkWorkLeaseRow, openRequest, SqlInputLedger, workLeaseQuery } from "../sql/sqlInputLedger.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
 
@@ -128,7 +122,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     } else if (!writes.row) {
       // With facts, a run started meanwhile came with a commit that took this one's version.
       guards.push(
-        `not exists (select 1 from runs where session_id = ${$(sessionId)} and state = any(${$([...ACTIVE_RUN_STATES])}::text[]))`,
+        `not exists (select 1 from runs where session_id = ${$(sessionId)} and state in ('queued', 'claimed', 'awaiting'))`,
       );
     }
     if (writes.row && writes.row.base_version > 0) {

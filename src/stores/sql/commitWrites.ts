@@ -51,7 +51,7 @@ export function planCommitWrites(
   const row: CommitRow | null = facts.row
     ? {
         ...facts.row,
-        op_id: op.opId,
+        op_id: storedOperationId(op),
         run_id: op.runId,
         payload_hash: storedHash(hash),
         settled: op.settle ?? null,
@@ -74,18 +74,41 @@ export function planCommitWrites(
   };
 }
 
+/** An operation's id in its usual form (the runtime's): a row stores it only when it differs. */
+function usualOperationId(runId: string, baseVersion: number | string): string {
+  return `op_${runId}_v${Number(baseVersion)}`;
+}
+
+/** What a commit row stores of `op`'s id: nothing when it is the usual one (its run and version). */
+export function storedOperationId(
+  op: Pick<CommitOperation, "opId" | "runId" | "expectedVersion">,
+): string | null {
+  return op.opId === usualOperationId(op.runId, op.expectedVersion) ? null : op.opId;
+}
+
+/** The operation id of a fenced commit's row; null for another commit (an input's). */
+export function operationIdOf(row: {
+  op_id: string | null;
+  run_id: string | null;
+  base_version: number | string;
+}): string | null {
+  if (row.run_id === null) return null;
+  return row.op_id ?? usualOperationId(row.run_id, row.base_version);
+}
+
 /** The receipt a fenced commit's row stands for (what `appendReceipt` gave when it was written). */
 export function receiptOfRow(row: {
   op_id: string | null;
   run_id: string | null;
   thread_id: string;
+  base_version: number | string;
   version: number | string;
   facts_json: string;
   created_at: number | string;
   settled: string | null;
 }): CommitReceipt {
   return {
-    opId: row.op_id ?? "",
+    opId: operationIdOf(row) ?? "",
     runId: row.run_id ?? "",
     threadId: row.thread_id,
     versionAfter: Number(row.version),

@@ -40,7 +40,8 @@ export function planInputWrites(
           ...facts.row,
           request_hash: storedHash(plan.requestHash),
           body_hash: storedHash(plan.bodyHash ?? null),
-          echo_json: toJson(facts.committed.filter((f) => plan.echoIds.includes(f.id)).map((f) => f.id)),
+          // The echoed facts by their place in the row: the ids are there already.
+          echo_json: toJson(facts.committed.flatMap((f, i) => (plan.echoIds.includes(f.id) ? [i] : []))),
         }
       : facts.row;
   return {

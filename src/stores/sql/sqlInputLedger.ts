@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { decodeFact, storedTypesOf } from "../../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../../coordinator/facts.js";
 import type { TypedFact } from "../../coordinator/factVocabulary.js";
@@ -18,6 +19,12 @@ import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 import { readHash, storedHash } from "./storedHash.js";
 
 export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
+
+/**
+ * `state in (the active states)` as literals: the index of a session's runs holds only its active
+ * ones, and a prepared plan can use it only for a condition that names them.
+ */
+export const ACTIVE_RUN_SQL = sql<boolean>`state in ('queued', 'claimed', 'awaiting')`;
 
 /**
  * What the input ledger does the same way on both backends: the replay of a recent send and the
@@ -63,8 +70,8 @@ export abstract class SqlInputLedger implements InputLedger {
       .executeTakeFirst();
     if (!row || row.request_hash !== storedHash(requestHash) || Number(row.created_at) < notBefore)
       return null;
-    const facts = new Map(rowFacts(row).map((f) => [f.id, f]));
-    const echo = fromJson<string[]>(row.echo_json ?? "[]").flatMap((id) => facts.get(id) ?? []);
+    const facts = rowFacts(row);
+    const echo = fromJson<number[]>(row.echo_json ?? "[]").flatMap((i) => facts[i] ?? []);
     return { echo, bodyHash: readHash(row.body_hash) };
   }
 
@@ -101,7 +108,7 @@ export abstract class SqlInputLedger implements InputLedger {
         .selectFrom("runs")
         .select("id")
         .where("session_id", "=", sessionId)
-        .where("state", "in", [...ACTIVE_RUN_STATES])
+        .where(ACTIVE_RUN_SQL)
         .forUpdate()
         .execute();
     }
@@ -137,7 +144,7 @@ export abstract class SqlInputLedger implements InputLedger {
         updated_at: now,
       }))
       .where("session_id", "=", sessionId)
-      .where("state", "in", [...ACTIVE_RUN_STATES])
+      .where(ACTIVE_RUN_SQL)
       .execute();
     // Its resources go with it, repository tokens (sealed) included.
     await deleteSessionResources(tx, [sessionId]);
@@ -146,10 +153,6 @@ export abstract class SqlInputLedger implements InputLedger {
       .deleteFrom("session_names")
       .where("space", "=", "session")
       .where("target_id", "=", sessionId)
-      .execute();
-    await tx
-      .deleteFrom("commit_operations")
-      .where("run_id", "in", (eb) => eb.selectFrom("runs").select("id").where("session_id", "=", sessionId))
       .execute();
     await tx
       .updateTable("sessions")

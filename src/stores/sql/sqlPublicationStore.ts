@@ -264,6 +264,5 @@ function toPublication(row: Selectable<Database["agent_publications"]>): StoredP
     fingerprint: row.fingerprint,
     definition: fromJson<AgentDefinition>(row.definition_json),
     createdAt: Number(row.created_at),
-    registeredAt: row.registered_at === null ? null : Number(row.registered_at),
   };
 }

@@ -14,7 +14,6 @@ import { begin, type Db, fromJson, type SqlDialect, type Tx, toJson } from "./db
 import { writeAudit } from "./sqlAdminAudit.js";
 import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 
-const ACTIVE_RUN_STATES = ["queued", "claimed"];
 /** The tables an erasure rewrites or deletes from: their old row versions hold the content. */
 const ERASED_TABLES = ["commits", "sessions", "push_outbox", "session_resources"] as const;
 const VACUUM_LOCK_TIMEOUT = "5s";
@@ -65,7 +64,8 @@ export class SqlSubjectErasure implements SubjectErasureStore {
           .selectFrom("runs")
           .select("id")
           .where("session_id", "in", ids)
-          .where("state", "in", ACTIVE_RUN_STATES)
+          // Executing or about to: literals, for the partial index of a session's active runs.
+          .where(sql<boolean>`state in ('queued', 'claimed')`)
           .limit(1)
           .executeTakeFirst();
         if (active) throw subjectBusy();
@@ -179,22 +179,22 @@ async function eraseFacts(tx: Tx, sessionId: string): Promise<{ facts: number; s
   let facts = 0;
   let sendReceipts = 0;
   for (const row of rows) {
-    const erasedIds = new Set<string>();
-    const rewritten = decodeFacts(row.facts_json).map((fact) => {
+    const erased = new Set<number>();
+    const rewritten = decodeFacts(row.facts_json).map((fact, i) => {
       const tombstone = tombstoneStored(fact);
       if (!tombstone) return fact;
-      erasedIds.add(fact.id);
+      erased.add(i);
       return tombstone;
     });
-    if (erasedIds.size === 0) continue;
+    if (erased.size === 0) continue;
     await tx
       .updateTable("commits")
       .set({ facts_json: encodeFacts(rewritten) })
       .where("thread_id", "=", row.thread_id)
       .where("base_version", "=", row.base_version)
       .execute();
-    facts += erasedIds.size;
-    if (row.echo_json && fromJson<string[]>(row.echo_json).some((id) => erasedIds.has(id))) sendReceipts++;
+    facts += erased.size;
+    if (row.echo_json && fromJson<number[]>(row.echo_json).some((i) => erased.has(i))) sendReceipts++;
   }
   return { facts, sendReceipts };
 }

@@ -1,7 +1,12 @@
 import { decodeFact } from "../../coordinator/factCodec.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { InputContext } from "../../coordinator/ports.js";
-import { type StoredOperation, storedOperation } from "../sql/commitWrites.js";
+import {
+  operationIdOf,
+  type receiptOfRow,
+  type StoredOperation,
+  storedOperation,
+} from "../sql/commitWrites.js";
 import { factsAfter, HISTORY_COLUMNS, type HistoryRow, lastOfTypes } from "../sql/historyRows.js";
 import { type Head, headFrom } from "../sql/sessionHead.js";
 import { MODEL_REQUEST_TYPES, openRequestOf } from "../sql/sqlInputLedger.js";
@@ -48,13 +53,12 @@ export function storedOperationSync(
   sql: SyncSql,
   op: { opId: string; threadId: string; expectedVersion: number },
 ): StoredOperation | null {
-  const row = sql.get<Parameters<typeof storedOperation>[0] & { payload_hash: string | null }>(
-    "select op_id, run_id, thread_id, version, facts_json, created_at, settled, payload_hash from commits where thread_id = ? and base_version = ? and op_id = ?",
+  const row = sql.get<Parameters<typeof receiptOfRow>[0] & { payload_hash: string | null }>(
+    "select op_id, run_id, thread_id, base_version, version, facts_json, created_at, settled, payload_hash from commits where thread_id = ? and base_version = ?",
     op.threadId,
     op.expectedVersion,
-    op.opId,
   );
-  if (row) return storedOperation(row);
+  if (row && operationIdOf(row) === op.opId) return storedOperation(row);
   const old = sql.get<{ payload_hash: string; receipt_json: string }>(
     "select payload_hash, receipt_json from commit_operations where op_id = ?",
     op.opId,

@@ -13,7 +13,8 @@ import type { Migration } from "kysely/migration";
 // the send receipts, an idempotency aid of the last few minutes, are dropped. `events` becomes a
 // read-only view over `commits` for operators' queries. The one-call PostgreSQL functions of
 // migrations 005–015 are dropped: the commit and the input append are plain statements now.
-// The runs' claim indexes become one partial index, so a finished run's row leaves no entry in it.
+// The runs' claim indexes become one partial index, and the index of a session's runs holds only
+// its active ones, so a finished run's row leaves no entry in them.
 export const commitRows: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -69,6 +70,10 @@ export const commitRows: Migration = {
     await db.schema.dropIndex("runs_claimable").execute();
     await db.schema.dropIndex("runs_lapsed").execute();
     await sql`create index runs_claimable on runs (state, available_at) where state in ('queued', 'claimed')`.execute(
+      db,
+    );
+    await db.schema.dropIndex("runs_by_session").execute();
+    await sql`create index runs_by_session on runs (session_id) where state in ('queued', 'claimed', 'awaiting')`.execute(
       db,
     );
     await db.schema.dropIndex("sessions_data_subject").execute();
