@@ -1,15 +1,10 @@
 import { decodeFact } from "../../coordinator/factCodec.js";
-import type {
-  CommittedFact,
-  Fact,
-  PendingAction,
-  SessionStatus,
-  SessionUsage,
-} from "../../coordinator/facts.js";
+import type { CommittedFact, Fact, PendingAction, SessionStatus } from "../../coordinator/facts.js";
 import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 import { readHead } from "./sessionHead.js";
+import { usageOf } from "./sessionRows.js";
 
 /** A `commits` row as a plan writes it. */
 export type CommitRow = Database["commits"];
@@ -166,7 +161,7 @@ export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[])
     {
       status: row.status as SessionStatus,
       pending: fromJson<PendingAction[]>(row.pending_json),
-      usage: fromJson<SessionUsage>(row.usage_json),
+      usage: usageOf(row.usage_json),
     },
     facts.map(decodeFact),
   );

@@ -1,4 +1,9 @@
-import type { PendingAction, SessionStatus, SessionUsage } from "../../coordinator/facts.js";
+import {
+  EMPTY_USAGE,
+  type PendingAction,
+  type SessionStatus,
+  type SessionUsage,
+} from "../../coordinator/facts.js";
 import type { CredentialPin, ExecutableAgentSnapshot, SessionRecord } from "../../coordinator/ports.js";
 import { fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
@@ -19,7 +24,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     metadata_json: toJson(s.metadata),
     status: s.status,
     pending_json: toJson(s.pending),
-    usage_json: toJson(s.usage),
+    usage_json: storedUsage(s.usage),
     resources_json: toJson(s.resources),
     vault_ids_json: toJson(s.vaultIds),
     credential_pins_json: toJson(s.credentialPins),
@@ -50,7 +55,7 @@ export function rowToSession(r: SessionRow): SessionRecord {
     metadata: fromJson<Record<string, string>>(r.metadata_json),
     status: r.status as SessionStatus,
     pending: fromJson<PendingAction[]>(r.pending_json),
-    usage: fromJson<SessionUsage>(r.usage_json),
+    usage: usageOf(r.usage_json),
     resources: fromJson<unknown[]>(r.resources_json),
     vaultIds: fromJson<string[]>(r.vault_ids_json),
     // Rows read by a writer that selected fewer columns carry no pins; sessions created before
@@ -62,4 +67,20 @@ export function rowToSession(r: SessionRow): SessionRecord {
     archivedAt: r.archived_at === null ? null : Number(r.archived_at),
     dataSubject: r.data_subject ?? null,
   };
+}
+
+/**
+ * A session row's usage as stored: `{}` for the empty usage every session starts with (each
+ * counter 0), written once per session and never read past its first commit.
+ */
+function storedUsage(usage: SessionUsage): string {
+  const empty = Object.entries(usage).every(
+    ([key, value]) => value === EMPTY_USAGE[key as keyof SessionUsage],
+  );
+  return empty && Object.keys(usage).length === Object.keys(EMPTY_USAGE).length ? "{}" : toJson(usage);
+}
+
+/** Stored usage, every counter present (a counter left out is 0). */
+export function usageOf(json: string): SessionUsage {
+  return { ...EMPTY_USAGE, ...fromJson<Partial<SessionUsage>>(json) };
 }
