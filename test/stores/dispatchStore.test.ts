@@ -192,6 +192,17 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect(await fx.stores.history.threadVersion(fx.session.threadId)).toBe(version);
   });
 
+  it("a claim on one run cannot write another session's thread: stale claim, nothing appended there", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const claim = (await fx.stores.dispatch.claim("w1", 1_000))!;
+    const other = await seedQueuedRun(fx.stores, fx.clock);
+    const before = await fx.stores.history.threadVersion(other.session.threadId);
+    const foreign = { ...op(fx, claim, before, 1), threadId: other.session.threadId };
+    const result = await fx.stores.dispatch.commit(foreign);
+    expect(result).toMatchObject({ ok: false, rejection: { kind: "stale_claim" } });
+    expect(await fx.stores.history.threadVersion(other.session.threadId)).toBe(before);
+  });
+
   it("a claim whose pinned environment revision is missing fails and claims nothing", async () => {
     fx = await sessionWithQueuedRun(backend);
     const orphan = {
