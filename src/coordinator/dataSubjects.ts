@@ -2,7 +2,7 @@ import { type AdminAuditEntry, auditEntry } from "../control/adminAudit.js";
 import { AwakenError, invalid } from "../kernel/errors.js";
 import type { JsonObject } from "../kernel/json.js";
 import { decodeFact, encodeFact } from "./factCodec.js";
-import type { CommittedFact, Fact } from "./facts.js";
+import type { Fact } from "./facts.js";
 import type { ContentBlock, TypedFact } from "./factVocabulary.js";
 
 /**
@@ -204,17 +204,6 @@ export function subjectBusy(): AwakenError {
     // On the wire as `error.details.error_code`: a client tells this 409 from the others by it.
     { details: { error_code: "data_subject_busy" } },
   );
-}
-
-/** Tombstones a send receipt's echo; null when nothing in it changes. */
-export function tombstoneEcho(echo: CommittedFact[]): CommittedFact[] | null {
-  let changed = false;
-  const out = echo.map((fact) => {
-    const erased = tombstoneStored(fact);
-    if (erased) changed = true;
-    return erased ?? fact;
-  });
-  return changed ? out : null;
 }
 
 /** The erasure adapter's application port: validates the request and names the receipt. */

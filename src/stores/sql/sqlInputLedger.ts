@@ -18,8 +18,6 @@ import { readHead } from "./sessionHead.js";
 import { deleteSessionResources } from "./sqlSessionResourceStore.js";
 import { readHash, storedHash } from "./storedHash.js";
 
-export const ACTIVE_RUN_STATES = ["queued", "claimed", "awaiting"] as const;
-
 /**
  * `state in (the active states)` as literals: the index of a session's runs holds only its active
  * ones, and a prepared plan can use it only for a condition that names them.
