@@ -68,14 +68,7 @@ export class AgentService {
   }
 
   async retrieve(workspaceId: string, agentId: string, version?: number): Promise<AgentView> {
-    const head = await this.head(workspaceId, agentId);
-    const publication = await this.store.getPublication(workspaceId, agentId, version ?? head.latestVersion);
-    if (!publication) {
-      throw new AwakenError(
-        "not_found",
-        `agent ${agentId} has no version ${version}; it has versions 1-${head.latestVersion}`,
-      );
-    }
+    const { head, publication } = await this.stored(workspaceId, agentId, version);
     return { head, publication };
   }
 
@@ -162,15 +155,14 @@ export class AgentService {
     agentId: string,
     version?: number,
   ): Promise<StoredPublication> {
-    const { head, publication } = await this.retrieve(workspaceId, agentId, version);
+    const { head, publication, registeredAt } = await this.stored(workspaceId, agentId, version);
     if (head.archivedAt !== null) {
       throw invalid(`agent ${agentId} is archived and cannot start new sessions`);
     }
     // Registered already: the catalog checked its fingerprint then, and a catalog entry never
     // changes, so the session start costs one read instead of a round trip to the Coordinator.
     // A refused one still asks: it converges if the catalog was repaired, else fails closed again.
-    const state = await this.store.registrationOf(workspaceId, agentId, publication.version);
-    if (state?.registeredAt != null) return publication;
+    if (registeredAt !== null) return publication;
     const outcome = await this.register(publication);
     if (outcome.kind === "unavailable") {
       throw new AwakenError(
@@ -181,6 +173,24 @@ export class AgentService {
     }
     if (outcome.kind !== "registered") throw outcome.error;
     return publication;
+  }
+
+  /** The head and one publication (the latest by default), in one read. */
+  private async stored(
+    workspaceId: string,
+    agentId: string,
+    version: number | undefined,
+  ): Promise<AgentView & { registeredAt: number | null }> {
+    const found = await this.store.getAgent(workspaceId, agentId, version);
+    if (!found) throw notFound("agent", agentId);
+    const { head, publication, registeredAt } = found;
+    if (!publication) {
+      throw new AwakenError(
+        "not_found",
+        `agent ${agentId} has no version ${version}; it has versions 1-${head.latestVersion}`,
+      );
+    }
+    return { head, publication, registeredAt };
   }
 
   private async head(workspaceId: string, agentId: string): Promise<AgentHead> {

@@ -44,6 +44,11 @@ export interface PublicationStore {
   ): Promise<boolean>;
   getHead(workspaceId: string, agentId: string): Promise<AgentHead | null>;
   getPublication(workspaceId: string, agentId: string, version: number): Promise<StoredPublication | null>;
+  /**
+   * An agent's head with one of its publications (the latest when `version` is absent) and when
+   * that publication was registered, in one read; null when there is no such agent.
+   */
+  getAgent(workspaceId: string, agentId: string, version?: number): Promise<StoredAgent | null>;
   listAgents(
     workspaceId: string,
     query: AgentListQuery,
@@ -70,12 +75,14 @@ export interface PublicationStore {
   listUnregistered(limit: number, after?: StoredPublication): Promise<StoredPublication[]>;
   /** Clears every non-refused registration (a Coordinator's catalog is rebuilt); returns how many. */
   markAllUnregistered(): Promise<number>;
-  /** Where one publication's registration stands; null when there is no such publication. */
-  registrationOf(
-    workspaceId: string,
-    agentId: string,
-    version: number,
-  ): Promise<{ registeredAt: number | null } | null>;
+}
+
+/** An agent read with one publication: null when the agent lacks that version. */
+export interface StoredAgent {
+  head: AgentHead;
+  publication: StoredPublication | null;
+  /** When the publication was registered with the Coordinator; null while it is not. */
+  registeredAt: number | null;
 }
 
 export interface ApiKeyRecord {

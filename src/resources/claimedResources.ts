@@ -22,6 +22,7 @@ import {
   type RunResource,
   type RunResources,
   type RunSkill,
+  type SessionResourceRecord,
 } from "./ports.js";
 import type { ResourceServices } from "./services.js";
 
@@ -38,14 +39,16 @@ export interface HeldRun {
   workspaceId: string;
   /** The skills the session's pinned agent version lists. */
   skills: readonly PinnedSkill[];
+  /** The session's resources, read with the run (the claim check and the listing are one read). */
+  resources: readonly SessionResourceRecord[];
 }
 
 export interface ClaimedResourceDeps {
   services: Pick<ResourceServices, "sessionResources" | "skills" | "memory">;
   blobs: BlobStore;
   /**
-   * The run's session, workspace and pinned skills while `owner` holds it at `epoch` with an
-   * unexpired lease (one read); null otherwise, or when the session is deleted.
+   * The run's session, workspace, pinned skills and resources while `owner` holds it at `epoch`
+   * with an unexpired lease (one read); null otherwise, or when the session is deleted.
    */
   heldRun(runId: string, owner: string, epoch: number): Promise<HeldRun | null>;
 }
@@ -68,8 +71,7 @@ export class ClaimedResources implements RunResources {
   }
 
   async memorySnapshot(claim: ResourceClaim, memoryStoreId: string): Promise<MemorySnapshotEntry[]> {
-    await this.check(claim);
-    const store = await this.mountedStore(claim, memoryStoreId);
+    const store = mountedStore(await this.check(claim), memoryStoreId);
     if (!store) throw notMounted(memoryStoreId);
     return this.deps.services.memory.snapshot(claim.workspaceId, memoryStoreId);
   }
@@ -79,8 +81,7 @@ export class ClaimedResources implements RunResources {
     memoryStoreId: string,
     changes: MemoryChange[],
   ): Promise<MemoryChangeOutcome[]> {
-    await this.check(claim);
-    const store = await this.mountedStore(claim, memoryStoreId);
+    const store = mountedStore(await this.check(claim), memoryStoreId);
     if (!store) throw notMounted(memoryStoreId);
     if (store.access !== "read_write")
       return changes.map((c) => ({
@@ -117,10 +118,7 @@ export class ClaimedResources implements RunResources {
     claim: ResourceClaim,
     held: HeldRun,
   ): Promise<{ resources: RunResource[]; skills: RunSkill[] }> {
-    const resources = await this.deps.services.sessionResources.listForRun(
-      claim.workspaceId,
-      claim.sessionId,
-    );
+    const resources = await this.deps.services.sessionResources.forRun(claim.workspaceId, held.resources);
     const skills: RunSkill[] = [];
     for (const pinned of held.skills) {
       // Anthropic's own skills are not stored on this server; admission says so for new agents.
@@ -140,18 +138,12 @@ export class ClaimedResources implements RunResources {
     }
     return { resources, skills };
   }
+}
 
-  private async mountedStore(
-    claim: ResourceClaim,
-    memoryStoreId: string,
-  ): Promise<Extract<RunResource, { type: "memory_store" }> | null> {
-    const resources = await this.deps.services.sessionResources.listForRun(
-      claim.workspaceId,
-      claim.sessionId,
-    );
-    const store = resources.find((r) => r.type === "memory_store" && r.memoryStoreId === memoryStoreId);
-    return store?.type === "memory_store" ? store : null;
-  }
+/** The session's mount of a memory store, if it mounts it. */
+function mountedStore(held: HeldRun, memoryStoreId: string) {
+  const store = held.resources.find((r) => r.type === "memory_store" && r.memoryStoreId === memoryStoreId);
+  return store?.type === "memory_store" ? store : null;
 }
 
 /** A store the session does not mount is answered as absent: its existence is not said. */

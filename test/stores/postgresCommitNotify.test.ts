@@ -60,14 +60,17 @@ it("input appends and fenced commits notify other replicas in their own statemen
   const b = await signalsOn(await fixture!.openReplica());
   const clock = new ManualClock();
   const stores = postgresCoordinatorStores(fixture!.handle, clock, a);
-  const session = await seedSession(stores, clock);
-  const thread = session.threadId;
+  const thread = newId("sthr", clock.now());
   const heard: string[] = [];
   const onA: string[] = [];
   b.onThreadCommitted(thread, (v) => heard.push(`thread:${v}`));
   b.onDispatchReady(() => heard.push("dispatch"));
   b.onRunCancelled((run) => heard.push(`cancel:${run}`));
   a.onThreadCommitted(thread, (v) => onA.push(`thread:${v}`));
+
+  // A new session's statement carries its thread's first notice (version 0).
+  const session = await seedSession(stores, clock, { threadId: thread });
+  await heardOn(heard, "thread:0");
 
   // Nothing below publishes on A but the commits themselves, until the coordinator's signals are
   // sent too (each right after its commit, as the coordinator does).
@@ -135,6 +138,7 @@ it("input appends and fenced commits notify other replicas in their own statemen
   a.runCancelled("run_sentinel");
   await heardOn(heard, "cancel:run_sentinel");
   expect(heard).toEqual([
+    "thread:0",
     "dispatch",
     "thread:1",
     "thread:2",

@@ -149,7 +149,14 @@ export class SessionResourceService implements SessionResourcePreparer {
    * is left out (its mount would have nothing to show).
    */
   async listForRun(workspaceId: string, sessionId: string): Promise<RunResource[]> {
-    const records = (await this.store.listAll(workspaceId, [sessionId])).get(sessionId) ?? [];
+    return this.forRun(
+      workspaceId,
+      (await this.store.listAll(workspaceId, [sessionId])).get(sessionId) ?? [],
+    );
+  }
+
+  /** `listForRun` for records already read (the claim check reads them with the run). */
+  async forRun(workspaceId: string, records: readonly SessionResourceRecord[]): Promise<RunResource[]> {
     const files = this.deps.stores.files;
     const out: RunResource[] = [];
     for (const r of records) {

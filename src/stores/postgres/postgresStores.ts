@@ -6,6 +6,7 @@ import type { CommitNotices } from "./commitNotices.js";
 import type { PostgresHandle } from "./openPostgres.js";
 import { PostgresDispatchStore } from "./postgresDispatchStore.js";
 import { PostgresInputLedger } from "./postgresInputLedger.js";
+import { PostgresSessionStore } from "./postgresSessionStore.js";
 
 /**
  * The role-narrowed bundles on PostgreSQL: the dialect-neutral Kysely stores, told they run on
@@ -25,6 +26,7 @@ export function postgresCoordinatorStores(
 ): CoordinatorStores {
   return {
     ...coordinatorStores(handle.db, clock, "postgres"),
+    sessions: new PostgresSessionStore(handle.db, notices),
     ledger: new PostgresInputLedger(handle.db, handle.pool, notices),
     dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock, notices),
   };

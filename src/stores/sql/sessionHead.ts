@@ -40,15 +40,6 @@ export function headFrom(row: {
   };
 }
 
-/** A column of the session's thread head, as a correlated subquery on `s` (a session row). */
-function headColumn(
-  column: "version" | "status" | "pending_json" | "usage_json" | "created_at",
-): RawBuilder<unknown> {
-  return sql.raw(
-    `(select h.${column} from commits h where h.thread_id = s.thread_id order by h.base_version desc limit 1)`,
-  );
-}
-
 /**
  * The agent snapshot of a session row `s`: its own when it differs from the catalog's (an
  * override), else the executable catalog's for its agent and version (immutable once registered).
@@ -56,8 +47,8 @@ function headColumn(
 export const SESSION_AGENT_SQL =
   "coalesce(nullif(s.agent_snapshot_json, ''), (select ea.snapshot_json from executable_agents ea where ea.workspace_id = s.workspace_id and ea.agent_id = s.agent_id and ea.version = s.agent_version))";
 
-/** The session's current status: its head's, or the initial one before its first commit. */
-export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(${headColumn("status")}, s.status)`;
+/** The session's current status in `selectSessions`: its head's, or the initial one before its first commit. */
+export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(h.status, s.status)`;
 
 /**
  * Sessions (`sessions as s`) with their current projection, as `rowToSession` reads them: the
@@ -65,34 +56,47 @@ export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(${headColu
  * the head's commit, and `thread_version` is the head's version.
  */
 export function selectSessions(db: DbOrTx) {
-  return db
-    .selectFrom("sessions as s")
-    .select([
-      "s.id",
-      "s.workspace_id",
-      "s.agent_id",
-      "s.agent_version",
-      sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent_snapshot_json"),
-      "s.environment_id",
-      "s.environment_revision",
-      "s.thread_id",
-      "s.title",
-      "s.metadata_json",
-      "s.resources_json",
-      "s.vault_ids_json",
-      "s.credential_pins_json",
-      "s.budget_json",
-      "s.created_at",
-      "s.archived_at",
-      "s.deleted_at",
-      "s.data_subject",
-      sessionStatus.as("status"),
-      sql<string>`coalesce(${headColumn("pending_json")}, s.pending_json)`.as("pending_json"),
-      sql<string>`coalesce(${headColumn("usage_json")}, s.usage_json)`.as("usage_json"),
-      sql<number>`coalesce(${headColumn("created_at")}, 0)`.as("head_at"),
-      sql<number>`coalesce(${headColumn("version")}, 0)`.as("thread_version"),
-      "s.updated_at as row_updated_at",
-    ]);
+  return (
+    db
+      .selectFrom("sessions as s")
+      // The head by its key: one index lookup for the newest version, then one row, instead of a
+      // correlated lookup per projection column.
+      .leftJoin("commits as h", (join) =>
+        join
+          .onRef("h.thread_id", "=", "s.thread_id")
+          .on(
+            "h.base_version",
+            "=",
+            sql<number>`(select max(m.base_version) from commits m where m.thread_id = s.thread_id)`,
+          ),
+      )
+      .select([
+        "s.id",
+        "s.workspace_id",
+        "s.agent_id",
+        "s.agent_version",
+        sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent_snapshot_json"),
+        "s.environment_id",
+        "s.environment_revision",
+        "s.thread_id",
+        "s.title",
+        "s.metadata_json",
+        "s.resources_json",
+        "s.vault_ids_json",
+        "s.credential_pins_json",
+        "s.budget_json",
+        "s.created_at",
+        "s.archived_at",
+        "s.deleted_at",
+        "s.data_subject",
+        sessionStatus.as("status"),
+        sql<string>`coalesce(h.pending_json, s.pending_json)`.as("pending_json"),
+        sql<string>`coalesce(h.usage_json, s.usage_json)`.as("usage_json"),
+        sql<number>`coalesce(h.created_at, 0)`.as("head_at"),
+        sql<number>`coalesce(h.version, 0)`.as("thread_version"),
+        "s.updated_at as row_updated_at",
+      ])
+  );
 }
 
 /** A row of `selectSessions` as the sessions row `rowToSession` reads. */

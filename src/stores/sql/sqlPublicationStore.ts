@@ -1,7 +1,13 @@
-import type { Insertable, Selectable } from "kysely";
+import { type Insertable, type Selectable, sql } from "kysely";
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { AgentDefinition } from "../../control/agentDefinition.js";
-import type { AgentHead, AgentListQuery, PublicationStore, StoredPublication } from "../../control/ports.js";
+import type {
+  AgentHead,
+  AgentListQuery,
+  PublicationStore,
+  StoredAgent,
+  StoredPublication,
+} from "../../control/ports.js";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
@@ -71,6 +77,44 @@ export class SqlPublicationStore implements PublicationStore {
       .where("version", "=", version)
       .executeTakeFirst();
     return row ? toPublication(row) : null;
+  }
+
+  async getAgent(workspaceId: string, agentId: string, version?: number): Promise<StoredAgent | null> {
+    const row = await this.db
+      .selectFrom("agents as a")
+      .leftJoin("agent_publications as p", (join) =>
+        join
+          .onRef("p.workspace_id", "=", "a.workspace_id")
+          .onRef("p.agent_id", "=", "a.id")
+          .on("p.version", "=", version ?? sql<number>`a.latest_version`),
+      )
+      .selectAll("a")
+      .select([
+        "p.version as p_version",
+        "p.fingerprint as p_fingerprint",
+        "p.definition_json as p_definition_json",
+        "p.created_at as p_created_at",
+        "p.registered_at as p_registered_at",
+      ])
+      .where("a.workspace_id", "=", workspaceId)
+      .where("a.id", "=", agentId)
+      .executeTakeFirst();
+    if (!row) return null;
+    const head = toHead(row);
+    if (row.p_version === null || row.p_fingerprint === null || row.p_definition_json === null)
+      return { head, publication: null, registeredAt: null };
+    return {
+      head,
+      publication: {
+        workspaceId,
+        agentId,
+        version: Number(row.p_version),
+        fingerprint: row.p_fingerprint,
+        definition: fromJson<AgentDefinition>(row.p_definition_json),
+        createdAt: Number(row.p_created_at),
+      },
+      registeredAt: row.p_registered_at === null ? null : Number(row.p_registered_at),
+    };
   }
 
   async listAgents(
@@ -166,22 +210,6 @@ export class SqlPublicationStore implements PublicationStore {
       .where("version", "=", version)
       .where("registered_at", "is", null)
       .execute();
-  }
-
-  async registrationOf(
-    workspaceId: string,
-    agentId: string,
-    version: number,
-  ): Promise<{ registeredAt: number | null } | null> {
-    const row = await this.db
-      .selectFrom("agent_publications")
-      .select("registered_at")
-      .where("workspace_id", "=", workspaceId)
-      .where("agent_id", "=", agentId)
-      .where("version", "=", version)
-      .executeTakeFirst();
-    if (!row) return null;
-    return { registeredAt: row.registered_at === null ? null : Number(row.registered_at) };
   }
 
   async markRegistrationRefused(

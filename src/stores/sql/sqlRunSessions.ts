@@ -3,6 +3,10 @@ import type { ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import type { HeldRun } from "../../resources/claimedResources.js";
 import { type Db, fromJson } from "./db.js";
 import { SESSION_AGENT_SQL } from "./sessionHead.js";
+import { rowToRecord } from "./sqlSessionResourceStore.js";
+import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
+
+type SessionResourceRow = SessionResourceTables["session_resources"];
 
 /**
  * Which session (and workspace) a run belongs to, for the worker transport's credential route: a
@@ -28,12 +32,17 @@ export class SqlRunSessions {
    * run at `epoch` with a lease unexpired at `now`: the resources' claim check in one read.
    */
   async heldRun(runId: string, owner: string, epoch: number, now: number): Promise<HeldRun | null> {
-    const row = await this.db
+    // One row per resource of the session (one row with no resource when it has none).
+    const rows = await this.db
       .selectFrom("runs as r")
       .innerJoin("sessions as s", "s.id", "r.session_id")
+      .leftJoin("session_resources as sr", (join) =>
+        join.onRef("sr.session_id", "=", "s.id").onRef("sr.workspace_id", "=", "s.workspace_id"),
+      )
+      .selectAll("sr")
       .select([
-        "r.session_id as sessionId",
-        "s.workspace_id as workspaceId",
+        "r.session_id as run_session_id",
+        "s.workspace_id as run_workspace_id",
         sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent"),
       ])
       .where("r.id", "=", runId)
@@ -42,9 +51,16 @@ export class SqlRunSessions {
       .where(sql<string>`r.state`, "=", sql.lit("claimed"))
       .where("r.lease_expires_at", ">", now)
       .where("s.deleted_at", "is", null)
-      .executeTakeFirst();
-    if (!row) return null;
-    const agent = fromJson<ExecutableAgentSnapshot>(row.agent);
-    return { sessionId: row.sessionId, workspaceId: row.workspaceId, skills: agent.definition.skills ?? [] };
+      .orderBy("sr.id")
+      .execute();
+    const first = rows[0];
+    if (!first) return null;
+    const agent = fromJson<ExecutableAgentSnapshot>(first.agent);
+    return {
+      sessionId: first.run_session_id,
+      workspaceId: first.run_workspace_id,
+      skills: agent.definition.skills ?? [],
+      resources: rows.flatMap((row) => (row.id === null ? [] : [rowToRecord(row as SessionResourceRow)])),
+    };
   }
 }

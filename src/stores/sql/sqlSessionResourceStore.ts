@@ -223,7 +223,8 @@ function recordToRow(r: SessionResourceRecord): Row {
   }
 }
 
-function rowToRecord(row: Row): SessionResourceRecord {
+/** A stored row as its record (also for stores that read the rows joined to others). */
+export function rowToRecord(row: Row): SessionResourceRecord {
   const base = {
     id: row.id,
     workspaceId: row.workspace_id,

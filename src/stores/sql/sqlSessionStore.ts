@@ -7,41 +7,36 @@ import type {
   SessionStore,
 } from "../../coordinator/ports.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
-import { type Db, decodeCursor, encodeCursor, type SqlDialect, toJson } from "./db.js";
+import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
 import { selectSessions, sessionRowOf, sessionStatus } from "./sessionHead.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
 import { insertSessionResources } from "./sqlSessionResourceStore.js";
 
 export class SqlSessionStore implements SessionStore {
-  constructor(
-    private readonly db: Db,
-    private readonly dialect: SqlDialect = "sqlite",
-  ) {}
+  constructor(protected readonly db: Db) {}
 
   async create(record: SessionRecord, resources: readonly SessionResourceRecord[] = []): Promise<void> {
+    const { session, thread } = this.insertValues(record);
+    await this.db.transaction().execute(async (tx) => {
+      await tx.insertInto("sessions").values(session).execute();
+      await tx.insertInto("threads").values(thread).execute();
+      await insertSessionResources(tx, resources);
+    });
+  }
+
+  /** The rows a new session writes: its session row and its thread's. */
+  protected insertValues(record: SessionRecord) {
     const row = sessionToRow(record);
     // The catalog holds this snapshot already (the usual case: no override): the row points at it.
     const snapshot =
       record.agent.workspaceId === record.workspaceId
         ? sql<string>`case when (select ea.snapshot_json from executable_agents ea where ea.workspace_id = ${record.agent.workspaceId} and ea.agent_id = ${record.agent.agentId} and ea.version = ${record.agent.version}) = ${row.agent_snapshot_json} then '' else ${row.agent_snapshot_json} end`
         : row.agent_snapshot_json;
-    const session = { ...row, agent_snapshot_json: snapshot };
-    const thread = { id: record.threadId, session_id: record.id, created_at: record.createdAt };
-    if (this.dialect === "postgres" && resources.length === 0) {
-      // One statement, its own transaction: the session and its thread, with no round trip between.
-      await this.db
-        .with("s", (db) => db.insertInto("sessions").values(session))
-        .insertInto("threads")
-        .values(thread)
-        .execute();
-      return;
-    }
-    await this.db.transaction().execute(async (tx) => {
-      await tx.insertInto("sessions").values(session).execute();
-      await tx.insertInto("threads").values(thread).execute();
-      await insertSessionResources(tx, resources);
-    });
+    return {
+      session: { ...row, agent_snapshot_json: snapshot },
+      thread: { id: record.threadId, session_id: record.id, created_at: record.createdAt },
+    };
   }
 
   async updateCredentialPins(workspaceId: string, sessionId: string, pins: CredentialPin[]): Promise<void> {

@@ -49,7 +49,7 @@ export function coordinatorStores(
   return {
     catalog: new SqlCatalogStore(db),
     environments: new SqlEnvironmentStore(db),
-    sessions: new SqlSessionStore(db, dialect),
+    sessions: new SqlSessionStore(db),
     history: new SqlHistoryReader(db),
     workQueue: new SqlWorkQueueStore(db, dialect),
     environmentKeys: new SqlEnvironmentKeyStore(db),

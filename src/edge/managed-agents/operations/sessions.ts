@@ -45,6 +45,8 @@ export async function createSession(deps: ManagedAgentsDeps, workspaceId: string
     budget: body.budget ?? null,
     initialInputs: toDomainInputs(body.initial_events ?? []),
   });
+  // A session made without resources has none yet: nothing to read back.
+  if (!body.resources?.length) return sessionDto(session, deps.clock.now(), []);
   return oneSessionDto(deps, workspaceId, session);
 }
 
