@@ -1,3 +1,4 @@
+import { type RawBuilder, sql } from "kysely";
 import { type CommittedFact, INTERNAL_FACT_PREFIX } from "../../coordinator/facts.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
 import { rowFacts } from "./appendFacts.js";
@@ -33,10 +34,10 @@ export class SqlHistoryReader implements HistoryReader {
     const found: CommittedFact[] = [];
     // Walks the thread's commits from the cursor in the list's order, a batch at a time, until a
     // page and one more fact are found.
-    let edge: number | null = asc
+    let edge: number | RawBuilder<number> | null = asc
       ? after === null
         ? null
-        : await baseHolding(this.db, threadId, after + 1)
+        : baseHolding(threadId, after + 1)
       : after;
     for (;;) {
       let query = this.db
@@ -70,15 +71,12 @@ export class SqlHistoryReader implements HistoryReader {
   }
 }
 
-/** The base version of the commit that holds version `seq` (0 when none is based below it). */
-async function baseHolding(db: DbOrTx, threadId: string, seq: number): Promise<number> {
-  const row = await db
-    .selectFrom("commits")
-    .select((eb) => eb.fn.max("base_version").as("base"))
-    .where("thread_id", "=", threadId)
-    .where("base_version", "<", seq)
-    .executeTakeFirst();
-  return row?.base === null || row?.base === undefined ? 0 : Number(row.base);
+/**
+ * The base version of the commit that holds version `seq` (0 when none is based below it), as a
+ * subquery: reading from it costs no statement of its own.
+ */
+function baseHolding(threadId: string, seq: number) {
+  return sql<number>`coalesce((select max(b.base_version) from commits b where b.thread_id = ${threadId} and b.base_version < ${seq}), 0)`;
 }
 
 /** Facts of a thread after `afterSeq`, ascending, at most `limit`. */
@@ -88,12 +86,11 @@ export async function readThread(
   afterSeq: number,
   limit: number,
 ): Promise<CommittedFact[]> {
-  const from = await baseHolding(db, threadId, afterSeq + 1);
   const rows: HistoryRow[] = await db
     .selectFrom("commits")
     .select(["thread_id", "base_version", "session_id", "facts_json", "created_at"])
     .where("thread_id", "=", threadId)
-    .where("base_version", ">=", from)
+    .where("base_version", ">=", baseHolding(threadId, afterSeq + 1))
     .orderBy("base_version", "asc")
     .limit(limit)
     .execute();
