@@ -434,6 +434,11 @@ export interface Activation {
   /** The trace of the input that last started or resumed the run (`InputPlan.traceContext`). */
   traceContext?: string | null;
   /**
+   * Whether the session had resources when the run was claimed (read by the claim itself). False
+   * lets a run whose agent pins no custom skill skip asking for its resources; absent: ask.
+   */
+  sessionHasResources?: boolean;
+  /**
    * Set by the claiming store from the session row it already reads, never sent to workers: the
    * session asked for content capture in its metadata, naming this data subject (or none). Absent:
    * not asked. The gateway turns it into `captureContent` (kernel/contentCapture.ts).

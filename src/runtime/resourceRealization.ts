@@ -15,6 +15,7 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
+import type { Activation } from "../coordinator/ports.js";
 import { AwakenError } from "../kernel/errors.js";
 import type { JsonObject } from "../kernel/json.js";
 import {
@@ -231,7 +232,7 @@ export class ResourceRealization {
    */
   async realize(): Promise<"ok" | "lost" | "failed"> {
     const port = this.run.ports.resources;
-    if (!port) return "ok";
+    if (!port || nothingToResolve(this.run.activation)) return "ok";
     const config = this.run.environment();
     this.mode = config.type === "cloud" && sandboxTierOf(config) !== "none" ? "mounted" : "tools";
     try {
@@ -431,4 +432,15 @@ async function writeReadOnly(path: string, bytes: Buffer): Promise<void> {
   // In place (same inode): a live sandbox keeps seeing a bound file that is rewritten.
   await writeFile(path, bytes, { mode: 0o644 });
   await chmod(path, 0o644);
+}
+
+/**
+ * The claim saw no resource on the session and the agent pins no custom skill (the only kind this
+ * server stores): asking would read nothing, so the run does not ask.
+ */
+function nothingToResolve(activation: Activation): boolean {
+  return (
+    activation.sessionHasResources === false &&
+    !(activation.agent.definition.skills ?? []).some((skill) => skill.type === "custom")
+  );
 }

@@ -110,6 +110,8 @@ const activationSchema = z.object({
   captureContent: z.boolean().optional(),
   // When the session's data subject was last erased: a workspace from before then is deleted.
   workspaceErasedAt: count.optional(),
+  // Whether the session had resources at the claim; absent (an older coordinator): the worker asks.
+  sessionHasResources: z.boolean().optional(),
 });
 
 const evidenceSchema = z.discriminatedUnion("kind", [

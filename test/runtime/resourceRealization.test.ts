@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
+import type { ExecutableAgentSnapshot } from "../../src/coordinator/ports.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 import { createProviderRouter } from "../../src/providers/router.js";
 import type { RunResources } from "../../src/resources/ports.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
 import { TurnRunner } from "../../src/runtime/turnRunner.js";
 import { TieredSandboxProvider } from "../../src/sandbox/tieredProvider.js";
-import { sessionWithQueuedRun } from "../support/storeFixtures.js";
+import { sessionWithQueuedRun, TEST_AGENT } from "../support/storeFixtures.js";
 
 // A run's resources are realized at its start. What the resources are (a skill version deleted
 // since its pin, a store no longer mounted) ends the run saying why; an error of the attempt (the
@@ -32,8 +33,17 @@ function resolving(outcome: () => Promise<never>): RunResources {
   };
 }
 
-async function runWith(resources: RunResources) {
-  fx = await sessionWithQueuedRun();
+/** The session's agent pins a custom skill, so the run has resources to ask for. */
+const AGENT_WITH_SKILL: ExecutableAgentSnapshot = {
+  ...TEST_AGENT,
+  definition: {
+    ...TEST_AGENT.definition,
+    skills: [{ type: "custom" as const, skill_id: "skill_1", version: "skillver_1" }],
+  },
+};
+
+async function runWith(resources: RunResources, agent = AGENT_WITH_SKILL) {
+  fx = await sessionWithQueuedRun(undefined, { agent });
   const stores = fx.stores;
   const activation = (await stores.dispatch.claim("w0", LEASE_MS))!;
   const runner = new TurnRunner(
@@ -85,5 +95,19 @@ describe("realizing a run's resources", () => {
       "the session's resources could not be made available: the agent's skill skill_1 version skillver_1 no longer exists",
     );
     expect(facts.at(-1)?.body).toMatchObject({ stop_reason: { type: "retries_exhausted" } });
+  });
+
+  it("a session without resources, whose agent pins no custom skill, is not asked for any", async () => {
+    let asked = 0;
+    const { runner, history } = await runWith(
+      resolving(() => {
+        asked += 1;
+        return Promise.reject(new Error("not reached: the claim saw nothing to resolve"));
+      }),
+      TEST_AGENT,
+    );
+    expect(await runner.run()).toBe("settled");
+    expect(asked).toBe(0);
+    expect((await history()).map((f) => f.type)).not.toContain("session.error");
   });
 });

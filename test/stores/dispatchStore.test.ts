@@ -32,6 +32,42 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
     expect(activation.history).toEqual(history);
   });
 
+  it("a claim says whether its session has resources, so a run without any asks for none", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const f = fx;
+    expect((await f.stores.dispatch.claim("w1", 60_000))?.sessionHasResources).toBe(false);
+    const now = f.clock.now();
+    const session = { ...f.session, id: newId("sesn", now), threadId: newId("sthr", now) };
+    const resource = {
+      id: newId("sesrsc", now),
+      workspaceId: session.workspaceId,
+      sessionId: session.id,
+      type: "github_repository" as const,
+      mountPath: "/workspace/repo",
+      url: "https://github.com/example/repo",
+      checkout: null,
+      sealedToken: null,
+      tokenRevision: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await f.stores.sessions.create(session, [resource]);
+    await f.stores.ledger.append(
+      session.id,
+      () => ({
+        facts: [
+          { id: newId("sevt", now), type: "user.message", body: { content: [{ type: "text", text: "hi" }] } },
+        ],
+        effects: [{ kind: "start", runId: newId("run", now) }],
+        echoIds: [],
+      }),
+      now,
+    );
+    const claimed = await f.stores.dispatch.claim("w2", 60_000);
+    expect(claimed?.sessionId).toBe(session.id);
+    expect(claimed?.sessionHasResources).toBe(true);
+  });
+
   it("a claim hands back the trace context of the input that started or last resumed its run, after a reclaim too", async () => {
     fx = await sessionWithQueuedRun(backend);
     const f = fx;

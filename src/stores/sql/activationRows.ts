@@ -25,6 +25,8 @@ export interface PinnedSessionRow {
   /** Read for the capture request only: parsed when it mentions the key, so most claims parse nothing. */
   metadata_json: string;
   data_subject: string | null;
+  /** Whether a session_resources row exists for the session (1/0 on SQLite). */
+  has_resources: boolean | number;
 }
 
 /**
@@ -56,6 +58,7 @@ export function activationFromRows(
     history,
     captureRequest: captureRequestOf(session),
     dataSubject: session.data_subject ?? null,
+    sessionHasResources: Boolean(session.has_resources),
   };
 }
 
