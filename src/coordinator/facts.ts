@@ -40,18 +40,19 @@ export interface PendingAction {
 /** The resume ticket's internal fact (see `facts/internalFacts.ts`). */
 export { TOOL_AWAITS } from "./facts/internalFacts.js";
 
+/** Tokens a session's model requests used. Stored under other names: see `facts/usageCodec.ts`. */
 export interface SessionUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
 }
 
 export const EMPTY_USAGE: SessionUsage = {
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation_input_tokens: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
 };
 
 /**

@@ -210,10 +210,10 @@ function closeOpenRequestTyped(ctx: InputContext, now: number): TypedFact[] {
       provider: open.provider,
       model: open.model,
       usage: {
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_read_input_tokens: 0,
-        cache_creation_input_tokens: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
       },
     },
   ];

@@ -63,11 +63,10 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
         break;
       case "model_request_end":
         usage = {
-          input_tokens: usage.input_tokens + fact.usage.input_tokens,
-          output_tokens: usage.output_tokens + fact.usage.output_tokens,
-          cache_read_input_tokens: usage.cache_read_input_tokens + fact.usage.cache_read_input_tokens,
-          cache_creation_input_tokens:
-            usage.cache_creation_input_tokens + fact.usage.cache_creation_input_tokens,
+          inputTokens: usage.inputTokens + fact.usage.inputTokens,
+          outputTokens: usage.outputTokens + fact.usage.outputTokens,
+          cacheReadInputTokens: usage.cacheReadInputTokens + fact.usage.cacheReadInputTokens,
+          cacheCreationInputTokens: usage.cacheCreationInputTokens + fact.usage.cacheCreationInputTokens,
         };
         break;
     }

@@ -43,10 +43,10 @@ export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, 
     provider: span.provider,
     model: span.model,
     usage: {
-      input_tokens: usage?.input_tokens ?? 0,
-      output_tokens: usage?.output_tokens ?? 0,
-      cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
-      cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+      inputTokens: usage?.inputTokens ?? 0,
+      outputTokens: usage?.outputTokens ?? 0,
+      cacheReadInputTokens: usage?.cacheReadInputTokens ?? 0,
+      cacheCreationInputTokens: usage?.cacheCreationInputTokens ?? 0,
     },
   });
 }

@@ -648,10 +648,10 @@ class Simulation {
       ),
       stopReason: model.stop,
       usage: {
-        input_tokens: 3,
-        output_tokens: 5,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        inputTokens: 3,
+        outputTokens: 5,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
       },
     };
     const plan = responseFacts(response, `sevt_msg_${now}`, now, this.catalog);

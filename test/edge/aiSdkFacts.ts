@@ -38,10 +38,10 @@ export function thread() {
         provider: "offline",
         model: "m",
         usage: {
-          input_tokens: 0,
-          output_tokens: 0,
-          cache_read_input_tokens: 0,
-          cache_creation_input_tokens: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadInputTokens: 0,
+          cacheCreationInputTokens: 0,
         },
       }),
     say: (text: string, id?: string) =>

@@ -4,7 +4,7 @@ import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 import { readHead } from "./sessionHead.js";
-import { usageOf } from "./sessionRows.js";
+import { usageJson, usageOf } from "./sessionRows.js";
 
 /** A `commits` row as a plan writes it. */
 export type CommitRow = Database["commits"];
@@ -165,5 +165,5 @@ export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[])
     },
     facts.map(decodeFact),
   );
-  return { status: next.status, pending_json: toJson(next.pending), usage_json: toJson(next.usage) };
+  return { status: next.status, pending_json: toJson(next.pending), usage_json: usageJson(next.usage) };
 }

@@ -1,3 +1,4 @@
+import { decodeUsage, encodeUsage } from "../../coordinator/facts/usageCodec.js";
 import {
   EMPTY_USAGE,
   type PendingAction,
@@ -74,13 +75,18 @@ export function rowToSession(r: SessionRow): SessionRecord {
  * counter 0), written once per session and never read past its first commit.
  */
 function storedUsage(usage: SessionUsage): string {
-  const empty = Object.entries(usage).every(
-    ([key, value]) => value === EMPTY_USAGE[key as keyof SessionUsage],
+  const empty = (Object.keys(EMPTY_USAGE) as (keyof SessionUsage)[]).every(
+    (key) => usage[key] === EMPTY_USAGE[key],
   );
-  return empty && Object.keys(usage).length === Object.keys(EMPTY_USAGE).length ? "{}" : toJson(usage);
+  return empty ? "{}" : usageJson(usage);
 }
 
 /** Stored usage, every counter present (a counter left out is 0). */
 export function usageOf(json: string): SessionUsage {
-  return { ...EMPTY_USAGE, ...fromJson<Partial<SessionUsage>>(json) };
+  return decodeUsage(fromJson(json));
+}
+
+/** Usage as a commit row stores it: every counter, in the stored encoding. */
+export function usageJson(usage: SessionUsage): string {
+  return toJson(encodeUsage(usage));
 }
