@@ -21,18 +21,22 @@ export interface CommittedFact extends Fact {
 
 export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
 
-/** The answer a client owes: one per tool use the run is parked on (wire §3.4). */
-export type AnswerKind = "custom_tool_result" | "tool_result" | "tool_confirmation";
+/**
+ * The answer a client owes, one per tool use the run is parked on: the result of a client (custom)
+ * tool call, the result of a built-in call the client runs (a self-hosted worker), or a verdict on
+ * a gated call. Stored under other names: see `facts/pendingCodec.ts`.
+ */
+export type AnswerKind = "client_tool_result" | "server_tool_result" | "confirmation";
+
+/** Who runs a gated call once it is allowed: this server, or the client, which then owes its result. */
+export type AfterAllow = "server" | "client";
 
 export interface PendingAction {
   /** The id of the tool call fact that waits for an answer (a client call, or a built-in one). */
   eventId: string;
   kind: AnswerKind;
-  /**
-   * For a confirmation: who runs the tool once allowed — this server (`server`, cloud) or the
-   * client, which then owes the call's result (self_hosted).
-   */
-  afterAllow?: "server" | "tool_result";
+  /** For a confirmation: who runs the tool once allowed (`client`: a self-hosted worker). */
+  afterAllow?: AfterAllow;
   /** The call is an MCP call: its denial is an MCP result. */
   mcp?: true;
 }

@@ -120,7 +120,7 @@ export function responseFacts(
         );
       } else if (decision.permission === "ask") {
         plan.awaiting.push(id);
-        facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_confirmation", "server", true));
+        facts.push(toolAwaitsFact(newId("sevt", now), id, "confirmation", "server", true));
       } else {
         plan.serverRuns += 1;
       }
@@ -152,13 +152,13 @@ export function responseFacts(
         toolAwaitsFact(
           newId("sevt", now),
           id,
-          "tool_confirmation",
-          entry.runsOn === "client" ? "tool_result" : "server",
+          "confirmation",
+          entry.runsOn === "client" ? "client" : "server",
         ),
       );
     } else if (entry.runsOn === "client") {
       plan.awaiting.push(id);
-      facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_result"));
+      facts.push(toolAwaitsFact(newId("sevt", now), id, "server_tool_result"));
     } else {
       plan.serverRuns += 1;
     }
