@@ -6,7 +6,7 @@ import type { AnswerKind, Fact, PendingAction } from "./facts.js";
 import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 
-const IDLE_END_TURN: IdleReason = { kind: "end_turn" };
+const IDLE_END_TURN: IdleReason = { kind: "turn_ended" };
 
 /**
  * Decides what a batch of client inputs does to the session, inside the ledger's transaction.

@@ -597,7 +597,7 @@ class Simulation {
         this.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
         return;
       case "finish":
-        this.commit([idle(now, { kind: "end_turn" })], "done");
+        this.commit([idle(now, { kind: "turn_ended" })], "done");
         return;
       case "call_model": {
         const span: ModelSpan = { startId: `sevt_start_${now}`, provider: "fake", model: "claude-test" };
@@ -672,7 +672,7 @@ class Simulation {
           }
         : model.stop === "refusal"
           ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
-          : { fact: idle(now, { kind: "end_turn" }), settle: "done" as const };
+          : { fact: idle(now, { kind: "turn_ended" }), settle: "done" as const };
     if (this.commit([...body, terminal.fact], terminal.settle) === "conflict") {
       // New input landed while the model answered: the answer is rebased without its terminal part.
       this.saw("rebased_answer");

@@ -58,7 +58,7 @@ export function thread() {
       }),
     confirm: (callId: string, allowed: boolean, denyMessage: string | null = null) =>
       fact({ kind: "tool_confirmation", callId, allowed, denyMessage }),
-    idleEnd: () => fact({ kind: "status_idle", reason: { kind: "end_turn" } }),
+    idleEnd: () => fact({ kind: "status_idle", reason: { kind: "turn_ended" } }),
     idleWaiting: (callIds: string[]) => fact({ kind: "status_idle", reason: { kind: "waiting", callIds } }),
     idleExhausted: () => fact({ kind: "status_idle", reason: { kind: "retries_exhausted" } }),
     error: (message: string, retryStatus: "retrying" | "exhausted" | "terminal") =>

@@ -25,6 +25,7 @@ function idleReason(stopReason: JsonObject): IdleReason {
   const type = text(stopReason.type);
   switch (type) {
     case "end_turn":
+      return { kind: "turn_ended" };
     case "retries_exhausted":
     case "refusal":
       return { kind: type };
@@ -40,6 +41,8 @@ function idleReason(stopReason: JsonObject): IdleReason {
 
 function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
+    case "turn_ended":
+      return { type: "end_turn" };
     case "waiting":
       return { type: "requires_action", event_ids: reason.callIds };
     case "other":

@@ -126,6 +126,8 @@ function resultWire(executor: ToolCall["executor"], by: "server" | "client"): [s
 
 function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
+    case "turn_ended":
+      return { type: "end_turn" };
     case "waiting":
       return { type: "requires_action", event_ids: reason.callIds };
     case "other":
