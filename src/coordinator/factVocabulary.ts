@@ -32,9 +32,12 @@ export interface ToolCall {
 /** Content blocks as the client sent them or the tool returned them (text, image, document). */
 export type ContentBlock = JsonObject;
 
-/** Why a session went idle. `waiting` lists the call ids a client must answer, in call order. */
+/**
+ * Why a session went idle. `turn_ended`: the turn is over (answered, or interrupted); `waiting`
+ * lists the call ids a client must answer, in call order.
+ */
 export type IdleReason =
-  | { kind: "end_turn" }
+  | { kind: "turn_ended" }
   | { kind: "waiting"; callIds: string[] }
   | { kind: "retries_exhausted" }
   | { kind: "refusal" }

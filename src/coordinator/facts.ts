@@ -21,18 +21,22 @@ export interface CommittedFact extends Fact {
 
 export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
 
-/** The answer a client owes: one per tool use the run is parked on (wire §3.4). */
-export type AnswerKind = "custom_tool_result" | "tool_result" | "tool_confirmation";
+/**
+ * The answer a client owes, one per tool use the run is parked on: the result of a client (custom)
+ * tool call, the result of a built-in call the client runs (a self-hosted worker), or a verdict on
+ * a gated call. Stored under other names: see `facts/pendingCodec.ts`.
+ */
+export type AnswerKind = "client_tool_result" | "server_tool_result" | "confirmation";
+
+/** Who runs a gated call once it is allowed: this server, or the client, which then owes its result. */
+export type AfterAllow = "server" | "client";
 
 export interface PendingAction {
   /** The id of the tool call fact that waits for an answer (a client call, or a built-in one). */
   eventId: string;
   kind: AnswerKind;
-  /**
-   * For a confirmation: who runs the tool once allowed — this server (`server`, cloud) or the
-   * client, which then owes the call's result (self_hosted).
-   */
-  afterAllow?: "server" | "tool_result";
+  /** For a confirmation: who runs the tool once allowed (`client`: a self-hosted worker). */
+  afterAllow?: AfterAllow;
   /** The call is an MCP call: its denial is an MCP result. */
   mcp?: true;
 }
@@ -40,18 +44,19 @@ export interface PendingAction {
 /** The resume ticket's internal fact (see `facts/internalFacts.ts`). */
 export { TOOL_AWAITS } from "./facts/internalFacts.js";
 
+/** Tokens a session's model requests used. Stored under other names: see `facts/usageCodec.ts`. */
 export interface SessionUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
 }
 
 export const EMPTY_USAGE: SessionUsage = {
-  input_tokens: 0,
-  output_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation_input_tokens: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
 };
 
 /**

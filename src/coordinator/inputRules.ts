@@ -6,7 +6,7 @@ import type { AnswerKind, Fact, PendingAction } from "./facts.js";
 import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 
-const IDLE_END_TURN: IdleReason = { kind: "end_turn" };
+const IDLE_END_TURN: IdleReason = { kind: "turn_ended" };
 
 /**
  * Decides what a batch of client inputs does to the session, inside the ledger's transaction.
@@ -81,7 +81,7 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
             kind: "tool_result",
             callId: input.callId,
             // A custom tool's result, or a self-hosted worker's result for a built-in call.
-            executor: owed.kind === "custom_tool_result" ? "client" : "server",
+            executor: owed.kind === "client_tool_result" ? "client" : "server",
             by: "client",
             content: input.content,
             isError: input.isError,
@@ -122,7 +122,7 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
       }
       case "tool_confirmation": {
         const target = input.callId;
-        const asked = pending.find((p) => p.eventId === target && p.kind === "tool_confirmation");
+        const asked = pending.find((p) => p.eventId === target && p.kind === "confirmation");
         if (!asked) {
           throw new AwakenError(
             "tool_use_not_pending",
@@ -141,9 +141,9 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
         );
         // Cloud allow: the resumed run executes it. Self-hosted allow: the client's worker now owes the
         // result, in the call's place (idles list pending ids in call order).
-        const owesResult = input.allowed && asked.afterAllow === "tool_result";
+        const owesResult = input.allowed && asked.afterAllow === "client";
         pending = owesResult
-          ? pending.map((p) => (p === asked ? { eventId: target, kind: "tool_result" as const } : p))
+          ? pending.map((p) => (p === asked ? { eventId: target, kind: "server_tool_result" as const } : p))
           : pending.filter((p) => p !== asked);
         if (!input.allowed) {
           // Denied: the tool never runs; the model is told so by the server, nobody posts a result.
@@ -176,10 +176,10 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
 function owedResult(pending: readonly PendingAction[], input: Extract<DomainInput, { kind: "tool_result" }>) {
   const kinds: AnswerKind[] =
     input.executor === "client"
-      ? ["custom_tool_result"]
+      ? ["client_tool_result"]
       : input.executor === "server"
-        ? ["tool_result"]
-        : ["custom_tool_result", "tool_result"];
+        ? ["server_tool_result"]
+        : ["client_tool_result", "server_tool_result"];
   const owed = pending.find((p) => p.eventId === input.callId && kinds.includes(p.kind));
   if (owed) return owed;
   const id = JSON.stringify(input.callId);
@@ -210,10 +210,10 @@ function closeOpenRequestTyped(ctx: InputContext, now: number): TypedFact[] {
       provider: open.provider,
       model: open.model,
       usage: {
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_read_input_tokens: 0,
-        cache_creation_input_tokens: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
       },
     },
   ];

@@ -32,7 +32,7 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
       case "tool_call":
         // Client calls wait from the start; server and MCP calls only once their ticket says so.
         if (fact.call.executor === "client")
-          pending = [...pending, { eventId: fact.id, kind: "custom_tool_result" }];
+          pending = [...pending, { eventId: fact.id, kind: "client_tool_result" }];
         break;
       case "internal": {
         const awaits = readToolAwaits(fact);
@@ -40,18 +40,20 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
         const mcp = awaits.mcp ? { mcp: true as const } : {};
         pending = [
           ...pending,
-          awaits.answer === "tool_confirmation"
-            ? { eventId: awaits.callId, kind: "tool_confirmation", afterAllow: awaits.afterAllow, ...mcp }
-            : { eventId: awaits.callId, kind: "tool_result", ...mcp },
+          awaits.answer === "confirmation"
+            ? { eventId: awaits.callId, kind: "confirmation", afterAllow: awaits.afterAllow, ...mcp }
+            : { eventId: awaits.callId, kind: "server_tool_result", ...mcp },
         ];
         break;
       }
       case "tool_confirmation": {
-        const asked = pending.find((p) => p.eventId === fact.callId && p.kind === "tool_confirmation");
+        const asked = pending.find((p) => p.eventId === fact.callId && p.kind === "confirmation");
         // Allowed for a self-hosted worker: the call now waits for its result, in its place.
-        const owesResult = asked?.afterAllow === "tool_result" && fact.allowed;
+        const owesResult = asked?.afterAllow === "client" && fact.allowed;
         pending = owesResult
-          ? pending.map((p) => (p === asked ? { eventId: p.eventId, kind: "tool_result" as const } : p))
+          ? pending.map((p) =>
+              p === asked ? { eventId: p.eventId, kind: "server_tool_result" as const } : p,
+            )
           : pending.filter((p) => p !== asked);
         break;
       }
@@ -63,11 +65,10 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
         break;
       case "model_request_end":
         usage = {
-          input_tokens: usage.input_tokens + fact.usage.input_tokens,
-          output_tokens: usage.output_tokens + fact.usage.output_tokens,
-          cache_read_input_tokens: usage.cache_read_input_tokens + fact.usage.cache_read_input_tokens,
-          cache_creation_input_tokens:
-            usage.cache_creation_input_tokens + fact.usage.cache_creation_input_tokens,
+          inputTokens: usage.inputTokens + fact.usage.inputTokens,
+          outputTokens: usage.outputTokens + fact.usage.outputTokens,
+          cacheReadInputTokens: usage.cacheReadInputTokens + fact.usage.cacheReadInputTokens,
+          cacheCreationInputTokens: usage.cacheCreationInputTokens + fact.usage.cacheCreationInputTokens,
         };
         break;
     }

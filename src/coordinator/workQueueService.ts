@@ -188,7 +188,7 @@ export class WorkQueueService implements SessionWorkHook {
     // worker gone mid-call) gets a new item at once: nothing else would ever wake it.
     if (item.state === "stopped" && this.sessions) {
       const session = await this.sessions.get(item.workspaceId, item.sessionId);
-      if (session?.pending.some((p) => p.kind === "tool_result")) await this.needsWorker(session);
+      if (session?.pending.some((p) => p.kind === "server_tool_result")) await this.needsWorker(session);
     }
     return item;
   }

@@ -24,10 +24,10 @@ export class AnthropicStreamAccumulator {
   private readonly slots = new Map<number, Slot>();
   private readonly output: Slot[] = [];
   private readonly usage: ModelUsage = {
-    input_tokens: 0,
-    output_tokens: 0,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheCreationInputTokens: 0,
+    cacheReadInputTokens: 0,
   };
   private toolUses = 0;
   private thinkingBlocks = 0;
@@ -135,10 +135,11 @@ export class AnthropicStreamAccumulator {
     cache_creation_input_tokens: number | null;
     cache_read_input_tokens: number | null;
   }): void {
-    this.usage.input_tokens = usage.input_tokens ?? this.usage.input_tokens;
-    this.usage.output_tokens = usage.output_tokens ?? this.usage.output_tokens;
-    this.usage.cache_creation_input_tokens =
-      usage.cache_creation_input_tokens ?? this.usage.cache_creation_input_tokens;
-    this.usage.cache_read_input_tokens = usage.cache_read_input_tokens ?? this.usage.cache_read_input_tokens;
+    // The wire's counters, each kept until a later event reports it again.
+    this.usage.inputTokens = usage.input_tokens ?? this.usage.inputTokens;
+    this.usage.outputTokens = usage.output_tokens ?? this.usage.outputTokens;
+    this.usage.cacheCreationInputTokens =
+      usage.cache_creation_input_tokens ?? this.usage.cacheCreationInputTokens;
+    this.usage.cacheReadInputTokens = usage.cache_read_input_tokens ?? this.usage.cacheReadInputTokens;
   }
 }

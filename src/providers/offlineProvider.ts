@@ -39,10 +39,10 @@ export function createOfflineProvider(): ModelProvider {
         content: reply.content,
         stopReason: reply.stopReason,
         usage: {
-          input_tokens: Math.ceil(requestCharacters(request) / 4),
-          output_tokens: Math.ceil(outputCharacters(reply.content) / 4),
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: 0,
+          inputTokens: Math.ceil(requestCharacters(request) / 4),
+          outputTokens: Math.ceil(outputCharacters(reply.content) / 4),
+          cacheCreationInputTokens: 0,
+          cacheReadInputTokens: 0,
         },
       };
     },

@@ -31,19 +31,19 @@ export class OpenAIStreamAccumulator {
   private readonly toolCalls = new Map<number, PendingToolCall>();
   private finishReason: ChatCompletionChunk.Choice["finish_reason"] = null;
   private readonly usage: ModelUsage = {
-    input_tokens: 0,
-    output_tokens: 0,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheCreationInputTokens: 0,
+    cacheReadInputTokens: 0,
   };
 
   constructor(private readonly onEvent: (event: ModelStreamEvent) => void) {}
 
   add(chunk: ChatCompletionChunk): void {
     if (chunk.usage) {
-      this.usage.input_tokens = chunk.usage.prompt_tokens;
-      this.usage.output_tokens = chunk.usage.completion_tokens;
-      this.usage.cache_read_input_tokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
+      this.usage.inputTokens = chunk.usage.prompt_tokens;
+      this.usage.outputTokens = chunk.usage.completion_tokens;
+      this.usage.cacheReadInputTokens = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0;
     }
     // We never ask for n > 1, so only choice 0 exists.
     const choice = chunk.choices.find((candidate) => candidate.index === 0);

@@ -41,10 +41,10 @@ export interface ModelRequest {
 }
 
 export interface ModelUsage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheCreationInputTokens: number;
+  cacheReadInputTokens: number;
 }
 
 export type ModelStopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "stop_sequence";

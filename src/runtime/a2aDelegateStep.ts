@@ -69,7 +69,7 @@ export class A2aDelegateStep {
     const turn = delegateTurn(this.run.facts, sessionId);
     const now = this.run.ports.clock.now();
     if (!turn) {
-      const done = await this.run.commit([idle(now, { kind: "end_turn" })], "done");
+      const done = await this.run.commit([idle(now, { kind: "turn_ended" })], "done");
       return done === "ok" ? "settled" : done === "lost" ? "lost_claim" : "continue";
     }
     const span: ModelSpan = { startId: newId("sevt", now), provider: A2A_PROVIDER, model: this.run.model() };
@@ -362,7 +362,7 @@ export class A2aDelegateStep {
       });
       terminal = { fact: idle(now, { kind: "waiting", callIds: [callId] }), settle: "awaiting" };
     } else {
-      terminal = { fact: idle(now, { kind: "end_turn" }), settle: "done" };
+      terminal = { fact: idle(now, { kind: "turn_ended" }), settle: "done" };
     }
     body.push(spanEnd(span, now, null, false));
     previews.settle(body);

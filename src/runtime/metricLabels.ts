@@ -27,10 +27,10 @@ export function delegatedToolLabels(
 /** A provider's usage report as the metrics port counts it. */
 export function modelTokens(usage: ModelUsage): ModelTokens {
   return {
-    input: usage.input_tokens,
-    output: usage.output_tokens,
-    cacheRead: usage.cache_read_input_tokens,
-    cacheCreation: usage.cache_creation_input_tokens,
+    input: usage.inputTokens,
+    output: usage.outputTokens,
+    cacheRead: usage.cacheReadInputTokens,
+    cacheCreation: usage.cacheCreationInputTokens,
   };
 }
 

@@ -43,10 +43,10 @@ export function spanEnd(span: ModelSpan, now: number, usage: ModelUsage | null, 
     provider: span.provider,
     model: span.model,
     usage: {
-      input_tokens: usage?.input_tokens ?? 0,
-      output_tokens: usage?.output_tokens ?? 0,
-      cache_read_input_tokens: usage?.cache_read_input_tokens ?? 0,
-      cache_creation_input_tokens: usage?.cache_creation_input_tokens ?? 0,
+      inputTokens: usage?.inputTokens ?? 0,
+      outputTokens: usage?.outputTokens ?? 0,
+      cacheReadInputTokens: usage?.cacheReadInputTokens ?? 0,
+      cacheCreationInputTokens: usage?.cacheCreationInputTokens ?? 0,
     },
   });
 }
@@ -120,7 +120,7 @@ export function responseFacts(
         );
       } else if (decision.permission === "ask") {
         plan.awaiting.push(id);
-        facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_confirmation", "server", true));
+        facts.push(toolAwaitsFact(newId("sevt", now), id, "confirmation", "server", true));
       } else {
         plan.serverRuns += 1;
       }
@@ -152,13 +152,13 @@ export function responseFacts(
         toolAwaitsFact(
           newId("sevt", now),
           id,
-          "tool_confirmation",
-          entry.runsOn === "client" ? "tool_result" : "server",
+          "confirmation",
+          entry.runsOn === "client" ? "client" : "server",
         ),
       );
     } else if (entry.runsOn === "client") {
       plan.awaiting.push(id);
-      facts.push(toolAwaitsFact(newId("sevt", now), id, "tool_result"));
+      facts.push(toolAwaitsFact(newId("sevt", now), id, "server_tool_result"));
     } else {
       plan.serverRuns += 1;
     }

@@ -152,7 +152,7 @@ export class ModelStep {
           }
         : response.stopReason === "refusal"
           ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
-          : { fact: idle(now, { kind: "end_turn" }), settle: "done" as const };
+          : { fact: idle(now, { kind: "turn_ended" }), settle: "done" as const };
     const committed = await this.run.commit([...body, terminal.fact], terminal.settle);
     if (committed === "ok") return "settled";
     if (committed === "lost") {

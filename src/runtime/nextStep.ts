@@ -1,4 +1,5 @@
-import { readToolAwaits, readToolExecution } from "../coordinator/factCodec.js";
+import { readToolAwaits, readToolExecution, type ToolAwaits } from "../coordinator/factCodec.js";
+import type { AfterAllow } from "../coordinator/facts.js";
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";
@@ -34,8 +35,8 @@ interface HandCall {
   mcpServerName: string | null;
   input: JsonObject;
   attempts: number;
-  waiting: "tool_confirmation" | "tool_result" | null;
-  afterAllow: "server" | "tool_result";
+  waiting: ToolAwaits["answer"] | null;
+  afterAllow: AfterAllow;
 }
 
 /**
@@ -113,10 +114,10 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       }
       case "tool_confirmation": {
         const call = handCalls.get(fact.callId);
-        if (call?.waiting !== "tool_confirmation") break;
+        if (call?.waiting !== "confirmation") break;
         // Allowed: the server runs it, or the self-hosted client now owes its result. Denied: the
         // denial result committed with the confirmation closes the call.
-        call.waiting = fact.allowed && call.afterAllow === "tool_result" ? "tool_result" : null;
+        call.waiting = fact.allowed && call.afterAllow === "client" ? "server_tool_result" : null;
         break;
       }
       case "tool_result": {

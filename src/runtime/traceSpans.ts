@@ -30,10 +30,10 @@ export function startModelSpan(
 /** Ends a model span that answered, with the usage the provider reported. */
 export function endModelSpan(span: TraceSpan, response: ModelResponse): void {
   span.setAttributes({
-    "gen_ai.usage.input_tokens": response.usage.input_tokens,
-    "gen_ai.usage.output_tokens": response.usage.output_tokens,
-    "gen_ai.usage.cache_read.input_tokens": response.usage.cache_read_input_tokens,
-    "gen_ai.usage.cache_creation.input_tokens": response.usage.cache_creation_input_tokens,
+    "gen_ai.usage.input_tokens": response.usage.inputTokens,
+    "gen_ai.usage.output_tokens": response.usage.outputTokens,
+    "gen_ai.usage.cache_read.input_tokens": response.usage.cacheReadInputTokens,
+    "gen_ai.usage.cache_creation.input_tokens": response.usage.cacheCreationInputTokens,
     "gen_ai.response.finish_reasons": [response.stopReason],
   });
   span.end();

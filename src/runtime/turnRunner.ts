@@ -153,7 +153,7 @@ export class TurnRunner {
           // The turn's last commit point: whatever reached a read-write store's directory since the
           // last tool step is saved (or recorded as not taken) before the turn ends.
           if ((await this.writeBack()) === "lost") return "lost_claim";
-          status = await context.commit([idle(now, { kind: "end_turn" })], "done");
+          status = await context.commit([idle(now, { kind: "turn_ended" })], "done");
           if (status === "ok") return "settled";
           break;
         }

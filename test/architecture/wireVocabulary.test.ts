@@ -6,9 +6,12 @@ import { describe, expect, it } from "vitest";
 const SRC = fileURLToPath(new URL("../../src/", import.meta.url));
 
 /** The core contexts, which read and build history through the typed fact vocabulary only. */
-const CORE = ["coordinator", "runtime", "stores", "worker"];
+const CORE = ["coordinator", "runtime", "stores", "worker", "kernel"];
 
-/** The fact codec: the one place that knows how facts are stored (the Managed wire's encoding). */
+/**
+ * The fact codec: the one place that knows how facts are stored (the Managed wire's encoding), and
+ * how the session projection's pending and usage columns are (`facts/pendingCodec.ts`, `usageCodec.ts`).
+ */
 const CODEC = ["coordinator/factCodec.ts", "coordinator/facts/"];
 
 /**
@@ -24,6 +27,11 @@ const WIRE = [
   /stop_reason/,
   /requires_action/,
   /deny_message/,
+  // Stored answer kinds, stop reasons and usage counters: the core's own names differ (AnswerKind,
+  // IdleReason, SessionUsage). OpenTelemetry's GenAI attribute names (`gen_ai.usage.…`) are not the wire.
+  /custom_tool_result/,
+  /end_turn/,
+  /(?<!gen_ai\.[\w.]*)(input|output)_tokens/,
 ];
 
 function sourceFiles(dir: string): string[] {

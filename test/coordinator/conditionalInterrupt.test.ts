@@ -32,7 +32,7 @@ describe("an interrupt only while working", () => {
   });
 
   it("writes nothing when the run parked on answers, which keep waiting", () => {
-    const waiting: PendingAction[] = [{ eventId: "sevt_call", kind: "custom_tool_result" }];
+    const waiting: PendingAction[] = [{ eventId: "sevt_call", kind: "client_tool_result" }];
     const plan = planInputs(
       context("awaiting", waiting),
       [{ kind: "interrupt", onlyWhileWorking: true }],

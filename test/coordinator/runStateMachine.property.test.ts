@@ -597,7 +597,7 @@ class Simulation {
         this.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
         return;
       case "finish":
-        this.commit([idle(now, { kind: "end_turn" })], "done");
+        this.commit([idle(now, { kind: "turn_ended" })], "done");
         return;
       case "call_model": {
         const span: ModelSpan = { startId: `sevt_start_${now}`, provider: "fake", model: "claude-test" };
@@ -648,10 +648,10 @@ class Simulation {
       ),
       stopReason: model.stop,
       usage: {
-        input_tokens: 3,
-        output_tokens: 5,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        inputTokens: 3,
+        outputTokens: 5,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
       },
     };
     const plan = responseFacts(response, `sevt_msg_${now}`, now, this.catalog);
@@ -672,7 +672,7 @@ class Simulation {
           }
         : model.stop === "refusal"
           ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
-          : { fact: idle(now, { kind: "end_turn" }), settle: "done" as const };
+          : { fact: idle(now, { kind: "turn_ended" }), settle: "done" as const };
     if (this.commit([...body, terminal.fact], terminal.settle) === "conflict") {
       // New input landed while the model answered: the answer is rebased without its terminal part.
       this.saw("rebased_answer");
@@ -705,7 +705,7 @@ class Simulation {
           expect(handPolicy(this.setup, name), `${name} is not a built-in tool here`).toBeNull();
           this.callOrder.push(fact.id);
           this.calls.set(fact.id, { hand: false, name });
-          this.owed.set(fact.id, { eventId: fact.id, kind: "custom_tool_result" });
+          this.owed.set(fact.id, { eventId: fact.id, kind: "client_tool_result" });
           break;
         }
         case "agent.tool_use": {
@@ -722,11 +722,11 @@ class Simulation {
           } else if (permission === "ask") {
             this.owed.set(fact.id, {
               eventId: fact.id,
-              kind: "tool_confirmation",
-              afterAllow: this.setup.cloud ? "server" : "tool_result",
+              kind: "confirmation",
+              afterAllow: this.setup.cloud ? "server" : "client",
             });
           } else if (this.setup.cloud) this.serverOwed.add(fact.id);
-          else this.owed.set(fact.id, { eventId: fact.id, kind: "tool_result" });
+          else this.owed.set(fact.id, { eventId: fact.id, kind: "server_tool_result" });
           break;
         }
         case "awaken.tool_execution":
@@ -761,11 +761,11 @@ class Simulation {
         // Nothing pending: the "right answer" is for a call that is not waiting (rejected).
         return target
           ? answerFor(target.eventId, target.kind, event.allow)
-          : answerFor(this.callOrder.at(-1) ?? "sevt_none", "custom_tool_result", true);
+          : answerFor(this.callOrder.at(-1) ?? "sevt_none", "client_tool_result", true);
       }
       case "duplicate": {
         const previous = this.acceptedAnswers[event.pick % Math.max(1, this.acceptedAnswers.length)];
-        return previous ?? answerFor("sevt_never_seen", "tool_result", true);
+        return previous ?? answerFor("sevt_never_seen", "server_tool_result", true);
       }
       case "unknown":
         return answerFor(`sevt_unknown_${event.as}`, ANSWER_KINDS[event.as % 3]!, event.as === 3);
@@ -800,7 +800,7 @@ class Simulation {
           break;
         case "user.custom_tool_result":
         case "user.tool_result": {
-          const kind = input.type === "user.tool_result" ? "tool_result" : "custom_tool_result";
+          const kind = input.type === "user.tool_result" ? "server_tool_result" : "client_tool_result";
           if (owed.get(id)?.kind !== kind) return reject();
           owed.delete(id);
           answered();
@@ -808,9 +808,9 @@ class Simulation {
         }
         case "user.tool_confirmation": {
           const asked = owed.get(id);
-          if (asked?.kind !== "tool_confirmation") return reject();
+          if (asked?.kind !== "confirmation") return reject();
           if (input.body.result !== "allow") owed.delete(id);
-          else if (asked.afterAllow === "tool_result") owed.set(id, { eventId: id, kind: "tool_result" });
+          else if (asked.afterAllow === "client") owed.set(id, { eventId: id, kind: "server_tool_result" });
           else {
             owed.delete(id);
             serverOwed.add(id);
@@ -935,9 +935,7 @@ class Simulation {
 
     // (1) the projection's pending list is exactly what the oracle says is owed…
     const asSet = (pending: readonly PendingAction[]) =>
-      pending
-        .map((p) => `${p.eventId}:${p.kind}:${p.kind === "tool_confirmation" ? p.afterAllow : ""}`)
-        .sort();
+      pending.map((p) => `${p.eventId}:${p.kind}:${p.kind === "confirmation" ? p.afterAllow : ""}`).sort();
     expect(asSet(this.projection.pending), "(1) projection pending = what the client owes").toEqual(
       asSet([...this.owed.values()]),
     );
@@ -1069,15 +1067,15 @@ class Simulation {
   }
 }
 
-const ANSWER_KINDS: readonly AnswerKind[] = ["custom_tool_result", "tool_result", "tool_confirmation"];
+const ANSWER_KINDS: readonly AnswerKind[] = ["client_tool_result", "server_tool_result", "confirmation"];
 
 function answerFor(id: string, kind: AnswerKind, allow: boolean): UserInput {
   switch (kind) {
-    case "custom_tool_result":
+    case "client_tool_result":
       return { type: "user.custom_tool_result", body: { custom_tool_use_id: id, content: [] } };
-    case "tool_result":
+    case "server_tool_result":
       return { type: "user.tool_result", body: { tool_use_id: id, content: [], is_error: false } };
-    case "tool_confirmation":
+    case "confirmation":
       return allow
         ? { type: "user.tool_confirmation", body: { tool_use_id: id, result: "allow" } }
         : { type: "user.tool_confirmation", body: { tool_use_id: id, result: "deny", deny_message: "no" } };

@@ -36,7 +36,7 @@ describe("push notifications from committed facts", () => {
     user("one"),
     { kind: "status_running" },
     said("hi"),
-    { kind: "status_idle", reason: { kind: "end_turn" } },
+    { kind: "status_idle", reason: { kind: "turn_ended" } },
     user("two"),
   );
 
@@ -66,7 +66,7 @@ describe("push notifications from committed facts", () => {
       user("x"),
       { kind: "status_running" },
       { kind: "interrupt" },
-      { kind: "status_idle", reason: { kind: "end_turn" } },
+      { kind: "status_idle", reason: { kind: "turn_ended" } },
     );
     expect(described(notificationsAfter(SESSION, TASK, canceled, 2))).toEqual(["4:TASK_STATE_CANCELED"]);
     const superseded = facts(user("x"), { kind: "status_running" }, user("y"));

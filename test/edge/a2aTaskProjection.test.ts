@@ -41,7 +41,7 @@ describe("A2A tasks from committed facts", () => {
       user("one"),
       { kind: "status_running" },
       { kind: "agent_message", content: [{ type: "text", text: "hi" }] },
-      { kind: "status_idle", reason: { kind: "end_turn" } },
+      { kind: "status_idle", reason: { kind: "turn_ended" } },
       user("two"),
       { kind: "status_running" },
       { kind: "error", errorType: "x", message: "the model refused", retryStatus: "exhausted", extra: {} },
@@ -98,7 +98,7 @@ describe("A2A tasks from committed facts", () => {
           { kind: "interrupt" },
           {
             kind: "status_idle",
-            reason: { kind: "end_turn" },
+            reason: { kind: "turn_ended" },
           },
         ),
       ),
@@ -108,7 +108,7 @@ describe("A2A tasks from committed facts", () => {
         facts(
           user("a"),
           { kind: "status_running" },
-          { kind: "status_idle", reason: { kind: "end_turn" } },
+          { kind: "status_idle", reason: { kind: "turn_ended" } },
           { kind: "interrupt" },
           { kind: "status_terminated" },
         ),

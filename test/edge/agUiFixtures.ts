@@ -30,7 +30,7 @@ export const result = (id: string, callId: string, t: string, executor: ToolCall
 export const running = (id: string) => fact(id, { kind: "status_running" });
 export const requestStart = (id: string) =>
   fact(id, { kind: "model_request_start", provider: "offline", model: "m" });
-export const endTurn = (id: string) => fact(id, { kind: "status_idle", reason: { kind: "end_turn" } });
+export const endTurn = (id: string) => fact(id, { kind: "status_idle", reason: { kind: "turn_ended" } });
 export const waiting = (id: string, callIds: string[]) =>
   fact(id, { kind: "status_idle", reason: { kind: "waiting", callIds } });
 

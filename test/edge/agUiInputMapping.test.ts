@@ -64,7 +64,7 @@ describe("AG-UI input mapping", () => {
       run({ messages }),
       thread({
         committedUserMessageIds: new Set(["u1"]),
-        pending: [{ eventId: "call_1", kind: "custom_tool_result" }],
+        pending: [{ eventId: "call_1", kind: "client_tool_result" }],
       }),
     );
     expect(inputs).toEqual([
@@ -74,9 +74,9 @@ describe("AG-UI input mapping", () => {
 
   it("maps resume entries to confirmations: resolved allows unless approved is false; cancelled denies", () => {
     const pending = [
-      { eventId: "c1", kind: "tool_confirmation" as const },
-      { eventId: "c2", kind: "tool_confirmation" as const },
-      { eventId: "c3", kind: "tool_confirmation" as const },
+      { eventId: "c1", kind: "confirmation" as const },
+      { eventId: "c2", kind: "confirmation" as const },
+      { eventId: "c3", kind: "confirmation" as const },
     ];
     const inputs = mapRunInput(
       run({
@@ -107,7 +107,7 @@ describe("AG-UI input mapping", () => {
   });
 
   it("refuses an interrupt that is not pending, or one answered twice", () => {
-    const pending = [{ eventId: "c1", kind: "tool_confirmation" as const }];
+    const pending = [{ eventId: "c1", kind: "confirmation" as const }];
     expect(
       refusal(() =>
         mapRunInput(

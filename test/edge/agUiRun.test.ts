@@ -182,7 +182,7 @@ describe("one AG-UI run over the application ports", () => {
       waiting("e_w", ["c1"]),
     ];
     const f = fakePorts({
-      session: sessionRecord({ pending: [{ eventId: "c1", kind: "custom_tool_result" }] }),
+      session: sessionRecord({ pending: [{ eventId: "c1", kind: "client_tool_result" }] }),
       history,
     });
     const s = sink();

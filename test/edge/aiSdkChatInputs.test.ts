@@ -72,12 +72,14 @@ describe("chatInputs", () => {
 
   it("refuses a new message while a tool call waits for the chat's answer", () => {
     const request = parseChatRequest(body([user("m1", "hi")]));
-    const waiting = view([], [{ eventId: "c1", kind: "tool_confirmation" }]);
+    const waiting = view([], [{ eventId: "c1", kind: "confirmation" }]);
     expect(refusal(() => chatInputs(request, waiting))).toMatch(
       /waiting for the answer to a tool call \(c1\)/,
     );
     // A self-hosted worker's result is not the chat's to give: the message is queued behind it.
-    expect(chatInputs(request, view([], [{ eventId: "c2", kind: "tool_result" }])).inputs).toHaveLength(1);
+    expect(
+      chatInputs(request, view([], [{ eventId: "c2", kind: "server_tool_result" }])).inputs,
+    ).toHaveLength(1);
   });
 
   it("reads only the last message: earlier ones are history", () => {
@@ -134,9 +136,9 @@ describe("chatInputs", () => {
     };
     const request = parseChatRequest(body([user("m1", "hi"), assistant]));
     const pending: PendingAction[] = [
-      { eventId: "c1", kind: "custom_tool_result" },
-      { eventId: "c2", kind: "custom_tool_result" },
-      { eventId: "c3", kind: "tool_confirmation", afterAllow: "server" },
+      { eventId: "c1", kind: "client_tool_result" },
+      { eventId: "c2", kind: "client_tool_result" },
+      { eventId: "c3", kind: "confirmation", afterAllow: "server" },
     ];
     const mapped = chatInputs(request, view(["m1"], pending));
     expect(mapped.inputs).toEqual([
@@ -177,7 +179,7 @@ describe("chatInputs", () => {
       ],
     };
     const request = parseChatRequest(body([assistant]));
-    expect(chatInputs(request, view([], [{ eventId: "c3", kind: "tool_confirmation" }])).inputs).toEqual([]);
+    expect(chatInputs(request, view([], [{ eventId: "c3", kind: "confirmation" }])).inputs).toEqual([]);
   });
 
   it("refuses an approval response without a verdict", () => {
@@ -195,8 +197,8 @@ describe("chatInputs", () => {
       ],
     };
     const request = parseChatRequest(body([assistant]));
-    expect(
-      refusal(() => chatInputs(request, view([], [{ eventId: "c3", kind: "tool_confirmation" }]))),
-    ).toMatch(/approved: true or false/);
+    expect(refusal(() => chatInputs(request, view([], [{ eventId: "c3", kind: "confirmation" }])))).toMatch(
+      /approved: true or false/,
+    );
   });
 });

@@ -38,10 +38,10 @@ export function thread() {
         provider: "offline",
         model: "m",
         usage: {
-          input_tokens: 0,
-          output_tokens: 0,
-          cache_read_input_tokens: 0,
-          cache_creation_input_tokens: 0,
+          inputTokens: 0,
+          outputTokens: 0,
+          cacheReadInputTokens: 0,
+          cacheCreationInputTokens: 0,
         },
       }),
     say: (text: string, id?: string) =>
@@ -58,7 +58,7 @@ export function thread() {
       }),
     confirm: (callId: string, allowed: boolean, denyMessage: string | null = null) =>
       fact({ kind: "tool_confirmation", callId, allowed, denyMessage }),
-    idleEnd: () => fact({ kind: "status_idle", reason: { kind: "end_turn" } }),
+    idleEnd: () => fact({ kind: "status_idle", reason: { kind: "turn_ended" } }),
     idleWaiting: (callIds: string[]) => fact({ kind: "status_idle", reason: { kind: "waiting", callIds } }),
     idleExhausted: () => fact({ kind: "status_idle", reason: { kind: "retries_exhausted" } }),
     error: (message: string, retryStatus: "retrying" | "exhausted" | "terminal") =>

@@ -141,10 +141,10 @@ describe("anthropic provider: tool-input and thinking deltas", () => {
     });
     const { response } = await complete();
     expect(response.usage).toEqual({
-      input_tokens: 120,
-      output_tokens: 42,
-      cache_creation_input_tokens: 9,
-      cache_read_input_tokens: 77,
+      inputTokens: 120,
+      outputTokens: 42,
+      cacheCreationInputTokens: 9,
+      cacheReadInputTokens: 77,
     });
   });
 

@@ -197,10 +197,10 @@ describe("offline provider: usage", () => {
     const { response } = await complete({ ...request([userSays("hello")]), system: "sys" });
     const output = "[offline model] You said: hello";
     expect(response.usage).toEqual({
-      input_tokens: Math.ceil("syshello".length / 4),
-      output_tokens: Math.ceil(output.length / 4),
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      inputTokens: Math.ceil("syshello".length / 4),
+      outputTokens: Math.ceil(output.length / 4),
+      cacheCreationInputTokens: 0,
+      cacheReadInputTokens: 0,
     });
   });
 });

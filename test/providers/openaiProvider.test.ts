@@ -119,10 +119,10 @@ describe("openai provider: streaming", () => {
       usage: { input_tokens: 300, output_tokens: 12, cache_read_input_tokens: 256 },
     });
     expect((await complete()).response.usage).toEqual({
-      input_tokens: 300,
-      output_tokens: 12,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 256,
+      inputTokens: 300,
+      outputTokens: 12,
+      cacheCreationInputTokens: 0,
+      cacheReadInputTokens: 256,
     });
   });
 });

@@ -44,10 +44,10 @@ class Thread {
       provider: "a2a",
       model: "a2a:https://r.example/card.json",
       usage: {
-        input_tokens: 0,
-        output_tokens: 0,
-        cache_creation_input_tokens: 0,
-        cache_read_input_tokens: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheCreationInputTokens: 0,
+        cacheReadInputTokens: 0,
       },
     });
   }

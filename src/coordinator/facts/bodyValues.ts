@@ -1,5 +1,4 @@
 import type { JsonObject, JsonValue } from "../../kernel/json.js";
-import type { SessionUsage } from "../facts.js";
 
 // Lenient readers for stored bodies: a stored fact is never refused, a missing field reads as empty.
 
@@ -18,16 +17,6 @@ export function blocks(value: JsonValue | undefined): JsonObject[] {
 
 export function count(value: JsonValue | undefined): number {
   return typeof value === "number" && Number.isFinite(value) ? value : 0;
-}
-
-export function usageOf(value: JsonValue | undefined): SessionUsage {
-  const u = object(value);
-  return {
-    input_tokens: count(u.input_tokens),
-    output_tokens: count(u.output_tokens),
-    cache_read_input_tokens: count(u.cache_read_input_tokens),
-    cache_creation_input_tokens: count(u.cache_creation_input_tokens),
-  };
 }
 
 /** Drops undefined fields, so an absent optional field stays absent in the stored body. */

@@ -1,6 +1,8 @@
 import type { JsonObject } from "../../kernel/json.js";
+import type { AfterAllow, AnswerKind } from "../facts.js";
 import type { TypedFact } from "../factVocabulary.js";
 import { count, object, text } from "./bodyValues.js";
+import { decodeAfterAllow, decodeAnswerKind, encodeAfterAllow, encodeAnswerKind } from "./pendingCodec.js";
 
 /**
  * Committed with a built-in tool use that waits for a client (a confirmation, or a result from a
@@ -17,9 +19,9 @@ export const TOOL_EXECUTION = "awaken.tool_execution";
 
 export interface ToolAwaits {
   callId: string;
-  answer: "tool_confirmation" | "tool_result";
+  answer: Exclude<AnswerKind, "client_tool_result">;
   /** For a confirmation: who runs the call once allowed (this server, or the client's worker). */
-  afterAllow: "server" | "tool_result";
+  afterAllow: AfterAllow;
   /** The call is an MCP call: its denial is an MCP result. */
   mcp: boolean;
 }
@@ -31,9 +33,10 @@ export function toolAwaitsFact(
   afterAllow?: ToolAwaits["afterAllow"],
   mcp = false,
 ): TypedFact {
+  const stored = encodeAnswerKind(answer);
   const body: JsonObject = afterAllow
-    ? { tool_use_id: callId, answer, after_allow: afterAllow }
-    : { tool_use_id: callId, answer };
+    ? { tool_use_id: callId, answer: stored, after_allow: encodeAfterAllow(afterAllow) }
+    : { tool_use_id: callId, answer: stored };
   if (mcp) body.mcp = true;
   return { id, kind: "internal", type: TOOL_AWAITS, body };
 }
@@ -43,8 +46,8 @@ export function readToolAwaits(f: TypedFact): ToolAwaits | null {
   const body = object(f.body);
   return {
     callId: text(body.tool_use_id),
-    answer: body.answer === "tool_confirmation" ? "tool_confirmation" : "tool_result",
-    afterAllow: body.after_allow === "tool_result" ? "tool_result" : "server",
+    answer: decodeAnswerKind(text(body.answer)) === "confirmation" ? "confirmation" : "server_tool_result",
+    afterAllow: decodeAfterAllow(body.after_allow),
     mcp: body.mcp === true,
   };
 }

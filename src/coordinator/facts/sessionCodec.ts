@@ -1,8 +1,9 @@
 import type { JsonObject } from "../../kernel/json.js";
 import type { Fact } from "../facts.js";
 import type { IdleReason, RetryStatus, TypedFact } from "../factVocabulary.js";
-import { object, text, usageOf } from "./bodyValues.js";
+import { object, text } from "./bodyValues.js";
 import { STORED_TYPE } from "./storedTypes.js";
+import { decodeUsage, encodeSpanUsage, encodeUsage } from "./usageCodec.js";
 
 type Of<K extends TypedFact["kind"]> = Extract<TypedFact, { kind: K }>;
 export type SessionFact = Of<
@@ -24,6 +25,7 @@ function idleReason(stopReason: JsonObject): IdleReason {
   const type = text(stopReason.type);
   switch (type) {
     case "end_turn":
+      return { kind: "turn_ended" };
     case "retries_exhausted":
     case "refusal":
       return { kind: type };
@@ -39,6 +41,8 @@ function idleReason(stopReason: JsonObject): IdleReason {
 
 function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
+    case "turn_ended":
+      return { type: "end_turn" };
     case "waiting":
       return { type: "requires_action", event_ids: reason.callIds };
     case "other":
@@ -69,7 +73,7 @@ export const sessionDecoders: Record<string, (f: Fact) => SessionFact> = {
       extra,
     };
   },
-  [STORED_TYPE.usage]: ({ id, body }) => ({ id, kind: "usage", usage: usageOf(body.usage) }),
+  [STORED_TYPE.usage]: ({ id, body }) => ({ id, kind: "usage", usage: decodeUsage(body.usage) }),
   [STORED_TYPE.model_request_start]: ({ id, body }) => ({
     id,
     kind: "model_request_start",
@@ -85,7 +89,7 @@ export const sessionDecoders: Record<string, (f: Fact) => SessionFact> = {
     isError: body.is_error === true,
     provider: text(body.provider),
     model: text(body.model),
-    usage: usageOf(body.model_usage),
+    usage: decodeUsage(body.model_usage),
   }),
   [STORED_TYPE.session_updated]: ({ id, body }) => ({ id, kind: "session_updated", changes: body }),
   [STORED_TYPE.session_deleted]: ({ id }) => ({ id, kind: "session_deleted" }),
@@ -105,7 +109,7 @@ export function encodeSession(f: SessionFact): Fact {
         },
       };
     case "usage":
-      return { id: f.id, type, body: { usage: { ...f.usage } } };
+      return { id: f.id, type, body: { usage: encodeUsage(f.usage) } };
     case "model_request_start":
       return {
         id: f.id,
@@ -126,13 +130,7 @@ export function encodeSession(f: SessionFact): Fact {
           is_error: f.isError,
           provider: f.provider,
           model: f.model,
-          // The span's own key order (unlike the session total's), as it has always been stored.
-          model_usage: {
-            input_tokens: f.usage.input_tokens,
-            output_tokens: f.usage.output_tokens,
-            cache_creation_input_tokens: f.usage.cache_creation_input_tokens,
-            cache_read_input_tokens: f.usage.cache_read_input_tokens,
-          },
+          model_usage: encodeSpanUsage(f.usage),
         },
       };
     case "session_updated":

@@ -86,7 +86,7 @@ export class TaskTracker {
 
   private idle(reason: IdleReason): void {
     switch (reason.kind) {
-      case "end_turn":
+      case "turn_ended":
         this.state = this.interrupted ? "canceled" : "completed";
         return;
       case "waiting":

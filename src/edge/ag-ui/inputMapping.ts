@@ -90,7 +90,7 @@ function confirmationsOf(resume: readonly ResumeEntry[], thread: ThreadInputCont
     // pending interrupts; refusing it would leave a client that cannot run without a resume stuck.
     if (callId !== null && thread.confirmedCallIds.has(callId)) return [];
     const waiting =
-      callId !== null && thread.pending.some((p) => p.eventId === callId && p.kind === "tool_confirmation");
+      callId !== null && thread.pending.some((p) => p.eventId === callId && p.kind === "confirmation");
     if (!waiting || callId === null) {
       throw new RunRefusal(
         "interrupt_not_pending",
@@ -128,7 +128,7 @@ function toolResultsOf(messages: readonly Message[], thread: ThreadInputContext)
   for (const message of messages) {
     if (message.role !== "tool") continue;
     const callId = message.toolCallId;
-    const owed = thread.pending.some((p) => p.eventId === callId && p.kind === "custom_tool_result");
+    const owed = thread.pending.some((p) => p.eventId === callId && p.kind === "client_tool_result");
     if (!owed || answered.has(callId)) continue;
     answered.add(callId);
     const text = textOf(message.content, `the tool message ${JSON.stringify(message.id)}`);

@@ -27,7 +27,7 @@ const INPUT_PREVIEW_MAX = 500;
  */
 export function runEndOfIdle(reason: IdleReason, seen: TurnObservations): RunEnd {
   switch (reason.kind) {
-    case "end_turn":
+    case "turn_ended":
       return seen.interrupted ? { kind: "cancelled" } : { kind: "success", pendingToolCallIds: [] };
     case "waiting":
       return waitingEnd(reason.callIds, seen);

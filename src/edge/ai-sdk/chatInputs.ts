@@ -71,7 +71,7 @@ function userInputs(message: ChatMessage, view: CommittedView): ChatInputs {
   if (view.clientMessageIds.has(message.id)) return NOTHING;
   // The run would only read the message after the answers, so its stream could show nothing
   // until then; the client's own rule is the same (a new message needs every tool call answered).
-  const owed = view.pending.filter((p) => p.kind === "custom_tool_result" || p.kind === "tool_confirmation");
+  const owed = view.pending.filter((p) => p.kind === "client_tool_result" || p.kind === "confirmation");
   if (owed.length > 0) {
     throw new AwakenError(
       "invalid_request",
@@ -122,7 +122,7 @@ function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {
     const waiting = view.pending.find((p) => p.eventId === tool.toolCallId);
     // Not waited on: answered already (this list is a re-send), or never the client's to answer.
     if (!waiting) return;
-    if (waiting.kind === "tool_confirmation") {
+    if (waiting.kind === "confirmation") {
       if (tool.state !== "approval-responded") return;
       if (typeof tool.approval?.approved !== "boolean") {
         throw new AwakenError(
@@ -139,7 +139,7 @@ function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {
       return;
     }
     // A built-in call of a self-hosted environment owes its worker's result, not the chat's.
-    if (waiting.kind !== "custom_tool_result") return;
+    if (waiting.kind !== "client_tool_result") return;
     if (tool.state === "output-available") {
       const content = outputToContent(tool.output);
       if (String(content[0]?.text ?? "").length > MAX_TOOL_OUTPUT_CHARS) {

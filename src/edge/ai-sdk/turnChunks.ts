@@ -292,7 +292,7 @@ export class TurnChunks {
 
 function finishReasonOf(reason: IdleReason): "stop" | "tool-calls" | "content-filter" | "other" {
   switch (reason.kind) {
-    case "end_turn":
+    case "turn_ended":
       return "stop";
     case "waiting":
       return "tool-calls";

@@ -83,10 +83,10 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           provider: f.provider,
           model: f.model,
           model_usage: {
-            input_tokens: f.usage.input_tokens,
-            output_tokens: f.usage.output_tokens,
-            cache_creation_input_tokens: f.usage.cache_creation_input_tokens,
-            cache_read_input_tokens: f.usage.cache_read_input_tokens,
+            input_tokens: f.usage.inputTokens,
+            output_tokens: f.usage.outputTokens,
+            cache_creation_input_tokens: f.usage.cacheCreationInputTokens,
+            cache_read_input_tokens: f.usage.cacheReadInputTokens,
           },
         },
       ];
@@ -126,6 +126,8 @@ function resultWire(executor: ToolCall["executor"], by: "server" | "client"): [s
 
 function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
+    case "turn_ended":
+      return { type: "end_turn" };
     case "waiting":
       return { type: "requires_action", event_ids: reason.callIds };
     case "other":

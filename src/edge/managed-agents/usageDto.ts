@@ -8,9 +8,12 @@ import type { SessionUsage } from "../../coordinator/facts.js";
  */
 export function usageDto(usage: SessionUsage): Record<string, unknown> {
   return {
-    ...usage,
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cache_read_input_tokens: usage.cacheReadInputTokens,
+    cache_creation_input_tokens: usage.cacheCreationInputTokens,
     cache_creation: {
-      ephemeral_5m_input_tokens: usage.cache_creation_input_tokens,
+      ephemeral_5m_input_tokens: usage.cacheCreationInputTokens,
       ephemeral_1h_input_tokens: 0,
     },
   };

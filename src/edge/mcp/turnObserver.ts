@@ -102,7 +102,7 @@ export class TurnObserver {
       calls: this.views(new Set(), new Set()),
     });
     switch (reason.kind) {
-      case "end_turn":
+      case "turn_ended":
         return ended(this.interrupted ? "interrupted" : "end_turn");
       case "retries_exhausted":
         return ended("retries_exhausted", this.failure ?? RETRIES_EXHAUSTED);

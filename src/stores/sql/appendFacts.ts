@@ -1,10 +1,10 @@
 import { decodeFact } from "../../coordinator/factCodec.js";
-import type { CommittedFact, Fact, PendingAction, SessionStatus } from "../../coordinator/facts.js";
+import type { CommittedFact, Fact, SessionStatus } from "../../coordinator/facts.js";
 import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 import { readHead } from "./sessionHead.js";
-import { usageOf } from "./sessionRows.js";
+import { pendingJson, pendingOf, usageJson, usageOf } from "./sessionRows.js";
 
 /** A `commits` row as a plan writes it. */
 export type CommitRow = Database["commits"];
@@ -160,10 +160,10 @@ export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[])
   const next = projectFacts(
     {
       status: row.status as SessionStatus,
-      pending: fromJson<PendingAction[]>(row.pending_json),
+      pending: pendingOf(row.pending_json),
       usage: usageOf(row.usage_json),
     },
     facts.map(decodeFact),
   );
-  return { status: next.status, pending_json: toJson(next.pending), usage_json: toJson(next.usage) };
+  return { status: next.status, pending_json: pendingJson(next.pending), usage_json: usageJson(next.usage) };
 }

@@ -4,7 +4,6 @@ import {
   type CommitReceipt,
   type RunOutcome,
 } from "../../coordinator/commitOperation.js";
-import type { PendingAction } from "../../coordinator/facts.js";
 import {
   type CommitRow,
   type FactAppend,
@@ -42,7 +41,7 @@ export function planCommitWrites(
   now: number,
 ): CommitWrites {
   const facts = planFactAppend(seen.session_id, op.threadId, op.expectedVersion, op.facts, now, seen);
-  const pendingAfter = fromJson<PendingAction[]>(facts.after.pending_json).length;
+  const pendingAfter = fromJson<unknown[]>(facts.after.pending_json).length;
   const receipt = appendReceipt(
     op,
     facts.committed.map((f) => f.id),

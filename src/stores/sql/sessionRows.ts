@@ -1,3 +1,5 @@
+import { decodePending, encodePending } from "../../coordinator/facts/pendingCodec.js";
+import { decodeUsage, encodeUsage } from "../../coordinator/facts/usageCodec.js";
 import {
   EMPTY_USAGE,
   type PendingAction,
@@ -23,7 +25,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     title: s.title,
     metadata_json: toJson(s.metadata),
     status: s.status,
-    pending_json: toJson(s.pending),
+    pending_json: pendingJson(s.pending),
     usage_json: storedUsage(s.usage),
     resources_json: toJson(s.resources),
     vault_ids_json: toJson(s.vaultIds),
@@ -54,7 +56,7 @@ export function rowToSession(r: SessionRow): SessionRecord {
     title: r.title,
     metadata: fromJson<Record<string, string>>(r.metadata_json),
     status: r.status as SessionStatus,
-    pending: fromJson<PendingAction[]>(r.pending_json),
+    pending: pendingOf(r.pending_json),
     usage: usageOf(r.usage_json),
     resources: fromJson<unknown[]>(r.resources_json),
     vaultIds: fromJson<string[]>(r.vault_ids_json),
@@ -74,13 +76,28 @@ export function rowToSession(r: SessionRow): SessionRecord {
  * counter 0), written once per session and never read past its first commit.
  */
 function storedUsage(usage: SessionUsage): string {
-  const empty = Object.entries(usage).every(
-    ([key, value]) => value === EMPTY_USAGE[key as keyof SessionUsage],
+  const empty = (Object.keys(EMPTY_USAGE) as (keyof SessionUsage)[]).every(
+    (key) => usage[key] === EMPTY_USAGE[key],
   );
-  return empty && Object.keys(usage).length === Object.keys(EMPTY_USAGE).length ? "{}" : toJson(usage);
+  return empty ? "{}" : usageJson(usage);
+}
+
+/** A stored pending column's actions, in the domain's answer kinds. */
+export function pendingOf(json: string): PendingAction[] {
+  return decodePending(fromJson(json));
+}
+
+/** Pending actions as a session or commit row stores them. */
+export function pendingJson(pending: readonly PendingAction[]): string {
+  return toJson(encodePending(pending));
 }
 
 /** Stored usage, every counter present (a counter left out is 0). */
 export function usageOf(json: string): SessionUsage {
-  return { ...EMPTY_USAGE, ...fromJson<Partial<SessionUsage>>(json) };
+  return decodeUsage(fromJson(json));
+}
+
+/** Usage as a commit row stores it: every counter, in the stored encoding. */
+export function usageJson(usage: SessionUsage): string {
+  return toJson(encodeUsage(usage));
 }
