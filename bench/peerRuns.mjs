@@ -36,6 +36,8 @@ export async function timeRuns({ concurrency, runs, runOne, walUrl, pids = [] })
       cpuMsPerRun,
       postgresCpuMsPerRun: postgresMsPerRun,
       machineCpuMsPerRun: postgresMsPerRun === null ? null : cpuMsPerRun + postgresMsPerRun,
+      // The servers this side started (the HTTP side's `awaken up`), without this process (its client).
+      serverCpuMsPerRun: pids.length > 0 ? servers / runs : null,
       walBytesPerRun: writes ? writes.walBytes / runs : null,
       rowWritesPerRun: writes?.rowWrites == null ? null : writes.rowWrites / runs,
       commitsPerRun: writes?.commits == null ? null : writes.commits / runs,

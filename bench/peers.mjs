@@ -14,7 +14,8 @@
 // embedded/floor ≥ 0.5 runs/s; machine CPU per run (the side's processes and PostgreSQL's)
 // embedded ≤ DBOS and HTTP ≤ 1.5 × DBOS; per run, PostgreSQL's heap row writes ≤ 14 and WAL ≤ 8 kB,
 // read from the WAL of the timed window (bench/walCounts.mjs). CPU per run is also shown for each
-// side's own processes alone.
+// side's own processes alone, and the HTTP side's server (`awaken up` + PostgreSQL) without the SDK
+// client's process.
 //
 // Usage: npm run build && node bench/peers.mjs [--concurrency 1,8] [--runs 200] [--repeat 3]
 //   [--json file]   also write every figure as JSON (bench reports may read the DBOS CPU per run)
@@ -114,6 +115,13 @@ for (const concurrency of levels) {
     vsDbos: summary(readings.map((x) => x.embedded.runsPerSec / x.dbos.runsPerSec)),
     machineVsDbos: summary(readings.map((x) => x.embedded.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
     httpMachineVsDbos: summary(readings.map((x) => x.http.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
+    // The server's own machine CPU: `awaken up` and PostgreSQL, without the SDK client's process.
+    httpServerMachine: summary(readings.map((x) => x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun)),
+    httpServerVsDbos: summary(
+      readings.map(
+        (x) => (x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun) / x.dbos.machineCpuMsPerRun,
+      ),
+    ),
     vsFloor: summary(readings.map((x) => x.embedded.runsPerSec / x.floor.runsPerSec)),
   });
 }
@@ -153,6 +161,15 @@ for (const r of results) {
       `${spread(r.httpMachineVsDbos, 2)} ${r.httpMachineVsDbos.median <= 1.5 ? "met" : "NOT met"} | ${spread(m.embeddedPrecreated, 2)} |`,
   );
 }
+console.log(
+  "\nThe HTTP side split: the server's machine CPU (`awaken up` + PostgreSQL) without the SDK client's process: median (min–max)",
+);
+console.log("| concurrency | HTTP server + PostgreSQL | DBOS | server/DBOS |");
+console.log("|---|---|---|---|");
+for (const r of results)
+  console.log(
+    `| ${r.concurrency} | ${spread(r.httpServerMachine, 2)} | ${spread(r.machineCpuMsPerRun.dbos, 2)} | ${spread(r.httpServerVsDbos, 2)} |`,
+  );
 console.log("\nPostgreSQL's durable writes per run, read from its WAL (pg_walinspect): median");
 console.log(
   "| concurrency | side | heap row writes (goal ≤ 14) | WAL bytes (goal ≤ 8 192) | commit records | runs/s |",
