@@ -16,8 +16,11 @@ export interface SessionEventStream<T> extends AsyncIterable<T> {
 export class InProcessEventStream<T> implements SessionEventStream<T> {
   readonly controller = new AbortController();
   private consumed = false;
+  private readonly items: AsyncIterable<T>;
 
-  private constructor(private readonly items: AsyncIterable<T>) {}
+  private constructor(items: (signal: AbortSignal) => AsyncIterable<T>) {
+    this.items = items(this.controller.signal);
+  }
 
   static async open<T>(
     tail: SessionTail,
@@ -34,12 +37,13 @@ export class InProcessEventStream<T> implements SessionEventStream<T> {
       readVersion !== undefined
         ? { fromVersion: readVersion }
         : { afterSeq: await history.threadVersion(session.threadId) };
-    const holder: { stream?: InProcessEventStream<T> } = {};
     const frames = new ManagedFrames(deltaTypes);
-    const stream = new InProcessEventStream<T>(
-      (async function* () {
-        const signal = (holder.stream as InProcessEventStream<T>).controller.signal;
-        const items = tail.open(session, { ...start, previews: deltaTypes.size > 0, signal });
+    return new InProcessEventStream<T>((signal) => {
+      // Opened now, as an HTTP stream is once its headers came: what the caller's next send
+      // commits reaches the tail as it commits, not by a read when iteration starts. Until the
+      // caller iterates, it holds at most a page of facts (and ends if previews overflow).
+      const items = tail.open(session, { ...start, previews: deltaTypes.size > 0, signal });
+      return (async function* () {
         try {
           for await (const item of items) {
             const frame = frames.frame(item);
@@ -49,10 +53,8 @@ export class InProcessEventStream<T> implements SessionEventStream<T> {
           // The SSE stream ends on overflow too; the client reconnects (over HTTP it sees an end).
           if (!(error instanceof TailOverflowError)) throw error;
         }
-      })(),
-    );
-    holder.stream = stream;
-    return stream;
+      })();
+    });
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<T> {
