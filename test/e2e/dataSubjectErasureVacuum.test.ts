@@ -4,6 +4,9 @@
  * erasure rewrites the tables it touched, and the planted content is in no file of this test's
  * schema (tables, their TOAST tables and indexes), read byte by byte from the server's data directory.
  * The default (`plain`) frees the space and says so, but leaves the bytes until they are reused.
+ * The schema is on a private cluster of this file's own: VACUUM FULL keeps every old row version a
+ * snapshot open anywhere on the server may still read (another database's included, measured), so
+ * on the shared test server any other test file's open transaction could keep the content on disk.
  */
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -11,6 +14,7 @@ import { basename, dirname, join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { emptySchema, testDatabaseUrl } from "../support/postgresFixtures.js";
+import { createPrivateCluster, dropPrivateCluster } from "../support/privatePostgres.js";
 import { isEndTurnIdle, MODEL, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
@@ -64,6 +68,15 @@ async function plantTurn(t: TestServer, planted: string) {
   await waitForHistory(t.client, session.id, (h) => h.some(isEndTurnIdle), 15_000);
 }
 
+let serverUrl: string;
+beforeAll(async () => {
+  testDatabaseUrl(); // never skipped: without the URL this fails with what to set
+  serverUrl = await createPrivateCluster("vacuum");
+}, 60_000);
+afterAll(async () => {
+  await dropPrivateCluster();
+}, 60_000);
+
 describe.each([
   ["full", "rewrites the tables it touched: the content is in no file of the schema after a checkpoint"],
   ["plain", "vacuums them by default, and says so"],
@@ -72,8 +85,7 @@ describe.each([
   let client: pg.Client;
   let schema: Awaited<ReturnType<typeof emptySchema>>;
   beforeAll(async () => {
-    testDatabaseUrl(); // never skipped: without the URL this fails with what to set
-    schema = await emptySchema();
+    schema = await emptySchema(serverUrl);
     t = await startTestServer({
       databaseUrl: schema.url,
       workerPollMs: 50,

@@ -458,19 +458,23 @@ describe.skipIf(postgresUnavailable() !== null)("registration across the split",
     const coordinator = await cluster.startCoordinator();
     const deadline = Date.now() + 45_000;
     let registered: Array<Record<string, unknown>> = [];
+    let marked: Array<Record<string, unknown>> = [];
+    // The coordinator stores the snapshot, then Control marks the publication once it has the
+    // answer: wait for both, or the mark can be read between the two.
     while (Date.now() < deadline) {
       registered = await rows(
         cluster.coordinatorSchema.url,
         `select agent_id, version::int as version from executable_agents where agent_id = '${agentId}'`,
       );
-      if (registered.length > 0) break;
+      marked = await rows(
+        cluster.controlSchema.url,
+        `select registered_at, registration_error from agent_publications where agent_id = '${agentId}'`,
+      );
+      const answered = marked[0]?.registered_at !== null || marked[0]?.registration_error !== null;
+      if (registered.length > 0 && answered) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     expect(registered).toEqual([{ agent_id: agentId, version: 1 }]);
-    const marked = await rows(
-      cluster.controlSchema.url,
-      `select registered_at, registration_error from agent_publications where agent_id = '${agentId}'`,
-    );
     expect(marked[0]!.registered_at).not.toBeNull();
     expect(marked[0]!.registration_error).toBeNull();
 

@@ -219,8 +219,13 @@ describe("OpenTelemetry traces across a remote worker", () => {
       await mcp.close();
     }
 
+    // The edge's span comes from the server's exporter, the slice's from the worker's: wait for both
+    // (the slice's parent), or the slice can be checked before its edge arrived.
     const spans = await spansUntil((all) =>
-      [a2aTrace, mcpTrace].every((id) => all.some((s) => s.name === "run slice" && s.traceId === id)),
+      [a2aTrace, mcpTrace].every((id) => {
+        const slice = all.find((s) => s.name === "run slice" && s.traceId === id);
+        return slice !== undefined && all.some((s) => s.spanId === slice.parentSpanId);
+      }),
     );
     for (const [traceId, route] of [
       [a2aTrace, "POST /v1/a2a/agents/:agentId"],

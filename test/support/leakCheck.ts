@@ -2,14 +2,15 @@
  * Vitest global set-up: the suite must leave nothing behind. Every scratch dir the tests (and the
  * processes they start) make goes under one run directory (TMPDIR); after the run, anything still
  * in it, any process started from this checkout or holding a path under it, and the fault suite's
- * private PostgreSQL cluster are leaks. They are cleaned up and the run fails, naming each one.
+ * private PostgreSQL clusters (one per topology) are leaks. They are cleaned up and the run fails,
+ * naming each one.
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { privateClusterName, privateClusterPresent } from "./privatePostgres.js";
+import { privateClusterNames, privateClusterPresent } from "./privatePostgres.js";
 
 const CHECKOUT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -58,15 +59,11 @@ export default function setup(): () => Promise<void> {
         // gone
       }
     }
-    if (privateClusterPresent()) {
-      leaks.push(`PostgreSQL cluster ${privateClusterName()}`);
-      execFileSync(
-        "pg_dropcluster",
-        ["--stop", readdirSync("/etc/postgresql").sort()[0]!, privateClusterName()],
-        {
-          env: { ...process.env, TMPDIR: systemTmp },
-        },
-      );
+    for (const cluster of privateClusterNames().filter((name) => privateClusterPresent(name))) {
+      leaks.push(`PostgreSQL cluster ${cluster}`);
+      execFileSync("pg_dropcluster", ["--stop", readdirSync("/etc/postgresql").sort()[0]!, cluster], {
+        env: { ...process.env, TMPDIR: systemTmp },
+      });
     }
     if (existsSync(runDir)) {
       for (const name of readdirSync(runDir)) {

@@ -77,7 +77,12 @@ export async function openTestPostgres(): Promise<TestPostgres> {
         select tablename as name from pg_tables where schemaname = ${schema} and tablename not like 'kysely_%'`.execute(
         handle.db,
       );
-      await sql`truncate table ${sql.join(rows.map((r) => sql.id(schema, r.name)))}`.execute(handle.db);
+      // DELETE, not TRUNCATE: the tables hold a few rows, and a TRUNCATE makes new files for every
+      // table and index (0.6-0.8 s for this schema on a busy server, against 0.1-0.2 s), once per
+      // property run. No table has a foreign key, so the order does not matter.
+      await handle.db.transaction().execute(async (tx) => {
+        for (const r of rows) await sql`delete from ${sql.id(schema, r.name)}`.execute(tx);
+      });
     },
     openReplica: async () => {
       const replica = await openPostgres(url, { schema, maxConnections: 4 });

@@ -1,8 +1,9 @@
 /**
- * A private PostgreSQL cluster (Debian's `pg_createcluster`/`pg_ctlcluster`) that a fault test may
- * restart without touching the shared server other test files use. Made fresh for the file that uses
- * it and dropped after it (`dropPrivateCluster`), so nothing outlives the suite; runs as root (the
- * tools switch to the cluster owner themselves).
+ * A private PostgreSQL cluster (Debian's `pg_createcluster`/`pg_ctlcluster`) for a test that the
+ * shared server cannot serve: a fault test restarts it, and the erasure vacuum test needs a server
+ * where no other test file holds a snapshot open. Made fresh for the file that uses it and dropped
+ * after it (`dropPrivateCluster`), so nothing outlives the suite; runs as root (the tools switch to
+ * the cluster owner themselves).
  */
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
@@ -12,13 +13,31 @@ import { promisify } from "node:util";
 import pg from "pg";
 
 /**
- * The cluster's name, one per test run: the run's scratch dir (`awt-…`, which the global setup
- * puts in TMPDIR for every worker) names it, so two runs on one machine (two checkouts, or a
- * second run started while one goes on) never restart or drop each other's cluster.
+ * What a cluster is for; a run has at most one cluster per purpose, running side by side: the fault
+ * suite's, one per topology (its two projects run in one run), and the erasure vacuum test's.
  */
-export function privateClusterName(): string {
+export type ClusterPurpose = "faults" | "faults-split" | "vacuum";
+const PURPOSES: ClusterPurpose[] = ["faults", "faults-split", "vacuum"];
+
+/** This process's cluster: the fault suite's of its topology unless `createPrivateCluster` names another. */
+let purpose: ClusterPurpose = process.env.AWAKEN_FAULT_TOPOLOGY === "split" ? "faults-split" : "faults";
+
+/**
+ * The cluster's name, one per test run and purpose: the run's scratch dir (`awt-…`, which the
+ * global setup puts in TMPDIR for every worker) names it, so two runs on one machine (two
+ * checkouts, or a second run started while one goes on) never restart or drop each other's cluster.
+ */
+export function privateClusterName(of: ClusterPurpose = purpose): string {
   const run = basename(process.env.TMPDIR ?? "");
-  return run.startsWith("awt-") ? `awakenfault_${run.slice(4).replace(/[^A-Za-z0-9]/g, "")}` : "awakenfault";
+  const name = run.startsWith("awt-")
+    ? `awakenfault_${run.slice(4).replace(/[^A-Za-z0-9]/g, "")}`
+    : "awakenfault";
+  return of === "faults" ? name : `${name}_${of.replace("faults-", "")}`;
+}
+
+/** Every name this run's clusters may have, for the suite's leak check. */
+export function privateClusterNames(): string[] {
+  return PURPOSES.map((of) => privateClusterName(of));
 }
 
 /** The port the cluster listens on: a free one, chosen when it is created. */
@@ -92,10 +111,10 @@ export async function waitForPrivateCluster(timeoutMs = 20_000): Promise<void> {
   }
 }
 
-/** Whether the private cluster exists on this host (made and not yet dropped). */
-export function privateClusterPresent(): boolean {
+/** Whether the private cluster (by default this topology's) exists on this host (made and not yet dropped). */
+export function privateClusterPresent(name = privateClusterName()): boolean {
   const ver = version();
-  return ver !== undefined && existsSync(`/etc/postgresql/${ver}/${privateClusterName()}`);
+  return ver !== undefined && existsSync(`/etc/postgresql/${ver}/${name}`);
 }
 
 /** Stops and removes the private cluster, its data and its configuration; a no-op when there is none. */
@@ -108,10 +127,11 @@ export async function dropPrivateCluster(): Promise<void> {
  * Creates and starts the private cluster; returns its `postgres` database URL. A cluster left by a
  * run that was killed before its clean-up is dropped first, so every run starts from initdb.
  */
-export async function createPrivateCluster(): Promise<string> {
+export async function createPrivateCluster(of: ClusterPurpose = purpose): Promise<string> {
+  purpose = of;
   if (!toolsPresent())
     throw new Error(
-      "the PostgreSQL restart test needs Debian's postgresql-common (pg_createcluster, pg_ctlcluster) " +
+      "a private PostgreSQL cluster needs Debian's postgresql-common (pg_createcluster, pg_ctlcluster) " +
         "and a server under /etc/postgresql, run as root",
     );
   await dropPrivateCluster();
