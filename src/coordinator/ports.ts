@@ -248,6 +248,31 @@ export interface SessionListQuery extends ListQuery {
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
 }
 
+/**
+ * One thread of a session: its primary thread (the session's own run sequence) or a child thread a
+ * run spawned. Its status and usage are the projection its own committed facts carry (the head of
+ * its commits), exactly as the session's are for its primary thread.
+ */
+export interface ThreadRecord {
+  id: string;
+  sessionId: string;
+  /** The thread that spawned it; null for the session's primary thread. */
+  parentThreadId: string | null;
+  status: SessionStatus;
+  usage: SessionUsage;
+  /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
+  committed: boolean;
+  createdAt: number;
+  /** Its newest commit's time, or its creation's before any. */
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/** Threads of one session, oldest first (the primary thread is the first). */
+export interface ThreadListQuery extends ListQuery {
+  statuses?: SessionStatus[];
+}
+
 export interface EventListQuery extends ListQuery {
   order: "asc" | "desc";
   types?: string[];
@@ -272,6 +297,10 @@ export interface SessionStore {
     id: string,
   ): Promise<{ session: SessionRecord; threadVersion: number } | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /** The threads of a session (`session` as read by `get`: its row decides the primary's archive). */
+  listThreads(session: SessionRecord, query: ThreadListQuery): Promise<Page<ThreadRecord>>;
+  /** One thread of a session, or null when the session has no such thread. */
+  getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null>;
 }
 
 // ---------------------------------------------------------------------------------------------

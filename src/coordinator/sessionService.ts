@@ -23,6 +23,8 @@ import type {
   SessionListQuery,
   SessionRecord,
   SessionWorkHook,
+  ThreadListQuery,
+  ThreadRecord,
 } from "./ports.js";
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
@@ -179,6 +181,40 @@ export class SessionService {
 
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
     return this.ports.sessions.list(workspaceId, query);
+  }
+
+  /** The session's threads, its primary thread first, with the session that owns them. */
+  async listThreads(
+    workspaceId: string,
+    sessionId: string,
+    query: ThreadListQuery,
+  ): Promise<{ session: SessionRecord; page: Page<ThreadRecord> }> {
+    const session = await this.get(workspaceId, sessionId);
+    return { session, page: await this.ports.sessions.listThreads(session, query) };
+  }
+
+  /** One thread of the session; a thread of another session is not found, as an unknown id is. */
+  async getThread(
+    workspaceId: string,
+    sessionId: string,
+    threadId: string,
+  ): Promise<{ session: SessionRecord; thread: ThreadRecord }> {
+    const session = await this.get(workspaceId, sessionId);
+    const thread = await this.ports.sessions.getThread(session, threadId);
+    if (!thread) throw notFound("thread", threadId);
+    return { session, thread };
+  }
+
+  /**
+   * Archives a thread. The primary thread is the session's own run sequence: it is archived with
+   * its session (which terminates it), never alone, so asking for it is a client error. Nothing
+   * spawns a child thread yet, so every thread is a primary one and this refusal is the whole rule.
+   */
+  async archiveThread(workspaceId: string, sessionId: string, threadId: string): Promise<never> {
+    await this.getThread(workspaceId, sessionId, threadId);
+    throw invalid(
+      `thread ${threadId} is the session's primary thread: it cannot be archived on its own; archive the session instead`,
+    );
   }
 
   /**

@@ -15,7 +15,7 @@ export { eventDto } from "./eventDto.js";
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 /** The configuration fields an agent and a session's agent snapshot share. */
-function definitionFields(d: AgentDefinition) {
+export function definitionFields(d: AgentDefinition) {
   return {
     name: d.name,
     description: d.description,
