@@ -49,6 +49,16 @@ export type ResultField = "content" | "isError";
 
 export type RetryStatus = "retrying" | "exhausted" | "terminal";
 
+/**
+ * A thread's status change, as its parent's history shows it (a child thread's own history carries
+ * the ordinary status facts). The same states as a session's, `idle` with its reason.
+ */
+export type ThreadTransition =
+  | { to: "running" }
+  | { to: "idle"; reason: IdleReason }
+  | { to: "rescheduled" }
+  | { to: "terminated" };
+
 export type FactPayload =
   /**
    * `clientMessageId` is the id a UI client gave the message (AI SDK, AG-UI): those clients re-send
@@ -112,6 +122,25 @@ export type FactPayload =
       provider: string;
       model: string;
       usage: SessionUsage;
+    }
+  /**
+   * A child thread was created, committed on the thread that spawned it. `agentName`: the callable
+   * agent it runs; `workflowRun`: the workflow run that created it, or null.
+   */
+  | { kind: "thread_created"; thread: string; agentName: string; workflowRun: string | null }
+  /** A child thread's status changed, committed on its parent's history (the session sees its children). */
+  | { kind: "thread_status"; thread: string; agentName: string; transition: ThreadTransition }
+  /**
+   * An agent sent a message to another thread (on the sender's history); `toAgentName` is null when
+   * the receiver is the primary agent.
+   */
+  | { kind: "thread_message_sent"; toThread: string; toAgentName: string | null; content: ContentBlock[] }
+  /** A message from another thread arrived (on the receiver's history); `fromAgentName` null: the primary agent. */
+  | {
+      kind: "thread_message_received";
+      fromThread: string;
+      fromAgentName: string | null;
+      content: ContentBlock[];
     }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }

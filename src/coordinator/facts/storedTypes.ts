@@ -22,7 +22,18 @@ export const STORED_TYPE = {
   model_request_end: "span.model_request_end",
   session_updated: "session.updated",
   session_deleted: "session.deleted",
+  thread_created: "session.thread_created",
+  thread_message_sent: "agent.thread_message_sent",
+  thread_message_received: "agent.thread_message_received",
 } as const satisfies Partial<Record<FactKind, string>>;
+
+/** A thread's status change is stored under one type per state it reached (see `threadCodec.ts`). */
+export const THREAD_STATUS_TYPE = {
+  running: "session.thread_status_running",
+  idle: "session.thread_status_idle",
+  rescheduled: "session.thread_status_rescheduled",
+  terminated: "session.thread_status_terminated",
+} as const;
 
 export const TOOL_CALL_TYPE = {
   server: "agent.tool_use",

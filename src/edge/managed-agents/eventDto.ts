@@ -1,6 +1,7 @@
 import type {
   CommittedTypedFact,
   IdleReason,
+  ThreadTransition,
   ToolCall,
   TypedFact,
 } from "../../coordinator/factVocabulary.js";
@@ -94,11 +95,50 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
       return ["session.updated", f.changes];
     case "session_deleted":
       return ["session.deleted", {}];
+    case "thread_created":
+      return [
+        "session.thread_created",
+        { session_thread_id: f.thread, agent_name: f.agentName, workflow_run_id: f.workflowRun },
+      ];
+    case "thread_status":
+      return threadStatus(f.thread, f.agentName, f.transition);
+    case "thread_message_sent":
+      return [
+        "agent.thread_message_sent",
+        {
+          content: f.content,
+          to_session_thread_id: f.toThread,
+          // The SDK: absent when the message went to the primary agent.
+          ...(f.toAgentName !== null ? { to_agent_name: f.toAgentName } : {}),
+        },
+      ];
+    case "thread_message_received":
+      return [
+        "agent.thread_message_received",
+        {
+          content: f.content,
+          from_session_thread_id: f.fromThread,
+          ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
+        },
+      ];
     case "internal":
     case "unknown":
       // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.
       return [f.type, f.body];
   }
+}
+
+function threadStatus(
+  thread: string,
+  agentName: string,
+  transition: ThreadTransition,
+): [string, Record<string, unknown>] {
+  const fields = { session_thread_id: thread, agent_name: agentName };
+  if (transition.to !== "idle") return [`session.thread_status_${transition.to}`, fields];
+  return [
+    "session.thread_status_idle",
+    { ...fields, stop_reason: stopReason(transition.reason), stop_details: null },
+  ];
 }
 
 function toolUse(call: ToolCall): [string, Record<string, unknown>] {
