@@ -258,6 +258,8 @@ export interface ThreadRecord {
   sessionId: string;
   /** The thread that spawned it; null for the session's primary thread. */
   parentThreadId: string | null;
+  /** The agent a child thread runs (its snapshot at creation); null: the session's (a primary thread). */
+  agent: ExecutableAgentSnapshot | null;
   status: SessionStatus;
   usage: SessionUsage;
   /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
@@ -301,6 +303,8 @@ export interface SessionStore {
   listThreads(session: SessionRecord, query: ThreadListQuery): Promise<Page<ThreadRecord>>;
   /** One thread of a session, or null when the session has no such thread. */
   getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null>;
+  /** Marks a child thread archived at `now` unless it already is; false when nothing changed. */
+  archiveThread(sessionId: string, threadId: string, now: number): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -206,15 +206,31 @@ export class SessionService {
   }
 
   /**
-   * Archives a thread. The primary thread is the session's own run sequence: it is archived with
-   * its session (which terminates it), never alone, so asking for it is a client error. Nothing
-   * spawns a child thread yet, so every thread is a primary one and this refusal is the whole rule.
+   * Archives a child thread: it then reads as terminated and takes no input. The primary thread is
+   * the session's own run sequence, archived with its session (which terminates it) and never alone:
+   * asking for it is a client error (400). A thread still working (running or rescheduling) is a
+   * conflict (409): interrupt it first. Archiving an archived thread returns it as it is.
    */
-  async archiveThread(workspaceId: string, sessionId: string, threadId: string): Promise<never> {
-    await this.getThread(workspaceId, sessionId, threadId);
-    throw invalid(
-      `thread ${threadId} is the session's primary thread: it cannot be archived on its own; archive the session instead`,
-    );
+  async archiveThread(
+    workspaceId: string,
+    sessionId: string,
+    threadId: string,
+  ): Promise<{ session: SessionRecord; thread: ThreadRecord }> {
+    const found = await this.getThread(workspaceId, sessionId, threadId);
+    if (found.thread.parentThreadId === null) {
+      throw invalid(
+        `thread ${threadId} is the session's primary thread: it cannot be archived on its own; archive the session instead`,
+      );
+    }
+    if (found.thread.archivedAt !== null) return found;
+    if (found.thread.status === "running" || found.thread.status === "rescheduling") {
+      throw new AwakenError(
+        "session_running",
+        `thread ${threadId} is ${found.thread.status}: interrupt it (user.interrupt naming the thread) and archive it once it is idle`,
+      );
+    }
+    await this.ports.sessions.archiveThread(sessionId, threadId, this.clock.now());
+    return this.getThread(workspaceId, sessionId, threadId);
   }
 
   /**

@@ -1,4 +1,7 @@
+import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
+import Database from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
@@ -218,5 +221,114 @@ describe.each(BACKENDS)("session threads over the SDK on %s", (backend) => {
       Anthropic.BadRequestError,
       BAD_REQUEST,
     );
+  });
+
+  /**
+   * Writes to the server's own database, for what no route makes yet: a child thread (nothing
+   * spawns one over the wire so far) and the commits that move its status.
+   */
+  async function write(statement: string, params: unknown[]): Promise<void> {
+    if (backend === "SQLite") {
+      const db = new Database(join(t?.dataDir as string, "awaken.db"));
+      try {
+        db.prepare(statement).run(...params);
+      } finally {
+        db.close();
+      }
+      return;
+    }
+    const client = new pg.Client({ connectionString: schema?.url });
+    await client.connect();
+    try {
+      let n = 0;
+      await client.query(
+        statement.replace(/\?/g, () => `$${++n}`),
+        params,
+      );
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function childThread(sessionId: string, parentId: string, agentId: string): Promise<string> {
+    const id = `${parentId}child`;
+    await write(
+      `insert into threads (id, session_id, created_at, parent_thread_id, agent_name, agent_snapshot_json, archived_at)
+       select ?, ?, ?, ?, ?, ea.snapshot_json, null from executable_agents ea where ea.agent_id = ? and ea.version = 1`,
+      [id, sessionId, Date.now(), parentId, "researcher", agentId],
+    );
+    return id;
+  }
+
+  async function commitStatus(threadId: string, sessionId: string, base: number, status: "running" | "idle") {
+    const fact =
+      status === "running"
+        ? ["session.status_running", {}]
+        : ["session.status_idle", { stop_reason: { type: "end_turn" }, stop_details: null }];
+    await write(
+      `insert into commits (thread_id, base_version, version, session_id, facts_json, created_at, status, pending_json, usage_json)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        threadId,
+        base,
+        base + 1,
+        sessionId,
+        JSON.stringify([[`sevt_${status}${base}`, ...fact]]),
+        Date.now(),
+        status,
+        "[]",
+        "{}",
+      ],
+    );
+  }
+
+  it("a child thread shows its parent and its own agent; it is archived only once it no longer works (409 before)", async () => {
+    const { session } = await createSession(client);
+    const researcher = await client.beta.agents.create({
+      name: "researcher",
+      model: "claude-sonnet-4-6",
+      system: "dig",
+    });
+    const [primary] = await threadsOf(session.id);
+    const primaryId = (primary as { id: string }).id;
+    const childId = await childThread(session.id, primaryId, researcher.id);
+    await commitStatus(childId, session.id, 0, "running");
+
+    const threads = await threadsOf(session.id);
+    expect(idsOf(threads)).toEqual([primaryId, childId]);
+    const child = await client.beta.sessions.threads.retrieve(childId, { session_id: session.id });
+    expect(child).toMatchObject({ parent_thread_id: primaryId, status: "running", archived_at: null });
+    expect(child.agent).toMatchObject({
+      type: "agent",
+      id: researcher.id,
+      version: 1,
+      name: "researcher",
+      system: "dig",
+    });
+    expect(child.stats).not.toBeNull();
+    expect(idsOf(await threadsOf(session.id, { statuses: ["running"] }))).toEqual([childId]);
+    // Its events are its own history, apart from the session's.
+    const childEvents = await all(
+      client.beta.sessions.threads.events.list(childId, { session_id: session.id }),
+    );
+    expect(childEvents.map((e) => e.type)).toEqual(["session.status_running"]);
+    expect(idsOf(await history(client, session.id))).not.toContain(childEvents[0]?.id);
+
+    await expectApiError(
+      client.beta.sessions.threads.archive(childId, { session_id: session.id }),
+      Anthropic.ConflictError,
+      { status: 409, type: "conflict_error", message: ["running", "interrupt"] },
+    );
+    await commitStatus(childId, session.id, 1, "idle");
+    const archived = await client.beta.sessions.threads.archive(childId, { session_id: session.id });
+    expect(archived.archived_at).toMatch(RFC3339);
+    expect(archived.status).toBe("terminated");
+    expect(archived.parent_thread_id).toBe(primaryId);
+    const again = await client.beta.sessions.threads.archive(childId, { session_id: session.id });
+    expect(again.archived_at).toBe(archived.archived_at);
+    expect(idsOf(await threadsOf(session.id, { statuses: ["terminated"] }))).toEqual([childId]);
+    expect(idsOf(await threadsOf(session.id, { statuses: ["idle"] }))).toEqual([primaryId]);
+    // The session itself is untouched by its child's archive.
+    expect((await client.beta.sessions.retrieve(session.id)).archived_at).toBeNull();
   });
 });

@@ -14,7 +14,9 @@ export function threadDto(
   thread: ThreadRecord,
   now: number,
 ): Record<string, unknown> {
-  const { multiagent: _roster, ...definition } = definitionFields(session.agent.definition);
+  // A child thread runs its own agent; a primary thread the session's.
+  const agent = thread.agent ?? session.agent;
+  const { multiagent: _roster, ...definition } = definitionFields(agent.definition);
   // An archived thread's clock stops at its archive.
   const end = thread.archivedAt ?? now;
   return {
@@ -24,7 +26,7 @@ export function threadDto(
     parent_thread_id: thread.parentThreadId,
     workflow_run_id: null,
     status: thread.status,
-    agent: { id: session.agent.agentId, type: "agent", version: session.agent.version, ...definition },
+    agent: { id: agent.agentId, type: "agent", version: agent.version, ...definition },
     stats: thread.committed
       ? { duration_seconds: Math.max(0, Math.round((end - thread.createdAt) / 1000)) }
       : null,

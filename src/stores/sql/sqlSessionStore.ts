@@ -13,7 +13,7 @@ import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
 import { selectSessions, sessionRowOf, sessionStatus } from "./sessionHead.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
-import { getThread, listThreads } from "./sessionThreads.js";
+import { archiveThread, getThread, listThreads } from "./sessionThreads.js";
 import { insertSessionResources } from "./sqlSessionResourceStore.js";
 
 export class SqlSessionStore implements SessionStore {
@@ -149,5 +149,9 @@ export class SqlSessionStore implements SessionStore {
 
   getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null> {
     return getThread(this.db, session, threadId);
+  }
+
+  archiveThread(sessionId: string, threadId: string, now: number): Promise<boolean> {
+    return archiveThread(this.db, sessionId, threadId, now);
   }
 }

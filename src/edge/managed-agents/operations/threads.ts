@@ -32,12 +32,12 @@ export async function retrieveThread(
   return threadDto(session, thread, deps.clock.now());
 }
 
-/** Always refused today: the only threads are primary ones, archived with their session. */
 export async function archiveThread(
   deps: ManagedAgentsDeps,
   workspaceId: string,
   sessionId: string,
   threadId: string,
-): Promise<never> {
-  return deps.sessions.archiveThread(workspaceId, sessionId, threadId);
+) {
+  const { session, thread } = await deps.sessions.archiveThread(workspaceId, sessionId, threadId);
+  return threadDto(session, thread, deps.clock.now());
 }
