@@ -21,6 +21,11 @@ export interface ExecutableAgentSnapshot {
   fingerprint: string;
   definition: AgentDefinition;
   publishedAt: number;
+  /**
+   * A session's pin only: the agents its `multiagent` roster names, each pinned (as this snapshot
+   * is) when the session was created, in roster order without repeats. Absent: no roster.
+   */
+  roster?: ExecutableAgentSnapshot[];
 }
 
 export interface RegistrationReceipt {

@@ -224,4 +224,56 @@ describe.each(BACKENDS)("agents' multiagent configuration over the SDK on %s", (
     );
     expect((await client.beta.agents.retrieve(plain.id)).version).toBe(1);
   });
+
+  it("a session shows its agent's roster whole, each agent as pinned when the session was created", async () => {
+    const researcher = await client.beta.agents.create({
+      name: "roster researcher",
+      model: MODEL,
+      system: "dig",
+    });
+    const lead = await agent("roster lead", {
+      type: "multiagent_20261001",
+      subagents: { type: "enabled", predefined_agents: [researcher.id, { type: "self" }] },
+      workflows: { type: "disabled" },
+    });
+    // An agent with a roster needs its sandbox before the first tool call (sandbox admission).
+    const environment = await client.beta.environments.create({
+      name: "roster",
+      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    // Changed after the session started: the session keeps the version it pinned.
+    await client.beta.agents.update(researcher.id, { system: "dig deeper" });
+    const whole = (a: Anthropic.Beta.Agents.BetaManagedAgentsAgent) => ({
+      id: a.id,
+      type: "agent",
+      version: a.version,
+      name: a.name,
+      description: a.description,
+      system: a.system,
+      model: a.model,
+      tools: a.tools,
+      mcp_servers: a.mcp_servers,
+      skills: a.skills,
+      execution_identity: a.execution_identity,
+    });
+    const expected = {
+      type: "multiagent_20261001",
+      advisor: { type: "disabled" },
+      subagents: {
+        type: "enabled",
+        inline_agents: { type: "enabled" },
+        predefined_agents: [whole(researcher), whole(lead)],
+      },
+      workflows: { type: "disabled" },
+    };
+    expect(session.agent.multiagent).toEqual(expected);
+    expect((await client.beta.sessions.retrieve(session.id)).agent.multiagent).toEqual(expected);
+    const listed = (await all(client.beta.sessions.list())).find((s) => s.id === session.id);
+    expect(listed?.agent.multiagent).toEqual(expected);
+    // The agent itself still shows references.
+    expect((await client.beta.agents.retrieve(lead.id)).multiagent).toMatchObject({
+      subagents: { predefined_agents: [ref(researcher), ref(lead)] },
+    });
+  });
 });

@@ -1,9 +1,10 @@
-import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, StoredPublication } from "../../control/ports.js";
 import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { Page } from "../../kernel/pagination.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
+import { definitionFields } from "./agentFields.js";
+import { sessionMultiagentDto } from "./multiagentDto.js";
 import { sessionResourceDto } from "./sessionResourceDto.js";
 import { usageDto } from "./usageDto.js";
 
@@ -13,21 +14,6 @@ export { eventDto } from "./eventDto.js";
 // product knows these shapes.
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
-
-/** The configuration fields an agent and a session's agent snapshot share. */
-export function definitionFields(d: AgentDefinition) {
-  return {
-    name: d.name,
-    description: d.description,
-    system: d.system,
-    model: d.model,
-    tools: d.tools,
-    mcp_servers: d.mcp_servers,
-    skills: d.skills,
-    execution_identity: d.execution_identity,
-    multiagent: d.multiagent,
-  };
-}
 
 export function agentDto(head: AgentHead, publication: StoredPublication): Record<string, unknown> {
   const d = publication.definition;
@@ -76,6 +62,8 @@ export function sessionDto(
       type: "agent",
       version: s.agent.version,
       ...definitionFields(d),
+      // The session shows its roster's agents whole, as pinned when it was created.
+      multiagent: sessionMultiagentDto(s.agent),
     },
     environment_id: s.environmentId,
     resources: resources.map(sessionResourceDto),

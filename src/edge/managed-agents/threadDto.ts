@@ -1,12 +1,12 @@
 import type { SessionRecord, ThreadRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
-import { definitionFields } from "./dto.js";
+import { threadAgentDto } from "./multiagentDto.js";
 import { usageDto } from "./usageDto.js";
 
 /**
- * A session thread on the wire (SDK `BetaManagedAgentsSessionThread`). Its agent is the session's
- * snapshot without the multiagent roster (the SDK reads that from the session), its status and
- * usage its own committed facts' projection. Stats and usage stay null until the thread's first
+ * A session thread on the wire (SDK `BetaManagedAgentsSessionThread`). Its agent is the one it
+ * runs, pinned, without the multiagent roster (the SDK reads that from the session); its status and
+ * usage are its own committed facts' projection. Stats and usage stay null until the thread's first
  * commit: before it nothing ran on it.
  */
 export function threadDto(
@@ -14,9 +14,6 @@ export function threadDto(
   thread: ThreadRecord,
   now: number,
 ): Record<string, unknown> {
-  // A child thread runs its own agent; a primary thread the session's.
-  const agent = thread.agent ?? session.agent;
-  const { multiagent: _roster, ...definition } = definitionFields(agent.definition);
   // An archived thread's clock stops at its archive.
   const end = thread.archivedAt ?? now;
   return {
@@ -26,7 +23,8 @@ export function threadDto(
     parent_thread_id: thread.parentThreadId,
     workflow_run_id: null,
     status: thread.status,
-    agent: { id: agent.agentId, type: "agent", version: agent.version, ...definition },
+    // A child thread runs its own agent; a primary thread the session's.
+    agent: threadAgentDto(thread.agent ?? session.agent),
     stats: thread.committed
       ? { duration_seconds: Math.max(0, Math.round((end - thread.createdAt) / 1000)) }
       : null,
