@@ -7,28 +7,31 @@ import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
  * time, which every fact of one commit shares: a status change takes effect then.
  */
 export function meterAfter(meter: SessionMeter, facts: readonly TypedFact[], at: number): SessionMeter {
-  let { listCost, activeMs, runningSince, endedAt } = meter;
-  for (const fact of facts) {
-    switch (fact.kind) {
-      case "model_request_end": {
-        if (listCost === null) break;
-        const cost = requestListCost(fact.model, fact.usage);
-        listCost = cost === null ? null : (BigInt(listCost) + cost).toString();
-        break;
-      }
-      case "status_running":
-        runningSince ??= at;
-        break;
-      case "status_idle":
-      case "status_rescheduled":
-      case "status_terminated":
-        if (runningSince !== null) activeMs += Math.max(0, at - runningSince);
-        runningSince = null;
-        if (fact.kind === "status_terminated") endedAt ??= at;
-        break;
+  const next = { ...meter };
+  for (const fact of facts) step(next, fact, at);
+  return next;
+}
+
+/** One fact's effect on the meter, in place. */
+function step(meter: SessionMeter, fact: TypedFact, at: number): void {
+  switch (fact.kind) {
+    case "model_request_end": {
+      if (meter.listCost === null) break;
+      const cost = requestListCost(fact.model, fact.usage);
+      meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
+      break;
     }
+    case "status_running":
+      meter.runningSince ??= at;
+      break;
+    case "status_idle":
+    case "status_rescheduled":
+    case "status_terminated":
+      if (meter.runningSince !== null) meter.activeMs += Math.max(0, at - meter.runningSince);
+      meter.runningSince = null;
+      if (fact.kind === "status_terminated") meter.endedAt ??= at;
+      break;
   }
-  return { listCost, activeMs, runningSince, endedAt };
 }
 
 /** Time spent running as of `now`: the closed stretches and the one still open. */
@@ -38,7 +41,7 @@ export function activeMsAt(meter: SessionMeter, now: number): number {
 
 /** The meter of a whole history, each fact taking effect at its own commit's time. */
 export function meterOfHistory(facts: readonly CommittedTypedFact[]): SessionMeter {
-  let meter = EMPTY_METER;
-  for (const fact of facts) meter = meterAfter(meter, [fact], fact.createdAt);
+  const meter = { ...EMPTY_METER };
+  for (const fact of facts) step(meter, fact, fact.createdAt);
   return meter;
 }
