@@ -41,6 +41,8 @@ export type IdleReason =
   | { kind: "waiting"; callIds: string[] }
   | { kind: "retries_exhausted" }
   | { kind: "refusal" }
+  /** The session's list cost reached its budget (or it used a model the budget cannot price). */
+  | { kind: "budget_reached" }
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
@@ -102,7 +104,18 @@ export type FactPayload =
       /** Type-specific fields (e.g. the MCP server's name). */
       extra: JsonObject;
     }
-  | { kind: "usage"; usage: SessionUsage }
+  /**
+   * A snapshot of the session's cumulative usage. Snapshots written since budgets exist also carry
+   * the list cost in whole US cents (absent: a model without a list price was used), the running
+   * time and the budget in force (its wire object, or null for none).
+   */
+  | {
+      kind: "usage";
+      usage: SessionUsage;
+      listCostCents?: string;
+      activeSeconds?: number;
+      budget?: JsonObject | null;
+    }
   | {
       kind: "model_request_start";
       provider: string;

@@ -1,6 +1,7 @@
 import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
+import type { JsonObject } from "../kernel/json.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { SessionResourceRecord } from "../resources/ports.js";
@@ -476,6 +477,11 @@ export interface Activation {
    * lets a run whose agent pins no custom skill skip asking for its resources; absent: ask.
    */
   sessionHasResources?: boolean;
+  /**
+   * The session's budget as of the claim (its wire object; null: none). A budget changed later
+   * reaches the run as a committed `session_updated` fact. Absent (an older coordinator): none.
+   */
+  budget?: JsonObject | null;
   /**
    * Set by the claiming store from the session row it already reads, never sent to workers: the
    * session asked for content capture in its metadata, naming this data subject (or none). Absent:

@@ -31,7 +31,7 @@ import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
-import { usageTotals } from "./usageTotals.js";
+import { usageSnapshot } from "./usageTotals.js";
 
 const MAX_OUTPUT_TOKENS = 4096;
 
@@ -130,11 +130,12 @@ export class ModelStep {
     previews.settle(output);
     const end = spanEnd(span, now, response.usage, false);
     const body = [start, ...output, end];
-    const usage = usageTotals([
-      ...this.run.facts,
-      { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
-    ]);
-    body.push(newFact(now, { kind: "usage", usage }));
+    const snapshot = usageSnapshot(
+      this.run.activation,
+      [...this.run.facts, { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now }],
+      now,
+    );
+    body.push(newFact(now, snapshot));
     if (plan.serverRuns > 0 || plan.denied > 0) {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.

@@ -6,7 +6,7 @@ import type { SessionResourceRecord } from "../../resources/ports.js";
 import { definitionFields } from "./agentFields.js";
 import { sessionMultiagentDto } from "./multiagentDto.js";
 import { sessionResourceDto } from "./sessionResourceDto.js";
-import { usageDto } from "./usageDto.js";
+import { sessionStatsDto, sessionUsageDto } from "./usageDto.js";
 
 export { eventDto } from "./eventDto.js";
 
@@ -72,8 +72,8 @@ export function sessionDto(
     title: s.title,
     budget: s.budget,
     outcome_evaluations: [],
-    stats: { duration_seconds: Math.max(0, Math.round((now - s.createdAt) / 1000)) },
-    usage: usageDto(s.usage),
+    stats: sessionStatsDto(s, now),
+    usage: sessionUsageDto(s, now),
     deployment_id: null,
     created_at: isoTime(s.createdAt),
     updated_at: isoTime(s.updatedAt),

@@ -7,6 +7,7 @@ import type {
 } from "../../coordinator/factVocabulary.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { JsonObject } from "../../kernel/json.js";
+import { monetaryAmount } from "../../kernel/listPrices.js";
 import { usageDto } from "./usageDto.js";
 
 /**
@@ -72,7 +73,17 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
         },
       ];
     case "usage":
-      return ["session.usage", { usage: usageDto(f.usage) }];
+      return [
+        "session.usage",
+        {
+          usage: {
+            ...usageDto(f.usage),
+            ...(f.activeSeconds !== undefined ? { active_seconds: f.activeSeconds } : {}),
+            ...(f.listCostCents !== undefined ? { list_cost: monetaryAmount(BigInt(f.listCostCents)) } : {}),
+          },
+          ...(f.budget !== undefined ? { budget: f.budget } : {}),
+        },
+      ];
     case "model_request_start":
       return ["span.model_request_start", { provider: f.provider, model: f.model }];
     case "model_request_end":
