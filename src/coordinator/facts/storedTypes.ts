@@ -22,6 +22,10 @@ export const STORED_TYPE = {
   model_request_end: "span.model_request_end",
   session_updated: "session.updated",
   session_deleted: "session.deleted",
+  outcome_defined: "user.define_outcome",
+  outcome_evaluation_start: "span.outcome_evaluation_start",
+  outcome_evaluation_ongoing: "span.outcome_evaluation_ongoing",
+  outcome_evaluation_end: "span.outcome_evaluation_end",
 } as const satisfies Partial<Record<FactKind, string>>;
 
 export const TOOL_CALL_TYPE = {
