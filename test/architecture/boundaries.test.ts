@@ -88,8 +88,9 @@ const FORBIDDEN_FILES: Record<string, RegExp[]> = {
   worker: [
     /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
   ],
+  // …and the outcome fold (`outcomes.ts`): where an outcome stands, read from those facts alone.
   runtime: [
-    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts|outcomes\.ts)/,
   ],
   // Edges call application services, never the fence or the stores behind them.
   edge: [/^coordinator\/(commitFence|sqlDispatch)/],
