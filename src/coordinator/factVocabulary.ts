@@ -61,6 +61,24 @@ export type ThreadTransition =
   | { to: "rescheduled" }
   | { to: "terminated" };
 
+/**
+ * A grader's verdict on one attempt at an outcome. `needs_revision` sends the agent back to work;
+ * the others end the outcome (`max_iterations_reached` after one last acknowledgment turn).
+ */
+export type OutcomeVerdict =
+  | "satisfied"
+  | "needs_revision"
+  | "max_iterations_reached"
+  | "failed"
+  | "interrupted";
+
+/** An outcome's rubric as the grader reads it: a file rubric is resolved to its text on acceptance. */
+export interface OutcomeRubric {
+  content: string;
+  /** The uploaded file the text was read from, when the client gave a file rubric. */
+  fileId?: string;
+}
+
 export type FactPayload =
   /**
    * `clientMessageId` is the id a UI client gave the message (AI SDK, AG-UI): those clients re-send
@@ -157,6 +175,31 @@ export type FactPayload =
     }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
+  /**
+   * The client defined an outcome: `description` is the agent's task, the rubric the grader's.
+   * `maxIterations` as the client sent it (null: the default).
+   */
+  | {
+      kind: "outcome_defined";
+      outcomeId: string;
+      description: string;
+      rubric: OutcomeRubric;
+      maxIterations: number | null;
+    }
+  /** A grader began evaluating the agent's attempt (`iteration` is 0-based). */
+  | { kind: "outcome_evaluation_start"; outcomeId: string; iteration: number }
+  /** The grader is still at work (a heartbeat between start and end). */
+  | { kind: "outcome_evaluation_ongoing"; outcomeId: string; iteration: number }
+  /** The verdict on one attempt; exactly one per start. `usage`: the grader's model requests. */
+  | {
+      kind: "outcome_evaluation_end";
+      outcomeId: string;
+      startId: string;
+      iteration: number;
+      result: OutcomeVerdict;
+      explanation: string;
+      usage: SessionUsage;
+    }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */
   | { kind: "internal"; type: string; body: JsonObject }
   /** A stored type this build has no codec for: carried through untouched, never reinterpreted. */

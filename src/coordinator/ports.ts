@@ -9,6 +9,7 @@ import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
+import type { OutcomeState } from "./outcomes.js";
 import type { SessionProjection } from "./sessionProjection.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
@@ -369,6 +370,11 @@ export interface HistoryReader {
   readThread(threadId: string, afterSeq: number, limit?: number): Promise<CommittedFact[]>;
   threadVersion(threadId: string): Promise<number>;
   listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>>;
+  /**
+   * The outcomes of each thread, folded from its committed facts (threads without any are absent).
+   * Optional: a reader without it shows no outcomes.
+   */
+  outcomes?(threadIds: readonly string[]): Promise<Map<string, OutcomeState[]>>;
 }
 
 /** What an input does to the run of its session, decided by the coordinator under the same transaction. */
@@ -390,6 +396,7 @@ export interface InputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+    reads?: AppendReads,
   ): Promise<InputOutcome>;
   /** The receipt of the most recent send to this session, if its hash matches and it is recent. */
   lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null>;
@@ -419,6 +426,16 @@ export interface InputContext {
   activeRun: { id: string; state: string; epoch: number } | null;
   /** A model request the active run started and has not ended (closed on cancel). */
   openModelRequest: { startId: string; provider: string; model: string } | null;
+  /**
+   * The session's outcomes, folded from its committed facts; read only when the append was asked
+   * to (`AppendReads.outcomes`: a batch that defines an outcome or interrupts), absent otherwise.
+   */
+  outcomes?: OutcomeState[];
+}
+
+/** What an append reads for `decide` beyond the session and its run, when a batch needs it. */
+export interface AppendReads {
+  outcomes?: boolean;
 }
 
 export interface InputPlan {

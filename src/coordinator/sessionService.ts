@@ -147,7 +147,11 @@ export class SessionService {
     captureRequestedBy(cmd.metadata);
     // Validate initial inputs against the new session before anything is stored.
     if (cmd.initialInputs.length > 0)
-      planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialInputs, now);
+      planInputs(
+        { session: record, activeRun: null, openModelRequest: null, outcomes: [] },
+        cmd.initialInputs,
+        now,
+      );
     await this.ports.sessions.create(record, resources);
     await this.work?.needsWorker(record);
     if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
@@ -293,6 +297,11 @@ export class SessionService {
       },
       now,
       options.precondition,
+      // An outcome's definition and an interrupt decide from the session's outcomes (one in
+      // progress refuses another; an interrupt ends an open evaluation): read only for them.
+      inputs.some((input) => input.kind === "define_outcome" || input.kind === "interrupt")
+        ? { outcomes: true }
+        : undefined,
     );
     this.signal(outcome);
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may

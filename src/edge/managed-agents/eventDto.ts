@@ -132,6 +132,38 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
         },
       ];
+    case "outcome_defined":
+      // A file rubric is shown as the text it was resolved to on acceptance (as the SDK describes).
+      return [
+        "user.define_outcome",
+        {
+          outcome_id: f.outcomeId,
+          description: f.description,
+          rubric: { type: "text", content: f.rubric.content },
+          max_iterations: f.maxIterations,
+        },
+      ];
+    case "outcome_evaluation_start":
+      return ["span.outcome_evaluation_start", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_ongoing":
+      return ["span.outcome_evaluation_ongoing", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_end":
+      return [
+        "span.outcome_evaluation_end",
+        {
+          outcome_id: f.outcomeId,
+          outcome_evaluation_start_id: f.startId,
+          iteration: f.iteration,
+          result: f.result,
+          explanation: f.explanation,
+          usage: {
+            input_tokens: f.usage.inputTokens,
+            output_tokens: f.usage.outputTokens,
+            cache_creation_input_tokens: f.usage.cacheCreationInputTokens,
+            cache_read_input_tokens: f.usage.cacheReadInputTokens,
+          },
+        },
+      ];
     case "internal":
     case "unknown":
       // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.
