@@ -41,6 +41,8 @@ export type IdleReason =
   | { kind: "waiting"; callIds: string[] }
   | { kind: "retries_exhausted" }
   | { kind: "refusal" }
+  /** The session's list cost reached its budget (or it used a model the budget cannot price). */
+  | { kind: "budget_reached" }
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
@@ -58,6 +60,24 @@ export type ThreadTransition =
   | { to: "idle"; reason: IdleReason }
   | { to: "rescheduled" }
   | { to: "terminated" };
+
+/**
+ * A grader's verdict on one attempt at an outcome. `needs_revision` sends the agent back to work;
+ * the others end the outcome (`max_iterations_reached` after one last acknowledgment turn).
+ */
+export type OutcomeVerdict =
+  | "satisfied"
+  | "needs_revision"
+  | "max_iterations_reached"
+  | "failed"
+  | "interrupted";
+
+/** An outcome's rubric as the grader reads it: a file rubric is resolved to its text on acceptance. */
+export interface OutcomeRubric {
+  content: string;
+  /** The uploaded file the text was read from, when the client gave a file rubric. */
+  fileId?: string;
+}
 
 export type FactPayload =
   /**
@@ -102,7 +122,18 @@ export type FactPayload =
       /** Type-specific fields (e.g. the MCP server's name). */
       extra: JsonObject;
     }
-  | { kind: "usage"; usage: SessionUsage }
+  /**
+   * A snapshot of the session's cumulative usage. Snapshots written since budgets exist also carry
+   * the list cost in whole US cents (absent: a model without a list price was used), the running
+   * time and the budget in force (its wire object, or null for none).
+   */
+  | {
+      kind: "usage";
+      usage: SessionUsage;
+      listCostCents?: string;
+      activeSeconds?: number;
+      budget?: JsonObject | null;
+    }
   | {
       kind: "model_request_start";
       provider: string;
@@ -144,6 +175,31 @@ export type FactPayload =
     }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
+  /**
+   * The client defined an outcome: `description` is the agent's task, the rubric the grader's.
+   * `maxIterations` as the client sent it (null: the default).
+   */
+  | {
+      kind: "outcome_defined";
+      outcomeId: string;
+      description: string;
+      rubric: OutcomeRubric;
+      maxIterations: number | null;
+    }
+  /** A grader began evaluating the agent's attempt (`iteration` is 0-based). */
+  | { kind: "outcome_evaluation_start"; outcomeId: string; iteration: number }
+  /** The grader is still at work (a heartbeat between start and end). */
+  | { kind: "outcome_evaluation_ongoing"; outcomeId: string; iteration: number }
+  /** The verdict on one attempt; exactly one per start. `usage`: the grader's model requests. */
+  | {
+      kind: "outcome_evaluation_end";
+      outcomeId: string;
+      startId: string;
+      iteration: number;
+      result: OutcomeVerdict;
+      explanation: string;
+      usage: SessionUsage;
+    }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */
   | { kind: "internal"; type: string; body: JsonObject }
   /** A stored type this build has no codec for: carried through untouched, never reinterpreted. */

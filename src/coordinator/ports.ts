@@ -1,6 +1,7 @@
 import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
+import type { JsonObject } from "../kernel/json.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { SessionResourceRecord } from "../resources/ports.js";
@@ -8,6 +9,7 @@ import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
+import type { OutcomeState } from "./outcomes.js";
 import type { SessionProjection } from "./sessionProjection.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
@@ -368,6 +370,11 @@ export interface HistoryReader {
   readThread(threadId: string, afterSeq: number, limit?: number): Promise<CommittedFact[]>;
   threadVersion(threadId: string): Promise<number>;
   listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>>;
+  /**
+   * The outcomes of each thread, folded from its committed facts (threads without any are absent).
+   * Optional: a reader without it shows no outcomes.
+   */
+  outcomes?(threadIds: readonly string[]): Promise<Map<string, OutcomeState[]>>;
 }
 
 /** What an input does to the run of its session, decided by the coordinator under the same transaction. */
@@ -389,6 +396,7 @@ export interface InputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+    reads?: AppendReads,
   ): Promise<InputOutcome>;
   /** The receipt of the most recent send to this session, if its hash matches and it is recent. */
   lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null>;
@@ -418,6 +426,16 @@ export interface InputContext {
   activeRun: { id: string; state: string; epoch: number } | null;
   /** A model request the active run started and has not ended (closed on cancel). */
   openModelRequest: { startId: string; provider: string; model: string } | null;
+  /**
+   * The session's outcomes, folded from its committed facts; read only when the append was asked
+   * to (`AppendReads.outcomes`: a batch that defines an outcome or interrupts), absent otherwise.
+   */
+  outcomes?: OutcomeState[];
+}
+
+/** What an append reads for `decide` beyond the session and its run, when a batch needs it. */
+export interface AppendReads {
+  outcomes?: boolean;
 }
 
 export interface InputPlan {
@@ -476,6 +494,11 @@ export interface Activation {
    * lets a run whose agent pins no custom skill skip asking for its resources; absent: ask.
    */
   sessionHasResources?: boolean;
+  /**
+   * The session's budget as of the claim (its wire object; null: none). A budget changed later
+   * reaches the run as a committed `session_updated` fact. Absent (an older coordinator): none.
+   */
+  budget?: JsonObject | null;
   /**
    * Set by the claiming store from the session row it already reads, never sent to workers: the
    * session asked for content capture in its metadata, naming this data subject (or none). Absent:

@@ -42,7 +42,8 @@ describe("Managed event projection", () => {
   it("shows every stored shape byte for byte as the pass-through did", () => {
     fc.assert(
       fc.property(
-        storedFact.filter((f) => !("awaken_client_message_id" in f.body)),
+        // The product's own keys (a UI client's message id, a rubric's file id) are never shown.
+        storedFact.filter((f) => !Object.keys(f.body).some((key) => key.startsWith("awaken_"))),
         (fact) => {
           const f = committed(fact);
           expect(JSON.stringify(eventDto(decodeCommitted(f)))).toBe(JSON.stringify(passThrough(f)));
@@ -50,6 +51,29 @@ describe("Managed event projection", () => {
       ),
       { numRuns: 2000 },
     );
+  });
+
+  it("shows a file rubric as its text, never the file's id", () => {
+    const f = committed({
+      id: "sevt_o",
+      type: "user.define_outcome",
+      body: {
+        outcome_id: "outc_1",
+        description: "d",
+        rubric: { type: "text", content: "r" },
+        max_iterations: null,
+        awaken_rubric_file_id: "file_1",
+      },
+    });
+    expect(eventDto(decodeCommitted(f))).toEqual({
+      id: "sevt_o",
+      type: "user.define_outcome",
+      outcome_id: "outc_1",
+      description: "d",
+      rubric: { type: "text", content: "r" },
+      max_iterations: null,
+      processed_at: isoTime(f.createdAt),
+    });
   });
 
   it("never shows the product's client message id", () => {

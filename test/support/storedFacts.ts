@@ -135,6 +135,46 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
     ) as fc.Arbitrary<JsonObject>,
   ),
   stored("session.deleted", fc.constant({})),
+  stored(
+    "user.define_outcome",
+    fc.record(
+      {
+        outcome_id: word,
+        description: word,
+        rubric: word.map((text) => ({ type: "text", content: text })),
+        max_iterations: fc.option(fc.integer({ min: 1, max: 20 })),
+        awaken_rubric_file_id: word,
+      },
+      { requiredKeys: ["outcome_id", "description", "rubric", "max_iterations"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
+  stored("span.outcome_evaluation_start", fc.record({ outcome_id: word, iteration: fc.nat({ max: 19 }) })),
+  stored("span.outcome_evaluation_ongoing", fc.record({ outcome_id: word, iteration: fc.nat({ max: 19 }) })),
+  stored(
+    "span.outcome_evaluation_end",
+    fc
+      .tuple(
+        word,
+        id,
+        fc.nat({ max: 19 }),
+        fc.constantFrom("satisfied", "needs_revision", "max_iterations_reached", "failed", "interrupted"),
+        fc.string(),
+        usage,
+      )
+      .map(([outcome, start, iteration, result, explanation, u]) => ({
+        outcome_id: outcome,
+        outcome_evaluation_start_id: start,
+        iteration,
+        result,
+        explanation,
+        usage: {
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          cache_creation_input_tokens: u.cache_creation_input_tokens,
+          cache_read_input_tokens: u.cache_read_input_tokens,
+        },
+      })),
+  ),
   stored("awaken.tool_awaits", fc.record({ tool_use_id: id, answer: fc.constant("tool_result") })),
   stored(
     "awaken.tool_awaits",

@@ -25,6 +25,10 @@ export const STORED_TYPE = {
   thread_created: "session.thread_created",
   thread_message_sent: "agent.thread_message_sent",
   thread_message_received: "agent.thread_message_received",
+  outcome_defined: "user.define_outcome",
+  outcome_evaluation_start: "span.outcome_evaluation_start",
+  outcome_evaluation_ongoing: "span.outcome_evaluation_ongoing",
+  outcome_evaluation_end: "span.outcome_evaluation_end",
 } as const satisfies Partial<Record<FactKind, string>>;
 
 /** A thread's status change is stored under one type per state it reached (see `threadCodec.ts`). */

@@ -7,6 +7,7 @@ import type {
 } from "../../coordinator/factVocabulary.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { JsonObject } from "../../kernel/json.js";
+import { monetaryAmount } from "../../kernel/listPrices.js";
 import { usageDto } from "./usageDto.js";
 
 /**
@@ -72,7 +73,17 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
         },
       ];
     case "usage":
-      return ["session.usage", { usage: usageDto(f.usage) }];
+      return [
+        "session.usage",
+        {
+          usage: {
+            ...usageDto(f.usage),
+            ...(f.activeSeconds !== undefined ? { active_seconds: f.activeSeconds } : {}),
+            ...(f.listCostCents !== undefined ? { list_cost: monetaryAmount(BigInt(f.listCostCents)) } : {}),
+          },
+          ...(f.budget !== undefined ? { budget: f.budget } : {}),
+        },
+      ];
     case "model_request_start":
       return ["span.model_request_start", { provider: f.provider, model: f.model }];
     case "model_request_end":
@@ -119,6 +130,38 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           content: f.content,
           from_session_thread_id: f.fromThread,
           ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
+        },
+      ];
+    case "outcome_defined":
+      // A file rubric is shown as the text it was resolved to on acceptance (as the SDK describes).
+      return [
+        "user.define_outcome",
+        {
+          outcome_id: f.outcomeId,
+          description: f.description,
+          rubric: { type: "text", content: f.rubric.content },
+          max_iterations: f.maxIterations,
+        },
+      ];
+    case "outcome_evaluation_start":
+      return ["span.outcome_evaluation_start", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_ongoing":
+      return ["span.outcome_evaluation_ongoing", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_end":
+      return [
+        "span.outcome_evaluation_end",
+        {
+          outcome_id: f.outcomeId,
+          outcome_evaluation_start_id: f.startId,
+          iteration: f.iteration,
+          result: f.result,
+          explanation: f.explanation,
+          usage: {
+            input_tokens: f.usage.inputTokens,
+            output_tokens: f.usage.outputTokens,
+            cache_creation_input_tokens: f.usage.cacheCreationInputTokens,
+            cache_read_input_tokens: f.usage.cacheReadInputTokens,
+          },
         },
       ];
     case "internal":

@@ -2,6 +2,7 @@ import { decodeCommitted } from "../../../coordinator/factCodec.js";
 import type { AppendPrecondition, SessionRecord } from "../../../coordinator/ports.js";
 import { eventDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { readRubricFiles, rubricFileReader } from "../outcomeRubrics.js";
 import { toDomainInputs } from "../routes/userInputs.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
@@ -23,7 +24,8 @@ export async function sendEvents(
   context: SendContext,
 ) {
   const body = parseBody(sendEventsBodySchema, rawBody);
-  const inputs = toDomainInputs(body.events);
+  const rubrics = await readRubricFiles(body.events, rubricFileReader(deps, workspaceId, sessionId));
+  const inputs = toDomainInputs(body.events, rubrics);
   const echoed = await deps.sessions.send(workspaceId, sessionId, inputs, {
     dedupe: sendDedupe(context.headers, inputs),
     precondition: context.precondition,
