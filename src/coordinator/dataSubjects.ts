@@ -72,6 +72,9 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
       return fact.denyMessage === null || fact.denyMessage === ERASED_TEXT
         ? null
         : { ...fact, denyMessage: ERASED_TEXT };
+    case "context_compacted":
+      // The summary retells the subject's conversation: it goes with it.
+      return fact.summary === ERASED_TEXT ? null : { ...fact, summary: ERASED_TEXT };
     case "session_updated": {
       const title = fact.changes.title;
       return typeof title === "string" && title !== ERASED_TEXT

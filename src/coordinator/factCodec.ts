@@ -1,3 +1,4 @@
+import { type CompactionFact, compactionDecoders, encodeCompaction } from "./facts/compactionCodec.js";
 import { encodeMessage, type MessageFact, messageDecoders } from "./facts/messageCodec.js";
 import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessionCodec.js";
 import { INTERNAL_PREFIX, STORED_TYPE } from "./facts/storedTypes.js";
@@ -14,7 +15,7 @@ import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
 // A Map, not an object: a stored type read from a row is a fresh string, and a keyed lookup on an
 // object has to find its interned twin first (for `hasOwn` and then again for the read).
 const DECODERS: ReadonlyMap<string, (f: Fact) => TypedFact> = new Map(
-  Object.entries({ ...messageDecoders, ...toolDecoders, ...sessionDecoders }),
+  Object.entries({ ...messageDecoders, ...toolDecoders, ...sessionDecoders, ...compactionDecoders }),
 );
 
 export function decodeFact(fact: Fact): TypedFact {
@@ -49,6 +50,8 @@ export function encodeFact(fact: TypedFact): Fact {
     case "tool_result":
     case "tool_confirmation":
       return encodeTool(fact as ToolFact);
+    case "context_compacted":
+      return encodeCompaction(fact as CompactionFact);
     default:
       return encodeSession(fact as SessionFact);
   }

@@ -1,7 +1,7 @@
 import type { SessionUsage } from "../coordinator/facts.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 
-/** Cumulative usage of a session, summed from committed model request spans. */
+/** Cumulative usage of a session, summed from committed model request spans and compactions. */
 export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
   const total: SessionUsage = {
     inputTokens: 0,
@@ -10,7 +10,7 @@ export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
     cacheCreationInputTokens: 0,
   };
   for (const fact of facts) {
-    if (fact.kind !== "model_request_end") continue;
+    if (fact.kind !== "model_request_end" && fact.kind !== "context_compacted") continue;
     total.inputTokens += fact.usage.inputTokens;
     total.outputTokens += fact.usage.outputTokens;
     total.cacheReadInputTokens += fact.usage.cacheReadInputTokens;

@@ -146,6 +146,20 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   ),
   stored("awaken.tool_execution", fc.record({ tool_use_id: id, attempt: fc.integer({ min: 1, max: 5 }) })),
   stored("awaken.sandbox_realized", fc.record({ tier: word, provisioning: word, realize_ms: fc.nat() })),
-  stored("agent.thread_context_compacted", fc.record({ anything: input })),
+  stored(
+    "agent.thread_context_compacted",
+    fc.tuple(word, fc.nat(), usage).map(([summary, through, u]) => ({
+      summary,
+      through_seq: through,
+      model_usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+      },
+    })),
+  ),
+  // A wire type this build has no codec for: carried through untouched.
+  stored("workflow_run.phase_started", fc.record({ anything: input })),
   stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );
