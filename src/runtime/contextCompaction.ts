@@ -51,16 +51,22 @@ export class ContextCompaction {
     // What the messages may take: the window less the answer's room, the system prompt and tools.
     const messageRoom = Math.max(0, window - request.maxTokens - fixed);
     const inARow = compactionsInARow(run.facts);
+    if (inARow >= MAX_COMPACTIONS_IN_A_ROW)
+      return this.limitReached(
+        `the context was compacted ${inARow} times in a row and the conversation still does not fit the model's context window (${window} tokens)`,
+      );
+    if (messageRoom === 0)
+      return this.limitReached(
+        `the system prompt, the tools and the answer's room alone take ${fixed + request.maxTokens} of the model's context window (${window} tokens)`,
+      );
     // Half the room is kept verbatim; the rest is left to the summary and the turns to come.
     const cut =
-      inARow >= MAX_COMPACTIONS_IN_A_ROW
-        ? null
-        : (compactionCut(view, Math.floor(messageRoom / 2)) ??
-          (view.summary === null ? null : view.throughSeq));
+      compactionCut(view, Math.floor(messageRoom / 2)) ?? (view.summary === null ? null : view.throughSeq);
     const replaced = cut === null ? [] : buildConversation(view.facts.filter((f) => f.seq <= cut));
-    // Nothing to summarize (the system prompt and tools alone overflow): compaction cannot help.
     if (cut === null || (view.summary === null && replaced.length === 0))
-      return this.limitReached(inARow, window);
+      return this.limitReached(
+        `the request does not fit the model's context window (${window} tokens) and holds no history to compact`,
+      );
 
     const model = request.model;
     const provider = run.ports.providers.select(model);
@@ -130,15 +136,12 @@ export class ContextCompaction {
     return landed === "ok" ? "continue" : "lost_claim";
   }
 
-  private async limitReached(inARow: number, window: number): Promise<TurnOutcome> {
+  /** Ends the turn: the compaction limit, as the SDK shapes it (the thread idles, retries exhausted). */
+  private async limitReached(reason: string): Promise<TurnOutcome> {
     const now = this.run.ports.clock.now();
-    const message =
-      inARow >= MAX_COMPACTIONS_IN_A_ROW
-        ? `the context was compacted ${inARow} times in a row and the conversation still does not fit the model's context window (${window} tokens); the turn was stopped`
-        : `the request does not fit the model's context window (${window} tokens) and holds no history to compact; the turn was stopped`;
     const status = await this.run.commitLanding(
       [
-        sessionError(now, "compaction_limit_reached_error", message, "exhausted"),
+        sessionError(now, "compaction_limit_reached_error", `${reason}; the turn was stopped`, "exhausted"),
         idle(now, { kind: "retries_exhausted" }),
       ],
       "failed",

@@ -14,6 +14,7 @@ import {
   runTurn,
   StreamReader,
   stopReason,
+  textOf,
   type WireEvent,
 } from "../support/sdkHelpers.js";
 import { startTestServer, type TestServer } from "../support/testServer.js";
@@ -22,7 +23,11 @@ import { startTestServer, type TestServer } from "../support/testServer.js";
 const ROOMY = "claude-sonnet-4-6";
 /** 104 tokens for the conversation: one question, or one summary, does not fit. */
 const CRAMPED = "claude-haiku-4-5";
-const WINDOWS = `${ROOMY}=4600,${CRAMPED}=4200`;
+/** Roomy's window for an agent whose system prompt alone takes more than the room left. */
+const CROWDED = "claude-opus-4-6";
+/** The offline model under an id of its own, with the roomy window. */
+const OFFLINE = "offline-compacting";
+const WINDOWS = `${ROOMY}=4600,${CRAMPED}=4200,${CROWDED}=4600,${OFFLINE}=4600`;
 
 const FILLER = " lorem".repeat(95);
 /** A question of about 150 estimated tokens, tagged so a request shows which turns it holds. */
@@ -72,8 +77,12 @@ for (const backend of BACKENDS) {
       for (const drop of drops.splice(0)) await drop();
     });
 
-    async function session(model: string) {
-      const agent = await t.client.beta.agents.create({ name: "compacting", model });
+    async function session(model: string, system?: string) {
+      const agent = await t.client.beta.agents.create({
+        name: "compacting",
+        model,
+        ...(system === undefined ? {} : { system }),
+      });
       const environment = await t.client.beta.environments.create({ name: "compaction" });
       return t.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
     }
@@ -141,6 +150,58 @@ for (const backend of BACKENDS) {
       }))
         filtered.push(e);
       expect(filtered.map((e) => e.id)).toEqual([compacted[0]?.id]);
+    });
+
+    it("compacts with the offline model too, and answers from the compacted view", async () => {
+      const s = await session(OFFLINE);
+      const reader = await StreamReader.open(t.client, s.id);
+      const before = fake.requests.length;
+      // The offline model echoes each question (~130 tokens): two turns fit, the third does not.
+      let earlier: WireEvent[] = [];
+      for (const n of [1, 2]) {
+        earlier = await runTurn(t.client, reader, s.id, question(n));
+        expect(earlier.some((e) => e.type === "agent.thread_context_compacted")).toBe(false);
+      }
+      const third = await runTurn(t.client, reader, s.id, question(3));
+      await reader.close();
+      expect(third.filter((e) => e.type === "agent.thread_context_compacted")).toHaveLength(1);
+      // The offline model echoes the user turn it was sent: it opened with the summary.
+      const answer = third.find((e) => e.type === "agent.message");
+      expect(textOf(answer)).toMatch(
+        /^\[offline model\] You said: \[summary of the earlier conversation\]\n/,
+      );
+      // The summarization request's tokens are counted in the session's usage: the compaction
+      // commits a total above the previous turn's, before the answer adds its own.
+      const usage = third.filter((e) => e.type === "session.usage");
+      expect(usage).toHaveLength(2);
+      const inputOf = (e: WireEvent | undefined) =>
+        (e?.usage as { input_tokens?: number } | undefined)?.input_tokens ?? 0;
+      const third0 = third.findIndex((e) => e.type === "agent.thread_context_compacted");
+      expect(third.indexOf(usage[0] as WireEvent)).toBe(third0 + 1);
+      expect(inputOf(usage[0])).toBeGreaterThan(inputOf(earlier.findLast((e) => e.type === "session.usage")));
+      expect(inputOf(usage[1])).toBeGreaterThan(inputOf(usage[0]));
+      const retrieved = await t.client.beta.sessions.retrieve(s.id);
+      expect(retrieved.usage?.input_tokens).toBe(inputOf(usage[1]));
+      expect(fake.requests.length).toBe(before);
+    });
+
+    it("ends the turn at once when the system prompt leaves no room for any message", async () => {
+      const s = await session(CROWDED, `Be brief.${" Really.".repeat(400)}`);
+      const reader = await StreamReader.open(t.client, s.id);
+      const before = fake.requests.length;
+      const turn = await runTurn(t.client, reader, s.id, "hello", (e) => e.type === "session.status_idle");
+      await reader.close();
+      expect(fake.requests.length).toBe(before);
+      expect(turn.some((e) => e.type === "agent.thread_context_compacted")).toBe(false);
+      const error = turn.find((e) => e.type === "session.error") as WireEvent & {
+        error: { type: string; message: string; retry_status: { type: string } };
+      };
+      expect(error.error).toMatchObject({
+        type: "compaction_limit_reached_error",
+        retry_status: { type: "exhausted" },
+      });
+      expect(error.error.message).toContain("system prompt");
+      expect(stopReason(turn.at(-1))).toEqual({ type: "retries_exhausted" });
     });
 
     it("ends the turn with compaction_limit_reached_error when compacting cannot make the view fit", async () => {
