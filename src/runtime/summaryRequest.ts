@@ -6,7 +6,7 @@
  */
 
 import type { ModelContentBlock, ModelMessage, ModelRequest } from "../providers/ports.js";
-import { CHARS_PER_TOKEN, estimateTextTokens } from "../providers/tokenEstimate.js";
+import { estimateTextTokens } from "../providers/tokenEstimate.js";
 
 export const SUMMARIZER_SYSTEM = [
   "You compact the history of an agent's conversation so the agent can continue from your summary alone.",
@@ -32,24 +32,24 @@ export function summaryRequest(
   replaced: readonly ModelMessage[],
   limits: { window: number; summaryTokens: number },
 ): ModelRequest {
-  const input = limits.window - limits.summaryTokens - estimateTextTokens(SUMMARIZER_SYSTEM);
   // A few tokens go to the transcript's own headings and the note on what was left out.
-  const room = Math.max(0, input - 64) * CHARS_PER_TOKEN;
+  const room = limits.window - limits.summaryTokens - estimateTextTokens(SUMMARIZER_SYSTEM) - 64;
   const lines = replaced.flatMap((message) => message.content.map((block) => line(message.role, block)));
   const head =
     previousSummary === null
       ? ""
-      : `Summary of the conversation before this part:\n${clip(previousSummary, room)}\n\n`;
+      : `Summary of the conversation before this part:\n${clip(previousSummary, Math.max(0, room))}\n\n`;
   const kept: string[] = [];
-  let used = head.length;
+  let used = estimateTextTokens(head);
   for (let i = lines.length - 1; i >= 0; i--) {
     const next = lines[i] as string;
-    if (used + next.length + 1 > room) {
+    const cost = estimateTextTokens(next) + 1;
+    if (used + cost > room) {
       kept.unshift(`[${i + 1} earlier entries left out]`);
       break;
     }
     kept.unshift(next);
-    used += next.length + 1;
+    used += cost;
   }
   return {
     model,

@@ -55,4 +55,14 @@ describe("the token estimate", () => {
     });
     expect(tokens).toBe(Math.ceil((4 + 8 + 2 + 7 + 3) / 4) + 1_600);
   });
+
+  it("counts a character outside ASCII as a token of its own", () => {
+    const request = (text: string) => ({
+      system: null,
+      messages: [{ role: "user" as const, content: [{ type: "text" as const, text }] }],
+      tools: [],
+    });
+    expect(estimateRequestTokens(request("上下文压缩"))).toBe(5);
+    expect(estimateRequestTokens(request("abcd上下"))).toBe(3);
+  });
 });
