@@ -41,13 +41,30 @@ describe("Managed event projection", () => {
   it("shows every stored shape byte for byte as the pass-through did", () => {
     fc.assert(
       fc.property(
-        storedFact.filter((f) => !("awaken_client_message_id" in f.body)),
+        storedFact.filter(
+          (f) => !("awaken_client_message_id" in f.body) && f.type !== "agent.thread_context_compacted",
+        ),
         (fact) => {
           const f = committed(fact);
           expect(JSON.stringify(eventDto(decodeCommitted(f)))).toBe(JSON.stringify(passThrough(f)));
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+
+  it("never shows a compaction's summary, boundary or usage: the SDK's event has none", () => {
+    fc.assert(
+      fc.property(
+        storedFact.filter((f) => f.type === "agent.thread_context_compacted"),
+        (fact) => {
+          const f = committed(fact);
+          expect(JSON.stringify(eventDto(decodeCommitted(f)))).toBe(
+            JSON.stringify({ id: f.id, type: f.type, processed_at: isoTime(f.createdAt) }),
+          );
+        },
+      ),
+      { numRuns: 50 },
     );
   });
 
