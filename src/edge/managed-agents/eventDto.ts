@@ -102,6 +102,10 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           },
         },
       ];
+    case "context_compacted":
+      // The summary and its boundary are the runtime's to rebuild the model's view: the wire
+      // says only that compaction happened, and when.
+      return ["agent.thread_context_compacted", {}];
     case "session_updated":
       return ["session.updated", f.changes];
     case "session_deleted":
