@@ -2,6 +2,7 @@ import { canonicalJson, sha256Hex } from "../kernel/canonicalJson.js";
 import { decodeFact } from "./factCodec.js";
 import type { Fact } from "./facts.js";
 import type { FactKind } from "./factVocabulary.js";
+import type { ExecutableAgentSnapshot } from "./ports.js";
 
 export type RunOutcome = "done" | "awaiting" | "failed";
 
@@ -18,6 +19,26 @@ export interface CommitOperation {
   expectedVersion: number;
   facts: Fact[];
   settle?: RunOutcome;
+  /**
+   * Child threads this commit spawns (its facts carry their `thread_created`): each thread's row,
+   * its first input and its queued run are written in the same transaction, or none is.
+   */
+  spawns?: ThreadSpawn[];
+}
+
+/**
+ * A child thread spawned by a run's commit. Its ids are derived from the spawning tool call, so a
+ * re-run of the parent after a crash names the same child (and finds it committed) instead of a
+ * second one.
+ */
+export interface ThreadSpawn {
+  threadId: string;
+  runId: string;
+  /** The roster name it was spawned under, and the pinned agent it runs (from the session's roster). */
+  agentName: string;
+  agent: ExecutableAgentSnapshot;
+  /** The child's first input, committed as its history's first facts. */
+  facts: Fact[];
 }
 
 export interface CommitReceipt {
@@ -49,6 +70,8 @@ export function payloadHash(op: CommitOperation): string {
       expectedVersion: op.expectedVersion,
       facts: op.facts,
       settle: op.settle ?? null,
+      // Only when present, so the hash of an operation without spawns is what it always was.
+      ...(op.spawns && op.spawns.length > 0 ? { spawns: op.spawns } : {}),
     }),
   );
 }

@@ -28,6 +28,8 @@ export interface CasPlan {
   row: CommitRow | null;
   operation: Database["commit_operations"] | null;
   runInserts: readonly Database["runs"][];
+  /** Child threads a fenced commit spawns: each one's row, first commit and run, after `ok`. */
+  spawns?: readonly { thread: Database["threads"]; commit: CommitRow; run: Database["runs"] }[];
   runUpdate: RunUpdate | null;
   session: { id: string; set: Record<string, unknown> } | null;
   notice: CarriedNotices | null;
@@ -74,6 +76,12 @@ export function casStatement(plan: CasPlan, $: (value: unknown) => string, value
   const after = `exists (select 1 from ${ok})`;
   plan.runInserts.forEach((run, i) => {
     ctes.push(`ri${i} as (${insertSelect("runs", run, $, ok)})`);
+  });
+  (plan.spawns ?? []).forEach((spawn, i) => {
+    // Foreign keys are checked at the statement's end, so the three may share it in any order.
+    ctes.push(`st${i} as (${insertSelect("threads", spawn.thread, $, ok)})`);
+    ctes.push(`sc${i} as (${insertSelect("commits", spawn.commit, $, ok)})`);
+    ctes.push(`sr${i} as (${insertSelect("runs", spawn.run, $, ok)})`);
   });
   if (plan.runUpdate) ctes.push(`ru as (${runUpdateSql(plan.runUpdate, $)} and ${after})`);
   if (plan.session) {

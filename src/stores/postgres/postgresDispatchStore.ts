@@ -8,7 +8,7 @@ import { activationFromRows } from "../sql/activationRows.js";
 import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
 import { operationIdOf, planCommitWrites, storedOperation } from "../sql/commitWrites.js";
 import type { Db } from "../sql/db.js";
-import { type Head, headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
+import { type Head, headFrom, runAgentSql } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
@@ -183,6 +183,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         row: plan.row,
         operation: plan.operation,
         runInserts: [],
+        spawns: plan.spawns,
         runUpdate: plan.run,
         session: null,
         notice,
@@ -332,7 +333,7 @@ function claimablePick(at: string, order: string, only?: string): string {
  * statement returns it unclaimed, and the claim fails.
  */
 const CLAIM = {
-  name: "awaken_claim_v8",
+  name: "awaken_claim_v9",
   sql: `with p as (
       select * from (${claimablePick("$5", "order by available_at limit 1")}) waiting
       union all
@@ -348,7 +349,7 @@ const CLAIM = {
       on er.environment_id = s.environment_id and er.revision = s.environment_revision where s.id = r.session_id)
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
   select p.picked_id, c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
-    s.status, s.pending_json, s.usage_json, s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, er.config_json,
+    s.status, s.pending_json, s.usage_json, s.workspace_id, ${runAgentSql("c.thread_id")} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, er.config_json,
     exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources,
     (select coalesce(json_agg(json_build_array(h.base_version, h.created_at, h.facts_json::json) order by h.base_version), '[]')
       from commits h where h.thread_id = c.thread_id) as history,

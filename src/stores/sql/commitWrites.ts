@@ -12,6 +12,7 @@ import {
   type StoredFact,
 } from "./appendFacts.js";
 import { fromJson, toJson } from "./db.js";
+import { queuedRunRow } from "./runRows.js";
 import { planRunAfterCommit, type RunUpdate } from "./runWrites.js";
 import type { Database } from "./schema.js";
 import { readHash, storedHash } from "./storedHash.js";
@@ -25,7 +26,42 @@ export interface CommitWrites {
   operation: Database["commit_operations"] | null;
   /** The step after the fence: settle the run, or reset its crash budget (see `planRunAfterCommit`). */
   run: RunUpdate | null;
+  /** The child threads the commit spawns: each one's row, first commit and queued run. */
+  spawns: SpawnWrites[];
   receipt: CommitReceipt;
+}
+
+export interface SpawnWrites {
+  thread: Database["threads"];
+  commit: CommitRow;
+  run: Database["runs"];
+}
+
+/** A child thread's projection before its first commit: idle, nothing pending, nothing used. */
+const CHILD_START: ProjectionColumns = { status: "idle", pending_json: "[]", usage_json: "{}" };
+
+/** A spawned child's writes: it starts at version 0 with its first input, and a run to answer it. */
+function planSpawn(
+  spawn: NonNullable<CommitOperation["spawns"]>[number],
+  parentThreadId: string,
+  sessionId: string,
+  now: number,
+): SpawnWrites {
+  const first = planFactAppend(sessionId, spawn.threadId, 0, spawn.facts, now, CHILD_START);
+  if (!first.row) throw new Error(`spawned thread ${spawn.threadId} has no first input`);
+  return {
+    thread: {
+      id: spawn.threadId,
+      session_id: sessionId,
+      created_at: now,
+      parent_thread_id: parentThreadId,
+      agent_name: spawn.agentName,
+      agent_snapshot_json: toJson(spawn.agent),
+      archived_at: null,
+    },
+    commit: first.row,
+    run: queuedRunRow(spawn.runId, sessionId, spawn.threadId, now),
+  };
 }
 
 /**
@@ -69,6 +105,8 @@ export function planCommitWrites(
           committed_at: now,
         },
     run: planRunAfterCommit(op, pendingAfter, now),
+    // Spawns ride only on a commit that writes facts (their `thread_created` is among them).
+    spawns: row ? (op.spawns ?? []).map((s) => planSpawn(s, op.threadId, seen.session_id, now)) : [],
     receipt,
   };
 }

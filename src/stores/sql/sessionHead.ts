@@ -47,6 +47,15 @@ export function headFrom(row: {
 export const SESSION_AGENT_SQL =
   "coalesce(nullif(s.agent_snapshot_json, ''), (select ea.snapshot_json from executable_agents ea where ea.workspace_id = s.workspace_id and ea.agent_id = s.agent_id and ea.version = s.agent_version))";
 
+/**
+ * The agent a run on thread `threadIdSql` runs, with its session row `s`: a child thread's own
+ * pinned snapshot (frozen when it was spawned), else the session's agent (a primary thread has none
+ * of its own). Every claim path reads this, so a child runs its own agent version.
+ */
+export function runAgentSql(threadIdSql: string): string {
+  return `coalesce((select t.agent_snapshot_json from threads t where t.id = ${threadIdSql}), ${SESSION_AGENT_SQL})`;
+}
+
 /** The session's current status in `selectSessions`: its head's, or the initial one before its first commit. */
 export const sessionStatus: RawBuilder<string> = sql<string>`coalesce(h.status, s.status)`;
 

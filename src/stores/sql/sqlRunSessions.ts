@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type { ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import type { HeldRun } from "../../resources/claimedResources.js";
 import { type Db, fromJson } from "./db.js";
-import { SESSION_AGENT_SQL } from "./sessionHead.js";
+import { runAgentSql } from "./sessionHead.js";
 import { rowToRecord } from "./sqlSessionResourceStore.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 
@@ -43,7 +43,7 @@ export class SqlRunSessions {
       .select([
         "r.session_id as run_session_id",
         "s.workspace_id as run_workspace_id",
-        sql<string>`${sql.raw(SESSION_AGENT_SQL)}`.as("agent"),
+        sql<string>`${sql.raw(runAgentSql("r.thread_id"))}`.as("agent"),
       ])
       .where("r.id", "=", runId)
       .where("r.owner", "=", owner)

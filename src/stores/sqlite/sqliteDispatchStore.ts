@@ -6,7 +6,7 @@ import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
 import type { ProjectionColumns } from "../sql/appendFacts.js";
 import { planCommitWrites } from "../sql/commitWrites.js";
 import { planClaim } from "../sql/runWrites.js";
-import { SESSION_AGENT_SQL } from "../sql/sessionHead.js";
+import { runAgentSql } from "../sql/sessionHead.js";
 import { headSync, readThreadSync, storedOperationSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
@@ -64,7 +64,8 @@ export class SqliteDispatchStore implements DispatchStore {
         budget_json: string | null;
         has_resources: number;
       }>(
-        `select s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources from sessions s where s.id = ?`,
+        `select s.workspace_id, ${runAgentSql("?")} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources from sessions s where s.id = ?`,
+        run.thread_id,
         run.session_id,
       );
       if (!session) throw new Error(`run ${run.id} has no session`);

@@ -23,6 +23,11 @@ export function executeCommitWritesSync(sql: SyncSql, writes: CommitWrites): voi
   if (writes.row) insertRow(sql, "commits", writes.row);
   if (writes.operation) insertRow(sql, "commit_operations", writes.operation);
   if (writes.run) executeRunUpdateSync(sql, writes.run);
+  for (const spawn of writes.spawns) {
+    insertRow(sql, "threads", spawn.thread);
+    insertRow(sql, "commits", spawn.commit);
+    insertRow(sql, "runs", spawn.run);
+  }
 }
 
 /** One run UPDATE; false when its WHERE matched no row. */

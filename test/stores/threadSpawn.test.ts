@@ -1,0 +1,128 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
+import { encodeFact } from "../../src/coordinator/factCodec.js";
+import type { ExecutableAgentSnapshot } from "../../src/coordinator/ports.js";
+import { newId } from "../../src/kernel/ids.js";
+import {
+  BACKEND_NAMES,
+  backendUnavailable,
+  sessionWithQueuedRun,
+  TEST_AGENT,
+} from "../support/storeFixtures.js";
+
+type Fixture = Awaited<ReturnType<typeof sessionWithQueuedRun>>;
+let fx: Fixture;
+afterEach(async () => {
+  await fx?.handle.close();
+});
+
+/** The child's pinned agent: another agent and version than the session's. */
+const CHILD_AGENT: ExecutableAgentSnapshot = {
+  ...TEST_AGENT,
+  agentId: "agent_researcher",
+  version: 3,
+  fingerprint: "child",
+  definition: { ...TEST_AGENT.definition, name: "researcher", system: "You research." },
+};
+
+/** The parent run's commit that spawns one child: `thread_created` + the task sent, with the spawn. */
+function spawningCommit(
+  f: Fixture,
+  claim: { owner: string; epoch: number },
+  version: number,
+): CommitOperation {
+  const now = f.clock.now();
+  const childThreadId = `sthr_child_${f.runId}`;
+  return {
+    opId: `op_${f.runId}_v${version}`,
+    runId: f.runId,
+    threadId: f.session.threadId,
+    owner: claim.owner,
+    epoch: claim.epoch,
+    expectedVersion: version,
+    facts: [
+      encodeFact({
+        id: newId("sevt", now),
+        kind: "thread_created",
+        thread: childThreadId,
+        agentName: "researcher",
+        workflowRun: null,
+      }),
+      encodeFact({
+        id: newId("sevt", now),
+        kind: "thread_message_sent",
+        toThread: childThreadId,
+        toAgentName: "researcher",
+        content: [{ type: "text", text: "find it" }],
+      }),
+    ],
+    spawns: [
+      {
+        threadId: childThreadId,
+        runId: `run_child_${f.runId}`,
+        agentName: "researcher",
+        agent: CHILD_AGENT,
+        facts: [
+          encodeFact({
+            id: newId("sevt", now),
+            kind: "thread_message_received",
+            fromThread: f.session.threadId,
+            fromAgentName: null,
+            content: [{ type: "text", text: "find it" }],
+          }),
+        ],
+      },
+    ],
+  };
+}
+
+describe.each(BACKEND_NAMES)("a run spawns a child thread in its fenced commit: %s", (backend) => {
+  beforeEach((ctx) => {
+    const reason = backendUnavailable(backend);
+    if (reason) ctx.skip(reason);
+  });
+
+  it("writes the child's row, first input and run with the parent's facts; the child's claim runs its own agent", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const parent = (await fx.stores.dispatch.claim("w1", 60_000))!;
+    expect(parent.agent.agentId).toBe(TEST_AGENT.agentId);
+    const op = spawningCommit(fx, parent, 1);
+    const result = await fx.stores.dispatch.commit(op);
+    expect(result.ok).toBe(true);
+    // A retry of the same commit is its duplicate: no second child.
+    const retried = await fx.stores.dispatch.commit(op);
+    expect(retried).toMatchObject({ ok: true, duplicate: true });
+
+    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10 });
+    expect(threads.data.map((t) => [t.id, t.parentThreadId, t.agent?.agentId ?? null])).toEqual([
+      [fx.session.threadId, null, null],
+      [`sthr_child_${fx.runId}`, fx.session.threadId, CHILD_AGENT.agentId],
+    ]);
+    const parentHistory = await fx.stores.history.readThread(fx.session.threadId, 0);
+    expect(parentHistory.map((f) => f.type)).toEqual([
+      "user.message",
+      "session.thread_created",
+      "agent.thread_message_sent",
+    ]);
+
+    // The child's run is claimed like any run (the parent's still held), fenced with its own epoch, with the child's agent.
+    const child = (await fx.stores.dispatch.claim("w2", 60_000))!;
+    expect(child.runId).toBe(`run_child_${fx.runId}`);
+    expect(child.threadId).toBe(`sthr_child_${fx.runId}`);
+    expect(child.agent).toEqual(CHILD_AGENT);
+    expect(child.history.map((f) => f.type)).toEqual(["agent.thread_message_received"]);
+    expect(await fx.stores.dispatch.claim("w3", 60_000)).toBeNull();
+  });
+
+  it("a spawn whose parent commit is refused writes nothing", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const parent = (await fx.stores.dispatch.claim("w1", 60_000))!;
+    const stale = await fx.stores.dispatch.commit(
+      spawningCommit(fx, { ...parent, epoch: parent.epoch + 5 }, 1),
+    );
+    expect(stale.ok).toBe(false);
+    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10 });
+    expect(threads.data).toHaveLength(1);
+    expect(await fx.stores.dispatch.claim("w2", 60_000)).toBeNull();
+  });
+});
