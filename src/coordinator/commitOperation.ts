@@ -24,6 +24,17 @@ export interface CommitOperation {
    * its first input and its queued run are written in the same transaction, or none is.
    */
   spawns?: ThreadSpawn[];
+  /**
+   * A child thread's answer to the run that spawned it: facts appended on the parent's history
+   * (at its head, whatever it is) in this same commit, which resume the parent's parked run once
+   * nothing else is pending there.
+   */
+  answer?: ThreadAnswer;
+}
+
+export interface ThreadAnswer {
+  parentThreadId: string;
+  facts: Fact[];
 }
 
 /**
@@ -50,6 +61,8 @@ export interface CommitReceipt {
   eventIds: string[];
   committedAt: number;
   settled: RunOutcome | null;
+  /** With a thread's answer: the parent thread's version after the answer's facts. */
+  answeredVersion?: number;
 }
 
 export type CommitRejection =
@@ -72,6 +85,7 @@ export function payloadHash(op: CommitOperation): string {
       settle: op.settle ?? null,
       // Only when present, so the hash of an operation without spawns is what it always was.
       ...(op.spawns && op.spawns.length > 0 ? { spawns: op.spawns } : {}),
+      ...(op.answer ? { answer: op.answer } : {}),
     }),
   );
 }

@@ -26,13 +26,16 @@ export type SessionStatus = "idle" | "running" | "rescheduling" | "terminated";
  * tool call, the result of a built-in call the client runs (a self-hosted worker), or a verdict on
  * a gated call. Stored under other names: see `facts/pendingCodec.ts`.
  */
-export type AnswerKind = "client_tool_result" | "server_tool_result" | "confirmation";
+export type AnswerKind = "client_tool_result" | "server_tool_result" | "confirmation" | "thread_answer";
 
 /** Who runs a gated call once it is allowed: this server, or the client, which then owes its result. */
 export type AfterAllow = "server" | "client";
 
 export interface PendingAction {
-  /** The id of the tool call fact that waits for an answer (a client call, or a built-in one). */
+  /**
+   * The id of the tool call fact that waits for an answer (a client call, or a built-in one); for
+   * `thread_answer`, the child thread whose answer the spawning run waits for (no client answers it).
+   */
   eventId: string;
   kind: AnswerKind;
   /** For a confirmation: who runs the tool once allowed (`client`: a self-hosted worker). */

@@ -30,6 +30,16 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
         // Only after the commit returned: the tails of this process take the facts as committed.
         ports.committed?.publish({ threadId: op.threadId, versionAfter, facts: op.facts, committedAt });
         ports.signals.threadCommitted(op.threadId, versionAfter);
+        // A child's answer landed on its parent's history; spawned children and a resumed parent
+        // are runs to claim.
+        const answeredVersion = result.receipt.answeredVersion;
+        if (op.answer && answeredVersion !== undefined) {
+          const { parentThreadId, facts } = op.answer;
+          ports.committed?.publish({ threadId: parentThreadId, versionAfter: answeredVersion, facts, committedAt });
+          ports.signals.threadCommitted(parentThreadId, answeredVersion);
+          ports.signals.dispatchReady();
+        }
+        for (const spawn of op.spawns ?? []) ports.signals.dispatchReady(spawn.runId);
       }
       return result;
     },

@@ -70,6 +70,13 @@ export function projectFacts(
       case "interrupt":
         pending = [];
         break;
+      // A spawned child's answer is waited for until it arrives on this (its parent's) history.
+      case "thread_created":
+        pending = [...pending, { eventId: fact.thread, kind: "thread_answer" }];
+        break;
+      case "thread_message_received":
+        pending = pending.filter((p) => !(p.kind === "thread_answer" && p.eventId === fact.fromThread));
+        break;
       case "model_request_end":
       // A compaction's summarization request is a model request too: its tokens count.
       case "context_compacted":

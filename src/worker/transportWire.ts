@@ -56,6 +56,19 @@ export const commitOperationSchema = z.object({
   expectedVersion: count,
   facts: z.array(factSchema),
   settle: z.enum(["done", "awaiting", "failed"]).optional(),
+  spawns: z
+    .array(
+      z.object({
+        threadId: id,
+        runId: id,
+        agentName: z.string().min(1).max(256),
+        agent: z.custom<ExecutableAgentSnapshot>(isObject, "expected an agent snapshot"),
+        facts: z.array(factSchema).min(1),
+      }),
+    )
+    .max(20)
+    .optional(),
+  answer: z.object({ parentThreadId: id, facts: z.array(factSchema).min(1) }).optional(),
 });
 
 const commitReceiptSchema = z.object({
@@ -66,6 +79,7 @@ const commitReceiptSchema = z.object({
   eventIds: z.array(id),
   committedAt: count,
   settled: z.enum(["done", "awaiting", "failed"]).nullable(),
+  answeredVersion: count.optional(),
 });
 
 export const commitResultSchema = z.discriminatedUnion("ok", [
@@ -96,6 +110,8 @@ const activationSchema = z.object({
     fingerprint: z.string(),
     definition: z.custom<ExecutableAgentSnapshot["definition"]>(isObject, "expected an agent definition"),
     publishedAt: count,
+    // A session's pinned roster: the agents its runs may spawn as child threads.
+    roster: z.array(z.custom<ExecutableAgentSnapshot>(isObject, "expected an agent snapshot")).optional(),
   }),
   environment: z.object({
     id,

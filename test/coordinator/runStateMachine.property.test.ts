@@ -1080,6 +1080,8 @@ function answerFor(id: string, kind: AnswerKind, allow: boolean): UserInput {
       return allow
         ? { type: "user.tool_confirmation", body: { tool_use_id: id, result: "allow" } }
         : { type: "user.tool_confirmation", body: { tool_use_id: id, result: "deny", deny_message: "no" } };
+    case "thread_answer":
+      throw new Error("a child thread's answer comes from the thread, never from a client");
   }
 }
 

@@ -56,6 +56,7 @@ function spawningCommit(
         content: [{ type: "text", text: "find it" }],
       }),
     ],
+    settle: "awaiting",
     spawns: [
       {
         threadId: childThreadId,
@@ -93,7 +94,7 @@ describe.each(BACKEND_NAMES)("a run spawns a child thread in its fenced commit: 
     const retried = await fx.stores.dispatch.commit(op);
     expect(retried).toMatchObject({ ok: true, duplicate: true });
 
-    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10 });
+    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10, cursor: null });
     expect(threads.data.map((t) => [t.id, t.parentThreadId, t.agent?.agentId ?? null])).toEqual([
       [fx.session.threadId, null, null],
       [`sthr_child_${fx.runId}`, fx.session.threadId, CHILD_AGENT.agentId],
@@ -105,13 +106,111 @@ describe.each(BACKEND_NAMES)("a run spawns a child thread in its fenced commit: 
       "agent.thread_message_sent",
     ]);
 
-    // The child's run is claimed like any run (the parent's still held), fenced with its own epoch, with the child's agent.
+    // The parent waits for its child (parked); the child's run is claimed like any run, fenced with its own epoch, with the child's agent.
     const child = (await fx.stores.dispatch.claim("w2", 60_000))!;
     expect(child.runId).toBe(`run_child_${fx.runId}`);
     expect(child.threadId).toBe(`sthr_child_${fx.runId}`);
     expect(child.agent).toEqual(CHILD_AGENT);
     expect(child.history.map((f) => f.type)).toEqual(["agent.thread_message_received"]);
     expect(await fx.stores.dispatch.claim("w3", 60_000)).toBeNull();
+
+    // The child's turn ends with its answer on the parent's history, in the same fenced commit,
+    // which resumes the parent (nothing else is pending there).
+    const now = fx.clock.now();
+    const answered = await fx.stores.dispatch.commit({
+      opId: `op_${child.runId}_v1`,
+      runId: child.runId,
+      threadId: child.threadId,
+      owner: child.owner,
+      epoch: child.epoch,
+      expectedVersion: 1,
+      facts: [
+        encodeFact({
+          id: newId("sevt", now),
+          kind: "agent_message",
+          content: [{ type: "text", text: "found" }],
+        }),
+      ],
+      settle: "done",
+      answer: {
+        parentThreadId: fx.session.threadId,
+        facts: [
+          encodeFact({
+            id: newId("sevt", now),
+            kind: "thread_message_received",
+            fromThread: child.threadId,
+            fromAgentName: "researcher",
+            content: [{ type: "text", text: "found" }],
+          }),
+        ],
+      },
+    });
+    expect(answered).toMatchObject({ ok: true, duplicate: false, receipt: { answeredVersion: 4 } });
+    expect((await fx.stores.history.readThread(fx.session.threadId, 3)).map((f) => f.type)).toEqual([
+      "agent.thread_message_received",
+    ]);
+    const resumed = (await fx.stores.dispatch.claim("w4", 60_000))!;
+    expect(resumed.runId).toBe(fx.runId);
+    expect(resumed.history).toHaveLength(4);
+  });
+
+  it("a child's answer leaves its parent parked while another child it spawned has not answered", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const parent = (await fx.stores.dispatch.claim("w1", 60_000))!;
+    const op = spawningCommit(fx, parent, 1);
+    const second = { ...op.spawns![0]!, threadId: "sthr_second", runId: "run_second" };
+    const secondCreated = encodeFact({
+      id: newId("sevt", fx.clock.now()),
+      kind: "thread_created",
+      thread: "sthr_second",
+      agentName: "researcher",
+      workflowRun: null,
+    });
+    expect(
+      (
+        await fx.stores.dispatch.commit({
+          ...op,
+          facts: [...op.facts, secondCreated],
+          spawns: [...op.spawns!, second],
+        })
+      ).ok,
+    ).toBe(true);
+    const child = (await fx.stores.dispatch.claim("w2", 60_000))!;
+    const answer = (from: string) =>
+      encodeFact({
+        id: newId("sevt", fx.clock.now()),
+        kind: "thread_message_received",
+        fromThread: from,
+        fromAgentName: "researcher",
+        content: [],
+      });
+    const first = await fx.stores.dispatch.commit({
+      opId: `op_${child.runId}_v1`,
+      runId: child.runId,
+      threadId: child.threadId,
+      owner: child.owner,
+      epoch: child.epoch,
+      expectedVersion: 1,
+      facts: [],
+      settle: "done",
+      answer: { parentThreadId: fx.session.threadId, facts: [answer(child.threadId)] },
+    });
+    expect(first.ok).toBe(true);
+    const other = (await fx.stores.dispatch.claim("w3", 60_000))!;
+    expect(other.threadId).not.toBe(fx.session.threadId);
+    expect(await fx.stores.dispatch.claim("w4", 60_000)).toBeNull();
+    await fx.stores.dispatch.commit({
+      opId: `op_${other.runId}_v1`,
+      runId: other.runId,
+      threadId: other.threadId,
+      owner: other.owner,
+      epoch: other.epoch,
+      expectedVersion: 1,
+      facts: [],
+      settle: "done",
+      answer: { parentThreadId: fx.session.threadId, facts: [answer(other.threadId)] },
+    });
+    expect((await fx.stores.dispatch.claim("w5", 60_000))?.runId).toBe(fx.runId);
   });
 
   it("a spawn whose parent commit is refused writes nothing", async () => {
@@ -121,7 +220,7 @@ describe.each(BACKEND_NAMES)("a run spawns a child thread in its fenced commit: 
       spawningCommit(fx, { ...parent, epoch: parent.epoch + 5 }, 1),
     );
     expect(stale.ok).toBe(false);
-    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10 });
+    const threads = await fx.stores.sessions.listThreads(fx.session, { limit: 10, cursor: null });
     expect(threads.data).toHaveLength(1);
     expect(await fx.stores.dispatch.claim("w2", 60_000)).toBeNull();
   });

@@ -12,6 +12,7 @@ const STORED_KIND: Record<AnswerKind, string> = {
   client_tool_result: "custom_tool_result",
   server_tool_result: "tool_result",
   confirmation: "tool_confirmation",
+  thread_answer: "thread_message",
 };
 
 const STORED_AFTER_ALLOW: Record<AfterAllow, string> = { server: "server", client: "tool_result" };
@@ -20,6 +21,7 @@ const STORED_AFTER_ALLOW: Record<AfterAllow, string> = { server: "server", clien
 export function decodeAnswerKind(stored: string): AnswerKind {
   if (stored === STORED_KIND.client_tool_result) return "client_tool_result";
   if (stored === STORED_KIND.confirmation) return "confirmation";
+  if (stored === STORED_KIND.thread_answer) return "thread_answer";
   return "server_tool_result";
 }
 

@@ -30,6 +30,11 @@ export interface CasPlan {
   runInserts: readonly Database["runs"][];
   /** Child threads a fenced commit spawns: each one's row, first commit and run, after `ok`. */
   spawns?: readonly { thread: Database["threads"]; commit: CommitRow; run: Database["runs"] }[];
+  /**
+   * A child's answer on its parent's history: a plain insert (a parent commit that took the same
+   * version meanwhile makes the statement fail, and the caller tries again) and the resume.
+   */
+  answer?: { row: CommitRow; resume: RunUpdate | null } | null;
   runUpdate: RunUpdate | null;
   session: { id: string; set: Record<string, unknown> } | null;
   notice: CarriedNotices | null;
@@ -83,6 +88,10 @@ export function casStatement(plan: CasPlan, $: (value: unknown) => string, value
     ctes.push(`sc${i} as (${insertSelect("commits", spawn.commit, $, ok)})`);
     ctes.push(`sr${i} as (${insertSelect("runs", spawn.run, $, ok)})`);
   });
+  if (plan.answer) {
+    ctes.push(`pa as (${insertSelect("commits", plan.answer.row, $, ok)})`);
+    if (plan.answer.resume) ctes.push(`pr as (${runUpdateSql(plan.answer.resume, $)} and ${after})`);
+  }
   if (plan.runUpdate) ctes.push(`ru as (${runUpdateSql(plan.runUpdate, $)} and ${after})`);
   if (plan.session) {
     const set = Object.entries(plan.session.set).map(([k, v]) => `${k} = ${$(v)}::${typeOf(k)}`);

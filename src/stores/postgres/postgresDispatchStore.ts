@@ -6,7 +6,13 @@ import { BoundedCache } from "../../kernel/boundedCache.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
 import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
-import { operationIdOf, planCommitWrites, storedOperation } from "../sql/commitWrites.js";
+import {
+  type AnswerWrites,
+  operationIdOf,
+  planAnswerWrites,
+  planCommitWrites,
+  storedOperation,
+} from "../sql/commitWrites.js";
 import type { Db } from "../sql/db.js";
 import { type Head, headFrom, runAgentSql } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
@@ -135,7 +141,11 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
       const seen = await this.seenAt(op);
       if (seen) {
-        const written = await this.commitOnce(op, hash, seen);
+        const written = await this.commitOnce(op, hash, seen).catch((error: unknown) => {
+          // A child's answer raced its parent's own commit for the parent's next version: decide again.
+          if (op.answer && (error as { code?: string }).code === "23505") return null;
+          throw error;
+        });
         if (written) return written;
       }
       const decision = await this.decide(op, hash);
@@ -154,6 +164,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
   ): Promise<CommitResult | null> {
     const now = this.clock.now();
     const plan = planCommitWrites(op, hash, { ...seen, session_id: seen.sessionId }, now);
+    const answer = op.answer ? await this.planAnswer(op.answer, seen.sessionId, now) : null;
     const notice = carriedNotices(this.notices, [
       { kind: "thread", thread: op.threadId, version: plan.receipt.versionAfter },
     ]);
@@ -184,6 +195,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         operation: plan.operation,
         runInserts: [],
         spawns: plan.spawns,
+        answer: answer?.writes ?? null,
         runUpdate: plan.run,
         session: null,
         notice,
@@ -194,12 +206,53 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const { rows } = await this.pool.query<{ ok: number }>(statement);
     if (rows[0]?.ok !== 1) return null;
     if (notice) this.notices?.carried(notice.payloads);
+    if (answer) {
+      this.heads.delete(answer.parentThreadId);
+      return {
+        ok: true,
+        receipt: { ...plan.receipt, answeredVersion: answer.writes.row.version },
+        duplicate: false,
+      };
+    }
     this.remember(op.threadId, {
       version: plan.receipt.versionAfter,
       ...plan.facts.after,
       sessionId: seen.sessionId,
     });
     return { ok: true, receipt: plan.receipt, duplicate: false };
+  }
+
+  /**
+   * A child's answer planned on its parent's head and parked run as read now: the insert at that
+   * head fails if the parent moved meanwhile (see `commit`), so a plain read is enough.
+   */
+  private async planAnswer(
+    answer: NonNullable<CommitOperation["answer"]>,
+    sessionId: string,
+    now: number,
+  ): Promise<{ parentThreadId: string; writes: AnswerWrites }> {
+    const { rows } = await this.pool.query<{
+      version: string | null;
+      status: string | null;
+      pending_json: string | null;
+      usage_json: string | null;
+      run_id: string | null;
+      run_epoch: string | null;
+    }>(
+      `select h.version, h.status, h.pending_json, h.usage_json, r.id as run_id, r.epoch as run_epoch
+       from (select 1) one
+       left join lateral (select version, status, pending_json, usage_json from commits where thread_id = $1 order by base_version desc limit 1) h on true
+       left join lateral (select id, epoch from runs where thread_id = $1 and state = 'awaiting' limit 1) r on true`,
+      [answer.parentThreadId],
+    );
+    const row = rows[0];
+    if (!row || row.version === null) throw new Error(`thread ${answer.parentThreadId} has no history to answer`);
+    const parent = headFrom({ ...row, version: row.version });
+    const awaiting = row.run_id === null ? null : { id: row.run_id, epoch: Number(row.run_epoch) };
+    return {
+      parentThreadId: answer.parentThreadId,
+      writes: planAnswerWrites(answer, parent, awaiting, sessionId, now),
+    };
   }
 
   /** The projection at the operation's expected version; null when no commit ends there. */

@@ -37,6 +37,41 @@ export interface SpawnWrites {
   run: Database["runs"];
 }
 
+/** What a child's answer writes on its parent's history: the commit row, and the parked run resumed. */
+export interface AnswerWrites {
+  row: CommitRow;
+  /** The parent's parked run back in the queue once nothing is pending there; null otherwise. */
+  resume: RunUpdate | null;
+}
+
+/**
+ * A child's answer appended at its parent's head (`parent`, read in the same transaction), and the
+ * parent's parked run (`awaitingRun`) resumed when the answer leaves nothing pending there.
+ */
+export function planAnswerWrites(
+  answer: NonNullable<CommitOperation["answer"]>,
+  parent: ProjectionColumns & { version: number },
+  awaitingRun: { id: string; epoch: number } | null,
+  sessionId: string,
+  now: number,
+): AnswerWrites {
+  const append = planFactAppend(sessionId, answer.parentThreadId, parent.version, answer.facts, now, parent);
+  if (!append.row) throw new Error("a thread's answer carries no facts");
+  const pendingAfter = fromJson<unknown[]>(append.after.pending_json).length;
+  return {
+    row: append.row,
+    resume:
+      awaitingRun && pendingAfter === 0
+        ? {
+            id: awaitingRun.id,
+            set: { state: "queued", available_at: now, updated_at: now },
+            onlyIfCrashed: false,
+            ifEpoch: awaitingRun.epoch,
+          }
+        : null,
+  };
+}
+
 /** A child thread's projection before its first commit: idle, nothing pending, nothing used. */
 const CHILD_START: ProjectionColumns = { status: "idle", pending_json: "[]", usage_json: "{}" };
 

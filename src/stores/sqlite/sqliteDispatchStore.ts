@@ -4,12 +4,12 @@ import type { Activation, DispatchStore } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows, claimedFrom } from "../sql/activationRows.js";
 import type { ProjectionColumns } from "../sql/appendFacts.js";
-import { planCommitWrites } from "../sql/commitWrites.js";
+import { planAnswerWrites, planCommitWrites } from "../sql/commitWrites.js";
 import { planClaim } from "../sql/runWrites.js";
 import { runAgentSql } from "../sql/sessionHead.js";
 import { headSync, readThreadSync, storedOperationSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
-import { executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
+import { executeAnswerWritesSync, executeCommitWritesSync, executeRunUpdateSync } from "./syncWrites.js";
 
 interface RunRow {
   id: string;
@@ -164,6 +164,19 @@ export class SqliteDispatchStore implements DispatchStore {
       const seen = head ?? initialProjection(sql, run.session_id);
       const writes = planCommitWrites(op, hash, { ...seen, session_id: run.session_id }, now);
       executeCommitWritesSync(sql, writes);
+      if (op.answer) {
+        // The parent's head and parked run as they are now: this transaction is the only writer.
+        const parentId = op.answer.parentThreadId;
+        const parent = headSync(sql, parentId) ?? { version: 0, ...initialProjection(sql, run.session_id) };
+        const awaiting =
+          sql.get<{ id: string; epoch: number }>(
+            "select id, epoch from runs where thread_id = ? and state = 'awaiting' limit 1",
+            parentId,
+          ) ?? null;
+        const answer = planAnswerWrites(op.answer, parent, awaiting, run.session_id, now);
+        executeAnswerWritesSync(sql, answer);
+        return { ok: true, receipt: { ...writes.receipt, answeredVersion: answer.row.version }, duplicate: false };
+      }
       return { ok: true, receipt: writes.receipt, duplicate: false };
     });
   }

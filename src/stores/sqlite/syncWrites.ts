@@ -1,4 +1,4 @@
-import type { CommitWrites } from "../sql/commitWrites.js";
+import type { AnswerWrites, CommitWrites } from "../sql/commitWrites.js";
 import type { InputWrites } from "../sql/inputWrites.js";
 import type { RunUpdate } from "../sql/runWrites.js";
 import type { SyncSql } from "./syncWriter.js";
@@ -28,6 +28,11 @@ export function executeCommitWritesSync(sql: SyncSql, writes: CommitWrites): voi
     insertRow(sql, "commits", spawn.commit);
     insertRow(sql, "runs", spawn.run);
   }
+}
+
+export function executeAnswerWritesSync(sql: SyncSql, writes: AnswerWrites): void {
+  insertRow(sql, "commits", writes.row);
+  if (writes.resume) executeRunUpdateSync(sql, writes.resume);
 }
 
 /** One run UPDATE; false when its WHERE matched no row. */
