@@ -35,7 +35,12 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
         const answeredVersion = result.receipt.answeredVersion;
         if (op.answer && answeredVersion !== undefined) {
           const { parentThreadId, facts } = op.answer;
-          ports.committed?.publish({ threadId: parentThreadId, versionAfter: answeredVersion, facts, committedAt });
+          ports.committed?.publish({
+            threadId: parentThreadId,
+            versionAfter: answeredVersion,
+            facts,
+            committedAt,
+          });
           ports.signals.threadCommitted(parentThreadId, answeredVersion);
           ports.signals.dispatchReady();
         }

@@ -33,6 +33,13 @@ export function offlineReply(request: ModelRequest): OfflineReply {
   }
 
   const said = message ? userText(message) : "";
+  const parallel = parallelCalls(said, request.tools, request.messages.length);
+  if (parallel.length > 1) {
+    return {
+      content: [{ type: "text", text: `${OFFLINE_PREFIX}Calling ${parallel.length} tools.` }, ...parallel],
+      stopReason: "tool_use",
+    };
+  }
   const tool = requestedTool(said, request.tools);
   if (tool) {
     return {
@@ -74,6 +81,30 @@ function requestedTool(text: string, tools: ModelToolSpec[]): ModelToolSpec | un
     if (tool) return tool;
   }
   return undefined;
+}
+
+/**
+ * Several calls in one answer: a message saying "in parallel" asks for one call per
+ * `call/use/run <tool> {json}` phrase that names a tool the agent has, each with the JSON object
+ * that follows its phrase (before the next one) as input. Fewer than two: the single-call rule.
+ */
+function parallelCalls(text: string, tools: ModelToolSpec[], conversationLength: number) {
+  if (!/\bin parallel\b/i.test(text)) return [];
+  const phrases = [...text.matchAll(TOOL_REQUEST)].filter((m) => tools.some((t) => t.name === m[1]));
+  return phrases.flatMap((match, i) => {
+    const tool = tools.find((t) => t.name === match[1]);
+    const end = phrases[i + 1]?.index ?? text.length;
+    const input = firstJsonObject(text.slice((match.index ?? 0) + match[0].length, end));
+    if (!tool || !input) return [];
+    return [
+      {
+        type: "tool_use" as const,
+        id: offlineToolUseId(conversationLength, `${tool.name}#${i}`),
+        name: tool.name,
+        input,
+      },
+    ];
+  });
 }
 
 /** Deterministic so replaying a conversation yields the same tool_use id. */

@@ -1,6 +1,7 @@
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import type { JsonObject } from "../kernel/json.js";
 import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
+import { spawnedThreads } from "./threadSpawning.js";
 import { MEMORY_WRITTEN_BACK } from "./toolFacts.js";
 
 /** How the model is told that a compaction's summary stands for the earlier conversation. */
@@ -41,8 +42,13 @@ export function buildConversation(
   };
 
   if (summary !== null) add("user", [{ type: "text", text: `${SUMMARY_PREFIX}${summary}` }]);
+  const spawned = spawnedThreads(facts);
   for (const fact of inModelOrder(facts)) {
     switch (fact.kind) {
+      case "thread_message_received":
+        // A child's answer reaches the model as its spawning call's result; a parent's task is input.
+        if (!spawned.has(fact.fromThread)) add("user", userContent(fact.content));
+        break;
       case "user_message":
         add("user", userContent(fact.content));
         break;
@@ -135,6 +141,7 @@ function isInput(fact: CommittedTypedFact): boolean {
     fact.kind === "system_message" ||
     fact.kind === "interrupt" ||
     fact.kind === "outcome_defined" ||
+    fact.kind === "thread_message_received" ||
     (fact.kind === "tool_result" && fact.executor === "client")
   );
 }

@@ -4,6 +4,7 @@ import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import { activeOutcome, foldOutcomes, type OutcomeState } from "../coordinator/outcomes.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";
+import { childThreadIdOf, spawnCallIdOf } from "./threadSpawning.js";
 
 export type Step =
   /** A model request was started and never ended (the worker died): close its span, then go on. */
@@ -21,7 +22,10 @@ export type Step =
       /** Set for an MCP call: the server it goes to. */
       mcpServerName?: string;
     }
-  /** Tool uses wait for client answers (results or confirmations): park the run. */
+  /**
+   * Tool uses wait for client answers (results or confirmations) or for child threads: park the
+   * run. `eventIds` are the calls a client owes; empty when only child threads are waited for.
+   */
   | { kind: "await"; eventIds: string[] }
   /**
    * There is input the model has not answered yet. `failedAttempts` counts the model errors since
@@ -41,7 +45,8 @@ interface HandCall {
   mcpServerName: string | null;
   input: JsonObject;
   attempts: number;
-  waiting: ToolAwaits["answer"] | null;
+  /** `thread`: a spawn whose child thread has not answered yet (its answer is the call's result). */
+  waiting: ToolAwaits["answer"] | "thread" | null;
   afterAllow: AfterAllow;
 }
 
@@ -65,6 +70,8 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   const handCalls = new Map<string, HandCall>();
   /** Every tool use in call order, so a parked run lists what it waits for in that order. */
   const callOrder: string[] = [];
+  /** Threads this history spawned: their messages back are the spawning calls' results, not input. */
+  const spawned = new Set<string>();
 
   for (const fact of facts) {
     switch (fact.kind) {
@@ -121,6 +128,17 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
         if (execution && executed) executed.attempts = Math.max(executed.attempts, execution.attempt);
         break;
       }
+      case "thread_created": {
+        spawned.add(fact.thread);
+        const spawning = handCalls.get(spawnCallIdOf(fact.thread));
+        if (spawning && childThreadIdOf(spawnCallIdOf(fact.thread)) === fact.thread)
+          spawning.waiting = "thread";
+        break;
+      }
+      case "thread_message_received":
+        // A child's answer arrives with its spawning call's result; another thread's message is input.
+        if (!spawned.has(fact.fromThread)) lastInputAt = fact.seq;
+        break;
       case "tool_confirmation": {
         const call = handCalls.get(fact.callId);
         if (call?.waiting !== "confirmation") break;
@@ -174,7 +192,9 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
     }
   }
   const awaiting = callOrder.filter((id) => pending.includes(id) || handCalls.has(id));
-  if (awaiting.length > 0) return { kind: "await", eventIds: awaiting };
+  if (awaiting.length > 0) {
+    return { kind: "await", eventIds: awaiting.filter((id) => handCalls.get(id)?.waiting !== "thread") };
+  }
   const outcome = activeOutcome(foldOutcomes(facts));
   // A verdict first: input that arrived while the grader worked waits for it.
   if (outcome?.openStart) return { kind: "evaluate_outcome", outcome };

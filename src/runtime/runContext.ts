@@ -5,7 +5,7 @@
  * operation ids (`op_<run>_v<expectedVersion>`) are derived in one place.
  */
 
-import type { CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
+import type { CommitOperation, CommitRejection, RunOutcome } from "../coordinator/commitOperation.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import { decodeCommitted, encodeFact } from "../coordinator/factCodec.js";
 import type { CommittedFact, Fact } from "../coordinator/facts.js";
@@ -27,6 +27,9 @@ const COMMIT_RETRY: BackoffPolicy = {
   jitter: "none",
   maxAttempts: 5,
 };
+
+/** What a commit writes on other threads: children it spawns, or a child's answer to its parent. */
+export type ThreadWrites = Pick<CommitOperation, "spawns" | "answer">;
 
 export class RunContext {
   /** The thread's committed history as this run knows it, in `seq` order. */
@@ -62,9 +65,13 @@ export class RunContext {
    * change), which stay true whatever input was appended meanwhile: a version conflict is not a
    * reason to drop them, so they are retried on the new version until they land or the claim is lost.
    */
-  async commitLanding(facts: TypedFact[], settle?: RunOutcome): Promise<"ok" | "lost"> {
+  async commitLanding(
+    facts: TypedFact[],
+    settle?: RunOutcome,
+    threads?: ThreadWrites,
+  ): Promise<"ok" | "lost"> {
     for (;;) {
-      const status = await this.commit(facts, settle);
+      const status = await this.commit(facts, settle, threads);
       if (status !== "conflict") return status;
     }
   }
@@ -73,8 +80,9 @@ export class RunContext {
    * One fenced commit. The operation id is derived from the run and the expected version, so a
    * retry after a lost response is recognised by the store and answered with the original receipt.
    */
-  async commit(facts: TypedFact[], settle?: RunOutcome): Promise<CommitStatus> {
+  async commit(facts: TypedFact[], settle?: RunOutcome, threads?: ThreadWrites): Promise<CommitStatus> {
     const op = {
+      ...threads,
       opId: `op_${this.activation.runId}_v${this.version}`,
       runId: this.activation.runId,
       threadId: this.activation.threadId,

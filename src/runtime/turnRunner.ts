@@ -23,6 +23,7 @@ import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
 import { budgetInForce, budgetReached } from "./sessionBudget.js";
 import { systemPrompt } from "./skillCatalog.js";
+import { addSpawnTool, SPAWN_TOOL, SpawnStep, threadAnswer } from "./threadSpawning.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
 
@@ -46,6 +47,8 @@ export class TurnRunner {
   private readonly resources: ResourceRealization;
   /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
   private readonly delegate: A2aDelegateStep | null;
+  /** Spawns child threads for the agent's roster (`spawn_agent` calls). */
+  private readonly spawner: SpawnStep;
 
   constructor(
     private readonly activation: Activation,
@@ -55,6 +58,8 @@ export class TurnRunner {
     this.context = new RunContext(activation, ports, signal);
     // One catalog for the whole run: the MCP step adds its servers' tools, the model is offered them.
     const catalog = toolCatalog(activation.agent.definition, activation.environment.config);
+    addSpawnTool(catalog, activation.agent);
+    this.spawner = new SpawnStep(this.context);
     this.secrets = new SecretEgress(ports, activation, signal);
     this.resources = new ResourceRealization(this.context, catalog);
     this.sandbox = new SandboxProvisioning(this.context, this.secrets, () => this.resources.sandboxParts());
@@ -146,14 +151,20 @@ export class TurnRunner {
           const result =
             step.mcpServerName !== undefined
               ? await this.mcp.runMcpTool(step, step.mcpServerName)
-              : await this.handTools.runTool(step);
+              : step.name === SPAWN_TOOL
+                ? await this.spawner.spawn(step)
+                : await this.handTools.runTool(step);
           if (result === "lost") return "lost_claim";
           status = result;
           break;
         }
         case "await": {
           if ((await this.writeBack()) === "lost") return "lost_claim";
-          status = await context.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
+          // Waiting on child threads only, the run parks without an idle: the session works on.
+          status = await context.commit(
+            step.eventIds.length === 0 ? [] : [idle(now, { kind: "waiting", callIds: step.eventIds })],
+            "awaiting",
+          );
           if (status === "ok") return "settled";
           break;
         }
@@ -167,7 +178,18 @@ export class TurnRunner {
           // The turn's last commit point: whatever reached a read-write store's directory since the
           // last tool step is saved (or recorded as not taken) before the turn ends.
           if ((await this.writeBack()) === "lost") return "lost_claim";
-          status = await context.commit([idle(now, { kind: "turn_ended" })], "done");
+          // A child thread's turn ends with its answer on its parent's history, in the same commit.
+          const answered = threadAnswer(
+            context.facts,
+            this.activation.threadId,
+            this.activation.agent.definition.name,
+            now,
+          );
+          status = await context.commit(
+            [idle(now, { kind: "turn_ended" }), ...(answered ? [answered.sent] : [])],
+            "done",
+            answered ? { answer: answered.answer } : undefined,
+          );
           if (status === "ok") return "settled";
           break;
         }

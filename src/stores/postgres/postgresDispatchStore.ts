@@ -246,7 +246,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
       [answer.parentThreadId],
     );
     const row = rows[0];
-    if (!row || row.version === null) throw new Error(`thread ${answer.parentThreadId} has no history to answer`);
+    if (!row || row.version === null)
+      throw new Error(`thread ${answer.parentThreadId} has no history to answer`);
     const parent = headFrom({ ...row, version: row.version });
     const awaiting = row.run_id === null ? null : { id: row.run_id, epoch: Number(row.run_epoch) };
     return {

@@ -175,7 +175,11 @@ export class SqliteDispatchStore implements DispatchStore {
           ) ?? null;
         const answer = planAnswerWrites(op.answer, parent, awaiting, run.session_id, now);
         executeAnswerWritesSync(sql, answer);
-        return { ok: true, receipt: { ...writes.receipt, answeredVersion: answer.row.version }, duplicate: false };
+        return {
+          ok: true,
+          receipt: { ...writes.receipt, answeredVersion: answer.row.version },
+          duplicate: false,
+        };
       }
       return { ok: true, receipt: writes.receipt, duplicate: false };
     });

@@ -1,0 +1,183 @@
+/**
+ * Subagents: the tool a run with a `multiagent` roster offers its model to spawn child threads,
+ * the spawn itself (committed in the parent's fenced commit, with the child's row, first input and
+ * run), and the child's answer at the end of its turn (committed in the child's fenced commit on
+ * the parent's history). Every id is derived from the spawning tool call, so a re-run after a crash
+ * finds the child it already made instead of making another.
+ */
+
+import type { ThreadAnswer, ThreadSpawn } from "../coordinator/commitOperation.js";
+import { encodeFact } from "../coordinator/factCodec.js";
+import type { CommittedTypedFact, ContentBlock, TypedFact } from "../coordinator/factVocabulary.js";
+import type { ExecutableAgentSnapshot } from "../coordinator/ports.js";
+import { newId } from "../kernel/ids.js";
+import type { JsonObject } from "../kernel/json.js";
+import type { ModelToolSpec } from "../providers/ports.js";
+import type { Step } from "./nextStep.js";
+import type { CommitStatus, RunContext } from "./runContext.js";
+import { addRuntimeTools, type CatalogEntry } from "./toolCatalog.js";
+import { toolResult } from "./toolFacts.js";
+
+/** The tool's name (the SDK names no tool for this; the input is the roster name and the task). */
+export const SPAWN_TOOL = "spawn_agent";
+const MAX_MESSAGE_CHARS = 100_000;
+
+/** The child thread a spawning call makes, and its run: the call's id in another namespace. */
+export const childThreadIdOf = (callId: string): string => `sthr_${callId}`;
+export const childRunIdOf = (callId: string): string => `run_${callId}`;
+/** The spawning call of a child thread (the inverse of `childThreadIdOf`). */
+export const spawnCallIdOf = (threadId: string): string => threadId.slice("sthr_".length);
+
+/** The agents a run may spawn, by the name the model gives: the session's pinned roster. */
+function rosterOf(agent: ExecutableAgentSnapshot): Map<string, ExecutableAgentSnapshot> {
+  return new Map((agent.roster ?? []).map((entry) => [entry.definition.name, entry]));
+}
+
+/** Offers the spawn tool when the run's agent has a roster (gated like any server tool: always allowed). */
+export function addSpawnTool(catalog: Map<string, CatalogEntry>, agent: ExecutableAgentSnapshot): void {
+  const names = [...rosterOf(agent).keys()];
+  if (names.length === 0) return;
+  const spec: ModelToolSpec = {
+    name: SPAWN_TOOL,
+    description:
+      "Start a subagent on a task in a thread of its own. Its final answer comes back as this call's result. " +
+      "Call it several times in one answer to run several subagents in parallel.",
+    input_schema: {
+      type: "object",
+      properties: {
+        agent_name: { type: "string", enum: names, description: "Which subagent to start." },
+        message: { type: "string", description: "The task, as the subagent's first message." },
+      },
+      required: ["agent_name", "message"],
+    },
+  };
+  addRuntimeTools(catalog, [
+    {
+      spec,
+      repeatable: true,
+      // Never run in process: the run loop commits the spawn (`SpawnStep`) instead.
+      run: async () => ({ text: "spawn_agent runs as a thread", isError: true }),
+    },
+  ]);
+}
+
+/** The threads this history spawned (their `thread_created`), so their answers read as tool results. */
+export function spawnedThreads(facts: readonly CommittedTypedFact[]): Set<string> {
+  return new Set(facts.flatMap((f) => (f.kind === "thread_created" ? [f.thread] : [])));
+}
+
+/**
+ * The parent of a child thread: the sender of its history's first fact (the task it was spawned
+ * with); null on a primary thread.
+ */
+export function parentOf(facts: readonly CommittedTypedFact[]): string | null {
+  const first = facts[0];
+  return first?.kind === "thread_message_received" ? first.fromThread : null;
+}
+
+export class SpawnStep {
+  constructor(private readonly run: RunContext) {}
+
+  /** Spawns the call's child thread; a call the roster cannot answer gets an error result instead. */
+  async spawn(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
+    const now = this.run.ports.clock.now();
+    const input = step.input as JsonObject;
+    const name = typeof input.agent_name === "string" ? input.agent_name : "";
+    const message = typeof input.message === "string" ? input.message : "";
+    const agent = rosterOf(this.run.activation.agent).get(name);
+    if (!agent || message.trim() === "" || message.length > MAX_MESSAGE_CHARS) {
+      const why = !agent
+        ? `no subagent is named ${JSON.stringify(name.slice(0, 100))}; the roster has ${[...rosterOf(this.run.activation.agent).keys()].join(", ")}`
+        : `message must be a non-empty string of at most ${MAX_MESSAGE_CHARS} characters`;
+      return this.run.commitLanding([toolResult(now, step.toolUseId, `spawn_agent: ${why}`, true)]);
+    }
+    const thread = childThreadIdOf(step.toolUseId);
+    const content: ContentBlock[] = [{ type: "text", text: message }];
+    const parentName = this.run.activation.agent.definition.name;
+    const spawn: ThreadSpawn = {
+      threadId: thread,
+      runId: childRunIdOf(step.toolUseId),
+      agentName: name,
+      agent,
+      facts: [
+        encodeFact({
+          id: newId("sevt", now),
+          kind: "thread_message_received",
+          fromThread: this.run.activation.threadId,
+          fromAgentName: parentName,
+          content,
+        }),
+        // As an input that starts a run says it (inputRules): the child's own history is ordinary.
+        encodeFact({ id: newId("sevt", now), kind: "status_running" }),
+      ],
+    };
+    return this.run.commit(
+      [
+        { id: newId("sevt", now), kind: "thread_created", thread, agentName: name, workflowRun: null },
+        { id: newId("sevt", now), kind: "thread_message_sent", toThread: thread, toAgentName: name, content },
+        {
+          id: newId("sevt", now),
+          kind: "thread_status",
+          thread,
+          agentName: name,
+          transition: { to: "running" },
+        },
+      ],
+      undefined,
+      { spawns: [spawn] },
+    );
+  }
+}
+
+/**
+ * A child's answer to its parent at the end of a turn: its status, its last message (sent to the
+ * parent, received there) and the spawning call's result, which the parent's model reads.
+ */
+export function threadAnswer(
+  facts: readonly CommittedTypedFact[],
+  threadId: string,
+  agentName: string,
+  now: number,
+  /** Facts of the turn-ending commit itself (the model's last answer), not yet in `facts`. */
+  ending: readonly TypedFact[] = [],
+): { sent: TypedFact; answer: ThreadAnswer } | null {
+  const parent = parentOf(facts);
+  if (parent === null) return null;
+  const last = [...facts, ...ending].findLast((f) => f.kind === "agent_message");
+  const content: ContentBlock[] = last?.kind === "agent_message" ? last.content : [];
+  const text = content
+    .flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []))
+    .join("\n");
+  const answer: TypedFact[] = [
+    {
+      id: newId("sevt", now),
+      kind: "thread_status",
+      thread: threadId,
+      agentName,
+      transition: { to: "idle", reason: { kind: "turn_ended" } },
+    },
+    {
+      id: newId("sevt", now),
+      kind: "thread_message_received",
+      fromThread: threadId,
+      fromAgentName: agentName,
+      content,
+    },
+    toolResult(
+      now,
+      spawnCallIdOf(threadId),
+      text === "" ? "(the subagent answered with no text)" : text,
+      false,
+    ),
+  ];
+  return {
+    sent: {
+      id: newId("sevt", now),
+      kind: "thread_message_sent",
+      toThread: parent,
+      toAgentName: null,
+      content,
+    },
+    answer: { parentThreadId: parent, facts: answer.map(encodeFact) },
+  };
+}
