@@ -75,6 +75,12 @@ export function buildConversation(
       case "interrupt":
         closeUnanswered("The user interrupted before this tool returned a result.");
         break;
+      case "outcome_defined":
+      case "outcome_evaluation_end": {
+        const said = outcomeText(fact);
+        if (said !== null) add("user", [{ type: "text", text: said }]);
+        break;
+      }
       case "internal": {
         const notes = memoryNotesToTell(fact.type, fact.body);
         if (notes.length > 0) add("user", [{ type: "text", text: `[memory] ${notes.join("\n[memory] ")}` }]);
@@ -101,12 +107,34 @@ function memoryNotesToTell(type: string, body: JsonObject): string[] {
   return body.notes.filter((note): note is string => typeof note === "string");
 }
 
+/**
+ * What the agent reads of an outcome: its task when defined, and the grader's feedback when an
+ * attempt needs revision or the evaluations ran out (never the rubric: that is the grader's).
+ */
+function outcomeText(fact: CommittedTypedFact): string | null {
+  if (fact.kind === "outcome_defined") {
+    return `[outcome] ${fact.description}\n(A grader will evaluate the result of your work against a rubric.)`;
+  }
+  if (fact.kind !== "outcome_evaluation_end") return null;
+  if (fact.result === "needs_revision") {
+    return `[grader] Your attempt needs revision: ${fact.explanation}\nRevise your work to address this.`;
+  }
+  if (fact.result === "max_iterations_reached") {
+    return (
+      `[grader] The evaluations ran out with the rubric still unmet: ${fact.explanation}\n` +
+      "No further evaluation will run: briefly acknowledge where the work stands."
+    );
+  }
+  return null;
+}
+
 /** Input a client gives (a client's tool result too): what the model reads in the next request. */
 function isInput(fact: CommittedTypedFact): boolean {
   return (
     fact.kind === "user_message" ||
     fact.kind === "system_message" ||
     fact.kind === "interrupt" ||
+    fact.kind === "outcome_defined" ||
     (fact.kind === "tool_result" && fact.executor === "client")
   );
 }
