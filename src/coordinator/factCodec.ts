@@ -59,8 +59,6 @@ export function encodeFact(fact: TypedFact): Fact {
     case "tool_result":
     case "tool_confirmation":
       return encodeTool(fact as ToolFact);
-    case "context_compacted":
-      return encodeCompaction(fact as CompactionFact);
     case "thread_created":
     case "thread_status":
     case "thread_message_sent":
@@ -71,6 +69,8 @@ export function encodeFact(fact: TypedFact): Fact {
     case "outcome_evaluation_ongoing":
     case "outcome_evaluation_end":
       return encodeOutcome(fact as OutcomeFact);
+    case "context_compacted":
+      return encodeCompaction(fact as CompactionFact);
     default:
       return encodeSession(fact as SessionFact);
   }

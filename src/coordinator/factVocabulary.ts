@@ -155,12 +155,6 @@ export type FactPayload =
       usage: SessionUsage;
     }
   /**
-   * The thread's older history was summarized to fit the model's context window: the model's view
-   * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
-   * `usage` is what the summarization request to `model` cost.
-   */
-  | { kind: "context_compacted"; summary: string; throughSeq: number; model: string; usage: SessionUsage }
-  /**
    * A child thread was created, committed on the thread that spawned it. `agentName`: the callable
    * agent it runs; `workflowRun`: the workflow run that created it, or null.
    */
@@ -179,6 +173,12 @@ export type FactPayload =
       fromAgentName: string | null;
       content: ContentBlock[];
     }
+  /**
+   * The thread's older history was summarized to fit the model's context window: the model's view
+   * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
+   * `usage` is what the summarization request to `model` cost.
+   */
+  | { kind: "context_compacted"; summary: string; throughSeq: number; model: string; usage: SessionUsage }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
   /**

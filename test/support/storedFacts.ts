@@ -187,22 +187,6 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   stored("awaken.tool_execution", fc.record({ tool_use_id: id, attempt: fc.integer({ min: 1, max: 5 }) })),
   stored("awaken.sandbox_realized", fc.record({ tier: word, provisioning: word, realize_ms: fc.nat() })),
   stored(
-    "agent.thread_context_compacted",
-    fc.tuple(word, fc.nat(), word, usage).map(([summary, through, model, u]) => ({
-      summary,
-      through_seq: through,
-      model,
-      model_usage: {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-      },
-    })),
-  ),
-  // A wire type this build has no codec for: carried through untouched.
-  stored("workflow_run.phase_started", fc.record({ anything: input })),
-  stored(
     "session.thread_created",
     fc.record({ session_thread_id: word, agent_name: word, workflow_run_id: fc.option(word) }),
   ),
@@ -234,5 +218,21 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
       { requiredKeys: ["content", "from_session_thread_id"] },
     ) as fc.Arbitrary<JsonObject>,
   ),
+  stored(
+    "agent.thread_context_compacted",
+    fc.tuple(word, fc.nat(), word, usage).map(([summary, through, model, u]) => ({
+      summary,
+      through_seq: through,
+      model,
+      model_usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+      },
+    })),
+  ),
+  // A wire type this build has no codec for: carried through untouched.
+  stored("workflow_run.phase_started", fc.record({ anything: input })),
   stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );
