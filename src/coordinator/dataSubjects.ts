@@ -58,6 +58,9 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
     case "user_message":
     case "system_message":
     case "agent_message":
+    // What one agent told another is the subject's content as much as what it told the user.
+    case "thread_message_sent":
+    case "thread_message_received":
       return isErased(fact.content) ? null : { ...fact, content: ERASED_BLOCKS };
     case "tool_call": {
       const input = fact.call.input;

@@ -41,6 +41,8 @@ export type IdleReason =
   | { kind: "waiting"; callIds: string[] }
   | { kind: "retries_exhausted" }
   | { kind: "refusal" }
+  /** The session's list cost reached its budget (or it used a model the budget cannot price). */
+  | { kind: "budget_reached" }
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
@@ -48,6 +50,16 @@ export type IdleReason =
 export type ResultField = "content" | "isError";
 
 export type RetryStatus = "retrying" | "exhausted" | "terminal";
+
+/**
+ * A thread's status change, as its parent's history shows it (a child thread's own history carries
+ * the ordinary status facts). The same states as a session's, `idle` with its reason.
+ */
+export type ThreadTransition =
+  | { to: "running" }
+  | { to: "idle"; reason: IdleReason }
+  | { to: "rescheduled" }
+  | { to: "terminated" };
 
 /**
  * A grader's verdict on one attempt at an outcome. `needs_revision` sends the agent back to work;
@@ -110,7 +122,18 @@ export type FactPayload =
       /** Type-specific fields (e.g. the MCP server's name). */
       extra: JsonObject;
     }
-  | { kind: "usage"; usage: SessionUsage }
+  /**
+   * A snapshot of the session's cumulative usage. Snapshots written since budgets exist also carry
+   * the list cost in whole US cents (absent: a model without a list price was used), the running
+   * time and the budget in force (its wire object, or null for none).
+   */
+  | {
+      kind: "usage";
+      usage: SessionUsage;
+      listCostCents?: string;
+      activeSeconds?: number;
+      budget?: JsonObject | null;
+    }
   | {
       kind: "model_request_start";
       provider: string;
@@ -130,6 +153,25 @@ export type FactPayload =
       provider: string;
       model: string;
       usage: SessionUsage;
+    }
+  /**
+   * A child thread was created, committed on the thread that spawned it. `agentName`: the callable
+   * agent it runs; `workflowRun`: the workflow run that created it, or null.
+   */
+  | { kind: "thread_created"; thread: string; agentName: string; workflowRun: string | null }
+  /** A child thread's status changed, committed on its parent's history (the session sees its children). */
+  | { kind: "thread_status"; thread: string; agentName: string; transition: ThreadTransition }
+  /**
+   * An agent sent a message to another thread (on the sender's history); `toAgentName` is null when
+   * the receiver is the primary agent.
+   */
+  | { kind: "thread_message_sent"; toThread: string; toAgentName: string | null; content: ContentBlock[] }
+  /** A message from another thread arrived (on the receiver's history); `fromAgentName` null: the primary agent. */
+  | {
+      kind: "thread_message_received";
+      fromThread: string;
+      fromAgentName: string | null;
+      content: ContentBlock[];
     }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }

@@ -1,6 +1,7 @@
 import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
+import type { JsonObject } from "../kernel/json.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { SessionResourceRecord } from "../resources/ports.js";
@@ -22,6 +23,11 @@ export interface ExecutableAgentSnapshot {
   fingerprint: string;
   definition: AgentDefinition;
   publishedAt: number;
+  /**
+   * A session's pin only: the agents its `multiagent` roster names, each pinned (as this snapshot
+   * is) when the session was created, in roster order without repeats. Absent: no roster.
+   */
+  roster?: ExecutableAgentSnapshot[];
 }
 
 export interface RegistrationReceipt {
@@ -249,6 +255,33 @@ export interface SessionListQuery extends ListQuery {
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
 }
 
+/**
+ * One thread of a session: its primary thread (the session's own run sequence) or a child thread a
+ * run spawned. Its status and usage are the projection its own committed facts carry (the head of
+ * its commits), exactly as the session's are for its primary thread.
+ */
+export interface ThreadRecord {
+  id: string;
+  sessionId: string;
+  /** The thread that spawned it; null for the session's primary thread. */
+  parentThreadId: string | null;
+  /** The agent a child thread runs (its snapshot at creation); null: the session's (a primary thread). */
+  agent: ExecutableAgentSnapshot | null;
+  status: SessionStatus;
+  usage: SessionUsage;
+  /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
+  committed: boolean;
+  createdAt: number;
+  /** Its newest commit's time, or its creation's before any. */
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/** Threads of one session, oldest first (the primary thread is the first). */
+export interface ThreadListQuery extends ListQuery {
+  statuses?: SessionStatus[];
+}
+
 export interface EventListQuery extends ListQuery {
   order: "asc" | "desc";
   types?: string[];
@@ -273,6 +306,12 @@ export interface SessionStore {
     id: string,
   ): Promise<{ session: SessionRecord; threadVersion: number } | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /** The threads of a session (`session` as read by `get`: its row decides the primary's archive). */
+  listThreads(session: SessionRecord, query: ThreadListQuery): Promise<Page<ThreadRecord>>;
+  /** One thread of a session, or null when the session has no such thread. */
+  getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null>;
+  /** Marks a child thread archived at `now` unless it already is; false when nothing changed. */
+  archiveThread(sessionId: string, threadId: string, now: number): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -455,6 +494,11 @@ export interface Activation {
    * lets a run whose agent pins no custom skill skip asking for its resources; absent: ask.
    */
   sessionHasResources?: boolean;
+  /**
+   * The session's budget as of the claim (its wire object; null: none). A budget changed later
+   * reaches the run as a committed `session_updated` fact. Absent (an older coordinator): none.
+   */
+  budget?: JsonObject | null;
   /**
    * Set by the claiming store from the session row it already reads, never sent to workers: the
    * session asked for content capture in its metadata, naming this data subject (or none). Absent:

@@ -32,7 +32,7 @@ import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
-import { usageTotals } from "./usageTotals.js";
+import { usageSnapshot } from "./usageTotals.js";
 
 const MAX_OUTPUT_TOKENS = 4096;
 
@@ -135,14 +135,16 @@ export class ModelStep {
     previews.settle(output);
     const end = spanEnd(span, now, response.usage, false);
     const body = [start, ...output, end];
-    const usage = usageTotals([
-      ...this.run.facts,
-      { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
-    ]);
-    body.push(newFact(now, { kind: "usage", usage }));
+    const snapshot = usageSnapshot(
+      this.run.activation,
+      [...this.run.facts, { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now }],
+      now,
+    );
+    body.push(newFact(now, snapshot));
     // An answer that ends the attempt at an outcome in progress goes to its grader before the turn
     // can end: committed without the idle, the loop finds the evaluation due.
-    const graded = plan.awaiting.length === 0 && response.stopReason !== "refusal" && this.outcomeInProgress();
+    const graded =
+      plan.awaiting.length === 0 && response.stopReason !== "refusal" && this.outcomeInProgress();
     if (plan.serverRuns > 0 || plan.denied > 0 || graded) {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.

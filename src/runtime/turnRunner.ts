@@ -7,6 +7,7 @@
  */
 
 import type { Activation } from "../coordinator/ports.js";
+import { meterOfHistory } from "../coordinator/sessionMeter.js";
 import { a2aCardUrl } from "../kernel/a2aModel.js";
 import { A2aDelegateStep } from "./a2aDelegateStep.js";
 import { HandToolStep } from "./handToolStep.js";
@@ -20,6 +21,7 @@ import { ResourceRealization } from "./resourceRealization.js";
 import { type CommitStatus, RunContext } from "./runContext.js";
 import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
+import { budgetInForce, budgetReached } from "./sessionBudget.js";
 import { systemPrompt } from "./skillCatalog.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
@@ -170,6 +172,13 @@ export class TurnRunner {
           break;
         }
         case "call_model": {
+          if (this.overBudget()) {
+            // No request starts once the budget is spent: the turn ends, committed like any idle.
+            if ((await this.writeBack()) === "lost") return "lost_claim";
+            status = await context.commit([idle(now, { kind: "budget_reached" })], "done");
+            if (status === "ok") return "settled";
+            break;
+          }
           if (this.delegate) {
             const result = await this.delegate.callRemote(step.failedAttempts);
             if (result === "settled" || result === "lost_claim") return result;
@@ -189,6 +198,12 @@ export class TurnRunner {
       }
       if (status === "lost") return "lost_claim";
     }
+  }
+
+  /** Whether the session's committed list cost has reached the budget in force (none: never). */
+  private overBudget(): boolean {
+    const budget = budgetInForce(this.activation, this.context.facts);
+    return budget !== null && budgetReached(budget, meterOfHistory(this.context.facts));
   }
 
   /** Writes back read-write memory directories and records the outcomes (a commit point of its own). */

@@ -1,5 +1,9 @@
 import type { SessionUsage } from "../coordinator/facts.js";
-import type { TypedFact } from "../coordinator/factVocabulary.js";
+import type { CommittedTypedFact, FactPayload, TypedFact } from "../coordinator/factVocabulary.js";
+import type { Activation } from "../coordinator/ports.js";
+import { activeMsAt, meterOfHistory } from "../coordinator/sessionMeter.js";
+import { wholeCents } from "../kernel/listPrices.js";
+import { budgetInForce } from "./sessionBudget.js";
 
 /** Cumulative usage of a session, summed from committed model request spans. */
 export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
@@ -17,4 +21,23 @@ export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
     total.cacheCreationInputTokens += fact.usage.cacheCreationInputTokens;
   }
   return total;
+}
+
+/**
+ * The `session.usage` snapshot a history adds up to at `now`: tokens, list cost (whole cents,
+ * rounded up; absent once a model without a list price ran), running time and the budget in force.
+ */
+export function usageSnapshot(
+  activation: Pick<Activation, "budget">,
+  history: readonly CommittedTypedFact[],
+  now: number,
+): Extract<FactPayload, { kind: "usage" }> {
+  const meter = meterOfHistory(history);
+  return {
+    kind: "usage",
+    usage: usageTotals(history),
+    ...(meter.listCost === null ? {} : { listCostCents: wholeCents(BigInt(meter.listCost)).toString() }),
+    activeSeconds: activeMsAt(meter, now) / 1000,
+    budget: budgetInForce(activation, history),
+  };
 }

@@ -186,6 +186,38 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   ),
   stored("awaken.tool_execution", fc.record({ tool_use_id: id, attempt: fc.integer({ min: 1, max: 5 }) })),
   stored("awaken.sandbox_realized", fc.record({ tier: word, provisioning: word, realize_ms: fc.nat() })),
+  stored(
+    "session.thread_created",
+    fc.record({ session_thread_id: word, agent_name: word, workflow_run_id: fc.option(word) }),
+  ),
+  ...["running", "rescheduled", "terminated"].map((to) =>
+    stored(`session.thread_status_${to}`, fc.record({ session_thread_id: word, agent_name: word })),
+  ),
+  stored(
+    "session.thread_status_idle",
+    fc
+      .tuple(word, word, fc.constantFrom("end_turn", "retries_exhausted", "refusal"))
+      .map(([thread, agent, type]) => ({
+        session_thread_id: thread,
+        agent_name: agent,
+        stop_reason: { type },
+        stop_details: null,
+      })),
+  ),
+  stored(
+    "agent.thread_message_sent",
+    fc.record(
+      { content, to_session_thread_id: word, to_agent_name: word },
+      { requiredKeys: ["content", "to_session_thread_id"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
+  stored(
+    "agent.thread_message_received",
+    fc.record(
+      { content, from_session_thread_id: word, from_agent_name: word },
+      { requiredKeys: ["content", "from_session_thread_id"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
   stored("agent.thread_context_compacted", fc.record({ anything: input })),
   stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );

@@ -1,11 +1,13 @@
 import type {
   CommittedTypedFact,
   IdleReason,
+  ThreadTransition,
   ToolCall,
   TypedFact,
 } from "../../coordinator/factVocabulary.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { JsonObject } from "../../kernel/json.js";
+import { monetaryAmount } from "../../kernel/listPrices.js";
 import { usageDto } from "./usageDto.js";
 
 /**
@@ -71,7 +73,17 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
         },
       ];
     case "usage":
-      return ["session.usage", { usage: usageDto(f.usage) }];
+      return [
+        "session.usage",
+        {
+          usage: {
+            ...usageDto(f.usage),
+            ...(f.activeSeconds !== undefined ? { active_seconds: f.activeSeconds } : {}),
+            ...(f.listCostCents !== undefined ? { list_cost: monetaryAmount(BigInt(f.listCostCents)) } : {}),
+          },
+          ...(f.budget !== undefined ? { budget: f.budget } : {}),
+        },
+      ];
     case "model_request_start":
       return ["span.model_request_start", { provider: f.provider, model: f.model }];
     case "model_request_end":
@@ -126,11 +138,50 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           },
         },
       ];
+    case "thread_created":
+      return [
+        "session.thread_created",
+        { session_thread_id: f.thread, agent_name: f.agentName, workflow_run_id: f.workflowRun },
+      ];
+    case "thread_status":
+      return threadStatus(f.thread, f.agentName, f.transition);
+    case "thread_message_sent":
+      return [
+        "agent.thread_message_sent",
+        {
+          content: f.content,
+          to_session_thread_id: f.toThread,
+          // The SDK: absent when the message went to the primary agent.
+          ...(f.toAgentName !== null ? { to_agent_name: f.toAgentName } : {}),
+        },
+      ];
+    case "thread_message_received":
+      return [
+        "agent.thread_message_received",
+        {
+          content: f.content,
+          from_session_thread_id: f.fromThread,
+          ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
+        },
+      ];
     case "internal":
     case "unknown":
       // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.
       return [f.type, f.body];
   }
+}
+
+function threadStatus(
+  thread: string,
+  agentName: string,
+  transition: ThreadTransition,
+): [string, Record<string, unknown>] {
+  const fields = { session_thread_id: thread, agent_name: agentName };
+  if (transition.to !== "idle") return [`session.thread_status_${transition.to}`, fields];
+  return [
+    "session.thread_status_idle",
+    { ...fields, stop_reason: stopReason(transition.reason), stop_details: null },
+  ];
 }
 
 function toolUse(call: ToolCall): [string, Record<string, unknown>] {

@@ -1,4 +1,7 @@
 import type { SessionUsage } from "../../coordinator/facts.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
+import { activeMsAt } from "../../coordinator/sessionMeter.js";
+import { monetaryAmount, wholeCents } from "../../kernel/listPrices.js";
 
 /**
  * Cumulative usage as the wire reports it (SDK `BetaManagedAgentsSessionUsage` and the `session.usage`
@@ -17,4 +20,33 @@ export function usageDto(usage: SessionUsage): Record<string, unknown> {
       ephemeral_1h_input_tokens: 0,
     },
   };
+}
+
+/**
+ * A session's `usage`: its committed token totals, the time it ran and its list cost (whole US
+ * cents, rounded up; null once a model without a list price ran, which nothing can measure).
+ */
+export function sessionUsageDto(s: SessionRecord, now: number): Record<string, unknown> {
+  return {
+    ...usageDto(s.usage),
+    active_seconds: activeSecondsOf(s, now),
+    list_cost: s.meter.listCost === null ? null : monetaryAmount(wholeCents(BigInt(s.meter.listCost))),
+  };
+}
+
+/**
+ * A session's `stats`: the time it spent running (its one thread's), and its age, which stops
+ * growing when it terminates.
+ */
+export function sessionStatsDto(s: SessionRecord, now: number): Record<string, unknown> {
+  const end = s.meter.endedAt ?? s.archivedAt ?? now;
+  return {
+    active_seconds: activeSecondsOf(s, now),
+    duration_seconds: Math.max(0, Math.round((end - s.createdAt) / 1000)),
+  };
+}
+
+/** Seconds in `running` status as of `now` (an open stretch counts up to now), to the millisecond. */
+function activeSecondsOf(s: SessionRecord, now: number): number {
+  return activeMsAt(s.meter, s.meter.endedAt ?? now) / 1000;
 }

@@ -38,9 +38,14 @@ export async function listEvents(
   workspaceId: string,
   sessionId: string,
   rawQuery: RawQuery,
+  /** One thread's events (`/threads/{id}/events`); the session's own (its primary thread's) without. */
+  threadId?: string,
 ) {
   const q = parseQuery(listEventsQuerySchema, rawQuery);
-  const session = await deps.sessions.get(workspaceId, sessionId);
+  const session =
+    threadId === undefined
+      ? await deps.sessions.get(workspaceId, sessionId)
+      : { ...(await deps.sessions.getThread(workspaceId, sessionId, threadId)).session, threadId };
   const page = await deps.stream.history.listEvents(session.id, session.threadId, {
     limit: q.limit,
     cursor: q.page ?? null,
@@ -62,4 +67,20 @@ export async function streamSubject(
   // One read: the session authorizes the stream, its thread's version is where the stream starts.
   const { session, threadVersion } = await deps.sessions.getForStream(workspaceId, sessionId);
   return { session, threadVersion, deltaTypes: new Set(q.event_deltas ?? []) };
+}
+
+/**
+ * One thread's live stream subject: the session with that thread in its place (the tail follows a
+ * thread by id), and the previews asked for. The tail reads where the thread stands itself.
+ */
+export async function threadStreamSubject(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  sessionId: string,
+  threadId: string,
+  rawQuery: RawQuery,
+): Promise<{ session: SessionRecord; deltaTypes: ReadonlySet<string> }> {
+  const q = parseQuery(streamEventsQuerySchema, rawQuery);
+  const { session } = await deps.sessions.getThread(workspaceId, sessionId, threadId);
+  return { session: { ...session, threadId }, deltaTypes: new Set(q.event_deltas ?? []) };
 }
