@@ -83,6 +83,9 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
     case "outcome_evaluation_end":
       // A grader's explanation quotes the attempt it judged.
       return fact.explanation === ERASED_TEXT ? null : { ...fact, explanation: ERASED_TEXT };
+    case "context_compacted":
+      // The summary retells the subject's conversation: it goes with it.
+      return fact.summary === ERASED_TEXT ? null : { ...fact, summary: ERASED_TEXT };
     case "session_updated": {
       const title = fact.changes.title;
       return typeof title === "string" && title !== ERASED_TEXT

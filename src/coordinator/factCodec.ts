@@ -1,3 +1,4 @@
+import { type CompactionFact, compactionDecoders, encodeCompaction } from "./facts/compactionCodec.js";
 import { encodeMessage, type MessageFact, messageDecoders } from "./facts/messageCodec.js";
 import { encodeOutcome, type OutcomeFact, outcomeDecoders } from "./facts/outcomeCodec.js";
 import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessionCodec.js";
@@ -22,6 +23,7 @@ const DECODERS: ReadonlyMap<string, (f: Fact) => TypedFact> = new Map(
     ...sessionDecoders,
     ...threadDecoders,
     ...outcomeDecoders,
+    ...compactionDecoders,
   }),
 );
 
@@ -67,6 +69,8 @@ export function encodeFact(fact: TypedFact): Fact {
     case "outcome_evaluation_ongoing":
     case "outcome_evaluation_end":
       return encodeOutcome(fact as OutcomeFact);
+    case "context_compacted":
+      return encodeCompaction(fact as CompactionFact);
     default:
       return encodeSession(fact as SessionFact);
   }

@@ -173,6 +173,12 @@ export type FactPayload =
       fromAgentName: string | null;
       content: ContentBlock[];
     }
+  /**
+   * The thread's older history was summarized to fit the model's context window: the model's view
+   * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
+   * `usage` is what the summarization request cost.
+   */
+  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
   /**

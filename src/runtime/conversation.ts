@@ -3,12 +3,19 @@ import type { JsonObject } from "../kernel/json.js";
 import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
 import { MEMORY_WRITTEN_BACK } from "./toolFacts.js";
 
+/** How the model is told that a compaction's summary stands for the earlier conversation. */
+export const SUMMARY_PREFIX = "[summary of the earlier conversation]\n";
+
 /**
  * Rebuilds the model conversation from committed facts alone, so any worker (after a crash, on
  * another machine) asks the model exactly what the history says. Tool uses are addressed by the
- * fact id, which is the id the client answers.
+ * fact id, which is the id the client answers. `summary`, from a compaction, opens the
+ * conversation in place of the facts it replaced.
  */
-export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMessage[] {
+export function buildConversation(
+  facts: readonly CommittedTypedFact[],
+  summary: string | null = null,
+): ModelMessage[] {
   const messages: ModelMessage[] = [];
   const unanswered = new Set<string>();
 
@@ -33,6 +40,7 @@ export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMe
     unanswered.clear();
   };
 
+  if (summary !== null) add("user", [{ type: "text", text: `${SUMMARY_PREFIX}${summary}` }]);
   for (const fact of inModelOrder(facts)) {
     switch (fact.kind) {
       case "user_message":

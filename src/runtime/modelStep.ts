@@ -13,8 +13,9 @@
 import { activeOutcome, foldOutcomes } from "../coordinator/outcomes.js";
 import { newId } from "../kernel/ids.js";
 import { secondsSince } from "../kernel/metrics.js";
-import { type ModelResponse, ProviderError } from "../providers/ports.js";
-import { buildConversation } from "./conversation.js";
+import { type ModelRequest, type ModelResponse, ProviderError } from "../providers/ports.js";
+import { modelView, viewConversation } from "./compactedView.js";
+import { ContextCompaction, overflows } from "./contextCompaction.js";
 import { delegatedToolLabels, modelTokens } from "./metricLabels.js";
 import {
   idle,
@@ -37,12 +38,16 @@ import { usageSnapshot } from "./usageTotals.js";
 const MAX_OUTPUT_TOKENS = 4096;
 
 export class ModelStep {
+  private readonly compaction: ContextCompaction;
+
   constructor(
     private readonly run: RunContext,
     private readonly catalog: Map<string, CatalogEntry>,
     /** The system prompt: the agent's own, and what the run adds (its skills, its memory stores). */
     private readonly system: () => string | null = () => this.run.activation.agent.definition.system,
-  ) {}
+  ) {
+    this.compaction = new ContextCompaction(run);
+  }
 
   private outcomeInProgress(): boolean {
     return activeOutcome(foldOutcomes(this.run.facts)) !== null;
@@ -50,6 +55,17 @@ export class ModelStep {
 
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.run.model();
+    // The model reads the compacted view: the latest summary and the facts after its boundary.
+    const view = modelView(this.run.facts);
+    const request: ModelRequest = {
+      model,
+      system: this.system(),
+      messages: viewConversation(view),
+      tools: [...this.catalog.values()].map((entry) => entry.spec),
+      maxTokens: MAX_OUTPUT_TOKENS,
+    };
+    const window = this.run.ports.providers.contextWindow(model);
+    if (overflows(request, window)) return this.compaction.compact(view, request, window, failedAttempts);
     const provider = this.run.ports.providers.select(model);
     const span: ModelSpan = {
       startId: newId("sevt", this.run.ports.clock.now()),
@@ -72,22 +88,13 @@ export class ModelStep {
     const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
     if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
-      response = await provider.complete(
-        {
-          model,
-          system: this.system(),
-          messages: buildConversation(this.run.facts),
-          tools: [...this.catalog.values()].map((entry) => entry.spec),
-          maxTokens: MAX_OUTPUT_TOKENS,
+      response = await provider.complete(request, {
+        signal: guard.signal,
+        onEvent: (event) => {
+          guard.touch();
+          previews.add(event);
         },
-        {
-          signal: guard.signal,
-          onEvent: (event) => {
-            guard.touch();
-            previews.add(event);
-          },
-        },
-      );
+      });
     } catch (error) {
       previews.abandonAll();
       traced?.end(

@@ -42,8 +42,13 @@ describe("Managed event projection", () => {
   it("shows every stored shape byte for byte as the pass-through did", () => {
     fc.assert(
       fc.property(
-        // The product's own keys (a UI client's message id, a rubric's file id) are never shown.
-        storedFact.filter((f) => !Object.keys(f.body).some((key) => key.startsWith("awaken_"))),
+        // The product's own keys (a UI client's message id, a rubric's file id) are never shown, and a
+        // compaction shows none of its stored fields.
+        storedFact.filter(
+          (f) =>
+            !Object.keys(f.body).some((key) => key.startsWith("awaken_")) &&
+            f.type !== "agent.thread_context_compacted",
+        ),
         (fact) => {
           const f = committed(fact);
           expect(JSON.stringify(eventDto(decodeCommitted(f)))).toBe(JSON.stringify(passThrough(f)));
@@ -74,6 +79,21 @@ describe("Managed event projection", () => {
       max_iterations: null,
       processed_at: isoTime(f.createdAt),
     });
+  });
+
+  it("never shows a compaction's summary, boundary or usage: the SDK's event has none", () => {
+    fc.assert(
+      fc.property(
+        storedFact.filter((f) => f.type === "agent.thread_context_compacted"),
+        (fact) => {
+          const f = committed(fact);
+          expect(JSON.stringify(eventDto(decodeCommitted(f)))).toBe(
+            JSON.stringify({ id: f.id, type: f.type, processed_at: isoTime(f.createdAt) }),
+          );
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 
   it("never shows the product's client message id", () => {

@@ -218,6 +218,20 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
       { requiredKeys: ["content", "from_session_thread_id"] },
     ) as fc.Arbitrary<JsonObject>,
   ),
-  stored("agent.thread_context_compacted", fc.record({ anything: input })),
+  stored(
+    "agent.thread_context_compacted",
+    fc.tuple(word, fc.nat(), usage).map(([summary, through, u]) => ({
+      summary,
+      through_seq: through,
+      model_usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+      },
+    })),
+  ),
+  // A wire type this build has no codec for: carried through untouched.
+  stored("workflow_run.phase_started", fc.record({ anything: input })),
   stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );

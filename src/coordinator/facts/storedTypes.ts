@@ -20,6 +20,7 @@ export const STORED_TYPE = {
   usage: "session.usage",
   model_request_start: "span.model_request_start",
   model_request_end: "span.model_request_end",
+  context_compacted: "agent.thread_context_compacted",
   session_updated: "session.updated",
   session_deleted: "session.deleted",
   thread_created: "session.thread_created",

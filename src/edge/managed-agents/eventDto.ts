@@ -102,10 +102,40 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           },
         },
       ];
+    case "context_compacted":
+      // The summary and its boundary are the runtime's to rebuild the model's view: the wire
+      // says only that compaction happened, and when.
+      return ["agent.thread_context_compacted", {}];
     case "session_updated":
       return ["session.updated", f.changes];
     case "session_deleted":
       return ["session.deleted", {}];
+    case "thread_created":
+      return [
+        "session.thread_created",
+        { session_thread_id: f.thread, agent_name: f.agentName, workflow_run_id: f.workflowRun },
+      ];
+    case "thread_status":
+      return threadStatus(f.thread, f.agentName, f.transition);
+    case "thread_message_sent":
+      return [
+        "agent.thread_message_sent",
+        {
+          content: f.content,
+          to_session_thread_id: f.toThread,
+          // The SDK: absent when the message went to the primary agent.
+          ...(f.toAgentName !== null ? { to_agent_name: f.toAgentName } : {}),
+        },
+      ];
+    case "thread_message_received":
+      return [
+        "agent.thread_message_received",
+        {
+          content: f.content,
+          from_session_thread_id: f.fromThread,
+          ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
+        },
+      ];
     case "outcome_defined":
       // A file rubric is shown as the text it was resolved to on acceptance (as the SDK describes).
       return [
@@ -136,32 +166,6 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
             cache_creation_input_tokens: f.usage.cacheCreationInputTokens,
             cache_read_input_tokens: f.usage.cacheReadInputTokens,
           },
-        },
-      ];
-    case "thread_created":
-      return [
-        "session.thread_created",
-        { session_thread_id: f.thread, agent_name: f.agentName, workflow_run_id: f.workflowRun },
-      ];
-    case "thread_status":
-      return threadStatus(f.thread, f.agentName, f.transition);
-    case "thread_message_sent":
-      return [
-        "agent.thread_message_sent",
-        {
-          content: f.content,
-          to_session_thread_id: f.toThread,
-          // The SDK: absent when the message went to the primary agent.
-          ...(f.toAgentName !== null ? { to_agent_name: f.toAgentName } : {}),
-        },
-      ];
-    case "thread_message_received":
-      return [
-        "agent.thread_message_received",
-        {
-          content: f.content,
-          from_session_thread_id: f.fromThread,
-          ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
         },
       ];
     case "internal":
