@@ -71,6 +71,8 @@ export function projectFacts(
         pending = [];
         break;
       case "model_request_end":
+      // A compaction's summarization request is a model request too: its tokens count.
+      case "context_compacted":
         usage = {
           inputTokens: usage.inputTokens + fact.usage.inputTokens,
           outputTokens: usage.outputTokens + fact.usage.outputTokens,

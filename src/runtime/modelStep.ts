@@ -10,10 +10,12 @@
  * and the crash counts against the run's budget, since no progress was committed.
  */
 
+import { activeOutcome, foldOutcomes } from "../coordinator/outcomes.js";
 import { newId } from "../kernel/ids.js";
 import { secondsSince } from "../kernel/metrics.js";
-import { type ModelResponse, ProviderError } from "../providers/ports.js";
-import { buildConversation } from "./conversation.js";
+import { type ModelRequest, type ModelResponse, ProviderError } from "../providers/ports.js";
+import { modelView, viewConversation } from "./compactedView.js";
+import { ContextCompaction, overflows } from "./contextCompaction.js";
 import { delegatedToolLabels, modelTokens } from "./metricLabels.js";
 import {
   idle,
@@ -36,15 +38,34 @@ import { usageSnapshot } from "./usageTotals.js";
 const MAX_OUTPUT_TOKENS = 4096;
 
 export class ModelStep {
+  private readonly compaction: ContextCompaction;
+
   constructor(
     private readonly run: RunContext,
     private readonly catalog: Map<string, CatalogEntry>,
     /** The system prompt: the agent's own, and what the run adds (its skills, its memory stores). */
     private readonly system: () => string | null = () => this.run.activation.agent.definition.system,
-  ) {}
+  ) {
+    this.compaction = new ContextCompaction(run);
+  }
+
+  private outcomeInProgress(): boolean {
+    return activeOutcome(foldOutcomes(this.run.facts)) !== null;
+  }
 
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.run.model();
+    // The model reads the compacted view: the latest summary and the facts after its boundary.
+    const view = modelView(this.run.facts);
+    const request: ModelRequest = {
+      model,
+      system: this.system(),
+      messages: viewConversation(view),
+      tools: [...this.catalog.values()].map((entry) => entry.spec),
+      maxTokens: MAX_OUTPUT_TOKENS,
+    };
+    const window = this.run.ports.providers.contextWindow(model);
+    if (overflows(request, window)) return this.compaction.compact(view, request, window, failedAttempts);
     const provider = this.run.ports.providers.select(model);
     const span: ModelSpan = {
       startId: newId("sevt", this.run.ports.clock.now()),
@@ -67,22 +88,13 @@ export class ModelStep {
     const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
     if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
-      response = await provider.complete(
-        {
-          model,
-          system: this.system(),
-          messages: buildConversation(this.run.facts),
-          tools: [...this.catalog.values()].map((entry) => entry.spec),
-          maxTokens: MAX_OUTPUT_TOKENS,
+      response = await provider.complete(request, {
+        signal: guard.signal,
+        onEvent: (event) => {
+          guard.touch();
+          previews.add(event);
         },
-        {
-          signal: guard.signal,
-          onEvent: (event) => {
-            guard.touch();
-            previews.add(event);
-          },
-        },
-      );
+      });
     } catch (error) {
       previews.abandonAll();
       traced?.end(
@@ -136,7 +148,11 @@ export class ModelStep {
       now,
     );
     body.push(newFact(now, snapshot));
-    if (plan.serverRuns > 0 || plan.denied > 0) {
+    // An answer that ends the attempt at an outcome in progress goes to its grader before the turn
+    // can end: committed without the idle, the loop finds the evaluation due.
+    const graded =
+      plan.awaiting.length === 0 && response.stopReason !== "refusal" && this.outcomeInProgress();
+    if (plan.serverRuns > 0 || plan.denied > 0 || graded) {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.
       const landed = await this.run.commitLanding(body);

@@ -15,6 +15,7 @@ import { McpStep } from "./mcpStep.js";
 import { idle, sessionError, spanEnd } from "./modelFacts.js";
 import { ModelStep } from "./modelStep.js";
 import { nextStep } from "./nextStep.js";
+import { abandonedEvaluation, OutcomeStep } from "./outcomeStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { ResourceRealization } from "./resourceRealization.js";
 import { type CommitStatus, RunContext } from "./runContext.js";
@@ -39,6 +40,8 @@ export class TurnRunner {
   private readonly sandbox: SandboxProvisioning;
   private readonly handTools: HandToolStep;
   private readonly model: ModelStep;
+  /** An outcome's grader, after each attempt of the agent. */
+  private readonly outcomes: OutcomeStep;
   /** The session's resources and the agent's skills, realized once at the run's start. */
   private readonly resources: ResourceRealization;
   /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
@@ -60,6 +63,7 @@ export class TurnRunner {
     this.model = new ModelStep(this.context, catalog, () =>
       systemPrompt(activation.agent.definition.system, this.resources.prompt()),
     );
+    this.outcomes = new OutcomeStep(this.context);
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
     this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
   }
@@ -88,7 +92,9 @@ export class TurnRunner {
       const close =
         step.kind === "close_dangling_request"
           ? [spanEnd(context.danglingSpan(step.startId), now, null, true)]
-          : [];
+          : step.kind === "evaluate_outcome"
+            ? abandonedEvaluation(step.outcome, now)
+            : [];
       const status = await context.commitLanding(
         [
           ...close,
@@ -149,6 +155,12 @@ export class TurnRunner {
           if ((await this.writeBack()) === "lost") return "lost_claim";
           status = await context.commit([idle(now, { kind: "waiting", callIds: step.eventIds })], "awaiting");
           if (status === "ok") return "settled";
+          break;
+        }
+        case "evaluate_outcome": {
+          const result = await this.outcomes.evaluate(step.outcome);
+          if (result === "settled" || result === "lost_claim") return result;
+          status = "ok";
           break;
         }
         case "finish": {

@@ -1198,6 +1198,7 @@ describe("the run state machine under random event orders", () => {
             select: () => {
               throw new Error("a run past its crash budget must not call the model");
             },
+            contextWindow: () => 200_000,
             describe: () => [],
           },
           sandboxes: new TieredSandboxProvider({}),

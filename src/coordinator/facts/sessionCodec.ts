@@ -21,7 +21,7 @@ export type SessionFact = Of<
 
 const RETRY_STATUSES: readonly string[] = ["retrying", "exhausted", "terminal"];
 
-function idleReason(stopReason: JsonObject): IdleReason {
+export function idleReason(stopReason: JsonObject): IdleReason {
   const type = text(stopReason.type);
   switch (type) {
     case "end_turn":
@@ -40,7 +40,7 @@ function idleReason(stopReason: JsonObject): IdleReason {
   }
 }
 
-function stopReason(reason: IdleReason): JsonObject {
+export function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
     case "turn_ended":
       return { type: "end_turn" };
