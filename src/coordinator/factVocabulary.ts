@@ -178,7 +178,8 @@ export type FactPayload =
    * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
    * `usage` is what the summarization request cost.
    */
-  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage }
+  /** `model`: the model that summarized (its list price meters the request); absent in older facts. */
+  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage; model?: string }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
   /**

@@ -15,8 +15,10 @@ export function meterAfter(meter: SessionMeter, facts: readonly TypedFact[], at:
 /** One fact's effect on the meter, in place. */
 function step(meter: SessionMeter, fact: TypedFact, at: number): void {
   switch (fact.kind) {
-    case "model_request_end": {
-      if (meter.listCost === null) break;
+    case "model_request_end":
+    case "context_compacted": {
+      // A compaction's summary is a model request too; one stored without its model is not priced.
+      if (meter.listCost === null || fact.model === undefined) break;
       const cost = requestListCost(fact.model, fact.usage);
       meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
       break;
