@@ -8,7 +8,7 @@ import type { SessionResourceRecord } from "../resources/ports.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
-import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
+import type { CommittedFact, Fact, SessionMeter, SessionStatus, SessionUsage } from "./facts.js";
 import type { OutcomeState } from "./outcomes.js";
 import type { SessionProjection } from "./sessionProjection.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
@@ -269,6 +269,8 @@ export interface ThreadRecord {
   agent: ExecutableAgentSnapshot | null;
   status: SessionStatus;
   usage: SessionUsage;
+  /** Its own running time and list cost, as its head carries them (the session's, for the primary). */
+  meter: SessionMeter;
   /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
   committed: boolean;
   createdAt: number;

@@ -96,7 +96,9 @@ describe.each(BACKENDS)("session threads over the SDK on %s", (backend) => {
     expect(after.status).toBe("idle");
     expect(after.stats?.duration_seconds).toBeGreaterThanOrEqual(0);
     const retrieved = await client.beta.sessions.retrieve(session.id);
+    // The primary thread's usage and running time are the session's (one thread ran).
     expect(after.usage).toEqual(retrieved.usage);
+    expect(after.stats?.active_seconds).toBe(retrieved.stats?.active_seconds);
     expect(Date.parse(after.updated_at)).toBeGreaterThan(Date.parse(after.created_at) - 1);
   });
 

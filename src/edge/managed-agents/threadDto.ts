@@ -1,7 +1,7 @@
 import type { SessionRecord, ThreadRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
 import { threadAgentDto } from "./multiagentDto.js";
-import { usageDto } from "./usageDto.js";
+import { activeSecondsOf, meteredUsageDto } from "./usageDto.js";
 
 /**
  * A session thread on the wire (SDK `BetaManagedAgentsSessionThread`). Its agent is the one it
@@ -14,8 +14,8 @@ export function threadDto(
   thread: ThreadRecord,
   now: number,
 ): Record<string, unknown> {
-  // An archived thread's clock stops at its archive.
-  const end = thread.archivedAt ?? now;
+  // A thread's age stops when it ends or is archived, its running time when it ends.
+  const end = thread.meter.endedAt ?? thread.archivedAt ?? now;
   return {
     id: thread.id,
     type: "session_thread",
@@ -26,9 +26,12 @@ export function threadDto(
     // A child thread runs its own agent; a primary thread the session's.
     agent: threadAgentDto(thread.agent ?? session.agent),
     stats: thread.committed
-      ? { duration_seconds: Math.max(0, Math.round((end - thread.createdAt) / 1000)) }
+      ? {
+          active_seconds: activeSecondsOf(thread.meter, now),
+          duration_seconds: Math.max(0, Math.round((end - thread.createdAt) / 1000)),
+        }
       : null,
-    usage: thread.committed ? usageDto(thread.usage) : null,
+    usage: thread.committed ? meteredUsageDto(thread.usage, thread.meter, now) : null,
     created_at: isoTime(thread.createdAt),
     updated_at: isoTime(thread.updatedAt),
     archived_at: thread.archivedAt === null ? null : isoTime(thread.archivedAt),

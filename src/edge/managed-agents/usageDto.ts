@@ -1,4 +1,4 @@
-import type { SessionUsage } from "../../coordinator/facts.js";
+import type { SessionMeter, SessionUsage } from "../../coordinator/facts.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import { activeMsAt } from "../../coordinator/sessionMeter.js";
 import { monetaryAmount, wholeCents } from "../../kernel/listPrices.js";
@@ -27,10 +27,19 @@ export function usageDto(usage: SessionUsage): Record<string, unknown> {
  * cents, rounded up; null once a model without a list price ran, which nothing can measure).
  */
 export function sessionUsageDto(s: SessionRecord, now: number): Record<string, unknown> {
+  return meteredUsageDto(s.usage, s.meter, now);
+}
+
+/** The same figures for any run sequence with a meter: a session, or one of its threads. */
+export function meteredUsageDto(
+  usage: SessionUsage,
+  meter: SessionMeter,
+  now: number,
+): Record<string, unknown> {
   return {
-    ...usageDto(s.usage),
-    active_seconds: activeSecondsOf(s, now),
-    list_cost: s.meter.listCost === null ? null : monetaryAmount(wholeCents(BigInt(s.meter.listCost))),
+    ...usageDto(usage),
+    active_seconds: activeSecondsOf(meter, now),
+    list_cost: meter.listCost === null ? null : monetaryAmount(wholeCents(BigInt(meter.listCost))),
   };
 }
 
@@ -41,12 +50,12 @@ export function sessionUsageDto(s: SessionRecord, now: number): Record<string, u
 export function sessionStatsDto(s: SessionRecord, now: number): Record<string, unknown> {
   const end = s.meter.endedAt ?? s.archivedAt ?? now;
   return {
-    active_seconds: activeSecondsOf(s, now),
+    active_seconds: activeSecondsOf(s.meter, now),
     duration_seconds: Math.max(0, Math.round((end - s.createdAt) / 1000)),
   };
 }
 
 /** Seconds in `running` status as of `now` (an open stretch counts up to now), to the millisecond. */
-function activeSecondsOf(s: SessionRecord, now: number): number {
-  return activeMsAt(s.meter, s.meter.endedAt ?? now) / 1000;
+export function activeSecondsOf(meter: SessionMeter, now: number): number {
+  return activeMsAt(meter, meter.endedAt ?? now) / 1000;
 }

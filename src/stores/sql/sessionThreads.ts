@@ -8,7 +8,7 @@ import type {
   ThreadRecord,
 } from "../../coordinator/ports.js";
 import { type DbOrTx, decodeCursor, encodeCursor, fromJson } from "./db.js";
-import { usageOf } from "./sessionRows.js";
+import { meterOf, usageOf } from "./sessionRows.js";
 
 /** A thread's current status: its head's, or the session row's initial one before its first commit. */
 const threadStatus = sql<string>`coalesce(h.status, s.status)`;
@@ -69,6 +69,7 @@ function rowToThread(session: SessionRecord, row: ThreadRow): ThreadRecord {
     // An archived thread reads as terminated, as an archived session does (wire §2.3): it takes no input.
     status: archivedAt !== null ? "terminated" : (row.status as SessionStatus),
     usage: usageOf(row.usage_json),
+    meter: meterOf(row.usage_json),
     committed: row.head_at !== null,
     createdAt,
     updatedAt: Math.max(createdAt, row.head_at === null ? 0 : Number(row.head_at), archivedAt ?? 0),
