@@ -39,6 +39,20 @@ describe("the session meter", () => {
     expect(activeMsAt(meter, 10_000)).toBe(1_500);
   });
 
+  it("a compaction's summary request is priced at the model that wrote it", () => {
+    const compacted = (model: string): CommittedTypedFact => ({
+      ...at(5, { kind: "status_rescheduled" }),
+      kind: "context_compacted",
+      summary: "s",
+      throughSeq: 1,
+      model,
+      usage: { ...EMPTY_USAGE, outputTokens: 1_000_000 },
+    });
+    // $15 per million output tokens of claude-sonnet-4-6; the offline model is free.
+    expect(meterOfHistory([compacted("claude-sonnet-4-6")]).listCost).toBe(String(1_500n * 1_000_000_000n));
+    expect(meterOfHistory([compacted("offline")]).listCost).toBe("0");
+  });
+
   it("a request on a model without a list price leaves the cost unmeasurable for good", () => {
     const meter = meterAfter(EMPTY_METER, [end("a2a:https://agent.example/card", 1)], 1);
     expect(meter.listCost).toBeNull();
