@@ -3,7 +3,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { toAnthropicParams } from "./anthropicMapping.js";
 import { AnthropicStreamAccumulator } from "./anthropicStream.js";
 import { type ModelProvider, ProviderError } from "./ports.js";
-import { abortedError, classifyFailure } from "./providerFailure.js";
+import { abortedError, classifyFailure, connectionFailureMessage, endpointUrl } from "./providerFailure.js";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 
@@ -13,6 +13,10 @@ export interface AnthropicProviderOptions {
 }
 
 export function createAnthropicProvider(options: AnthropicProviderOptions): ModelProvider {
+  const where = {
+    url: endpointUrl(options.baseURL ?? ANTHROPIC_DEFAULT_BASE_URL, "/v1/messages"),
+    secret: options.apiKey,
+  };
   const client = new Anthropic({
     apiKey: options.apiKey,
     // Always explicit: left unset, the SDK would consult ANTHROPIC_BASE_URL and local profiles.
@@ -33,15 +37,30 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
         if (signal.aborted) throw abortedError("anthropic");
         return accumulator.finish();
       } catch (error) {
-        throw toProviderError(error, signal);
+        throw toProviderError(error, signal, where);
       }
     },
   };
 }
 
-function toProviderError(error: unknown, signal: AbortSignal): ProviderError {
+function toProviderError(
+  error: unknown,
+  signal: AbortSignal,
+  where: { url: string; secret: string },
+): ProviderError {
   if (signal.aborted || error instanceof Anthropic.APIUserAbortError) return abortedError("anthropic", error);
   if (error instanceof ProviderError) return error;
+  // The SDK says only "Connection error.": the refused port, unknown host or TLS failure is its cause.
+  if (error instanceof Anthropic.APIConnectionError) {
+    return classifyFailure({
+      provider: "anthropic",
+      status: undefined,
+      errorType: undefined,
+      message: connectionFailureMessage(error),
+      cause: error,
+      ...where,
+    });
+  }
   if (error instanceof Anthropic.APIError) {
     // An `event: error` inside the stream arrives as an APIError without a status.
     return classifyFailure({
@@ -50,6 +69,7 @@ function toProviderError(error: unknown, signal: AbortSignal): ProviderError {
       errorType: error.type,
       message: error.apiMessage ?? error.message,
       cause: error,
+      ...where,
     });
   }
   // Anything else escaped the SDK while reading the body: the connection broke mid-stream.
@@ -59,5 +79,6 @@ function toProviderError(error: unknown, signal: AbortSignal): ProviderError {
     errorType: undefined,
     message: error instanceof Error ? error.message : String(error),
     cause: error,
+    ...where,
   });
 }
