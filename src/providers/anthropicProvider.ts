@@ -25,8 +25,10 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): Mode
     maxRetries: 0,
   });
 
+  const limits = outputLimits(client);
   return {
     name: "anthropic",
+    outputLimit: limits,
     async complete(request, { signal, onEvent }) {
       if (signal.aborted) throw abortedError("anthropic");
       try {
@@ -81,4 +83,39 @@ function toProviderError(
     cause: error,
     ...where,
   });
+}
+
+/** How long the model list's limits are reused: they change with releases, not per request. */
+const LIMITS_TTL_MS = 5 * 60_000;
+
+/**
+ * Each model's `max_tokens` from the Models API list, read once per TTL and shared by concurrent
+ * turns; a failed read answers null (the turn uses its default) and is not kept.
+ */
+function outputLimits(client: Anthropic): (model: string) => Promise<number | null> {
+  let entry: { limits: Promise<Map<string, number>>; until: number } | null = null;
+  const read = async () => {
+    const limits = new Map<string, number>();
+    // Bounded: a turn waits on this read before its model request.
+    for await (const model of client.models.list({ limit: 1000 }, { timeout: 10_000 })) {
+      if (typeof model.max_tokens === "number" && model.max_tokens > 0)
+        limits.set(model.id, model.max_tokens);
+    }
+    return limits;
+  };
+  return async (model) => {
+    const now = Date.now();
+    if (!entry || entry.until <= now) {
+      const current = { limits: read(), until: now + LIMITS_TTL_MS };
+      entry = current;
+      current.limits.catch(() => {
+        if (entry === current) entry = null;
+      });
+    }
+    try {
+      return (await entry.limits).get(model) ?? null;
+    } catch {
+      return null;
+    }
+  };
 }

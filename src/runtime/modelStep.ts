@@ -30,10 +30,9 @@ import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
+import { maxOutputTokens } from "./outputTokens.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageTotals } from "./usageTotals.js";
-
-const MAX_OUTPUT_TOKENS = 4096;
 
 export class ModelStep {
   constructor(
@@ -63,8 +62,10 @@ export class ModelStep {
     );
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
+    const modelLimit = (await provider.outputLimit?.(model)) ?? null;
+    const maxTokens = maxOutputTokens(this.run.activation.agent.definition.metadata ?? {}, modelLimit);
     const requestedAt = performance.now();
-    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
+    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, maxTokens, sessionId);
     if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
       response = await provider.complete(
@@ -73,7 +74,7 @@ export class ModelStep {
           system: this.system(),
           messages: buildConversation(this.run.facts),
           tools: [...this.catalog.values()].map((entry) => entry.spec),
-          maxTokens: MAX_OUTPUT_TOKENS,
+          maxTokens,
         },
         {
           signal: guard.signal,
