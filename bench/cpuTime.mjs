@@ -1,6 +1,6 @@
 // Where a measured window's CPU went, by role: this process (the bench client), the `awaken`
 // processes the bench started (servers and workers; with SQLite the database too), PostgreSQL's
-// processes on this machine, and the rest of the machine (other tenants' work, the kernel's own).
+// processes (its own cluster's when the bench runs one), and the rest of the machine (other tenants' work, the kernel's own).
 // Read from /proc, so Linux only: elsewhere `cpuSnapshot` answers null and the figures are left out.
 //
 // Why: a whole-turn rate on one small machine is bounded by whichever of these the turn spends the
@@ -23,18 +23,31 @@ function processMs(pid) {
   }
 }
 
-/** Every process of this machine whose command name is `postgres` (the server and its backends). */
+/**
+ * The PostgreSQL processes counted: with AWAKEN_BENCH_POSTMASTER_PID (set by a bench that runs its
+ * own cluster, bench/privateCluster.mjs) that postmaster and its children, so another cluster's
+ * work on this machine is not counted; else every process whose command name is `postgres`.
+ */
 function postgresMs() {
+  const postmaster = process.env.AWAKEN_BENCH_POSTMASTER_PID;
   let total = 0;
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "postgres") total += processMs(entry);
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+      if (postmaster && entry !== postmaster && parentOf(entry) !== postmaster) continue;
+      total += processMs(entry);
     } catch {
       // The process ended between the listing and the read.
     }
   }
   return total;
+}
+
+/** The parent pid of `pid` (field 4 of /proc/PID/stat), as a string. */
+function parentOf(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
 }
 
 /** Busy time of all CPUs together (everything but idle and iowait), in ms. */

@@ -19,8 +19,13 @@
 //
 // Usage: npm run build && node bench/peers.mjs [--concurrency 1,8] [--runs 200] [--repeat 3]
 //   [--json file]   also write every figure as JSON (bench reports may read the DBOS CPU per run)
-//   PostgreSQL     AWAKEN_BENCH_DATABASE_URL, else AWAKEN_TEST_DATABASE_URL, else
-//                  postgres://postgres@127.0.0.1:5432/test
+//   [--cluster private|shared]
+//                  private (the default as root with Debian's pg_createcluster): the bench makes a
+//                  PostgreSQL cluster of its own, so WAL, heap writes and PostgreSQL's CPU are the
+//                  measured side's alone even while other clients use the machine's server
+//                  (bench/privateCluster.mjs); shared: the server below, on a quiet machine only
+//   PostgreSQL     (shared, or AWAKEN_BENCH_DATABASE_URL, which implies shared) AWAKEN_BENCH_DATABASE_URL,
+//                  else AWAKEN_TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test
 //   AWAKEN_BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the child processes.
 import { writeFileSync } from "node:fs";
 import { benchArgs } from "./args.mjs";
@@ -29,18 +34,44 @@ import { measureEmbedded } from "./peerEmbedded.mjs";
 import { measureFloor } from "./peerFloor.mjs";
 import { measureHttp } from "./peerHttp.mjs";
 import { benchDatabaseUrl, redact } from "./postgres.mjs";
+import { privateClusterUnavailable, startPrivateCluster } from "./privateCluster.mjs";
+import { Scope } from "./scope.mjs";
 
 const args = benchArgs(import.meta.url, {
   concurrency: { type: "string", default: "1,8" },
   runs: { type: "string", default: "200" },
   repeat: { type: "string", default: "3" },
   json: { type: "string" },
+  cluster: { type: "string" },
 });
 const levels = args.concurrency.split(",").map(Number);
 const runs = Number(args.runs);
 const repeat = Number(args.repeat);
-const databaseUrl = benchDatabaseUrl();
 const log = (line) => process.stderr.write(`${line}\n`);
+const scope = new Scope();
+const cluster = args.cluster ?? (process.env.AWAKEN_BENCH_DATABASE_URL ? "shared" : "private");
+if (!["private", "shared"].includes(cluster)) {
+  log(`peers.mjs: --cluster is private or shared, not ${JSON.stringify(cluster)}`);
+  process.exit(2);
+}
+let databaseUrl = benchDatabaseUrl();
+if (cluster === "private") {
+  const why = privateClusterUnavailable();
+  if (why) {
+    log(
+      `peers.mjs: cannot run a private PostgreSQL cluster (${why}); use --cluster shared on a quiet machine`,
+    );
+    process.exit(2);
+  }
+  log("starting the bench's own PostgreSQL cluster");
+  const own = await startPrivateCluster(scope).catch(async (error) => {
+    await scope.close();
+    throw error;
+  });
+  databaseUrl = own.url;
+  // Read by bench/cpuTime.mjs in every side's process: only this cluster's processes are counted.
+  process.env.AWAKEN_BENCH_POSTMASTER_PID = String(own.postmasterPid);
+}
 
 const SIDES = {
   embedded: measureEmbedded,
@@ -65,65 +96,69 @@ log(
   `peer workload on PostgreSQL at ${redact(databaseUrl)}: ${runs} timed runs per side, ${repeat} repeat(s)`,
 );
 const results = [];
-for (const concurrency of levels) {
-  const readings = [];
-  for (let r = 0; r < repeat; r++) {
-    const reading = {};
-    // Alternating order between repeats spreads any drift of the machine over every side.
-    const order =
-      r % 2 === 0
-        ? ["embedded", "embeddedPrecreated", "http", "dbos", "floor"]
-        : ["floor", "dbos", "http", "embeddedPrecreated", "embedded"];
-    for (const side of order) {
-      log(`c=${concurrency} repeat ${r + 1}/${repeat}: ${side}`);
-      reading[side] = await SIDES[side]({ databaseUrl, concurrency, runs });
+try {
+  for (const concurrency of levels) {
+    const readings = [];
+    for (let r = 0; r < repeat; r++) {
+      const reading = {};
+      // Alternating order between repeats spreads any drift of the machine over every side.
+      const order =
+        r % 2 === 0
+          ? ["embedded", "embeddedPrecreated", "http", "dbos", "floor"]
+          : ["floor", "dbos", "http", "embeddedPrecreated", "embedded"];
+      for (const side of order) {
+        log(`c=${concurrency} repeat ${r + 1}/${repeat}: ${side}`);
+        reading[side] = await SIDES[side]({ databaseUrl, concurrency, runs });
+      }
+      readings.push(reading);
     }
-    readings.push(reading);
-  }
-  const of = (side, field) => summary(readings.map((x) => x[side][field] ?? Number.NaN));
-  results.push({
-    concurrency,
-    readings,
-    runsPerSec: {
-      embedded: of("embedded", "runsPerSec"),
-      embeddedPrecreated: of("embeddedPrecreated", "runsPerSec"),
-      http: of("http", "runsPerSec"),
-      dbos: of("dbos", "runsPerSec"),
-      floor: of("floor", "runsPerSec"),
-    },
-    machineCpuMsPerRun: Object.fromEntries(
-      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [
-        side,
-        of(side, "machineCpuMsPerRun"),
-      ]),
-    ),
-    rowWritesPerRun: Object.fromEntries(
-      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "rowWritesPerRun")]),
-    ),
-    walBytesPerRun: Object.fromEntries(
-      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "walBytesPerRun")]),
-    ),
-    commitsPerRun: Object.fromEntries(
-      ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "commitsPerRun")]),
-    ),
-    cpuMsPerRun: {
-      embedded: of("embedded", "cpuMsPerRun"),
-      embeddedPrecreated: of("embeddedPrecreated", "cpuMsPerRun"),
-      dbos: of("dbos", "cpuMsPerRun"),
-      floor: of("floor", "cpuMsPerRun"),
-    },
-    vsDbos: summary(readings.map((x) => x.embedded.runsPerSec / x.dbos.runsPerSec)),
-    machineVsDbos: summary(readings.map((x) => x.embedded.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
-    httpMachineVsDbos: summary(readings.map((x) => x.http.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
-    // The server's own machine CPU: `awaken up` and PostgreSQL, without the SDK client's process.
-    httpServerMachine: summary(readings.map((x) => x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun)),
-    httpServerVsDbos: summary(
-      readings.map(
-        (x) => (x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun) / x.dbos.machineCpuMsPerRun,
+    const of = (side, field) => summary(readings.map((x) => x[side][field] ?? Number.NaN));
+    results.push({
+      concurrency,
+      readings,
+      runsPerSec: {
+        embedded: of("embedded", "runsPerSec"),
+        embeddedPrecreated: of("embeddedPrecreated", "runsPerSec"),
+        http: of("http", "runsPerSec"),
+        dbos: of("dbos", "runsPerSec"),
+        floor: of("floor", "runsPerSec"),
+      },
+      machineCpuMsPerRun: Object.fromEntries(
+        ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [
+          side,
+          of(side, "machineCpuMsPerRun"),
+        ]),
       ),
-    ),
-    vsFloor: summary(readings.map((x) => x.embedded.runsPerSec / x.floor.runsPerSec)),
-  });
+      rowWritesPerRun: Object.fromEntries(
+        ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "rowWritesPerRun")]),
+      ),
+      walBytesPerRun: Object.fromEntries(
+        ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "walBytesPerRun")]),
+      ),
+      commitsPerRun: Object.fromEntries(
+        ["embedded", "embeddedPrecreated", "http", "dbos"].map((side) => [side, of(side, "commitsPerRun")]),
+      ),
+      cpuMsPerRun: {
+        embedded: of("embedded", "cpuMsPerRun"),
+        embeddedPrecreated: of("embeddedPrecreated", "cpuMsPerRun"),
+        dbos: of("dbos", "cpuMsPerRun"),
+        floor: of("floor", "cpuMsPerRun"),
+      },
+      vsDbos: summary(readings.map((x) => x.embedded.runsPerSec / x.dbos.runsPerSec)),
+      machineVsDbos: summary(readings.map((x) => x.embedded.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
+      httpMachineVsDbos: summary(readings.map((x) => x.http.machineCpuMsPerRun / x.dbos.machineCpuMsPerRun)),
+      // The server's own machine CPU: `awaken up` and PostgreSQL, without the SDK client's process.
+      httpServerMachine: summary(readings.map((x) => x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun)),
+      httpServerVsDbos: summary(
+        readings.map(
+          (x) => (x.http.serverCpuMsPerRun + x.http.postgresCpuMsPerRun) / x.dbos.machineCpuMsPerRun,
+        ),
+      ),
+      vsFloor: summary(readings.map((x) => x.embedded.runsPerSec / x.floor.runsPerSec)),
+    });
+  }
+} finally {
+  await scope.close();
 }
 
 console.log("\nruns/s: median (min–max) over the repeats");
@@ -147,7 +182,7 @@ for (const r of results)
     `| ${r.concurrency} | ${spread(r.cpuMsPerRun.embedded, 2)} | ${spread(r.cpuMsPerRun.dbos, 2)} | ${spread(r.cpuMsPerRun.floor, 2)} | ${spread(r.cpuMsPerRun.embeddedPrecreated, 2)} |`,
   );
 console.log(
-  "\nMachine CPU ms per run (the side's processes + PostgreSQL's; the machine runs nothing else meanwhile): median (min–max)",
+  `\nMachine CPU ms per run (the side's processes + ${cluster === "private" ? "the bench's own PostgreSQL cluster's" : "every PostgreSQL process's: keep the machine quiet"}): median (min–max)`,
 );
 console.log(
   "| concurrency | embedded | HTTP server + SDK | DBOS | embedded/DBOS (goal ≤ 1.0) | HTTP/DBOS (goal ≤ 1.5) | embedded, sessions before the clock |",

@@ -51,6 +51,7 @@ import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
+import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
@@ -434,6 +435,7 @@ export async function startAllInOne(
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         crashBudget: 5,
         modelIdleTimeoutMs: options.modelIdleTimeoutMs,
+        outcomeHeartbeatMs: outcomeHeartbeatFromEnv(options.env),
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,

@@ -11,6 +11,7 @@ import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { startOpenTelemetry } from "../observability/openTelemetry.js";
 import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { createProviderRouter } from "../providers/router.js";
+import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
@@ -190,6 +191,7 @@ export async function startRemoteWorker(
       retry: { ...DEFAULT_RETRY_POLICY, baseDelayMs: options.modelRetryBaseMs },
       crashBudget: 5,
       modelIdleTimeoutMs: options.modelIdleTimeoutMs,
+      outcomeHeartbeatMs: outcomeHeartbeatFromEnv(options.env),
       log,
       // This process is the last-mile holder of its runs' credentials (the MCP connections, and
       // its sandboxes' egress proxies for `environment_variable` secrets): the coordinator checks

@@ -16,7 +16,7 @@ import { NO_SKILLS, pinSkills } from "./skillPinning.js";
  */
 export class RegisteredAgentPinner implements AgentPinner {
   constructor(
-    private readonly agents: Pick<AgentService, "resolveForSession">,
+    private readonly agents: Pick<AgentService, "resolveForSession" | "retrieve">,
     private readonly skills: SkillVersionResolver = NO_SKILLS,
   ) {}
 
@@ -31,7 +31,7 @@ export class RegisteredAgentPinner implements AgentPinner {
         definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
       }
     }
-    return {
+    const snapshot: ExecutableAgentSnapshot = {
       workspaceId,
       agentId: publication.agentId,
       version: publication.version,
@@ -39,5 +39,51 @@ export class RegisteredAgentPinner implements AgentPinner {
       definition,
       publishedAt: publication.createdAt,
     };
+    const references = rosterReferences(definition.multiagent);
+    if (references.length === 0) return snapshot;
+    // The roster's versions are pinned with the session (a version never changes): the threads it
+    // spawns run exactly these, and the session shows them whole.
+    const roster = await Promise.all(
+      references.map(async ({ id, version }) => {
+        if (id === snapshot.agentId && version === snapshot.version) return snapshot;
+        const { publication: named } = await this.agents.retrieve(workspaceId, id, version);
+        return {
+          workspaceId,
+          agentId: named.agentId,
+          version: named.version,
+          fingerprint: named.fingerprint,
+          definition: named.definition,
+          publishedAt: named.createdAt,
+        };
+      }),
+    );
+    return { ...snapshot, roster };
   }
+}
+
+/** The `{type:"agent", id, version}` references of a stored roster, in order, each once. */
+function rosterReferences(
+  multiagent: Record<string, unknown> | null,
+): Array<{ id: string; version: number }> {
+  if (multiagent === null) return [];
+  const lists =
+    multiagent.type === "coordinator"
+      ? [multiagent.agents]
+      : [multiagent.subagents, multiagent.workflows].map((member) =>
+          typeof member === "object" && member !== null
+            ? (member as Record<string, unknown>).predefined_agents
+            : [],
+        );
+  const seen = new Set<string>();
+  const references: Array<{ id: string; version: number }> = [];
+  for (const entry of lists.flatMap((list) => (Array.isArray(list) ? list : []))) {
+    if (typeof entry !== "object" || entry === null) continue;
+    const { type, id, version } = entry as Record<string, unknown>;
+    if (type !== "agent" || typeof id !== "string" || typeof version !== "number") continue;
+    const key = `${id}@${version}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    references.push({ id, version });
+  }
+  return references;
 }

@@ -7,6 +7,7 @@ import type { ListQuery, Page } from "../kernel/pagination.js";
 import { type Actor, auditEntry } from "./adminAudit.js";
 import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
+import { mergeMultiagent, type RosterContext, resolveMultiagent, withSelfVersion } from "./multiagent.js";
 import type {
   AgentHead,
   AgentListQuery,
@@ -47,10 +48,17 @@ export class AgentService {
     const { workspaceId } = by;
     const definition = resolveAgentCreate(input);
     validateAgentDefinition(definition);
-    definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
     const now = this.clock.now();
+    const id = newId("agent", now);
+    if (definition.multiagent !== null) {
+      definition.multiagent = await resolveMultiagent(
+        definition.multiagent,
+        this.roster(workspaceId, { agentId: id, version: 1 }),
+      );
+    }
+    definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
     const head: AgentHead = {
-      id: newId("agent", now),
+      id,
       workspaceId,
       latestVersion: 1,
       createdAt: now,
@@ -93,6 +101,13 @@ export class AgentService {
     if (!current) throw new Error(`agent ${agentId} lost its publication ${head.latestVersion}`);
     const definition = applyAgentUpdate(current.definition, input);
     validateAgentDefinition(definition);
+    if (input.multiagent) {
+      // Resolved as of the current version, so an unchanged configuration compares equal below.
+      definition.multiagent = await resolveMultiagent(
+        mergeMultiagent(current.definition.multiagent, input.multiagent),
+        this.roster(workspaceId, { agentId, version: head.latestVersion }),
+      );
+    }
     // New skills are pinned now (`latest`: the newest at this moment); kept ones stay as pinned.
     if (input.skills !== undefined) {
       definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
@@ -100,6 +115,8 @@ export class AgentService {
     if (canonicalJson(definition) === canonicalJson(current.definition))
       return { head, publication: current };
     const now = this.clock.now();
+    // The configuration's `self` names the version that owns it: the new one.
+    definition.multiagent = withSelfVersion(definition.multiagent, agentId, head.latestVersion + 1);
     const next = this.publication(workspaceId, agentId, head.latestVersion + 1, definition, now);
     const nextHead = { ...head, latestVersion: next.version, updatedAt: now };
     const appended = await this.store.appendVersion(
@@ -191,6 +208,26 @@ export class AgentService {
       );
     }
     return { head, publication, registeredAt };
+  }
+
+  /** What resolving a multiagent roster reads: the workspace's agents and their versions' rosters. */
+  private roster(workspaceId: string, self: RosterContext["self"]): RosterContext {
+    return {
+      self,
+      agent: async (agentId) => {
+        const head = await this.store.getHead(workspaceId, agentId);
+        if (!head) return null;
+        return {
+          latestVersion: head.latestVersion,
+          archived: head.archivedAt !== null,
+          multiagentAt: async (version) => {
+            if (version > head.latestVersion) return undefined;
+            const publication = await this.store.getPublication(workspaceId, agentId, version);
+            return publication ? publication.definition.multiagent : undefined;
+          },
+        };
+      },
+    };
   }
 
   private async head(workspaceId: string, agentId: string): Promise<AgentHead> {

@@ -76,6 +76,9 @@ const BOOKKEEPING_FACTS: ReadonlySet<FactKind> = new Set<FactKind>([
   "model_request_start",
   "model_request_end",
   "error",
+  // A grader's start and heartbeats: a run whose worker dies in every evaluation makes no progress.
+  "outcome_evaluation_start",
+  "outcome_evaluation_ongoing",
 ]);
 
 /**

@@ -63,6 +63,9 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
     }
     case "system_message":
     case "agent_message":
+    // What one agent told another is the subject's content as much as what it told the user.
+    case "thread_message_sent":
+    case "thread_message_received":
       return isErased(fact.content) ? null : { ...fact, content: ERASED_BLOCKS };
     case "tool_call": {
       const input = fact.call.input;
@@ -77,6 +80,17 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
       return fact.denyMessage === null || fact.denyMessage === ERASED_TEXT
         ? null
         : { ...fact, denyMessage: ERASED_TEXT };
+    case "outcome_defined":
+      // The task and its rubric are the client's words; the outcome's ids and budget stay.
+      return fact.description === ERASED_TEXT && fact.rubric.content === ERASED_TEXT
+        ? null
+        : { ...fact, description: ERASED_TEXT, rubric: { ...fact.rubric, content: ERASED_TEXT } };
+    case "outcome_evaluation_end":
+      // A grader's explanation quotes the attempt it judged.
+      return fact.explanation === ERASED_TEXT ? null : { ...fact, explanation: ERASED_TEXT };
+    case "context_compacted":
+      // The summary retells the subject's conversation: it goes with it.
+      return fact.summary === ERASED_TEXT ? null : { ...fact, summary: ERASED_TEXT };
     case "session_updated": {
       const title = fact.changes.title;
       return typeof title === "string" && title !== ERASED_TEXT

@@ -1,5 +1,5 @@
 import type { JsonValue } from "../kernel/json.js";
-import type { ContentBlock, ResultField } from "./factVocabulary.js";
+import type { ContentBlock, OutcomeRubric, ResultField } from "./factVocabulary.js";
 
 /**
  * Input a client can give a session, whichever protocol carried it. Each edge maps its wire to
@@ -22,6 +22,11 @@ export type DomainInput =
       unset?: ResultField[];
     }
   | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
+  /**
+   * An outcome for the agent to work toward, graded against `rubric` after each attempt. The edge
+   * resolves a file rubric to its text before the input reaches the session (`rubric.fileId`).
+   */
+  | { kind: "define_outcome"; description: string; rubric: OutcomeRubric; maxIterations: number | null }
   /**
    * `onlyWhileWorking`: a client that went away mid-turn means "stop what is running", not "drop
    * what waits for me": when no run is queued or executing (it ended, or parked on answers), the

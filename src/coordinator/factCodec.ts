@@ -1,6 +1,9 @@
+import { type CompactionFact, compactionDecoders, encodeCompaction } from "./facts/compactionCodec.js";
 import { encodeMessage, type MessageFact, messageDecoders } from "./facts/messageCodec.js";
+import { encodeOutcome, type OutcomeFact, outcomeDecoders } from "./facts/outcomeCodec.js";
 import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessionCodec.js";
 import { INTERNAL_PREFIX, STORED_TYPE } from "./facts/storedTypes.js";
+import { encodeThread, type ThreadFact, threadDecoders } from "./facts/threadCodec.js";
 import { encodeTool, type ToolFact, toolDecoders } from "./facts/toolCodec.js";
 import type { CommittedFact, Fact } from "./facts.js";
 import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
@@ -14,7 +17,14 @@ import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
 // A Map, not an object: a stored type read from a row is a fresh string, and a keyed lookup on an
 // object has to find its interned twin first (for `hasOwn` and then again for the read).
 const DECODERS: ReadonlyMap<string, (f: Fact) => TypedFact> = new Map(
-  Object.entries({ ...messageDecoders, ...toolDecoders, ...sessionDecoders }),
+  Object.entries({
+    ...messageDecoders,
+    ...toolDecoders,
+    ...sessionDecoders,
+    ...threadDecoders,
+    ...outcomeDecoders,
+    ...compactionDecoders,
+  }),
 );
 
 export function decodeFact(fact: Fact): TypedFact {
@@ -49,6 +59,18 @@ export function encodeFact(fact: TypedFact): Fact {
     case "tool_result":
     case "tool_confirmation":
       return encodeTool(fact as ToolFact);
+    case "thread_created":
+    case "thread_status":
+    case "thread_message_sent":
+    case "thread_message_received":
+      return encodeThread(fact as ThreadFact);
+    case "outcome_defined":
+    case "outcome_evaluation_start":
+    case "outcome_evaluation_ongoing":
+    case "outcome_evaluation_end":
+      return encodeOutcome(fact as OutcomeFact);
+    case "context_compacted":
+      return encodeCompaction(fact as CompactionFact);
     default:
       return encodeSession(fact as SessionFact);
   }

@@ -41,6 +41,8 @@ export type IdleReason =
   | { kind: "waiting"; callIds: string[] }
   | { kind: "retries_exhausted" }
   | { kind: "refusal" }
+  /** The session's list cost reached its budget (or it used a model the budget cannot price). */
+  | { kind: "budget_reached" }
   /** A stop reason this build does not know (kept so a replay never drops it). */
   | { kind: "other"; type: string };
 
@@ -48,6 +50,34 @@ export type IdleReason =
 export type ResultField = "content" | "isError";
 
 export type RetryStatus = "retrying" | "exhausted" | "terminal";
+
+/**
+ * A thread's status change, as its parent's history shows it (a child thread's own history carries
+ * the ordinary status facts). The same states as a session's, `idle` with its reason.
+ */
+export type ThreadTransition =
+  | { to: "running" }
+  | { to: "idle"; reason: IdleReason }
+  | { to: "rescheduled" }
+  | { to: "terminated" };
+
+/**
+ * A grader's verdict on one attempt at an outcome. `needs_revision` sends the agent back to work;
+ * the others end the outcome (`max_iterations_reached` after one last acknowledgment turn).
+ */
+export type OutcomeVerdict =
+  | "satisfied"
+  | "needs_revision"
+  | "max_iterations_reached"
+  | "failed"
+  | "interrupted";
+
+/** An outcome's rubric as the grader reads it: a file rubric is resolved to its text on acceptance. */
+export interface OutcomeRubric {
+  content: string;
+  /** The uploaded file the text was read from, when the client gave a file rubric. */
+  fileId?: string;
+}
 
 export type FactPayload =
   /**
@@ -93,7 +123,18 @@ export type FactPayload =
       /** Type-specific fields (e.g. the MCP server's name). */
       extra: JsonObject;
     }
-  | { kind: "usage"; usage: SessionUsage }
+  /**
+   * A snapshot of the session's cumulative usage. Snapshots written since budgets exist also carry
+   * the list cost in whole US cents (absent: a model without a list price was used), the running
+   * time and the budget in force (its wire object, or null for none).
+   */
+  | {
+      kind: "usage";
+      usage: SessionUsage;
+      listCostCents?: string;
+      activeSeconds?: number;
+      budget?: JsonObject | null;
+    }
   | {
       kind: "model_request_start";
       provider: string;
@@ -114,8 +155,58 @@ export type FactPayload =
       model: string;
       usage: SessionUsage;
     }
+  /**
+   * A child thread was created, committed on the thread that spawned it. `agentName`: the callable
+   * agent it runs; `workflowRun`: the workflow run that created it, or null.
+   */
+  | { kind: "thread_created"; thread: string; agentName: string; workflowRun: string | null }
+  /** A child thread's status changed, committed on its parent's history (the session sees its children). */
+  | { kind: "thread_status"; thread: string; agentName: string; transition: ThreadTransition }
+  /**
+   * An agent sent a message to another thread (on the sender's history); `toAgentName` is null when
+   * the receiver is the primary agent.
+   */
+  | { kind: "thread_message_sent"; toThread: string; toAgentName: string | null; content: ContentBlock[] }
+  /** A message from another thread arrived (on the receiver's history); `fromAgentName` null: the primary agent. */
+  | {
+      kind: "thread_message_received";
+      fromThread: string;
+      fromAgentName: string | null;
+      content: ContentBlock[];
+    }
+  /**
+   * The thread's older history was summarized to fit the model's context window: the model's view
+   * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
+   * `usage` is what the summarization request cost.
+   */
+  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
+  /**
+   * The client defined an outcome: `description` is the agent's task, the rubric the grader's.
+   * `maxIterations` as the client sent it (null: the default).
+   */
+  | {
+      kind: "outcome_defined";
+      outcomeId: string;
+      description: string;
+      rubric: OutcomeRubric;
+      maxIterations: number | null;
+    }
+  /** A grader began evaluating the agent's attempt (`iteration` is 0-based). */
+  | { kind: "outcome_evaluation_start"; outcomeId: string; iteration: number }
+  /** The grader is still at work (a heartbeat between start and end). */
+  | { kind: "outcome_evaluation_ongoing"; outcomeId: string; iteration: number }
+  /** The verdict on one attempt; exactly one per start. `usage`: the grader's model requests. */
+  | {
+      kind: "outcome_evaluation_end";
+      outcomeId: string;
+      startId: string;
+      iteration: number;
+      result: OutcomeVerdict;
+      explanation: string;
+      usage: SessionUsage;
+    }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */
   | { kind: "internal"; type: string; body: JsonObject }
   /** A stored type this build has no codec for: carried through untouched, never reinterpreted. */

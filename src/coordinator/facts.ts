@@ -60,6 +60,26 @@ export const EMPTY_USAGE: SessionUsage = {
 };
 
 /**
+ * What a session's committed facts add up to besides tokens: the list cost its budget is measured
+ * against and the time it spent running. Stored with the usage: see `facts/meterCodec.ts`.
+ */
+export interface SessionMeter {
+  /**
+   * The list cost of its committed model requests in nano-cents (`kernel/listPrices.ts`), as a
+   * decimal string; null once a request ran on a model without a list price (nothing can measure it).
+   */
+  listCost: string | null;
+  /** Time spent in `running` status, up to the last time it left it (ms). */
+  activeMs: number;
+  /** When the current `running` stretch began (the commit that made it running); null otherwise. */
+  runningSince: number | null;
+  /** When the session terminated: its duration stops there. */
+  endedAt: number | null;
+}
+
+export const EMPTY_METER: SessionMeter = { listCost: "0", activeMs: 0, runningSince: null, endedAt: null };
+
+/**
  * Facts the runtime needs for recovery but no protocol shows (e.g. "this tool call started,
  * attempt 2"). They hold a thread version like any fact; edges skip them when projecting.
  */

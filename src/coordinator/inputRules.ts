@@ -4,6 +4,7 @@ import type { DomainInput } from "./domainInputs.js";
 import { encodeFact } from "./factCodec.js";
 import type { AnswerKind, Fact, PendingAction } from "./facts.js";
 import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
+import { activeOutcome } from "./outcomes.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 
 const IDLE_END_TURN: IdleReason = { kind: "turn_ended" };
@@ -28,6 +29,8 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
   // The run's state as this batch sees it; "new" is a run this batch starts.
   let runState: string | null = activeRun?.state ?? null;
   let runIsNew = false;
+  // The outcome in progress as this batch sees it (a definition in the batch starts one).
+  let outcomeInProgress = ctx.outcomes ? (activeOutcome(ctx.outcomes)?.outcomeId ?? null) : null;
 
   const push = (payload: FactPayload): string => {
     const id = newId("sevt", now);
@@ -55,6 +58,34 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
 
   for (const input of inputs) {
     switch (input.kind) {
+      case "define_outcome": {
+        if (!ctx.outcomes) throw new Error("an outcome's definition needs the session's outcomes read");
+        if (outcomeInProgress !== null) {
+          throw new AwakenError(
+            "invalid_request",
+            `outcome ${outcomeInProgress} is still in progress on this session; wait for its final verdict ` +
+              "or send user.interrupt before defining another outcome",
+          );
+        }
+        outcomeInProgress = newId("outc", now);
+        echoIds.push(
+          push({
+            kind: "outcome_defined",
+            outcomeId: outcomeInProgress,
+            description: input.description,
+            rubric: input.rubric,
+            maxIterations: input.maxIterations,
+          }),
+        );
+        // The description is the agent's task: it starts a turn as a message does.
+        if (runState === null) {
+          effects.push({ kind: "start", runId: newId("run", now) });
+          runState = "queued";
+          runIsNew = true;
+          push({ kind: "status_running" });
+        }
+        break;
+      }
       case "message": {
         const { content, clientMessageId, clientMetadata } = input;
         echoIds.push(
@@ -102,6 +133,9 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
           ),
         );
         pending = [];
+        // An interrupt ends the outcome in progress; an evaluation under way ends with its verdict.
+        outcomeInProgress = null;
+        facts.push(...closeOpenEvaluation(ctx, now));
         if (runState !== null) {
           if (runIsNew) {
             // The run this batch started never reached the store: drop it instead of cancelling.
@@ -193,6 +227,27 @@ function owedResult(pending: readonly PendingAction[], input: Extract<DomainInpu
       : `tool call ${id} is not waiting for a result: it was already answered, interrupted, or is not ` +
           "a custom tool call of this session",
   );
+}
+
+/**
+ * The grader a cancelled run was running can no longer commit its verdict: the interrupt gives the
+ * open evaluation its end, so each start has exactly one.
+ */
+function closeOpenEvaluation(ctx: InputContext, now: number): TypedFact[] {
+  const open = ctx.outcomes ? activeOutcome(ctx.outcomes) : null;
+  if (!open?.openStart) return [];
+  return [
+    {
+      id: newId("sevt", now),
+      kind: "outcome_evaluation_end",
+      outcomeId: open.outcomeId,
+      startId: open.openStart.id,
+      iteration: open.openStart.iteration,
+      result: "interrupted",
+      explanation: "The user interrupted the session while the grader was evaluating the attempt.",
+      usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    },
+  ];
 }
 
 /**

@@ -1,13 +1,15 @@
 import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
+import type { JsonObject } from "../kernel/json.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { SessionResourceRecord } from "../resources/ports.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
-import type { CommittedFact, Fact, SessionStatus, SessionUsage } from "./facts.js";
+import type { CommittedFact, Fact, SessionMeter, SessionStatus, SessionUsage } from "./facts.js";
+import type { OutcomeState } from "./outcomes.js";
 import type { SessionProjection } from "./sessionProjection.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
@@ -21,6 +23,11 @@ export interface ExecutableAgentSnapshot {
   fingerprint: string;
   definition: AgentDefinition;
   publishedAt: number;
+  /**
+   * A session's pin only: the agents its `multiagent` roster names, each pinned (as this snapshot
+   * is) when the session was created, in roster order without repeats. Absent: no roster.
+   */
+  roster?: ExecutableAgentSnapshot[];
 }
 
 export interface RegistrationReceipt {
@@ -248,6 +255,35 @@ export interface SessionListQuery extends ListQuery {
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
 }
 
+/**
+ * One thread of a session: its primary thread (the session's own run sequence) or a child thread a
+ * run spawned. Its status and usage are the projection its own committed facts carry (the head of
+ * its commits), exactly as the session's are for its primary thread.
+ */
+export interface ThreadRecord {
+  id: string;
+  sessionId: string;
+  /** The thread that spawned it; null for the session's primary thread. */
+  parentThreadId: string | null;
+  /** The agent a child thread runs (its snapshot at creation); null: the session's (a primary thread). */
+  agent: ExecutableAgentSnapshot | null;
+  status: SessionStatus;
+  usage: SessionUsage;
+  /** Its own running time and list cost, as its head carries them (the session's, for the primary). */
+  meter: SessionMeter;
+  /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
+  committed: boolean;
+  createdAt: number;
+  /** Its newest commit's time, or its creation's before any. */
+  updatedAt: number;
+  archivedAt: number | null;
+}
+
+/** Threads of one session, oldest first (the primary thread is the first). */
+export interface ThreadListQuery extends ListQuery {
+  statuses?: SessionStatus[];
+}
+
 export interface EventListQuery extends ListQuery {
   order: "asc" | "desc";
   types?: string[];
@@ -272,6 +308,12 @@ export interface SessionStore {
     id: string,
   ): Promise<{ session: SessionRecord; threadVersion: number } | null>;
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+  /** The threads of a session (`session` as read by `get`: its row decides the primary's archive). */
+  listThreads(session: SessionRecord, query: ThreadListQuery): Promise<Page<ThreadRecord>>;
+  /** One thread of a session, or null when the session has no such thread. */
+  getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null>;
+  /** Marks a child thread archived at `now` unless it already is; false when nothing changed. */
+  archiveThread(sessionId: string, threadId: string, now: number): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -330,6 +372,11 @@ export interface HistoryReader {
   readThread(threadId: string, afterSeq: number, limit?: number): Promise<CommittedFact[]>;
   threadVersion(threadId: string): Promise<number>;
   listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>>;
+  /**
+   * The outcomes of each thread, folded from its committed facts (threads without any are absent).
+   * Optional: a reader without it shows no outcomes.
+   */
+  outcomes?(threadIds: readonly string[]): Promise<Map<string, OutcomeState[]>>;
 }
 
 /** What an input does to the run of its session, decided by the coordinator under the same transaction. */
@@ -351,6 +398,7 @@ export interface InputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+    reads?: AppendReads,
   ): Promise<InputOutcome>;
   /** The receipt of the most recent send to this session, if its hash matches and it is recent. */
   lastSend(sessionId: string, requestHash: string, notBefore: number): Promise<SendReceipt | null>;
@@ -380,6 +428,16 @@ export interface InputContext {
   activeRun: { id: string; state: string; epoch: number } | null;
   /** A model request the active run started and has not ended (closed on cancel). */
   openModelRequest: { startId: string; provider: string; model: string } | null;
+  /**
+   * The session's outcomes, folded from its committed facts; read only when the append was asked
+   * to (`AppendReads.outcomes`: a batch that defines an outcome or interrupts), absent otherwise.
+   */
+  outcomes?: OutcomeState[];
+}
+
+/** What an append reads for `decide` beyond the session and its run, when a batch needs it. */
+export interface AppendReads {
+  outcomes?: boolean;
 }
 
 export interface InputPlan {
@@ -438,6 +496,11 @@ export interface Activation {
    * lets a run whose agent pins no custom skill skip asking for its resources; absent: ask.
    */
   sessionHasResources?: boolean;
+  /**
+   * The session's budget as of the claim (its wire object; null: none). A budget changed later
+   * reaches the run as a committed `session_updated` fact. Absent (an older coordinator): none.
+   */
+  budget?: JsonObject | null;
   /**
    * Set by the claiming store from the session row it already reads, never sent to workers: the
    * session asked for content capture in its metadata, naming this data subject (or none). Absent:

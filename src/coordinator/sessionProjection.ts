@@ -1,19 +1,26 @@
 import { readToolAwaits } from "./facts/internalFacts.js";
-import type { PendingAction, SessionStatus, SessionUsage } from "./facts.js";
+import type { PendingAction, SessionMeter, SessionStatus, SessionUsage } from "./facts.js";
 import type { TypedFact } from "./factVocabulary.js";
+import { meterAfter } from "./sessionMeter.js";
 
 /** The parts of a session row that are projections of its committed facts. */
 export interface SessionProjection {
   status: SessionStatus;
   pending: PendingAction[];
   usage: SessionUsage;
+  meter: SessionMeter;
 }
 
 /**
  * Folds newly committed facts into the session projection. Stores call this inside the same
- * transaction that appends the facts, so the row never disagrees with the history.
+ * transaction that appends the facts, so the row never disagrees with the history. `at` is the
+ * commit's time (the meter's status changes take effect then).
  */
-export function projectFacts(state: SessionProjection, facts: readonly TypedFact[]): SessionProjection {
+export function projectFacts(
+  state: SessionProjection,
+  facts: readonly TypedFact[],
+  at: number,
+): SessionProjection {
   let { status, pending, usage } = state;
   for (const fact of facts) {
     switch (fact.kind) {
@@ -64,6 +71,8 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
         pending = [];
         break;
       case "model_request_end":
+      // A compaction's summarization request is a model request too: its tokens count.
+      case "context_compacted":
         usage = {
           inputTokens: usage.inputTokens + fact.usage.inputTokens,
           outputTokens: usage.outputTokens + fact.usage.outputTokens,
@@ -73,5 +82,5 @@ export function projectFacts(state: SessionProjection, facts: readonly TypedFact
         break;
     }
   }
-  return { status, pending, usage };
+  return { status, pending, usage, meter: meterAfter(state.meter, facts, at) };
 }

@@ -7,11 +7,12 @@ import type { JsonObject } from "../kernel/json.js";
 import { applyMetadataPatch } from "../kernel/metadata.js";
 import type { Page } from "../kernel/pagination.js";
 import type { SessionResourcePreparer, SessionResourceRequest } from "../resources/ports.js";
+import { admitBudgetUpdate, admitCreateBudget } from "./budgetRules.js";
 import { DATA_SUBJECT_METADATA_KEY, dataSubjectOf } from "./dataSubjects.js";
 import type { DomainInput, SendDedupe } from "./domainInputs.js";
 import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
 import { encodeFact } from "./factCodec.js";
-import { type CommittedFact, EMPTY_USAGE } from "./facts.js";
+import { type CommittedFact, EMPTY_METER, EMPTY_USAGE } from "./facts.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
 import type {
   AppendPrecondition,
@@ -23,6 +24,8 @@ import type {
   SessionListQuery,
   SessionRecord,
   SessionWorkHook,
+  ThreadListQuery,
+  ThreadRecord,
 } from "./ports.js";
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
@@ -100,6 +103,7 @@ export class SessionService {
     }
     admitSandboxTier(env.config, this.tierPolicy, `environment ${env.id} (revision ${env.revision})`);
     admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
+    admitCreateBudget(cmd.budget, cmd.agent);
     if (cmd.vaultIds.length > 0 && !this.pinner)
       throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0 && !this.resourcePreparer)
@@ -134,6 +138,7 @@ export class SessionService {
       status: "idle",
       pending: [],
       usage: { ...EMPTY_USAGE },
+      meter: { ...EMPTY_METER },
       createdAt: now,
       updatedAt: now,
       archivedAt: null,
@@ -142,7 +147,11 @@ export class SessionService {
     captureRequestedBy(cmd.metadata);
     // Validate initial inputs against the new session before anything is stored.
     if (cmd.initialInputs.length > 0)
-      planInputs({ session: record, activeRun: null, openModelRequest: null }, cmd.initialInputs, now);
+      planInputs(
+        { session: record, activeRun: null, openModelRequest: null, outcomes: [] },
+        cmd.initialInputs,
+        now,
+      );
     await this.ports.sessions.create(record, resources);
     await this.work?.needsWorker(record);
     if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
@@ -179,6 +188,56 @@ export class SessionService {
 
   list(workspaceId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
     return this.ports.sessions.list(workspaceId, query);
+  }
+
+  /** The session's threads, its primary thread first, with the session that owns them. */
+  async listThreads(
+    workspaceId: string,
+    sessionId: string,
+    query: ThreadListQuery,
+  ): Promise<{ session: SessionRecord; page: Page<ThreadRecord> }> {
+    const session = await this.get(workspaceId, sessionId);
+    return { session, page: await this.ports.sessions.listThreads(session, query) };
+  }
+
+  /** One thread of the session; a thread of another session is not found, as an unknown id is. */
+  async getThread(
+    workspaceId: string,
+    sessionId: string,
+    threadId: string,
+  ): Promise<{ session: SessionRecord; thread: ThreadRecord }> {
+    const session = await this.get(workspaceId, sessionId);
+    const thread = await this.ports.sessions.getThread(session, threadId);
+    if (!thread) throw notFound("thread", threadId);
+    return { session, thread };
+  }
+
+  /**
+   * Archives a child thread: it then reads as terminated and takes no input. The primary thread is
+   * the session's own run sequence, archived with its session (which terminates it) and never alone:
+   * asking for it is a client error (400). A thread still working (running or rescheduling) is a
+   * conflict (409): interrupt it first. Archiving an archived thread returns it as it is.
+   */
+  async archiveThread(
+    workspaceId: string,
+    sessionId: string,
+    threadId: string,
+  ): Promise<{ session: SessionRecord; thread: ThreadRecord }> {
+    const found = await this.getThread(workspaceId, sessionId, threadId);
+    if (found.thread.parentThreadId === null) {
+      throw invalid(
+        `thread ${threadId} is the session's primary thread: it cannot be archived on its own; archive the session instead`,
+      );
+    }
+    if (found.thread.archivedAt !== null) return found;
+    if (found.thread.status === "running" || found.thread.status === "rescheduling") {
+      throw new AwakenError(
+        "session_running",
+        `thread ${threadId} is ${found.thread.status}: interrupt it (user.interrupt naming the thread) and archive it once it is idle`,
+      );
+    }
+    await this.ports.sessions.archiveThread(sessionId, threadId, this.clock.now());
+    return this.getThread(workspaceId, sessionId, threadId);
   }
 
   /**
@@ -238,6 +297,11 @@ export class SessionService {
       },
       now,
       options.precondition,
+      // An outcome's definition and an interrupt decide from the session's outcomes (one in
+      // progress refuses another; an interrupt ends an open evaluation): read only for them.
+      inputs.some((input) => input.kind === "define_outcome" || input.kind === "interrupt")
+        ? { outcomes: true }
+        : undefined,
     );
     this.signal(outcome);
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may
@@ -270,8 +334,14 @@ export class SessionService {
     const outcome = await this.ports.ledger.append(
       sessionId,
       ({ session }) => {
-        if (cmd.budget !== undefined && cmd.budget !== null && session.budget === null) {
-          throw invalid("budget: a budget cannot be added to a session that was created without one");
+        if (cmd.budget !== undefined) {
+          if (session.status === "terminated" || session.archivedAt !== null) {
+            throw new AwakenError(
+              "session_terminated",
+              `session ${session.id} is terminated: its budget can no longer change`,
+            );
+          }
+          admitBudgetUpdate(session, cmd.budget);
         }
         const changed: JsonObject = {};
         const patch: { title?: string | null; metadata?: Record<string, string>; budget?: unknown | null } =

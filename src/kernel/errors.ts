@@ -25,6 +25,10 @@ export const ERROR_CODES = {
   environment_archived: "invalid",
   agent_archived: "invalid",
   session_terminated: "invalid",
+  // Session budgets: each rejection reason is its own code (`error.details.error_code` says it).
+  budget_create_only: "invalid",
+  budget_not_raised: "invalid",
+  model_not_budgetable: "invalid",
   tool_use_not_pending: "invalid",
   vault_archived: "invalid",
   credential_archived: "invalid",

@@ -59,7 +59,8 @@ export type IdPrefix =
   | "memstore"
   | "mem"
   | "memver"
-  | "sesrsc";
+  | "sesrsc"
+  | "outc";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

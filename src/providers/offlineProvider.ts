@@ -4,8 +4,9 @@
  * optional per-delta delay (AWAKEN_OFFLINE_DELAY_MS) that keeps a turn in flight for crash tests.
  */
 import { offlineReply } from "./offlineScript.js";
-import type { ModelProvider, ModelRequest, ModelResponse, ModelStreamEvent } from "./ports.js";
+import type { ModelProvider, ModelResponse, ModelStreamEvent } from "./ports.js";
 import { abortedError } from "./providerFailure.js";
+import { estimateRequestTokens } from "./tokenEstimate.js";
 
 export function createOfflineProvider(): ModelProvider {
   return {
@@ -39,7 +40,7 @@ export function createOfflineProvider(): ModelProvider {
         content: reply.content,
         stopReason: reply.stopReason,
         usage: {
-          inputTokens: Math.ceil(requestCharacters(request) / 4),
+          inputTokens: estimateRequestTokens(request),
           outputTokens: Math.ceil(outputCharacters(reply.content) / 4),
           cacheCreationInputTokens: 0,
           cacheReadInputTokens: 0,
@@ -77,20 +78,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** System prompt, every message block's text (tool inputs as JSON) and every tool spec as JSON. */
-function requestCharacters(request: ModelRequest): number {
-  let total = request.system?.length ?? 0;
-  for (const message of request.messages) {
-    for (const block of message.content) {
-      if (block.type === "text") total += block.text.length;
-      if (block.type === "tool_use") total += block.name.length + JSON.stringify(block.input).length;
-      if (block.type === "tool_result") for (const part of block.content) total += part.text.length;
-    }
-  }
-  for (const tool of request.tools) total += JSON.stringify(tool).length;
-  return total;
 }
 
 function outputCharacters(content: ModelResponse["content"]): number {

@@ -3,6 +3,8 @@
  * conversation produces the same reply. Streaming, delays and usage live in offlineProvider.ts.
  */
 import { createHash } from "node:crypto";
+import { offlineGraderAnswer } from "./offlineGrader.js";
+import { GRADER_SYSTEM_PROMPT, readGraderRequest } from "./outcomeGrading.js";
 import type { ModelMessage, ModelRequest, ModelResponse, ModelStopReason, ModelToolSpec } from "./ports.js";
 
 export const OFFLINE_PREFIX = "[offline model] ";
@@ -17,6 +19,10 @@ export interface OfflineReply {
 export function offlineReply(request: ModelRequest): OfflineReply {
   const last = request.messages.at(-1);
   const message = last?.role === "user" ? last : undefined;
+  // An outcome's grader: answered by the offline grading rule (offlineGrader.ts).
+  const graded =
+    request.system === GRADER_SYSTEM_PROMPT && message ? readGraderRequest(userText(message)) : null;
+  if (graded) return textReply(offlineGraderAnswer(graded));
   const results = message ? toolResults(message) : [];
   if (results.length > 0) {
     const text = results.map((result) => result.content.map((part) => part.text).join("")).join("\n");

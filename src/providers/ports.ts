@@ -92,6 +92,8 @@ export interface ModelProvider {
 /** Chooses the provider for a model id; the choice is recorded on the model request span. */
 export interface ProviderRouter {
   select(model: string): ModelProvider;
+  /** The model's context window in tokens (`contextWindows.ts`): what a request may hold at most. */
+  contextWindow(model: string): number;
   /** One line per configured provider, for start-up logs. */
   describe(): string[];
 }

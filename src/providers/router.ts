@@ -3,6 +3,7 @@
  * model family falls back to the offline provider, and describe() says so at start-up.
  */
 import { ANTHROPIC_DEFAULT_BASE_URL, createAnthropicProvider } from "./anthropicProvider.js";
+import { contextWindowsFromEnv } from "./contextWindows.js";
 import { createOfflineProvider } from "./offlineProvider.js";
 import { createOpenAIProvider, OPENAI_DEFAULT_BASE_URL } from "./openaiProvider.js";
 import type { ProviderRouter } from "./ports.js";
@@ -22,6 +23,7 @@ export function modelFamily(model: string): Family {
 export function createProviderRouter(env: NodeJS.ProcessEnv): ProviderRouter {
   const { anthropicKey, openaiKey, anthropicBaseURL, openaiBaseURL } = providerSettings(env);
 
+  const windows = contextWindowsFromEnv(env);
   // Built once on first use; SDK clients hold connection pools worth reusing.
   const offline = once(createOfflineProvider);
   const anthropic = once(() =>
@@ -38,6 +40,7 @@ export function createProviderRouter(env: NodeJS.ProcessEnv): ProviderRouter {
       if (family === "openai") return openai();
       return offline();
     },
+    contextWindow: windows,
     describe() {
       return [
         anthropicKey

@@ -3,12 +3,19 @@ import type { JsonObject } from "../kernel/json.js";
 import type { ModelContentBlock, ModelMessage } from "../providers/ports.js";
 import { MEMORY_WRITTEN_BACK } from "./toolFacts.js";
 
+/** How the model is told that a compaction's summary stands for the earlier conversation. */
+export const SUMMARY_PREFIX = "[summary of the earlier conversation]\n";
+
 /**
  * Rebuilds the model conversation from committed facts alone, so any worker (after a crash, on
  * another machine) asks the model exactly what the history says. Tool uses are addressed by the
- * fact id, which is the id the client answers.
+ * fact id, which is the id the client answers. `summary`, from a compaction, opens the
+ * conversation in place of the facts it replaced.
  */
-export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMessage[] {
+export function buildConversation(
+  facts: readonly CommittedTypedFact[],
+  summary: string | null = null,
+): ModelMessage[] {
   const messages: ModelMessage[] = [];
   const unanswered = new Set<string>();
 
@@ -33,6 +40,7 @@ export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMe
     unanswered.clear();
   };
 
+  if (summary !== null) add("user", [{ type: "text", text: `${SUMMARY_PREFIX}${summary}` }]);
   for (const fact of inModelOrder(facts)) {
     switch (fact.kind) {
       case "user_message":
@@ -67,6 +75,12 @@ export function buildConversation(facts: readonly CommittedTypedFact[]): ModelMe
       case "interrupt":
         closeUnanswered("The user interrupted before this tool returned a result.");
         break;
+      case "outcome_defined":
+      case "outcome_evaluation_end": {
+        const said = outcomeText(fact);
+        if (said !== null) add("user", [{ type: "text", text: said }]);
+        break;
+      }
       case "internal": {
         const notes = memoryNotesToTell(fact.type, fact.body);
         if (notes.length > 0) add("user", [{ type: "text", text: `[memory] ${notes.join("\n[memory] ")}` }]);
@@ -93,12 +107,34 @@ function memoryNotesToTell(type: string, body: JsonObject): string[] {
   return body.notes.filter((note): note is string => typeof note === "string");
 }
 
+/**
+ * What the agent reads of an outcome: its task when defined, and the grader's feedback when an
+ * attempt needs revision or the evaluations ran out (never the rubric: that is the grader's).
+ */
+function outcomeText(fact: CommittedTypedFact): string | null {
+  if (fact.kind === "outcome_defined") {
+    return `[outcome] ${fact.description}\n(A grader will evaluate the result of your work against a rubric.)`;
+  }
+  if (fact.kind !== "outcome_evaluation_end") return null;
+  if (fact.result === "needs_revision") {
+    return `[grader] Your attempt needs revision: ${fact.explanation}\nRevise your work to address this.`;
+  }
+  if (fact.result === "max_iterations_reached") {
+    return (
+      `[grader] The evaluations ran out with the rubric still unmet: ${fact.explanation}\n` +
+      "No further evaluation will run: briefly acknowledge where the work stands."
+    );
+  }
+  return null;
+}
+
 /** Input a client gives (a client's tool result too): what the model reads in the next request. */
 function isInput(fact: CommittedTypedFact): boolean {
   return (
     fact.kind === "user_message" ||
     fact.kind === "system_message" ||
     fact.kind === "interrupt" ||
+    fact.kind === "outcome_defined" ||
     (fact.kind === "tool_result" && fact.executor === "client")
   );
 }

@@ -10,10 +10,12 @@
  * and the crash counts against the run's budget, since no progress was committed.
  */
 
+import { activeOutcome, foldOutcomes } from "../coordinator/outcomes.js";
 import { newId } from "../kernel/ids.js";
 import { secondsSince } from "../kernel/metrics.js";
-import { type ModelResponse, ProviderError } from "../providers/ports.js";
-import { buildConversation } from "./conversation.js";
+import { type ModelRequest, type ModelResponse, ProviderError } from "../providers/ports.js";
+import { modelView, viewConversation } from "./compactedView.js";
+import { ContextCompaction, overflows } from "./contextCompaction.js";
 import { delegatedToolLabels, modelTokens } from "./metricLabels.js";
 import {
   idle,
@@ -32,19 +34,39 @@ import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { maxOutputTokens } from "./outputTokens.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
-import { usageTotals } from "./usageTotals.js";
+import { usageSnapshot } from "./usageTotals.js";
 
 export class ModelStep {
+  private readonly compaction: ContextCompaction;
+
   constructor(
     private readonly run: RunContext,
     private readonly catalog: Map<string, CatalogEntry>,
     /** The system prompt: the agent's own, and what the run adds (its skills, its memory stores). */
     private readonly system: () => string | null = () => this.run.activation.agent.definition.system,
-  ) {}
+  ) {
+    this.compaction = new ContextCompaction(run);
+  }
+
+  private outcomeInProgress(): boolean {
+    return activeOutcome(foldOutcomes(this.run.facts)) !== null;
+  }
 
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.run.model();
     const provider = this.run.ports.providers.select(model);
+    const modelLimit = (await provider.outputLimit?.(model)) ?? null;
+    // The model reads the compacted view: the latest summary and the facts after its boundary.
+    const view = modelView(this.run.facts);
+    const request: ModelRequest = {
+      model,
+      system: this.system(),
+      messages: viewConversation(view),
+      tools: [...this.catalog.values()].map((entry) => entry.spec),
+      maxTokens: maxOutputTokens(this.run.activation.agent.definition.metadata ?? {}, modelLimit),
+    };
+    const window = this.run.ports.providers.contextWindow(model);
+    if (overflows(request, window)) return this.compaction.compact(view, request, window, failedAttempts);
     const span: ModelSpan = {
       startId: newId("sevt", this.run.ports.clock.now()),
       provider: provider.name,
@@ -62,28 +84,17 @@ export class ModelStep {
     );
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
-    const modelLimit = (await provider.outputLimit?.(model)) ?? null;
-    const maxTokens = maxOutputTokens(this.run.activation.agent.definition.metadata ?? {}, modelLimit);
     const requestedAt = performance.now();
-    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, maxTokens, sessionId);
+    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, request.maxTokens, sessionId);
     if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
-      response = await provider.complete(
-        {
-          model,
-          system: this.system(),
-          messages: buildConversation(this.run.facts),
-          tools: [...this.catalog.values()].map((entry) => entry.spec),
-          maxTokens,
+      response = await provider.complete(request, {
+        signal: guard.signal,
+        onEvent: (event) => {
+          guard.touch();
+          previews.add(event);
         },
-        {
-          signal: guard.signal,
-          onEvent: (event) => {
-            guard.touch();
-            previews.add(event);
-          },
-        },
-      );
+      });
     } catch (error) {
       previews.abandonAll();
       traced?.end(
@@ -131,12 +142,17 @@ export class ModelStep {
     previews.settle(output);
     const end = spanEnd(span, now, response.usage, false);
     const body = [start, ...output, end];
-    const usage = usageTotals([
-      ...this.run.facts,
-      { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now },
-    ]);
-    body.push(newFact(now, { kind: "usage", usage }));
-    if (plan.serverRuns > 0 || plan.denied > 0) {
+    const snapshot = usageSnapshot(
+      this.run.activation,
+      [...this.run.facts, { ...end, sessionId: "", threadId: "", seq: 0, createdAt: now }],
+      now,
+    );
+    body.push(newFact(now, snapshot));
+    // An answer that ends the attempt at an outcome in progress goes to its grader before the turn
+    // can end: committed without the idle, the loop finds the evaluation due.
+    const graded =
+      plan.awaiting.length === 0 && response.stopReason !== "refusal" && this.outcomeInProgress();
+    if (plan.serverRuns > 0 || plan.denied > 0 || graded) {
       // Work for the server first (run the allowed calls, or let the model read its denials); the
       // loop finds it in the committed facts and parks on client answers afterwards.
       const landed = await this.run.commitLanding(body);

@@ -1,6 +1,7 @@
 import { readToolAwaits, readToolExecution, type ToolAwaits } from "../coordinator/factCodec.js";
 import type { AfterAllow } from "../coordinator/facts.js";
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
+import { activeOutcome, foldOutcomes, type OutcomeState } from "../coordinator/outcomes.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";
 
@@ -27,6 +28,11 @@ export type Step =
    * the last answer in this turn (an idle ends a turn; queued input does not reset the count).
    */
   | { kind: "call_model"; failedAttempts: number }
+  /**
+   * The agent's attempt at the outcome in progress is done (or a dead owner left its evaluation
+   * open): grade it. `outcome.openStart` set: resume that evaluation, no second start.
+   */
+  | { kind: "evaluate_outcome"; outcome: OutcomeState }
   /** Nothing left to do in this turn. */
   | { kind: "finish" };
 
@@ -49,6 +55,8 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   let lastAnsweredAt = -1;
   let lastInputAt = -1;
   let errorsSinceAnswer = 0;
+  /** The version of the last model answer (an outcome's attempt is graded once one follows it). */
+  let lastAnswerSeq = -1;
   const pending: string[] = [];
   /**
    * Built-in tool uses without a result, in call order: the attempts their intents recorded, and
@@ -72,6 +80,7 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
           // An answer covers the input committed before its request started; input that arrived
           // while the model was answering (committed before the end) still waits for a reply.
           lastAnsweredAt = Math.max(lastAnsweredAt, startedAt.get(fact.startId) ?? fact.seq);
+          lastAnswerSeq = fact.seq;
           errorsSinceAnswer = 0;
         }
         break;
@@ -139,7 +148,15 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
         break;
       case "user_message":
       case "system_message":
+      // The outcome's description is the agent's task.
+      case "outcome_defined":
         lastInputAt = fact.seq;
+        break;
+      case "outcome_evaluation_end":
+        // The grader's feedback is the next attempt's input; an exhausted budget gets one last
+        // acknowledgment turn.
+        if (fact.result === "needs_revision" || fact.result === "max_iterations_reached")
+          lastInputAt = fact.seq;
         break;
     }
   }
@@ -158,6 +175,10 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   }
   const awaiting = callOrder.filter((id) => pending.includes(id) || handCalls.has(id));
   if (awaiting.length > 0) return { kind: "await", eventIds: awaiting };
+  const outcome = activeOutcome(foldOutcomes(facts));
+  // A verdict first: input that arrived while the grader worked waits for it.
+  if (outcome?.openStart) return { kind: "evaluate_outcome", outcome };
   if (lastInputAt > lastAnsweredAt) return { kind: "call_model", failedAttempts: errorsSinceAnswer };
+  if (outcome && lastAnswerSeq > outcome.attemptSince) return { kind: "evaluate_outcome", outcome };
   return { kind: "finish" };
 }

@@ -35,6 +35,8 @@ export interface RuntimePorts {
   crashBudget: number;
   /** A model stream with no event for this long is aborted and retried as a transient error. */
   modelIdleTimeoutMs: number;
+  /** How often an outcome's grader still at work says so (`span.outcome_evaluation_ongoing`); default 10 s. */
+  outcomeHeartbeatMs?: number;
   log: RuntimeLog;
   /**
    * Credential custody for last-mile holders (the MCP connections, the sandbox's egress proxy). In

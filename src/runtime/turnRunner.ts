@@ -7,6 +7,7 @@
  */
 
 import type { Activation } from "../coordinator/ports.js";
+import { meterOfHistory } from "../coordinator/sessionMeter.js";
 import { a2aCardUrl } from "../kernel/a2aModel.js";
 import { A2aDelegateStep } from "./a2aDelegateStep.js";
 import { HandToolStep } from "./handToolStep.js";
@@ -14,11 +15,13 @@ import { McpStep } from "./mcpStep.js";
 import { idle, sessionError, spanEnd } from "./modelFacts.js";
 import { ModelStep } from "./modelStep.js";
 import { nextStep } from "./nextStep.js";
+import { abandonedEvaluation, OutcomeStep } from "./outcomeStep.js";
 import type { RuntimePorts, TurnOutcome } from "./ports.js";
 import { ResourceRealization } from "./resourceRealization.js";
 import { type CommitStatus, RunContext } from "./runContext.js";
 import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
+import { budgetInForce, budgetReached } from "./sessionBudget.js";
 import { systemPrompt } from "./skillCatalog.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
@@ -37,6 +40,8 @@ export class TurnRunner {
   private readonly sandbox: SandboxProvisioning;
   private readonly handTools: HandToolStep;
   private readonly model: ModelStep;
+  /** An outcome's grader, after each attempt of the agent. */
+  private readonly outcomes: OutcomeStep;
   /** The session's resources and the agent's skills, realized once at the run's start. */
   private readonly resources: ResourceRealization;
   /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
@@ -58,6 +63,7 @@ export class TurnRunner {
     this.model = new ModelStep(this.context, catalog, () =>
       systemPrompt(activation.agent.definition.system, this.resources.prompt()),
     );
+    this.outcomes = new OutcomeStep(this.context);
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
     this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
   }
@@ -86,7 +92,9 @@ export class TurnRunner {
       const close =
         step.kind === "close_dangling_request"
           ? [spanEnd(context.danglingSpan(step.startId), now, null, true)]
-          : [];
+          : step.kind === "evaluate_outcome"
+            ? abandonedEvaluation(step.outcome, now)
+            : [];
       const status = await context.commitLanding(
         [
           ...close,
@@ -149,6 +157,12 @@ export class TurnRunner {
           if (status === "ok") return "settled";
           break;
         }
+        case "evaluate_outcome": {
+          const result = await this.outcomes.evaluate(step.outcome);
+          if (result === "settled" || result === "lost_claim") return result;
+          status = "ok";
+          break;
+        }
         case "finish": {
           // The turn's last commit point: whatever reached a read-write store's directory since the
           // last tool step is saved (or recorded as not taken) before the turn ends.
@@ -158,6 +172,13 @@ export class TurnRunner {
           break;
         }
         case "call_model": {
+          if (this.overBudget()) {
+            // No request starts once the budget is spent: the turn ends, committed like any idle.
+            if ((await this.writeBack()) === "lost") return "lost_claim";
+            status = await context.commit([idle(now, { kind: "budget_reached" })], "done");
+            if (status === "ok") return "settled";
+            break;
+          }
           if (this.delegate) {
             const result = await this.delegate.callRemote(step.failedAttempts);
             if (result === "settled" || result === "lost_claim") return result;
@@ -177,6 +198,12 @@ export class TurnRunner {
       }
       if (status === "lost") return "lost_claim";
     }
+  }
+
+  /** Whether the session's committed list cost has reached the budget in force (none: never). */
+  private overBudget(): boolean {
+    const budget = budgetInForce(this.activation, this.context.facts);
+    return budget !== null && budgetReached(budget, meterOfHistory(this.context.facts));
   }
 
   /** Writes back read-write memory directories and records the outcomes (a commit point of its own). */

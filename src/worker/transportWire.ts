@@ -112,6 +112,8 @@ const activationSchema = z.object({
   workspaceErasedAt: count.optional(),
   // Whether the session had resources at the claim; absent (an older coordinator): the worker asks.
   sessionHasResources: z.boolean().optional(),
+  // The session's budget at the claim; absent (an older coordinator): none.
+  budget: jsonObject.nullable().optional(),
 });
 
 const evidenceSchema = z.discriminatedUnion("kind", [

@@ -88,8 +88,11 @@ const FORBIDDEN_FILES: Record<string, RegExp[]> = {
   worker: [
     /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
   ],
+  // …and the session meter's fold (list cost, running time), which the budget check and the
+  // usage snapshot read from the run's history exactly as the session projection does, and the
+  // outcome fold (`outcomes.ts`): where an outcome stands, read from those facts alone.
   runtime: [
-    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts)/,
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts|sessionMeter\.ts|outcomes\.ts)/,
   ],
   // Edges call application services, never the fence or the stores behind them.
   edge: [/^coordinator\/(commitFence|sqlDispatch)/],

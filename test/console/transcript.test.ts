@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { SessionEvent } from "../../src/console/api/wire.js";
 import { transcriptRows } from "../../src/console/projection/transcript.js";
 import { ev } from "./events.js";
 
@@ -60,6 +61,22 @@ describe("the transcript projection", () => {
       message: "boom",
       retryStatus: "exhausted",
     });
+  });
+
+  it("a context compaction is a status row", () => {
+    const compacted: SessionEvent = {
+      id: "sevt_compacted",
+      type: "agent.thread_context_compacted",
+      processed_at: "2026-01-01T00:00:00Z",
+    };
+    expect(transcriptRows([compacted])).toEqual([
+      {
+        kind: "status",
+        id: "sevt_compacted",
+        at: "2026-01-01T00:00:00Z",
+        text: "Context compacted: older turns summarized",
+      },
+    ]);
   });
 
   it("a result whose call is not in view still shows, as its own row", () => {

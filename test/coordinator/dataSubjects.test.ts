@@ -41,6 +41,29 @@ describe("tombstones through the fact codec", () => {
     });
     expect(message?.body).toEqual({ content: [{ type: "text", text: ERASED_TEXT }] });
   });
+
+  it("what one agent told another is erased too; the threads and agent names stay", () => {
+    const said = [{ type: "text", text: "the user lives at 1 Main St" }];
+    const sent = tombstoneStored({
+      id: "sevt_2",
+      type: "agent.thread_message_sent",
+      body: { content: said, to_session_thread_id: "sthr_child", to_agent_name: "researcher" },
+    });
+    expect(sent?.body).toEqual({
+      content: [{ type: "text", text: ERASED_TEXT }],
+      to_session_thread_id: "sthr_child",
+      to_agent_name: "researcher",
+    });
+    const received = tombstoneStored({
+      id: "sevt_3",
+      type: "agent.thread_message_received",
+      body: { content: said, from_session_thread_id: "sthr_primary" },
+    });
+    expect(received?.body).toEqual({
+      content: [{ type: "text", text: ERASED_TEXT }],
+      from_session_thread_id: "sthr_primary",
+    });
+  });
 });
 
 describe("a session's data subject", () => {

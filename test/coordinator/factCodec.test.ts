@@ -128,14 +128,77 @@ describe("fact codec", () => {
       type: "awaken.tool_execution",
     });
     expect(read("agent.thinking", {})).toEqual({ id: "sevt_x", kind: "agent_thinking" });
-    expect(read("agent.thread_message_sent", { content: [] })).toEqual({
+    expect(read("workflow_run.created", { content: [] })).toEqual({
       id: "sevt_x",
       kind: "unknown",
-      type: "agent.thread_message_sent",
+      type: "workflow_run.created",
       body: { content: [] },
     });
     // A stored type that happens to be an Object.prototype name is still just unknown.
     expect(read("constructor", {})).toMatchObject({ kind: "unknown", type: "constructor" });
+  });
+
+  it("reads the threads' facts: a child's creation and status changes, and the messages agents send each other", () => {
+    const read = (type: string, body: JsonObject) => decodeFact({ id: "sevt_x", type, body });
+    expect(
+      read("session.thread_created", {
+        session_thread_id: "sthr_c",
+        agent_name: "researcher",
+        workflow_run_id: null,
+      }),
+    ).toEqual({
+      id: "sevt_x",
+      kind: "thread_created",
+      thread: "sthr_c",
+      agentName: "researcher",
+      workflowRun: null,
+    });
+    expect(read("session.thread_status_running", { session_thread_id: "sthr_c", agent_name: "r" })).toEqual({
+      id: "sevt_x",
+      kind: "thread_status",
+      thread: "sthr_c",
+      agentName: "r",
+      transition: { to: "running" },
+    });
+    expect(
+      read("session.thread_status_idle", {
+        session_thread_id: "sthr_c",
+        agent_name: "r",
+        stop_reason: { type: "requires_action", event_ids: ["sevt_a"] },
+        stop_details: null,
+      }),
+    ).toMatchObject({ transition: { to: "idle", reason: { kind: "waiting", callIds: ["sevt_a"] } } });
+    expect(
+      read("session.thread_status_rescheduled", { session_thread_id: "t", agent_name: "r" }),
+    ).toMatchObject({
+      transition: { to: "rescheduled" },
+    });
+    expect(
+      read("session.thread_status_terminated", { session_thread_id: "t", agent_name: "r" }),
+    ).toMatchObject({
+      transition: { to: "terminated" },
+    });
+    const content = [{ type: "text", text: "look this up" }];
+    expect(read("agent.thread_message_sent", { content, to_session_thread_id: "sthr_c" })).toEqual({
+      id: "sevt_x",
+      kind: "thread_message_sent",
+      toThread: "sthr_c",
+      toAgentName: null,
+      content,
+    });
+    expect(
+      read("agent.thread_message_received", {
+        content,
+        from_session_thread_id: "sthr_p",
+        from_agent_name: "lead",
+      }),
+    ).toEqual({
+      id: "sevt_x",
+      kind: "thread_message_received",
+      fromThread: "sthr_p",
+      fromAgentName: "lead",
+      content,
+    });
   });
 
   it("refuses to encode a result no stored type can hold", () => {

@@ -27,6 +27,7 @@ import { decodeCommitted, decodeFact, encodeFact } from "../../src/coordinator/f
 import {
   type AnswerKind,
   type CommittedFact,
+  EMPTY_METER,
   EMPTY_USAGE,
   type Fact,
   type PendingAction,
@@ -389,7 +390,7 @@ type Path =
 
 class Simulation {
   readonly facts: CommittedFact[] = [];
-  projection: SessionProjection = { status: "idle", pending: [], usage: EMPTY_USAGE };
+  projection: SessionProjection = { status: "idle", pending: [], usage: EMPTY_USAGE, meter: EMPTY_METER };
   run: RunRow | null = null;
   worker: Worker | null = null;
   private now = 1_750_000_000_000;
@@ -440,7 +441,7 @@ class Simulation {
       createdAt: now,
     }));
     this.facts.push(...committed);
-    this.projection = projectFacts(this.projection, facts.map(decodeFact));
+    this.projection = projectFacts(this.projection, facts.map(decodeFact), this.now);
     // The oracle's input/answer bookkeeping (the rule nextStep's docs state in words).
     const startSeq = new Map(
       this.facts.filter((f) => f.type === "span.model_request_start").map((f) => [f.id, f.seq]),
@@ -1197,6 +1198,7 @@ describe("the run state machine under random event orders", () => {
             select: () => {
               throw new Error("a run past its crash budget must not call the model");
             },
+            contextWindow: () => 200_000,
             describe: () => [],
           },
           sandboxes: new TieredSandboxProvider({}),

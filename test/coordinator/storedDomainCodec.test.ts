@@ -5,7 +5,7 @@ import { readToolAwaits, toolAwaitsFact } from "../../src/coordinator/facts/inte
 import { decodePending, encodePending } from "../../src/coordinator/facts/pendingCodec.js";
 import { decodeUsage, encodeSpanUsage, encodeUsage } from "../../src/coordinator/facts/usageCodec.js";
 import type { AnswerKind, Fact, PendingAction, SessionUsage } from "../../src/coordinator/facts.js";
-import { pendingJson, pendingOf, usageJson, usageOf } from "../../src/stores/sql/sessionRows.js";
+import { meterOf, pendingJson, pendingOf, usageJson, usageOf } from "../../src/stores/sql/sessionRows.js";
 
 // The core's domain names (answer kinds, camelCase usage, turn_ended) never reach storage: values
 // stored before they existed read as domain values and write back as the very same bytes.
@@ -97,7 +97,7 @@ describe("usage: stored snake_case ↔ domain camelCase", () => {
 
   it("a stored usage column reads as domain counters and re-encodes to the identical bytes", () => {
     expect(usageOf(STORED_USAGE)).toEqual(domain);
-    expect(usageJson(usageOf(STORED_USAGE))).toBe(STORED_USAGE);
+    expect(usageJson(usageOf(STORED_USAGE), meterOf(STORED_USAGE))).toBe(STORED_USAGE);
   });
 
   it("a new session's {} (or any counter left out) reads as 0", () => {

@@ -55,19 +55,48 @@ describe("Managed wire events → domain inputs", () => {
     ]);
   });
 
+  it("maps an outcome's definition with its inline or already-read file rubric", () => {
+    const inline = { type: "text", content: "Must rhyme." };
+    expect(
+      toDomainInputs(
+        [
+          { type: "user.define_outcome", description: "A poem", rubric: inline } as never,
+          {
+            type: "user.define_outcome",
+            description: "A list",
+            rubric: { type: "file", file_id: "file_1" },
+            max_iterations: 5,
+          } as never,
+        ],
+        new Map([[1, { content: "Must be sorted.", fileId: "file_1" }]]),
+      ),
+    ).toEqual([
+      {
+        kind: "define_outcome",
+        description: "A poem",
+        rubric: { content: "Must rhyme." },
+        maxIterations: null,
+      },
+      {
+        kind: "define_outcome",
+        description: "A list",
+        rubric: { content: "Must be sorted.", fileId: "file_1" },
+        maxIterations: 5,
+      },
+    ]);
+  });
+
   it("refuses what the product cannot take, with today's messages", () => {
     const refused = (type: string) => {
       try {
-        toDomainInputs([{ type }]);
+        toDomainInputs([{ type, rubric: { type: "file", file_id: "file_1" } } as never]);
       } catch (error) {
         return error;
       }
       return null;
     };
-    expect(refused("user.define_outcome")).toMatchObject({
-      code: "invalid_request",
-      message: "user.define_outcome is not supported by this server yet",
-    });
+    // A file rubric reaches the mapping already read; one that was not is refused, never guessed.
+    expect(refused("user.define_outcome")).toMatchObject({ code: "invalid_request" });
     expect(refused("user.shout")).toBeInstanceOf(AwakenError);
     expect(refused("user.shout")).toMatchObject({ message: 'unknown event type "user.shout"' });
   });

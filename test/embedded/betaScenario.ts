@@ -79,6 +79,24 @@ export async function betaScenario(beta: InProcessBeta) {
   const firstEvents = await beta.sessions.events.list(session.id, { limit: 2, order: "desc" });
   const secondEvents = firstEvents.hasNextPage() ? await firstEvents.getNextPage() : null;
 
+  const threads = await beta.sessions.threads.list(session.id);
+  const primaryThread = threads.data[0];
+  if (!primaryThread) throw new Error("the session lists no thread");
+  const retrievedThread = await beta.sessions.threads.retrieve(primaryThread.id, { session_id: session.id });
+  const threadHistory: Event[] = [];
+  for await (const event of beta.sessions.threads.events.list(primaryThread.id, { session_id: session.id }))
+    threadHistory.push(event as Event);
+  const threadStream = await beta.sessions.threads.events.stream(primaryThread.id, {
+    session_id: session.id,
+  });
+  await threadStream[Symbol.asyncIterator]().return?.();
+  let primaryArchive: unknown;
+  try {
+    await beta.sessions.threads.archive(primaryThread.id, { session_id: session.id });
+  } catch (error) {
+    primaryArchive = error;
+  }
+
   const retrievedSession = await beta.sessions.retrieve(session.id);
   const updatedSession = await beta.sessions.update(session.id, { title: "renamed" });
   const sessionPage = await beta.sessions.list({ agent_id: agent.id, limit: 5 });
@@ -123,6 +141,10 @@ export async function betaScenario(beta: InProcessBeta) {
       archived: [archivedSession.archived_at !== null, archivedAgent.archived_at !== null],
       notFound: errorFacts(notFound),
       invalid: errorFacts(invalid),
+      threadCount: threads.data.length,
+      threadIsPrimary: [primaryThread.parent_thread_id, retrievedThread.id === primaryThread.id],
+      threadHistoryIds: threadHistory.map((e) => e.id).join() === history.map((e) => e.id).join(),
+      primaryArchive: errorFacts(primaryArchive),
     },
     ids: { sessionId: session.id },
     shapes: {
@@ -137,6 +159,8 @@ export async function betaScenario(beta: InProcessBeta) {
       streamed: streamed.map(shapeOf),
       history: history.map(shapeOf),
       sessionPage: shapeOf({ data: sessionPage.data, next_page: sessionPage.next_page }),
+      thread: shapeOf(retrievedThread),
+      threadPage: shapeOf({ data: threads.data, next_page: threads.next_page }),
       errorBody: shapeOf((notFound as InstanceType<typeof Anthropic.APIError>).error),
     },
   };

@@ -50,6 +50,11 @@ describe("openAwaken", () => {
       type: "not_found_error",
     });
     expect(embedded.values.invalid).toMatchObject({ isBadRequest: true, status: 400 });
+    // Threads: the primary thread alone, its history the session's, not archivable on its own.
+    expect(embedded.values.threadCount).toBe(1);
+    expect(embedded.values.threadIsPrimary).toEqual([null, true]);
+    expect(embedded.values.threadHistoryIds).toBe(true);
+    expect(embedded.values.primaryArchive).toMatchObject({ isBadRequest: true, status: 400 });
   }, 60_000);
 
   it("runs the same program on PostgreSQL, in its own schema", async (ctx) => {

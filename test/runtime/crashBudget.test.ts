@@ -24,6 +24,7 @@ const untouchable: ProviderRouter = {
   select: () => {
     throw new Error("the model was called for a run that exhausted its crash budget");
   },
+  contextWindow: () => 200_000,
   describe: () => [],
 };
 

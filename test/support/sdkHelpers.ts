@@ -112,6 +112,18 @@ export class StreamReader {
     return new StreamReader(await client.beta.sessions.events.stream(sessionId, params));
   }
 
+  /** One thread's stream (`sessions.threads.events.stream`). */
+  static async openThread(
+    client: Anthropic,
+    sessionId: string,
+    threadId: string,
+    params: { event_deltas?: Array<"agent.message" | "agent.thinking"> } = {},
+  ): Promise<StreamReader> {
+    return new StreamReader(
+      await client.beta.sessions.threads.events.stream(threadId, { session_id: sessionId, ...params }),
+    );
+  }
+
   /** Resolves with the first event (from `from` on) that matches, or fails after `timeoutMs`. */
   async until(
     predicate: (event: WireEvent) => boolean,

@@ -1,5 +1,5 @@
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
-import { EMPTY_USAGE } from "../../src/coordinator/facts.js";
+import { EMPTY_METER, EMPTY_USAGE } from "../../src/coordinator/facts.js";
 import type {
   CoordinatorStores,
   ExecutableAgentSnapshot,
@@ -161,6 +161,7 @@ export async function seedSession(
     status: "idle",
     pending: [],
     usage: { ...EMPTY_USAGE },
+    meter: { ...EMPTY_METER },
     createdAt: now,
     updatedAt: now,
     archivedAt: null,

@@ -135,6 +135,46 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
     ) as fc.Arbitrary<JsonObject>,
   ),
   stored("session.deleted", fc.constant({})),
+  stored(
+    "user.define_outcome",
+    fc.record(
+      {
+        outcome_id: word,
+        description: word,
+        rubric: word.map((text) => ({ type: "text", content: text })),
+        max_iterations: fc.option(fc.integer({ min: 1, max: 20 })),
+        awaken_rubric_file_id: word,
+      },
+      { requiredKeys: ["outcome_id", "description", "rubric", "max_iterations"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
+  stored("span.outcome_evaluation_start", fc.record({ outcome_id: word, iteration: fc.nat({ max: 19 }) })),
+  stored("span.outcome_evaluation_ongoing", fc.record({ outcome_id: word, iteration: fc.nat({ max: 19 }) })),
+  stored(
+    "span.outcome_evaluation_end",
+    fc
+      .tuple(
+        word,
+        id,
+        fc.nat({ max: 19 }),
+        fc.constantFrom("satisfied", "needs_revision", "max_iterations_reached", "failed", "interrupted"),
+        fc.string(),
+        usage,
+      )
+      .map(([outcome, start, iteration, result, explanation, u]) => ({
+        outcome_id: outcome,
+        outcome_evaluation_start_id: start,
+        iteration,
+        result,
+        explanation,
+        usage: {
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          cache_creation_input_tokens: u.cache_creation_input_tokens,
+          cache_read_input_tokens: u.cache_read_input_tokens,
+        },
+      })),
+  ),
   stored("awaken.tool_awaits", fc.record({ tool_use_id: id, answer: fc.constant("tool_result") })),
   stored(
     "awaken.tool_awaits",
@@ -146,6 +186,52 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   ),
   stored("awaken.tool_execution", fc.record({ tool_use_id: id, attempt: fc.integer({ min: 1, max: 5 }) })),
   stored("awaken.sandbox_realized", fc.record({ tier: word, provisioning: word, realize_ms: fc.nat() })),
-  stored("agent.thread_context_compacted", fc.record({ anything: input })),
+  stored(
+    "session.thread_created",
+    fc.record({ session_thread_id: word, agent_name: word, workflow_run_id: fc.option(word) }),
+  ),
+  ...["running", "rescheduled", "terminated"].map((to) =>
+    stored(`session.thread_status_${to}`, fc.record({ session_thread_id: word, agent_name: word })),
+  ),
+  stored(
+    "session.thread_status_idle",
+    fc
+      .tuple(word, word, fc.constantFrom("end_turn", "retries_exhausted", "refusal"))
+      .map(([thread, agent, type]) => ({
+        session_thread_id: thread,
+        agent_name: agent,
+        stop_reason: { type },
+        stop_details: null,
+      })),
+  ),
+  stored(
+    "agent.thread_message_sent",
+    fc.record(
+      { content, to_session_thread_id: word, to_agent_name: word },
+      { requiredKeys: ["content", "to_session_thread_id"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
+  stored(
+    "agent.thread_message_received",
+    fc.record(
+      { content, from_session_thread_id: word, from_agent_name: word },
+      { requiredKeys: ["content", "from_session_thread_id"] },
+    ) as fc.Arbitrary<JsonObject>,
+  ),
+  stored(
+    "agent.thread_context_compacted",
+    fc.tuple(word, fc.nat(), usage).map(([summary, through, u]) => ({
+      summary,
+      through_seq: through,
+      model_usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+      },
+    })),
+  ),
+  // A wire type this build has no codec for: carried through untouched.
+  stored("workflow_run.phase_started", fc.record({ anything: input })),
   stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );

@@ -161,6 +161,9 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
       case "user.interrupt":
         rows.push({ kind: "status", id: event.id, at, text: "Interrupted by a user" });
         break;
+      case "agent.thread_context_compacted":
+        rows.push({ kind: "status", id: event.id, at, text: "Context compacted: older turns summarized" });
+        break;
       case "session.usage":
         // Cumulative totals: the session header shows the latest, the transcript need not.
         break;

@@ -21,13 +21,14 @@ export type SessionFact = Of<
 
 const RETRY_STATUSES: readonly string[] = ["retrying", "exhausted", "terminal"];
 
-function idleReason(stopReason: JsonObject): IdleReason {
+export function idleReason(stopReason: JsonObject): IdleReason {
   const type = text(stopReason.type);
   switch (type) {
     case "end_turn":
       return { kind: "turn_ended" };
     case "retries_exhausted":
     case "refusal":
+    case "budget_reached":
       return { kind: type };
     case "requires_action":
       return {
@@ -39,7 +40,7 @@ function idleReason(stopReason: JsonObject): IdleReason {
   }
 }
 
-function stopReason(reason: IdleReason): JsonObject {
+export function stopReason(reason: IdleReason): JsonObject {
   switch (reason.kind) {
     case "turn_ended":
       return { type: "end_turn" };
@@ -73,7 +74,18 @@ export const sessionDecoders: Record<string, (f: Fact) => SessionFact> = {
       extra,
     };
   },
-  [STORED_TYPE.usage]: ({ id, body }) => ({ id, kind: "usage", usage: decodeUsage(body.usage) }),
+  [STORED_TYPE.usage]: ({ id, body }) => {
+    const usage = object(body.usage);
+    const amount = object(usage.list_cost).amount;
+    return {
+      id,
+      kind: "usage",
+      usage: decodeUsage(usage),
+      ...(typeof amount === "string" ? { listCostCents: amount } : {}),
+      ...(typeof usage.active_seconds === "number" ? { activeSeconds: usage.active_seconds } : {}),
+      ...(body.budget !== undefined ? { budget: body.budget === null ? null : object(body.budget) } : {}),
+    };
+  },
   [STORED_TYPE.model_request_start]: ({ id, body }) => ({
     id,
     kind: "model_request_start",
@@ -109,7 +121,20 @@ export function encodeSession(f: SessionFact): Fact {
         },
       };
     case "usage":
-      return { id: f.id, type, body: { usage: encodeUsage(f.usage) } };
+      return {
+        id: f.id,
+        type,
+        body: {
+          usage: {
+            ...encodeUsage(f.usage),
+            ...(f.activeSeconds !== undefined ? { active_seconds: f.activeSeconds } : {}),
+            ...(f.listCostCents !== undefined
+              ? { list_cost: { amount: f.listCostCents, currency: "USD" } }
+              : {}),
+          },
+          ...(f.budget !== undefined ? { budget: f.budget } : {}),
+        },
+      };
     case "model_request_start":
       return {
         id: f.id,

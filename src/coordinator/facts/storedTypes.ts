@@ -20,9 +20,25 @@ export const STORED_TYPE = {
   usage: "session.usage",
   model_request_start: "span.model_request_start",
   model_request_end: "span.model_request_end",
+  context_compacted: "agent.thread_context_compacted",
   session_updated: "session.updated",
   session_deleted: "session.deleted",
+  thread_created: "session.thread_created",
+  thread_message_sent: "agent.thread_message_sent",
+  thread_message_received: "agent.thread_message_received",
+  outcome_defined: "user.define_outcome",
+  outcome_evaluation_start: "span.outcome_evaluation_start",
+  outcome_evaluation_ongoing: "span.outcome_evaluation_ongoing",
+  outcome_evaluation_end: "span.outcome_evaluation_end",
 } as const satisfies Partial<Record<FactKind, string>>;
+
+/** A thread's status change is stored under one type per state it reached (see `threadCodec.ts`). */
+export const THREAD_STATUS_TYPE = {
+  running: "session.thread_status_running",
+  idle: "session.thread_status_idle",
+  rescheduled: "session.thread_status_rescheduled",
+  terminated: "session.thread_status_terminated",
+} as const;
 
 export const TOOL_CALL_TYPE = {
   server: "agent.tool_use",

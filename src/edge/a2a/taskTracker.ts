@@ -105,6 +105,10 @@ export class TaskTracker {
         this.state = "failed";
         this.failure = this.lastError ?? "The turn failed and its retries are exhausted.";
         return;
+      case "budget_reached":
+        this.state = "failed";
+        this.failure = "The session's list cost reached its budget: raise the budget to continue.";
+        return;
       default:
         this.state = "completed";
     }

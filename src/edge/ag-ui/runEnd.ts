@@ -37,6 +37,12 @@ export function runEndOfIdle(reason: IdleReason, seen: TurnObservations): RunEnd
         code: seen.lastError?.type ?? "retries_exhausted",
         message: seen.lastError?.message ?? "The turn failed and its retries are exhausted.",
       };
+    case "budget_reached":
+      return {
+        kind: "error",
+        code: "budget_reached",
+        message: "The session's list cost reached its budget: raise the budget to continue.",
+      };
     default:
       return { kind: "success", pendingToolCallIds: [] };
   }

@@ -180,6 +180,18 @@ function scopedSessions(
       await check(workspaceId, id, "manage");
       return sessions.archive(workspaceId, id);
     },
+    listThreads: async (workspaceId, id, query) => {
+      await check(workspaceId, id, "read");
+      return sessions.listThreads(workspaceId, id, query);
+    },
+    getThread: async (workspaceId, id, threadId) => {
+      await check(workspaceId, id, "read");
+      return sessions.getThread(workspaceId, id, threadId);
+    },
+    archiveThread: async (workspaceId, id, threadId) => {
+      await check(workspaceId, id, "manage");
+      return sessions.archiveThread(workspaceId, id, threadId);
+    },
     delete: async (workspaceId, id) => {
       await check(workspaceId, id, "manage");
       return sessions.delete(workspaceId, id);

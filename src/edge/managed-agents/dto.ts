@@ -1,11 +1,13 @@
-import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { AgentHead, StoredPublication } from "../../control/ports.js";
+import type { OutcomeState } from "../../coordinator/outcomes.js";
 import type { EnvironmentRecord, SessionRecord } from "../../coordinator/ports.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { Page } from "../../kernel/pagination.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
+import { definitionFields } from "./agentFields.js";
+import { sessionMultiagentDto } from "./multiagentDto.js";
 import { sessionResourceDto } from "./sessionResourceDto.js";
-import { usageDto } from "./usageDto.js";
+import { sessionStatsDto, sessionUsageDto } from "./usageDto.js";
 
 export { eventDto } from "./eventDto.js";
 
@@ -13,21 +15,6 @@ export { eventDto } from "./eventDto.js";
 // product knows these shapes.
 
 const iso = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
-
-/** The configuration fields an agent and a session's agent snapshot share. */
-function definitionFields(d: AgentDefinition) {
-  return {
-    name: d.name,
-    description: d.description,
-    system: d.system,
-    model: d.model,
-    tools: d.tools,
-    mcp_servers: d.mcp_servers,
-    skills: d.skills,
-    execution_identity: d.execution_identity,
-    multiagent: d.multiagent,
-  };
-}
 
 export function agentDto(head: AgentHead, publication: StoredPublication): Record<string, unknown> {
   const d = publication.definition;
@@ -64,6 +51,7 @@ export function sessionDto(
   s: SessionRecord,
   now: number,
   resources: readonly SessionResourceRecord[],
+  outcomes: readonly OutcomeState[] = [],
 ): Record<string, unknown> {
   const d = s.agent.definition;
   return {
@@ -76,6 +64,8 @@ export function sessionDto(
       type: "agent",
       version: s.agent.version,
       ...definitionFields(d),
+      // The session shows its roster's agents whole, as pinned when it was created.
+      multiagent: sessionMultiagentDto(s.agent),
     },
     environment_id: s.environmentId,
     resources: resources.map(sessionResourceDto),
@@ -83,13 +73,29 @@ export function sessionDto(
     metadata: s.metadata,
     title: s.title,
     budget: s.budget,
-    outcome_evaluations: [],
-    stats: { duration_seconds: Math.max(0, Math.round((now - s.createdAt) / 1000)) },
-    usage: usageDto(s.usage),
+    outcome_evaluations: outcomes.map(outcomeEvaluationDto),
+    stats: sessionStatsDto(s, now),
+    usage: sessionUsageDto(s, now),
     deployment_id: null,
     created_at: isoTime(s.createdAt),
     updated_at: isoTime(s.updatedAt),
     archived_at: iso(s.archivedAt),
+  };
+}
+
+/**
+ * SDK `BetaManagedAgentsOutcomeEvaluationResource`. An attempt under revision reads `running` (the
+ * agent is producing again); the explanation is the last verdict's.
+ */
+export function outcomeEvaluationDto(o: OutcomeState): Record<string, unknown> {
+  return {
+    type: "outcome_evaluation",
+    outcome_id: o.outcomeId,
+    description: o.description,
+    iteration: o.iteration,
+    result: o.result === "needs_revision" ? "running" : o.result,
+    explanation: o.explanation,
+    completed_at: iso(o.completedAt),
   };
 }
 

@@ -1,11 +1,13 @@
 import type {
   CommittedTypedFact,
   IdleReason,
+  ThreadTransition,
   ToolCall,
   TypedFact,
 } from "../../coordinator/factVocabulary.js";
 import { isoTime } from "../../kernel/clock.js";
 import type { JsonObject } from "../../kernel/json.js";
+import { monetaryAmount } from "../../kernel/listPrices.js";
 import { usageDto } from "./usageDto.js";
 
 /**
@@ -72,7 +74,17 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
         },
       ];
     case "usage":
-      return ["session.usage", { usage: usageDto(f.usage) }];
+      return [
+        "session.usage",
+        {
+          usage: {
+            ...usageDto(f.usage),
+            ...(f.activeSeconds !== undefined ? { active_seconds: f.activeSeconds } : {}),
+            ...(f.listCostCents !== undefined ? { list_cost: monetaryAmount(BigInt(f.listCostCents)) } : {}),
+          },
+          ...(f.budget !== undefined ? { budget: f.budget } : {}),
+        },
+      ];
     case "model_request_start":
       return ["span.model_request_start", { provider: f.provider, model: f.model }];
     case "model_request_end":
@@ -91,15 +103,90 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           },
         },
       ];
+    case "context_compacted":
+      // The summary and its boundary are the runtime's to rebuild the model's view: the wire
+      // says only that compaction happened, and when.
+      return ["agent.thread_context_compacted", {}];
     case "session_updated":
       return ["session.updated", f.changes];
     case "session_deleted":
       return ["session.deleted", {}];
+    case "thread_created":
+      return [
+        "session.thread_created",
+        { session_thread_id: f.thread, agent_name: f.agentName, workflow_run_id: f.workflowRun },
+      ];
+    case "thread_status":
+      return threadStatus(f.thread, f.agentName, f.transition);
+    case "thread_message_sent":
+      return [
+        "agent.thread_message_sent",
+        {
+          content: f.content,
+          to_session_thread_id: f.toThread,
+          // The SDK: absent when the message went to the primary agent.
+          ...(f.toAgentName !== null ? { to_agent_name: f.toAgentName } : {}),
+        },
+      ];
+    case "thread_message_received":
+      return [
+        "agent.thread_message_received",
+        {
+          content: f.content,
+          from_session_thread_id: f.fromThread,
+          ...(f.fromAgentName !== null ? { from_agent_name: f.fromAgentName } : {}),
+        },
+      ];
+    case "outcome_defined":
+      // A file rubric is shown as the text it was resolved to on acceptance (as the SDK describes).
+      return [
+        "user.define_outcome",
+        {
+          outcome_id: f.outcomeId,
+          description: f.description,
+          rubric: { type: "text", content: f.rubric.content },
+          max_iterations: f.maxIterations,
+        },
+      ];
+    case "outcome_evaluation_start":
+      return ["span.outcome_evaluation_start", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_ongoing":
+      return ["span.outcome_evaluation_ongoing", { outcome_id: f.outcomeId, iteration: f.iteration }];
+    case "outcome_evaluation_end":
+      return [
+        "span.outcome_evaluation_end",
+        {
+          outcome_id: f.outcomeId,
+          outcome_evaluation_start_id: f.startId,
+          iteration: f.iteration,
+          result: f.result,
+          explanation: f.explanation,
+          usage: {
+            input_tokens: f.usage.inputTokens,
+            output_tokens: f.usage.outputTokens,
+            cache_creation_input_tokens: f.usage.cacheCreationInputTokens,
+            cache_read_input_tokens: f.usage.cacheReadInputTokens,
+          },
+        },
+      ];
     case "internal":
     case "unknown":
       // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.
       return [f.type, f.body];
   }
+}
+
+function threadStatus(
+  thread: string,
+  agentName: string,
+  transition: ThreadTransition,
+): [string, Record<string, unknown>] {
+  const fields = { session_thread_id: thread, agent_name: agentName };
+  if (transition.to !== "idle") return [`session.thread_status_${transition.to}`, fields];
+  return [
+    "session.thread_status_idle",
+    { ...fields, stop_reason: stopReason(transition.reason), stop_details: null },
+  ];
 }
 
 function toolUse(call: ToolCall): [string, Record<string, unknown>] {

@@ -19,6 +19,7 @@ import { sessionHintRoutes } from "./routes/sessionHintRoutes.js";
 import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
+import { threadRoutes } from "./routes/threadRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -37,6 +38,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     environmentRoutes(app, services);
     sessionRoutes(app, services);
     eventRoutes(app, services);
+    threadRoutes(app, services);
     workRoutes(app, services);
     environmentKeyRoutes(app, services);
     vaultRoutes(app, services);

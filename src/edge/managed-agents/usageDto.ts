@@ -1,4 +1,7 @@
-import type { SessionUsage } from "../../coordinator/facts.js";
+import type { SessionMeter, SessionUsage } from "../../coordinator/facts.js";
+import type { SessionRecord } from "../../coordinator/ports.js";
+import { activeMsAt } from "../../coordinator/sessionMeter.js";
+import { monetaryAmount, wholeCents } from "../../kernel/listPrices.js";
 
 /**
  * Cumulative usage as the wire reports it (SDK `BetaManagedAgentsSessionUsage` and the `session.usage`
@@ -17,4 +20,42 @@ export function usageDto(usage: SessionUsage): Record<string, unknown> {
       ephemeral_1h_input_tokens: 0,
     },
   };
+}
+
+/**
+ * A session's `usage`: its committed token totals, the time it ran and its list cost (whole US
+ * cents, rounded up; null once a model without a list price ran, which nothing can measure).
+ */
+export function sessionUsageDto(s: SessionRecord, now: number): Record<string, unknown> {
+  return meteredUsageDto(s.usage, s.meter, now);
+}
+
+/** The same figures for any run sequence with a meter: a session, or one of its threads. */
+export function meteredUsageDto(
+  usage: SessionUsage,
+  meter: SessionMeter,
+  now: number,
+): Record<string, unknown> {
+  return {
+    ...usageDto(usage),
+    active_seconds: activeSecondsOf(meter, now),
+    list_cost: meter.listCost === null ? null : monetaryAmount(wholeCents(BigInt(meter.listCost))),
+  };
+}
+
+/**
+ * A session's `stats`: the time it spent running (its one thread's), and its age, which stops
+ * growing when it terminates.
+ */
+export function sessionStatsDto(s: SessionRecord, now: number): Record<string, unknown> {
+  const end = s.meter.endedAt ?? s.archivedAt ?? now;
+  return {
+    active_seconds: activeSecondsOf(s.meter, now),
+    duration_seconds: Math.max(0, Math.round((end - s.createdAt) / 1000)),
+  };
+}
+
+/** Seconds in `running` status as of `now` (an open stretch counts up to now), to the millisecond. */
+export function activeSecondsOf(meter: SessionMeter, now: number): number {
+  return activeMsAt(meter, meter.endedAt ?? now) / 1000;
 }

@@ -59,7 +59,8 @@ export const TOOL_OUTPUT_SCHEMA = {
     session_id: { type: "string", description: "The session the turn ran in; pass it to continue." },
     stop_reason: {
       type: "string",
-      description: "end_turn, requires_action (see pending), interrupted, retries_exhausted or refusal.",
+      description:
+        "end_turn, requires_action (see pending), interrupted, retries_exhausted, refusal or budget_reached.",
     },
     tool_calls: {
       type: "array",

@@ -23,6 +23,8 @@ export type TurnRest =
   | { kind: "closed" };
 
 const RETRIES_EXHAUSTED = "The turn failed and its retries are exhausted.";
+const BUDGET_REACHED =
+  "The session's list cost reached its budget: raise the budget to continue (or remove it).";
 
 /**
  * Folds one turn's committed facts (from the user message on) into what the tool call answers:
@@ -108,6 +110,8 @@ export class TurnObserver {
         return ended("retries_exhausted", this.failure ?? RETRIES_EXHAUSTED);
       case "refusal":
         return ended("refusal");
+      case "budget_reached":
+        return ended("budget_reached", BUDGET_REACHED);
       case "other":
         return ended(reason.type);
       case "waiting": {

@@ -105,6 +105,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         environment_revision: row.environment_revision,
         metadata_json: row.metadata_json,
         data_subject: row.data_subject,
+        budget_json: row.budget_json,
         has_resources: row.has_resources === true,
       },
       row.config_json ?? undefined,
@@ -294,6 +295,7 @@ interface ClaimRow {
   environment_revision: number | null;
   metadata_json: string | null;
   data_subject: string | null;
+  budget_json: string | null;
   has_resources: boolean | null;
   config_json: string | null;
   /** [base_version, created_at, facts] per commit, ascending. */
@@ -330,7 +332,7 @@ function claimablePick(at: string, order: string, only?: string): string {
  * statement returns it unclaimed, and the claim fails.
  */
 const CLAIM = {
-  name: "awaken_claim_v7",
+  name: "awaken_claim_v8",
   sql: `with p as (
       select * from (${claimablePick("$5", "order by available_at limit 1")}) waiting
       union all
@@ -346,7 +348,7 @@ const CLAIM = {
       on er.environment_id = s.environment_id and er.revision = s.environment_revision where s.id = r.session_id)
     returning r.id, r.session_id, r.thread_id, r.epoch, r.crash_count, r.trace_context, p.reclaimed, p.claimable_since)
   select p.picked_id, c.id, c.session_id, c.thread_id, c.epoch, c.crash_count, c.trace_context, c.reclaimed, c.claimable_since,
-    s.status, s.pending_json, s.usage_json, s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, er.config_json,
+    s.status, s.pending_json, s.usage_json, s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, er.config_json,
     exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources,
     (select coalesce(json_agg(json_build_array(h.base_version, h.created_at, h.facts_json::json) order by h.base_version), '[]')
       from commits h where h.thread_id = c.thread_id) as history,

@@ -1,9 +1,16 @@
 import type pg from "pg";
-import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
+import type {
+  AppendPrecondition,
+  AppendReads,
+  InputContext,
+  InputOutcome,
+  InputPlan,
+} from "../../coordinator/ports.js";
 import { inputOutcomeSignals } from "../../coordinator/wakeSignals.js";
 import { notFound } from "../../kernel/errors.js";
 import type { Db } from "../sql/db.js";
 import { planInputWrites, writesSomething } from "../sql/inputWrites.js";
+import { readOutcomes } from "../sql/outcomeRows.js";
 import type { Database } from "../sql/schema.js";
 import { headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
@@ -41,9 +48,10 @@ export class PostgresInputLedger extends SqlInputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+    reads?: AppendReads,
   ): Promise<InputOutcome> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const outcome = await this.appendOnce(sessionId, decide, now, precondition);
+      const outcome = await this.appendOnce(sessionId, decide, now, precondition, reads);
       if (outcome) return outcome;
     }
     throw new Error(`session ${sessionId}: the append kept finding its session moved`);
@@ -54,6 +62,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition: AppendPrecondition | undefined,
+    reads: AppendReads | undefined,
   ): Promise<InputOutcome | null> {
     const lease = precondition
       ? await workLeaseQuery(this.db, precondition.workId, false).executeTakeFirst()
@@ -91,7 +100,12 @@ export class PostgresInputLedger extends SqlInputLedger {
         : null;
     const openModelRequest =
       activeRun?.state === "claimed" ? await openRequest(this.db, row.thread_id) : null;
-    const plan = decide({ session, activeRun, openModelRequest });
+    // Read before the statement that writes: its head guard refuses the write if a commit (a
+    // verdict, say) landed after this read, and the append reads and decides again.
+    const outcomes = reads?.outcomes
+      ? ((await readOutcomes(this.db, [row.thread_id])).get(row.thread_id) ?? [])
+      : undefined;
+    const plan = decide({ session, activeRun, openModelRequest, ...(outcomes ? { outcomes } : {}) });
     const writes = planInputWrites(
       { sessionId, threadId: row.thread_id, activeRun },
       current,

@@ -2,6 +2,7 @@ import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { Activation, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import { CAPTURE_CONTENT_METADATA_KEY, type CaptureRequest } from "../../kernel/contentCapture.js";
+import type { JsonObject } from "../../kernel/json.js";
 
 export interface ClaimedRun {
   runId: string;
@@ -25,6 +26,8 @@ export interface PinnedSessionRow {
   /** Read for the capture request only: parsed when it mentions the key, so most claims parse nothing. */
   metadata_json: string;
   data_subject: string | null;
+  /** The session's budget (its wire object as stored), or null for none. */
+  budget_json: string | null;
   /** Whether a session_resources row exists for the session (1/0 on SQLite). */
   has_resources: boolean | number;
 }
@@ -59,6 +62,7 @@ export function activationFromRows(
     captureRequest: captureRequestOf(session),
     dataSubject: session.data_subject ?? null,
     sessionHasResources: Boolean(session.has_resources),
+    budget: session.budget_json === null ? null : (JSON.parse(session.budget_json) as JsonObject),
   };
 }
 

@@ -4,7 +4,7 @@ import { projectFacts } from "../../coordinator/sessionProjection.js";
 import { fromJson, type Tx, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 import { readHead } from "./sessionHead.js";
-import { pendingJson, pendingOf, usageJson, usageOf } from "./sessionRows.js";
+import { meterOf, pendingJson, pendingOf, usageJson, usageOf } from "./sessionRows.js";
 
 /** A `commits` row as a plan writes it. */
 export type CommitRow = Database["commits"];
@@ -66,7 +66,7 @@ export function planFactAppend(
       after: { status: seen.status, pending_json: seen.pending_json, usage_json: seen.usage_json },
     };
   }
-  const after = projectedColumns(seen, facts);
+  const after = projectedColumns(seen, facts, now);
   return {
     committed,
     row: {
@@ -156,14 +156,24 @@ export function placedFacts(
 }
 
 /** The session row's projection columns after folding `facts` into the stored ones. */
-export function projectedColumns(row: ProjectionColumns, facts: readonly Fact[]): ProjectionColumns {
+export function projectedColumns(
+  row: ProjectionColumns,
+  facts: readonly Fact[],
+  now: number,
+): ProjectionColumns {
   const next = projectFacts(
     {
       status: row.status as SessionStatus,
       pending: pendingOf(row.pending_json),
       usage: usageOf(row.usage_json),
+      meter: meterOf(row.usage_json),
     },
     facts.map(decodeFact),
+    now,
   );
-  return { status: next.status, pending_json: pendingJson(next.pending), usage_json: usageJson(next.usage) };
+  return {
+    status: next.status,
+    pending_json: pendingJson(next.pending),
+    usage_json: usageJson(next.usage, next.meter),
+  };
 }

@@ -118,7 +118,18 @@ export interface Database
     data_subject: string | null;
   };
   /** A thread's version is its newest commit's (`commits`, migration 028). */
-  threads: { id: string; session_id: string; created_at: number };
+  threads: {
+    id: string;
+    session_id: string;
+    created_at: number;
+    /** The thread that spawned it (migration 029); null on the session's primary thread. */
+    parent_thread_id: string | null;
+    /** The callable agent a child thread runs, by name and snapshot; null on a primary thread. */
+    agent_name: string | null;
+    agent_snapshot_json: string | null;
+    /** When a child thread was archived; a primary thread is archived with its session. */
+    archived_at: number | null;
+  };
   // coordinator: dispatch + claims (one row per run)
   runs: {
     id: string;

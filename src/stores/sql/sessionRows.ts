@@ -1,8 +1,10 @@
+import { decodeMeter, encodeMeter } from "../../coordinator/facts/meterCodec.js";
 import { decodePending, encodePending } from "../../coordinator/facts/pendingCodec.js";
 import { decodeUsage, encodeUsage } from "../../coordinator/facts/usageCodec.js";
 import {
   EMPTY_USAGE,
   type PendingAction,
+  type SessionMeter,
   type SessionStatus,
   type SessionUsage,
 } from "../../coordinator/facts.js";
@@ -26,7 +28,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     metadata_json: toJson(s.metadata),
     status: s.status,
     pending_json: pendingJson(s.pending),
-    usage_json: storedUsage(s.usage),
+    usage_json: storedUsage(s.usage, s.meter),
     resources_json: toJson(s.resources),
     vault_ids_json: toJson(s.vaultIds),
     credential_pins_json: toJson(s.credentialPins),
@@ -58,6 +60,7 @@ export function rowToSession(r: SessionRow): SessionRecord {
     status: r.status as SessionStatus,
     pending: pendingOf(r.pending_json),
     usage: usageOf(r.usage_json),
+    meter: meterOf(r.usage_json),
     resources: fromJson<unknown[]>(r.resources_json),
     vaultIds: fromJson<string[]>(r.vault_ids_json),
     // Rows read by a writer that selected fewer columns carry no pins; sessions created before
@@ -75,11 +78,11 @@ export function rowToSession(r: SessionRow): SessionRecord {
  * A session row's usage as stored: `{}` for the empty usage every session starts with (each
  * counter 0), written once per session and never read past its first commit.
  */
-function storedUsage(usage: SessionUsage): string {
+function storedUsage(usage: SessionUsage, meter: SessionMeter): string {
   const empty = (Object.keys(EMPTY_USAGE) as (keyof SessionUsage)[]).every(
     (key) => usage[key] === EMPTY_USAGE[key],
   );
-  return empty ? "{}" : usageJson(usage);
+  return empty && Object.keys(encodeMeter(meter)).length === 0 ? "{}" : usageJson(usage, meter);
 }
 
 /** A stored pending column's actions, in the domain's answer kinds. */
@@ -97,7 +100,12 @@ export function usageOf(json: string): SessionUsage {
   return decodeUsage(fromJson(json));
 }
 
-/** Usage as a commit row stores it: every counter, in the stored encoding. */
-export function usageJson(usage: SessionUsage): string {
-  return toJson(encodeUsage(usage));
+/** The stored usage column's session meter (list cost, running time). */
+export function meterOf(json: string): SessionMeter {
+  return decodeMeter(fromJson(json));
+}
+
+/** Usage as a commit row stores it: every counter, then the meter's keys, in the stored encoding. */
+export function usageJson(usage: SessionUsage, meter: SessionMeter): string {
+  return toJson({ ...encodeUsage(usage), ...encodeMeter(meter) });
 }

@@ -1,9 +1,11 @@
 import { type RawBuilder, sql } from "kysely";
 import { type CommittedFact, INTERNAL_FACT_PREFIX } from "../../coordinator/facts.js";
+import type { OutcomeState } from "../../coordinator/outcomes.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
 import { rowFacts } from "./appendFacts.js";
 import { type Db, type DbOrTx, decodeCursor, encodeCursor } from "./db.js";
 import { factsAfter, type HistoryRow } from "./historyRows.js";
+import { readOutcomes } from "./outcomeRows.js";
 import { readHead } from "./sessionHead.js";
 
 /** Commit rows read per round while a filtered list gathers a page. */
@@ -14,6 +16,10 @@ export class SqlHistoryReader implements HistoryReader {
 
   readThread(threadId: string, afterSeq: number, limit = 10_000): Promise<CommittedFact[]> {
     return readThread(this.db, threadId, afterSeq, limit);
+  }
+
+  outcomes(threadIds: readonly string[]): Promise<Map<string, OutcomeState[]>> {
+    return readOutcomes(this.db, threadIds);
   }
 
   async threadVersion(threadId: string): Promise<number> {

@@ -5,12 +5,15 @@ import type {
   SessionListQuery,
   SessionRecord,
   SessionStore,
+  ThreadListQuery,
+  ThreadRecord,
 } from "../../coordinator/ports.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
 import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
 import { selectSessions, sessionRowOf, sessionStatus } from "./sessionHead.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
+import { archiveThread, getThread, listThreads } from "./sessionThreads.js";
 import { insertSessionResources } from "./sqlSessionResourceStore.js";
 
 export class SqlSessionStore implements SessionStore {
@@ -138,5 +141,17 @@ export class SqlSessionStore implements SessionStore {
       nextCursor: moreAfter && last ? encodeCursor("sessions", { id: last.id, dir: "next" }) : null,
       prevCursor: moreBefore && first ? encodeCursor("sessions", { id: first.id, dir: "prev" }) : null,
     };
+  }
+
+  listThreads(session: SessionRecord, query: ThreadListQuery): Promise<Page<ThreadRecord>> {
+    return listThreads(this.db, session, query);
+  }
+
+  getThread(session: SessionRecord, threadId: string): Promise<ThreadRecord | null> {
+    return getThread(this.db, session, threadId);
+  }
+
+  archiveThread(sessionId: string, threadId: string, now: number): Promise<boolean> {
+    return archiveThread(this.db, sessionId, threadId, now);
   }
 }

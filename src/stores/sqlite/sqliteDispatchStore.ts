@@ -61,9 +61,10 @@ export class SqliteDispatchStore implements DispatchStore {
         environment_revision: number;
         metadata_json: string;
         data_subject: string | null;
+        budget_json: string | null;
         has_resources: number;
       }>(
-        `select s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources from sessions s where s.id = ?`,
+        `select s.workspace_id, ${SESSION_AGENT_SQL} as agent_snapshot_json, s.environment_id, s.environment_revision, s.metadata_json, s.data_subject, s.budget_json, exists (select 1 from session_resources sr where sr.session_id = s.id) as has_resources from sessions s where s.id = ?`,
         run.session_id,
       );
       if (!session) throw new Error(`run ${run.id} has no session`);

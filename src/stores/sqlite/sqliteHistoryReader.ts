@@ -1,4 +1,5 @@
 import type { CommittedFact } from "../../coordinator/facts.js";
+import type { OutcomeState } from "../../coordinator/outcomes.js";
 import type { EventListQuery, HistoryReader, Page } from "../../coordinator/ports.js";
 import type { SqlHistoryReader } from "../sql/sqlHistoryReader.js";
 import { headSync, readThreadSync } from "./syncReads.js";
@@ -20,6 +21,10 @@ export class SqliteHistoryReader implements HistoryReader {
 
   threadVersion(threadId: string): Promise<number> {
     return this.writer.read((sql) => headSync(sql, threadId)?.version ?? 0);
+  }
+
+  outcomes(threadIds: readonly string[]): Promise<Map<string, OutcomeState[]>> {
+    return this.fallback.outcomes(threadIds);
   }
 
   listEvents(sessionId: string, threadId: string, query: EventListQuery): Promise<Page<CommittedFact>> {

@@ -1,4 +1,10 @@
-import type { AppendPrecondition, InputContext, InputOutcome, InputPlan } from "../../coordinator/ports.js";
+import type {
+  AppendPrecondition,
+  AppendReads,
+  InputContext,
+  InputOutcome,
+  InputPlan,
+} from "../../coordinator/ports.js";
 import { type WorkState, workLeaseProblem } from "../../coordinator/workLease.js";
 import { notFound } from "../../kernel/errors.js";
 import type { Db } from "../sql/db.js";
@@ -7,7 +13,7 @@ import type { Database } from "../sql/schema.js";
 import { SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { SqlInputLedger } from "../sql/sqlInputLedger.js";
-import { headSync, openRequestSync } from "./syncReads.js";
+import { headSync, openRequestSync, readOutcomesSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeInputWritesSync } from "./syncWrites.js";
 
@@ -29,6 +35,7 @@ export class SqliteInputLedger extends SqlInputLedger {
     decide: (ctx: InputContext) => InputPlan,
     now: number,
     precondition?: AppendPrecondition,
+    reads?: AppendReads,
   ): Promise<InputOutcome> {
     return this.writer.write((sql) => {
       if (precondition) checkWorkLease(sql, sessionId, precondition, now);
@@ -51,7 +58,12 @@ export class SqliteInputLedger extends SqlInputLedger {
         sessionId,
       );
       const openModelRequest = run?.state === "claimed" ? openRequestSync(sql, session.threadId) : null;
-      const plan = decide({ session, activeRun: run ?? null, openModelRequest });
+      const plan = decide({
+        session,
+        activeRun: run ?? null,
+        openModelRequest,
+        ...(reads?.outcomes ? { outcomes: readOutcomesSync(sql, session.threadId) } : {}),
+      });
       const writes = planInputWrites(
         { sessionId, threadId: session.threadId, activeRun: run ?? null },
         current,

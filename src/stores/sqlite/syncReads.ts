@@ -1,5 +1,6 @@
 import { decodeFact } from "../../coordinator/factCodec.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
+import type { OutcomeState } from "../../coordinator/outcomes.js";
 import type { InputContext } from "../../coordinator/ports.js";
 import {
   operationIdOf,
@@ -8,6 +9,7 @@ import {
   storedOperation,
 } from "../sql/commitWrites.js";
 import { factsAfter, HISTORY_COLUMNS, type HistoryRow, lastOfTypes } from "../sql/historyRows.js";
+import { foldOutcomeRows, OUTCOME_ROW_FILTER_SQL, OUTCOME_ROW_PATTERNS } from "../sql/outcomeRows.js";
 import { type Head, headFrom } from "../sql/sessionHead.js";
 import { MODEL_REQUEST_TYPES, openRequestOf } from "../sql/sqlInputLedger.js";
 import type { SyncSql } from "./syncWriter.js";
@@ -81,4 +83,14 @@ export function openRequestSync(sql: SyncSql, threadId: string): InputContext["o
     if (!oldest || rows.length < 16) return null;
     below = Number(oldest.base_version);
   }
+}
+
+/** One thread's outcomes (see `outcomeRows.ts`), inside SQLite's synchronous transaction. */
+export function readOutcomesSync(sql: SyncSql, threadId: string): OutcomeState[] {
+  const rows = sql.all<HistoryRow>(
+    `select ${HISTORY_COLUMNS} from commits where thread_id = ? and ${OUTCOME_ROW_FILTER_SQL} order by base_version`,
+    threadId,
+    ...OUTCOME_ROW_PATTERNS,
+  );
+  return foldOutcomeRows(rows);
 }

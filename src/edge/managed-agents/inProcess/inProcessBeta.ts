@@ -5,6 +5,7 @@ import * as agentOps from "../operations/agents.js";
 import * as environmentOps from "../operations/environments.js";
 import * as eventOps from "../operations/events.js";
 import * as sessionOps from "../operations/sessions.js";
+import * as threadOps from "../operations/threads.js";
 import type { RawQuery } from "../schemas/common.js";
 import { InProcessEventStream, type SessionEventStream } from "./eventStream.js";
 import { InProcessPage, InProcessPagePromise, type ListPagePromise, type PageBody } from "./pages.js";
@@ -17,6 +18,8 @@ type Session = Anthropic.Beta.Sessions.BetaManagedAgentsSession;
 type SessionEvent = Anthropic.Beta.Sessions.Events.BetaManagedAgentsSessionEvent;
 type StreamEvent = Anthropic.Beta.Sessions.Events.BetaManagedAgentsStreamSessionEvents;
 type SentEvents = Anthropic.Beta.Sessions.Events.BetaManagedAgentsSendSessionEvents;
+type Thread = Anthropic.Beta.Sessions.Threads.BetaManagedAgentsSessionThread;
+type ThreadStreamEvent = Anthropic.Beta.Sessions.Threads.BetaManagedAgentsStreamSessionThreadEvents;
 
 /** Per-call options the in-process client honours; the SDK's other `RequestOptions` mean nothing here. */
 export interface InProcessRequestOptions {
@@ -24,7 +27,7 @@ export interface InProcessRequestOptions {
   idempotencyKey?: string;
 }
 
-/** `awaken.beta`: the official SDK's `client.beta` agents, environments and sessions (with events), in process. */
+/** `awaken.beta`: the official SDK's `client.beta` agents, environments and sessions (with events and threads), in process. */
 export interface InProcessBeta {
   agents: {
     create(params: Anthropic.Beta.Agents.AgentCreateParams): Promise<Agent>;
@@ -83,6 +86,24 @@ export interface InProcessBeta {
         sessionId: string,
         params?: Anthropic.Beta.Sessions.Events.EventStreamParams,
       ): Promise<SessionEventStream<StreamEvent>>;
+    };
+    threads: {
+      list(
+        sessionId: string,
+        params?: Anthropic.Beta.Sessions.ThreadListParams | null,
+      ): ListPagePromise<Thread>;
+      retrieve(threadId: string, params: Anthropic.Beta.Sessions.ThreadRetrieveParams): Promise<Thread>;
+      archive(threadId: string, params: Anthropic.Beta.Sessions.ThreadArchiveParams): Promise<Thread>;
+      events: {
+        list(
+          threadId: string,
+          params: Anthropic.Beta.Sessions.Threads.EventListParams,
+        ): ListPagePromise<SessionEvent>;
+        stream(
+          threadId: string,
+          params: Anthropic.Beta.Sessions.Threads.EventStreamParams,
+        ): Promise<SessionEventStream<ThreadStreamEvent>>;
+      };
     };
   };
 }
@@ -160,6 +181,36 @@ export function inProcessBeta(deps: ManagedAgentsDeps, workspaceId: string, log:
           } catch (error) {
             throw toSdkError(error, log);
           }
+        },
+      },
+      threads: {
+        list: (id, params) => list<Thread>(params, (query) => threadOps.listThreads(deps, ws, id, query)),
+        retrieve: (threadId, { session_id }) =>
+          call(() => threadOps.retrieveThread(deps, ws, session_id, threadId)),
+        archive: (threadId, { session_id }) =>
+          call(() => threadOps.archiveThread(deps, ws, session_id, threadId)),
+        events: {
+          list: (threadId, { session_id, ...params }) =>
+            list<SessionEvent>(params, (query) => eventOps.listEvents(deps, ws, session_id, query, threadId)),
+          stream: async (threadId, { session_id, ...params }) => {
+            try {
+              const { session, deltaTypes } = await eventOps.threadStreamSubject(
+                deps,
+                ws,
+                session_id,
+                threadId,
+                wireQuery(params),
+              );
+              return await InProcessEventStream.open<ThreadStreamEvent>(
+                deps.tail,
+                deps.stream.history,
+                session,
+                deltaTypes,
+              );
+            } catch (error) {
+              throw toSdkError(error, log);
+            }
+          },
         },
       },
     },

@@ -2,6 +2,7 @@ import { decodeCommitted } from "../../../coordinator/factCodec.js";
 import type { AppendPrecondition, SessionRecord } from "../../../coordinator/ports.js";
 import { eventDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { readRubricFiles, rubricFileReader } from "../outcomeRubrics.js";
 import { toDomainInputs } from "../routes/userInputs.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { listEventsQuerySchema, sendEventsBodySchema, streamEventsQuerySchema } from "../schemas/events.js";
@@ -23,7 +24,8 @@ export async function sendEvents(
   context: SendContext,
 ) {
   const body = parseBody(sendEventsBodySchema, rawBody);
-  const inputs = toDomainInputs(body.events);
+  const rubrics = await readRubricFiles(body.events, rubricFileReader(deps, workspaceId, sessionId));
+  const inputs = toDomainInputs(body.events, rubrics);
   const echoed = await deps.sessions.send(workspaceId, sessionId, inputs, {
     dedupe: sendDedupe(context.headers, inputs),
     precondition: context.precondition,
@@ -36,9 +38,14 @@ export async function listEvents(
   workspaceId: string,
   sessionId: string,
   rawQuery: RawQuery,
+  /** One thread's events (`/threads/{id}/events`); the session's own (its primary thread's) without. */
+  threadId?: string,
 ) {
   const q = parseQuery(listEventsQuerySchema, rawQuery);
-  const session = await deps.sessions.get(workspaceId, sessionId);
+  const session =
+    threadId === undefined
+      ? await deps.sessions.get(workspaceId, sessionId)
+      : { ...(await deps.sessions.getThread(workspaceId, sessionId, threadId)).session, threadId };
   const page = await deps.stream.history.listEvents(session.id, session.threadId, {
     limit: q.limit,
     cursor: q.page ?? null,
@@ -60,4 +67,20 @@ export async function streamSubject(
   // One read: the session authorizes the stream, its thread's version is where the stream starts.
   const { session, threadVersion } = await deps.sessions.getForStream(workspaceId, sessionId);
   return { session, threadVersion, deltaTypes: new Set(q.event_deltas ?? []) };
+}
+
+/**
+ * One thread's live stream subject: the session with that thread in its place (the tail follows a
+ * thread by id), and the previews asked for. The tail reads where the thread stands itself.
+ */
+export async function threadStreamSubject(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  sessionId: string,
+  threadId: string,
+  rawQuery: RawQuery,
+): Promise<{ session: SessionRecord; deltaTypes: ReadonlySet<string> }> {
+  const q = parseQuery(streamEventsQuerySchema, rawQuery);
+  const { session } = await deps.sessions.getThread(workspaceId, sessionId, threadId);
+  return { session: { ...session, threadId }, deltaTypes: new Set(q.event_deltas ?? []) };
 }

@@ -1,9 +1,11 @@
+import type { OutcomeState } from "../../../coordinator/outcomes.js";
 import type { SessionRecord } from "../../../coordinator/ports.js";
 import type { AgentRef } from "../../../coordinator/sessionEntry.js";
 import { invalid } from "../../../kernel/errors.js";
 import type { JsonObject } from "../../../kernel/json.js";
 import { sessionDto } from "../dto.js";
 import { type ManagedAgentsDeps, rangeMs } from "../edgeDeps.js";
+import { readRubricFiles, rubricFileReader } from "../outcomeRubrics.js";
 import { toDomainInputs } from "../routes/userInputs.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 import { toResourceRequest } from "../schemas/sessionResources.js";
@@ -18,12 +20,16 @@ import {
 
 /** Sessions on the wire, each with its resources (one read for a whole page). */
 async function sessionDtos(deps: ManagedAgentsDeps, workspaceId: string, sessions: readonly SessionRecord[]) {
-  const resources = await deps.resources.sessionResources.listForSessions(
-    workspaceId,
-    sessions.map((s) => s.id),
-  );
+  const [resources, outcomes] = await Promise.all([
+    deps.resources.sessionResources.listForSessions(
+      workspaceId,
+      sessions.map((s) => s.id),
+    ),
+    // Projected from each thread's committed facts (one read for the page).
+    deps.stream.history.outcomes?.(sessions.map((s) => s.threadId)) ?? new Map<string, OutcomeState[]>(),
+  ]);
   const now = deps.clock.now();
-  return sessions.map((s) => sessionDto(s, now, resources.get(s.id) ?? []));
+  return sessions.map((s) => sessionDto(s, now, resources.get(s.id) ?? [], outcomes.get(s.threadId) ?? []));
 }
 
 async function oneSessionDto(deps: ManagedAgentsDeps, workspaceId: string, session: SessionRecord) {
@@ -43,10 +49,15 @@ export async function createSession(deps: ManagedAgentsDeps, workspaceId: string
     resources: (body.resources ?? []).map(toResourceRequest),
     vaultIds: body.vault_ids ?? [],
     budget: body.budget ?? null,
-    initialInputs: toDomainInputs(body.initial_events ?? []),
+    // The session does not exist yet: a rubric file scoped to a session cannot be its.
+    initialInputs: toDomainInputs(
+      body.initial_events ?? [],
+      await readRubricFiles(body.initial_events ?? [], rubricFileReader(deps, workspaceId, null)),
+    ),
   });
-  // A session made without resources has none yet: nothing to read back.
-  if (!body.resources?.length) return sessionDto(session, deps.clock.now(), []);
+  // A session made without resources or outcomes has none yet: nothing to read back.
+  const definesOutcome = body.initial_events?.some((e) => e.type === "user.define_outcome") ?? false;
+  if (!body.resources?.length && !definesOutcome) return sessionDto(session, deps.clock.now(), []);
   return oneSessionDto(deps, workspaceId, session);
 }
 

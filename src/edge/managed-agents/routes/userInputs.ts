@@ -1,5 +1,5 @@
 import type { DomainInput } from "../../../coordinator/domainInputs.js";
-import type { ResultField } from "../../../coordinator/factVocabulary.js";
+import type { OutcomeRubric, ResultField } from "../../../coordinator/factVocabulary.js";
 import { AwakenError } from "../../../kernel/errors.js";
 import type { JsonObject } from "../../../kernel/json.js";
 
@@ -8,11 +8,32 @@ type WireEvent = { type: string } & Record<string, unknown>;
 
 /**
  * Managed Agents wire events → domain inputs. The request schemas have checked each event's shape;
- * what the product cannot take (an outcome definition, a type it does not know) is a 400 here,
- * before anything is stored. Content blocks pass through as the client gave them.
+ * what the product cannot take (a type it does not know, a rubric file it cannot read) is a 400
+ * here, before anything is stored. Content blocks pass through as the client gave them.
  */
-export function toDomainInputs(events: ReadonlyArray<{ type: string }>): DomainInput[] {
-  return events.map((event) => toDomainInput(event as WireEvent));
+export function toDomainInputs(
+  events: ReadonlyArray<{ type: string }>,
+  /** File rubrics read for the batch, by event index (`outcomeRubrics.ts`). */
+  rubricFiles: ReadonlyMap<number, OutcomeRubric> = new Map(),
+): DomainInput[] {
+  return events.map((event, index) =>
+    event.type === "user.define_outcome"
+      ? outcome(event as WireEvent, rubricFiles.get(index))
+      : toDomainInput(event as WireEvent),
+  );
+}
+
+function outcome(event: WireEvent, rubricFile: OutcomeRubric | undefined): DomainInput {
+  const rubric = (event.rubric ?? {}) as Record<string, unknown>;
+  if (rubric.type === "file" && !rubricFile) {
+    throw new AwakenError("invalid_request", "rubric.file_id: the rubric file was not read");
+  }
+  return {
+    kind: "define_outcome",
+    description: String(event.description),
+    rubric: rubricFile ?? { content: String(rubric.content) },
+    maxIterations: typeof event.max_iterations === "number" ? event.max_iterations : null,
+  };
 }
 
 function toDomainInput(event: WireEvent): DomainInput {
@@ -36,8 +57,6 @@ function toDomainInput(event: WireEvent): DomainInput {
         allowed: event.result === "allow",
         denyMessage: typeof event.deny_message === "string" ? event.deny_message : null,
       };
-    case "user.define_outcome":
-      throw new AwakenError("invalid_request", "user.define_outcome is not supported by this server yet");
     default:
       throw new AwakenError("invalid_request", `unknown event type ${JSON.stringify(event.type)}`);
   }

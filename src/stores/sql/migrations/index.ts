@@ -26,6 +26,7 @@ import { skills } from "./025_skills.js";
 import { memoryStores } from "./026_memory_stores.js";
 import { sessionResources } from "./027_session_resources.js";
 import { commitRows } from "./028_commit_rows.js";
+import { threadLineage } from "./029_thread_lineage.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "026_memory_stores": memoryStores,
   "027_session_resources": sessionResources,
   "028_commit_rows": commitRows,
+  "029_thread_lineage": threadLineage,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
