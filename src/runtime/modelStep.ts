@@ -27,12 +27,12 @@ import {
   spanStart,
 } from "./modelFacts.js";
 import { ModelPreviews } from "./modelPreviews.js";
+import { maxOutputTokens } from "./outputTokens.js";
 import type { TurnOutcome } from "./ports.js";
 import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import type { CatalogEntry } from "./toolCatalog.js";
-import { maxOutputTokens } from "./outputTokens.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageSnapshot } from "./usageTotals.js";
 

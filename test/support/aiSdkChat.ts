@@ -3,8 +3,9 @@
  * the server's AI SDK edge: what a `useChat` page does, with a plain state object instead of React.
  * Each function takes the client module (`ai` 6 or 7, see aiSdkClients.ts); 6 when none is given.
  */
-import * as ai6 from "ai";
+
 import type { AbstractChat, ChatInit, ChatState, ChatStatus, UIMessage, UIMessageChunk } from "ai";
+import * as ai6 from "ai";
 import type { AiSdkModule } from "./aiSdkClients.js";
 
 export const AI_SDK_CHAT_PATH = "/v1/ai-sdk/chat";
