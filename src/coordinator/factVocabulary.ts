@@ -177,9 +177,9 @@ export type FactPayload =
   /**
    * The thread's older history was summarized to fit the model's context window: the model's view
    * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
-   * `usage` is what the summarization request cost.
+   * `usage` is what the summarization request to `model` cost.
    */
-  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage }
+  | { kind: "context_compacted"; summary: string; throughSeq: number; model: string; usage: SessionUsage }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
   /**

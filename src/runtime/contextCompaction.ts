@@ -121,6 +121,7 @@ export class ContextCompaction {
       kind: "context_compacted",
       summary,
       throughSeq: cut,
+      model,
       usage: {
         inputTokens: response.usage.inputTokens,
         outputTokens: response.usage.outputTokens,

@@ -220,9 +220,10 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   ),
   stored(
     "agent.thread_context_compacted",
-    fc.tuple(word, fc.nat(), usage).map(([summary, through, u]) => ({
+    fc.tuple(word, fc.nat(), word, usage).map(([summary, through, model, u]) => ({
       summary,
       through_seq: through,
+      model,
       model_usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
