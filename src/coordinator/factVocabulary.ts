@@ -1,4 +1,4 @@
-import type { JsonObject } from "../kernel/json.js";
+import type { JsonObject, JsonValue } from "../kernel/json.js";
 import type { SessionUsage } from "./facts.js";
 
 /**
@@ -83,8 +83,9 @@ export type FactPayload =
   /**
    * `clientMessageId` is the id a UI client gave the message (AI SDK, AG-UI): those clients re-send
    * their whole list, and the id is how an edge knows a message is already in the history.
+   * `clientMetadata` is the metadata a UI client put on the message (AI SDK), given back on reload.
    */
-  | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string }
+  | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string; clientMetadata?: JsonValue }
   | { kind: "system_message"; content: ContentBlock[] }
   | { kind: "agent_message"; content: ContentBlock[] }
   /** The model thought before answering: a progress signal without content (its preview streamed it). */

@@ -87,12 +87,13 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
         break;
       }
       case "message": {
-        const { content, clientMessageId } = input;
+        const { content, clientMessageId, clientMetadata } = input;
         echoIds.push(
           push({
             kind: "user_message",
             content,
             ...(clientMessageId !== undefined ? { clientMessageId } : {}),
+            ...(clientMetadata !== undefined ? { clientMetadata } : {}),
           }),
         );
         if (runState === null) {
