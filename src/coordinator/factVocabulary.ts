@@ -197,7 +197,10 @@ export type FactPayload =
   | { kind: "outcome_evaluation_start"; outcomeId: string; iteration: number }
   /** The grader is still at work (a heartbeat between start and end). */
   | { kind: "outcome_evaluation_ongoing"; outcomeId: string; iteration: number }
-  /** The verdict on one attempt; exactly one per start. `usage`: the grader's model requests. */
+  /**
+   * The verdict on one attempt; exactly one per start. `usage`: the grader's model requests to
+   * `model` (null when no request was made: an interrupt or a crash ended the evaluation).
+   */
   | {
       kind: "outcome_evaluation_end";
       outcomeId: string;
@@ -205,6 +208,7 @@ export type FactPayload =
       iteration: number;
       result: OutcomeVerdict;
       explanation: string;
+      model: string | null;
       usage: SessionUsage;
     }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */

@@ -245,6 +245,7 @@ function closeOpenEvaluation(ctx: InputContext, now: number): TypedFact[] {
       iteration: open.openStart.iteration,
       result: "interrupted",
       explanation: "The user interrupted the session while the grader was evaluating the attempt.",
+      model: null,
       usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     },
   ];

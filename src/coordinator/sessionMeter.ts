@@ -23,6 +23,13 @@ function step(meter: SessionMeter, fact: TypedFact, at: number): void {
       meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
       break;
     }
+    // So is a grader's; an evaluation ended without a request (an interrupt, a crash) costs nothing.
+    case "outcome_evaluation_end": {
+      if (meter.listCost === null || fact.model === null) break;
+      const cost = requestListCost(fact.model, fact.usage);
+      meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
+      break;
+    }
     case "status_running":
       meter.runningSince ??= at;
       break;
