@@ -1,3 +1,4 @@
+import { Option } from "commander";
 import { type DestinationStream, type Logger, pino } from "pino";
 import { activeTraceIds } from "../observability/openTelemetry.js";
 
@@ -12,13 +13,23 @@ const LEVELS: Record<number, string> = {
 /** Fields every line carries, shown in the line's head rather than repeated after it. */
 const HEAD_FIELDS = new Set(["level", "time", "pid", "hostname", "msg", "component"]);
 
+export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+
+/** `--log-level`, on every command that runs a server; `AWAKEN_LOG_LEVEL` when not given. */
+export function logLevelOption(): Option {
+  return new Option(
+    "--log-level <level>",
+    "the least severe log line written (default: AWAKEN_LOG_LEVEL, else info)",
+  ).choices(LOG_LEVELS);
+}
+
 /**
  * The CLI's logger: pino JSON lines on stderr (stdout carries only the banner and command output),
  * or readable lines when stderr is a terminal (`AWAKEN_LOG_FORMAT=json` keeps JSON there too).
  * A line logged inside a traced operation carries its `trace_id` and `span_id`.
  */
-export function cliLogger(env: NodeJS.ProcessEnv = process.env): Logger {
-  const level = env.AWAKEN_LOG_LEVEL ?? "info";
+export function cliLogger(env: NodeJS.ProcessEnv = process.env, logLevel?: string): Logger {
+  const level = logLevel ?? env.AWAKEN_LOG_LEVEL ?? "info";
   const readable = process.stderr.isTTY === true && env.AWAKEN_LOG_FORMAT !== "json";
   return pino(
     { level, mixin: () => activeTraceIds() ?? {} },

@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import { startAllInOne } from "./allInOne.js";
-import { cliLogger } from "./cliLogger.js";
+import { cliLogger, logLevelOption } from "./cliLogger.js";
 import { installShutdown, integer, portNumber } from "./commandSupport.js";
 import { startControl } from "./controlServer.js";
 import { allowPrivateHostOption } from "./outbound.js";
@@ -57,6 +57,7 @@ export function controlCommand(): Command {
     .description("Run Control alone (authoring, IAM, vaults, audit, consent) for a split deployment.")
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
     .addOption(new Option("--port <port>", "port to listen on").default(4100).argParser(portNumber("--port")))
+    .addOption(logLevelOption())
     .addOption(
       new Option("--data-dir <dir>", "where the master key and the bootstrap API key live").default(
         ".awaken-control",
@@ -85,7 +86,7 @@ export function controlCommand(): Command {
     )
     .addHelpText("after", CONTROL_HELP)
     .action(async (opts) => {
-      const logger = cliLogger();
+      const logger = cliLogger(process.env, opts.logLevel);
       let checked: { token: string; coordinatorUrl: string };
       try {
         const { token } = checkSplitConfig("control", process.env, opts.dataDir);
@@ -136,7 +137,7 @@ export function coordinatorCommand(): Command {
   addServerOptions(command, { port: 4000, workers: 0 });
   command.addOption(new Option("--control-url <url>", "Control's base URL, e.g. http://control:4100"));
   return command.addHelpText("after", COORDINATOR_HELP).action(async (opts) => {
-    const logger = cliLogger();
+    const logger = cliLogger(process.env, opts.logLevel);
     let control: { url: string; token: string };
     try {
       const { token } = checkSplitConfig("coordinator", process.env, opts.dataDir);

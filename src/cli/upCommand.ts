@@ -8,7 +8,7 @@ import {
 } from "../kernel/sandboxTiers.js";
 import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
 import { startAllInOne } from "./allInOne.js";
-import { cliLogger } from "./cliLogger.js";
+import { cliLogger, logLevelOption } from "./cliLogger.js";
 import {
   drainOption,
   executionFlag,
@@ -61,6 +61,7 @@ Environment:
 export function addServerOptions(command: Command, defaults: { port: number; workers: number }): Command {
   command
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
+    .addOption(logLevelOption())
     .addOption(
       new Option("--port <port>", "port to listen on (0 = any free port)")
         .default(defaults.port)
@@ -166,7 +167,7 @@ export function upCommand(): Command {
   );
   addServerOptions(command, { port: 4600, workers: EXECUTION_DEFAULTS.concurrency });
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
-    const logger = cliLogger();
+    const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "server", opts.drainMs);
     const server = await startAllInOne(
       {

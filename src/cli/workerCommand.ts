@@ -6,7 +6,7 @@ import {
 } from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
-import { cliLogger } from "./cliLogger.js";
+import { cliLogger, logLevelOption } from "./cliLogger.js";
 import {
   drainOption,
   executionFlag,
@@ -67,6 +67,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   const command = new Command("worker")
     .description("Run a remote worker that executes runs for a coordinator over HTTP (no database access).")
     .addOption(new Option("--coordinator-url <url>", "the coordinator's base URL, e.g. http://10.0.0.5:4600"))
+    .addOption(logLevelOption())
     .addOption(
       new Option("--concurrency <n>", "runs executed at once")
         .default(EXECUTION_DEFAULTS.concurrency)
@@ -97,7 +98,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
-    const logger = cliLogger();
+    const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "worker", opts.drainMs);
     const allowWeakerTiers = opts.allowUnsandboxedTier === true || weakerTiersAllowedByEnv(process.env);
     if (allowWeakerTiers) logger.warn({ component: "sandbox" }, UNSANDBOXED_WARNING);

@@ -28,14 +28,37 @@ function capOf(budget: unknown): bigint {
 
 /** Every model the session can run has a list price (else a budget cannot measure it). */
 function admitModels(agent: SessionRecord["agent"]): void {
-  const model = agent.definition.model.id;
-  if (listPriceOf(model) === null) {
+  for (const model of runnableModels(agent.definition)) {
+    if (listPriceOf(model) !== null) continue;
     throw rejected(
       "model_not_budgetable",
       `budget: model ${JSON.stringify(model)} has no public list price, so a budget cannot measure it; ` +
-        "omit the budget or use a model with a list price",
+        "omit the budget or use models with a list price",
     );
   }
+}
+
+/**
+ * The agent's model and every model its multi-agent configuration names (callable agents, advisors):
+ * each `model` in it, a model id or a `{id}` object, wherever the roster puts it.
+ */
+function runnableModels(definition: SessionRecord["agent"]["definition"]): string[] {
+  const models = [definition.model.id];
+  const visit = (value: unknown, depth: number): void => {
+    if (depth > 16 || typeof value !== "object" || value === null) return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, depth + 1);
+      return;
+    }
+    for (const [key, field] of Object.entries(value)) {
+      if (key === "model") {
+        const id = typeof field === "string" ? field : (field as { id?: unknown } | null)?.id;
+        if (typeof id === "string") models.push(id);
+      } else visit(field, depth + 1);
+    }
+  };
+  visit(definition.multiagent, 0);
+  return models;
 }
 
 /** A budget given at creation: its models must all be priced. */

@@ -55,7 +55,12 @@ const isErased = (blocks: ContentBlock[]) =>
  */
 export function tombstoneOf(fact: TypedFact): TypedFact | null {
   switch (fact.kind) {
-    case "user_message":
+    case "user_message": {
+      // A UI client's metadata is the client's content too: erased with the text.
+      if (isErased(fact.content) && fact.clientMetadata === undefined) return null;
+      const { clientMetadata: _dropped, ...kept } = fact;
+      return { ...kept, content: ERASED_BLOCKS };
+    }
     case "system_message":
     case "agent_message":
     // What one agent told another is the subject's content as much as what it told the user.

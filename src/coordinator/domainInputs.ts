@@ -1,3 +1,4 @@
+import type { JsonValue } from "../kernel/json.js";
 import type { ContentBlock, OutcomeRubric, ResultField } from "./factVocabulary.js";
 
 /**
@@ -5,7 +6,7 @@ import type { ContentBlock, OutcomeRubric, ResultField } from "./factVocabulary.
  * these; `planInputs` decides what they do.
  */
 export type DomainInput =
-  | { kind: "message"; content: ContentBlock[]; clientMessageId?: string }
+  | { kind: "message"; content: ContentBlock[]; clientMessageId?: string; clientMetadata?: JsonValue }
   | { kind: "system_message"; content: ContentBlock[] }
   /**
    * The answer to a call a client owes: a custom tool's result, or a self-hosted worker's.

@@ -1,4 +1,4 @@
-import type { JsonObject } from "../kernel/json.js";
+import type { JsonObject, JsonValue } from "../kernel/json.js";
 import type { SessionUsage } from "./facts.js";
 
 /**
@@ -83,8 +83,9 @@ export type FactPayload =
   /**
    * `clientMessageId` is the id a UI client gave the message (AI SDK, AG-UI): those clients re-send
    * their whole list, and the id is how an edge knows a message is already in the history.
+   * `clientMetadata` is the metadata a UI client put on the message (AI SDK), given back on reload.
    */
-  | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string }
+  | { kind: "user_message"; content: ContentBlock[]; clientMessageId?: string; clientMetadata?: JsonValue }
   | { kind: "system_message"; content: ContentBlock[] }
   | { kind: "agent_message"; content: ContentBlock[] }
   /** The model thought before answering: a progress signal without content (its preview streamed it). */
@@ -176,9 +177,9 @@ export type FactPayload =
   /**
    * The thread's older history was summarized to fit the model's context window: the model's view
    * is `summary` plus the facts after `throughSeq` (the committed history itself is unchanged).
-   * `usage` is what the summarization request cost.
+   * `usage` is what the summarization request to `model` cost.
    */
-  | { kind: "context_compacted"; summary: string; throughSeq: number; usage: SessionUsage }
+  | { kind: "context_compacted"; summary: string; throughSeq: number; model: string; usage: SessionUsage }
   | { kind: "session_updated"; changes: JsonObject }
   | { kind: "session_deleted" }
   /**
@@ -196,7 +197,10 @@ export type FactPayload =
   | { kind: "outcome_evaluation_start"; outcomeId: string; iteration: number }
   /** The grader is still at work (a heartbeat between start and end). */
   | { kind: "outcome_evaluation_ongoing"; outcomeId: string; iteration: number }
-  /** The verdict on one attempt; exactly one per start. `usage`: the grader's model requests. */
+  /**
+   * The verdict on one attempt; exactly one per start. `usage`: the grader's model requests to
+   * `model` (null when no request was made: an interrupt or a crash ended the evaluation).
+   */
   | {
       kind: "outcome_evaluation_end";
       outcomeId: string;
@@ -204,6 +208,7 @@ export type FactPayload =
       iteration: number;
       result: OutcomeVerdict;
       explanation: string;
+      model: string | null;
       usage: SessionUsage;
     }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */

@@ -87,12 +87,13 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
         break;
       }
       case "message": {
-        const { content, clientMessageId } = input;
+        const { content, clientMessageId, clientMetadata } = input;
         echoIds.push(
           push({
             kind: "user_message",
             content,
             ...(clientMessageId !== undefined ? { clientMessageId } : {}),
+            ...(clientMetadata !== undefined ? { clientMetadata } : {}),
           }),
         );
         if (runState === null) {
@@ -244,6 +245,7 @@ function closeOpenEvaluation(ctx: InputContext, now: number): TypedFact[] {
       iteration: open.openStart.iteration,
       result: "interrupted",
       explanation: "The user interrupted the session while the grader was evaluating the attempt.",
+      model: null,
       usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     },
   ];

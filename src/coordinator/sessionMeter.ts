@@ -15,8 +15,17 @@ export function meterAfter(meter: SessionMeter, facts: readonly TypedFact[], at:
 /** One fact's effect on the meter, in place. */
 function step(meter: SessionMeter, fact: TypedFact, at: number): void {
   switch (fact.kind) {
-    case "model_request_end": {
+    case "model_request_end":
+    // A compaction's summarization request is billed like any model request.
+    case "context_compacted": {
       if (meter.listCost === null) break;
+      const cost = requestListCost(fact.model, fact.usage);
+      meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
+      break;
+    }
+    // So is a grader's; an evaluation ended without a request (an interrupt, a crash) costs nothing.
+    case "outcome_evaluation_end": {
+      if (meter.listCost === null || fact.model === null) break;
       const cost = requestListCost(fact.model, fact.usage);
       meter.listCost = cost === null ? null : (BigInt(meter.listCost) + cost).toString();
       break;

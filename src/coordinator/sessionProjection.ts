@@ -78,8 +78,9 @@ export function projectFacts(
         pending = pending.filter((p) => !(p.kind === "thread_answer" && p.eventId === fact.fromThread));
         break;
       case "model_request_end":
-      // A compaction's summarization request is a model request too: its tokens count.
+      // A compaction's summarization request and a grader's are model requests too: their tokens count.
       case "context_compacted":
+      case "outcome_evaluation_end":
         usage = {
           inputTokens: usage.inputTokens + fact.usage.inputTokens,
           outputTokens: usage.outputTokens + fact.usage.outputTokens,

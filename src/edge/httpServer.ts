@@ -24,6 +24,7 @@ import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { metricsRoutes } from "./http/metricsRoute.js";
 import type { ReadinessProbe } from "./http/readiness.js";
+import { logRequests } from "./http/requestLog.js";
 import { traceRequests } from "./http/requestTracing.js";
 import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
@@ -52,9 +53,6 @@ export interface HttpServerOptions {
   /** Time and count bounds on client connections; each absent one takes its default. */
   connections?: Partial<ConnectionLimits> | undefined;
 }
-
-/** Levels at which the per-request debug line is written. */
-const DEBUG_LEVELS: ReadonlySet<string> = new Set(["debug", "trace"]);
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
 export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [
@@ -98,13 +96,7 @@ export function createHttpServer(
     reply.header("request-id", request.id);
     done();
   });
-  // The request line is a debug line: at the usual levels the hook is not installed at all.
-  if (DEBUG_LEVELS.has(options.logger.level)) {
-    app.addHook("onResponse", (request, reply, done) => {
-      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
-      done();
-    });
-  }
+  logRequests(app);
   const owner = (path: string) => adapterFor(adapters, path);
   app.setErrorHandler((error, request, reply) =>
     owner(request.url).answerError(classifyFailure(error, request), request, reply),

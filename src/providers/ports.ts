@@ -82,6 +82,11 @@ export interface ModelProvider {
   /** Stable provider name recorded on every model request span: `anthropic`, `openai`, `offline`. */
   readonly name: string;
   complete(request: ModelRequest, options: ModelCallOptions): Promise<ModelResponse>;
+  /**
+   * The most output tokens `model` accepts, as the provider's own model list says (null: it does
+   * not say, or the list could not be read). Absent: the provider has no such list.
+   */
+  outputLimit?(model: string): Promise<number | null>;
 }
 
 /** Chooses the provider for a model id; the choice is recorded on the model request span. */

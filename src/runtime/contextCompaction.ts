@@ -26,7 +26,7 @@ import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
 import { summaryRequest, summaryTokens } from "./summaryRequest.js";
-import { usageTotals } from "./usageTotals.js";
+import { usageSnapshot } from "./usageTotals.js";
 
 /** Whether a request (its estimate plus the room its answer may take) overflows the window. */
 export function overflows(request: ModelRequest, window: number): boolean {
@@ -121,6 +121,7 @@ export class ContextCompaction {
       kind: "context_compacted",
       summary,
       throughSeq: cut,
+      model,
       usage: {
         inputTokens: response.usage.inputTokens,
         outputTokens: response.usage.outputTokens,
@@ -131,7 +132,14 @@ export class ContextCompaction {
     // Input appended meanwhile does not make the summary less true: it lands on the new version.
     const landed = await run.commitLanding([
       compacted,
-      newFact(now, { kind: "usage", usage: usageTotals([...run.facts, compacted]) }),
+      newFact(
+        now,
+        usageSnapshot(
+          run.activation,
+          [...run.facts, { ...compacted, sessionId: "", threadId: "", seq: 0, createdAt: now }],
+          now,
+        ),
+      ),
     ]);
     return landed === "ok" ? "continue" : "lost_claim";
   }

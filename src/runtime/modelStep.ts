@@ -27,6 +27,7 @@ import {
   spanStart,
 } from "./modelFacts.js";
 import { ModelPreviews } from "./modelPreviews.js";
+import { maxOutputTokens } from "./outputTokens.js";
 import type { TurnOutcome } from "./ports.js";
 import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
@@ -35,8 +36,6 @@ import { threadAnswer } from "./threadSpawning.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageSnapshot } from "./usageTotals.js";
-
-const MAX_OUTPUT_TOKENS = 4096;
 
 export class ModelStep {
   private readonly compaction: ContextCompaction;
@@ -56,6 +55,8 @@ export class ModelStep {
 
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.run.model();
+    const provider = this.run.ports.providers.select(model);
+    const modelLimit = (await provider.outputLimit?.(model)) ?? null;
     // The model reads the compacted view: the latest summary and the facts after its boundary.
     const view = modelView(this.run.facts);
     const request: ModelRequest = {
@@ -63,11 +64,10 @@ export class ModelStep {
       system: this.system(),
       messages: viewConversation(view),
       tools: [...this.catalog.values()].map((entry) => entry.spec),
-      maxTokens: MAX_OUTPUT_TOKENS,
+      maxTokens: maxOutputTokens(this.run.activation.agent.definition.metadata ?? {}, modelLimit),
     };
     const window = this.run.ports.providers.contextWindow(model);
     if (overflows(request, window)) return this.compaction.compact(view, request, window, failedAttempts);
-    const provider = this.run.ports.providers.select(model);
     const span: ModelSpan = {
       startId: newId("sevt", this.run.ports.clock.now()),
       provider: provider.name,
@@ -86,7 +86,7 @@ export class ModelStep {
     let response: ModelResponse;
     const guard = new StallGuard(this.run.signal, this.run.ports.modelIdleTimeoutMs);
     const requestedAt = performance.now();
-    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, MAX_OUTPUT_TOKENS, sessionId);
+    const traced = startModelSpan(this.run.ports.tracing, provider.name, model, request.maxTokens, sessionId);
     if (this.run.capturesContent) captureModelInput(traced, this.run.facts);
     try {
       response = await provider.complete(request, {

@@ -76,6 +76,7 @@ export class OutcomeStep {
       iteration: start.iteration,
       result,
       explanation: graded.explanation,
+      model: this.run.model(),
       usage,
     };
     // The loop reads the verdict from history: feedback to revise, one last turn, or the turn's end.
@@ -213,6 +214,7 @@ export function abandonedEvaluation(outcome: OutcomeState, now: number): TypedFa
       iteration: outcome.openStart.iteration,
       result: "failed",
       explanation: "The grader's evaluation was interrupted by repeated worker crashes; it was stopped.",
+      model: null,
       usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     },
   ];

@@ -5,7 +5,7 @@ import { activeMsAt, meterOfHistory } from "../coordinator/sessionMeter.js";
 import { wholeCents } from "../kernel/listPrices.js";
 import { budgetInForce } from "./sessionBudget.js";
 
-/** Cumulative usage of a session, summed from committed model request spans and compactions. */
+/** Cumulative usage of a session, summed from committed model request spans, compactions and graders. */
 export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
   const total: SessionUsage = {
     inputTokens: 0,
@@ -14,7 +14,12 @@ export function usageTotals(facts: readonly TypedFact[]): SessionUsage {
     cacheCreationInputTokens: 0,
   };
   for (const fact of facts) {
-    if (fact.kind !== "model_request_end" && fact.kind !== "context_compacted") continue;
+    if (
+      fact.kind !== "model_request_end" &&
+      fact.kind !== "context_compacted" &&
+      fact.kind !== "outcome_evaluation_end"
+    )
+      continue;
     total.inputTokens += fact.usage.inputTokens;
     total.outputTokens += fact.usage.outputTokens;
     total.cacheReadInputTokens += fact.usage.cacheReadInputTokens;

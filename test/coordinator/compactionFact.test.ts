@@ -8,6 +8,7 @@ import { decodeCommitted, decodeFact, encodeFact } from "../../src/coordinator/f
 import { EMPTY_METER } from "../../src/coordinator/facts.js";
 import { projectFacts } from "../../src/coordinator/sessionProjection.js";
 import { eventDto } from "../../src/edge/managed-agents/eventDto.js";
+import { requestListCost } from "../../src/kernel/listPrices.js";
 
 const stored = {
   id: "sevt_c",
@@ -15,6 +16,7 @@ const stored = {
   body: {
     summary: "the user asked about invoices",
     through_seq: 12,
+    model: "claude-sonnet-4-6",
     model_usage: {
       input_tokens: 300,
       output_tokens: 20,
@@ -32,6 +34,7 @@ describe("a compaction fact", () => {
       kind: "context_compacted",
       summary: "the user asked about invoices",
       throughSeq: 12,
+      model: "claude-sonnet-4-6",
       usage: { inputTokens: 300, outputTokens: 20, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
     });
     expect(JSON.stringify(encodeFact(fact))).toBe(JSON.stringify(stored));
@@ -52,7 +55,7 @@ describe("a compaction fact", () => {
     });
   });
 
-  it("counts its summarization request in the session's usage", () => {
+  it("counts its summarization request in the session's usage and list cost", () => {
     const projected = projectFacts(
       {
         status: "running",
@@ -69,6 +72,14 @@ describe("a compaction fact", () => {
       cacheReadInputTokens: 0,
       cacheCreationInputTokens: 0,
     });
+    const cost = requestListCost("claude-sonnet-4-6", {
+      inputTokens: 300,
+      outputTokens: 20,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    });
+    expect(cost).not.toBeNull();
+    expect(projected.meter.listCost).toBe(String(cost));
   });
 
   it("loses its summary to a data subject's erasure, keeping its boundary", () => {

@@ -42,6 +42,29 @@ describe("tombstones through the fact codec", () => {
     expect(message?.body).toEqual({ content: [{ type: "text", text: ERASED_TEXT }] });
   });
 
+  it("a UI client's message metadata is erased with the text; its message id stays", () => {
+    const message = tombstoneStored({
+      id: "sevt_4",
+      type: "user.message",
+      body: {
+        content: [{ type: "text", text: "hi" }],
+        awaken_client_message_id: "m1",
+        awaken_client_metadata: { email: "someone@example.com" },
+      },
+    });
+    expect(message?.body).toEqual({
+      content: [{ type: "text", text: ERASED_TEXT }],
+      awaken_client_message_id: "m1",
+    });
+    // Already erased text with metadata left: the metadata still goes.
+    const leftover = tombstoneStored({
+      id: "sevt_5",
+      type: "user.message",
+      body: { content: [{ type: "text", text: ERASED_TEXT }], awaken_client_metadata: { n: 1 } },
+    });
+    expect(leftover?.body).toEqual({ content: [{ type: "text", text: ERASED_TEXT }] });
+  });
+
   it("what one agent told another is erased too; the threads and agent names stay", () => {
     const said = [{ type: "text", text: "the user lives at 1 Main St" }];
     const sent = tombstoneStored({

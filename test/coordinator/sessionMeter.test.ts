@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { EMPTY_METER, EMPTY_USAGE } from "../../src/coordinator/facts.js";
 import type { CommittedTypedFact, FactPayload } from "../../src/coordinator/factVocabulary.js";
 import { activeMsAt, meterAfter, meterOfHistory } from "../../src/coordinator/sessionMeter.js";
+import { projectFacts } from "../../src/coordinator/sessionProjection.js";
 
 let seq = 0;
 const at = (createdAt: number, payload: FactPayload): CommittedTypedFact => ({
@@ -37,6 +38,44 @@ describe("the session meter", () => {
     expect(meter.activeMs).toBe(500);
     expect(meter.runningSince).toBe(9_000);
     expect(activeMsAt(meter, 10_000)).toBe(1_500);
+  });
+
+  it("a compaction's summary request is priced at the model that wrote it", () => {
+    const compacted = (model: string): CommittedTypedFact => ({
+      ...at(5, { kind: "status_rescheduled" }),
+      kind: "context_compacted",
+      summary: "s",
+      throughSeq: 1,
+      model,
+      usage: { ...EMPTY_USAGE, outputTokens: 1_000_000 },
+    });
+    // $15 per million output tokens of claude-sonnet-4-6; the offline model is free.
+    expect(meterOfHistory([compacted("claude-sonnet-4-6")]).listCost).toBe(String(1_500n * 1_000_000_000n));
+    expect(meterOfHistory([compacted("offline")]).listCost).toBe("0");
+  });
+
+  it("a grader's requests count in the session's tokens and are priced at its model", () => {
+    const verdict = (model: string | null): CommittedTypedFact => ({
+      ...at(5, { kind: "status_rescheduled" }),
+      kind: "outcome_evaluation_end",
+      outcomeId: "outc_1",
+      startId: "sevt_s",
+      iteration: 0,
+      result: "satisfied",
+      explanation: "ok",
+      model,
+      usage: { ...EMPTY_USAGE, inputTokens: 1_000_000, outputTokens: 10 },
+    });
+    // $3 per million input and $15 per million output tokens of claude-sonnet-4-6, in nano-cents.
+    expect(meterOfHistory([verdict("claude-sonnet-4-6")]).listCost).toBe(String(300_015n * 1_000_000n));
+    // An evaluation ended without a request (an interrupt) costs nothing.
+    expect(meterOfHistory([verdict(null)]).listCost).toBe("0");
+    const projected = projectFacts(
+      { status: "running", pending: [], usage: EMPTY_USAGE, meter: EMPTY_METER },
+      [verdict("claude-sonnet-4-6")],
+      5,
+    );
+    expect(projected.usage).toEqual({ ...EMPTY_USAGE, inputTokens: 1_000_000, outputTokens: 10 });
   });
 
   it("a request on a model without a list price leaves the cost unmeasurable for good", () => {

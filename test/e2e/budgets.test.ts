@@ -193,6 +193,25 @@ for (const backend of BACKENDS) {
         }),
         "model_not_budgetable",
       );
+      // A priced agent whose advisor model has no list price cannot be budgeted either.
+      const advised = await client.beta.agents.create({
+        name: "advised",
+        model: MODEL,
+        multiagent: { type: "multiagent_20261001", advisor: { type: "enabled", model: "claude-unpriced-0" } },
+      } as never);
+      // (An agent that delegates needs its sandbox before the first tool call.)
+      const eager = await client.beta.environments.create({
+        name: "eager",
+        config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
+      });
+      await rejection(
+        client.beta.sessions.create({
+          agent: advised.id,
+          environment_id: eager.id,
+          budget: budget("100"),
+        }),
+        "model_not_budgetable",
+      );
       // Without a budget it runs, and its list cost is unknown rather than zero.
       const session = await client.beta.sessions.create({
         agent: unpriced.id,

@@ -3,8 +3,9 @@
  * counting up, ids readable in failures.
  */
 import type { UIMessage, UIMessageChunk } from "ai";
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
+import * as ai6 from "ai";
 import type { CommittedTypedFact, FactPayload, ToolCall } from "../../src/coordinator/factVocabulary.js";
+import type { AiSdkModule } from "../support/aiSdkClients.js";
 
 export function thread() {
   let seq = 0;
@@ -67,6 +68,12 @@ export function thread() {
   };
 }
 
+/** The client module `clientMessage` folds with (`ai` 6 until a test picks another major). */
+let ai: AiSdkModule = ai6;
+export function useAiSdkClient(module: AiSdkModule): void {
+  ai = module;
+}
+
 /**
  * What the official client makes of these chunks: framed as SSE, parsed with its chunk schema and
  * folded by its message reader, which throws on any order it does not accept.
@@ -74,7 +81,7 @@ export function thread() {
 export async function clientMessage(chunks: UIMessageChunk[], message?: UIMessage): Promise<UIMessage> {
   const sse = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join("") + "data: [DONE]\n\n";
   const bytes = new Response(sse).body as ReadableStream<Uint8Array>;
-  const parsed = parseJsonEventStream({ stream: bytes, schema: uiMessageChunkSchema }).pipeThrough(
+  const parsed = ai.parseJsonEventStream({ stream: bytes, schema: ai.uiMessageChunkSchema }).pipeThrough(
     new TransformStream({
       transform(result, controller) {
         if (!result.success) throw result.error;
@@ -83,7 +90,7 @@ export async function clientMessage(chunks: UIMessageChunk[], message?: UIMessag
     }),
   );
   let last: UIMessage | undefined;
-  for await (const snapshot of readUIMessageStream({
+  for await (const snapshot of ai.readUIMessageStream({
     stream: parsed,
     terminateOnError: true,
     ...(message ? { message } : {}),

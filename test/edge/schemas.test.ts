@@ -611,6 +611,10 @@ describe("sessions", () => {
     expect(bodyMessage(createSessionBodySchema, { ...session, budget: budget("025") })).toMatch(
       /^budget\.max_list_cost\.amount: expected minor currency units/,
     );
+    expect(parseBody(createSessionBodySchema, { ...session, budget: budget("9".repeat(15)) })).toBeTruthy();
+    expect(bodyMessage(createSessionBodySchema, { ...session, budget: budget("1".repeat(16)) })).toMatch(
+      /^budget\.max_list_cost\.amount: expected at most 15 digits/,
+    );
     expect(bodyMessage(createSessionBodySchema, { ...session, budget: budget("10", "EUR") })).toBe(
       'budget.max_list_cost.currency: expected "USD", got "EUR"',
     );

@@ -84,5 +84,5 @@ describe("fault: a worker killed while an outcome's grader evaluates", () => {
 
     const report = await checkHistoryInvariants(c.databaseUrl);
     expect(report.violations).toEqual([]);
-  }, 60_000);
+  }, 90_000);
 });

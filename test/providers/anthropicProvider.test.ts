@@ -288,6 +288,51 @@ describe("anthropic provider: errors", () => {
   });
 });
 
+describe("anthropic provider: errors name the provider, the URL and the cause, never the key", () => {
+  const KEY = "sk-ant-SECRET-key-3f9c";
+
+  it('a refused port: the endpoint and ECONNREFUSED, not just "Connection error."', async () => {
+    const closed = fake;
+    fake = await startFakeAnthropic();
+    await closed.close();
+    provider = createAnthropicProvider({ apiKey: KEY, baseURL: closed.url });
+    const error = await failure();
+    expect(error).toMatchObject({ kind: "request_failed", transient: true, status: undefined });
+    expect(error.message).toContain(`anthropic at ${closed.url}/v1/messages`);
+    expect(error.message).toMatch(/request failed \(Connection.*ECONNREFUSED/);
+    expect(error.message).not.toContain(KEY);
+  });
+
+  it("a 500: the endpoint, the status and the provider's message", async () => {
+    provider = createAnthropicProvider({ apiKey: KEY, baseURL: fake.url });
+    fake.enqueue({ kind: "error", status: 500, message: `upstream broke for ${KEY}` });
+    const error = await failure();
+    expect(error.message).toContain(`anthropic at ${fake.url}/v1/messages request failed (HTTP 500`);
+    expect(error.message).toContain("upstream broke for [redacted]");
+    expect(error.message).not.toContain(KEY);
+  });
+
+  it("a TLS failure (https to a plain-HTTP port): the endpoint and the TLS error", async () => {
+    const https = fake.url.replace(/^http:/, "https:");
+    provider = createAnthropicProvider({ apiKey: KEY, baseURL: https });
+    const error = await failure();
+    expect(error).toMatchObject({ kind: "request_failed", transient: true });
+    expect(error.message).toContain(`anthropic at ${https}/v1/messages`);
+    expect(error.message).toMatch(/request failed \(Connection.*(SSL|TLS|ssl|tls|wrong version)/);
+  });
+
+  it("an unknown host: the endpoint and the DNS error; a password in the base URL is never shown", async () => {
+    provider = createAnthropicProvider({ apiKey: KEY, baseURL: "http://awaken-no-such-host.invalid" });
+    const error = await failure();
+    expect(error.message).toContain("anthropic at http://awaken-no-such-host.invalid/v1/messages");
+    expect(error.message).toMatch(/request failed \(Connection.*(ENOTFOUND|EAI_AGAIN)/);
+    provider = createAnthropicProvider({ apiKey: KEY, baseURL: "http://user:pw-SECRET@127.0.0.1:1" });
+    const withPassword = await failure();
+    expect(withPassword.message).toContain("anthropic at http://127.0.0.1:1/v1/messages");
+    expect(withPassword.message).not.toContain("pw-SECRET");
+  });
+});
+
 describe("anthropic stream accumulator", () => {
   it("a stream that ends cleanly but without message_stop is a transient request_failed", () => {
     const accumulator = new AnthropicStreamAccumulator(() => {});

@@ -326,3 +326,27 @@ describe("openai stream: tool-input previews from compatible servers", () => {
     ]);
   });
 });
+
+describe("openai provider: errors name the provider, the URL and the cause, never the key", () => {
+  const KEY = "sk-openai-SECRET-key-81ab";
+
+  it('a refused port: the endpoint and ECONNREFUSED, not just "Connection error."', async () => {
+    const closed = fake;
+    fake = await startFakeOpenAI();
+    await closed.close();
+    provider = createOpenAIProvider({ apiKey: KEY, baseURL: closed.url });
+    const error = await failure();
+    expect(error).toMatchObject({ kind: "request_failed", transient: true, status: undefined });
+    expect(error.message).toContain(`openai at ${closed.url}/chat/completions`);
+    expect(error.message).toMatch(/request failed \(Connection.*ECONNREFUSED/);
+    expect(error.message).not.toContain(KEY);
+  });
+
+  it("a 500: the endpoint, the status and the provider's message", async () => {
+    provider = createOpenAIProvider({ apiKey: KEY, baseURL: fake.url });
+    fake.enqueue({ kind: "error", status: 500, message: "the model is down" });
+    const error = await failure();
+    expect(error.message).toContain(`openai at ${fake.url}/chat/completions request failed (HTTP 500`);
+    expect(error.message).toContain("the model is down");
+  });
+});

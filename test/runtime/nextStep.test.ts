@@ -447,3 +447,75 @@ describe("nextStep against a simulation of the runtime", () => {
     );
   });
 });
+
+describe("nextStep with an outcome", () => {
+  const define = (h: History, maxIterations: number | null = 3) =>
+    h.add("user.define_outcome", {
+      outcome_id: "outc_1",
+      description: "d",
+      rubric: { type: "text", content: "r" },
+      max_iterations: maxIterations,
+    });
+  const evaluation = (h: History, iteration: number, result: string | null) => {
+    const start = h.add("span.outcome_evaluation_start", { outcome_id: "outc_1", iteration });
+    if (result !== null)
+      h.add("span.outcome_evaluation_end", {
+        outcome_id: "outc_1",
+        outcome_evaluation_start_id: start,
+        iteration,
+        result,
+        explanation: "e",
+        usage: {},
+      });
+    return start;
+  };
+  const evaluates = (step: Step) => (step.kind === "evaluate_outcome" ? step.outcome : null);
+
+  it("the definition is input; the attempt's answer is graded instead of finishing", () => {
+    const h = new History();
+    define(h);
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    h.answer();
+    expect(evaluates(h.step())).toMatchObject({ outcomeId: "outc_1", iteration: 0, openStart: null });
+  });
+
+  it("needs_revision is the next attempt's input, graded at the next iteration; satisfied finishes", () => {
+    const h = new History();
+    define(h);
+    h.answer();
+    evaluation(h, 0, "needs_revision");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    h.answer();
+    expect(evaluates(h.step())).toMatchObject({ iteration: 1, openStart: null });
+    evaluation(h, 1, "satisfied");
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+
+  it("an evaluation a dead owner left open is resumed under its start, before newer input", () => {
+    const h = new History();
+    define(h);
+    h.answer();
+    const start = evaluation(h, 0, null);
+    h.message("while grading");
+    expect(evaluates(h.step())).toMatchObject({ openStart: { id: start, iteration: 0 } });
+  });
+
+  it("max_iterations_reached gets one acknowledgment turn and no further evaluation", () => {
+    const h = new History();
+    define(h, 1);
+    h.answer();
+    evaluation(h, 0, "max_iterations_reached");
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+    h.answer();
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+
+  it("an interrupt ends the outcome: the next answer is not graded", () => {
+    const h = new History();
+    define(h);
+    h.add("user.interrupt");
+    h.message("something else");
+    h.answer();
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+});

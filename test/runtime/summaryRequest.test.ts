@@ -7,6 +7,12 @@ import type { ModelMessage } from "../../src/providers/ports.js";
 import { estimateRequestTokens } from "../../src/providers/tokenEstimate.js";
 import { SUMMARIZER_SYSTEM, summaryRequest, summaryTokens } from "../../src/runtime/summaryRequest.js";
 
+/** The transcript the request sends: its one user message's one text block. */
+const transcriptOf = (request: { messages: ModelMessage[] }): string => {
+  const block = request.messages[0]?.content[0];
+  return block?.type === "text" ? block.text : "";
+};
+
 const said = (role: ModelMessage["role"], text: string): ModelMessage => ({
   role,
   content: [{ type: "text", text }],
@@ -59,7 +65,7 @@ describe("the summarization request", () => {
   it("keeps the newest entries that fit the window and says how many older ones were left out", () => {
     const turns = Array.from({ length: 50 }, (_, i) => said("user", `entry ${i} ${"x".repeat(400)}`));
     const request = summaryRequest("m", null, turns, { window: 3_000, summaryTokens: 256 });
-    const text = (request.messages[0]?.content[0] as { text: string } | undefined)?.text ?? "";
+    const text = transcriptOf(request);
     expect(text).toContain("entry 49 ");
     expect(text).not.toContain("entry 0 ");
     expect(text).toMatch(/\[\d+ earlier entries left out\]/);
@@ -71,7 +77,7 @@ describe("the summarization request", () => {
       window: 200_000,
       summaryTokens: 2_048,
     });
-    const text = (request.messages[0]?.content[0] as { text: string } | undefined)?.text ?? "";
+    const text = transcriptOf(request);
     expect(text).toContain("…[clipped]");
     expect(text.length).toBeLessThan(4_100);
   });

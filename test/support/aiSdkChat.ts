@@ -1,18 +1,12 @@
 /**
  * The official AI SDK chat (`AbstractChat` + `DefaultChatTransport` from `ai`) in Node, pointed at
  * the server's AI SDK edge: what a `useChat` page does, with a plain state object instead of React.
+ * Each function takes the client module (`ai` 6 or 7, see aiSdkClients.ts); 6 when none is given.
  */
-import {
-  AbstractChat,
-  type ChatInit,
-  type ChatState,
-  type ChatStatus,
-  DefaultChatTransport,
-  parseJsonEventStream,
-  type UIMessage,
-  type UIMessageChunk,
-  uiMessageChunkSchema,
-} from "ai";
+
+import type { AbstractChat, ChatInit, ChatState, ChatStatus, UIMessage, UIMessageChunk } from "ai";
+import * as ai6 from "ai";
+import type { AiSdkModule } from "./aiSdkClients.js";
 
 export const AI_SDK_CHAT_PATH = "/v1/ai-sdk/chat";
 
@@ -38,11 +32,13 @@ class NodeChatState implements ChatState<UIMessage> {
 }
 
 /** The framework-neutral chat of `ai`, holding its state in a plain object. */
-export class NodeChat extends AbstractChat<UIMessage> {
-  constructor(init: Omit<ChatInit<UIMessage>, "messages"> & { messages?: UIMessage[] }) {
-    const { messages, ...rest } = init;
-    super({ ...rest, state: new NodeChatState(messages) });
-  }
+export type NodeChat = AbstractChat<UIMessage>;
+
+/** `AbstractChat` of the given client module, its state in a plain object. */
+function nodeChat(ai: AiSdkModule, init: ChatInit<UIMessage>): NodeChat {
+  const { messages, ...rest } = init;
+  class Chat extends ai.AbstractChat<UIMessage> {}
+  return new Chat({ ...rest, state: new NodeChatState(messages) });
 }
 
 export interface AiSdkChatOptions
@@ -55,6 +51,8 @@ export interface AiSdkChatOptions
   messages?: UIMessage[];
   /** Use the default full-replay resume (true) or a resume that sends only the rest. */
   resumeStreamIsReplay?: boolean;
+  /** The client module (`ai` 6 when not given). */
+  ai?: AiSdkModule;
 }
 
 export interface AiSdkChat {
@@ -74,7 +72,7 @@ export interface AiSdkChat {
 }
 
 export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
-  const { baseUrl, apiKey, body, messages, resumeStreamIsReplay, ...init } = options;
+  const { baseUrl, apiKey, body, messages, resumeStreamIsReplay, ai = ai6, ...init } = options;
   const finishes: AiSdkChat["finishes"] = [];
   const errors: Error[] = [];
   const waiters = new Set<() => void>();
@@ -90,13 +88,13 @@ export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
     const [forChat, forRecord] = response.body.tee();
     const types: string[] = [];
     chunkTypes.push(types);
-    void recordChunkTypes(forRecord, types);
+    void recordChunkTypes(ai, forRecord, types);
     return new Response(forChat, { status: response.status, headers: response.headers });
   };
-  const chat = new NodeChat({
+  const chat = nodeChat(ai, {
     ...init,
     ...(messages ? { messages } : {}),
-    transport: new DefaultChatTransport({
+    transport: new ai.DefaultChatTransport({
       api: `${baseUrl}${AI_SDK_CHAT_PATH}`,
       headers: { "x-api-key": apiKey },
       fetch: observingFetch,
@@ -142,9 +140,13 @@ export function aiSdkChat(options: AiSdkChatOptions): AiSdkChat {
 }
 
 /** Reads one response branch to its end, noting each chunk's type; a broken stream just stops. */
-async function recordChunkTypes(stream: ReadableStream<Uint8Array>, types: string[]): Promise<void> {
+async function recordChunkTypes(
+  ai: AiSdkModule,
+  stream: ReadableStream<Uint8Array>,
+  types: string[],
+): Promise<void> {
   try {
-    const reader = parseJsonEventStream({ stream, schema: uiMessageChunkSchema }).getReader();
+    const reader = ai.parseJsonEventStream({ stream, schema: ai.uiMessageChunkSchema }).getReader();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) return;
@@ -162,10 +164,13 @@ async function recordChunkTypes(stream: ReadableStream<Uint8Array>, types: strin
 export async function readChunks(
   response: Response,
   onChunk?: (chunk: UIMessageChunk) => void,
+  ai: AiSdkModule = ai6,
 ): Promise<UIMessageChunk[]> {
   if (!response.body) return [];
   const chunks: UIMessageChunk[] = [];
-  const reader = parseJsonEventStream({ stream: response.body, schema: uiMessageChunkSchema }).getReader();
+  const reader = ai
+    .parseJsonEventStream({ stream: response.body, schema: ai.uiMessageChunkSchema })
+    .getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) return chunks;

@@ -49,8 +49,20 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return kept;
 }
 
+/**
+ * Which AI SDK the page is built with: `ai` 6 with `@ai-sdk/react` 3, or `ai` 7 with `@ai-sdk/react`
+ * 4 (installed under the npm aliases `ai-v7` and `@ai-sdk/react-v4`; the alias also points the hook's
+ * own `ai` import at 7, so the page holds one copy).
+ */
+export type ChatPageAiSdk = 6 | 7;
+
+const ALIASES: Record<ChatPageAiSdk, Record<string, string>> = {
+  6: {},
+  7: { ai: "ai-v7", "@ai-sdk/react": "@ai-sdk/react-v4" },
+};
+
 /** Bundles the page into a fresh directory under TMPDIR: index.html and main.js. */
-async function buildPage(): Promise<string> {
+async function buildPage(aiSdk: ChatPageAiSdk): Promise<string> {
   const outDir = mkdtempSync(join(tmpdir(), "awaken-chat-page-"));
   try {
     await build({
@@ -58,6 +70,7 @@ async function buildPage(): Promise<string> {
       tsconfig: join(PAGE_DIR, "tsconfig.json"),
       outfile: join(outDir, "main.js"),
       bundle: true,
+      alias: ALIASES[aiSdk],
       format: "esm",
       platform: "browser",
       target: "es2022",
@@ -78,8 +91,8 @@ async function buildPage(): Promise<string> {
 }
 
 /** Serves the page and proxies `/v1/*` to `target` (the Awaken server's base URL). */
-export async function startChatPageServer(target: string): Promise<ChatPageServer> {
-  const outDir = await buildPage();
+export async function startChatPageServer(target: string, aiSdk: ChatPageAiSdk = 6): Promise<ChatPageServer> {
+  const outDir = await buildPage(aiSdk);
   const files: Record<string, { type: string; body: Buffer }> = {
     "/": { type: "text/html; charset=utf-8", body: readFileSync(join(outDir, "index.html")) },
     "/main.js": { type: "text/javascript; charset=utf-8", body: readFileSync(join(outDir, "main.js")) },

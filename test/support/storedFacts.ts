@@ -160,8 +160,9 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
         fc.constantFrom("satisfied", "needs_revision", "max_iterations_reached", "failed", "interrupted"),
         fc.string(),
         usage,
+        fc.option(word, { nil: undefined }),
       )
-      .map(([outcome, start, iteration, result, explanation, u]) => ({
+      .map(([outcome, start, iteration, result, explanation, u, model]) => ({
         outcome_id: outcome,
         outcome_evaluation_start_id: start,
         iteration,
@@ -173,6 +174,8 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
           cache_creation_input_tokens: u.cache_creation_input_tokens,
           cache_read_input_tokens: u.cache_read_input_tokens,
         },
+        // The grader's model: the product's own key, absent when no request was made.
+        ...(model === undefined ? {} : { awaken_grader_model: model }),
       })),
   ),
   stored("awaken.tool_awaits", fc.record({ tool_use_id: id, answer: fc.constant("tool_result") })),
@@ -220,9 +223,10 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   ),
   stored(
     "agent.thread_context_compacted",
-    fc.tuple(word, fc.nat(), usage).map(([summary, through, u]) => ({
+    fc.tuple(word, fc.nat(), word, usage).map(([summary, through, model, u]) => ({
       summary,
       through_seq: through,
+      model,
       model_usage: {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,

@@ -7,8 +7,8 @@ import { decodeUsage, encodeSpanUsage } from "./usageCodec.js";
 export type CompactionFact = Extract<TypedFact, { kind: "context_compacted" }>;
 
 /**
- * A compaction as stored: the summary, the last thread version it replaces and the summarization
- * request's usage. Only the runtime reads these fields; the wire shows the event's id and time.
+ * A compaction as stored: the summary, the last thread version it replaces, and the summarization
+ * request's model and usage. Only the runtime reads these fields; the wire shows the event's id and time.
  */
 export const compactionDecoders: Record<string, (f: Fact) => CompactionFact> = {
   [STORED_TYPE.context_compacted]: ({ id, body }) => ({
@@ -16,6 +16,7 @@ export const compactionDecoders: Record<string, (f: Fact) => CompactionFact> = {
     kind: "context_compacted",
     summary: text(body.summary),
     throughSeq: count(body.through_seq),
+    model: text(body.model),
     usage: decodeUsage(body.model_usage),
   }),
 };
@@ -24,6 +25,11 @@ export function encodeCompaction(f: CompactionFact): Fact {
   return {
     id: f.id,
     type: STORED_TYPE.context_compacted,
-    body: { summary: f.summary, through_seq: f.throughSeq, model_usage: encodeSpanUsage(f.usage) },
+    body: {
+      summary: f.summary,
+      through_seq: f.throughSeq,
+      model: f.model,
+      model_usage: encodeSpanUsage(f.usage),
+    },
   };
 }

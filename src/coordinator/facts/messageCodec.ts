@@ -10,15 +10,19 @@ export type MessageFact = Of<
 
 /** The product's key for a UI client's message id: no protocol field of this name exists. */
 const CLIENT_MESSAGE_ID = "awaken_client_message_id";
+/** The product's key for the metadata a UI client put on its message. */
+const CLIENT_METADATA = "awaken_client_metadata";
 
 export const messageDecoders: Record<string, (f: Fact) => MessageFact> = {
   [STORED_TYPE.user_message]: ({ id, body }) => {
     const clientMessageId = body[CLIENT_MESSAGE_ID];
+    const clientMetadata = body[CLIENT_METADATA];
     return {
       id,
       kind: "user_message",
       content: blocks(body.content),
       ...(typeof clientMessageId === "string" ? { clientMessageId } : {}),
+      ...(clientMetadata !== undefined ? { clientMetadata } : {}),
     };
   },
   [STORED_TYPE.system_message]: ({ id, body }) => ({
@@ -44,7 +48,11 @@ export function encodeMessage(f: MessageFact): Fact {
       return {
         id: f.id,
         type: STORED_TYPE.user_message,
-        body: defined({ content: f.content, [CLIENT_MESSAGE_ID]: f.clientMessageId }),
+        body: defined({
+          content: f.content,
+          [CLIENT_MESSAGE_ID]: f.clientMessageId,
+          [CLIENT_METADATA]: f.clientMetadata,
+        }),
       };
     case "system_message":
       return { id: f.id, type: STORED_TYPE.system_message, body: { content: f.content } };

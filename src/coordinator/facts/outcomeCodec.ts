@@ -11,6 +11,8 @@ export type OutcomeFact = Of<
 
 /** The file a rubric was read from: the product's own key, no wire field carries it. */
 const RUBRIC_FILE_ID = "awaken_rubric_file_id";
+/** The grader's model, which prices its usage in the session's list cost; no wire field carries it. */
+const GRADER_MODEL = "awaken_grader_model";
 
 const VERDICTS: readonly string[] = [
   "satisfied",
@@ -58,6 +60,7 @@ export const outcomeDecoders: Record<string, (f: Fact) => OutcomeFact> = {
       // A verdict this build does not know reads as a failure: it ends the outcome either way.
       result: (VERDICTS.includes(result) ? result : "failed") as OutcomeVerdict,
       explanation: text(body.explanation),
+      model: typeof body[GRADER_MODEL] === "string" ? body[GRADER_MODEL] : null,
       usage: decodeUsage(body.usage),
     };
   },
@@ -92,6 +95,7 @@ export function encodeOutcome(f: OutcomeFact): Fact {
           result: f.result,
           explanation: f.explanation,
           usage: encodeSpanUsage(f.usage),
+          ...(f.model !== null ? { [GRADER_MODEL]: f.model } : {}),
         },
       };
   }

@@ -3,6 +3,7 @@ import type { DomainInput } from "../../coordinator/domainInputs.js";
 import type { PendingAction } from "../../coordinator/facts.js";
 import { sha256Hex } from "../../kernel/canonicalJson.js";
 import { AwakenError } from "../../kernel/errors.js";
+import type { JsonValue } from "../../kernel/json.js";
 import { CHAT_LIMITS, type ChatMessage, type ChatRequest, describeIssues } from "./chatRequest.js";
 import { outputToContent } from "./toolOutput.js";
 
@@ -98,12 +99,34 @@ function userInputs(message: ChatMessage, view: CommittedView): ChatInputs {
   if (!content.some((block) => block.text.trim() !== "")) {
     throw new AwakenError("invalid_request", "The message has no text; write something to send.");
   }
+  const clientMetadata = messageMetadata(message);
   return {
-    inputs: [{ kind: "message", content, clientMessageId: message.id }],
+    inputs: [
+      {
+        kind: "message",
+        content,
+        clientMessageId: message.id,
+        ...(clientMetadata !== undefined ? { clientMetadata } : {}),
+      },
+    ],
     clientAnswered: [],
     dedupeKey: `ai-sdk:message:${message.id}`,
     opensTurn: true,
   };
+}
+
+/** The message's `metadata` as JSON, bounded (its re-serialization drops anything JSON cannot hold). */
+function messageMetadata(message: ChatMessage): JsonValue | undefined {
+  const { metadata } = message as { metadata?: unknown };
+  if (metadata === undefined) return undefined;
+  const serialized = JSON.stringify(metadata);
+  if (serialized.length > CHAT_LIMITS.metadataLength) {
+    throw new AwakenError(
+      "invalid_request",
+      `The message's metadata is larger than ${CHAT_LIMITS.metadataLength} characters as JSON.`,
+    );
+  }
+  return JSON.parse(serialized) as JsonValue;
 }
 
 function answerInputs(message: ChatMessage, view: CommittedView): ChatInputs {

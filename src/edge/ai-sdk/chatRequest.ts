@@ -7,6 +7,8 @@ export const CHAT_LIMITS = {
   messages: 10_000,
   partsPerMessage: 1_000,
   textLength: 1_000_000,
+  /** A message's `metadata`, serialized: the client's own note on it, kept with the message. */
+  metadataLength: 16_384,
 } as const;
 
 const id = z.string().min(1).max(CHAT_LIMITS.idLength);

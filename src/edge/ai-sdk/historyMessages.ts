@@ -44,7 +44,12 @@ export function historyMessages(facts: readonly CommittedTypedFact[], sessionId:
   for (const fact of facts) {
     switch (fact.kind) {
       case "user_message":
-        messages.push({ id: fact.clientMessageId ?? fact.id, role: "user", parts: userParts(fact.content) });
+        messages.push({
+          id: fact.clientMessageId ?? fact.id,
+          role: "user",
+          ...(fact.clientMetadata !== undefined ? { metadata: fact.clientMetadata } : {}),
+          parts: userParts(fact.content),
+        });
         assistantId = assistantMessageIdFor(fact.id);
         assistant = null;
         break;

@@ -24,7 +24,8 @@ export function eventDto(f: CommittedTypedFact): Record<string, unknown> {
 function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
   switch (f.kind) {
     case "user_message":
-      // `clientMessageId` is the product's own bookkeeping for UI clients: this wire has no field for it.
+      // `clientMessageId` and `clientMetadata` are the product's own bookkeeping for UI clients: this
+      // wire has no field for them.
       return ["user.message", { content: f.content }];
     case "system_message":
       return ["system.message", { content: f.content }];

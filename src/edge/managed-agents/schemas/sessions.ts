@@ -90,14 +90,21 @@ export const sessionResourceSchema = z.discriminatedUnion(
   { error: discriminatorError("resource type") },
 );
 
-/** SDK `BetaMonetaryAmount`: integer minor units as a decimal string with no leading zeros; USD only. */
+/**
+ * SDK `BetaMonetaryAmount`: integer minor units as a decimal string with no leading zeros; USD only.
+ * At most 15 digits (under $10 trillion): the amount is read as an exact integer, and a megabyte of
+ * digits would only cost the server time.
+ */
 export const budgetSchema = z.strictObject({
   type: z.literal("limit"),
   max_list_cost: z.strictObject({
-    amount: z.string().regex(/^(0|[1-9][0-9]*)$/, {
-      error:
-        'expected minor currency units as a decimal string without leading zeros, e.g. "2500" for $25.00',
-    }),
+    amount: z
+      .string()
+      .max(15, { error: "expected at most 15 digits (minor currency units)" })
+      .regex(/^(0|[1-9][0-9]*)$/, {
+        error:
+          'expected minor currency units as a decimal string without leading zeros, e.g. "2500" for $25.00',
+      }),
     currency: z.literal("USD"),
   }),
 });
