@@ -17,6 +17,7 @@ import { recordsContent } from "../kernel/contentCapture.js";
 import { type Metrics, noopMetrics } from "../kernel/metrics.js";
 import type { ModelSpan } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
+import { threadAnswer } from "./threadSpawning.js";
 
 export type CommitStatus = "ok" | "conflict" | "lost";
 
@@ -81,6 +82,26 @@ export class RunContext {
    * retry after a lost response is recognised by the store and answered with the original receipt.
    */
   async commit(facts: TypedFact[], settle?: RunOutcome, threads?: ThreadWrites): Promise<CommitStatus> {
+    if (settle === "done" && !threads?.answer) {
+      // A child thread's turn that ends any other way (the budget, exhausted retries, a failed
+      // sandbox) still answers its parent in the same commit, so the parent never waits on it.
+      const stop = facts.find((f) => f.kind === "status_idle");
+      const answered =
+        stop?.kind === "status_idle"
+          ? threadAnswer(
+              this.facts,
+              this.activation.threadId,
+              this.activation.agent.definition.name,
+              this.ports.clock.now(),
+              facts,
+              stop.reason,
+            )
+          : null;
+      if (answered) {
+        facts = [...facts, answered.sent];
+        threads = { ...threads, answer: answered.answer };
+      }
+    }
     const op = {
       ...threads,
       opId: `op_${this.activation.runId}_v${this.version}`,

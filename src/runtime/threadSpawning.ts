@@ -8,7 +8,12 @@
 
 import type { ThreadAnswer, ThreadSpawn } from "../coordinator/commitOperation.js";
 import { encodeFact } from "../coordinator/factCodec.js";
-import type { CommittedTypedFact, ContentBlock, TypedFact } from "../coordinator/factVocabulary.js";
+import type {
+  CommittedTypedFact,
+  ContentBlock,
+  IdleReason,
+  TypedFact,
+} from "../coordinator/factVocabulary.js";
 import type { ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
@@ -129,9 +134,18 @@ export class SpawnStep {
   }
 }
 
+/** Why a child's turn ended without its model's last answer, as the parent's model reads it. */
+const STOP_WORDS: Partial<Record<IdleReason["kind"], string>> = {
+  budget_reached: "the session's budget is reached",
+  retries_exhausted: "its requests kept failing",
+  refusal: "its model refused",
+};
+
 /**
  * A child's answer to its parent at the end of a turn: its status, its last message (sent to the
- * parent, received there) and the spawning call's result, which the parent's model reads.
+ * parent, received there) and the spawning call's result, which the parent's model reads. A turn
+ * that ended otherwise than by the model's last answer (`reason`: the budget, exhausted retries, a
+ * refusal) still answers, as an error result naming why, so the parent never waits on it.
  */
 export function threadAnswer(
   facts: readonly CommittedTypedFact[],
@@ -140,6 +154,7 @@ export function threadAnswer(
   now: number,
   /** Facts of the turn-ending commit itself (the model's last answer), not yet in `facts`. */
   ending: readonly TypedFact[] = [],
+  reason: IdleReason = { kind: "turn_ended" },
 ): { sent: TypedFact; answer: ThreadAnswer } | null {
   const parent = parentOf(facts);
   if (parent === null) return null;
@@ -148,13 +163,19 @@ export function threadAnswer(
   const text = content
     .flatMap((b) => (b.type === "text" && typeof b.text === "string" ? [b.text] : []))
     .join("\n");
+  const stopped = reason.kind !== "turn_ended";
+  const result = stopped
+    ? `(the subagent stopped: ${STOP_WORDS[reason.kind] ?? "its turn ended"})${text === "" ? "" : `\n${text}`}`
+    : text === ""
+      ? "(the subagent answered with no text)"
+      : text;
   const answer: TypedFact[] = [
     {
       id: newId("sevt", now),
       kind: "thread_status",
       thread: threadId,
       agentName,
-      transition: { to: "idle", reason: { kind: "turn_ended" } },
+      transition: { to: "idle", reason },
     },
     {
       id: newId("sevt", now),
@@ -163,12 +184,7 @@ export function threadAnswer(
       fromAgentName: agentName,
       content,
     },
-    toolResult(
-      now,
-      spawnCallIdOf(threadId),
-      text === "" ? "(the subagent answered with no text)" : text,
-      false,
-    ),
+    toolResult(now, spawnCallIdOf(threadId), result, stopped),
   ];
   return {
     sent: {
