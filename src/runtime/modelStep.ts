@@ -27,7 +27,7 @@ import {
   spanStart,
 } from "./modelFacts.js";
 import { ModelPreviews } from "./modelPreviews.js";
-import { maxOutputTokens } from "./outputTokens.js";
+import { hasMaxTokensSetting, maxOutputTokens } from "./outputTokens.js";
 import type { TurnOutcome } from "./ports.js";
 import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
@@ -56,7 +56,10 @@ export class ModelStep {
   async callModel(failedAttempts: number): Promise<TurnOutcome | "continue"> {
     const model = this.run.model();
     const provider = this.run.ports.providers.select(model);
-    const modelLimit = (await provider.outputLimit?.(model)) ?? null;
+    const metadata = this.run.activation.agent.definition.metadata ?? {};
+    // The provider's model list is read only to cap an agent's own setting: a request without one
+    // goes with the default at once, never held back by a list endpoint.
+    const modelLimit = hasMaxTokensSetting(metadata) ? ((await provider.outputLimit?.(model)) ?? null) : null;
     // The model reads the compacted view: the latest summary and the facts after its boundary.
     const view = modelView(this.run.facts);
     const request: ModelRequest = {
@@ -64,7 +67,7 @@ export class ModelStep {
       system: this.system(),
       messages: viewConversation(view),
       tools: [...this.catalog.values()].map((entry) => entry.spec),
-      maxTokens: maxOutputTokens(this.run.activation.agent.definition.metadata ?? {}, modelLimit),
+      maxTokens: maxOutputTokens(metadata, modelLimit),
     };
     const window = this.run.ports.providers.contextWindow(model);
     if (overflows(request, window)) return this.compaction.compact(view, request, window, failedAttempts);

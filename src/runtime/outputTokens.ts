@@ -4,10 +4,15 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** The agent metadata key that sets its requests' `max_tokens` (metadata values are strings). */
 export const MAX_TOKENS_METADATA_KEY = "awaken.max_tokens";
 
+/** Whether the agent sets its requests' `max_tokens` (the only case the model's limit is read for). */
+export function hasMaxTokensSetting(metadata: Readonly<Record<string, string>>): boolean {
+  return metadata[MAX_TOKENS_METADATA_KEY] !== undefined;
+}
+
 /**
  * A model request's `max_tokens`: the agent's `awaken.max_tokens` metadata when it is a positive
- * integer (capped at what the model accepts, when the catalog knows it), else the model's own
- * limit from the provider's model list, else 4096. A malformed setting is ignored, never sent.
+ * integer (capped at what the model accepts, when the provider's model list knows it), else 4096
+ * (or the model's limit when only that is given). A malformed setting is ignored, never sent.
  */
 export function maxOutputTokens(
   metadata: Readonly<Record<string, string>>,
