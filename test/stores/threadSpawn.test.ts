@@ -213,6 +213,80 @@ describe.each(BACKEND_NAMES)("a run spawns a child thread in its fenced commit: 
     expect((await fx.stores.dispatch.claim("w5", 60_000))?.runId).toBe(fx.runId);
   });
 
+  it("a child's answer whose parent version is taken between its read and its write decides again and lands once", async () => {
+    fx = await sessionWithQueuedRun(backend);
+    const parent = (await fx.stores.dispatch.claim("w1", 60_000))!;
+    expect((await fx.stores.dispatch.commit(spawningCommit(fx, parent, 1))).ok).toBe(true);
+    const child = (await fx.stores.dispatch.claim("w2", 60_000))!;
+    // A user's message to the parent lands right after the answer read the parent's head (the
+    // PostgreSQL store reads it with a plain query; SQLite's single writer leaves no such gap).
+    const pool = (fx.stores.dispatch as unknown as { pool?: { query: (...a: unknown[]) => unknown } }).pool;
+    let interleaved = false;
+    // No statement may fail on the way: a write path is never chosen by catching an error code.
+    const failed: string[] = [];
+    if (pool) {
+      const query = pool.query.bind(pool);
+      pool.query = async (...args: unknown[]) => {
+        const result = await Promise.resolve(query(...args)).catch((error: { code?: string }) => {
+          failed.push(error.code ?? String(error));
+          throw error;
+        });
+        const text = typeof args[0] === "string" ? args[0] : "";
+        if (!interleaved && text.includes("state = 'awaiting'")) {
+          interleaved = true;
+          await fx.stores.ledger.append(
+            fx.session.id,
+            () => ({
+              facts: [
+                encodeFact({
+                  id: newId("sevt", fx.clock.now()),
+                  kind: "user_message",
+                  content: [{ type: "text", text: "meanwhile" }],
+                }),
+              ],
+              effects: [],
+              echoIds: [],
+            }),
+            fx.clock.now(),
+          );
+        }
+        return result;
+      };
+    }
+    const answered = await fx.stores.dispatch.commit({
+      opId: `op_${child.runId}_v1`,
+      runId: child.runId,
+      threadId: child.threadId,
+      owner: child.owner,
+      epoch: child.epoch,
+      expectedVersion: 1,
+      facts: [],
+      settle: "done",
+      answer: {
+        parentThreadId: fx.session.threadId,
+        facts: [
+          encodeFact({
+            id: newId("sevt", fx.clock.now()),
+            kind: "thread_message_received",
+            fromThread: child.threadId,
+            fromAgentName: "researcher",
+            content: [{ type: "text", text: "found" }],
+          }),
+        ],
+      },
+    });
+    expect(answered.ok).toBe(true);
+    expect(failed).toEqual([]);
+    expect(interleaved).toBe(backend === "PostgreSQL stores");
+    const kinds = (await fx.stores.history.readThread(fx.session.threadId, 0)).map((f) => f.type);
+    expect(kinds.filter((k) => k === "agent.thread_message_received")).toHaveLength(1);
+    // The answer was planned again on the version the message left.
+    if (interleaved)
+      expect(kinds.lastIndexOf("user.message")).toBeLessThan(
+        kinds.lastIndexOf("agent.thread_message_received"),
+      );
+  });
+
   it("a spawn whose parent commit is refused writes nothing", async () => {
     fx = await sessionWithQueuedRun(backend);
     const parent = (await fx.stores.dispatch.claim("w1", 60_000))!;

@@ -31,8 +31,9 @@ export interface CasPlan {
   /** Child threads a fenced commit spawns: each one's row, first commit and run, after `ok`. */
   spawns?: readonly { thread: Database["threads"]; commit: CommitRow; run: Database["runs"] }[];
   /**
-   * A child's answer on its parent's history: a plain insert (a parent commit that took the same
-   * version meanwhile makes the statement fail, and the caller tries again) and the resume.
+   * A child's answer on its parent's history and the resume: inserted before the commit row, and
+   * the rest gated on it, so a parent commit that took the same version meanwhile leaves the whole
+   * statement unwritten (`ok` 0) and the caller reads and decides again.
    */
   answer?: { row: CommitRow; resume: RunUpdate | null } | null;
   runUpdate: RunUpdate | null;
@@ -68,8 +69,15 @@ export function casStatement(plan: CasPlan, $: (value: unknown) => string, value
   const gate = [...plan.locks.map((_, i) => `exists (select 1 from l${i})`), ...plan.guards];
   ctes.push(`g as (select 1 as one where ${gate.length > 0 ? gate.join(" and ") : "true"})`);
   let ok = "g";
+  if (plan.answer) {
+    // The parent's version first: taken meanwhile (its own commit won), nothing below is written.
+    ctes.push(
+      `pa as (${insertSelect("commits", plan.answer.row, $, ok)} on conflict do nothing returning 1)`,
+    );
+    ok = "pa";
+  }
   if (plan.row) {
-    ctes.push(`c as (${insertSelect("commits", plan.row, $, "g")} on conflict do nothing returning 1)`);
+    ctes.push(`c as (${insertSelect("commits", plan.row, $, ok)} on conflict do nothing returning 1)`);
     ok = "c";
   }
   if (plan.operation) {
@@ -88,10 +96,7 @@ export function casStatement(plan: CasPlan, $: (value: unknown) => string, value
     ctes.push(`sc${i} as (${insertSelect("commits", spawn.commit, $, ok)})`);
     ctes.push(`sr${i} as (${insertSelect("runs", spawn.run, $, ok)})`);
   });
-  if (plan.answer) {
-    ctes.push(`pa as (${insertSelect("commits", plan.answer.row, $, ok)})`);
-    if (plan.answer.resume) ctes.push(`pr as (${runUpdateSql(plan.answer.resume, $)} and ${after})`);
-  }
+  if (plan.answer?.resume) ctes.push(`pr as (${runUpdateSql(plan.answer.resume, $)} and ${after})`);
   if (plan.runUpdate) ctes.push(`ru as (${runUpdateSql(plan.runUpdate, $)} and ${after})`);
   if (plan.session) {
     const set = Object.entries(plan.session.set).map(([k, v]) => `${k} = ${$(v)}::${typeOf(k)}`);

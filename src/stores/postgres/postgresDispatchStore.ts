@@ -141,11 +141,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
       const seen = await this.seenAt(op);
       if (seen) {
-        const written = await this.commitOnce(op, hash, seen).catch((error: unknown) => {
-          // A child's answer raced its parent's own commit for the parent's next version: decide again.
-          if (op.answer && (error as { code?: string }).code === "23505") return null;
-          throw error;
-        });
+        const written = await this.commitOnce(op, hash, seen);
         if (written) return written;
       }
       const decision = await this.decide(op, hash);
