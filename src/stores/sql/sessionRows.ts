@@ -1,13 +1,7 @@
 import { decodeMeter, encodeMeter } from "../../coordinator/facts/meterCodec.js";
 import { decodePending, encodePending } from "../../coordinator/facts/pendingCodec.js";
 import { decodeUsage, encodeUsage } from "../../coordinator/facts/usageCodec.js";
-import {
-  EMPTY_USAGE,
-  type PendingAction,
-  type SessionMeter,
-  type SessionStatus,
-  type SessionUsage,
-} from "../../coordinator/facts.js";
+import type { PendingAction, SessionMeter, SessionStatus, SessionUsage } from "../../coordinator/facts.js";
 import type { CredentialPin, ExecutableAgentSnapshot, SessionRecord } from "../../coordinator/ports.js";
 import { fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
@@ -28,7 +22,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     metadata_json: toJson(s.metadata),
     status: s.status,
     pending_json: pendingJson(s.pending),
-    usage_json: storedUsage(s.usage, s.meter),
+    usage_json: usageJson(s.usage, s.meter),
     resources_json: toJson(s.resources),
     vault_ids_json: toJson(s.vaultIds),
     credential_pins_json: toJson(s.credentialPins),
@@ -74,17 +68,6 @@ export function rowToSession(r: SessionRow): SessionRecord {
   };
 }
 
-/**
- * A session row's usage as stored: `{}` for the empty usage every session starts with (each
- * counter 0), written once per session and never read past its first commit.
- */
-function storedUsage(usage: SessionUsage, meter: SessionMeter): string {
-  const empty = (Object.keys(EMPTY_USAGE) as (keyof SessionUsage)[]).every(
-    (key) => usage[key] === EMPTY_USAGE[key],
-  );
-  return empty && Object.keys(encodeMeter(meter)).length === 0 ? "{}" : usageJson(usage, meter);
-}
-
 /** A stored pending column's actions, in the domain's answer kinds. */
 export function pendingOf(json: string): PendingAction[] {
   return decodePending(fromJson(json));
@@ -105,7 +88,13 @@ export function meterOf(json: string): SessionMeter {
   return decodeMeter(fromJson(json));
 }
 
-/** Usage as a commit row stores it: every counter, then the meter's keys, in the stored encoding. */
+/**
+ * Usage as a commit or session row stores it: the counters that are not 0, then the meter's keys,
+ * in the stored encoding (`{}` for a new session). Every commit writes it again, so a key that
+ * says 0 would be written on every one; a row of an older build that spells its zeros reads the same.
+ */
 export function usageJson(usage: SessionUsage, meter: SessionMeter): string {
-  return toJson({ ...encodeUsage(usage), ...encodeMeter(meter) });
+  const counters = encodeUsage(usage);
+  for (const key of Object.keys(counters)) if (counters[key] === 0) delete counters[key];
+  return toJson({ ...counters, ...encodeMeter(meter) });
 }
