@@ -18,6 +18,7 @@ import { type Head, headFrom, runAgentSql } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
+import type { InputReadCache } from "./inputReadCache.js";
 
 /** A fenced commit retried after its statement wrote nothing and the fence still said append. */
 const COMMIT_ATTEMPTS = 8;
@@ -49,6 +50,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     private readonly pool: pg.Pool,
     clock: Clock,
     private readonly notices?: CommitNotices,
+    private readonly reads?: InputReadCache,
   ) {
     super(db, clock);
   }
@@ -202,6 +204,19 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const { rows } = await this.pool.query<{ ok: number }>(statement);
     if (rows[0]?.ok !== 1) return null;
     if (notice) this.notices?.carried(notice.payloads);
+    if (plan.row && !answer && (op.spawns ?? []).length === 0) {
+      const head = { version: plan.receipt.versionAfter, ...plan.facts.after };
+      this.reads?.committed(
+        seen.sessionId,
+        op.threadId,
+        op.expectedVersion,
+        head,
+        op.runId,
+        op.epoch,
+        plan.run,
+        now,
+      );
+    } else this.reads?.forget(seen.sessionId);
     if (answer) {
       this.heads.delete(answer.parentThreadId);
       return {

@@ -11,12 +11,12 @@ import { notFound } from "../../kernel/errors.js";
 import type { Db } from "../sql/db.js";
 import { planInputWrites, writesSomething } from "../sql/inputWrites.js";
 import { readOutcomes } from "../sql/outcomeRows.js";
-import type { Database } from "../sql/schema.js";
 import { headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { checkWorkLeaseRow, openRequest, SqlInputLedger, workLeaseQuery } from "../sql/sqlInputLedger.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
+import type { InputRead, InputReadCache } from "./inputReadCache.js";
 
 /** Reads and statements before an append that keeps finding what it read moved gives up. */
 const APPEND_ATTEMPTS = 100;
@@ -39,6 +39,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     db: Db,
     private readonly pool: pg.Pool,
     private readonly notices?: CommitNotices,
+    private readonly reads?: InputReadCache,
   ) {
     super(db, "postgres");
   }
@@ -51,8 +52,10 @@ export class PostgresInputLedger extends SqlInputLedger {
     reads?: AppendReads,
   ): Promise<InputOutcome> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const outcome = await this.appendOnce(sessionId, decide, now, precondition, reads);
+      const known = attempt === 0 ? (this.reads?.usable(sessionId) ?? null) : null;
+      const outcome = await this.appendOnce(sessionId, decide, now, precondition, reads, known);
       if (outcome) return outcome;
+      this.reads?.forget(sessionId);
     }
     throw new Error(`session ${sessionId}: the append kept finding its session moved`);
   }
@@ -63,18 +66,15 @@ export class PostgresInputLedger extends SqlInputLedger {
     now: number,
     precondition: AppendPrecondition | undefined,
     reads: AppendReads | undefined,
+    known: InputRead | null,
   ): Promise<InputOutcome | null> {
     const lease = precondition
       ? await workLeaseQuery(this.db, precondition.workId, false).executeTakeFirst()
       : undefined;
     if (precondition) checkWorkLeaseRow(lease, precondition, sessionId, now);
-    const { rows } = await this.pool.query<ReadRow>({
-      name: READ.name,
-      text: READ.sql,
-      values: [sessionId],
-    });
-    const row = rows[0];
+    const row = known ?? (await this.read(sessionId));
     if (!row) throw notFound("session", sessionId);
+    if (!known) this.reads?.read(row);
     const head =
       row.head_version === null
         ? null
@@ -105,7 +105,16 @@ export class PostgresInputLedger extends SqlInputLedger {
     const outcomes = reads?.outcomes
       ? ((await readOutcomes(this.db, [row.thread_id])).get(row.thread_id) ?? [])
       : undefined;
-    const plan = decide({ session, activeRun, openModelRequest, ...(outcomes ? { outcomes } : {}) });
+    const context = { session, activeRun, openModelRequest, ...(outcomes ? { outcomes } : {}) };
+    // A decision on a remembered read stands only once its statement proved the read current: one
+    // that writes nothing, or refuses the input, is made again on a read.
+    let plan: InputPlan;
+    try {
+      plan = decide(context);
+    } catch (error) {
+      if (known) return null;
+      throw error;
+    }
     const writes = planInputWrites(
       { sessionId, threadId: row.thread_id, activeRun },
       current,
@@ -119,10 +128,12 @@ export class PostgresInputLedger extends SqlInputLedger {
       activeRunId: activeRun?.id ?? null,
     };
     // Nothing to write: the read is where the append took effect.
-    if (!writesSomething(writes)) return outcome;
+    if (!writesSomething(writes)) return known ? null : outcome;
 
     const { $, values } = placeholders();
-    const locks = [`select id from sessions where id = ${$(sessionId)} and deleted_at is null for share`];
+    const locks = [
+      `select id from sessions where id = ${$(sessionId)} and deleted_at is null${known ? ` and xmin = ${$(known.s_xmin)}::xid` : ""} for share`,
+    ];
     if (precondition && lease) {
       locks.push(
         `select id from work_items where id = ${$(precondition.workId)} and state = ${$(lease.state)} and epoch = ${$(Number(lease.epoch))}::bigint and lease_expires_at is not distinct from ${$(lease.lease_expires_at)}::bigint for share`,
@@ -133,8 +144,9 @@ export class PostgresInputLedger extends SqlInputLedger {
       locks.push(
         `select id from runs where id = ${$(activeRun.id)} and state = ${$(activeRun.state)} and epoch = ${$(activeRun.epoch)}::bigint for update`,
       );
-    } else if (!writes.row) {
-      // With facts, a run started meanwhile came with a commit that took this one's version.
+    } else if (!writes.row || known) {
+      // With facts, a run started meanwhile came with a commit that took this one's version; a
+      // remembered read may predate that commit's read, so it checks.
       guards.push(
         `not exists (select 1 from runs where session_id = ${$(sessionId)} and state in ('queued', 'claimed', 'awaiting'))`,
       );
@@ -163,29 +175,34 @@ export class PostgresInputLedger extends SqlInputLedger {
     const { rows: answer } = await this.pool.query<{ ok: number }>(statement);
     if (answer[0]?.ok !== 1) return null;
     if (notice) this.notices?.carried(notice.payloads);
+    if (writes.session) this.reads?.forget(sessionId);
+    else
+      this.reads?.appended(
+        row,
+        writes.row ? { version: writes.row.version, ...writes.facts.after } : null,
+        writes.runs,
+        now,
+      );
     return outcome;
   }
-}
 
-type ReadRow = Database["sessions"] & {
-  agent_snapshot: string;
-  head_version: string | number | null;
-  h_status: string | null;
-  h_pending: string | null;
-  h_usage: string | null;
-  head_at: string | number | null;
-  run_id: string | null;
-  run_state: string | null;
-  run_epoch: string | number | null;
-};
+  private async read(sessionId: string): Promise<InputRead | null> {
+    const { rows } = await this.pool.query<InputRead>({
+      name: READ.name,
+      text: READ.sql,
+      values: [sessionId],
+    });
+    return rows[0] ?? null;
+  }
+}
 
 /**
  * $1 session id. One snapshot: the session row, its thread's head and the
  * newest active run.
  */
 const READ = {
-  name: "awaken_input_read_v3",
-  sql: `select s.*, ${SESSION_AGENT_SQL} as agent_snapshot, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
+  name: "awaken_input_read_v4",
+  sql: `select s.*, s.xmin::text as s_xmin, ${SESSION_AGENT_SQL} as agent_snapshot, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
       h.usage_json as h_usage, h.created_at as head_at,
       r.id as run_id, r.state as run_state, r.epoch as run_epoch
     from sessions s

@@ -3,6 +3,7 @@ import type { CoordinatorStores } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { controlStores, coordinatorStores } from "../sql/storeBundles.js";
 import type { CommitNotices } from "./commitNotices.js";
+import { InputReadCache } from "./inputReadCache.js";
 import type { PostgresHandle } from "./openPostgres.js";
 import { PostgresDispatchStore } from "./postgresDispatchStore.js";
 import { PostgresInputLedger } from "./postgresInputLedger.js";
@@ -24,10 +25,12 @@ export function postgresCoordinatorStores(
   clock: Clock,
   notices?: CommitNotices,
 ): CoordinatorStores {
+  // What this process wrote last to a session, so its next send can skip reading it.
+  const reads = new InputReadCache(clock);
   return {
     ...coordinatorStores(handle.db, clock, "postgres"),
-    sessions: new PostgresSessionStore(handle.db, notices),
-    ledger: new PostgresInputLedger(handle.db, handle.pool, notices),
-    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock, notices),
+    sessions: new PostgresSessionStore(handle.db, notices, reads),
+    ledger: new PostgresInputLedger(handle.db, handle.pool, notices, reads),
+    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock, notices, reads),
   };
 }
