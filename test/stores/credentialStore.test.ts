@@ -212,6 +212,23 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)(
       });
     });
 
+    it("two replicas creating one usage at once: one is created, the other is told which", async () => {
+      const { stores, replica } = fx!;
+      const v = vault();
+      await stores.vaults.create(v, testAudit());
+      for (let round = 0; round < 5; round++) {
+        const [a, b] = [await credential(v.id, "a"), await credential(v.id, "b")];
+        const results = await Promise.all([
+          stores.credentials.create(a.head, a.revision, testAudit()),
+          replica.credentials.create(b.head, b.revision, testAudit()),
+        ]);
+        const winner = results[0].created ? a : b;
+        expect(results.filter((r) => r.created)).toHaveLength(1);
+        expect(results.find((r) => !r.created)).toEqual({ created: false, conflictWith: winner.head.id });
+        await stores.credentials.updateHead({ ...winner.head, archivedAt: Date.now() }, testAudit());
+      }
+    });
+
     it("list pages newest first and hides archived credentials unless asked", async () => {
       const { stores } = fx!;
       const v = vault();

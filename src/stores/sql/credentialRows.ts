@@ -95,9 +95,3 @@ export function toRevision(r: Database["vault_credential_revisions"]): Credentia
     createdAt: Number(r.created_at),
   };
 }
-
-/** A unique-index violation on either backend (SQLite's constraint codes, PostgreSQL's 23505). */
-export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
-}

@@ -11,7 +11,7 @@ import type {
   VaultListQuery,
 } from "../../control/vaultPorts.js";
 import type { ListQuery, Page } from "../../kernel/pagination.js";
-import { headRow, isUniqueViolation, revisionRow, toHead, toRevision } from "./credentialRows.js";
+import { headRow, revisionRow, toHead, toRevision } from "./credentialRows.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
 import { writeAudit } from "./sqlAdminAudit.js";
 
@@ -28,25 +28,35 @@ export class SqlCredentialStore implements CredentialStore, SealedRevisionStore 
     first: CredentialRevision,
     audit: AdminAuditEntry,
   ): Promise<CreateCredentialResult> {
-    try {
-      await this.db.transaction().execute(async (tx) => {
-        await tx.insertInto("vault_credentials").values(headRow(head)).execute();
-        await tx.insertInto("vault_credential_revisions").values(revisionRow(first)).execute();
-        await writeAudit(tx, audit);
-      });
-      return { created: true };
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      const existing = await this.db
-        .selectFrom("vault_credentials")
-        .select("id")
-        .where("vault_id", "=", head.vaultId)
-        .where("usage_key", "=", head.usageKey)
-        .where("archived_at", "is", null)
-        .where("deleted_at", "is", null)
+    // The partial unique index (one live credential per usage) is the check: a taken slot inserts
+    // nothing, and the revision and audit are not written either.
+    const created = await this.db.transaction().execute(async (tx) => {
+      const inserted = await tx
+        .insertInto("vault_credentials")
+        .values(headRow(head))
+        .onConflict((oc) =>
+          oc
+            .columns(["vault_id", "usage_key"])
+            .where("archived_at", "is", null)
+            .where("deleted_at", "is", null)
+            .doNothing(),
+        )
         .executeTakeFirst();
-      return { created: false, conflictWith: existing?.id ?? null };
-    }
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) return false;
+      await tx.insertInto("vault_credential_revisions").values(revisionRow(first)).execute();
+      await writeAudit(tx, audit);
+      return true;
+    });
+    if (created) return { created: true };
+    const existing = await this.db
+      .selectFrom("vault_credentials")
+      .select("id")
+      .where("vault_id", "=", head.vaultId)
+      .where("usage_key", "=", head.usageKey)
+      .where("archived_at", "is", null)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
+    return { created: false, conflictWith: existing?.id ?? null };
   }
 
   async get(workspaceId: string, vaultId: string, credentialId: string): Promise<CredentialView | null> {
