@@ -6,6 +6,7 @@ import {
   createSession,
   isActionIdle,
   isEndTurnIdle,
+  MODEL,
   StreamReader,
   stopReason,
   userMessage,
@@ -86,6 +87,40 @@ describe("remote workers over the worker transport", () => {
     events = await waitForHistory(client, session.id, (h) => h.filter(isEndTurnIdle).length === 2, 15_000);
     const answer = events.filter((e) => e.type === "agent.message").at(-1);
     expect(JSON.stringify(answer)).toContain("Tool result received: sunny, 21 C");
+    expectSoundHistory(events);
+  }, 60_000);
+
+  it("a subagent spawned through a remote worker runs the roster's pinned agent and answers its parent", async () => {
+    await worker();
+    const client = server.client;
+    const researcher = await client.beta.agents.create({
+      name: "researcher",
+      model: MODEL,
+      system: "You research.",
+    });
+    const lead = await client.beta.agents.create({
+      name: "lead",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        subagents: { type: "enabled", predefined_agents: [researcher.id] },
+      },
+    });
+    const environment = await client.beta.environments.create({
+      name: "remote-subagents",
+      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"find A"}')],
+    });
+    const events = await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+    const received = events.find((e) => e.type === "agent.thread_message_received");
+    expect(JSON.stringify(received)).toContain("You said: find A");
+    const threads = [];
+    for await (const thread of client.beta.sessions.threads.list(session.id)) threads.push(thread);
+    const child = threads.find((t) => t.parent_thread_id !== null);
+    expect(child?.agent).toMatchObject({ id: researcher.id, version: 1, system: "You research." });
     expectSoundHistory(events);
   }, 60_000);
 

@@ -35,6 +35,7 @@ beforeEach(async () => {
   app.register(async (scope) =>
     workerTransportRoutes(scope, {
       gateway,
+      runRoster: async () => null,
       token: TOKEN,
       leaseMs: 5_000,
       pollMs: 50,

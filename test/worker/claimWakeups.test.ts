@@ -111,6 +111,7 @@ beforeEach(async () => {
   app.register(async (scope) =>
     workerTransportRoutes(scope, {
       gateway: coordinator.gateway,
+      runRoster: async () => null,
       token: TOKEN,
       leaseMs: 5_000,
       pollMs: 50,

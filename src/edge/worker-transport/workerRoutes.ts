@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Activation } from "../../coordinator/ports.js";
+import type { ThreadSpawn } from "../../coordinator/commitOperation.js";
+import type { Activation, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
 import { BoundedCache } from "../../kernel/boundedCache.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { WorkerTransport } from "../../worker/ports.js";
@@ -42,6 +43,11 @@ export interface WorkerRouteDeps {
    * answered by the in-process clients. Absent: those routes refuse with a clear error.
    */
   resources?: ResourceRouteDeps | undefined;
+  /**
+   * The roster of a run's pinned agent (null: no such run). A remote worker's spawn names a roster
+   * entry; the child runs the entry the coordinator holds, never a snapshot the worker sent.
+   */
+  runRoster: (runId: string) => Promise<readonly ExecutableAgentSnapshot[] | null>;
   /**
    * The presence stream (`/presence`): a worker's dropped connection ends its leases after a short
    * grace. Absent: a dead worker's runs wait out their leases.
@@ -147,7 +153,11 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     ) {
       for (const item of b.evidence) gateway.publish(item.sessionId, item.evidence);
     }
-    return gateway.commit(b.op);
+    const spawns = b.op.spawns ?? [];
+    if (spawns.length === 0) return gateway.commit(b.op);
+    return pinnedSpawns(deps.runRoster, b.op.runId, spawns).then((pinned) =>
+      gateway.commit({ ...b.op, spawns: pinned }),
+    );
   });
   route(app, "readThread", async (b) => ({ facts: await gateway.readThread(b.threadId, b.afterSeq) }));
   route(app, "evidence", async (b) => {
@@ -255,3 +265,27 @@ function watchClient(
 
 /** Retried commits arrive within seconds of the first attempt; this many is ample. */
 const PUBLISHED_COMMITS_REMEMBERED = 10_000;
+
+/**
+ * A worker's spawns with each child's agent replaced by the run's roster entry of that name: the
+ * worker chooses which subagent, never what it is. A name outside the roster is refused.
+ */
+async function pinnedSpawns(
+  runRoster: WorkerRouteDeps["runRoster"],
+  runId: string,
+  spawns: readonly ThreadSpawn[],
+): Promise<ThreadSpawn[]> {
+  const roster = await runRoster(runId);
+  if (roster === null) throw new AwakenError("not_found", `run ${runId} does not exist`);
+  const byName = new Map(roster.map((entry) => [entry.definition.name, entry]));
+  return spawns.map((spawn) => {
+    const agent = byName.get(spawn.agentName);
+    if (!agent) {
+      throw new AwakenError(
+        "invalid_request",
+        `spawn of ${JSON.stringify(spawn.agentName.slice(0, 100))}: the run's agent has no subagent of that name`,
+      );
+    }
+    return { ...spawn, agent };
+  });
+}

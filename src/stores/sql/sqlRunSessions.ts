@@ -28,6 +28,21 @@ export class SqlRunSessions {
   }
 
   /**
+   * The agents a run may spawn: its pinned agent's roster (a child thread's own agent for a child's
+   * run), or null when the run or its session is gone.
+   */
+  async rosterOf(runId: string): Promise<ExecutableAgentSnapshot[] | null> {
+    const row = await this.db
+      .selectFrom("runs as r")
+      .innerJoin("sessions as s", "s.id", "r.session_id")
+      .select(sql<string>`${sql.raw(runAgentSql("r.thread_id"))}`.as("agent"))
+      .where("r.id", "=", runId)
+      .where("s.deleted_at", "is", null)
+      .executeTakeFirst();
+    return row ? (fromJson<ExecutableAgentSnapshot>(row.agent).roster ?? []) : null;
+  }
+
+  /**
    * The run's session, workspace and the skills its pinned agent lists, while `owner` holds the
    * run at `epoch` with a lease unexpired at `now`: the resources' claim check in one read.
    */
