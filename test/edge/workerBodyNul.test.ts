@@ -3,48 +3,18 @@
  * model produced (a binary file's text), which the server stores as an escape: the worker routes
  * take it, as the in-process worker does, while a public route on the same server refuses it.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { classifyFailure } from "../../src/edge/http/edgeFailure.js";
-import { installJsonBodyParser } from "../../src/edge/http/jsonBodyParser.js";
-import { workerTransportRoutes } from "../../src/edge/worker-transport/workerRoutes.js";
-import type { WorkerTransport } from "../../src/worker/ports.js";
 import { WORKER_ROUTE_PREFIX } from "../../src/worker/transportWire.js";
+import { workerRoutesApp } from "../support/workerRoutesApp.js";
 
 const TOKEN = "worker-token-body-nul-0001";
-const refused = () => Promise.reject(new Error("not under test"));
 
 let app: FastifyInstance;
 let committed: unknown[];
 
 beforeEach(async () => {
-  committed = [];
-  const gateway = {
-    commit: async (op: unknown) => {
-      committed.push(op);
-      return { ok: false, rejection: { kind: "stale_claim", reason: "test" } };
-    },
-    onWork: () => () => {},
-  } as unknown as WorkerTransport;
-  app = Fastify();
-  installJsonBodyParser(app);
-  app.setErrorHandler((error, request, reply) => {
-    const failure = classifyFailure(error, request);
-    void reply.status(failure.status).send({ message: failure.message });
-  });
-  app.register(async (scope) =>
-    workerTransportRoutes(scope, {
-      gateway,
-      runRoster: async () => null,
-      token: TOKEN,
-      leaseMs: 5_000,
-      pollMs: 50,
-      credentials: {
-        custody: { open: refused, secretVariables: refused, openSecret: refused },
-        runSession: refused,
-      },
-    }),
-  );
+  ({ app, committed } = await workerRoutesApp(TOKEN));
   app.post("/public", async (request) => request.body);
   await app.ready();
 });

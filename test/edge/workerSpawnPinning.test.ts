@@ -3,19 +3,15 @@
  * coordinator holds for the run's pinned agent, never the snapshot the worker sent, and a name
  * outside the roster is refused before anything is committed.
  */
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { CommitOperation } from "../../src/coordinator/commitOperation.js";
 import type { ExecutableAgentSnapshot } from "../../src/coordinator/ports.js";
-import { classifyFailure } from "../../src/edge/http/edgeFailure.js";
-import { installJsonBodyParser } from "../../src/edge/http/jsonBodyParser.js";
-import { workerTransportRoutes } from "../../src/edge/worker-transport/workerRoutes.js";
-import type { WorkerTransport } from "../../src/worker/ports.js";
 import { WORKER_ROUTE_PREFIX } from "../../src/worker/transportWire.js";
 import { TEST_AGENT } from "../support/storeFixtures.js";
+import { workerRoutesApp } from "../support/workerRoutesApp.js";
 
 const TOKEN = "worker-token-spawn-pinning-01";
-const refused = () => Promise.reject(new Error("not under test"));
 
 /** The roster entry the coordinator pinned for the session: read-only tools. */
 const RESEARCHER: ExecutableAgentSnapshot = {
@@ -31,37 +27,11 @@ let committed: CommitOperation[];
 let rosterAsked: string[];
 
 beforeEach(async () => {
-  committed = [];
   rosterAsked = [];
-  const gateway = {
-    commit: async (op: CommitOperation) => {
-      committed.push(op);
-      return { ok: false, rejection: { kind: "stale_claim", reason: "test" } };
-    },
-    onWork: () => () => {},
-  } as unknown as WorkerTransport;
-  app = Fastify();
-  installJsonBodyParser(app);
-  app.setErrorHandler((error, request, reply) => {
-    const failure = classifyFailure(error, request);
-    void reply.status(failure.status).send({ message: failure.message });
-  });
-  app.register(async (scope) =>
-    workerTransportRoutes(scope, {
-      gateway,
-      runRoster: async (runId) => {
-        rosterAsked.push(runId);
-        return runId === "run_parent" ? [RESEARCHER] : null;
-      },
-      token: TOKEN,
-      leaseMs: 5_000,
-      pollMs: 50,
-      credentials: {
-        custody: { open: refused, secretVariables: refused, openSecret: refused },
-        runSession: refused,
-      },
-    }),
-  );
+  ({ app, committed } = await workerRoutesApp(TOKEN, async (runId) => {
+    rosterAsked.push(runId);
+    return runId === "run_parent" ? [RESEARCHER] : null;
+  }));
   await app.ready();
 });
 afterEach(async () => {
