@@ -28,6 +28,8 @@ const APPEND_ATTEMPTS = 100;
  * the session row (share-locked, not deleted), the active run (locked, same state and epoch) or
  * none, the work lease of a sessions token's send (share-locked, as read), and the head (the
  * commit row's primary key). When it writes nothing, something moved: read and decide again.
+ * The read is skipped when this process knows its answer (`InputReadCache`); the statement then
+ * also checks the session row's version and that no run is active when none was known.
  * Lock order, as every writer's: session → work item → run → the commit's key.
  */
 export class PostgresInputLedger extends SqlInputLedger {
