@@ -52,6 +52,19 @@ describe("the Console's routes", () => {
     expect(indexFor("<head></head>", "a/b/c/")).toContain('<base href="../../../" />');
   });
 
+  it("a browser opening the server's root is sent to the Console; an API client gets a 404", async () => {
+    const browser = await fetch(`${builtUrl}/`, {
+      headers: { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" },
+      redirect: "manual",
+    });
+    expect(browser.status).toBe(303);
+    expect(browser.headers.get("location")).toBe("console/");
+    const api = await fetch(`${builtUrl}/`, { headers: { accept: "application/json" } });
+    expect(api.status).toBe(404);
+    expect(api.headers.get("content-type")).toMatch(/^application\/json/);
+    expect((await fetch(`${builtUrl}/`)).status).toBe(404);
+  });
+
   it("serves index.html for client routes, uncached, under the CSP", async () => {
     const response = await fetch(`${builtUrl}/console/sessions/sesn_1?x=1`);
     expect(response.status).toBe(200);

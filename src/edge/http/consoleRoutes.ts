@@ -41,6 +41,13 @@ export function indexFor(index: string, routePath: string): string {
 }
 
 export function consoleRoutes(app: FastifyInstance, assets: ConsoleAssets | null): void {
+  // A person who opens the server's address in a browser lands on the Console; an API client asking
+  // for `/` still gets the API's JSON 404.
+  app.get("/", async (request, reply) =>
+    /\btext\/html\b/.test(String(request.headers.accept ?? ""))
+      ? reply.header("cache-control", "no-store").redirect("console/", 303)
+      : reply.callNotFound(),
+  );
   // Relative, so it stays under a proxy's prefix: `/console` → `/console/`.
   app.get("/console", async (_request, reply) => reply.redirect("console/", 308));
   app.get("/console/*", async (request: FastifyRequest<{ Params: { "*": string } }>, reply) => {
