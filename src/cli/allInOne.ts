@@ -369,6 +369,7 @@ export async function startAllInOne(
       knownMigrations: KNOWN_MIGRATIONS,
       workers: () => workers[0]?.state ?? null,
       draining: () => draining,
+      ...(remoteWorkers ? { remoteWorkers: () => remoteWorkers.count() } : {}),
       clock,
       // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
       ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),

@@ -124,6 +124,21 @@ describe("remote workers over the worker transport", () => {
     expectSoundHistory(events);
   }, 60_000);
 
+  it("/readyz counts the remote workers heard from beside the in-process ones (none here)", async () => {
+    const readyz = async () => (await (await fetch(`${server.url}/readyz`)).json()) as { checks: object };
+    expect((await readyz()).checks).toMatchObject({ workers: "none", remote_workers: 0 });
+    await worker();
+    await worker();
+    // A worker is heard from at its claim polls, which begin once it has started.
+    const deadline = Date.now() + 10_000;
+    let checks = (await readyz()).checks;
+    while ((checks as { remote_workers?: number }).remote_workers !== 2 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      checks = (await readyz()).checks;
+    }
+    expect(checks).toMatchObject({ workers: "none", remote_workers: 2 });
+  });
+
   it("kill -9 a worker mid-model-call: another worker resumes after the lease lapses, no duplicates", async () => {
     // Slow deltas keep the first worker's model call in flight long enough to kill it there.
     const doomed = await worker({ AWAKEN_OFFLINE_DELAY_MS: "2000" });

@@ -9,6 +9,11 @@ export interface ReadinessReport {
     workers: "polling" | "none" | "draining" | "stopped";
     /** Only on a split Coordinator: whether some Control replica answers ready. */
     control?: "ok" | "unreachable";
+    /**
+     * Only where remote workers may connect: how many were heard from in the last minute. Never a
+     * reason to be unready (a coordinator without workers still takes sends; runs wait).
+     */
+    remote_workers?: number;
   };
   /** Names the failing check; never a secret, id, URL or driver message. */
   reason?: string;

@@ -10,6 +10,8 @@ export interface ReadinessSources {
   workers(): "starting" | "polling" | "draining" | "stopped" | null;
   /** True once SIGTERM started the drain. */
   draining(): boolean;
+  /** Remote workers heard from recently; absent when none may connect (no worker token). */
+  remoteWorkers?: () => number;
   /**
    * A split Coordinator's Control: true when some replica answers ready within the timeout.
    * Without it nothing needing Control (authentication included) can be served.
@@ -78,7 +80,13 @@ export function readinessProbe(sources: ReadinessSources): ReadinessProbe {
     const workersReason = workers === "none" || workers === "polling" ? undefined : `workers: ${workers}`;
     const reason = draining ? "draining: shutting down" : (databaseReason ?? workersReason);
     const ready = !draining && databaseReason === undefined && workersReason === undefined;
-    return { ready, draining, checks: { ...database, workers, ...control }, ...(reason ? { reason } : {}) };
+    const remote = sources.remoteWorkers ? { remote_workers: sources.remoteWorkers() } : {};
+    return {
+      ready,
+      draining,
+      checks: { ...database, workers, ...remote, ...control },
+      ...(reason ? { reason } : {}),
+    };
   };
 }
 
