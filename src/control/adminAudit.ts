@@ -21,6 +21,7 @@ export interface Actor {
 export const AUDIT_RESOURCE_TYPES = [
   "agent",
   "environment",
+  "environment_key",
   "vault",
   "credential",
   "api_key",

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { type Actor, auditEntry } from "../control/adminAudit.js";
 import { BoundedCache } from "../kernel/boundedCache.js";
 import { sha256Hex } from "../kernel/canonicalJson.js";
 import type { Clock } from "../kernel/clock.js";
@@ -42,10 +43,11 @@ export class EnvironmentKeyService {
   }
 
   async create(
-    workspaceId: string,
+    by: Actor,
     environmentId: string,
     name: string | null,
   ): Promise<{ record: EnvironmentKeyRecord; key: string }> {
+    const workspaceId = by.workspaceId;
     const env = await this.environments.get(workspaceId, environmentId);
     if (!env) throw environmentNotFound(environmentId);
     if (env.config.type !== "self_hosted") {
@@ -75,7 +77,7 @@ export class EnvironmentKeyService {
       createdAt: now,
       revokedAt: null,
     };
-    await this.keys.create(record);
+    await this.keys.create(record, keyAudit(by, "create", null, record, now));
     return { record, key };
   }
 
@@ -88,8 +90,12 @@ export class EnvironmentKeyService {
     return this.keys.list(workspaceId, environmentId, query);
   }
 
-  async revoke(workspaceId: string, environmentId: string, keyId: string): Promise<EnvironmentKeyRecord> {
-    const record = await this.keys.revoke(workspaceId, environmentId, keyId, this.clock.now());
+  async revoke(by: Actor, environmentId: string, keyId: string): Promise<EnvironmentKeyRecord> {
+    const before = await this.keys.get(by.workspaceId, environmentId, keyId);
+    if (!before) throw notFound("environment key", keyId);
+    const now = this.clock.now();
+    const audit = keyAudit(by, "revoke", before, { ...before, revokedAt: now }, now);
+    const record = await this.keys.revoke(by.workspaceId, environmentId, keyId, now, audit);
     if (!record) throw notFound("environment key", keyId);
     this.cache.delete(record.keyHash);
     return record;
@@ -106,6 +112,33 @@ export class EnvironmentKeyService {
     this.cache.set(hash, record, now);
     return record;
   }
+}
+
+/** An environment key's audit entry, digesting what a listing shows (never the key or its hash). */
+function keyAudit(
+  by: Actor,
+  action: "create" | "revoke",
+  before: EnvironmentKeyRecord | null,
+  after: EnvironmentKeyRecord,
+  at: number,
+) {
+  const view = (k: EnvironmentKeyRecord | null) =>
+    k && {
+      id: k.id,
+      environmentId: k.environmentId,
+      name: k.name,
+      keyHint: k.keyHint,
+      createdAt: k.createdAt,
+      revokedAt: k.revokedAt,
+    };
+  return auditEntry(by, {
+    action,
+    resourceType: "environment_key",
+    resourceId: after.id,
+    before: view(before),
+    after: view(after),
+    at,
+  });
 }
 
 export function environmentNotFound(id: string): AwakenError {

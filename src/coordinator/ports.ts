@@ -662,15 +662,20 @@ export interface EnvironmentKeyRecord {
 }
 
 export interface EnvironmentKeyStore {
-  create(record: EnvironmentKeyRecord): Promise<void>;
+  /** The key and its admin audit entry, in one transaction. */
+  create(record: EnvironmentKeyRecord, audit: AdminAuditEntry): Promise<void>;
   list(workspaceId: string, environmentId: string, query: ListQuery): Promise<Page<EnvironmentKeyRecord>>;
   get(workspaceId: string, environmentId: string, keyId: string): Promise<EnvironmentKeyRecord | null>;
-  /** Sets `revoked_at` unless already set; returns the key as stored afterwards. */
+  /**
+   * Sets `revoked_at` unless already set, with `audit` in the same transaction only when it did;
+   * returns the key as stored afterwards.
+   */
   revoke(
     workspaceId: string,
     environmentId: string,
     keyId: string,
     now: number,
+    audit: AdminAuditEntry,
   ): Promise<EnvironmentKeyRecord | null>;
   findByHash(keyHash: string): Promise<EnvironmentKeyRecord | null>;
 }

@@ -180,6 +180,23 @@ describe("the admin audit", () => {
     }
   });
 
+  it("records an environment key's creation and revocation, never the key; a second revoke records nothing", async () => {
+    const env = await t.client.beta.environments.create({ name: "keyed", config: { type: "self_hosted" } });
+    const created = await call("POST", `/v1/awaken/environments/${env.id}/keys`, { name: "worker-1" });
+    expect(created.status).toBe(200);
+    const key = created.json as { id: string; key: string };
+    const path = `/v1/awaken/environments/${env.id}/keys/${key.id}/revoke`;
+    expect((await call("POST", path)).status).toBe(200);
+    expect((await call("POST", path)).status).toBe(200);
+    const rows = await audit(`?resource_type=environment_key&resource_id=${key.id}`);
+    expect(rows.map((e) => e.action)).toEqual(["revoke", "create"]);
+    expect(rows[1]).toMatchObject({ before_digest: null, resource_id: key.id });
+    expect(rows[0]!.before_digest).toBe(rows[1]!.after_digest);
+    const text = JSON.stringify(rows);
+    expect(text).not.toContain(key.key);
+    expect(text).not.toContain(sha256(key.key));
+  });
+
   it("a refused change writes no audit row", async () => {
     const before = await audit("?limit=100");
     const client = t.client;

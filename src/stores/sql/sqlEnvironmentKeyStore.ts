@@ -1,6 +1,8 @@
+import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { EnvironmentKeyRecord, EnvironmentKeyStore, ListQuery, Page } from "../../coordinator/ports.js";
 import { type Db, decodeCursor, encodeCursor } from "./db.js";
 import type { Database } from "./schema.js";
+import { writeAudit } from "./sqlAdminAudit.js";
 
 type Row = Database["environment_keys"];
 
@@ -8,20 +10,23 @@ type Row = Database["environment_keys"];
 export class SqlEnvironmentKeyStore implements EnvironmentKeyStore {
   constructor(private readonly db: Db) {}
 
-  async create(r: EnvironmentKeyRecord): Promise<void> {
-    await this.db
-      .insertInto("environment_keys")
-      .values({
-        id: r.id,
-        workspace_id: r.workspaceId,
-        environment_id: r.environmentId,
-        name: r.name,
-        key_hash: r.keyHash,
-        key_hint: r.keyHint,
-        created_at: r.createdAt,
-        revoked_at: r.revokedAt,
-      })
-      .execute();
+  async create(r: EnvironmentKeyRecord, audit: AdminAuditEntry): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      await tx
+        .insertInto("environment_keys")
+        .values({
+          id: r.id,
+          workspace_id: r.workspaceId,
+          environment_id: r.environmentId,
+          name: r.name,
+          key_hash: r.keyHash,
+          key_hint: r.keyHint,
+          created_at: r.createdAt,
+          revoked_at: r.revokedAt,
+        })
+        .execute();
+      await writeAudit(tx, audit);
+    });
   }
 
   async list(workspaceId: string, environmentId: string, q: ListQuery): Promise<Page<EnvironmentKeyRecord>> {
@@ -60,15 +65,20 @@ export class SqlEnvironmentKeyStore implements EnvironmentKeyStore {
     environmentId: string,
     keyId: string,
     now: number,
+    audit: AdminAuditEntry,
   ): Promise<EnvironmentKeyRecord | null> {
-    await this.db
-      .updateTable("environment_keys")
-      .set({ revoked_at: now })
-      .where("workspace_id", "=", workspaceId)
-      .where("environment_id", "=", environmentId)
-      .where("id", "=", keyId)
-      .where("revoked_at", "is", null)
-      .execute();
+    await this.db.transaction().execute(async (tx) => {
+      const revoked = await tx
+        .updateTable("environment_keys")
+        .set({ revoked_at: now })
+        .where("workspace_id", "=", workspaceId)
+        .where("environment_id", "=", environmentId)
+        .where("id", "=", keyId)
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
+      // A second revoke changes nothing and records nothing.
+      if (Number(revoked.numUpdatedRows) === 1) await writeAudit(tx, audit);
+    });
     return this.get(workspaceId, environmentId, keyId);
   }
 

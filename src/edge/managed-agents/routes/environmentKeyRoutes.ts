@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { principalOf, type RouteAccess } from "../../http/auth.js";
+import { actorOf, principalOf, type RouteAccess } from "../../http/auth.js";
 import type { EdgeServices } from "../../http/edgeServices.js";
 import { pageDto } from "../dto.js";
 import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
@@ -26,7 +26,7 @@ export function environmentKeyRoutes(app: FastifyInstance, deps: EdgeServices): 
     async (request) => {
       const body = parseBody(createEnvironmentKeyBodySchema, request.body ?? {});
       const { record, key } = await deps.environmentKeys.create(
-        principalOf(request).workspaceId,
+        actorOf(request),
         request.params.environment_id,
         body.name ?? null,
       );
@@ -57,7 +57,7 @@ export function environmentKeyRoutes(app: FastifyInstance, deps: EdgeServices): 
     async (request) =>
       environmentKeyDto(
         await deps.environmentKeys.revoke(
-          principalOf(request).workspaceId,
+          actorOf(request),
           request.params.environment_id,
           request.params.key_id,
         ),
