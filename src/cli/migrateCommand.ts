@@ -20,7 +20,11 @@ export function migrateCommand(): Command {
     .addOption(
       new Option("--data-dir <dir>", "migrate <dir>/awaken.db (without --database-url)").default(".awaken"),
     )
-    .addOption(new Option("--database-url <url>", "migrate this PostgreSQL database (postgres://…) instead"))
+    .addOption(
+      new Option("--database-url <url>", "migrate this PostgreSQL database (postgres://…) instead").env(
+        "AWAKEN_DATABASE_URL",
+      ),
+    )
     .addHelpText("after", STORAGE_HELP)
     .action(async (opts) => {
       const report = await migrateDatabase({ dataDir: opts.dataDir, databaseUrl: opts.databaseUrl });

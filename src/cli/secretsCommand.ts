@@ -112,7 +112,9 @@ export function secretsCommand(): Command {
         ).default(".awaken"),
       )
       .addOption(
-        new Option("--database-url <url>", "re-seal this PostgreSQL database (postgres://…) instead"),
+        new Option("--database-url <url>", "re-seal this PostgreSQL database (postgres://…) instead").env(
+          "AWAKEN_DATABASE_URL",
+        ),
       )
       .addOption(
         new Option("--batch-size <n>", "revisions read per query (each is re-sealed in its own transaction)")

@@ -64,7 +64,10 @@ export function controlCommand(): Command {
       ),
     )
     .addOption(
-      new Option("--database-url <url>", "Control's PostgreSQL (postgres://…); else SQLite in the data dir"),
+      new Option(
+        "--database-url <url>",
+        "Control's PostgreSQL (postgres://…); else SQLite in the data dir",
+      ).env("AWAKEN_DATABASE_URL"),
     )
     .addOption(
       new Option("--db-pool-size <n>", "with --database-url: the most connections opened for queries")

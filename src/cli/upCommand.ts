@@ -74,7 +74,10 @@ export function addServerOptions(command: Command, defaults: { port: number; wor
       ).default(".awaken"),
     )
     .addOption(
-      new Option("--database-url <url>", "keep the authority in PostgreSQL (postgres://…) instead of SQLite"),
+      new Option(
+        "--database-url <url>",
+        "keep the authority in PostgreSQL (postgres://…) instead of SQLite; set in the environment, its password stays out of the process list",
+      ).env("AWAKEN_DATABASE_URL"),
     )
     .addOption(
       new Option(

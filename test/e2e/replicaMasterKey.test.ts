@@ -41,11 +41,15 @@ function dataDir(): string {
   return dir;
 }
 
-async function replica(dir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+async function replica(
+  dir: string,
+  env: Record<string, string> = {},
+  databaseUrl: "flag" | "environment" = "flag",
+): Promise<ServerProcess> {
   const p = await startServerProcess({
     dataDir: dir,
-    env,
-    args: ["--database-url", schema!.url, "--workers", "0"],
+    env: databaseUrl === "environment" ? { ...env, AWAKEN_DATABASE_URL: schema!.url } : env,
+    args: [...(databaseUrl === "flag" ? ["--database-url", schema!.url] : []), "--workers", "0"],
   });
   running.push(p);
   return p;
@@ -108,7 +112,10 @@ describe("replicas on one PostgreSQL database", () => {
     const env = { AWAKEN_MASTER_KEY: randomBytes(32).toString("base64") };
     const a = await replica(dataDir(), env);
     const secondDir = dataDir();
-    const b = await replica(secondDir, env);
+    // The second takes its database from AWAKEN_DATABASE_URL: no password in its process list.
+    const b = await replica(secondDir, env, "environment");
+    const argv = readFileSync(`/proc/${b.child.pid}/cmdline`, "utf8");
+    expect(argv).not.toContain(schema!.url);
     const key = bannerKey(a);
     expect(b.stdout()).not.toMatch(/sk-awaken-/);
     expect(b.stdout()).toContain("the one printed when this database was first started");
