@@ -38,6 +38,23 @@ const LINKED_AUTH_CACHE_MS = 5_000;
 export type CustodyPort = Pick<CredentialCustody, (typeof CONTROL_METHODS.custody)[number]>;
 export type ApiKeySource = "env" | "generated" | "stored" | "elsewhere" | "control";
 
+/**
+ * The banner's line about the bootstrap API key. The key itself is printed once, at the start that
+ * made it; later starts say where it is kept, so a restart never copies a secret into a log again.
+ */
+export function apiKeyBannerLine(key: string | null, source: ApiKeySource, dataDir: string): string {
+  if (key === null || source === "elsewhere")
+    return "API key: the one printed when this database was first started (another data dir holds it); set AWAKEN_API_KEY on this server to add a key of your own\n";
+  switch (source) {
+    case "generated":
+      return `API key: ${key} (stored in ${dataDir}/api-key; printed this once)\n`;
+    case "env":
+      return "API key: the one in AWAKEN_API_KEY\n";
+    default:
+      return `API key: stored in ${dataDir}/api-key (printed at the start that made it)\n`;
+  }
+}
+
 /** Control as the rest of a process sees it: in this process, or over the private link. */
 export interface ControlPlane {
   iam: IamPort;

@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import { startAllInOne } from "./allInOne.js";
 import { cliLogger, logLevelOption } from "./cliLogger.js";
 import { installShutdown, integer, portNumber } from "./commandSupport.js";
+import { apiKeyBannerLine } from "./controlPlane.js";
 import { startControl } from "./controlServer.js";
 import { allowPrivateHostOption } from "./outbound.js";
 import { checkSplitConfig, peerUrl, SplitConfigError } from "./splitConfig.js";
@@ -120,10 +121,7 @@ export function controlCommand(): Command {
         logger,
       );
       if (!(await lifecycle.ready(control))) return;
-      const keyLine =
-        control.apiKey === null
-          ? "API key: the one printed when this database was first started\n"
-          : `API key: ${control.apiKey} ${control.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`}\n`;
+      const keyLine = apiKeyBannerLine(control.apiKey, control.apiKeySource, opts.dataDir);
       process.stdout.write(
         `Awaken Control is listening on ${control.url} (private link only; clients use the coordinator)\n` +
           keyLine +

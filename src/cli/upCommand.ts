@@ -20,6 +20,7 @@ import {
   UNSANDBOXED_WARNING,
 } from "./commandSupport.js";
 import { connectionLimitsFrom, connectionOptions } from "./connectionOptions.js";
+import { apiKeyBannerLine } from "./controlPlane.js";
 import { METRICS_TOKEN_ENV } from "./metricsToken.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
@@ -181,11 +182,7 @@ export function upCommand(): Command {
       logger,
     );
     if (!(await lifecycle.ready(server))) return;
-    const keyLine =
-      server.apiKey === null
-        ? "API key: the one printed when this database was first started (another data dir holds it); " +
-          "set AWAKEN_API_KEY on this server to add a key of your own\n"
-        : `API key: ${server.apiKey} ${server.apiKeySource === "env" ? "(from AWAKEN_API_KEY)" : `(stored in ${opts.dataDir}/api-key)`}\n`;
+    const keyLine = apiKeyBannerLine(server.apiKey, server.apiKeySource, opts.dataDir);
     process.stdout.write(
       `Awaken Agents is listening on ${server.url}\n` +
         keyLine +

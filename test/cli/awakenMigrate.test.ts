@@ -103,7 +103,7 @@ describe.skipIf(postgresUnavailable() !== null)("awaken migrate and awaken up on
     expect(out).toContain(`(schema ${schema.schema})`);
     const url = /listening on (\S+)/.exec(out)?.[1];
     const key = /API key: (\S+)/.exec(out)?.[1];
-    expect(out).toContain(`(stored in ${dataDir}/api-key)`);
+    expect(out).toContain(`(stored in ${dataDir}/api-key; printed this once)`);
     const authed = await fetch(`${url}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
     expect(authed.status).toBe(200);
     child.kill("SIGTERM");

@@ -77,7 +77,7 @@ describe("awaken up", () => {
     expect((error as { stderr: string }).stderr).toContain("--port must be a port number from 0 to 65535");
   });
 
-  it("generates an API key once, stores it 0600 in the data dir, prints it, and reuses it after a restart", async () => {
+  it("generates an API key once, stores it 0600 in the data dir, prints it that once, and reuses it after a restart", async () => {
     const dataDir = tempDir();
     const first = await upOnce(dataDir);
     const url = /listening on (\S+)/.exec(first.out)?.[1];
@@ -92,8 +92,13 @@ describe("awaken up", () => {
     // Stopped the moment the banner is read: SIGTERM must still be a clean stop (exit 0).
     expect(await first.stop()).toBe(0);
 
+    // A restart says where the key is kept and never prints it again (stdout often ends in a log).
     const second = await upOnce(dataDir);
-    expect(/API key: (\S+)/.exec(second.out)?.[1]).toBe(key);
+    expect(second.out).not.toContain(key);
+    expect(second.out).toContain(`API key: stored in ${dataDir}/api-key`);
+    const url2 = /listening on (\S+)/.exec(second.out)?.[1];
+    const again = await fetch(`${url2}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
+    expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
   }, 30_000);
 });
