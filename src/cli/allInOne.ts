@@ -470,7 +470,14 @@ export async function startAllInOne(
   pusher.start();
   control.start();
   ready = true;
-  for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+  // Models run where runs run: without workers of its own, this process calls none.
+  if (options.workers > 0)
+    for (const line of providers.describe()) logger.info({ component: "providers" }, line);
+  else
+    logger.info(
+      { component: "providers" },
+      "no model runs in this process (--workers 0): the workers that claim its runs call the providers their own environment names",
+    );
   await reportMissingBubblewrap(logger);
 
   let stopping: Promise<void> | null = null;

@@ -86,6 +86,18 @@ describe("awaken at start-up", () => {
     expect(p.stderr()).not.toContain("listening on http");
   });
 
+  it("names where models run only where they run: a server without workers says it runs none", async () => {
+    const withWorkers = await started({ dataDir: tempDir(), env: { AWAKEN_LOG_LEVEL: "info" } });
+    expect(withWorkers.stderr()).toContain("answer offline because ANTHROPIC_API_KEY is not set");
+    const without = await started({
+      dataDir: tempDir(),
+      env: { AWAKEN_LOG_LEVEL: "info" },
+      args: ["--workers", "0"],
+    });
+    expect(without.stderr()).toContain("no model runs in this process (--workers 0)");
+    expect(without.stderr()).not.toContain("answer offline");
+  });
+
   it("on a terminal a log line reads as time, level, component and message", () => {
     const line = JSON.stringify({
       level: 40,
