@@ -135,7 +135,8 @@ export function coordinatorCommand(): Command {
   const command = new Command("coordinator").description(
     "Run the Coordinator (sessions, dispatch, commits, the public API) for a split deployment.",
   );
-  addServerOptions(command, { port: 4000, workers: 0 });
+  // Not the all-in-one's `.awaken`: that may hold a master key, which a coordinator never holds.
+  addServerOptions(command, { port: 4000, workers: 0, dataDir: ".awaken-coordinator" });
   command.addOption(new Option("--control-url <url>", "Control's base URL, e.g. http://control:4100"));
   return command.addHelpText("after", COORDINATOR_HELP).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);

@@ -47,7 +47,7 @@ export function checkSplitConfig(
   const keyFile = join(dataDir, MASTER_KEY_FILE);
   if (role === "coordinator" && existsSync(keyFile)) {
     throw new SplitConfigError(
-      `${keyFile} exists, but the seal key lives only in Control: move it to Control's data dir (or remove it).`,
+      `${keyFile} exists, but the seal key lives only in Control. Leave the file where it is (what was sealed under it needs it) and give the coordinator a data dir of its own (--data-dir; by default .awaken-coordinator).`,
     );
   }
   const token = env.AWAKEN_CONTROL_TOKEN;

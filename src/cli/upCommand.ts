@@ -59,7 +59,10 @@ Environment:
  * The options every server command shares (`up`, `coordinator`): where it listens, its store,
  * its workers, leases, streams, models, outbound policy and push pacing.
  */
-export function addServerOptions(command: Command, defaults: { port: number; workers: number }): Command {
+export function addServerOptions(
+  command: Command,
+  defaults: { port: number; workers: number; dataDir: string },
+): Command {
   command
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
     .addOption(logLevelOption())
@@ -72,7 +75,7 @@ export function addServerOptions(command: Command, defaults: { port: number; wor
       new Option(
         "--data-dir <dir>",
         "where the API key (and the SQLite database, without --database-url) live",
-      ).default(".awaken"),
+      ).default(defaults.dataDir),
     )
     .addOption(
       new Option(
@@ -169,7 +172,7 @@ export function upCommand(): Command {
   const command = new Command("up").description(
     "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
   );
-  addServerOptions(command, { port: 4600, workers: EXECUTION_DEFAULTS.concurrency });
+  addServerOptions(command, { port: 4600, workers: EXECUTION_DEFAULTS.concurrency, dataDir: ".awaken" });
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "server", opts.drainMs);

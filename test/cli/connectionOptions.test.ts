@@ -5,7 +5,11 @@ import { addServerOptions, serverOptionsFrom } from "../../src/cli/upCommand.js"
 import { DEFAULT_CONNECTION_LIMITS } from "../../src/edge/http/connectionLimits.js";
 
 function parsed(args: string[]) {
-  const command = addServerOptions(new Command("up").exitOverride(), { port: 4600, workers: 0 });
+  const command = addServerOptions(new Command("up").exitOverride(), {
+    port: 4600,
+    workers: 0,
+    dataDir: ".awaken",
+  });
   command.parse(args, { from: "user" });
   return serverOptionsFrom(command.opts(), pino({ level: "silent" })).connections;
 }
@@ -13,7 +17,11 @@ function parsed(args: string[]) {
 describe("connection bound options", () => {
   it("default to the documented bounds and are listed in --help", () => {
     expect(parsed([])).toEqual(DEFAULT_CONNECTION_LIMITS);
-    const help = addServerOptions(new Command("up"), { port: 4600, workers: 0 }).helpInformation();
+    const help = addServerOptions(new Command("up"), {
+      port: 4600,
+      workers: 0,
+      dataDir: ".awaken",
+    }).helpInformation();
     for (const flag of [
       "--headers-timeout-ms",
       "--request-timeout-ms",

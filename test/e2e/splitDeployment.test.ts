@@ -17,6 +17,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LinkClient } from "../../src/edge/control-link/linkClient.js";
 import { CREDENTIAL_RECHECK_MS } from "../../src/edge/http/credentialLifetime.js";
+import { runAwaken } from "../support/awakenCli.js";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   expectApiError,
@@ -131,6 +132,14 @@ describe("forbidden settings of the split processes", () => {
     });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/master\.key exists, but the seal key lives only in Control/);
+    // The advice keeps the key (what was sealed under it needs it) and names a data dir of its own.
+    expect(result.stderr).toContain("Leave the file where it is");
+    expect(result.stderr).toContain("--data-dir; by default .awaken-coordinator");
+  });
+
+  it("a coordinator's data dir is its own by default, never the all-in-one server's .awaken", async () => {
+    const help = await runAwaken(["coordinator", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toContain('(default: ".awaken-coordinator")');
   });
 });
 

@@ -18,6 +18,7 @@ function up(args: string[]) {
   const command = addServerOptions(new Command("up").exitOverride(), {
     port: 4600,
     workers: EXECUTION_DEFAULTS.concurrency,
+    dataDir: ".awaken",
   });
   command.parse(args, { from: "user" });
   return serverOptionsFrom(command.opts(), silent);
