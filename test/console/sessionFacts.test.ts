@@ -49,6 +49,27 @@ describe("first tool latency", () => {
       name: "bash",
       fromRunStartMs: 2_000,
       useToResultMs: 3_000,
+      approvalWaitMs: null,
+    });
+  });
+
+  it("counts the wait for a person's approval apart from the tool's own time", () => {
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const running = { ...ev.running(), processed_at: at(0) };
+    const use = { ...ev.toolUse("bash", {}), processed_at: at(2) } as SessionEvent;
+    const approved = {
+      id: "sevt_ok",
+      type: "user.tool_confirmation",
+      tool_use_id: use.id,
+      result: "allow",
+      processed_at: at(40),
+    } as SessionEvent;
+    const result = { ...ev.toolResult(use.id, "ok"), processed_at: at(41) } as SessionEvent;
+    expect(firstToolLatency([running, use, approved, result])).toEqual({
+      name: "bash",
+      fromRunStartMs: 2_000,
+      useToResultMs: 1_000,
+      approvalWaitMs: 38_000,
     });
   });
 

@@ -262,7 +262,10 @@ function SandboxPanel({
         <dt>First tool</dt>
         <dd>
           {firstTool
-            ? `${firstTool.name}: ${ms(firstTool.fromRunStartMs)} after the run started, answered in ${ms(firstTool.useToResultMs)}`
+            ? `${firstTool.name}: ${ms(firstTool.fromRunStartMs)} after the run started, answered in ${ms(firstTool.useToResultMs)}` +
+              (firstTool.approvalWaitMs !== null
+                ? ` after ${ms(firstTool.approvalWaitMs)} waiting for approval`
+                : "")
             : "no built-in tool used yet"}
         </dd>
       </dl>

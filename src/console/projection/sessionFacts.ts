@@ -42,29 +42,39 @@ export function mcpConnections(
   return [...byServer.values()];
 }
 
-/** The first built-in (Hand) tool call: from the run's start and from its use to its result, in ms. */
+/**
+ * The first built-in (Hand) tool call: from the run's start to its use, and from its use to its
+ * result, in ms. A call that waited for a person's approval counts that wait apart
+ * (`approvalWaitMs`, use → confirmation), so `useToResultMs` is the tool's own time.
+ */
 export interface FirstToolLatency {
   name: string;
   fromRunStartMs: number | null;
   useToResultMs: number | null;
+  approvalWaitMs: number | null;
 }
 
 export function firstToolLatency(events: readonly SessionEvent[]): FirstToolLatency | null {
   let runStart: number | null = null;
   let first: { id: string; name: string; at: number | null } | null = null;
+  let approvedAt: number | null = null;
   for (const event of events) {
     const at = event.processed_at ? Date.parse(event.processed_at) : Number.NaN;
     const time = Number.isNaN(at) ? null : at;
     if (!first && event.type === "session.status_running") runStart = time;
     else if (!first && event.type === "agent.tool_use") first = { id: event.id, name: event.name, at: time };
+    else if (first && event.type === "user.tool_confirmation" && event.tool_use_id === first.id)
+      approvedAt = time;
     else if (first && (event.type === "agent.tool_result" || event.type === "user.tool_result")) {
       if (event.tool_use_id !== first.id) continue;
+      const toolStart = approvedAt ?? first.at;
       return {
         name: first.name,
         fromRunStartMs: runStart !== null && first.at !== null ? first.at - runStart : null,
-        useToResultMs: first.at !== null && time !== null ? time - first.at : null,
+        useToResultMs: toolStart !== null && time !== null ? time - toolStart : null,
+        approvalWaitMs: approvedAt !== null && first.at !== null ? approvedAt - first.at : null,
       };
     }
   }
-  return first ? { name: first.name, fromRunStartMs: null, useToResultMs: null } : null;
+  return first ? { name: first.name, fromRunStartMs: null, useToResultMs: null, approvalWaitMs: null } : null;
 }
