@@ -329,6 +329,9 @@ describe("the Console", { timeout: 60_000 }, () => {
     expect(await model.textContent()).toContain("anthropic / claude-sonnet-4-6");
     expect(await model.textContent()).toContain("11 in · 22 out");
     expect(await page.getByTestId("pins").textContent()).toContain(session.agent.id);
+    // The environment by its name, with its id beside it.
+    await poll(() => page.getByTestId("pins").textContent()).toContain("streaming-env");
+    expect(await page.getByTestId("pins").textContent()).toContain(session.environment_id);
     await close(tab, "session");
   });
 

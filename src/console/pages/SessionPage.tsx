@@ -74,7 +74,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
       )}
       <div className="panels">
         <RunPanel state={state} session={session.data} live={record.live} />
-        {session.data && <PinsPanel session={session.data} />}
+        {session.data && <PinsPanel session={session.data} environmentName={environment.data?.name} />}
         <ModelsPanel models={models} />
         <SandboxPanel
           sandbox={
@@ -155,7 +155,7 @@ function RunPanel({
 }
 
 /** What the session froze at creation: ids and versions only, never a secret. */
-function PinsPanel({ session }: { session: Session }) {
+function PinsPanel({ session, environmentName }: { session: Session; environmentName: string | undefined }) {
   return (
     <div className="card" data-testid="pins">
       <h2>Pinned</h2>
@@ -168,7 +168,9 @@ function PinsPanel({ session }: { session: Session }) {
         <dt>Model</dt>
         <dd className="mono">{session.agent.model.id}</dd>
         <dt>Environment</dt>
-        <dd className="mono">{session.environment_id}</dd>
+        <dd>
+          {environmentName ?? "…"} <span className="mono">{session.environment_id}</span>
+        </dd>
         <dt>Vaults</dt>
         <dd className="mono">
           {session.vault_ids.length > 0
