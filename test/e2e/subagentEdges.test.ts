@@ -1,0 +1,92 @@
+/**
+ * A subagent's work as the UI protocols' official clients see it: the AI SDK chat (`ai` 6 and 7) and
+ * AG-UI's HttpAgent each send one message to an agent with a roster, and the same streamed turn
+ * carries the spawn call, the child's answer as that call's output (the child runs as its own
+ * thread) and the parent's answer made from it.
+ */
+import { randomUUID } from "node:crypto";
+import { EventType } from "@ag-ui/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
+import { aiSdkChat } from "../support/aiSdkChat.js";
+import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
+import { all, MODEL } from "../support/sdkHelpers.js";
+import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+
+let t: TestServer;
+let agentId: string;
+let environmentId: string;
+beforeAll(async () => {
+  t = await startTestServer();
+  const researcher = await t.client.beta.agents.create({ name: "researcher", model: MODEL });
+  agentId = (
+    await t.client.beta.agents.create({
+      name: "lead",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        subagents: { type: "enabled", predefined_agents: [researcher.id] },
+      },
+    })
+  ).id;
+  // An agent with a roster needs its sandbox before the first tool call (sandbox admission).
+  environmentId = (
+    await t.client.beta.environments.create({
+      name: "ai-sdk-subagents",
+      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
+    })
+  ).id;
+});
+afterAll(async () => {
+  await t.close();
+});
+
+describe.each(AI_SDK_CLIENTS)("$label", ({ ai }) => {
+  it("one turn shows the spawn, the child's answer as its output, and the parent's answer", async () => {
+    const h = aiSdkChat({
+      ai,
+      baseUrl: t.server.url,
+      apiKey: TEST_API_KEY,
+      id: `chat-${randomUUID()}`,
+      body: { agentId, environmentId },
+    });
+    await h.chat.sendMessage({ text: 'call spawn_agent {"agent_name":"researcher","message":"find A"}' });
+    await h.waitForFinishes(1, 30_000);
+    expect(h.errors).toEqual([]);
+    const answer = h.chat.messages.at(-1);
+    expect(answer?.role).toBe("assistant");
+    const spawn = answer?.parts.find((p) => p.type === "tool-spawn_agent") as
+      | { state: string; input: unknown; output: unknown }
+      | undefined;
+    expect(spawn).toMatchObject({ state: "output-available", input: { agent_name: "researcher" } });
+    expect(JSON.stringify(spawn?.output)).toContain("You said: find A");
+    const texts = answer?.parts.flatMap((p) => (p.type === "text" ? [p.text] : [])) ?? [];
+    expect(texts.at(-1)).toContain("You said: find A");
+
+    // The child ran as a thread of the chat's session, with its own history.
+    const threads = await all(t.client.beta.sessions.threads.list(h.sessionId()!));
+    expect(threads).toHaveLength(2);
+  });
+});
+
+describe("AG-UI", () => {
+  it("one run shows the spawn, the child's answer as its result, and the parent's answer", async () => {
+    const session = await t.client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+    const client = agUiAgent(t, agentId, session.id);
+    say(client, 'call spawn_agent {"agent_name":"researcher","message":"find B"}');
+    const run = await recordRun(client);
+    expect(run.finished).toMatchObject({ outcome: { type: "success" } });
+    const start = run.events.find((e) => e.type === EventType.TOOL_CALL_START) as
+      | { toolCallId: string; toolCallName: string }
+      | undefined;
+    expect(start?.toolCallName).toBe("spawn_agent");
+    const result = run.events.find((e) => e.type === EventType.TOOL_CALL_RESULT) as
+      | { toolCallId: string; content: string }
+      | undefined;
+    expect(result?.toolCallId).toBe(start?.toolCallId);
+    expect(result?.content).toContain("You said: find B");
+    const last = run.result.newMessages.at(-1) as { role: string; content?: string } | undefined;
+    expect(last?.role).toBe("assistant");
+    expect(last?.content).toContain("You said: find B");
+  });
+});
