@@ -32,7 +32,6 @@ import type { TurnOutcome } from "./ports.js";
 import { commitRequestFailure } from "./requestFailure.js";
 import type { RunContext } from "./runContext.js";
 import { StallGuard } from "./stallGuard.js";
-import { threadAnswer } from "./threadSpawning.js";
 import type { CatalogEntry } from "./toolCatalog.js";
 import { captureModelInput, captureModelOutput, endModelSpan, startModelSpan } from "./traceSpans.js";
 import { usageSnapshot } from "./usageTotals.js";
@@ -174,22 +173,8 @@ export class ModelStep {
         : response.stopReason === "refusal"
           ? { fact: idle(now, { kind: "refusal" }), settle: "done" as const }
           : { fact: idle(now, { kind: "turn_ended" }), settle: "done" as const };
-    // A child thread's turn ends with its answer on its parent's history, in the same commit.
-    const answered =
-      terminal.settle === "done"
-        ? threadAnswer(
-            this.run.facts,
-            this.run.activation.threadId,
-            this.run.activation.agent.definition.name,
-            now,
-            output,
-          )
-        : null;
-    const committed = await this.run.commit(
-      [...body, terminal.fact, ...(answered ? [answered.sent] : [])],
-      terminal.settle,
-      answered ? { answer: answered.answer } : undefined,
-    );
+    // A child thread's turn-ending commit carries its answer to the parent (`RunContext.commit`).
+    const committed = await this.run.commit([...body, terminal.fact], terminal.settle);
     if (committed === "ok") return "settled";
     if (committed === "lost") {
       previews.abandonAll();

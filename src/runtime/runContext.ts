@@ -83,8 +83,9 @@ export class RunContext {
    */
   async commit(facts: TypedFact[], settle?: RunOutcome, threads?: ThreadWrites): Promise<CommitStatus> {
     if (settle === "done" && !threads?.answer) {
-      // A child thread's turn that ends any other way (the budget, exhausted retries, a failed
-      // sandbox) still answers its parent in the same commit, so the parent never waits on it.
+      // A child thread's turn ends with its answer on its parent's history, in the same commit,
+      // however it ended (its model's answer, the budget, exhausted retries, a failed sandbox): the
+      // parent never waits on it.
       const stop = facts.find((f) => f.kind === "status_idle");
       const answered =
         stop?.kind === "status_idle"

@@ -23,7 +23,7 @@ import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
 import { budgetInForce, budgetReached } from "./sessionBudget.js";
 import { systemPrompt } from "./skillCatalog.js";
-import { addSpawnTool, SPAWN_TOOL, SpawnStep, threadAnswer } from "./threadSpawning.js";
+import { addSpawnTool, SPAWN_TOOL, SpawnStep } from "./threadSpawning.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
 
@@ -178,18 +178,8 @@ export class TurnRunner {
           // The turn's last commit point: whatever reached a read-write store's directory since the
           // last tool step is saved (or recorded as not taken) before the turn ends.
           if ((await this.writeBack()) === "lost") return "lost_claim";
-          // A child thread's turn ends with its answer on its parent's history, in the same commit.
-          const answered = threadAnswer(
-            context.facts,
-            this.activation.threadId,
-            this.activation.agent.definition.name,
-            now,
-          );
-          status = await context.commit(
-            [idle(now, { kind: "turn_ended" }), ...(answered ? [answered.sent] : [])],
-            "done",
-            answered ? { answer: answered.answer } : undefined,
-          );
+          // A child thread's turn-ending commit carries its answer to the parent (`RunContext.commit`).
+          status = await context.commit([idle(now, { kind: "turn_ended" })], "done");
           if (status === "ok") return "settled";
           break;
         }
