@@ -6,7 +6,6 @@ import {
   createSession,
   isActionIdle,
   isEndTurnIdle,
-  MODEL,
   StreamReader,
   stopReason,
   userMessage,
@@ -15,6 +14,7 @@ import {
   waitForHistory,
 } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+import { leadWithResearcher } from "../support/subagentSetup.js";
 import { spawnWorker, startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 const KEY = "sk-awaken-remote-worker-test";
@@ -93,24 +93,12 @@ describe("remote workers over the worker transport", () => {
   it("a subagent spawned through a remote worker runs the roster's pinned agent and answers its parent", async () => {
     await worker();
     const client = server.client;
-    const researcher = await client.beta.agents.create({
-      name: "researcher",
-      model: MODEL,
-      system: "You research.",
-    });
-    const lead = await client.beta.agents.create({
-      name: "lead",
-      model: MODEL,
-      multiagent: {
-        type: "multiagent_20261001",
-        subagents: { type: "enabled", predefined_agents: [researcher.id] },
-      },
-    });
-    const environment = await client.beta.environments.create({
-      name: "remote-subagents",
-      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
-    });
-    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    const { researcherId, leadId, environmentId } = await leadWithResearcher(
+      client,
+      "remote-subagents",
+      "You research.",
+    );
+    const session = await client.beta.sessions.create({ agent: leadId, environment_id: environmentId });
     await client.beta.sessions.events.send(session.id, {
       events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"find A"}')],
     });
@@ -120,7 +108,7 @@ describe("remote workers over the worker transport", () => {
     const threads = [];
     for await (const thread of client.beta.sessions.threads.list(session.id)) threads.push(thread);
     const child = threads.find((t) => t.parent_thread_id !== null);
-    expect(child?.agent).toMatchObject({ id: researcher.id, version: 1, system: "You research." });
+    expect(child?.agent).toMatchObject({ id: researcherId, version: 1, system: "You research." });
     expectSoundHistory(events);
   }, 60_000);
 

@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
-import { all, MODEL } from "../support/sdkHelpers.js";
+import { all } from "../support/sdkHelpers.js";
+import { leadWithResearcher } from "../support/subagentSetup.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 let t: TestServer;
@@ -18,24 +19,7 @@ let agentId: string;
 let environmentId: string;
 beforeAll(async () => {
   t = await startTestServer();
-  const researcher = await t.client.beta.agents.create({ name: "researcher", model: MODEL });
-  agentId = (
-    await t.client.beta.agents.create({
-      name: "lead",
-      model: MODEL,
-      multiagent: {
-        type: "multiagent_20261001",
-        subagents: { type: "enabled", predefined_agents: [researcher.id] },
-      },
-    })
-  ).id;
-  // An agent with a roster needs its sandbox before the first tool call (sandbox admission).
-  environmentId = (
-    await t.client.beta.environments.create({
-      name: "ai-sdk-subagents",
-      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
-    })
-  ).id;
+  ({ leadId: agentId, environmentId } = await leadWithResearcher(t.client, "ui-edge-subagents"));
 });
 afterAll(async () => {
   await t.close();

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type FaultCluster, startFaultCluster, until } from "../support/faultCluster.js";
 import { checkHistoryInvariants } from "../support/historyInvariants.js";
 import { postgresUnavailable } from "../support/postgresFixtures.js";
-import { MODEL } from "../support/sdkHelpers.js";
+import { leadWithResearcher } from "../support/subagentSetup.js";
 
 let cluster: FaultCluster | undefined;
 
@@ -76,20 +76,8 @@ describe("fault: a worker killed during a child thread's model call", () => {
     const c = cluster!;
     const replica = await c.startReplica();
     const client = replica.client;
-    const researcher = await client.beta.agents.create({ name: "researcher", model: MODEL });
-    const lead = await client.beta.agents.create({
-      name: "lead",
-      model: MODEL,
-      multiagent: {
-        type: "multiagent_20261001",
-        subagents: { type: "enabled", predefined_agents: [researcher.id] },
-      },
-    });
-    const environment = await client.beta.environments.create({
-      name: "child-fault",
-      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
-    });
-    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    const { leadId, environmentId } = await leadWithResearcher(client, "child-fault");
+    const session = await client.beta.sessions.create({ agent: leadId, environment_id: environmentId });
     const first = await c.startWorker(replica.url, { AWAKEN_OFFLINE_DELAY_MS: "150" }, [
       "--concurrency",
       "1",
