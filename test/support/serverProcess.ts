@@ -58,10 +58,11 @@ export async function startServerProcess(options: {
     child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`server did not start in time:\n${out}\n${err}`)),
-      15_000,
-    );
+    // A server that did not start in time is killed, so a failed start leaves no process behind.
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not start in time:\n${out}\n${err}`));
+    }, 15_000);
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match?.[1]) {
