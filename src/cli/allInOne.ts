@@ -197,6 +197,7 @@ export async function startAllInOne(
     evidence: new InProcessLiveEvidenceBus(),
     committed,
     ...(tracing ? { tracing } : {}),
+    ...(storage.handOff ? { handOff: storage.handOff } : {}),
   };
 
   const { iam, agents, vaults, credentials, custody } = control;

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { ControlStores, RevocationNotices } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
+import { RunHandOff } from "../coordinator/runHandOff.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { LocalBlobStore } from "../resources/blobs/localBlobStore.js";
@@ -71,6 +72,11 @@ export interface Storage {
   poolUse?: () => PoolUse;
   /** In-process on SQLite (one process owns the file); LISTEN/NOTIFY across replicas on PostgreSQL. */
   signals: WakeSignals;
+  /**
+   * PostgreSQL only: where this process's worker lends its idle slots to the input ledger, which
+   * claims a send's run for one in the send's own statement (SQLite's claims cost no round trip).
+   */
+  handOff?: RunHandOff;
   /** PostgreSQL only: key revocations told to every replica on the database (one process owns SQLite). */
   revocations?: RevocationNotices;
   /**
@@ -137,11 +143,13 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       sleep(LISTEN_START_TIMEOUT_MS).then(() => false),
     ]);
     if (!listening) log.warn("wake LISTEN not up yet; serving anyway (streams and workers poll)");
+    const handOff = new RunHandOff();
     return {
       description,
       control: postgresControlStores(handle),
       // The hot commits carry their wake NOTIFY in the committing statement.
-      coordinator: postgresCoordinatorStores(handle, clock, signals),
+      coordinator: postgresCoordinatorStores(handle, clock, signals, handOff),
+      handOff,
       resources: resourceStores(handle.db, "postgres"),
       blobs: new SqlBlobStore(handle.db, clock),
       runSessions: new SqlRunSessions(handle.db),

@@ -1,7 +1,8 @@
 import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCapture.js";
 import type { WorkerTransport } from "../worker/ports.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
-import type { Activation, CoordinatorPorts } from "./ports.js";
+import type { Activation, CoordinatorPorts, IdleSlot } from "./ports.js";
+import type { RunHandOff } from "./runHandOff.js";
 
 /**
  * The coordinator side of the worker transport in one process: direct calls into the coordinator's claim, fence and history
@@ -53,7 +54,40 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
     onWork: (listener) => ports.signals.onDispatchReady(listener),
     signalsEveryRun: true,
     onRunCancelled: (listener) => ports.signals.onRunCancelled(listener),
+    ...(ports.handOff ? { acceptHandOffs: handOffsThrough(ports, ports.handOff, consents) } : {}),
   };
+}
+
+/**
+ * Lends the worker's idle slots to the input ledger's appends (`RunHandOff`). A run handed off
+ * reaches its slot as a claimed one does: through the capture decision. Should that decision fail,
+ * the run is handed back (queued, and announced) and the slot waits again.
+ */
+function handOffsThrough(
+  ports: CoordinatorPorts,
+  handOff: RunHandOff,
+  consents: CaptureConsents | undefined,
+): (reserve: () => IdleSlot | null) => () => void {
+  return (reserve) =>
+    handOff.connect(() => {
+      const slot = reserve();
+      if (!slot) return null;
+      return {
+        owner: slot.owner,
+        leaseMs: slot.leaseMs,
+        release: () => slot.release(),
+        deliver: (claimed) => {
+          withCaptureDecision(claimed, consents, ports.erasure).then(
+            (activation) => slot.deliver(activation),
+            async () => {
+              await ports.dispatch.release(claimed.runId, claimed.owner, claimed.epoch).catch(() => {});
+              slot.release();
+              ports.signals.dispatchReady(claimed.runId);
+            },
+          );
+        },
+      };
+    });
 }
 
 /**

@@ -10,6 +10,7 @@ import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
 import type { CommittedFact, Fact, SessionMeter, SessionStatus, SessionUsage } from "./facts.js";
 import type { OutcomeState } from "./outcomes.js";
+import type { RunHandOff } from "./runHandOff.js";
 import type { SessionProjection } from "./sessionProjection.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
@@ -421,6 +422,11 @@ export interface InputOutcome {
   plan: InputPlan;
   /** The run that was active when the plan was made (cancel/resume applied to it). */
   activeRunId: string | null;
+  /**
+   * The run the append claimed for an idle in-process slot in its own statement (`IdleSlots`): it
+   * is not claimable, so no dispatch signal announces it.
+   */
+  handedOff?: string;
 }
 
 export interface InputContext {
@@ -523,6 +529,26 @@ export interface Activation {
    * (`AWAKEN_TRACE_CONTENT=on`) is on too. Absent: false.
    */
   captureContent?: boolean;
+}
+
+/**
+ * An in-process worker slot waiting for work, reserved for one input append: the append may claim
+ * the run it starts or resumes for this slot in its own statement, instead of queuing it and waking
+ * the slot to claim it with another. Exactly one of `deliver` and `release` is called.
+ */
+export interface IdleSlot {
+  /** The claim's owner, as the slot's own claims name it. */
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** The append claimed a run for this slot and committed: the slot runs it. */
+  deliver(activation: Activation): void;
+  /** Nothing was claimed for the slot: it waits for work again. */
+  release(): void;
+}
+
+/** Where an input append asks for an idle in-process slot; null when none waits. */
+export interface IdleSlots {
+  reserve(): IdleSlot | null;
 }
 
 export interface ClaimPort {
@@ -639,6 +665,11 @@ export interface CoordinatorPorts extends CoordinatorStores {
   committed?: CommittedFactsFeed;
   /** Where a send finds the active trace to store with the run it starts; absent, none is stored. */
   tracing?: Tracing;
+  /**
+   * Where the in-process worker lends its idle slots to the input ledger (the store given the same
+   * object claims for them); absent, every run waits for a claim.
+   */
+  handOff?: RunHandOff;
 }
 
 // ---------------------------------------------------------------------------------------------

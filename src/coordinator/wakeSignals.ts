@@ -14,8 +14,12 @@ export type WakeSignal =
 export function inputOutcomeSignals(outcome: InputOutcome): WakeSignal[] {
   const signals: WakeSignal[] = [];
   for (const effect of outcome.plan.effects) {
-    if (effect.kind === "start") signals.push({ kind: "dispatch", run: effect.runId });
-    if (effect.kind === "resume")
+    if (effect.kind === "start" && effect.runId !== outcome.handedOff)
+      signals.push({ kind: "dispatch", run: effect.runId });
+    if (
+      effect.kind === "resume" &&
+      (outcome.activeRunId === null || outcome.activeRunId !== outcome.handedOff)
+    )
       signals.push(
         outcome.activeRunId ? { kind: "dispatch", run: outcome.activeRunId } : { kind: "dispatch" },
       );

@@ -33,7 +33,32 @@ export function meteredGateway(
       onCall?.(owner);
       return gateway.renew(runId, owner, epoch, leaseMs);
     },
+    ...(gateway.acceptHandOffs
+      ? { acceptHandOffs: countedHandOffs(gateway.acceptHandOffs, metrics, via) }
+      : {}),
   };
+}
+
+/** A run an append claimed for an idle slot counts as that slot's claim, claimable for no time. */
+function countedHandOffs(
+  accept: NonNullable<WorkerTransport["acceptHandOffs"]>,
+  metrics: Metrics,
+  via: "local" | "remote",
+): NonNullable<WorkerTransport["acceptHandOffs"]> {
+  return (reserve) =>
+    accept(() => {
+      const slot = reserve();
+      if (!slot) return null;
+      return {
+        owner: slot.owner,
+        leaseMs: slot.leaseMs,
+        release: () => slot.release(),
+        deliver: (activation) => {
+          metrics.runClaimed(via, false, 0);
+          slot.deliver(activation);
+        },
+      };
+    });
 }
 
 /** How long a remote worker counts as connected after its last claim or renewal. */

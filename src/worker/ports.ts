@@ -1,6 +1,6 @@
 import type { CommitOperation, CommitResult } from "../coordinator/commitOperation.js";
 import type { CommittedFact } from "../coordinator/facts.js";
-import type { Activation, LiveEvidence } from "../coordinator/ports.js";
+import type { Activation, IdleSlot, LiveEvidence } from "../coordinator/ports.js";
 
 /**
  * Everything a worker may ask of the coordinator. In the all-in-one server this is an in-process
@@ -34,4 +34,10 @@ export interface WorkerTransport {
    */
   readonly signalsEveryRun?: boolean;
   onRunCancelled(listener: (runId: string) => void): () => void;
+  /**
+   * In one process with the coordinator: `reserve` lends the worker's idle slots to input appends,
+   * which claim the run they start or resume for one in their own statement (`IdleSlot`). Returns
+   * the function that stops lending them. Absent: every run waits for a slot's claim.
+   */
+  acceptHandOffs?(reserve: () => IdleSlot | null): () => void;
 }

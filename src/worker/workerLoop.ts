@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Activation } from "../coordinator/ports.js";
+import type { Activation, IdleSlot } from "../coordinator/ports.js";
 import { ClaimTracker } from "../kernel/claimTracker.js";
 import { sleep } from "../kernel/clock.js";
 import type { Tracing } from "../kernel/tracing.js";
@@ -9,6 +9,20 @@ import type { WorkerTransport } from "./ports.js";
 import type { WorkerOptions } from "./workerOptions.js";
 
 type RuntimeDeps = Omit<RuntimePorts, "readThread" | "commit" | "publish">;
+
+/**
+ * A slot waiting for work: woken by a signal or its poll interval, or handed a run an input append
+ * claimed for it. A reserved waiter (an append's statement is in flight for it) is out of the list
+ * signals wake, and its poll interval waits for the reservation's end.
+ */
+interface Waiter {
+  owner: string;
+  wake(): void;
+  hand(activation: Activation): void;
+  timeout(): void;
+  reserved: boolean;
+  timedOut: boolean;
+}
 
 /**
  * The claim → renew → run → settle loop. A worker identity is its id plus an incarnation chosen at
@@ -23,7 +37,9 @@ export class Worker {
     { controller: AbortController; owner: string; epoch: number }
   >();
   private slots: Promise<void>[] = [];
-  private wakeWaiters: Array<() => void> = [];
+  private waiters: Waiter[] = [];
+  /** Waiters lent to an append whose statement is in flight (`reserveIdleSlot`). */
+  private readonly reserved = new Set<Waiter>();
   /** Wake signals that arrived while no slot was waiting (a claim was in flight); never dropped. */
   private pendingWakes = 0;
   /** What the slots' claims found of the runs signals announced. */
@@ -57,6 +73,8 @@ export class Worker {
       }),
       this.transport.onRunCancelled((runId) => this.inFlight.get(runId)?.controller.abort()),
     );
+    if (this.transport.acceptHandOffs)
+      this.unsubscribe.push(this.transport.acceptHandOffs(() => this.reserveIdleSlot()));
     for (let slot = 0; slot < this.options.concurrency; slot++) this.slots.push(this.slotLoop(slot));
   }
 
@@ -77,6 +95,8 @@ export class Worker {
     ]);
     if (timedOut) {
       this.stopController.abort();
+      // A reservation the ledger never ended (it always does) must not hold the stop forever.
+      for (const waiter of this.reserved) waiter.wake();
       // Each run has its own controller, aborted here: one listener per run on a shared signal
       // would pile up past Node's limit of ten (MaxListenersExceededWarning) and leak on errors.
       for (const run of this.inFlight.values()) run.controller.abort();
@@ -89,34 +109,76 @@ export class Worker {
   private async slotLoop(slot: number): Promise<void> {
     const owner = `${this.identity}/${slot}`;
     let idle = false;
-    while (!this.stopping) {
-      let activation: Activation | null = null;
-      let claimed = false;
-      try {
-        activation = await this.claims.claim(
-          (target) => this.transport.claim(owner, this.options.leaseMs, idle, target),
-          (found) => found.runId,
-        );
-        claimed = true;
-        // It took another run than one announced (an older one, or a lapsed lease): that one still
-        // waits for a look, and the signal that announced it was spent on this slot.
-        if (this.claims.uncovered()) this.wakeWaiters[0]?.();
-      } catch (error) {
-        this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
-      }
-      // An answered claim that found nothing leaves the slot idle as a settled slice does.
-      idle = claimed;
+    // A run an input append claimed for this slot while it waited: it is this slot's, even while
+    // stopping (drained like any run in flight).
+    let handed: Activation | null = null;
+    while (!this.stopping || handed) {
+      let activation = handed;
+      handed = null;
       if (!activation) {
-        await this.waitForWork();
-        continue;
+        let claimed = false;
+        try {
+          activation = await this.claims.claim(
+            (target) => this.transport.claim(owner, this.options.leaseMs, idle, target),
+            (found) => found.runId,
+          );
+          claimed = true;
+          // It took another run than one announced (an older one, or a lapsed lease): that one still
+          // waits for a look, and the signal that announced it was spent on this slot.
+          if (this.claims.uncovered()) this.waiters[0]?.wake();
+        } catch (error) {
+          this.runtime.log.warn({ owner, error: String(error) }, "claim failed; will retry");
+        }
+        // An answered claim that found nothing leaves the slot idle as a settled slice does.
+        idle = claimed;
+        if (!activation) {
+          handed = await this.waitForWork(owner);
+          continue;
+        }
       }
       // A settled slice leaves nothing claimable behind it: whatever makes a run claimable again
       // signals (or is found by the poll), so the slot waits instead of claiming into an empty
       // queue. Signals that came while it ran were kept (`pendingWakes`) and wake it at once.
       const outcome = await this.execute(activation);
       idle = outcome === "settled";
-      if (idle && this.transport.signalsEveryRun) await this.waitForWork();
+      if (idle && this.transport.signalsEveryRun) handed = await this.waitForWork(owner);
     }
+  }
+
+  /**
+   * One of the slots waiting for work, for an input append to claim its run for (`IdleSlot`); null
+   * when every slot is busy, reserved already, or the worker is stopping.
+   */
+  reserveIdleSlot(): IdleSlot | null {
+    if (this.stopping) return null;
+    const waiter = this.waiters.shift();
+    if (!waiter) return null;
+    waiter.reserved = true;
+    this.reserved.add(waiter);
+    let ended = false;
+    return {
+      owner: waiter.owner,
+      leaseMs: this.options.leaseMs,
+      deliver: (activation) => {
+        if (ended) return;
+        ended = true;
+        this.reserved.delete(waiter);
+        waiter.hand(activation);
+      },
+      release: () => {
+        if (ended) return;
+        ended = true;
+        this.reserved.delete(waiter);
+        waiter.reserved = false;
+        if (this.stopping) waiter.wake();
+        else if (waiter.timedOut) waiter.timeout();
+        else if (this.pendingWakes > 0) {
+          // A signal came while it was reserved and found no other slot waiting: it is this one's.
+          this.pendingWakes -= 1;
+          waiter.wake();
+        } else this.waiters.unshift(waiter);
+      },
+    };
   }
 
   /** Runs one claimed slice; "settled" when it ended the claim itself (the run is not claimable). */
@@ -213,20 +275,22 @@ export class Worker {
    * would find nothing too. When the latest claim found a run no signal announced, more like it may
    * be waiting (lapsed leases after a crash): this slot looks as well.
    */
-  private async waitForWork(): Promise<void> {
+  private async waitForWork(owner: string): Promise<Activation | null> {
     for (;;) {
       const claimsBefore = this.claims.claimsStarted;
-      if ((await this.waitOnce()) === "woken") {
+      const how = await this.waitOnce(owner);
+      if (typeof how === "object") return how;
+      if (how === "woken") {
         // Woken for a run a claim in flight took meanwhile: nothing is left for this slot's claim.
-        if (this.stopping || (await this.claims.worthLooking())) return;
+        if (this.stopping || (await this.claims.worthLooking())) return null;
         continue;
       }
-      if (!this.transport.signalsEveryRun || this.claims.claimsStarted === claimsBefore) return;
-      if (await this.claims.latestFoundUnannounced()) return;
+      if (!this.transport.signalsEveryRun || this.claims.claimsStarted === claimsBefore) return null;
+      if (await this.claims.latestFoundUnannounced()) return null;
     }
   }
 
-  private waitOnce(): Promise<"woken" | "timeout"> {
+  private waitOnce(owner: string): Promise<"woken" | "timeout" | Activation> {
     // A slot whose claim was in flight when stop() woke everyone must not sleep a poll interval.
     if (this.stopping) return Promise.resolve("woken");
     if (this.pendingWakes > 0) {
@@ -234,28 +298,39 @@ export class Worker {
       return Promise.resolve("woken");
     }
     return new Promise((resolve) => {
-      const finish = (how: "woken" | "timeout") => {
+      const finish = (how: "woken" | "timeout" | Activation) => {
         clearTimeout(timer);
-        this.wakeWaiters = this.wakeWaiters.filter((w) => w !== wake);
+        this.waiters = this.waiters.filter((w) => w !== waiter);
         resolve(how);
       };
-      const wake = () => finish("woken");
-      const timer = setTimeout(() => finish("timeout"), this.options.pollMs);
-      this.wakeWaiters.push(wake);
+      const waiter: Waiter = {
+        owner,
+        reserved: false,
+        timedOut: false,
+        wake: () => finish("woken"),
+        hand: (activation) => finish(activation),
+        timeout: () => finish("timeout"),
+      };
+      const timer = setTimeout(() => {
+        // Reserved: the append in flight delivers a run or releases the slot, which then times out.
+        if (waiter.reserved) waiter.timedOut = true;
+        else finish("timeout");
+      }, this.options.pollMs);
+      this.waiters.push(waiter);
     });
   }
 
   private wakeOne(): void {
-    const waiter = this.wakeWaiters[0];
-    if (waiter) waiter();
+    const waiter = this.waiters[0];
+    if (waiter) waiter.wake();
     // Every slot is busy (or mid-claim, possibly just before the run became visible): remember the
     // signal so the next slot to look for work claims again at once instead of sleeping a poll.
     else this.pendingWakes = Math.min(this.pendingWakes + 1, this.options.concurrency);
   }
 
   private wakeAll(): void {
-    const waiters = this.wakeWaiters;
-    this.wakeWaiters = [];
-    for (const wake of waiters) wake();
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter.wake();
   }
 }

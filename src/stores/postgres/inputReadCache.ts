@@ -1,3 +1,4 @@
+import type { CommittedFact } from "../../coordinator/facts.js";
 import { BoundedCache } from "../../kernel/boundedCache.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ProjectionColumns } from "../sql/appendFacts.js";
@@ -17,13 +18,24 @@ export type InputRead = Database["sessions"] & {
   run_id: string | null;
   run_state: string | null;
   run_epoch: string | number | null;
+  /** Whether the session had resources (they may be added later: a hand-off checks none was). */
+  has_resources: boolean;
 };
+
+/** A remembered read, usable or not, with the thread's facts up to its head when this process knows them. */
+interface Entry {
+  read: InputRead;
+  usable: boolean;
+  history: readonly CommittedFact[] | null;
+}
 
 /** A session's read kept warm for at most this long: long enough for a turn's next send. */
 const TTL_MS = 30_000;
 /** Entries hold an agent snapshot each: a bound on memory, far above the sessions a replica drives at once. */
 const MAX_ENTRIES = 1_000;
 const ACTIVE = new Set(["queued", "claimed", "awaiting"]);
+/** A longer history is not kept: its next run is claimed (and read) as any other. */
+const MAX_HISTORY_FACTS = 2_000;
 
 /**
  * The input append's read, known without reading it: a session this process created, or one whose
@@ -33,41 +45,59 @@ const ACTIVE = new Set(["queued", "claimed", "awaiting"]);
  * the head's version), so a stale entry costs a statement that writes nothing, and the append then
  * reads. An entry serves one send: after that append, only this process's next commit of the turn
  * (or none) makes it usable again, so a replica whose sends alternate with another's rarely guesses.
+ *
+ * An entry also keeps the thread's facts up to its head when this process wrote or claimed them
+ * all, so the send can claim the run it starts for an idle slot of this process (`appendHandOff`).
  */
 export class InputReadCache {
-  private readonly entries: BoundedCache<string, { read: InputRead; usable: boolean }>;
+  private readonly entries: BoundedCache<string, Entry>;
 
   constructor(clock: Clock) {
     this.entries = new BoundedCache({ maxEntries: MAX_ENTRIES, ttlMs: TTL_MS, clock });
   }
 
-  /** The read an append may use instead of reading, if this process knows it. */
-  usable(sessionId: string): InputRead | null {
+  /** The read an append may use instead of reading (and the history, when known), if this process knows it. */
+  usable(sessionId: string): { read: InputRead; history: readonly CommittedFact[] | null } | null {
     const entry = this.entries.get(sessionId);
     // A claimed run may have a model request open, which only a read finds.
-    return entry?.usable && entry.read.run_state !== "claimed" ? entry.read : null;
+    return entry?.usable && entry.read.run_state !== "claimed" ? entry : null;
   }
 
   /** A new session this process inserted: nothing committed, no run. */
   created(read: InputRead): void {
-    this.entries.set(read.id, { read, usable: true });
+    this.entries.set(read.id, { read, usable: true, history: [] });
   }
 
   /** What an append read: kept (not usable) so the turn's commit can extend it. */
   read(read: InputRead): void {
-    this.entries.set(read.id, { read, usable: false });
+    this.entries.set(read.id, { read, usable: false, history: null });
+  }
+
+  /**
+   * This process's claim read the thread's whole history, `history`, at `version`: the entry of
+   * its session keeps it when it is at that version too (the next send may then hand its run off).
+   */
+  claimed(sessionId: string, threadId: string, version: number, history: readonly CommittedFact[]): void {
+    const entry = this.entries.get(sessionId);
+    if (!entry || entry.read.thread_id !== threadId || Number(entry.read.head_version ?? 0) !== version)
+      return;
+    entry.history = history.length <= MAX_HISTORY_FACTS ? history : null;
   }
 
   forget(sessionId: string): void {
     this.entries.delete(sessionId);
   }
 
-  /** An append wrote `head` (when it had facts) and `runs` on top of `read`; its session row is unchanged. */
+  /**
+   * An append wrote `head` (when it had facts) and `runs` on top of `read`; its session row is
+   * unchanged. `history`: the thread's facts up to the new head, when known.
+   */
   appended(
     read: InputRead,
     head: (ProjectionColumns & { version: number }) | null,
     runs: RunEffectWrites,
     now: number,
+    history: readonly CommittedFact[] | null = null,
   ): void {
     const next: InputRead = { ...read, ...(head ? headColumns(head, now) : {}) };
     const inserted = runs.inserts.at(-1);
@@ -78,13 +108,13 @@ export class InputReadCache {
         typeof runs.update.set.epoch === "number" ? runs.update.set.epoch : Number(read.run_epoch);
       Object.assign(next, runColumns(read.run_id, state, epoch));
     }
-    this.entries.set(read.id, { read: next, usable: false });
+    this.entries.set(read.id, { read: next, usable: false, history: extended(history, []) });
   }
 
   /**
    * This process's worker committed the run `runId` (claim `epoch`) on `threadId` from
-   * `expectedVersion` to `head`, and `run` is what the commit did to the run (null: it stays
-   * claimed). Extends the session's entry when the entry ended where the commit started.
+   * `expectedVersion` to `head` with `facts`, and `run` is what the commit did to the run (null: it
+   * stays claimed). Extends the session's entry when the entry ended where the commit started.
    */
   committed(
     sessionId: string,
@@ -95,6 +125,7 @@ export class InputReadCache {
     epoch: number,
     run: RunUpdate | null,
     now: number,
+    facts: readonly CommittedFact[] = [],
   ): void {
     const entry = this.entries.get(sessionId);
     if (!entry) return;
@@ -111,8 +142,18 @@ export class InputReadCache {
     this.entries.set(sessionId, {
       read: { ...read, ...headColumns(head, now), ...runColumns(runId, state, epoch) },
       usable: true,
+      history: extended(entry.history, facts),
     });
   }
+}
+
+/** `history` with `facts` after it, while both are known and the whole stays within the bound. */
+function extended(
+  history: readonly CommittedFact[] | null,
+  facts: readonly CommittedFact[],
+): readonly CommittedFact[] | null {
+  if (history === null || history.length + facts.length > MAX_HISTORY_FACTS) return null;
+  return facts.length === 0 ? history : [...history, ...facts];
 }
 
 function headColumns(head: ProjectionColumns & { version: number }, now: number): Partial<InputRead> {

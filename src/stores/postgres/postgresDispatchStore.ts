@@ -5,7 +5,7 @@ import type { Activation } from "../../coordinator/ports.js";
 import { BoundedCache } from "../../kernel/boundedCache.js";
 import type { Clock } from "../../kernel/clock.js";
 import { activationFromRows } from "../sql/activationRows.js";
-import { type ProjectionColumns, placedFacts, type StoredFact } from "../sql/appendFacts.js";
+import { type ProjectionColumns, placedFacts, rowFacts, type StoredFact } from "../sql/appendFacts.js";
 import {
   type AnswerWrites,
   operationIdOf,
@@ -18,6 +18,7 @@ import { type Head, headFrom, runAgentSql } from "../sql/sessionHead.js";
 import { SqlDispatchStore } from "../sql/sqlDispatchStore.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
+import type { EnvironmentConfigs } from "./environmentConfigs.js";
 import type { InputReadCache } from "./inputReadCache.js";
 
 /** A fenced commit retried after its statement wrote nothing and the fence still said append. */
@@ -51,6 +52,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     clock: Clock,
     private readonly notices?: CommitNotices,
     private readonly reads?: InputReadCache,
+    private readonly environments?: EnvironmentConfigs,
   ) {
     super(db, clock);
   }
@@ -93,6 +95,10 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         })
       : { version: 0, status: row.status, pending_json: row.pending_json, usage_json: row.usage_json };
     this.remember(row.thread_id, { ...head, sessionId: row.session_id });
+    // What a send on this session may then claim for an idle slot without reading (`appendHandOff`).
+    if (row.config_json !== null)
+      this.environments?.saw(row.environment_id, Number(row.environment_revision), row.config_json);
+    this.reads?.claimed(row.session_id, row.thread_id, head.version, history);
     return activationFromRows(
       {
         runId: row.id,
@@ -215,6 +221,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         op.epoch,
         plan.run,
         now,
+        rowFacts(plan.row),
       );
     } else this.reads?.forget(seen.sessionId);
     if (answer) {
@@ -335,7 +342,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     });
   }
 
-  private remember(threadId: string, head: Head & { sessionId: string }): void {
+  /** The head of `threadId` as a write of this process left it (a claim, a commit, an append's hand-off). */
+  remember(threadId: string, head: Head & { sessionId: string }): void {
     this.heads.set(threadId, head);
   }
 }

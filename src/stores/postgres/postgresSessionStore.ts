@@ -84,6 +84,8 @@ export class PostgresSessionStore extends SqlSessionStore {
       run_id: null,
       run_state: null,
       run_epoch: null,
+      // A session with resources is inserted by the generic path, which remembers nothing.
+      has_resources: false,
     });
   }
 }

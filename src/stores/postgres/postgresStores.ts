@@ -1,8 +1,9 @@
 import type { ControlStores } from "../../control/ports.js";
-import type { CoordinatorStores } from "../../coordinator/ports.js";
+import type { CoordinatorStores, IdleSlots } from "../../coordinator/ports.js";
 import type { Clock } from "../../kernel/clock.js";
 import { controlStores, coordinatorStores } from "../sql/storeBundles.js";
 import type { CommitNotices } from "./commitNotices.js";
+import { EnvironmentConfigs } from "./environmentConfigs.js";
 import { InputReadCache } from "./inputReadCache.js";
 import type { PostgresHandle } from "./openPostgres.js";
 import { PostgresDispatchStore } from "./postgresDispatchStore.js";
@@ -19,18 +20,27 @@ export function postgresControlStores(handle: PostgresHandle): ControlStores {
   return controlStores(handle.db);
 }
 
-/** `notices`: the wake signals whose NOTIFY the hot commits carry (`NotifyWakeSignals`). */
+/**
+ * `notices`: the wake signals whose NOTIFY the hot commits carry (`NotifyWakeSignals`). `slots`:
+ * this process's idle worker slots, which a send claims its run for when it knows the session.
+ */
 export function postgresCoordinatorStores(
   handle: PostgresHandle,
   clock: Clock,
   notices?: CommitNotices,
+  slots?: IdleSlots,
 ): CoordinatorStores {
   // What this process wrote last to a session, so its next send can skip reading it.
   const reads = new InputReadCache(clock);
+  const environments = new EnvironmentConfigs();
+  const dispatch = new PostgresDispatchStore(handle.db, handle.pool, clock, notices, reads, environments);
+  const handOffs = slots
+    ? { slots, environments, rememberHead: dispatch.remember.bind(dispatch) }
+    : undefined;
   return {
     ...coordinatorStores(handle.db, clock, "postgres"),
     sessions: new PostgresSessionStore(handle.db, notices, reads),
-    ledger: new PostgresInputLedger(handle.db, handle.pool, notices, reads),
-    dispatch: new PostgresDispatchStore(handle.db, handle.pool, clock, notices, reads),
+    ledger: new PostgresInputLedger(handle.db, handle.pool, notices, reads, handOffs),
+    dispatch,
   };
 }

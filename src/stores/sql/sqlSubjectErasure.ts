@@ -75,6 +75,7 @@ export class SqlSubjectErasure implements SubjectErasureStore {
           counts.sendReceipts += erased.sendReceipts;
         }
         counts.titles = await eraseTitles(tx, ids);
+        await touchSessions(tx, ids);
         counts.pushNotifications = await erasePushBodies(tx, request.workspaceId, ids);
         // What the sessions mounted (attachment instructions, repository URLs and sealed tokens) goes.
         await deleteSessionResources(tx, ids);
@@ -197,6 +198,20 @@ async function eraseFacts(tx: Tx, sessionId: string): Promise<{ facts: number; s
     if (row.echo_json && fromJson<number[]>(row.echo_json).some((i) => erased.has(i))) sendReceipts++;
   }
   return { facts, sendReceipts };
+}
+
+/**
+ * A new version of each session row, nothing in it changed: a replica that remembers one of these
+ * sessions (its facts included, to hand a send's run to an idle slot without reading them) checks
+ * the row's version in its send's statement, so it reads the tombstones instead of handing over
+ * what it remembered.
+ */
+async function touchSessions(tx: Tx, ids: string[]): Promise<void> {
+  await tx
+    .updateTable("sessions")
+    .set({ updated_at: sql<number>`updated_at` })
+    .where("id", "in", ids)
+    .execute();
 }
 
 /** A title is free text a client may derive from the conversation: it goes; metadata (ids) stays. */
