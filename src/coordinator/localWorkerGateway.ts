@@ -2,7 +2,7 @@ import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCap
 import type { WorkerTransport } from "../worker/ports.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { Activation, CoordinatorPorts, IdleSlot } from "./ports.js";
-import type { RunHandOff } from "./runHandOff.js";
+import { type RunHandOff, relaySlot } from "./runHandOff.js";
 
 /**
  * The coordinator side of the worker transport in one process: direct calls into the coordinator's claim, fence and history
@@ -72,21 +72,16 @@ function handOffsThrough(
     handOff.connect(() => {
       const slot = reserve();
       if (!slot) return null;
-      return {
-        owner: slot.owner,
-        leaseMs: slot.leaseMs,
-        release: () => slot.release(),
-        deliver: (claimed) => {
-          withCaptureDecision(claimed, consents, ports.erasure).then(
-            (activation) => slot.deliver(activation),
-            async () => {
-              await ports.dispatch.release(claimed.runId, claimed.owner, claimed.epoch).catch(() => {});
-              slot.release();
-              ports.signals.dispatchReady(claimed.runId);
-            },
-          );
-        },
-      };
+      return relaySlot(slot, (claimed) => {
+        withCaptureDecision(claimed, consents, ports.erasure).then(
+          (activation) => slot.deliver(activation),
+          async () => {
+            await ports.dispatch.release(claimed.runId, claimed.owner, claimed.epoch).catch(() => {});
+            slot.release();
+            ports.signals.dispatchReady(claimed.runId);
+          },
+        );
+      });
     });
 }
 

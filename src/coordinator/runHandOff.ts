@@ -1,4 +1,4 @@
-import type { IdleSlot, IdleSlots } from "./ports.js";
+import type { Activation, IdleSlot, IdleSlots } from "./ports.js";
 
 /**
  * The hand-off between the input ledger, opened before any worker exists, and the in-process worker
@@ -19,4 +19,9 @@ export class RunHandOff implements IdleSlots {
   reserve(): IdleSlot | null {
     return this.source?.() ?? null;
   }
+}
+
+/** `slot` with its delivery passed through `deliver` (a decision, a count); its release unchanged. */
+export function relaySlot(slot: IdleSlot, deliver: (activation: Activation) => void): IdleSlot {
+  return { owner: slot.owner, leaseMs: slot.leaseMs, release: () => slot.release(), deliver };
 }

@@ -1,3 +1,4 @@
+import { relaySlot } from "../coordinator/runHandOff.js";
 import { REMOTE_SEEN_MS } from "../coordinator/workerRoster.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { WorkerTransport } from "../worker/ports.js";
@@ -48,16 +49,13 @@ function countedHandOffs(
   return (reserve) =>
     accept(() => {
       const slot = reserve();
-      if (!slot) return null;
-      return {
-        owner: slot.owner,
-        leaseMs: slot.leaseMs,
-        release: () => slot.release(),
-        deliver: (activation) => {
+      return (
+        slot &&
+        relaySlot(slot, (activation) => {
           metrics.runClaimed(via, false, 0);
           slot.deliver(activation);
-        },
-      };
+        })
+      );
     });
 }
 

@@ -73,6 +73,8 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
       "worker/ports.ts",
       "coordinator/sessionTail.ts",
       "coordinator/workerRoster.ts",
+      // The idle-slot relay the counted worker transport passes a handed-off run through.
+      "coordinator/runHandOff.ts",
       "control/vaultPorts.ts",
     ],
   },

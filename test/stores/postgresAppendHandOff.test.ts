@@ -99,18 +99,7 @@ beforeEach(async (ctx) => {
   // another session on it, sent while no slot was idle, claimed and run to its end.
   slots.idle = 0;
   await a.service.send(warm.workspaceId, warm.id, [message("warm up")], {});
-  const claim = (await a.stores.dispatch.claim("local.warm/0", 10_000))!;
-  const ended = await a.stores.dispatch.commit({
-    opId: `op_${claim.runId}_v${claim.history.length}`,
-    runId: claim.runId,
-    threadId: warm.threadId,
-    owner: claim.owner,
-    epoch: claim.epoch,
-    expectedVersion: claim.history.length,
-    facts: [],
-    settle: "done",
-  });
-  expect(ended.ok).toBe(true);
+  await endRun((await a.stores.dispatch.claim("local.warm/0", 10_000))!);
   slots.idle = 1;
   a.dispatched.length = 0;
 });
@@ -120,6 +109,21 @@ afterEach(async () => {
   await fixture?.dispose();
   fixture = undefined;
 });
+
+/** The claimed run's slice ends it, committing nothing more (replica A's fence). */
+async function endRun(claim: Activation): Promise<void> {
+  const ended = await a.stores.dispatch.commit({
+    opId: `op_${claim.runId}_v${claim.history.length}`,
+    runId: claim.runId,
+    threadId: claim.threadId,
+    owner: claim.owner,
+    epoch: claim.epoch,
+    expectedVersion: claim.history.length,
+    facts: [],
+    settle: "done",
+  });
+  expect(ended.ok).toBe(true);
+}
 
 const send = (r: Replica, inputs: DomainInput[]) =>
   r.service.send(session.workspaceId, session.id, inputs, {});
@@ -221,18 +225,7 @@ describe("a PostgreSQL send that hands its run to an idle slot", () => {
     expect(a.dispatched).toEqual([run!.id]);
 
     // Replica B knew nothing of the session: it reads, decides and queues; its slots are not A's.
-    const claim = (await a.stores.dispatch.claim("local.a/0", 10_000))!;
-    const ended = await a.stores.dispatch.commit({
-      opId: `op_${claim.runId}_v${claim.history.length}`,
-      runId: claim.runId,
-      threadId: session.threadId,
-      owner: claim.owner,
-      epoch: claim.epoch,
-      expectedVersion: claim.history.length,
-      facts: [],
-      settle: "done",
-    });
-    expect(ended.ok).toBe(true);
+    await endRun((await a.stores.dispatch.claim("local.a/0", 10_000))!);
     slots.idle = 1;
     await send(b, [message("from b")]);
     expect(slots.delivered).toEqual([]);
