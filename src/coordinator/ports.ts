@@ -74,6 +74,12 @@ export interface EnvironmentRecord {
 export interface EnvironmentStore {
   create(record: EnvironmentRecord, audit: AdminAuditEntry): Promise<void>;
   get(workspaceId: string, id: string): Promise<EnvironmentRecord | null>;
+  /**
+   * The environment a new session pins, possibly as this process last read it: the session store's
+   * insert then checks the pin is still the newest revision of a live environment, and throws
+   * `EnvironmentPinMoved` (nothing written) when it is not. Absent: `get`, with no such check.
+   */
+  pinnedForSession?(workspaceId: string, id: string): Promise<EnvironmentRecord | null>;
   getRevision(environmentId: string, revision: number): Promise<EnvironmentConfig | null>;
   /**
    * Writes the head; appends a revision when `config` changed (revision already incremented).

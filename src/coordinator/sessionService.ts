@@ -11,6 +11,7 @@ import { admitBudgetUpdate, admitCreateBudget } from "./budgetRules.js";
 import { DATA_SUBJECT_METADATA_KEY, dataSubjectOf } from "./dataSubjects.js";
 import type { DomainInput, SendDedupe } from "./domainInputs.js";
 import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from "./environmentConfig.js";
+import { EnvironmentPinMoved } from "./environmentPin.js";
 import { encodeFact } from "./factCodec.js";
 import { type CommittedFact, EMPTY_METER, EMPTY_USAGE } from "./facts.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
@@ -84,7 +85,31 @@ export class SessionService {
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
-    const env = await this.ports.environments.get(cmd.workspaceId, cmd.environmentId);
+    try {
+      return await this.createOnce(cmd, false);
+    } catch (error) {
+      // The environment moved after it was read (or since this process last read it): once more,
+      // on a fresh read, which then pins its newest revision or refuses as that revision says.
+      if (!(error instanceof EnvironmentPinMoved)) throw error;
+    }
+    try {
+      return await this.createOnce(cmd, true);
+    } catch (error) {
+      if (!(error instanceof EnvironmentPinMoved)) throw error;
+      throw new AwakenError(
+        "unavailable",
+        `environment ${cmd.environmentId} kept changing while the session was being created; retry`,
+        { retryable: true, cause: error },
+      );
+    }
+  }
+
+  private async createOnce(cmd: CreateSessionCommand, fresh: boolean): Promise<SessionRecord> {
+    const environments = this.ports.environments;
+    const env =
+      !fresh && environments.pinnedForSession
+        ? await environments.pinnedForSession(cmd.workspaceId, cmd.environmentId)
+        : await environments.get(cmd.workspaceId, cmd.environmentId);
     if (!env) {
       throw new AwakenError(
         "environment_not_found",

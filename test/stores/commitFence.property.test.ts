@@ -54,7 +54,7 @@ async function freshFixture(backend: StoreBackend): ReturnType<typeof sessionWit
   await sharedPostgres.empty();
   const clock = new ManualClock();
   const seeded = await seedQueuedRun(postgresCoordinatorStores(handle, clock), clock);
-  return { ...seeded, handle: { close: async () => {} } };
+  return { ...seeded, db: handle.db, handle: { close: async () => {} } };
 }
 
 describe.each(BACKEND_NAMES)("the commit fence under random interleavings: %s", (backend) => {

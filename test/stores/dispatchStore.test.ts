@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EnvironmentPinMoved } from "../../src/coordinator/environmentPin.js";
 import { LocalRegistrar } from "../../src/coordinator/registrar.js";
 import { AwakenError } from "../../src/kernel/errors.js";
 import { newId } from "../../src/kernel/ids.js";
 import type { JsonObject } from "../../src/kernel/json.js";
+import { sessionToRow } from "../../src/stores/sql/sessionRows.js";
 import {
   BACKEND_NAMES,
   backendUnavailable,
@@ -246,7 +248,21 @@ describe.each(BACKEND_NAMES)("claims and the commit fence: %s", (backend) => {
       id: newId("sesn", fx.clock.now()),
       threadId: newId("sthr", fx.clock.now()),
     };
-    await fx.stores.sessions.create({ ...orphan, environmentRevision: 99 });
+    if (backend === "PostgreSQL stores") {
+      // PostgreSQL's session store refuses to pin a revision that is not its environment's newest…
+      await expect(fx.stores.sessions.create({ ...orphan, environmentRevision: 99 })).rejects.toThrow(
+        EnvironmentPinMoved,
+      );
+      // …so the row such a session would have (an older build's, say) is written as a row.
+      await fx.db
+        .insertInto("sessions")
+        .values(sessionToRow({ ...orphan, environmentRevision: 99 }))
+        .execute();
+      await fx.db
+        .insertInto("threads")
+        .values({ id: orphan.threadId, session_id: orphan.id, created_at: orphan.createdAt })
+        .execute();
+    } else await fx.stores.sessions.create({ ...orphan, environmentRevision: 99 });
     // The seeded run is claimed first (oldest); the orphan's run is queued after it.
     expect(await fx.stores.dispatch.claim("w1", 1_000)).toMatchObject({ runId: fx.runId });
     fx.clock.advance(1);

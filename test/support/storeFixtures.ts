@@ -8,6 +8,7 @@ import type {
 import type { Clock } from "../../src/kernel/clock.js";
 import { newId } from "../../src/kernel/ids.js";
 import { postgresCoordinatorStores } from "../../src/stores/postgres/postgresStores.js";
+import type { Db } from "../../src/stores/sql/db.js";
 import { openSqlite } from "../../src/stores/sqlite/openSqlite.js";
 import { sqliteCoordinatorStores } from "../../src/stores/sqlite/sqliteStores.js";
 import { testAudit } from "./adminAuditFixtures.js";
@@ -46,6 +47,8 @@ export const TEST_AGENT: ExecutableAgentSnapshot = {
 /** Opened stores and how to dispose of everything they hold (database, schema, pool). */
 export interface OpenedStores {
   stores: CoordinatorStores;
+  /** The database itself, for rows no store would write (a session pinned to a revision that is gone). */
+  db: Db;
   close(): Promise<void>;
 }
 
@@ -63,11 +66,15 @@ export interface StoreFixture {
 export const STORE_BACKENDS = {
   "SQLite synchronous stores": async (clock: Clock): Promise<OpenedStores> => {
     const handle = await openSqlite(":memory:");
-    return { stores: sqliteCoordinatorStores(handle, clock), close: () => handle.close() };
+    return { stores: sqliteCoordinatorStores(handle, clock), db: handle.db, close: () => handle.close() };
   },
   "PostgreSQL stores": async (clock: Clock): Promise<OpenedStores> => {
     const pg = await openTestPostgres();
-    return { stores: postgresCoordinatorStores(pg.handle, clock), close: () => pg.dispose() };
+    return {
+      stores: postgresCoordinatorStores(pg.handle, clock),
+      db: pg.handle.db,
+      close: () => pg.dispose(),
+    };
   },
 } as const;
 export type StoreBackend = keyof typeof STORE_BACKENDS;
@@ -86,12 +93,12 @@ export async function sessionWithQueuedRun(
   backend: StoreBackend = "SQLite synchronous stores",
   /** Session fields to seed instead of the defaults (metadata, data subject). */
   session: Partial<SessionRecord> = {},
-): Promise<StoreFixture & { runId: string }> {
+): Promise<StoreFixture & { runId: string; db: Db }> {
   const clock = new ManualClock();
   const opened = await STORE_BACKENDS[backend](clock);
   try {
     const fixture = await seedQueuedRun(opened.stores, clock, session);
-    return { ...fixture, handle: { close: () => opened.close() } };
+    return { ...fixture, db: opened.db, handle: { close: () => opened.close() } };
   } catch (error) {
     await opened.close();
     throw error;

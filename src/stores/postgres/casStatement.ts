@@ -59,9 +59,14 @@ const TYPES: Record<string, string> = {
   crash_count: "bigint",
   updated_at: "bigint",
   archived_at: "bigint",
+  deleted_at: "bigint",
+  agent_version: "bigint",
+  environment_revision: "bigint",
 };
 
-const typeOf = (column: string): string => TYPES[column] ?? "text";
+/** A written column's SQL type, for the cast its parameter needs in an `insert … select`. */
+export const columnType = (column: string): string => TYPES[column] ?? "text";
+const typeOf = columnType;
 
 /** Builds the statement; `$` is a placeholder builder shared with the caller's lock texts. */
 export function casStatement(plan: CasPlan, $: (value: unknown) => string, values: unknown[]): CasStatement {

@@ -1,21 +1,27 @@
-import { type QueryCreator, sql } from "kysely";
+import type pg from "pg";
+import { EnvironmentPinMoved } from "../../coordinator/environmentPin.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
 import type { Db } from "../sql/db.js";
-import type { Database } from "../sql/schema.js";
 import { sessionToRow } from "../sql/sessionRows.js";
 import { SqlSessionStore } from "../sql/sqlSessionStore.js";
+import { columnType, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
 import type { InputReadCache } from "./inputReadCache.js";
+import { statementName } from "./statementNames.js";
 
 /**
  * Sessions on PostgreSQL: a new session without resources is one statement, its own transaction —
  * the session row, its thread, and the wake notice that tells other replicas' hint streams the
- * thread exists (carried, so it costs no statement of its own).
+ * thread exists (carried, so it costs no statement of its own). Every new session checks its pin:
+ * the environment revision it pins must be the newest of a live environment when it goes in (the
+ * revision may come from what this process read lately, `PostgresEnvironmentStore`), else nothing
+ * is written and `EnvironmentPinMoved` says so.
  */
 export class PostgresSessionStore extends SqlSessionStore {
   constructor(
     db: Db,
+    private readonly pool: pg.Pool,
     private readonly notices?: CommitNotices,
     private readonly reads?: InputReadCache,
   ) {
@@ -26,47 +32,55 @@ export class PostgresSessionStore extends SqlSessionStore {
     record: SessionRecord,
     resources: readonly SessionResourceRecord[] = [],
   ): Promise<void> {
-    if (resources.length > 0) return super.create(record, resources);
-    const { session, thread } = this.insertValues(record);
-    const carried = carriedNotices(this.notices, [{ kind: "thread", thread: record.threadId, version: 0 }]);
-    // The row's version comes back, so the session's first send can skip reading what this wrote.
-    const inserted = (db: QueryCreator<Database>) =>
-      db.insertInto("sessions").values(session).returning(sql<string>`xmin::text`.as("x"));
-    const version = sql<string>`(select x from s)`.as("s_xmin");
-    if (!carried) {
-      const row = await this.db
-        .with("s", inserted)
-        .insertInto("threads")
-        .values(thread)
-        .returning(version)
-        .executeTakeFirstOrThrow();
-      this.remember(record, row.s_xmin);
+    if (resources.length > 0) {
+      await this.db.transaction().execute(async (tx) => {
+        // The pinned revision is the newest of a live environment (see the statement below).
+        const live = await tx
+          .selectFrom("environments")
+          .select("id")
+          .where("id", "=", record.environmentId)
+          .where("workspace_id", "=", record.workspaceId)
+          .where("latest_revision", "=", record.environmentRevision)
+          .where("archived_at", "is", null)
+          .executeTakeFirst();
+        if (!live) throw new EnvironmentPinMoved(record.environmentId, record.environmentRevision);
+        await this.insertIn(tx, record, resources);
+      });
       return;
     }
-    // The thread row is inserted from the notify step, so the notify runs (an unreferenced SELECT
-    // step would not) and commits with the rows.
-    const row = await this.db
-      .with("s", inserted)
-      .with("n", (db) =>
-        db
-          .selectFrom(sql<{ p: string }>`unnest(${carried.payloads}::text[])`.as("u"))
-          .select(sql<number>`count(pg_notify(${carried.channel}, u))::int`.as("sent")),
-      )
-      .insertInto("threads")
-      .columns(["id", "session_id", "created_at"])
-      .expression((eb) =>
-        eb
-          .selectFrom("n")
-          .select([
-            sql<string>`${thread.id}::text`.as("id"),
-            sql<string>`${thread.session_id}::text`.as("session_id"),
-            sql<number>`${thread.created_at}::bigint`.as("created_at"),
-          ]),
-      )
-      .returning(version)
-      .executeTakeFirstOrThrow();
-    this.notices?.carried(carried.payloads);
-    this.remember(record, row.s_xmin);
+    const row = sessionToRow(record);
+    const { $, values } = placeholders();
+    const carried = carriedNotices(this.notices, [{ kind: "thread", thread: record.threadId, version: 0 }]);
+    const { agent_snapshot_json: snapshot, ...columns } = row;
+    const selected = Object.entries(columns).map(([column, value]) => `${$(value)}::${columnType(column)}`);
+    // The catalog holds this snapshot already (the usual case: no override): the row points at it.
+    const own = $(snapshot);
+    const agent =
+      record.agent.workspaceId === record.workspaceId
+        ? `case when (select ea.snapshot_json from executable_agents ea where ea.workspace_id = ${$(record.agent.workspaceId)} and ea.agent_id = ${$(record.agent.agentId)} and ea.version = ${$(record.agent.version)}::bigint) = ${own}::text then '' else ${own}::text end`
+        : `${own}::text`;
+    const ctes = [
+      // The pin: the newest revision of a live environment as the statement sees it. Not locked: a
+      // share lock per new session writes WAL and, with sessions starting at once, multixacts.
+      `g as (select 1 from environments where id = ${$(record.environmentId)} and workspace_id = ${$(record.workspaceId)} and latest_revision = ${$(record.environmentRevision)}::bigint and archived_at is null)`,
+      `s as (insert into sessions (${Object.keys(columns).join(", ")}, agent_snapshot_json) select ${selected.join(", ")}, ${agent} from g returning xmin::text as x)`,
+      `t as (insert into threads (id, session_id, created_at) select ${$(record.threadId)}::text, ${$(record.id)}::text, ${$(record.createdAt)}::bigint from s)`,
+    ];
+    // Selected from below, so it runs (an unreferenced SELECT step would not), and only with the rows.
+    if (carried)
+      ctes.push(
+        `nf as (select pg_notify(${$(carried.channel)}, p) from unnest(${$(carried.payloads)}::text[]) as p where exists (select 1 from s))`,
+      );
+    const text = `with ${ctes.join(", ")} select (select x from s) as s_xmin${carried ? ", (select count(*) from nf)::int as notified" : ""}`;
+    const { rows } = await this.pool.query<{ s_xmin: string | null }>({
+      name: statementName(text),
+      text,
+      values,
+    });
+    const xmin = rows[0]?.s_xmin ?? null;
+    if (xmin === null) throw new EnvironmentPinMoved(record.environmentId, record.environmentRevision);
+    if (carried) this.notices?.carried(carried.payloads);
+    this.remember(record, xmin);
   }
 
   /** The new session as the input append reads it: no commit, no run. */

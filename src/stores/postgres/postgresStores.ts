@@ -7,6 +7,7 @@ import { EnvironmentConfigs } from "./environmentConfigs.js";
 import { InputReadCache } from "./inputReadCache.js";
 import type { PostgresHandle } from "./openPostgres.js";
 import { PostgresDispatchStore } from "./postgresDispatchStore.js";
+import { PostgresEnvironmentStore } from "./postgresEnvironmentStore.js";
 import { PostgresInputLedger } from "./postgresInputLedger.js";
 import { PostgresSessionStore } from "./postgresSessionStore.js";
 
@@ -39,7 +40,9 @@ export function postgresCoordinatorStores(
     : undefined;
   return {
     ...coordinatorStores(handle.db, clock, "postgres"),
-    sessions: new PostgresSessionStore(handle.db, notices, reads),
+    sessions: new PostgresSessionStore(handle.db, handle.pool, notices, reads),
+    // What a new session pins, known from a recent read; the session's insert checks it.
+    environments: new PostgresEnvironmentStore(handle.db, clock),
     ledger: new PostgresInputLedger(handle.db, handle.pool, notices, reads, handOffs),
     dispatch,
   };

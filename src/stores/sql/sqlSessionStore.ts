@@ -9,7 +9,7 @@ import type {
   ThreadRecord,
 } from "../../coordinator/ports.js";
 import type { SessionResourceRecord } from "../../resources/ports.js";
-import { type Db, decodeCursor, encodeCursor, toJson } from "./db.js";
+import { type Db, decodeCursor, encodeCursor, type Tx, toJson } from "./db.js";
 import { selectSessions, sessionRowOf, sessionStatus } from "./sessionHead.js";
 import { boundUnder } from "./sessionNamePrefix.js";
 import { rowToSession, sessionToRow } from "./sessionRows.js";
@@ -20,12 +20,19 @@ export class SqlSessionStore implements SessionStore {
   constructor(protected readonly db: Db) {}
 
   async create(record: SessionRecord, resources: readonly SessionResourceRecord[] = []): Promise<void> {
+    await this.db.transaction().execute((tx) => this.insertIn(tx, record, resources));
+  }
+
+  /** The session's rows, its thread's and its resources', in the caller's transaction. */
+  protected async insertIn(
+    tx: Tx,
+    record: SessionRecord,
+    resources: readonly SessionResourceRecord[],
+  ): Promise<void> {
     const { session, thread } = this.insertValues(record);
-    await this.db.transaction().execute(async (tx) => {
-      await tx.insertInto("sessions").values(session).execute();
-      await tx.insertInto("threads").values(thread).execute();
-      await insertSessionResources(tx, resources);
-    });
+    await tx.insertInto("sessions").values(session).execute();
+    await tx.insertInto("threads").values(thread).execute();
+    await insertSessionResources(tx, resources);
   }
 
   /** The rows a new session writes: its session row and its thread's. */
