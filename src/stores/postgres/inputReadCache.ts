@@ -125,7 +125,8 @@ export class InputReadCache {
     epoch: number,
     run: RunUpdate | null,
     now: number,
-    facts: readonly CommittedFact[] = [],
+    /** The commit's facts, parsed only when the entry keeps a history to extend. */
+    facts: () => readonly CommittedFact[] = () => [],
   ): void {
     const entry = this.entries.get(sessionId);
     if (!entry) return;
@@ -142,7 +143,7 @@ export class InputReadCache {
     this.entries.set(sessionId, {
       read: { ...read, ...headColumns(head, now), ...runColumns(runId, state, epoch) },
       usable: true,
-      history: extended(entry.history, facts),
+      history: entry.history === null ? null : extended(entry.history, facts()),
     });
   }
 }

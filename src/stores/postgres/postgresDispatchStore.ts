@@ -210,7 +210,8 @@ export class PostgresDispatchStore extends SqlDispatchStore {
     const { rows } = await this.pool.query<{ ok: number }>(statement);
     if (rows[0]?.ok !== 1) return null;
     if (notice) this.notices?.carried(notice.payloads);
-    if (plan.row && !answer && (op.spawns ?? []).length === 0) {
+    const row = plan.row;
+    if (row && !answer && (op.spawns ?? []).length === 0) {
       const head = { version: plan.receipt.versionAfter, ...plan.facts.after };
       this.reads?.committed(
         seen.sessionId,
@@ -221,7 +222,7 @@ export class PostgresDispatchStore extends SqlDispatchStore {
         op.epoch,
         plan.run,
         now,
-        rowFacts(plan.row),
+        () => rowFacts(row),
       );
     } else this.reads?.forget(seen.sessionId);
     if (answer) {
