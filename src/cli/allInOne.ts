@@ -406,7 +406,7 @@ export async function startAllInOne(
             resources: runResources,
             runSession: (runId: string) => storage.runSessions.sessionOf(runId),
           },
-          runRoster: (runId: string) => storage.runSessions.rosterOf(runId),
+          runAgent: (runId: string) => storage.runSessions.agentOf(runId),
           // A remote worker's dropped presence connection ends its leases after a short grace.
           presence: {
             connections: new WorkerConnections({

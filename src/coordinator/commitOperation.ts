@@ -37,6 +37,18 @@ export interface ThreadAnswer {
   facts: Fact[];
 }
 
+/** An agent the model defines itself (in a spawn, or a workflow plan's step); it is not saved. */
+export interface InlineAgentParams {
+  name: string;
+  system: string | null;
+  description: string | null;
+}
+
+/** An inline agent's limits (an agent's own: a name as the SDK bounds one, a generous prompt). */
+export const INLINE_NAME_MAX_CHARS = 256;
+export const INLINE_SYSTEM_MAX_CHARS = 100_000;
+export const INLINE_DESCRIPTION_MAX_CHARS = 2_048;
+
 /**
  * A child thread spawned by a run's commit. Its ids are derived from the spawning tool call, so a
  * re-run of the parent after a crash names the same child (and finds it committed) instead of a
@@ -48,6 +60,8 @@ export interface ThreadSpawn {
   /** The roster name it was spawned under, and the pinned agent it runs (from the session's roster). */
   agentName: string;
   agent: ExecutableAgentSnapshot;
+  /** Set when the agent is inline: what the model defined (a remote worker's spawn is rebuilt from it). */
+  inline?: InlineAgentParams;
   /** The child's first input, committed as its history's first facts. */
   facts: Fact[];
 }

@@ -91,6 +91,23 @@ export function tombstoneOf(fact: TypedFact): TypedFact | null {
     case "context_compacted":
       // The summary retells the subject's conversation: it goes with it.
       return fact.summary === ERASED_TEXT ? null : { ...fact, summary: ERASED_TEXT };
+    case "workflow_run": {
+      // A run's and its phases' names and descriptions are the agent's words about the task.
+      const change = fact.change;
+      if (change.type !== "created") return null;
+      const erasedText = (value: string | null) => (value === null ? null : ERASED_TEXT);
+      const erased = {
+        ...change,
+        name: ERASED_TEXT,
+        description: erasedText(change.description),
+        phases: change.phases.map((p) => ({
+          ...p,
+          name: ERASED_TEXT,
+          description: erasedText(p.description),
+        })),
+      };
+      return JSON.stringify(erased) === JSON.stringify(change) ? null : { ...fact, change: erased };
+    }
     case "session_updated": {
       const title = fact.changes.title;
       return typeof title === "string" && title !== ERASED_TEXT

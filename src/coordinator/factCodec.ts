@@ -5,6 +5,7 @@ import { encodeSession, type SessionFact, sessionDecoders } from "./facts/sessio
 import { INTERNAL_PREFIX, STORED_TYPE } from "./facts/storedTypes.js";
 import { encodeThread, type ThreadFact, threadDecoders } from "./facts/threadCodec.js";
 import { encodeTool, type ToolFact, toolDecoders } from "./facts/toolCodec.js";
+import { encodeWorkflow, type WorkflowFact, workflowDecoders } from "./facts/workflowCodec.js";
 import type { CommittedFact, Fact } from "./facts.js";
 import type { CommittedTypedFact, TypedFact } from "./factVocabulary.js";
 
@@ -24,6 +25,7 @@ const DECODERS: ReadonlyMap<string, (f: Fact) => TypedFact> = new Map(
     ...threadDecoders,
     ...outcomeDecoders,
     ...compactionDecoders,
+    ...workflowDecoders,
   }),
 );
 
@@ -71,6 +73,8 @@ export function encodeFact(fact: TypedFact): Fact {
       return encodeOutcome(fact as OutcomeFact);
     case "context_compacted":
       return encodeCompaction(fact as CompactionFact);
+    case "workflow_run":
+      return encodeWorkflow(fact as WorkflowFact);
     default:
       return encodeSession(fact as SessionFact);
   }

@@ -61,6 +61,41 @@ export type ThreadTransition =
   | { to: "rescheduled" }
   | { to: "terminated" };
 
+/** A phase a workflow run's plan declares (its id is derived from the run's and its position). */
+export interface WorkflowPhase {
+  id: string;
+  name: string;
+  description: string | null;
+}
+
+/** Why a workflow run did not finish, or was not created (the SDK's error types). */
+export interface WorkflowRunError {
+  type:
+    | "timeout_error"
+    | "program_error"
+    | "unknown_error"
+    | "thread_limit_error"
+    | "max_workflow_runs_error";
+  /** Written by the server; never content from the run or its agents. */
+  message: string;
+}
+
+/** How a workflow run ended: its plan finished, it failed, or its agent (or the user) stopped it. */
+export type WorkflowRunResult =
+  | { type: "completed" }
+  | { type: "stopped" }
+  | { type: "error"; error: WorkflowRunError };
+
+/** One change of a workflow run, as the wire's `workflow_run.*` events name them. */
+export type WorkflowRunChange =
+  | { type: "created"; name: string; description: string | null; phases: WorkflowPhase[] }
+  | { type: "status_running" }
+  | { type: "status_idle" }
+  | { type: "status_ended"; result: WorkflowRunResult }
+  | { type: "error"; error: WorkflowRunError }
+  | { type: "phase_started"; phase: string }
+  | { type: "phase_ended"; phase: string; startedId: string };
+
 /**
  * A grader's verdict on one attempt at an outcome. `needs_revision` sends the agent back to work;
  * the others end the outcome (`max_iterations_reached` after one last acknowledgment turn).
@@ -211,6 +246,11 @@ export type FactPayload =
       model: string | null;
       usage: SessionUsage;
     }
+  /**
+   * A workflow run changed, committed on the history of the thread whose agent started it. `run` is
+   * null only on an error that kept a run from being created.
+   */
+  | { kind: "workflow_run"; run: string | null; change: WorkflowRunChange }
   /** Runtime bookkeeping no protocol shows (`awaken.*`): tool intents, resume tickets, sandbox facts. */
   | { kind: "internal"; type: string; body: JsonObject }
   /** A stored type this build has no codec for: carried through untouched, never reinterpreted. */

@@ -29,6 +29,11 @@ export interface ExecutableAgentSnapshot {
    * is) when the session was created, in roster order without repeats. Absent: no roster.
    */
   roster?: ExecutableAgentSnapshot[];
+  /**
+   * An inline agent's (a thread's only): defined by its parent's model, not saved. Its identity
+   * fields are the parent's, its definition its own.
+   */
+  inline?: true;
 }
 
 export interface RegistrationReceipt {

@@ -2,6 +2,7 @@ import { readToolAwaits, readToolExecution, type ToolAwaits } from "../coordinat
 import type { AfterAllow } from "../coordinator/facts.js";
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
 import { activeOutcome, foldOutcomes, type OutcomeState } from "../coordinator/outcomes.js";
+import { workflowCallIdOf } from "../coordinator/workflowIds.js";
 import type { JsonObject } from "../kernel/json.js";
 import { MODEL_ERROR_TYPES } from "./modelFacts.js";
 import { childThreadIdOf, spawnCallIdOf } from "./threadSpawning.js";
@@ -72,6 +73,8 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   const callOrder: string[] = [];
   /** Threads this history spawned: their messages back are the spawning calls' results, not input. */
   const spawned = new Set<string>();
+  /** Workflow runs not ended: the threads of each one's open phase that have not answered yet. */
+  const phaseThreads = new Map<string, Set<string>>();
 
   for (const fact of facts) {
     switch (fact.kind) {
@@ -130,6 +133,7 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       }
       case "thread_created": {
         spawned.add(fact.thread);
+        if (fact.workflowRun !== null) phaseThreads.get(fact.workflowRun)?.add(fact.thread);
         const spawning = handCalls.get(spawnCallIdOf(fact.thread));
         if (spawning && childThreadIdOf(spawnCallIdOf(fact.thread)) === fact.thread)
           spawning.waiting = "thread";
@@ -138,7 +142,17 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       case "thread_message_received":
         // A child's answer arrives with its spawning call's result; another thread's message is input.
         if (!spawned.has(fact.fromThread)) lastInputAt = fact.seq;
+        for (const threads of phaseThreads.values()) threads.delete(fact.fromThread);
         break;
+      case "workflow_run": {
+        // A run's call waits while a step of its open phase has not answered; then it runs again
+        // (the next phase, or the run's end). Its ending carries the call's result.
+        if (fact.run === null) break;
+        if (fact.change.type === "created" || fact.change.type === "phase_started")
+          phaseThreads.set(fact.run, new Set());
+        if (fact.change.type === "status_ended") phaseThreads.delete(fact.run);
+        break;
+      }
       case "tool_confirmation": {
         const call = handCalls.get(fact.callId);
         if (call?.waiting !== "confirmation") break;
@@ -177,6 +191,10 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
           lastInputAt = fact.seq;
         break;
     }
+  }
+  for (const [run, threads] of phaseThreads) {
+    const call = handCalls.get(workflowCallIdOf(run));
+    if (call) call.waiting = threads.size > 0 ? "thread" : null;
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
   for (const [toolUseId, call] of handCalls) {

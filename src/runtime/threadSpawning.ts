@@ -15,9 +15,11 @@ import type {
   TypedFact,
 } from "../coordinator/factVocabulary.js";
 import type { ExecutableAgentSnapshot } from "../coordinator/ports.js";
+import { workflowRunOfThread } from "../coordinator/workflowIds.js";
 import { newId } from "../kernel/ids.js";
 import type { JsonObject } from "../kernel/json.js";
 import type { ModelToolSpec } from "../providers/ports.js";
+import { type AgentChoice, agentChoiceSchema, chooseAgent } from "./agentChoice.js";
 import type { Step } from "./nextStep.js";
 import type { CommitStatus, RunContext } from "./runContext.js";
 import { addRuntimeTools, type CatalogEntry } from "./toolCatalog.js";
@@ -33,15 +35,10 @@ export const childRunIdOf = (callId: string): string => `run_${callId}`;
 /** The spawning call of a child thread (the inverse of `childThreadIdOf`). */
 export const spawnCallIdOf = (threadId: string): string => threadId.slice("sthr_".length);
 
-/** The agents a run may spawn, by the name the model gives: the session's pinned roster. */
-function rosterOf(agent: ExecutableAgentSnapshot): Map<string, ExecutableAgentSnapshot> {
-  return new Map((agent.roster ?? []).map((entry) => [entry.definition.name, entry]));
-}
-
-/** Offers the spawn tool when the run's agent has a roster (gated like any server tool: always allowed). */
+/** Offers the spawn tool when the run's agent may spawn subagents (gated like any server tool: always allowed). */
 export function addSpawnTool(catalog: Map<string, CatalogEntry>, agent: ExecutableAgentSnapshot): void {
-  const names = [...rosterOf(agent).keys()];
-  if (names.length === 0) return;
+  const choice = agentChoiceSchema(agent, "subagents");
+  if (choice === null) return;
   const spec: ModelToolSpec = {
     name: SPAWN_TOOL,
     description:
@@ -50,10 +47,10 @@ export function addSpawnTool(catalog: Map<string, CatalogEntry>, agent: Executab
     input_schema: {
       type: "object",
       properties: {
-        agent_name: { type: "string", enum: names, description: "Which subagent to start." },
+        ...choice.properties,
         message: { type: "string", description: "The task, as the subagent's first message." },
       },
-      required: ["agent_name", "message"],
+      required: [...choice.required, "message"],
     },
   };
   addRuntimeTools(catalog, [
@@ -87,51 +84,83 @@ export class SpawnStep {
   async spawn(step: Extract<Step, { kind: "run_tool" }>): Promise<CommitStatus> {
     const now = this.run.ports.clock.now();
     const input = step.input as JsonObject;
-    const name = typeof input.agent_name === "string" ? input.agent_name : "";
     const message = typeof input.message === "string" ? input.message : "";
-    const agent = rosterOf(this.run.activation.agent).get(name);
-    if (!agent || message.trim() === "" || message.length > MAX_MESSAGE_CHARS) {
-      const why = !agent
-        ? `no subagent is named ${JSON.stringify(name.slice(0, 100))}; the roster has ${[...rosterOf(this.run.activation.agent).keys()].join(", ")}`
-        : `message must be a non-empty string of at most ${MAX_MESSAGE_CHARS} characters`;
+    const choice = chooseAgent(this.run.activation.agent, "subagents", input);
+    if ("error" in choice || message.trim() === "" || message.length > MAX_MESSAGE_CHARS) {
+      const why =
+        "error" in choice
+          ? choice.error
+          : `message must be a non-empty string of at most ${MAX_MESSAGE_CHARS} characters`;
       return this.run.commitLanding([toolResult(now, step.toolUseId, `spawn_agent: ${why}`, true)]);
     }
     const thread = childThreadIdOf(step.toolUseId);
     const content: ContentBlock[] = [{ type: "text", text: message }];
-    const parentName = this.run.activation.agent.definition.name;
-    const spawn: ThreadSpawn = {
+    const { facts, spawn } = spawnFacts(this.run, now, {
       threadId: thread,
       runId: childRunIdOf(step.toolUseId),
-      agentName: name,
-      agent,
-      facts: [
-        encodeFact({
-          id: newId("sevt", now),
-          kind: "thread_message_received",
-          fromThread: this.run.activation.threadId,
-          fromAgentName: parentName,
-          content,
-        }),
-        // As an input that starts a run says it (inputRules): the child's own history is ordinary.
-        encodeFact({ id: newId("sevt", now), kind: "status_running" }),
-      ],
-    };
-    return this.run.commit(
-      [
-        { id: newId("sevt", now), kind: "thread_created", thread, agentName: name, workflowRun: null },
-        { id: newId("sevt", now), kind: "thread_message_sent", toThread: thread, toAgentName: name, content },
-        {
-          id: newId("sevt", now),
-          kind: "thread_status",
-          thread,
-          agentName: name,
-          transition: { to: "running" },
-        },
-      ],
-      undefined,
-      { spawns: [spawn] },
-    );
+      choice,
+      content,
+      workflowRun: null,
+    });
+    return this.run.commit(facts, undefined, { spawns: [spawn] });
   }
+}
+
+/**
+ * One child thread's start: on the parent's history its creation, its task sent and its running
+ * status; the spawn carries the child's row, first input and run, written in the same commit.
+ */
+export function spawnFacts(
+  run: RunContext,
+  now: number,
+  child: {
+    threadId: string;
+    runId: string;
+    choice: AgentChoice;
+    content: ContentBlock[];
+    workflowRun: string | null;
+  },
+): { facts: TypedFact[]; spawn: ThreadSpawn } {
+  const { threadId: thread, choice, content } = child;
+  const spawn: ThreadSpawn = {
+    threadId: thread,
+    runId: child.runId,
+    agentName: choice.agentName,
+    agent: choice.agent,
+    ...(choice.inline ? { inline: choice.inline } : {}),
+    facts: [
+      encodeFact({
+        id: newId("sevt", now),
+        kind: "thread_message_received",
+        fromThread: run.activation.threadId,
+        fromAgentName: run.activation.agent.definition.name,
+        content,
+      }),
+      // As an input that starts a run says it (inputRules): the child's own history is ordinary.
+      encodeFact({ id: newId("sevt", now), kind: "status_running" }),
+    ],
+  };
+  const name = choice.agentName;
+  return {
+    facts: [
+      {
+        id: newId("sevt", now),
+        kind: "thread_created",
+        thread,
+        agentName: name,
+        workflowRun: child.workflowRun,
+      },
+      { id: newId("sevt", now), kind: "thread_message_sent", toThread: thread, toAgentName: name, content },
+      {
+        id: newId("sevt", now),
+        kind: "thread_status",
+        thread,
+        agentName: name,
+        transition: { to: "running" },
+      },
+    ],
+    spawn,
+  };
 }
 
 /** Why a child's turn ended without its model's last answer, as the parent's model reads it. */
@@ -184,7 +213,10 @@ export function threadAnswer(
       fromAgentName: agentName,
       content,
     },
-    toolResult(now, spawnCallIdOf(threadId), result, stopped),
+    // A workflow step's answer is its run's to collect; a spawned child's is its call's result.
+    ...(workflowRunOfThread(threadId) === null
+      ? [toolResult(now, spawnCallIdOf(threadId), result, stopped)]
+      : []),
   ];
   return {
     sent: {

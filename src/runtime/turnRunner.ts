@@ -26,6 +26,7 @@ import { systemPrompt } from "./skillCatalog.js";
 import { addSpawnTool, SPAWN_TOOL, SpawnStep } from "./threadSpawning.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
+import { addWorkflowTool, WORKFLOW_TOOL, WorkflowStep } from "./workflowStep.js";
 
 /**
  * Runs one claimed activation until the run settles or the claim is lost. Every decision is taken
@@ -49,6 +50,7 @@ export class TurnRunner {
   private readonly delegate: A2aDelegateStep | null;
   /** Spawns child threads for the agent's roster (`spawn_agent` calls). */
   private readonly spawner: SpawnStep;
+  private readonly workflows: WorkflowStep;
 
   constructor(
     private readonly activation: Activation,
@@ -59,7 +61,9 @@ export class TurnRunner {
     // One catalog for the whole run: the MCP step adds its servers' tools, the model is offered them.
     const catalog = toolCatalog(activation.agent.definition, activation.environment.config);
     addSpawnTool(catalog, activation.agent);
+    addWorkflowTool(catalog, activation.agent);
     this.spawner = new SpawnStep(this.context);
+    this.workflows = new WorkflowStep(this.context);
     this.secrets = new SecretEgress(ports, activation, signal);
     this.resources = new ResourceRealization(this.context, catalog);
     this.sandbox = new SandboxProvisioning(this.context, this.secrets, () => this.resources.sandboxParts());
@@ -153,7 +157,9 @@ export class TurnRunner {
               ? await this.mcp.runMcpTool(step, step.mcpServerName)
               : step.name === SPAWN_TOOL
                 ? await this.spawner.spawn(step)
-                : await this.handTools.runTool(step);
+                : step.name === WORKFLOW_TOOL
+                  ? await this.workflows.step(step)
+                  : await this.handTools.runTool(step);
           if (result === "lost") return "lost_claim";
           status = result;
           break;

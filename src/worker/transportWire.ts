@@ -8,6 +8,11 @@
  * exact stored form and the runtime reads it, so re-declaring those shapes here would only drift.
  */
 import { z } from "zod";
+import {
+  INLINE_DESCRIPTION_MAX_CHARS,
+  INLINE_NAME_MAX_CHARS,
+  INLINE_SYSTEM_MAX_CHARS,
+} from "../coordinator/commitOperation.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { JsonObject } from "../kernel/json.js";
@@ -63,6 +68,13 @@ export const commitOperationSchema = z.object({
         runId: id,
         agentName: z.string().min(1).max(256),
         agent: z.custom<ExecutableAgentSnapshot>(isObject, "expected an agent snapshot"),
+        inline: z
+          .object({
+            name: z.string().min(1).max(INLINE_NAME_MAX_CHARS),
+            system: z.string().max(INLINE_SYSTEM_MAX_CHARS).nullable(),
+            description: z.string().max(INLINE_DESCRIPTION_MAX_CHARS).nullable(),
+          })
+          .optional(),
         facts: z.array(factSchema).min(1),
       }),
     )

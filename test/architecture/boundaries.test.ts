@@ -92,9 +92,11 @@ const FORBIDDEN_FILES: Record<string, RegExp[]> = {
   ],
   // …and the session meter's fold (list cost, running time), which the budget check and the
   // usage snapshot read from the run's history exactly as the session projection does, and the
-  // outcome fold (`outcomes.ts`): where an outcome stands, read from those facts alone.
+  // outcome fold (`outcomes.ts`): where an outcome stands, read from those facts alone. Likewise
+  // the workflow runs' fold and derived ids, and which agents a run's pinned agent may start (the
+  // rule the coordinator checks a remote worker's spawns against).
   runtime: [
-    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts|sessionMeter\.ts|outcomes\.ts)/,
+    /^coordinator\/(?!ports\.ts|commitOperation\.ts|facts\.ts|factVocabulary\.ts|factCodec\.ts|environmentConfig\.ts|sessionMeter\.ts|outcomes\.ts|workflowFold\.ts|workflowIds\.ts|spawnableAgents\.ts)/,
   ],
   // Edges call application services, never the fence or the stores behind them.
   edge: [/^coordinator\/(commitFence|sqlDispatch)/],

@@ -42,6 +42,32 @@ describe("tombstones through the fact codec", () => {
     expect(message?.body).toEqual({ content: [{ type: "text", text: ERASED_TEXT }] });
   });
 
+  it("a workflow run's names and descriptions are erased; its ids and phases' ids stay", () => {
+    const created = tombstoneStored({
+      id: "sevt_5",
+      type: "workflow_run.created",
+      body: {
+        workflow_run_id: "wfr_c",
+        name: "Jane's taxes",
+        description: null,
+        phases: [{ id: "wfph_c.0", name: "read her 1040", description: "all pages" }],
+      },
+    });
+    expect(created?.body).toEqual({
+      workflow_run_id: "wfr_c",
+      name: ERASED_TEXT,
+      description: null,
+      phases: [{ id: "wfph_c.0", name: ERASED_TEXT, description: ERASED_TEXT }],
+    });
+    expect(
+      tombstoneStored({
+        id: "sevt_6",
+        type: "workflow_run.status_running",
+        body: { workflow_run_id: "wfr_c" },
+      }),
+    ).toBeNull();
+  });
+
   it("a UI client's message metadata is erased with the text; its message id stays", () => {
     const message = tombstoneStored({
       id: "sevt_4",

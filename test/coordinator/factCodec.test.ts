@@ -128,11 +128,31 @@ describe("fact codec", () => {
       type: "awaken.tool_execution",
     });
     expect(read("agent.thinking", {})).toEqual({ id: "sevt_x", kind: "agent_thinking" });
-    expect(read("workflow_run.created", { content: [] })).toEqual({
+    expect(read("future.created", { content: [] })).toEqual({
       id: "sevt_x",
       kind: "unknown",
-      type: "workflow_run.created",
+      type: "future.created",
       body: { content: [] },
+    });
+    expect(
+      read("workflow_run.phase_ended", {
+        workflow_run_id: "wfr_c",
+        workflow_run_phase_id: "wfph_c.0",
+        phase_started_id: "sevt_p",
+      }),
+    ).toEqual({
+      id: "sevt_x",
+      kind: "workflow_run",
+      run: "wfr_c",
+      change: { type: "phase_ended", phase: "wfph_c.0", startedId: "sevt_p" },
+    });
+    expect(
+      read("workflow_run.error", { workflow_run_id: null, error: { type: "program_error", message: "m" } }),
+    ).toEqual({
+      id: "sevt_x",
+      kind: "workflow_run",
+      run: null,
+      change: { type: "error", error: { type: "program_error", message: "m" } },
     });
     // A stored type that happens to be an Object.prototype name is still just unknown.
     expect(read("constructor", {})).toMatchObject({ kind: "unknown", type: "constructor" });

@@ -112,6 +112,50 @@ describe("remote workers over the worker transport", () => {
     expectSoundHistory(events);
   }, 60_000);
 
+  it("a workflow run through a remote worker: its steps (one inline) run as threads, phase after phase", async () => {
+    await worker();
+    const client = server.client;
+    const { researcherId, environmentId } = await leadWithResearcher(client, "remote-workflows");
+    // Workflows have their own list of predefined agents (the subagents' is not theirs).
+    const lead = await client.beta.agents.create({
+      name: "planner",
+      model: "claude-sonnet-4-6",
+      multiagent: {
+        type: "multiagent_20261001",
+        workflows: { type: "enabled", predefined_agents: [researcherId] },
+      },
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environmentId });
+    const plan = {
+      name: "remote",
+      phases: [
+        { name: "look", steps: [{ agent_name: "researcher", message: "find A" }] },
+        {
+          name: "judge",
+          steps: [{ agent: { name: "critic", system: "You critique." }, message: "doubt it" }],
+        },
+      ],
+    };
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage(`call start_workflow ${JSON.stringify(plan)}`)],
+    });
+    const events = await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+    expect(events.find((e) => e.type === "workflow_run.status_ended")).toMatchObject({
+      result: { type: "completed" },
+    });
+    const threads = [];
+    for await (const thread of client.beta.sessions.threads.list(session.id)) threads.push(thread);
+    // The coordinator derived each step's agent: the pinned researcher, and the lead's own definition inline.
+    expect(threads.map((th) => th.agent).slice(1)).toEqual([
+      expect.objectContaining({ type: "agent", id: researcherId, version: 1 }),
+      expect.objectContaining({ type: "inline", name: "critic", system: "You critique." }),
+    ]);
+    expect(JSON.stringify(events.find((e) => e.type === "agent.tool_result"))).toContain(
+      "You said: doubt it",
+    );
+    expectSoundHistory(events);
+  }, 60_000);
+
   it("/readyz counts the remote workers heard from beside the in-process ones (none here)", async () => {
     const readyz = async () => (await (await fetch(`${server.url}/readyz`)).json()) as { checks: object };
     expect((await readyz()).checks).toMatchObject({ workers: "none", remote_workers: 0 });

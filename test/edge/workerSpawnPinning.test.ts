@@ -22,6 +22,26 @@ const RESEARCHER: ExecutableAgentSnapshot = {
   definition: { ...TEST_AGENT.definition, name: "researcher", system: "You research." },
 };
 
+/** The run's pinned agent: a lead whose subagents are the researcher alone, no inline agents. */
+const LEAD: ExecutableAgentSnapshot = {
+  ...TEST_AGENT,
+  definition: {
+    ...TEST_AGENT.definition,
+    name: "lead",
+    multiagent: {
+      type: "multiagent_20261001",
+      advisor: { type: "disabled" },
+      subagents: {
+        type: "enabled",
+        inline_agents: { type: "disabled" },
+        predefined_agents: [{ type: "agent", id: "agent_researcher", version: 3 }],
+      },
+      workflows: { type: "enabled", inline_agents: { type: "enabled" }, predefined_agents: [] },
+    },
+  },
+  roster: [RESEARCHER],
+};
+
 let app: FastifyInstance;
 let committed: CommitOperation[];
 let rosterAsked: string[];
@@ -30,7 +50,7 @@ beforeEach(async () => {
   rosterAsked = [];
   ({ app, committed } = await workerRoutesApp(TOKEN, async (runId) => {
     rosterAsked.push(runId);
-    return runId === "run_parent" ? [RESEARCHER] : null;
+    return runId === "run_parent" ? LEAD : null;
   }));
   await app.ready();
 });
@@ -38,7 +58,13 @@ afterEach(async () => {
   await app.close();
 });
 
-function spawningCommit(runId: string, agentName: string, agent: unknown) {
+function spawningCommit(
+  runId: string,
+  agentName: string,
+  agent: unknown,
+  extra: object = {},
+  threadId = "sthr_child",
+) {
   return {
     op: {
       opId: "op_1",
@@ -50,10 +76,11 @@ function spawningCommit(runId: string, agentName: string, agent: unknown) {
       facts: [{ id: "sevt_1", type: "session.thread_created", body: {} }],
       spawns: [
         {
-          threadId: "sthr_child",
+          threadId,
           runId: "run_child",
           agentName,
           agent,
+          ...extra,
           facts: [{ id: "sevt_2", type: "agent.thread_message_received", body: {} }],
         },
       ],
@@ -97,4 +124,26 @@ it("a commit without spawns does not read the roster", async () => {
   expect(response.statusCode).toBe(200);
   expect(rosterAsked).toEqual([]);
   expect(committed).toHaveLength(1);
+});
+
+it("an inline spawn runs the agent derived from the run's own, only where its member allows inline agents", async () => {
+  const inline = { name: "critic", system: "You critique.", description: null };
+  const forged = { ...RESEARCHER, definition: { ...RESEARCHER.definition, tools: [{ type: "bash" }] } };
+  // Subagents here may not define inline agents: refused, nothing committed.
+  const refused = await post(spawningCommit("run_parent", "critic", forged, { inline }));
+  expect(refused.statusCode).toBe(400);
+  expect(refused.json().message).toContain("cannot define inline agents");
+  expect(committed).toEqual([]);
+  // A workflow step's thread may: the child runs the lead's definition under the inline name and prompt.
+  const step = await post(spawningCommit("run_parent", "critic", forged, { inline }, "sthr_toolu_1.0.0"));
+  expect(step.statusCode).toBe(200);
+  const agent = committed[0]?.spawns?.[0]?.agent;
+  expect(agent).toMatchObject({ inline: true, agentId: LEAD.agentId, version: LEAD.version });
+  expect(agent?.definition).toEqual({
+    ...LEAD.definition,
+    name: "critic",
+    system: "You critique.",
+    description: null,
+    multiagent: null,
+  });
 });

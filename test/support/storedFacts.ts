@@ -35,6 +35,18 @@ function stored(type: string, body: fc.Arbitrary<JsonObject>): fc.Arbitrary<Fact
 }
 
 /** Every stored shape the product writes (edges' inputs, the coordinator's and the runtime's facts). */
+/** A workflow run's error, of a type the SDK names or one a later build may add. */
+const workflowError = fc.record({
+  type: fc.constantFrom(
+    "timeout_error",
+    "program_error",
+    "unknown_error",
+    "thread_limit_error",
+    "later_error",
+  ),
+  message: word,
+});
+
 export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
   stored("user.message", fc.record({ content })),
   stored("user.message", fc.record({ content, awaken_client_message_id: word })),
@@ -235,7 +247,41 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
       },
     })),
   ),
+  stored(
+    "workflow_run.created",
+    fc
+      .tuple(
+        word,
+        word,
+        fc.option(word),
+        fc.array(fc.record({ id: word, name: word, description: fc.option(word) }), { maxLength: 3 }),
+      )
+      .map(([run, name, description, phases]) => ({ workflow_run_id: run, name, description, phases })),
+  ),
+  ...(["status_running", "status_idle"] as const).map((change) =>
+    stored(`workflow_run.${change}`, fc.record({ workflow_run_id: word })),
+  ),
+  stored(
+    "workflow_run.status_ended",
+    fc
+      .tuple(word, fc.oneof(fc.constant("completed"), fc.constant("stopped"), workflowError))
+      .map(([run, result]) => ({
+        workflow_run_id: run,
+        result: (typeof result === "string"
+          ? { type: result }
+          : { type: "error", error: result }) as JsonObject,
+      })),
+  ),
+  stored(
+    "workflow_run.error",
+    fc.tuple(fc.option(word), workflowError).map(([run, error]) => ({ workflow_run_id: run, error })),
+  ),
+  stored("workflow_run.phase_started", fc.record({ workflow_run_id: word, workflow_run_phase_id: word })),
+  stored(
+    "workflow_run.phase_ended",
+    fc.record({ workflow_run_id: word, workflow_run_phase_id: word, phase_started_id: word }),
+  ),
   // A wire type this build has no codec for: carried through untouched.
-  stored("workflow_run.phase_started", fc.record({ anything: input })),
-  stored("workflow_run.created", fc.constant({ nested: { deep: [1, "two", null] } })),
+  stored("future.phase_started", fc.record({ anything: input })),
+  stored("future.created", fc.constant({ nested: { deep: [1, "two", null] } })),
 );

@@ -13,7 +13,7 @@ const refused = () => Promise.reject(new Error("not under test"));
  */
 export async function workerRoutesApp(
   token: string,
-  runRoster: WorkerRouteDeps["runRoster"] = async () => null,
+  runAgent: WorkerRouteDeps["runAgent"] = async () => null,
 ): Promise<{ app: FastifyInstance; committed: CommitOperation[] }> {
   const committed: CommitOperation[] = [];
   const gateway = {
@@ -32,7 +32,7 @@ export async function workerRoutesApp(
   app.register(async (scope) =>
     workerTransportRoutes(scope, {
       gateway,
-      runRoster,
+      runAgent,
       token,
       leaseMs: 5_000,
       pollMs: 50,

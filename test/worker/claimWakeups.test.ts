@@ -111,7 +111,7 @@ beforeEach(async () => {
   app.register(async (scope) =>
     workerTransportRoutes(scope, {
       gateway: coordinator.gateway,
-      runRoster: async () => null,
+      runAgent: async () => null,
       token: TOKEN,
       leaseMs: 5_000,
       pollMs: 50,

@@ -1,3 +1,4 @@
+import { encodeFact } from "../../coordinator/factCodec.js";
 import type {
   CommittedTypedFact,
   IdleReason,
@@ -169,6 +170,11 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           },
         },
       ];
+    case "workflow_run": {
+      // Stored under the wire's type with the wire's fields.
+      const { type, body } = encodeFact(f);
+      return [type, body];
+    }
     case "internal":
     case "unknown":
       // Nothing projects internal facts (readers skip them); an unknown type is shown as stored.

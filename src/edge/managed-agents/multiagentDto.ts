@@ -9,6 +9,8 @@ type Json = Record<string, unknown>;
  */
 export function threadAgentDto(agent: ExecutableAgentSnapshot): Record<string, unknown> {
   const { multiagent: _roster, ...definition } = definitionFields(agent.definition);
+  // An inline agent has no Agent resource (SDK `BetaManagedAgentsInlineAgent`): no id, no version.
+  if (agent.inline) return { type: "inline", ...definition };
   return { id: agent.agentId, type: "agent", version: agent.version, ...definition };
 }
 

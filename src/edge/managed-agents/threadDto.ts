@@ -1,4 +1,5 @@
 import type { SessionRecord, ThreadRecord } from "../../coordinator/ports.js";
+import { workflowRunOfThread } from "../../coordinator/workflowIds.js";
 import { isoTime } from "../../kernel/clock.js";
 import { threadAgentDto } from "./multiagentDto.js";
 import { activeSecondsOf, meteredUsageDto } from "./usageDto.js";
@@ -21,7 +22,7 @@ export function threadDto(
     type: "session_thread",
     session_id: thread.sessionId,
     parent_thread_id: thread.parentThreadId,
-    workflow_run_id: null,
+    workflow_run_id: workflowRunOfThread(thread.id),
     status: thread.status,
     // A child thread runs its own agent; a primary thread the session's.
     agent: threadAgentDto(thread.agent ?? session.agent),

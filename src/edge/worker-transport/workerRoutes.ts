@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ThreadSpawn } from "../../coordinator/commitOperation.js";
 import type { Activation, ExecutableAgentSnapshot } from "../../coordinator/ports.js";
+import { spawnedAgent } from "../../coordinator/spawnableAgents.js";
+import { workflowRunOfThread } from "../../coordinator/workflowIds.js";
 import { BoundedCache } from "../../kernel/boundedCache.js";
 import { AwakenError } from "../../kernel/errors.js";
 import type { WorkerTransport } from "../../worker/ports.js";
@@ -44,10 +46,11 @@ export interface WorkerRouteDeps {
    */
   resources?: ResourceRouteDeps | undefined;
   /**
-   * The roster of a run's pinned agent (null: no such run). A remote worker's spawn names a roster
-   * entry; the child runs the entry the coordinator holds, never a snapshot the worker sent.
+   * A run's pinned agent, with its roster (null: no such run). A remote worker's spawn names a
+   * roster entry or defines an inline agent; the child runs what the coordinator derives from this
+   * agent, never a snapshot the worker sent.
    */
-  runRoster: (runId: string) => Promise<readonly ExecutableAgentSnapshot[] | null>;
+  runAgent: (runId: string) => Promise<ExecutableAgentSnapshot | null>;
   /**
    * The presence stream (`/presence`): a worker's dropped connection ends its leases after a short
    * grace. Absent: a dead worker's runs wait out their leases.
@@ -155,7 +158,7 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     }
     const spawns = b.op.spawns ?? [];
     if (spawns.length === 0) return gateway.commit(b.op);
-    return pinnedSpawns(deps.runRoster, b.op.runId, spawns).then((pinned) =>
+    return pinnedSpawns(deps.runAgent, b.op.runId, spawns).then((pinned) =>
       gateway.commit({ ...b.op, spawns: pinned }),
     );
   });
@@ -267,23 +270,24 @@ function watchClient(
 const PUBLISHED_COMMITS_REMEMBERED = 10_000;
 
 /**
- * A worker's spawns with each child's agent replaced by the run's roster entry of that name: the
- * worker chooses which subagent, never what it is. A name outside the roster is refused.
+ * A worker's spawns with each child's agent replaced by what the run's agent may start under that
+ * request: the member's predefined agent of that name, or the inline agent derived from the run's
+ * own. The worker chooses which agent, never what it is; a refused spawn fails the commit.
  */
 async function pinnedSpawns(
-  runRoster: WorkerRouteDeps["runRoster"],
+  runAgent: WorkerRouteDeps["runAgent"],
   runId: string,
   spawns: readonly ThreadSpawn[],
 ): Promise<ThreadSpawn[]> {
-  const roster = await runRoster(runId);
-  if (roster === null) throw new AwakenError("not_found", `run ${runId} does not exist`);
-  const byName = new Map(roster.map((entry) => [entry.definition.name, entry]));
+  const parent = await runAgent(runId);
+  if (parent === null) throw new AwakenError("not_found", `run ${runId} does not exist`);
   return spawns.map((spawn) => {
-    const agent = byName.get(spawn.agentName);
-    if (!agent) {
+    const member = workflowRunOfThread(spawn.threadId) === null ? "subagents" : "workflows";
+    const agent = spawnedAgent(parent, member, spawn);
+    if ("refused" in agent) {
       throw new AwakenError(
         "invalid_request",
-        `spawn of ${JSON.stringify(spawn.agentName.slice(0, 100))}: the run's agent has no subagent of that name`,
+        `spawn of ${JSON.stringify(spawn.agentName.slice(0, 100))}: ${agent.refused}`,
       );
     }
     return { ...spawn, agent };

@@ -28,10 +28,10 @@ export class SqlRunSessions {
   }
 
   /**
-   * The agents a run may spawn: its pinned agent's roster (a child thread's own agent for a child's
-   * run), or null when the run or its session is gone.
+   * A run's pinned agent with its roster (a child thread's own agent for a child's run), or null
+   * when the run or its session is gone: what the run may spawn is derived from it.
    */
-  async rosterOf(runId: string): Promise<ExecutableAgentSnapshot[] | null> {
+  async agentOf(runId: string): Promise<ExecutableAgentSnapshot | null> {
     const row = await this.db
       .selectFrom("runs as r")
       .innerJoin("sessions as s", "s.id", "r.session_id")
@@ -39,7 +39,7 @@ export class SqlRunSessions {
       .where("r.id", "=", runId)
       .where("s.deleted_at", "is", null)
       .executeTakeFirst();
-    return row ? (fromJson<ExecutableAgentSnapshot>(row.agent).roster ?? []) : null;
+    return row ? fromJson<ExecutableAgentSnapshot>(row.agent) : null;
   }
 
   /**
