@@ -40,6 +40,19 @@ export function admitResourceMounts(environment: EnvironmentConfig, resources: r
     );
 }
 
+/** Why a session of this agent needs its sandbox before the first tool call (empty: it does not). */
+export function earlyRealizationNeeds(agent: AgentDefinition, resources: readonly unknown[]): string[] {
+  const reasons: string[] = [];
+  if (isA2aModel(agent.model.id))
+    reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
+  if (agent.skills.length > 0)
+    reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
+  if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
+  if (resources.length > 0)
+    reasons.push("the session mounts resources (files, memory stores or repositories)");
+  return reasons;
+}
+
 /**
  * Admission for `sandbox_provisioning: on_tool_use`: a session may start without a
  * sandbox only when nothing needs local state before the first Hand tool. Anything that does is
@@ -54,14 +67,7 @@ export function admitSandboxProvisioning(
 ): void {
   admitResourceMounts(environment, resources);
   if (sandboxProvisioningOf(environment) !== "on_tool_use") return;
-  const reasons: string[] = [];
-  if (isA2aModel(agent.model.id))
-    reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
-  if (agent.skills.length > 0)
-    reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
-  if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
-  if (resources.length > 0)
-    reasons.push("the session mounts resources (files, memory stores or repositories)");
+  const reasons = earlyRealizationNeeds(agent, resources);
   if (reasons.length === 0) return;
   throw invalid(
     `sandbox_provisioning "on_tool_use" cannot start this session: ${reasons.join("; ")}. These need ` +

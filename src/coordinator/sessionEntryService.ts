@@ -1,6 +1,7 @@
 import type { Actor } from "../control/adminAudit.js";
 import type { Clock } from "../kernel/clock.js";
 import { notFound } from "../kernel/errors.js";
+import type { EnvironmentConfigInput } from "./environmentConfig.js";
 import type { EnvironmentService } from "./environmentService.js";
 import type {
   EnvironmentRecord,
@@ -9,6 +10,7 @@ import type {
   SessionRecord,
   SessionStore,
 } from "./ports.js";
+import { earlyRealizationNeeds } from "./sandboxAdmission.js";
 import type { AgentPinner, SessionEntry, StartSessionCommand } from "./sessionEntry.js";
 import {
   claimName,
@@ -20,9 +22,21 @@ import {
 } from "./sessionEntryNames.js";
 import type { SessionService } from "./sessionService.js";
 
-/** The key of the workspace's default environment in the name store's `default_environment` space. */
-const DEFAULT_ENVIRONMENT_KEY = "default";
-export const DEFAULT_ENVIRONMENT_NAME = "default";
+/**
+ * The workspace's default environments, by key in the name store's `default_environment` space:
+ * the plain one, and one that realizes its sandbox eagerly for agents that need it before their
+ * first tool call (subagents, skills, mounts, a remote delegate), which the protocols that cannot
+ * name an environment would otherwise be refused.
+ */
+const DEFAULTS = {
+  plain: { key: "default", name: "default", config: null },
+  eager: {
+    key: "default_eager",
+    name: "default-eager",
+    config: { type: "cloud", sandbox: { provisioning: "eager" } },
+  },
+} as const satisfies Record<string, { key: string; name: string; config: EnvironmentConfigInput | null }>;
+export const DEFAULT_ENVIRONMENT_NAME = DEFAULTS.plain.name;
 
 export interface SessionEntryDeps {
   pinner: AgentPinner;
@@ -51,7 +65,14 @@ export class SessionEntryService implements SessionEntry {
   async start(cmd: StartSessionCommand): Promise<SessionRecord> {
     // Pinned first: a bad agent reference makes no default environment.
     const agent = await this.deps.pinner.pin(cmd.workspaceId, cmd.agent);
-    const environmentId = cmd.environmentId ?? (await this.defaultEnvironment(cmd.workspaceId)).id;
+    const environmentId =
+      cmd.environmentId ??
+      (
+        await this.defaultEnvironment(
+          cmd.workspaceId,
+          earlyRealizationNeeds(agent.definition, cmd.resources ?? []).length > 0 ? "eager" : "plain",
+        )
+      ).id;
     return this.deps.sessions.create({
       workspaceId: cmd.workspaceId,
       agent,
@@ -158,14 +179,15 @@ export class SessionEntryService implements SessionEntry {
    * The workspace's default environment. An archived or deleted one is replaced by a new one: the
    * clients that rely on it (the UI protocols) cannot name another.
    */
-  private defaultEnvironment(workspaceId: string): Promise<EnvironmentRecord> {
+  private defaultEnvironment(workspaceId: string, kind: keyof typeof DEFAULTS): Promise<EnvironmentRecord> {
+    const made = DEFAULTS[kind];
     // The server makes (or discards) the default environment on a session's behalf.
     const system: Actor = { workspaceId, actor: "system" };
     return claimName(
       this.deps.names,
       this.deps.clock,
       this.timing,
-      { workspaceId, space: "default_environment", name: DEFAULT_ENVIRONMENT_KEY },
+      { workspaceId, space: "default_environment", name: made.key },
       {
         existing: async (id) => {
           const env = await this.deps.environmentRecords.get(workspaceId, id);
@@ -173,11 +195,14 @@ export class SessionEntryService implements SessionEntry {
         },
         create: async () => {
           const env = await this.deps.environments.create(system, {
-            name: DEFAULT_ENVIRONMENT_NAME,
-            description: "Made for sessions started without an environment",
+            name: made.name,
+            description:
+              kind === "eager"
+                ? "Made for sessions started without an environment whose agent needs its sandbox from the start"
+                : "Made for sessions started without an environment",
             scope: null,
             metadata: {},
-            config: null,
+            config: made.config,
           });
           return { id: env.id, value: env };
         },
