@@ -101,7 +101,7 @@ export class WorkflowStep {
     const runs = foldWorkflowRuns(this.run.facts);
     const state = runs.get(workflowRunIdOf(step.toolUseId));
     const plan = readPlan(step.input as JsonObject);
-    if (state) return "error" in plan ? this.refuse(step, plan) : this.advance(step, state, plan);
+    if (state) return "error" in plan ? this.fail(step, state, plan) : this.advance(step, state, plan);
     if ("error" in plan) return this.refuse(step, plan);
     const open = [...runs.values()].filter((r) => !r.ended).length;
     if (open >= WORKFLOW_LIMITS.openRuns) {
@@ -163,22 +163,8 @@ export class WorkflowStep {
       : [];
     if (state.started < plan.phases.length) {
       const opened = this.openPhase(step, plan, state.started, now, results);
-      if ("error" in opened) {
-        // A later phase names an agent that cannot run: the run ends with the error.
-        const ending = workflowEnding(state, { type: "error", error: opened.error }, () =>
-          newId("sevt", now),
-        );
-        return this.run.commitLanding([
-          {
-            id: newId("sevt", now),
-            kind: "workflow_run",
-            run: state.run,
-            change: { type: "error", error: opened.error },
-          },
-          ...ending,
-          toolResult(now, step.toolUseId, `start_workflow: ${opened.detail}`, true),
-        ]);
-      }
+      // A later phase names an agent that cannot run: the run ends with the error.
+      if ("error" in opened) return this.fail(step, state, opened);
       return this.run.commit([...closing, ...opened.facts], undefined, { spawns: opened.spawns });
     }
     const ending = workflowEnding({ ...state, open: null }, { type: "completed" }, () => newId("sevt", now));
@@ -269,6 +255,22 @@ export class WorkflowStep {
         lines.push(`- [${result.agentName}] ${result.text}`);
     });
     return lines.join("\n");
+  }
+
+  /** A run that cannot go on ends with its error, and the call's result says why. */
+  private fail(step: ToolStep, state: WorkflowRunState, refusal: PlanRefusal): Promise<CommitStatus> {
+    const now = this.run.ports.clock.now();
+    const ending = workflowEnding(state, { type: "error", error: refusal.error }, () => newId("sevt", now));
+    return this.run.commitLanding([
+      {
+        id: newId("sevt", now),
+        kind: "workflow_run",
+        run: state.run,
+        change: { type: "error", error: refusal.error },
+      },
+      ...ending,
+      toolResult(now, step.toolUseId, `start_workflow: ${refusal.detail}`, true),
+    ]);
   }
 
   /** A plan that cannot run: the run's error event (no run was created) and the call's error result. */

@@ -211,6 +211,33 @@ describe.each(BACKENDS)("workflow runs over the SDK on %s", (backend) => {
     expect(await all(client.beta.sessions.threads.list(sessionId))).toHaveLength(1);
   });
 
+  it("a later phase naming an agent it may not run ends the run with the error, after the first phase ran", async () => {
+    const plan = {
+      phases: [
+        { name: "one", steps: [{ agent_name: "writer", message: "first" }] },
+        { name: "two", steps: [{ agent_name: "ghost", message: "second" }] },
+      ],
+    };
+    const { events } = await turn(`call start_workflow ${JSON.stringify(plan)}`);
+    const runEvents = events.filter((e) => e.type.startsWith("workflow_run."));
+    expect(runEvents.map((e) => e.type)).toEqual([
+      "workflow_run.created",
+      "workflow_run.status_running",
+      "workflow_run.phase_started",
+      "workflow_run.error",
+      "workflow_run.phase_ended",
+      "workflow_run.status_ended",
+    ]);
+    const runId = runEvents[0]?.workflow_run_id;
+    expect(runEvents[3]).toMatchObject({ workflow_run_id: runId, error: { type: "program_error" } });
+    expect(runEvents.at(-1)).toMatchObject({ result: { type: "error", error: { type: "program_error" } } });
+    expect(events.filter((e) => e.type === "session.thread_created")).toHaveLength(1);
+    const result = events.find((e) => e.type === "agent.tool_result");
+    expect(result?.is_error).toBe(true);
+    expect(textOf(result)).toContain("phases[1].steps[0]");
+    expect(isEndTurnIdle(events.at(-1)!)).toBe(true);
+  });
+
   it("a plan past the thread limit is refused with thread_limit_error", async () => {
     const step = { agent_name: "writer", message: "x" };
     const phase = (name: string) => ({ name, steps: Array.from({ length: 6 }, () => step) });
