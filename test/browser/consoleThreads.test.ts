@@ -56,23 +56,29 @@ async function openSession(tab: ConsoleTab, sessionId: string): Promise<void> {
   await tab.page.getByTestId("run-state").waitFor();
 }
 
+/** A lead session (with a $25 budget) whose one turn spawned a researcher, settled. */
+async function leadThatSpawned(environmentName: string) {
+  const { leadId, environmentId } = await leadWithResearcher(client, environmentName);
+  const session = await client.beta.sessions.create({
+    agent: leadId,
+    environment_id: environmentId,
+    title: "threads",
+    budget: { type: "limit", max_list_cost: { amount: "2500", currency: "USD" } },
+  });
+  await client.beta.sessions.events.send(session.id, {
+    events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"find A"}')],
+  });
+  await waitForHistory(client, session.id, (events) => events.some(isEndTurnIdle), 30_000);
+  const threads = await all(client.beta.sessions.threads.list(session.id));
+  const primary = threads.find((t) => t.parent_thread_id === null)!;
+  const child = threads.find((t) => t.parent_thread_id === primary.id)!;
+  expect(child).toBeDefined();
+  return { session, primary, child };
+}
+
 describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
   it("shows the thread tree; choosing the child shows its own transcript, and back; the budget beside", async () => {
-    const { leadId, environmentId } = await leadWithResearcher(client, "console-threads-env");
-    const session = await client.beta.sessions.create({
-      agent: leadId,
-      environment_id: environmentId,
-      title: "threads",
-      budget: { type: "limit", max_list_cost: { amount: "2500", currency: "USD" } },
-    });
-    await client.beta.sessions.events.send(session.id, {
-      events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"find A"}')],
-    });
-    await waitForHistory(client, session.id, (events) => events.some(isEndTurnIdle), 30_000);
-    const threads = await all(client.beta.sessions.threads.list(session.id));
-    const primary = threads.find((t) => t.parent_thread_id === null)!;
-    const child = threads.find((t) => t.parent_thread_id === primary.id)!;
-    expect(child).toBeDefined();
+    const { session, primary, child } = await leadThatSpawned("console-threads-env");
 
     const tab = await openConsoleTab(browser, server.url);
     const { page } = tab;
@@ -80,7 +86,8 @@ describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
     const tree = page.getByTestId("thread-tree");
     await thread(page, child.id).waitFor();
     // The child hangs under the primary, each with its agent and status.
-    expect(await thread(page, primary.id).locator(`[data-thread-id="${child.id}"]`).count()).toBe(1);
+    // (Announced by the primary's history, it may stand alone until the thread list is read.)
+    await poll(() => thread(page, primary.id).locator(`[data-thread-id="${child.id}"]`).count()).toBe(1);
     expect(await thread(page, primary.id).locator(".thread-line").first().textContent()).toContain("lead");
     expect(await thread(page, child.id).textContent()).toContain("researcher");
     await poll(() => thread(page, child.id).getAttribute("data-status")).toBe("idle");
@@ -151,9 +158,10 @@ describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
     expect(await outcome.textContent()).toContain("Write a line about the season.");
     expect(await outcome.textContent()).toContain("iteration 1");
     const evaluations = outcome.getByTestId("evaluation");
-    expect(await evaluations.evaluateAll((items) => items.map((i) => i.getAttribute("data-result")))).toEqual(
-      ["needs_revision", "satisfied"],
-    );
+    // The verdicts come from the history, which may be read after the session itself.
+    await poll(() =>
+      evaluations.evaluateAll((items) => items.map((i) => i.getAttribute("data-result"))),
+    ).toEqual(["needs_revision", "satisfied"]);
     expect(await evaluations.first().textContent()).toContain("Iteration 0: needs revision");
     expect(await evaluations.first().textContent()).toContain("autumn leaves");
     // No roster, no budget: a single thread needs no tree, and the budget says there is none.
@@ -161,6 +169,84 @@ describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
     expect(await page.getByTestId("budget-limit").textContent()).toBe("none");
     expect(await overflowsX(page)).toBe(false);
     await page.screenshot({ path: `${SHOTS}/outcome-narrow.png`, fullPage: true });
+    await closeConsoleTab(tab);
+  });
+  it("shows a workflow run's phases, result and threads as the SDK types them", async () => {
+    // The server does not commit workflow runs yet: the primary's history, as this tab reads it,
+    // gets the SDK-typed events of one run, and the spawn is marked as that run's thread.
+    const { session, child } = await leadThatSpawned("console-workflow-env");
+    const at = new Date().toISOString();
+    const run = "wfr_console_1";
+    const workflowEvents = [
+      {
+        type: "workflow_run.created",
+        workflow_run_id: run,
+        name: "research",
+        description: "gather, then write",
+        phases: [
+          { id: "wph_gather", name: "gather", description: "find sources" },
+          { id: "wph_write", name: "write", description: null },
+        ],
+      },
+      { type: "workflow_run.status_running", workflow_run_id: run },
+      {
+        type: "workflow_run.phase_started",
+        workflow_run_id: run,
+        workflow_run_phase_id: "wph_gather",
+        id: "sevt_wf_ps1",
+      },
+      {
+        type: "workflow_run.phase_ended",
+        workflow_run_id: run,
+        workflow_run_phase_id: "wph_gather",
+        phase_started_id: "sevt_wf_ps1",
+      },
+      {
+        type: "workflow_run.phase_started",
+        workflow_run_id: run,
+        workflow_run_phase_id: "wph_write",
+        id: "sevt_wf_ps2",
+      },
+      {
+        type: "workflow_run.error",
+        workflow_run_id: run,
+        error: { type: "timeout_error", message: "write took too long" },
+      },
+      {
+        type: "workflow_run.status_ended",
+        workflow_run_id: run,
+        result: { type: "error", error: { type: "timeout_error", message: "write took too long" } },
+      },
+    ].map((event, index) => ({ id: `sevt_wf_${index}`, processed_at: at, ...event }));
+    const tab = await openConsoleTab(browser, server.url);
+    const { page } = tab;
+    await page.route(`**/v1/sessions/${session.id}/events?**`, async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { data: { type: string; workflow_run_id?: string | null }[] };
+      for (const event of body.data) if (event.type === "session.thread_created") event.workflow_run_id = run;
+      await route.fulfill({ response, json: { ...body, data: [...body.data, ...workflowEvents] } });
+    });
+    await openSession(tab, session.id);
+    const panel = page.locator(`[data-testid="workflow-run"][data-workflow-run-id="${run}"]`);
+    await panel.waitFor();
+    expect(await panel.getAttribute("data-status")).toBe("ended");
+    expect(await panel.textContent()).toContain("research");
+    expect(await panel.textContent()).toContain("gather, then write");
+    const phases = panel.getByTestId("workflow-phase");
+    expect(await phases.evaluateAll((items) => items.map((i) => i.getAttribute("data-state")))).toEqual([
+      "ended",
+      "running",
+    ]);
+    expect(await phases.first().textContent()).toMatch(/started .+, ended .+/);
+    expect(await panel.getByTestId("workflow-result").textContent()).toBe(
+      "Result: error — timeout_error: write took too long",
+    );
+    await poll(() => thread(page, child.id).getByTestId("thread-workflow").textContent()).toBe(
+      "workflow research",
+    );
+    await page.setViewportSize({ width: 420, height: 900 });
+    expect(await overflowsX(page)).toBe(false);
+    await page.screenshot({ path: `${SHOTS}/workflow-narrow.png`, fullPage: true });
     await closeConsoleTab(tab);
   });
 });

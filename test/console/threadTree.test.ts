@@ -7,7 +7,15 @@ describe("the thread tree projection", () => {
   it("a session of one thread is one root", () => {
     const tree = threadTree([th.listed("sthr_p", "lead", null, "idle")], [ev.user("hi")]);
     expect(tree).toEqual([
-      { id: "sthr_p", agentName: "lead", status: "idle", workflowRunId: null, archived: false, children: [] },
+      {
+        id: "sthr_p",
+        primary: true,
+        agentName: "lead",
+        status: "idle",
+        workflowRunId: null,
+        archived: false,
+        children: [],
+      },
     ]);
   });
 
@@ -42,6 +50,7 @@ describe("the thread tree projection", () => {
     expect(tree[0]!.children).toEqual([
       {
         id: "sthr_new",
+        primary: false,
         agentName: "researcher",
         status: "running",
         workflowRunId: "wfr_7",
@@ -73,6 +82,6 @@ describe("the thread tree projection", () => {
 
   it("before the list is read, announced children stand as roots of their own", () => {
     const tree = threadTree([], [th.created("sthr_c", "researcher")]);
-    expect(tree.map((n) => n.id)).toEqual(["sthr_c"]);
+    expect(tree.map((n) => [n.id, n.primary])).toEqual([["sthr_c", false]]);
   });
 });

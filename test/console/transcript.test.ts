@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/console/api/wire.js";
 import { transcriptRows } from "../../src/console/projection/transcript.js";
 import { ev } from "./events.js";
-import { oc, th } from "./multiagentEvents.js";
+import { oc, th, wf } from "./multiagentEvents.js";
 
 describe("the transcript projection", () => {
   it("one row per message, in commit order, with its role and text", () => {
@@ -149,6 +149,25 @@ describe("the transcript projection", () => {
       "Outcome defined: write the report",
       "Grader evaluating iteration 0",
       "Verdict on iteration 0: needs revision",
+    ]);
+  });
+  it("a workflow run's creation, statuses and phases are status rows named as its creation names them", () => {
+    const start = wf.phaseStarted("wfr_1", "ph_plan");
+    const rows = transcriptRows([
+      wf.created("wfr_1", "release", [{ id: "ph_plan", name: "plan" }]),
+      wf.running("wfr_1"),
+      start,
+      wf.phaseEnded("wfr_1", "ph_plan", start.id),
+      wf.error("wfr_1", "step threw"),
+      wf.ended("wfr_1", { type: "completed" }),
+    ]);
+    expect(rows.map((row) => (row.kind === "status" ? row.text : row.kind))).toEqual([
+      "Workflow run created: release",
+      "Workflow run release running",
+      "Phase plan started",
+      "Phase plan ended",
+      "error",
+      "Workflow run release ended",
     ]);
   });
 });

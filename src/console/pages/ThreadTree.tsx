@@ -23,7 +23,7 @@ export function ThreadTree({
       <h2 id="threads-title">Threads</h2>
       <ul>
         {roots.map((node) => (
-          <Branch key={node.id} sessionId={sessionId} node={node} primary shown={shown} runs={runs} />
+          <Branch key={node.id} sessionId={sessionId} node={node} shown={shown} runs={runs} />
         ))}
       </ul>
     </nav>
@@ -33,16 +33,15 @@ export function ThreadTree({
 function Branch({
   sessionId,
   node,
-  primary,
   shown,
   runs,
 }: {
   sessionId: string;
   node: ThreadNode;
-  primary: boolean;
   shown: string | null;
   runs: readonly WorkflowRun[];
 }) {
+  const primary = node.primary;
   const to = primary
     ? `sessions/${encodeURIComponent(sessionId)}`
     : `sessions/${encodeURIComponent(sessionId)}/threads/${encodeURIComponent(node.id)}`;
@@ -66,14 +65,7 @@ function Branch({
       {node.children.length > 0 && (
         <ul>
           {node.children.map((child) => (
-            <Branch
-              key={child.id}
-              sessionId={sessionId}
-              node={child}
-              primary={false}
-              shown={shown}
-              runs={runs}
-            />
+            <Branch key={child.id} sessionId={sessionId} node={child} shown={shown} runs={runs} />
           ))}
         </ul>
       )}

@@ -57,7 +57,11 @@ function RunItem({ run }: { run: WorkflowRun }) {
           {error.type}: {error.message}
         </p>
       ))}
-      {run.threadIds.length > 0 && <p className="muted">{run.threadIds.length} threads</p>}
+      {run.threadIds.length > 0 && (
+        <p className="muted">
+          {run.threadIds.length} {run.threadIds.length === 1 ? "thread" : "threads"}
+        </p>
+      )}
     </li>
   );
 }

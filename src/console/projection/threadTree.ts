@@ -9,6 +9,8 @@ export type ThreadStatus = SessionThread["status"];
 
 export interface ThreadNode {
   id: string;
+  /** The session's primary thread (the list says it has no parent). */
+  primary: boolean;
   agentName: string;
   status: ThreadStatus;
   workflowRunId: string | null;
@@ -54,6 +56,7 @@ export function threadTree(
   for (const thread of threads) {
     nodes.set(thread.id, {
       id: thread.id,
+      primary: thread.parent_thread_id === null,
       agentName: agentNameOf(thread.agent),
       status: thread.status,
       workflowRunId: thread.workflow_run_id ?? created.get(thread.id)?.workflowRunId ?? null,
@@ -66,7 +69,7 @@ export function threadTree(
   const primary = threads.find((thread) => thread.parent_thread_id === null)?.id ?? null;
   for (const [id, entry] of created) {
     if (nodes.has(id)) continue;
-    nodes.set(id, { id, ...entry, archived: false, children: [] });
+    nodes.set(id, { id, primary: false, ...entry, archived: false, children: [] });
     parentOf.set(id, primary);
   }
   const roots: ThreadNode[] = [];
@@ -76,7 +79,7 @@ export function threadTree(
     if (parentNode) parentNode.children.push(node);
     else roots.push(node);
   }
-  return roots.sort((a, b) => Number(parentOf.get(a.id) !== null) - Number(parentOf.get(b.id) !== null));
+  return roots.sort((a, b) => Number(b.primary) - Number(a.primary));
 }
 
 /** Every node of the tree, depth first, with its depth (the primary is 0). */

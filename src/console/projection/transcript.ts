@@ -57,6 +57,8 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
   const rows: TranscriptRow[] = [];
   const tools = new Map<string, ToolRow>();
   const models = new Map<string, ModelRow>();
+  // Workflow runs and their phases by id, named as their creation event names them.
+  const names = new Map<string, string>();
   for (const event of events) {
     const at = event.processed_at ?? null;
     switch (event.type) {
@@ -234,6 +236,36 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
           id: event.id,
           at,
           text: `Verdict on iteration ${event.iteration}: ${verdictWords(event.result)}`,
+        });
+        break;
+      case "workflow_run.created":
+        names.set(event.workflow_run_id, event.name);
+        for (const phase of event.phases) names.set(phase.id, phase.name);
+        rows.push({ kind: "status", id: event.id, at, text: `Workflow run created: ${event.name}` });
+        break;
+      case "workflow_run.status_running":
+      case "workflow_run.status_idle":
+      case "workflow_run.status_ended": {
+        const run = names.get(event.workflow_run_id) ?? event.workflow_run_id;
+        const status = event.type.slice("workflow_run.status_".length);
+        rows.push({ kind: "status", id: event.id, at, text: `Workflow run ${run} ${status}` });
+        break;
+      }
+      case "workflow_run.phase_started":
+      case "workflow_run.phase_ended": {
+        const phase = names.get(event.workflow_run_phase_id) ?? event.workflow_run_phase_id;
+        const mark = event.type === "workflow_run.phase_started" ? "started" : "ended";
+        rows.push({ kind: "status", id: event.id, at, text: `Phase ${phase} ${mark}` });
+        break;
+      }
+      case "workflow_run.error":
+        rows.push({
+          kind: "error",
+          id: event.id,
+          at,
+          errorType: event.error.type,
+          message: event.error.message,
+          retryStatus: "workflow run",
         });
         break;
       case "session.usage":
