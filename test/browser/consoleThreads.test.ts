@@ -1,8 +1,9 @@
 /**
  * A multi-agent session on the Console, in headless chromium against the built `awaken up` with
  * the offline model: the thread tree (the lead's primary thread and the researcher it spawned),
- * each thread's own transcript, the session's budget, and an outcome's verdict on every attempt,
- * at a desktop width and at 420 px. Everything is made through the SDK first.
+ * each thread's own transcript, the session's budget, a workflow run's phases and step threads, and
+ * an outcome's verdict on every attempt, at a desktop width and at 420 px. Everything is made
+ * through the SDK first.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -171,79 +172,64 @@ describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
     await page.screenshot({ path: `${SHOTS}/outcome-narrow.png`, fullPage: true });
     await closeConsoleTab(tab);
   });
-  it("shows a workflow run's phases, result and threads as the SDK types them", async () => {
-    // The server does not commit workflow runs yet: the primary's history, as this tab reads it,
-    // gets the SDK-typed events of one run, and the spawn is marked as that run's thread.
-    const { session, child } = await leadThatSpawned("console-workflow-env");
-    const at = new Date().toISOString();
-    const run = "wfr_console_1";
-    const workflowEvents = [
-      {
-        type: "workflow_run.created",
-        workflow_run_id: run,
-        name: "research",
-        description: "gather, then write",
-        phases: [
-          { id: "wph_gather", name: "gather", description: "find sources" },
-          { id: "wph_write", name: "write", description: null },
-        ],
+  it("shows a workflow run's phases, result and step threads, each under the run it belongs to", async () => {
+    const researcher = await client.beta.agents.create({ name: "researcher", model: MODEL });
+    const writer = await client.beta.agents.create({ name: "writer", model: MODEL });
+    const lead = await client.beta.agents.create({
+      name: "planner",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        subagents: { type: "disabled" },
+        workflows: { type: "enabled", predefined_agents: [researcher.id, writer.id] },
       },
-      { type: "workflow_run.status_running", workflow_run_id: run },
-      {
-        type: "workflow_run.phase_started",
-        workflow_run_id: run,
-        workflow_run_phase_id: "wph_gather",
-        id: "sevt_wf_ps1",
-      },
-      {
-        type: "workflow_run.phase_ended",
-        workflow_run_id: run,
-        workflow_run_phase_id: "wph_gather",
-        phase_started_id: "sevt_wf_ps1",
-      },
-      {
-        type: "workflow_run.phase_started",
-        workflow_run_id: run,
-        workflow_run_phase_id: "wph_write",
-        id: "sevt_wf_ps2",
-      },
-      {
-        type: "workflow_run.error",
-        workflow_run_id: run,
-        error: { type: "timeout_error", message: "write took too long" },
-      },
-      {
-        type: "workflow_run.status_ended",
-        workflow_run_id: run,
-        result: { type: "error", error: { type: "timeout_error", message: "write took too long" } },
-      },
-    ].map((event, index) => ({ id: `sevt_wf_${index}`, processed_at: at, ...event }));
+    });
+    const environment = await client.beta.environments.create({
+      name: "console-workflow-env",
+      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    const plan = {
+      name: "report",
+      description: "Research, then write.",
+      phases: [
+        { name: "research", steps: [{ agent_name: "researcher", message: "find A" }] },
+        { name: "write", description: "One draft.", steps: [{ agent_name: "writer", message: "draft C" }] },
+      ],
+    };
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage(`call start_workflow ${JSON.stringify(plan)}`)],
+    });
+    const events = await waitForHistory(client, session.id, (all) => all.some(isEndTurnIdle), 30_000);
+    const created = events.find((e) => e.type === "workflow_run.created");
+    const run = created?.workflow_run_id as string;
+    expect(run).toBeDefined();
+    const steps = (await all(client.beta.sessions.threads.list(session.id))).filter(
+      (t) => t.parent_thread_id,
+    );
+    expect(steps).toHaveLength(2);
+
     const tab = await openConsoleTab(browser, server.url);
     const { page } = tab;
-    await page.route(`**/v1/sessions/${session.id}/events?**`, async (route) => {
-      const response = await route.fetch();
-      const body = (await response.json()) as { data: { type: string; workflow_run_id?: string | null }[] };
-      for (const event of body.data) if (event.type === "session.thread_created") event.workflow_run_id = run;
-      await route.fulfill({ response, json: { ...body, data: [...body.data, ...workflowEvents] } });
-    });
     await openSession(tab, session.id);
     const panel = page.locator(`[data-testid="workflow-run"][data-workflow-run-id="${run}"]`);
     await panel.waitFor();
-    expect(await panel.getAttribute("data-status")).toBe("ended");
-    expect(await panel.textContent()).toContain("research");
-    expect(await panel.textContent()).toContain("gather, then write");
+    await poll(() => panel.getAttribute("data-status")).toBe("ended");
+    expect(await panel.textContent()).toContain("report");
+    expect(await panel.textContent()).toContain("Research, then write.");
     const phases = panel.getByTestId("workflow-phase");
     expect(await phases.evaluateAll((items) => items.map((i) => i.getAttribute("data-state")))).toEqual([
       "ended",
-      "running",
+      "ended",
     ]);
-    expect(await phases.first().textContent()).toMatch(/started .+, ended .+/);
-    expect(await panel.getByTestId("workflow-result").textContent()).toBe(
-      "Result: error — timeout_error: write took too long",
-    );
-    await poll(() => thread(page, child.id).getByTestId("thread-workflow").textContent()).toBe(
-      "workflow research",
-    );
+    expect(await phases.nth(0).textContent()).toMatch(/^research \(ended\)started .+, ended .+/);
+    expect(await phases.nth(1).textContent()).toContain("One draft.");
+    expect(await panel.getByTestId("workflow-result").textContent()).toBe("Result: completed");
+    // Each step's thread names the run it belongs to.
+    for (const step of steps)
+      await poll(() => thread(page, step.id).getByTestId("thread-workflow").textContent()).toBe(
+        "workflow report",
+      );
     await page.setViewportSize({ width: 420, height: 900 });
     expect(await overflowsX(page)).toBe(false);
     await page.screenshot({ path: `${SHOTS}/workflow-narrow.png`, fullPage: true });
