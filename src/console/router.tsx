@@ -43,7 +43,18 @@ export function useNavigation(): Navigation {
 }
 
 /** A link to a Console path: a real href (open in a new tab works), navigated in place on a plain click. */
-export function Link({ to, children, className }: { to: string; children: ReactNode; className?: string }) {
+export function Link({
+  to,
+  children,
+  className,
+  current,
+}: {
+  to: string;
+  children: ReactNode;
+  className?: string;
+  /** Marks the link to the page shown (`aria-current="page"`). */
+  current?: boolean;
+}) {
   const { navigate } = useNavigation();
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
@@ -51,7 +62,7 @@ export function Link({ to, children, className }: { to: string; children: ReactN
     navigate(to);
   };
   return (
-    <a href={to} onClick={onClick} className={className}>
+    <a href={to} onClick={onClick} className={className} aria-current={current ? "page" : undefined}>
       {children}
     </a>
   );

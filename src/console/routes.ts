@@ -2,7 +2,7 @@
 
 export type Route =
   | { page: "sessions" }
-  | { page: "session"; sessionId: string }
+  | { page: "session"; sessionId: string; threadId?: string }
   | { page: "approvals" }
   | { page: "agents" }
   | { page: "agent"; agentId: string }
@@ -24,6 +24,8 @@ export function routeOf(path: string): Route {
   const parts = path.split("/").filter((part) => part !== "");
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "sessions")) return { page: "sessions" };
   if (parts.length === 2 && parts[0] === "sessions") return { page: "session", sessionId: parts[1]! };
+  if (parts.length === 4 && parts[0] === "sessions" && parts[2] === "threads")
+    return { page: "session", sessionId: parts[1]!, threadId: parts[3]! };
   if (parts.length === 2 && parts[0] === "agents") return { page: "agent", agentId: parts[1]! };
   if (parts.length === 2 && parts[0] === "vaults") return { page: "vault", vaultId: parts[1]! };
   if (parts.length === 1 && (parts[0] === "approvals" || parts[0] === "agents")) return { page: parts[0] };

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEvent } from "../../src/console/api/wire.js";
 import { transcriptRows } from "../../src/console/projection/transcript.js";
 import { ev } from "./events.js";
+import { oc, th, wf } from "./multiagentEvents.js";
 
 describe("the transcript projection", () => {
   it("one row per message, in commit order, with its role and text", () => {
@@ -93,5 +94,80 @@ describe("the transcript projection", () => {
     const rows = transcriptRows(events);
     expect(rows).toHaveLength(750);
     expect(rows.at(-1)).toMatchObject({ kind: "tool", result: { text: "r249" } });
+  });
+  it("messages between threads are rows naming the other thread's agent; thread statuses are status rows", () => {
+    const sent: SessionEvent = {
+      id: "sevt_sent",
+      type: "agent.thread_message_sent",
+      to_session_thread_id: "sthr_c",
+      to_agent_name: "researcher",
+      content: [{ type: "text", text: "find A" }],
+      processed_at: "2026-01-01T00:00:00Z",
+    };
+    const received: SessionEvent = {
+      id: "sevt_received",
+      type: "agent.thread_message_received",
+      from_session_thread_id: "sthr_p",
+      content: [{ type: "text", text: "find A" }],
+      processed_at: "2026-01-01T00:00:01Z",
+    };
+    const rows = transcriptRows([
+      th.created("sthr_c", "researcher"),
+      sent,
+      th.idle("sthr_c", "researcher"),
+      received,
+    ]);
+    expect(rows.map((row) => (row.kind === "status" ? row.text : row.kind))).toEqual([
+      "Thread created: researcher",
+      "thread_message",
+      "Thread researcher idle",
+      "thread_message",
+    ]);
+    expect(rows[1]).toMatchObject({
+      direction: "sent",
+      peerThread: "sthr_c",
+      peerName: "researcher",
+      text: "find A",
+    });
+    // A message whose event does not name the other agent names its thread (the page may know its agent).
+    expect(rows[3]).toMatchObject({
+      direction: "received",
+      peerThread: "sthr_p",
+      peerName: null,
+      text: "find A",
+    });
+  });
+  it("an outcome's definition, each evaluation's start and its verdict are status rows; heartbeats are not rows", () => {
+    const start = oc.start("outc_1", 0);
+    const rows = transcriptRows([
+      oc.define("outc_1", "write the report"),
+      start,
+      oc.ongoing("outc_1", 0),
+      oc.end("outc_1", start.id, 0, "needs_revision", "missing totals"),
+    ]);
+    expect(rows.map((row) => (row.kind === "status" ? row.text : row.kind))).toEqual([
+      "Outcome defined: write the report",
+      "Grader evaluating iteration 0",
+      "Verdict on iteration 0: needs revision",
+    ]);
+  });
+  it("a workflow run's creation, statuses and phases are status rows named as its creation names them", () => {
+    const start = wf.phaseStarted("wfr_1", "ph_plan");
+    const rows = transcriptRows([
+      wf.created("wfr_1", "release", [{ id: "ph_plan", name: "plan" }]),
+      wf.running("wfr_1"),
+      start,
+      wf.phaseEnded("wfr_1", "ph_plan", start.id),
+      wf.error("wfr_1", "step threw"),
+      wf.ended("wfr_1", { type: "completed" }),
+    ]);
+    expect(rows.map((row) => (row.kind === "status" ? row.text : row.kind))).toEqual([
+      "Workflow run created: release",
+      "Workflow run release running",
+      "Phase plan started",
+      "Phase plan ended",
+      "error",
+      "Workflow run release ended",
+    ]);
   });
 });

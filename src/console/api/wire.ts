@@ -40,3 +40,5 @@ export interface ModelRequestFields {
   provider?: string;
   model?: string;
 }
+
+export type { BetaManagedAgentsSessionThread as SessionThread } from "@anthropic-ai/sdk/resources/beta/sessions/threads/threads";

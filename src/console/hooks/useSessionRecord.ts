@@ -2,6 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { useEffect, useState } from "react";
 import { useApi } from "../api/apiContext.js";
 import { problemOf } from "../api/client.js";
+import { eventFeed } from "../api/eventFeed.js";
 import type { SessionEvent, StreamEvent } from "../api/wire.js";
 import {
   EMPTY_HISTORY,
@@ -30,8 +31,9 @@ function isFinal(error: unknown): boolean {
  * One session's record: the stream is opened first, then the history is read and the stream's
  * items that arrived meanwhile are applied after it (the stream carries only what follows its
  * opening). After a drop it reconnects and reads the history again; ids keep that idempotent.
+ * Given a thread id, the record is that thread's (the primary's is the session's own).
  */
-export function useSessionRecord(sessionId: string): SessionRecord {
+export function useSessionRecord(sessionId: string, threadId: string | null = null): SessionRecord {
   const { client } = useApi();
   const [record, setRecord] = useState<SessionRecord>({
     history: EMPTY_HISTORY,
@@ -43,6 +45,8 @@ export function useSessionRecord(sessionId: string): SessionRecord {
     const controller = new AbortController();
     const { signal } = controller;
     let history = EMPTY_HISTORY;
+    // Another thread's record must not show under this one while this one is read.
+    setRecord({ history, loaded: false, live: false, problem: null });
     const publish = (next: Partial<SessionRecord>) =>
       setRecord((previous) => ({ ...previous, history, ...next }));
 
@@ -58,12 +62,9 @@ export function useSessionRecord(sessionId: string): SessionRecord {
         signal.removeEventListener("abort", stop);
       }
     };
+    const feed = eventFeed(client, sessionId, threadId);
     const connect = async (signal: AbortSignal) => {
-      const stream = await client.beta.sessions.events.stream(
-        sessionId,
-        { event_deltas: ["agent.message", "agent.thinking"] },
-        { signal },
-      );
+      const stream = await feed.stream(signal);
       let ready = false;
       const early: StreamEvent[] = [];
       const consumed = (async () => {
@@ -79,7 +80,7 @@ export function useSessionRecord(sessionId: string): SessionRecord {
       // Awaited below; until then its failure must not surface as an unhandled rejection.
       consumed.catch(() => undefined);
       const events: SessionEvent[] = [];
-      for await (const event of client.beta.sessions.events.list(sessionId, { limit: 1000 }, { signal })) {
+      for await (const event of feed.list(signal)) {
         events.push(event);
       }
       // A reconnect drops the previews: what they previewed is committed by now, or was never.
@@ -111,6 +112,6 @@ export function useSessionRecord(sessionId: string): SessionRecord {
       }
     })();
     return () => controller.abort();
-  }, [client, sessionId]);
+  }, [client, sessionId, threadId]);
   return record;
 }

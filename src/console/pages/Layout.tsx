@@ -49,7 +49,9 @@ export function Layout() {
       </header>
       <main>
         {route.page === "sessions" && <SessionsPage />}
-        {route.page === "session" && <SessionPage key={route.sessionId} sessionId={route.sessionId} />}
+        {route.page === "session" && (
+          <SessionPage key={route.sessionId} sessionId={route.sessionId} threadId={route.threadId ?? null} />
+        )}
         {route.page === "approvals" && <ApprovalsPage />}
         {route.page === "agents" && <AgentsPage />}
         {route.page === "agent" && <AgentPage key={route.agentId} agentId={route.agentId} />}

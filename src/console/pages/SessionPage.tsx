@@ -5,6 +5,8 @@ import { problemOf } from "../api/client.js";
 import type { Session } from "../api/wire.js";
 import { useSessionActions } from "../hooks/useSessionActions.js";
 import { useSessionRecord } from "../hooks/useSessionRecord.js";
+import { useSessionThreads } from "../hooks/useSessionThreads.js";
+import { outcomeHistory } from "../projection/outcomes.js";
 import { describeRunState, pendingApprovals, type RunState, runState } from "../projection/runState.js";
 import {
   type FirstToolLatency,
@@ -12,14 +14,22 @@ import {
   type McpConnectionUse,
   mcpConnections,
 } from "../projection/sessionFacts.js";
+import { flattenTree, threadTree } from "../projection/threadTree.js";
 import { type ModelRow, transcriptRows } from "../projection/transcript.js";
+import { workflowRuns } from "../projection/workflowRuns.js";
 import { Link } from "../router.js";
+import { BudgetPanel } from "./BudgetPanel.js";
 import { formatTime } from "./formatTime.js";
+import { OutcomesPanel } from "./OutcomesPanel.js";
 import { SessionResources } from "./SessionResources.js";
 import { sandboxOf } from "./sandboxOf.js";
+import { ThreadTranscript } from "./ThreadTranscript.js";
+import { ThreadTree } from "./ThreadTree.js";
 import { Transcript } from "./Transcript.js";
+import { WorkflowRunsPanel } from "./WorkflowRunsPanel.js";
 
-export function SessionPage({ sessionId }: { sessionId: string }) {
+/** A session: its runs and pins, its threads, workflow runs and outcomes, and one thread's transcript. */
+export function SessionPage({ sessionId, threadId }: { sessionId: string; threadId: string | null }) {
   const { client } = useApi();
   const queryClient = useQueryClient();
   const record = useSessionRecord(sessionId);
@@ -32,6 +42,19 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
   const rows = useMemo(() => transcriptRows(events), [events]);
   const asks = useMemo(() => new Set(pendingApprovals(state).map((call) => call.id)), [state]);
   const actions = useSessionActions(sessionId);
+  // Threads, workflow runs and outcomes are announced on the primary thread's history.
+  const threads = useSessionThreads(sessionId);
+  const tree = useMemo(() => threadTree(threads.data ?? [], events), [threads.data, events]);
+  const threadLines = useMemo(() => flattenTree(tree), [tree]);
+  const workflows = useMemo(() => workflowRuns(events), [events]);
+  const outcomes = useMemo(() => outcomeHistory(events), [events]);
+  const primaryId = threads.data?.find((thread) => thread.parent_thread_id === null)?.id;
+  const childShown = threadId !== null && threadId !== primaryId ? threadId : null;
+  const threadNames = useMemo(
+    () => new Map(threadLines.map(({ node }) => [node.id, node.agentName])),
+    [threadLines],
+  );
+  const shownName = threadNames.get(childShown ?? "");
 
   // The session's status, usage and updated time change with its status events: re-read it then.
   const statusEvents = useMemo(() => events.filter((e) => e.type.startsWith("session.")).length, [events]);
@@ -87,6 +110,7 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
           firstTool={firstTool}
         />
         <McpPanel connections={mcp} />
+        {session.data && <BudgetPanel session={session.data} />}
         <SessionResources sessionId={sessionId} skills={session.data?.agent.skills ?? []} />
       </div>
       {failure && (
@@ -98,20 +122,47 @@ export function SessionPage({ sessionId }: { sessionId: string }) {
           <p className="muted">The transcript below is exactly what was committed before the failure.</p>
         </div>
       )}
+      <WorkflowRunsPanel workflows={workflows} />
+      <OutcomesPanel current={session.data?.outcome_evaluations ?? []} history={outcomes} />
       {session.data && session.data.status !== "terminated" && (
         <Actions sessionId={sessionId} active={ACTIVE_PHASES.includes(state.phase)} />
       )}
-      <h2>Transcript</h2>
-      {!record.loaded && <p>Reading the history…</p>}
-      <Transcript
-        rows={rows}
-        previews={previews}
-        asks={asks}
-        onDecide={(toolUseId, allow, denyMessage) =>
-          actions.confirm.mutate({ toolUseId, allow, ...(denyMessage ? { denyMessage } : {}) })
-        }
-        deciding={actions.confirm.isPending}
-      />
+      {(threadLines.length > 1 || childShown) && (
+        <ThreadTree sessionId={sessionId} roots={tree} shown={childShown} runs={workflows.runs} />
+      )}
+      {threads.isError && (
+        <p role="alert" className="problem">
+          Threads: {problemOf(threads.error)}
+        </p>
+      )}
+      {childShown ? (
+        <>
+          <h2>
+            Transcript of {shownName ?? "thread"} <span className="mono muted">{childShown}</span>
+          </h2>
+          <ThreadTranscript
+            key={childShown}
+            sessionId={sessionId}
+            threadId={childShown}
+            threadNames={threadNames}
+          />
+        </>
+      ) : (
+        <>
+          <h2>Transcript</h2>
+          {!record.loaded && <p>Reading the history…</p>}
+          <Transcript
+            rows={rows}
+            previews={previews}
+            asks={asks}
+            onDecide={(toolUseId, allow, denyMessage) =>
+              actions.confirm.mutate({ toolUseId, allow, ...(denyMessage ? { denyMessage } : {}) })
+            }
+            deciding={actions.confirm.isPending}
+            threadNames={threadNames}
+          />
+        </>
+      )}
       {actions.confirm.isError && (
         <p role="alert" className="problem">
           {problemOf(actions.confirm.error)}

@@ -15,6 +15,8 @@ interface TranscriptProps {
   asks: ReadonlySet<string>;
   onDecide(toolUseId: string, allow: boolean, denyMessage?: string): void;
   deciding: boolean;
+  /** Agent names by thread id, for messages between threads whose event names only the thread. */
+  threadNames?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -22,7 +24,7 @@ interface TranscriptProps {
  * view are in the DOM, so a session of thousands of events scrolls like a short one. It follows the
  * end while the operator is at the end.
  */
-export function Transcript({ rows, previews, asks, onDecide, deciding }: TranscriptProps) {
+export function Transcript({ rows, previews, asks, onDecide, deciding, threadNames }: TranscriptProps) {
   const items: Item[] = [
     ...rows.map((row) => ({ key: row.id, row })),
     ...previews.map((preview) => ({ key: `preview-${preview.id}`, preview })),
@@ -67,7 +69,13 @@ export function Transcript({ rows, previews, asks, onDecide, deciding }: Transcr
               style={{ transform: `translateY(${virtual.start}px)` }}
             >
               {"row" in item ? (
-                <Row row={item.row} ask={asks.has(item.row.id)} onDecide={onDecide} deciding={deciding} />
+                <Row
+                  row={item.row}
+                  ask={asks.has(item.row.id)}
+                  onDecide={onDecide}
+                  deciding={deciding}
+                  threadNames={threadNames}
+                />
               ) : (
                 <PreviewRow preview={item.preview} />
               )}
@@ -97,9 +105,10 @@ interface RowProps {
   ask: boolean;
   onDecide: TranscriptProps["onDecide"];
   deciding: boolean;
+  threadNames: TranscriptProps["threadNames"];
 }
 
-function Row({ row, ask, onDecide, deciding }: RowProps) {
+function Row({ row, ask, onDecide, deciding, threadNames }: RowProps) {
   const common = { "data-testid": "transcript-row", "data-kind": row.kind, "data-event-id": row.id };
   const time = row.at ? <time dateTime={row.at}>{formatTime(row.at)}</time> : null;
   switch (row.kind) {
@@ -115,6 +124,18 @@ function Row({ row, ask, onDecide, deciding }: RowProps) {
           <p className="text">{row.text}</p>
         </div>
       );
+    case "thread_message": {
+      const peer = row.peerName ?? threadNames?.get(row.peerThread) ?? row.peerThread;
+      return (
+        <div {...common} data-direction={row.direction} className="row message thread">
+          <div className="row-head">
+            <span className="who">{row.direction === "sent" ? `To ${peer}` : `From ${peer}`}</span>
+            {time}
+          </div>
+          <p className="text">{row.text}</p>
+        </div>
+      );
+    }
     case "thinking":
       return (
         <div {...common} className="row thinking">

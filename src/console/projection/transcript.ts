@@ -5,6 +5,7 @@
  */
 import type { ModelRequestFields, SessionEvent } from "../api/wire.js";
 import { contentText } from "./contentText.js";
+import { verdictWords } from "./outcomes.js";
 
 export type ToolExecutor = "server" | "mcp" | "client";
 
@@ -30,12 +31,25 @@ export interface ModelRow {
   ended: { isError: boolean; inputTokens: number; outputTokens: number } | null;
 }
 
+/** A message between threads: a task sent to a child, or a message (a task, an answer) received. */
+export interface ThreadMessageRow {
+  kind: "thread_message";
+  id: string;
+  at: string | null;
+  direction: "sent" | "received";
+  peerThread: string;
+  /** The other thread's agent name when the event carries it. */
+  peerName: string | null;
+  text: string;
+}
+
 export type TranscriptRow =
   | { kind: "message"; id: string; at: string | null; role: "user" | "agent" | "system"; text: string }
   | { kind: "thinking"; id: string; at: string | null }
   | ToolRow
   | ModelRow
   | { kind: "status"; id: string; at: string | null; text: string }
+  | ThreadMessageRow
   | { kind: "error"; id: string; at: string | null; errorType: string; message: string; retryStatus: string }
   | { kind: "other"; id: string; at: string | null; type: string };
 
@@ -43,6 +57,8 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
   const rows: TranscriptRow[] = [];
   const tools = new Map<string, ToolRow>();
   const models = new Map<string, ModelRow>();
+  // Workflow runs and their phases by id, named as their creation event names them.
+  const names = new Map<string, string>();
   for (const event of events) {
     const at = event.processed_at ?? null;
     switch (event.type) {
@@ -163,6 +179,94 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
         break;
       case "agent.thread_context_compacted":
         rows.push({ kind: "status", id: event.id, at, text: "Context compacted: older turns summarized" });
+        break;
+      case "agent.thread_message_sent":
+        rows.push({
+          kind: "thread_message",
+          id: event.id,
+          at,
+          direction: "sent",
+          peerThread: event.to_session_thread_id,
+          peerName: event.to_agent_name ?? null,
+          text: contentText(event.content),
+        });
+        break;
+      case "agent.thread_message_received":
+        rows.push({
+          kind: "thread_message",
+          id: event.id,
+          at,
+          direction: "received",
+          peerThread: event.from_session_thread_id,
+          peerName: event.from_agent_name ?? null,
+          text: contentText(event.content),
+        });
+        break;
+      case "session.thread_created":
+        rows.push({ kind: "status", id: event.id, at, text: `Thread created: ${event.agent_name}` });
+        break;
+      case "session.thread_status_running":
+      case "session.thread_status_idle":
+      case "session.thread_status_rescheduled":
+      case "session.thread_status_terminated":
+        rows.push({
+          kind: "status",
+          id: event.id,
+          at,
+          text: `Thread ${event.agent_name} ${event.type.slice("session.thread_status_".length)}`,
+        });
+        break;
+      case "user.define_outcome":
+        rows.push({ kind: "status", id: event.id, at, text: `Outcome defined: ${event.description}` });
+        break;
+      case "span.outcome_evaluation_start":
+        rows.push({
+          kind: "status",
+          id: event.id,
+          at,
+          text: `Grader evaluating iteration ${event.iteration}`,
+        });
+        break;
+      case "span.outcome_evaluation_ongoing":
+        // Heartbeats of an evaluation already shown as started: the outcomes panel counts them.
+        break;
+      case "span.outcome_evaluation_end":
+        rows.push({
+          kind: "status",
+          id: event.id,
+          at,
+          text: `Verdict on iteration ${event.iteration}: ${verdictWords(event.result)}`,
+        });
+        break;
+      case "workflow_run.created":
+        names.set(event.workflow_run_id, event.name);
+        for (const phase of event.phases) names.set(phase.id, phase.name);
+        rows.push({ kind: "status", id: event.id, at, text: `Workflow run created: ${event.name}` });
+        break;
+      case "workflow_run.status_running":
+      case "workflow_run.status_idle":
+      case "workflow_run.status_ended": {
+        const run = names.get(event.workflow_run_id) ?? event.workflow_run_id;
+        const status = event.type.slice("workflow_run.status_".length);
+        rows.push({ kind: "status", id: event.id, at, text: `Workflow run ${run} ${status}` });
+        break;
+      }
+      case "workflow_run.phase_started":
+      case "workflow_run.phase_ended": {
+        const phase = names.get(event.workflow_run_phase_id) ?? event.workflow_run_phase_id;
+        const mark = event.type === "workflow_run.phase_started" ? "started" : "ended";
+        rows.push({ kind: "status", id: event.id, at, text: `Phase ${phase} ${mark}` });
+        break;
+      }
+      case "workflow_run.error":
+        rows.push({
+          kind: "error",
+          id: event.id,
+          at,
+          errorType: event.error.type,
+          message: event.error.message,
+          retryStatus: "workflow run",
+        });
         break;
       case "session.usage":
         // Cumulative totals: the session header shows the latest, the transcript need not.
