@@ -38,7 +38,7 @@ import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
-import { createHttpServer } from "../edge/httpServer.js";
+import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
@@ -359,68 +359,72 @@ export async function startAllInOne(
     counted: (outcome) => metrics.pushDelivery(outcome),
     onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
   });
-  const app = createHttpServer(services, {
-    logger,
-    bodyLimitBytes: 32 * 1024 * 1024,
-    connections: options.connections,
-    metricsToken,
-    isReady: () => ready,
-    readiness: readinessProbe({
-      appliedMigrations: () => storage.appliedMigrations(),
-      knownMigrations: KNOWN_MIGRATIONS,
-      workers: () => workers[0]?.state ?? null,
-      draining: () => draining,
-      ...(remoteWorkers ? { remoteWorkers: () => remoteWorkers.count() } : {}),
-      clock,
-      // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
-      ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),
-    }),
-    metrics,
-    tracing,
-    // Every replica that listens serves the Console; the embedded runtime has no HTTP to serve it on.
-    ...(listen ? { console: loadConsoleAssets(options.consoleDir ?? BUILT_CONSOLE_DIR) } : {}),
-    // A split Coordinator serves Control its catalog registration and the sessions' pins.
-    controlLink: split
-      ? {
-          token: split.token,
-          services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins, skillVersions }),
-        }
-      : undefined,
-    workerTransport: options.workerToken
-      ? {
-          gateway: meteredGateway(localWorkerGateway(ports, control.consents), metrics, "remote", (owner) =>
-            remoteWorkers?.saw(owner),
-          ),
-          token: options.workerToken,
-          leaseMs: options.leaseMs,
-          pollMs: 50,
-          // Remote last-mile holders get the same custody as in-process ones, behind a live
-          // claim check (edge/worker-transport/credentialRoute.ts says why this is acceptable).
-          credentials: {
-            custody,
-            runSession: (runId: string) => storage.runSessions.sessionOf(runId),
-          },
-          // A remote run's resources: the same claim-scoped clients as an in-process run, behind
-          // the same live-claim check (edge/worker-transport/resourceRoutes.ts).
-          resources: {
-            resources: runResources,
-            runSession: (runId: string) => storage.runSessions.sessionOf(runId),
-          },
-          runAgent: (runId: string) => storage.runSessions.agentOf(runId),
-          // A remote worker's dropped presence connection ends its leases after a short grace.
-          presence: {
-            connections: new WorkerConnections({
-              lapseClaimsOf: (ownerPrefix, notRenewedAfter) =>
-                ports.dispatch.lapseClaimsOf(ownerPrefix, notRenewedAfter),
-              dispatchReady: (runId) => ports.signals.dispatchReady(runId),
-              clock,
-              log: logger.child({ component: "worker-transport" }),
-            }),
-            localIdPrefix: `${LOCAL_WORKER_ID}.`,
-          },
-        }
-      : undefined,
-  });
+  const app = createHttpServer(
+    services,
+    {
+      logger,
+      bodyLimitBytes: 32 * 1024 * 1024,
+      connections: options.connections,
+      metricsToken,
+      isReady: () => ready,
+      readiness: readinessProbe({
+        appliedMigrations: () => storage.appliedMigrations(),
+        knownMigrations: KNOWN_MIGRATIONS,
+        workers: () => workers[0]?.state ?? null,
+        draining: () => draining,
+        ...(remoteWorkers ? { remoteWorkers: () => remoteWorkers.count() } : {}),
+        clock,
+        // A split Coordinator without Control cannot authenticate anybody: a balancer should know.
+        ...(controlLink ? { control: (timeoutMs: number) => controlLink.ready(timeoutMs) } : {}),
+      }),
+      metrics,
+      tracing,
+      // Every replica that listens serves the Console; the embedded runtime has no HTTP to serve it on.
+      ...(listen ? { console: loadConsoleAssets(options.consoleDir ?? BUILT_CONSOLE_DIR) } : {}),
+      // A split Coordinator serves Control its catalog registration and the sessions' pins.
+      controlLink: split
+        ? {
+            token: split.token,
+            services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins, skillVersions }),
+          }
+        : undefined,
+      workerTransport: options.workerToken
+        ? {
+            gateway: meteredGateway(localWorkerGateway(ports, control.consents), metrics, "remote", (owner) =>
+              remoteWorkers?.saw(owner),
+            ),
+            token: options.workerToken,
+            leaseMs: options.leaseMs,
+            pollMs: 50,
+            // Remote last-mile holders get the same custody as in-process ones, behind a live
+            // claim check (edge/worker-transport/credentialRoute.ts says why this is acceptable).
+            credentials: {
+              custody,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+            },
+            // A remote run's resources: the same claim-scoped clients as an in-process run, behind
+            // the same live-claim check (edge/worker-transport/resourceRoutes.ts).
+            resources: {
+              resources: runResources,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+            },
+            runAgent: (runId: string) => storage.runSessions.agentOf(runId),
+            // A remote worker's dropped presence connection ends its leases after a short grace.
+            presence: {
+              connections: new WorkerConnections({
+                lapseClaimsOf: (ownerPrefix, notRenewedAfter) =>
+                  ports.dispatch.lapseClaimsOf(ownerPrefix, notRenewedAfter),
+                dispatchReady: (runId) => ports.signals.dispatchReady(runId),
+                clock,
+                log: logger.child({ component: "worker-transport" }),
+              }),
+              localIdPrefix: `${LOCAL_WORKER_ID}.`,
+            },
+          }
+        : undefined,
+    },
+    EDGE_ADAPTERS,
+  );
 
   // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
   // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",

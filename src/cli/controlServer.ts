@@ -6,7 +6,10 @@ import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
 import { CONTROL_METHODS, linkServices } from "../edge/control-link/linkServices.js";
+import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import { readinessProbe } from "../edge/http/readinessProbe.js";
+import { createHttpServer } from "../edge/httpServer.js";
+import { controlDoorEdge } from "../edge/managed-agents/controlDoorEdge.js";
 import { systemClock } from "../kernel/clock.js";
 import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
@@ -34,10 +37,17 @@ export interface ControlOptions {
   env: NodeJS.ProcessEnv;
   /** Registers every publication again (a Coordinator whose catalog was lost or rebuilt). */
   rebuildCatalog?: boolean | undefined;
+  /**
+   * Control's own door: the operator API (agents, vaults, keys, audits, consent) and the Console,
+   * on a port apart from the private link's. Null: none (clients use the coordinator alone).
+   */
+  api?: { host: string; port: number } | null | undefined;
 }
 
 export interface RunningControl {
   url: string;
+  /** Control's own door, when it serves one. */
+  apiUrl: string | null;
   apiKey: string | null;
   apiKeySource: ApiKeySource;
   storage: string;
@@ -59,6 +69,7 @@ export async function startControl(
   const outbound = outboundFor(options.allowPrivateHosts, options.env);
   const metricsToken = metricsTokenFrom(options.env);
   await assertCanListen(options.host, options.port);
+  if (options.api) await assertCanListen(options.api.host, options.api.port);
   const { found, retiredKeys } = prepareDataDir(dataDir, options.env, logger);
   const storage = await openStorage(
     { dataDir, databaseUrl: options.databaseUrl, poolSize: options.dbPoolSize },
@@ -127,10 +138,36 @@ export async function startControl(
       }),
     },
   });
-  await app.listen({ host: options.host, port: options.port });
-  const address = app.server.address();
-  const port = typeof address === "object" && address ? address.port : options.port;
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+  const door = options.api
+    ? createHttpServer(
+        {
+          iam: control.iam,
+          agents: control.agents,
+          vaults: control.vaults,
+          credentials: control.credentials,
+          credentialOpens: control.credentialOpens,
+          adminAudit: control.adminAudit,
+          clock,
+          dataSubjects: { consents: control.consents },
+        },
+        {
+          logger,
+          bodyLimitBytes: 32 * 1024 * 1024,
+          isReady: () => ready,
+          console: loadConsoleAssets(BUILT_CONSOLE_DIR),
+        },
+        [controlDoorEdge],
+      )
+    : null;
+  const url = await listenOn(app, options.host, options.port);
+  let apiUrl: string | null = null;
+  try {
+    if (door && options.api) apiUrl = await listenOn(door, options.api.host, options.api.port);
+  } catch (error) {
+    await app.close();
+    await storage.close();
+    throw error;
+  }
   if (options.rebuildCatalog) {
     const marked = await control.rebuildCatalog();
     logger.info({ component: "registration", marked }, `registering ${marked} publication(s) again`);
@@ -140,6 +177,7 @@ export async function startControl(
   let stopping: Promise<void> | null = null;
   return {
     url,
+    apiUrl,
     apiKey: control.apiKey,
     apiKeySource: control.apiKeySource,
     storage: storage.description,
@@ -149,6 +187,7 @@ export async function startControl(
         draining = true;
         ready = false;
         await control.stop();
+        await door?.close();
         await app.close();
         await outbound.close();
         await storage.close();
@@ -157,4 +196,12 @@ export async function startControl(
       return stopping;
     },
   };
+}
+
+/** Listens and answers the base URL the server is reachable at (the port a `0` was given). */
+async function listenOn(app: FastifyInstance, host: string, port: number): Promise<string> {
+  await app.listen({ host, port });
+  const address = app.server.address();
+  const bound = typeof address === "object" && address ? address.port : port;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${bound}`;
 }

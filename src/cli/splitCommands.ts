@@ -11,8 +11,11 @@ import { addServerOptions, serverOptionsFrom } from "./upCommand.js";
 
 const CONTROL_HELP = `
 Control owns authoring and publication history (agents), IAM (API keys, access tokens), vaults and
-credentials (the master key lives only here), the admin audit and data-subject consent. It serves
-no public API: clients reach it through the coordinator, which forwards over a private link.
+credentials (the master key lives only here), the admin audit and data-subject consent. Clients
+reach it through the coordinator, which forwards over a private link (--port). Operators also have
+Control's own door (--api-port): the same routes for agents, vaults and credentials, API keys,
+access tokens, the audits and consent, with the same API keys, and the Console for those pages.
+It answers while every coordinator is down; agents published then register once one is back.
 
 Environment:
   AWAKEN_CONTROL_TOKEN  required: the private Control↔Coordinator token, the same on both (≥ 32 characters)
@@ -57,7 +60,17 @@ export function controlCommand(): Command {
   return new Command("control")
     .description("Run Control alone (authoring, IAM, vaults, audit, consent) for a split deployment.")
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
-    .addOption(new Option("--port <port>", "port to listen on").default(4100).argParser(portNumber("--port")))
+    .addOption(
+      new Option("--port <port>", "port of the private link the coordinator calls")
+        .default(4100)
+        .argParser(portNumber("--port")),
+    )
+    .addOption(
+      new Option("--api-port <port>", "port of Control's own door, the operator API and the Console")
+        .default(4101)
+        .argParser(portNumber("--api-port")),
+    )
+    .addOption(new Option("--no-api", "serve no operator API of its own (operators use the coordinator)"))
     .addOption(logLevelOption())
     .addOption(
       new Option("--data-dir <dir>", "where the master key and the bootstrap API key live").default(
@@ -117,13 +130,17 @@ export function controlCommand(): Command {
           allowPrivateHosts: opts.allowPrivateMcpHost,
           env: process.env,
           rebuildCatalog: opts.rebuildCatalog === true,
+          api: opts.api === false ? null : { host: opts.host, port: opts.apiPort },
         },
         logger,
       );
       if (!(await lifecycle.ready(control))) return;
       const keyLine = apiKeyBannerLine(control.apiKey, control.apiKeySource, opts.dataDir);
       process.stdout.write(
-        `Awaken Control is listening on ${control.url} (private link only; clients use the coordinator)\n` +
+        `Awaken Control is listening on ${control.url} (the private link the coordinator calls)\n` +
+          (control.apiUrl
+            ? `Operator API and Console: ${control.apiUrl} (agents, vaults, keys, audits, consent)\n`
+            : "") +
           keyLine +
           `Storage: ${control.storage}\n`,
       );

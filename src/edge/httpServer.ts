@@ -6,7 +6,7 @@ import { a2aEdge } from "./a2a/a2aEdge.js";
 import { agUiEdge } from "./ag-ui/agUiEdge.js";
 import { aiSdkEdge } from "./ai-sdk/aiSdkEdge.js";
 import { type LinkRouteDeps, linkRoutes } from "./control-link/linkRoutes.js";
-import { authenticate, authorize } from "./http/auth.js";
+import { type AuthDeps, authenticate, authorize } from "./http/auth.js";
 import { answerFrameworkError, writeClientError } from "./http/clientErrors.js";
 import {
   type ConnectionLimits,
@@ -67,10 +67,10 @@ export const EDGE_ADAPTERS: readonly EdgeAdapter[] = [
  * One HTTP server for every edge. Each protocol adapter gets its own scope: the shared API-key
  * authentication, its routes, and its own error shape for everything that fails inside it.
  */
-export function createHttpServer(
-  services: EdgeServices,
+export function createHttpServer<S extends AuthDeps = EdgeServices>(
+  services: S,
   options: HttpServerOptions,
-  adapters: readonly EdgeAdapter[] = EDGE_ADAPTERS,
+  adapters: readonly EdgeAdapter<S>[],
 ): FastifyInstance {
   const limits = connectionLimitsWith(options.connections);
   checkConnectionLimits(limits);
@@ -145,7 +145,7 @@ export function createHttpServer(
 }
 
 /** The adapter owning `path`: the longest matching prefix; the first adapter owns the rest. */
-function adapterFor(adapters: readonly EdgeAdapter[], path: string): EdgeAdapter {
+function adapterFor<S>(adapters: readonly EdgeAdapter<S>[], path: string): EdgeAdapter<S> {
   let best = adapters[0]!;
   let length = -1;
   for (const adapter of adapters) {

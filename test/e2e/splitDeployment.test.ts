@@ -57,6 +57,16 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | n
   });
 }
 
+/** One call with the split tests' API key, answered as status and JSON body. */
+async function rawJson(base: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
 describe("forbidden settings of the split processes", () => {
   let dir: string;
   beforeAll(() => {
@@ -450,14 +460,35 @@ describe.skipIf(postgresUnavailable() !== null)("registration across the split",
     }
   }
 
-  it("a publication made while the coordinator is down is durable, and lands once when it comes up", async () => {
-    // Control's own link: the coordinator, which would forward a client's call, is down.
-    const control = new LinkClient({ baseUrl: cluster.control.url, token: CONTROL_TOKEN, peer: "Control" });
-    const view = (await control.call("agents", "create", [
-      { workspaceId: "wrkspc_default", actor: "system" },
-      { name: "published while down", model: MODEL },
-    ])) as { head: { id: string }; publication: { version: number } };
-    const agentId = view.head.id;
+  it("a publication made through Control's own door while the coordinator is down is durable, and lands once when it comes up", async () => {
+    // The official SDK at Control's door: the coordinator, which would forward the call, is down.
+    const operator = new Anthropic({ baseURL: cluster.control.apiUrl!, apiKey: KEY, maxRetries: 0 });
+    const agent = await operator.beta.agents.create({ name: "published while down", model: MODEL });
+    const agentId = agent.id;
+    expect((await operator.beta.agents.retrieve(agentId)).version).toBe(1);
+    // The rest of the operator's door answers too: vaults, keys, the audit; sessions are the coordinator's.
+    const vault = await operator.beta.vaults.create({ display_name: "while down" });
+    const minted = await rawJson(cluster.control.apiUrl!, "POST", "/v1/awaken/api_keys", { role: "runtime" });
+    expect(minted.status).toBe(200);
+    const audit = await rawJson(cluster.control.apiUrl!, "GET", "/v1/awaken/audit");
+    const audited = (audit.body.data as Array<{ resource_type: string; resource_id: string }>).map(
+      (e) => `${e.resource_type} ${e.resource_id}`,
+    );
+    expect(audited).toEqual(expect.arrayContaining([`agent ${agentId}`, `vault ${vault.id}`]));
+    await expectApiError(operator.beta.sessions.list(), NotFoundError, NOT_FOUND);
+    // The Console is served there for these pages.
+    const consolePage = await fetch(`${cluster.control.apiUrl}/console/`);
+    expect(consolePage.status).toBe(200);
+    expect(consolePage.headers.get("content-type")).toContain("text/html");
+    await expectApiError(
+      new Anthropic({
+        baseURL: cluster.control.apiUrl!,
+        apiKey: "sk-not-a-key",
+        maxRetries: 0,
+      }).beta.agents.list(),
+      AuthenticationError,
+      { status: 401, type: "authentication_error" },
+    );
     const pending = await rows(
       cluster.controlSchema.url,
       `select registered_at from agent_publications where agent_id = '${agentId}'`,

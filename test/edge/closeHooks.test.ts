@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { onReplyClosed } from "../../src/edge/http/closeListener.js";
 import type { EdgeServices } from "../../src/edge/http/edgeServices.js";
-import { createHttpServer, type HttpServerOptions } from "../../src/edge/httpServer.js";
+import { createHttpServer, EDGE_ADAPTERS, type HttpServerOptions } from "../../src/edge/httpServer.js";
 import { noopMetrics } from "../../src/kernel/metrics.js";
 import type { Tracing } from "../../src/kernel/tracing.js";
 import { watchProcessEscapes } from "../support/processEscapes.js";
@@ -24,12 +24,16 @@ afterEach(async () => {
 });
 
 async function serve(extra: Partial<HttpServerOptions>): Promise<string> {
-  app = createHttpServer({ stream: { pingMs: 60_000 } } as EdgeServices, {
-    logger: watch.logger(),
-    bodyLimitBytes: 1024,
-    isReady: () => true,
-    ...extra,
-  });
+  app = createHttpServer(
+    { stream: { pingMs: 60_000 } } as EdgeServices,
+    {
+      logger: watch.logger(),
+      bodyLimitBytes: 1024,
+      isReady: () => true,
+      ...extra,
+    },
+    EDGE_ADAPTERS,
+  );
   await app.listen({ host: "127.0.0.1", port: 0 });
   const address = app.server.address();
   if (typeof address !== "object" || !address) throw new Error("no address");

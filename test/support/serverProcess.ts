@@ -5,10 +5,14 @@ import Anthropic from "@anthropic-ai/sdk";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ENTRY = `${ROOT}dist/cli/main.js`;
+/** The line `awaken control` prints for its own door. */
+const DOOR_LINE = /Operator API and Console: (http:\/\/\S+)/;
 
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /** Control's own door (`awaken control` without `--no-api`); null for the other commands. */
+  apiUrl: string | null;
   client: Anthropic;
   stdout: () => string;
   stderr: () => string;
@@ -35,7 +39,17 @@ export async function startServerProcess(options: {
   if (!existsSync(ENTRY)) throw new Error(`${ENTRY} is missing: run \`npm run build\` first (npm test does)`);
   const child = spawn(
     process.execPath,
-    [ENTRY, options.command ?? "up", "--port", "0", "--data-dir", options.dataDir, ...(options.args ?? [])],
+    [
+      ENTRY,
+      options.command ?? "up",
+      "--port",
+      "0",
+      // Control's door on an ephemeral port too, so several Controls never collide on its default.
+      ...(options.command === "control" ? ["--api-port", "0"] : []),
+      "--data-dir",
+      options.dataDir,
+      ...(options.args ?? []),
+    ],
     {
       env: {
         PATH: process.env.PATH,
@@ -57,6 +71,7 @@ export async function startServerProcess(options: {
   const exited = new Promise<number | string>((resolve) => {
     child.on("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
   });
+  const door = options.command === "control" && !(options.args ?? []).includes("--no-api");
   const url = await new Promise<string>((resolve, reject) => {
     // A server that did not start in time is killed, so a failed start leaves no process behind.
     const timer = setTimeout(() => {
@@ -65,7 +80,7 @@ export async function startServerProcess(options: {
     }, 15_000);
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match?.[1]) {
+      if (match?.[1] && (!door || DOOR_LINE.test(out))) {
         clearTimeout(timer);
         resolve(match[1]);
       }
@@ -76,8 +91,10 @@ export async function startServerProcess(options: {
       reject(new Error(`server exited (${code}) before listening:\n${out}\n${err}`));
     });
   });
+  const apiUrl = door ? (DOOR_LINE.exec(out)?.[1] ?? null) : null;
   return {
     child,
+    apiUrl,
     url,
     client: new Anthropic({ baseURL: url, apiKey: options.apiKey ?? "none", maxRetries: 0 }),
     stdout: () => out,

@@ -77,8 +77,9 @@ export const API_KEY_ONLY: RouteAccess = { accepts: ["api_key"] };
 
 export interface AuthDeps {
   iam: Pick<IamService, "authenticate">;
-  environmentKeys: EnvironmentKeyService;
-  workQueue: WorkQueueService;
+  /** The coordinator's (self-hosted environments): absent on Control's door, which takes API keys only. */
+  environmentKeys?: EnvironmentKeyService | undefined;
+  workQueue?: WorkQueueService | undefined;
 }
 
 /**
@@ -106,10 +107,10 @@ export async function authenticate(deps: AuthDeps, request: FastifyRequest): Pro
     );
   }
   if (WorkQueueService.isSessionsToken(credential)) {
-    const binding = await deps.workQueue.authenticateToken(credential);
+    const binding = await deps.workQueue?.authenticateToken(credential);
     if (binding) return { kind: "sessions_token", ...binding };
   } else if (EnvironmentKeyService.isEnvironmentKey(credential)) {
-    const key = await deps.environmentKeys.authenticate(credential);
+    const key = await deps.environmentKeys?.authenticate(credential);
     if (key) {
       return {
         kind: "environment_key",

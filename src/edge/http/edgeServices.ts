@@ -74,3 +74,12 @@ export interface EdgeServices {
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
   dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
 }
+
+/**
+ * What Control's own door serves (`awaken control`): authoring, vaults and credentials, IAM, the
+ * audits and consent, all in Control's process. Everything else is the coordinator's.
+ */
+export type ControlEdgeServices = Pick<
+  EdgeServices,
+  "iam" | "agents" | "vaults" | "credentials" | "credentialOpens" | "adminAudit" | "clock"
+> & { dataSubjects: Pick<EdgeServices["dataSubjects"], "consents"> };

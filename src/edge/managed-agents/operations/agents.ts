@@ -1,6 +1,10 @@
 import type { Actor } from "../../../control/adminAudit.js";
 import { agentDto, pageDto } from "../dto.js";
 import { type ManagedAgentsDeps, toMs } from "../edgeDeps.js";
+
+/** What the agent operations use: Control's authoring service, in process or over the link. */
+type AgentDeps = Pick<ManagedAgentsDeps, "agents">;
+
 import {
   createAgentBodySchema,
   listAgentsQuerySchema,
@@ -13,14 +17,14 @@ import { parseBody, parseQuery, type RawQuery } from "../schemas/common.js";
 // The agent operations of the Managed wire, transport-free: the HTTP routes and the in-process
 // client both call these, so validation and projection have one home.
 
-export async function createAgent(deps: ManagedAgentsDeps, by: Actor, rawBody: unknown) {
+export async function createAgent(deps: AgentDeps, by: Actor, rawBody: unknown) {
   const body = parseBody(createAgentBodySchema, rawBody);
   const { head, publication } = await deps.agents.create(by, body);
   return agentDto(head, publication);
 }
 
 export async function retrieveAgent(
-  deps: ManagedAgentsDeps,
+  deps: AgentDeps,
   workspaceId: string,
   agentId: string,
   rawQuery: RawQuery,
@@ -30,13 +34,13 @@ export async function retrieveAgent(
   return agentDto(head, publication);
 }
 
-export async function updateAgent(deps: ManagedAgentsDeps, by: Actor, agentId: string, rawBody: unknown) {
+export async function updateAgent(deps: AgentDeps, by: Actor, agentId: string, rawBody: unknown) {
   const body = parseBody(updateAgentBodySchema, rawBody ?? {});
   const { head, publication } = await deps.agents.update(by, agentId, body);
   return agentDto(head, publication);
 }
 
-export async function listAgents(deps: ManagedAgentsDeps, workspaceId: string, rawQuery: RawQuery) {
+export async function listAgents(deps: AgentDeps, workspaceId: string, rawQuery: RawQuery) {
   const query = parseQuery(listAgentsQuerySchema, rawQuery);
   const page = await deps.agents.list(workspaceId, {
     limit: query.limit,
@@ -47,13 +51,13 @@ export async function listAgents(deps: ManagedAgentsDeps, workspaceId: string, r
   return pageDto(page, (item) => agentDto(item.head, item.latest));
 }
 
-export async function archiveAgent(deps: ManagedAgentsDeps, by: Actor, agentId: string) {
+export async function archiveAgent(deps: AgentDeps, by: Actor, agentId: string) {
   const { head, publication } = await deps.agents.archive(by, agentId);
   return agentDto(head, publication);
 }
 
 export async function listAgentVersions(
-  deps: ManagedAgentsDeps,
+  deps: AgentDeps,
   workspaceId: string,
   agentId: string,
   rawQuery: RawQuery,

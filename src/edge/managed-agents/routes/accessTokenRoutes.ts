@@ -18,7 +18,14 @@ const DEFAULT_TTL_S = 300;
  * key reaches. A token confined to a session namespace (a prefix such as `user-42/`) reaches only
  * sessions bound to a client name under it, and creates sessions only under such a name.
  */
-export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): void {
+/**
+ * Control's door has no sessions: a token confined to a session is minted through the coordinator,
+ * which can check that the minter reaches it.
+ */
+export function accessTokenRoutes(
+  app: FastifyInstance,
+  deps: Pick<EdgeServices, "iam"> | EdgeServices,
+): void {
   app.post("/v1/awaken/access_tokens", async (request) => {
     const body = parseBody(createAccessTokenBodySchema, request.body ?? {});
     const by = principalOf(request);
@@ -38,6 +45,12 @@ export function accessTokenRoutes(app: FastifyInstance, deps: EdgeServices): voi
       );
     }
     if (sessionId !== null) {
+      if (!("sessions" in deps)) {
+        throw new AwakenError(
+          "invalid_request",
+          "session_id: a token confined to a session is minted through the coordinator's URL, which holds the sessions; Control's own URL cannot check it.",
+        );
+      }
       // Through the minter's own scope: a session it cannot reach is not found.
       const session = await servicesFor(deps, request).sessions.get(by.workspaceId, sessionId);
       if (body.agent_ids && !body.agent_ids.includes(session.agent.agentId)) {

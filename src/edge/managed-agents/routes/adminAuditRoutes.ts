@@ -15,7 +15,7 @@ const ADMIN: RouteAccess = { accepts: ["api_key"] };
  * first: who (a key id, or `bootstrap`, `cli`, `embedded`, `system`), what, when, and digests of the
  * secret-free view before and after. `awaken audit` calls it over HTTP.
  */
-export function adminAuditRoutes(app: FastifyInstance, deps: EdgeServices): void {
+export function adminAuditRoutes(app: FastifyInstance, deps: Pick<EdgeServices, "adminAudit">): void {
   app.get<{ Querystring: RawQuery }>("/v1/awaken/audit", { config: { access: ADMIN } }, async (request) => {
     const q = parseQuery(listAdminAuditQuerySchema, request.query);
     const page = await deps.adminAudit.list(principalOf(request).workspaceId, {

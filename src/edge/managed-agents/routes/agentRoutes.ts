@@ -13,7 +13,7 @@ import type { RawQuery } from "../schemas/common.js";
 
 type IdParams = { Params: { id: string }; Querystring: RawQuery };
 
-export function agentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+export function agentRoutes(app: FastifyInstance, deps: Pick<ManagedAgentsDeps, "agents">): void {
   app.post("/v1/agents", async (request) => createAgent(deps, actorOf(request), request.body));
 
   app.get<IdParams>("/v1/agents/:id", async (request) =>

@@ -17,7 +17,7 @@ type KeyParams = { Params: { key_id: string } };
  * - `POST /v1/awaken/api_keys/{key_id}/revoke` → the key with `revoked_at`.
  * `awaken api-keys` calls these over HTTP.
  */
-export function apiKeyRoutes(app: FastifyInstance, deps: EdgeServices): void {
+export function apiKeyRoutes(app: FastifyInstance, deps: Pick<EdgeServices, "iam">): void {
   app.post("/v1/awaken/api_keys", async (request) => {
     const body = parseBody(createApiKeyBodySchema, request.body ?? {});
     const by = apiKeyPrincipal(request);

@@ -18,7 +18,10 @@ const ADMIN: RouteAccess = { accepts: ["api_key"] };
  *   which holder opened (or was refused) which credential revision for which session and run, when.
  * The audit outlives a deleted credential, so filtering by an unknown id answers an empty page.
  */
-export function custodyRoutes(app: FastifyInstance, deps: EdgeServices): void {
+export function custodyRoutes(
+  app: FastifyInstance,
+  deps: Pick<EdgeServices, "credentials" | "credentialOpens">,
+): void {
   app.get<CredentialParams>(
     "/v1/awaken/vaults/:vault_id/credentials/:credential_id/revisions",
     { config: { access: ADMIN } },

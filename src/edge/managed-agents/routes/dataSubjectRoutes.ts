@@ -23,6 +23,7 @@ const ADMIN: RouteAccess = { accepts: ["api_key"] };
  * - `GET …/consents`, `PUT …/consents/{purpose}` `{granted}` → the subject's consent per purpose.
  */
 export function dataSubjectRoutes(app: FastifyInstance, deps: EdgeServices): void {
+  consentRoutes(app, deps);
   app.post<SubjectParams>(
     "/v1/awaken/data_subjects/:subject_id/erasure",
     { config: { access: ADMIN } },
@@ -60,7 +61,13 @@ export function dataSubjectRoutes(app: FastifyInstance, deps: EdgeServices): voi
       return { data: receipts.map(erasureDto) };
     },
   );
+}
 
+/** A data subject's consent per purpose: Control's, served by the coordinator and by Control's door. */
+export function consentRoutes(
+  app: FastifyInstance,
+  deps: { dataSubjects: Pick<EdgeServices["dataSubjects"], "consents"> },
+): void {
   app.get<SubjectParams>(
     "/v1/awaken/data_subjects/:subject_id/consents",
     { config: { access: ADMIN } },

@@ -17,7 +17,10 @@ type VaultParams = { Params: { vault_id: string }; Querystring: RawQuery };
 type CredentialParams = { Params: { vault_id: string; credential_id: string } };
 
 /** Vaults and credentials (wire §2.7, §5). API key only, like every resource route. */
-export function vaultRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
+export function vaultRoutes(
+  app: FastifyInstance,
+  deps: Pick<ManagedAgentsDeps, "vaults" | "credentials">,
+): void {
   const { vaults, credentials } = deps;
 
   app.post("/v1/vaults", async (request) => {
