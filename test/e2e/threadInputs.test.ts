@@ -22,6 +22,7 @@ import {
   stopReason,
   textOf,
   userMessage,
+  WEATHER_TOOL,
   type WireEvent,
 } from "../support/sdkHelpers.js";
 import { startTestServer, type TestServer } from "../support/testServer.js";
@@ -54,21 +55,23 @@ describe.each(BACKENDS)("inputs reach child threads on %s", (backend) => {
     delete process.env.AWAKEN_OFFLINE_DELAY_MS;
   });
 
-  /** A lead whose roster is one researcher (its bash tool under `bashPolicy` when given). */
-  async function leadSession(bashPolicy?: "always_ask"): Promise<string> {
+  /** A lead whose roster is one researcher (its bash tool asks first, or it has a custom tool). */
+  async function leadSession(tools?: "bash_asks" | "custom"): Promise<string> {
     const researcher = await client.beta.agents.create({
       name: "researcher",
       model: MODEL,
-      ...(bashPolicy
+      ...(tools === "bash_asks"
         ? {
             tools: [
               {
                 type: "agent_toolset_20260401",
-                configs: [{ name: "bash", permission_policy: { type: bashPolicy } }],
+                configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
               },
             ] as never,
           }
-        : {}),
+        : tools === "custom"
+          ? { tools: [WEATHER_TOOL] }
+          : {}),
     });
     const lead = await client.beta.agents.create({
       name: "lead",
@@ -211,7 +214,7 @@ describe.each(BACKENDS)("inputs reach child threads on %s", (backend) => {
   });
 
   it("a child's permission ask shows on the primary stream; a confirmation without a thread id resumes the child and the parent finishes", async () => {
-    const sessionId = await leadSession("always_ask");
+    const sessionId = await leadSession("bash_asks");
     const stream = await StreamReader.open(client, sessionId);
     try {
       await client.beta.sessions.events.send(sessionId, {
@@ -270,6 +273,49 @@ describe.each(BACKENDS)("inputs reach child threads on %s", (backend) => {
       );
       const session = await client.beta.sessions.retrieve(sessionId);
       expect(session.status).toBe("idle");
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it("a child's custom tool call shows on the primary stream; its result sent without a thread id reaches the child", async () => {
+    const sessionId = await leadSession("custom");
+    const stream = await StreamReader.open(client, sessionId);
+    try {
+      await client.beta.sessions.events.send(sessionId, {
+        events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"call get_weather"}')],
+      });
+      const use = await stream.until((e) => e.type === "agent.custom_tool_use", { timeoutMs: 20_000 });
+      const child = String(use.session_thread_id);
+      expect(child).toMatch(/^sthr_/);
+      const waiting = await stream.until((e) => e.type === "session.thread_status_idle");
+      expect(stopReason(waiting)).toEqual({ type: "requires_action", event_ids: [use.id] });
+      // The session's own pending answers stay its own: the child's call is not the primary's.
+      expect((await client.beta.sessions.retrieve(sessionId)).status).toBe("running");
+
+      const from = stream.events.length;
+      const sent = (
+        await client.beta.sessions.events.send(sessionId, {
+          events: [
+            {
+              type: "user.custom_tool_result",
+              custom_tool_use_id: use.id,
+              content: [{ type: "text", text: "sunny" }],
+            },
+          ],
+        })
+      ).data as unknown as WireEvent[];
+      expect(sent).toMatchObject([
+        { type: "user.custom_tool_result", custom_tool_use_id: use.id, session_thread_id: child },
+      ]);
+      const end = await stream.until(isEndTurnIdle, { from, timeoutMs: 20_000 });
+      const turn = stream.events.slice(from, stream.events.indexOf(end) + 1);
+      const received = turn.find((e) => e.type === "agent.thread_message_received");
+      expect(textOf(received)).toContain("Tool result received: sunny");
+      const own = await threadEvents(sessionId, child);
+      expect(own.find((e) => e.type === "user.custom_tool_result")).toMatchObject({
+        session_thread_id: child,
+      });
     } finally {
       await stream.close();
     }
