@@ -172,4 +172,43 @@ describe.each(BACKEND_NAMES)("inputs that reach child threads: %s", (backend) =>
     });
     expect((await fx.stores.history.readThread(fx.session.threadId, 0)).length).toBe(before);
   });
+
+  it("a child's answer racing a session interrupt lands wholly before it or is fenced out", async () => {
+    for (let round = 0; round < 5; round++) {
+      await fx?.handle.close();
+      fx = await sessionWithQueuedRun(backend);
+      const child = await parentWaitingOnWorkingChild(fx);
+      // Each goes first in turn, the other a little later: SQLite runs them in that order,
+      // PostgreSQL races them.
+      const later = <T>(run: () => Promise<T>) =>
+        new Promise((resolve) => setTimeout(resolve, round)).then(run);
+      const commit = () => fx.stores.dispatch.commit(lateChildCommit(fx, child));
+      const interruptAll = () => send(fx, [{ kind: "interrupt" }]);
+      const [answer, interrupt] =
+        round % 2 === 0
+          ? await Promise.all([later(commit), interruptAll()])
+          : await Promise.all([commit(), later(interruptAll)]);
+      const primary = await types(fx, fx.session.threadId);
+      const own = await types(fx, childOf(fx));
+      if (answer.ok) {
+        // The answer first: the interrupt found no child working and stopped the parent alone.
+        expect(interrupt.threads ?? []).toEqual([]);
+        expect(primary.slice(-3)).toEqual([
+          "agent.thread_message_received",
+          "user.interrupt",
+          "session.status_idle",
+        ]);
+        expect(own.at(-1)).toBe("agent.message");
+      } else {
+        expect(answer).toMatchObject({ rejection: { kind: "stale_claim" } });
+        expect(primary.slice(-3)).toEqual([
+          "user.interrupt",
+          "session.thread_status_idle",
+          "session.status_idle",
+        ]);
+        expect(own.slice(-2)).toEqual(["user.interrupt", "session.status_idle"]);
+      }
+      expect(await fx.stores.dispatch.claim("w3", 60_000)).toBeNull();
+    }
+  });
 });

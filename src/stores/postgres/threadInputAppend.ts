@@ -7,6 +7,7 @@ import type {
   InputPlan,
 } from "../../coordinator/ports.js";
 import { notFound } from "../../kernel/errors.js";
+import type { CommitRow } from "../sql/appendFacts.js";
 import { type ChildThreadRead, childThreadState } from "../sql/childThreadWrites.js";
 import { begin, type Db, type Tx } from "../sql/db.js";
 import { type InputWrites, planInputWrites } from "../sql/inputWrites.js";
@@ -36,6 +37,31 @@ export async function appendAcrossThreads(
   precondition: AppendPrecondition | undefined,
   reads: AppendReads | undefined,
 ): Promise<InputOutcome> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    try {
+      return await appendOnce(db, sessionId, decide, now, precondition, reads);
+    } catch (error) {
+      if (!(error instanceof Moved)) throw error;
+    }
+  }
+  throw new Error(`session ${sessionId}: the append across threads kept finding a thread moved`);
+}
+
+/**
+ * A commit row that did not go in: a thread's head moved after it was read, which the locks should
+ * prevent. The transaction is rolled back and the append reads and decides again.
+ */
+class Moved extends Error {}
+const ATTEMPTS = 5;
+
+async function appendOnce(
+  db: Db,
+  sessionId: string,
+  decide: (ctx: InputContext) => InputPlan,
+  now: number,
+  precondition: AppendPrecondition | undefined,
+  reads: AppendReads | undefined,
+): Promise<InputOutcome> {
   return begin(db, "postgres").execute(async (tx) => {
     const read = await sql<Database["sessions"] & { agent_snapshot: string }>`select s.*, ${sql.raw(
       SESSION_AGENT_SQL,
@@ -47,14 +73,7 @@ export async function appendAcrossThreads(
       const lease = await workLeaseQuery(tx, precondition.workId, true).executeTakeFirst();
       checkWorkLeaseRow(lease, precondition, sessionId, now);
     }
-    await tx
-      .selectFrom("runs")
-      .select("id")
-      .where("session_id", "=", sessionId)
-      .where(sql<boolean>`state in ('queued', 'claimed', 'awaiting')`)
-      .orderBy("id")
-      .forUpdate()
-      .execute();
+    await lockActiveRuns(tx, sessionId);
     const threadId = read.thread_id;
     const head = await readHead(tx, threadId);
     const current = head ?? read;
@@ -102,6 +121,29 @@ export async function appendAcrossThreads(
   });
 }
 
+/**
+ * Locks every active run of the session. A run that a commit (a spawn) inserted while this waited
+ * on its parent's run is not in the first statement's snapshot: locking again until no new run
+ * shows up covers it (no spawn can begin once the parent's run is locked here).
+ */
+async function lockActiveRuns(tx: Tx, sessionId: string): Promise<void> {
+  const locked = new Set<string>();
+  for (;;) {
+    const rows = await tx
+      .selectFrom("runs")
+      .select("id")
+      .where("session_id", "=", sessionId)
+      .where(sql<boolean>`state in ('queued', 'claimed', 'awaiting')`)
+      .orderBy("id")
+      .forUpdate()
+      .execute();
+    const fresh = rows.filter((row) => !locked.has(row.id));
+    if (fresh.length === 0 && locked.size > 0) return;
+    for (const row of fresh) locked.add(row.id);
+    if (rows.length === 0) return;
+  }
+}
+
 async function activeRunOf(tx: Tx, sessionId: string, threadId: string): Promise<ActiveRun | null> {
   const run = await tx
     .selectFrom("runs")
@@ -139,15 +181,24 @@ async function childThreads(tx: Tx, sessionId: string): Promise<Map<string, Chil
 
 /** The plan's rows, as they are: every thread they extend and every run they change is locked. */
 async function execute(tx: Tx, sessionId: string, writes: InputWrites): Promise<void> {
-  if (writes.row) await tx.insertInto("commits").values(writes.row).execute();
+  if (writes.row) await insertCommit(tx, writes.row);
   if (writes.session)
     await tx.updateTable("sessions").set(writes.session).where("id", "=", sessionId).execute();
   for (const run of writes.runs.inserts) await tx.insertInto("runs").values(run).execute();
   if (writes.runs.update) await updateRun(tx, writes.runs.update);
   for (const child of writes.threads ?? []) {
-    if (child.row) await tx.insertInto("commits").values(child.row).execute();
+    if (child.row) await insertCommit(tx, child.row);
     if (child.run) await updateRun(tx, child.run);
   }
+}
+
+async function insertCommit(tx: Tx, row: CommitRow): Promise<void> {
+  const inserted = await tx
+    .insertInto("commits")
+    .values(row)
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) !== 1) throw new Moved();
 }
 
 async function updateRun(tx: Tx, update: RunUpdate): Promise<void> {
