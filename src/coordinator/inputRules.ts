@@ -35,9 +35,13 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
   // The outcome in progress as this batch sees it (a definition in the batch starts one).
   let outcomeInProgress = ctx.outcomes ? (activeOutcome(ctx.outcomes)?.outcomeId ?? null) : null;
 
+  // The session's status as this batch leaves it so far.
+  let status = session.status;
   const push = (payload: FactPayload): string => {
     const id = newId("sevt", now);
     facts.push({ id, ...payload });
+    if (payload.kind === "status_running") status = "running";
+    if (payload.kind === "status_idle") status = "idle";
     return id;
   };
   /**
@@ -47,8 +51,11 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
   const answered = (id: string | null) => {
     if (id !== null) pending = pending.filter((p) => p.eventId !== id);
     if (runState !== "awaiting") return;
-    // A parent parked only on its children has no idle to repeat: it stays running while it waits.
-    if (pending.length > 0 && pending.every((p) => p.kind === "thread_answer")) return;
+    // A parent parked only on its children has no idle to repeat: it is running while it waits.
+    if (pending.length > 0 && pending.every((p) => p.kind === "thread_answer")) {
+      if (status !== "running") push({ kind: "status_running" });
+      return;
+    }
     if (pending.length === 0) {
       effects.push({ kind: "resume" });
       runState = "queued";

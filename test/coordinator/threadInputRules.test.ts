@@ -133,4 +133,19 @@ describe("inputs routed to child threads", () => {
     expect(kinds(plan.threads![0]!.facts)).toEqual(["interrupt"]);
     expect(plan.threads![0]!.effects).toEqual([]);
   });
+
+  it("a parent left waiting only for its children after an answer is running, not asking for one", () => {
+    const ctx = context(undefined, [
+      { eventId: "sevt_ask", kind: "confirmation", afterAllow: "server" },
+      { eventId: CHILD, kind: "thread_answer" },
+    ]);
+    const asked = { ...ctx, session: { ...ctx.session, status: "idle" as const } };
+    const plan = planInputs(
+      asked,
+      [{ kind: "tool_confirmation", callId: "sevt_ask", allowed: true, denyMessage: null }],
+      NOW,
+    );
+    expect(plan.effects).toEqual([]);
+    expect(kinds(plan.facts)).toEqual(["tool_confirmation", "status_running"]);
+  });
 });
