@@ -46,9 +46,10 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
   };
   /**
    * One answer landed. The parked run resumes once nothing is pending; a partial answer re-emits
-   * the idle with the ids still waiting, so every client sees what is left.
+   * the idle with the ids still waiting, so every client sees what is left. `byChild`: the answer
+   * is a child's, for a parent that may be parked on its children with no idle.
    */
-  const answered = (id: string | null) => {
+  const answered = (id: string | null, byChild = false) => {
     if (id !== null) pending = pending.filter((p) => p.eventId !== id);
     if (runState !== "awaiting") return;
     // A parent parked only on its children has no idle to repeat: it is running while it waits.
@@ -59,7 +60,8 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
     if (pending.length === 0) {
       effects.push({ kind: "resume" });
       runState = "queued";
-      push({ kind: "status_running" });
+      // A parent parked on its children is running already: its child's answer resumes it quietly.
+      if (!byChild || status !== "running") push({ kind: "status_running" });
     } else {
       push({
         kind: "status_idle",
@@ -70,7 +72,7 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
 
   const children = new ChildInputs(ctx.threads ?? [], now, push, (thread) =>
     // A child's answer for its spawning call, committed on this (its parent's) history.
-    answered(pending.find((p) => p.kind === "thread_answer" && p.eventId === thread)?.eventId ?? null),
+    answered(pending.find((p) => p.kind === "thread_answer" && p.eventId === thread)?.eventId ?? null, true),
   );
 
   for (const input of inputs) {

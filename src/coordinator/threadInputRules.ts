@@ -6,6 +6,7 @@ import { encodeFact } from "./factCodec.js";
 import type { PendingAction } from "./facts.js";
 import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
 import type { ChildThreadState, InputContext, RunEffect, ThreadInputPlan } from "./ports.js";
+import { workflowRunOfThread } from "./workflowIds.js";
 
 /**
  * What client inputs do to a session's child threads (`planInputs` calls these inside the ledger's
@@ -149,14 +150,18 @@ export class ChildInputs {
       fromAgentName: cursor.state.agentName,
       content: [],
     });
-    this.primary({
-      kind: "tool_result",
-      callId: spawnCallIdOf(thread),
-      executor: "server",
-      by: "server",
-      content: [{ type: "text", text: "(the subagent stopped: the user interrupted it)" }],
-      isError: true,
-    });
+    // A workflow step's answer is its run's to collect (no call waits on it); a spawned child's is
+    // its spawning call's result.
+    if (workflowRunOfThread(thread) === null) {
+      this.primary({
+        kind: "tool_result",
+        callId: spawnCallIdOf(thread),
+        executor: "server",
+        by: "server",
+        content: [{ type: "text", text: "(the subagent stopped: the user interrupted it)" }],
+        isError: true,
+      });
+    }
     this.answeredOnPrimary(thread);
   }
 

@@ -148,4 +148,20 @@ describe("inputs routed to child threads", () => {
     expect(plan.effects).toEqual([]);
     expect(kinds(plan.facts)).toEqual(["tool_confirmation", "status_running"]);
   });
+
+  it("a workflow step interrupted alone answers its run without a tool result (no call waits on it)", () => {
+    const step = "sthr_call_w.0.1";
+    const plan = planInputs(
+      context(
+        [child([], { threadId: step, activeRun: { id: "run_call_w.0.1", state: "claimed", epoch: 1 } })],
+        [{ eventId: step, kind: "thread_answer" }],
+      ),
+      [{ kind: "interrupt", targetThread: step }],
+      NOW,
+    );
+    // The session was running while its parent waited: resumed, it says nothing more.
+    expect(kinds(plan.facts)).toEqual(["thread_status", "thread_message_received"]);
+    expect(plan.effects).toEqual([{ kind: "resume" }]);
+    expect(plan.threads![0]!.effects).toEqual([{ kind: "cancel" }]);
+  });
 });
