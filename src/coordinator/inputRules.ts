@@ -7,6 +7,7 @@ import type { FactPayload, IdleReason, TypedFact } from "./factVocabulary.js";
 import { activeOutcome } from "./outcomes.js";
 import type { InputContext, InputPlan, RunEffect } from "./ports.js";
 import { ChildInputs, needsThreads } from "./threadInputRules.js";
+import { workflowEnding } from "./workflowFold.js";
 
 const IDLE_END_TURN: IdleReason = { kind: "turn_ended" };
 
@@ -33,6 +34,8 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
   let runState: string | null = activeRun?.state ?? null;
   let runIsNew = false;
   // The outcome in progress as this batch sees it (a definition in the batch starts one).
+  /** Workflow runs not yet ended (read for an interrupt), ended once by the first interrupt. */
+  let openWorkflows = ctx.openWorkflows ?? [];
   let outcomeInProgress = ctx.outcomes ? (activeOutcome(ctx.outcomes)?.outcomeId ?? null) : null;
 
   // The session's status as this batch leaves it so far.
@@ -187,6 +190,13 @@ export function planInputs(ctx: InputContext, inputs: readonly DomainInput[], no
         // An interrupt ends the outcome in progress; an evaluation under way ends with its verdict.
         outcomeInProgress = null;
         facts.push(...closeOpenEvaluation(ctx, now));
+        // The primary's workflow runs end as stopped: their steps stop with the children above.
+        facts.push(
+          ...openWorkflows.flatMap((run) =>
+            workflowEnding(run, { type: "stopped" }, () => newId("sevt", now)),
+          ),
+        );
+        openWorkflows = [];
         if (runState !== null) {
           if (runIsNew) {
             // The run this batch started never reached the store: drop it instead of cancelling.

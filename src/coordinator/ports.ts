@@ -19,6 +19,7 @@ import type {
 import type { OutcomeState } from "./outcomes.js";
 import type { RunHandOff } from "./runHandOff.js";
 import type { SessionProjection } from "./sessionProjection.js";
+import type { WorkflowRunState } from "./workflowFold.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -483,6 +484,8 @@ export interface InputContext {
    * to (`AppendReads.outcomes`: a batch that defines an outcome or interrupts), absent otherwise.
    */
   outcomes?: OutcomeState[];
+  /** The primary thread's workflow runs not yet ended; read only when asked (`AppendReads.workflows`). */
+  openWorkflows?: WorkflowRunState[];
   /**
    * The session's child threads; read only when the append was asked to (`AppendReads.threads`), or
    * when a first decision said it needs them (`InputPlan.needsThreads`). `activeRun` is then the
@@ -494,6 +497,8 @@ export interface InputContext {
 /** What an append reads for `decide` beyond the session and its run, when a batch needs it. */
 export interface AppendReads {
   outcomes?: boolean;
+  /** The primary thread's workflow runs not yet ended (an interrupt ends them). */
+  workflows?: boolean;
   threads?: boolean;
 }
 

@@ -324,9 +324,12 @@ export class SessionService {
       options.precondition,
       // An outcome's definition and an interrupt decide from the session's outcomes (one in
       // progress refuses another; an interrupt ends an open evaluation): read only for them.
-      inputs.some((input) => input.kind === "define_outcome" || input.kind === "interrupt")
-        ? { outcomes: true }
-        : undefined,
+      inputs.some((input) => input.kind === "interrupt")
+        ? // An interrupt also ends the workflow runs the primary thread has going.
+          { outcomes: true, workflows: true }
+        : inputs.some((input) => input.kind === "define_outcome")
+          ? { outcomes: true }
+          : undefined,
     );
     this.signal(outcome);
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may

@@ -18,6 +18,7 @@ import { readOutcomes } from "../sql/outcomeRows.js";
 import { type Head, headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { checkWorkLeaseRow, openRequest, SqlInputLedger, workLeaseQuery } from "../sql/sqlInputLedger.js";
+import { readOpenWorkflows } from "../sql/workflowRows.js";
 import { type HandOffPlan, planHandOff } from "./appendHandOff.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
@@ -145,7 +146,14 @@ export class PostgresInputLedger extends SqlInputLedger {
     const outcomes = reads?.outcomes
       ? ((await readOutcomes(this.db, [row.thread_id])).get(row.thread_id) ?? [])
       : undefined;
-    const context = { session, activeRun, openModelRequest, ...(outcomes ? { outcomes } : {}) };
+    const openWorkflows = reads?.workflows ? await readOpenWorkflows(this.db, row.thread_id) : undefined;
+    const context = {
+      session,
+      activeRun,
+      openModelRequest,
+      ...(outcomes ? { outcomes } : {}),
+      ...(openWorkflows ? { openWorkflows } : {}),
+    };
     // A decision on a remembered read stands only once its statement proved the read current: one
     // that writes nothing, or refuses the input, is made again on a read.
     let plan: InputPlan;

@@ -17,6 +17,7 @@ import type { Database } from "../sql/schema.js";
 import { readHead, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { checkWorkLeaseRow, openRequest, workLeaseQuery } from "../sql/sqlInputLedger.js";
+import { readOpenWorkflows } from "../sql/workflowRows.js";
 
 type ActiveRun = { id: string; state: string; epoch: number };
 
@@ -90,6 +91,7 @@ async function appendOnce(
       activeRun,
       openModelRequest: activeRun?.state === "claimed" ? await openRequest(tx, threadId) : null,
       ...(reads?.outcomes ? { outcomes: (await readOutcomes(tx, [threadId])).get(threadId) ?? [] } : {}),
+      ...(reads?.workflows ? { openWorkflows: await readOpenWorkflows(tx, threadId) } : {}),
     };
     const children = await childThreads(tx, sessionId);
     const plan = decide({ ...ctx, threads: [...children.values()].map(childThreadState) });

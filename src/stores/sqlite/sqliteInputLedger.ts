@@ -14,7 +14,7 @@ import type { Database } from "../sql/schema.js";
 import { SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { SqlInputLedger } from "../sql/sqlInputLedger.js";
-import { headSync, openRequestSync, readOutcomesSync } from "./syncReads.js";
+import { headSync, openRequestSync, readOpenWorkflowsSync, readOutcomesSync } from "./syncReads.js";
 import type { SyncSql, SyncWriter } from "./syncWriter.js";
 import { executeInputWritesSync } from "./syncWrites.js";
 
@@ -62,6 +62,7 @@ export class SqliteInputLedger extends SqlInputLedger {
         activeRun: run,
         openModelRequest,
         ...(reads?.outcomes ? { outcomes: readOutcomesSync(sql, session.threadId) } : {}),
+        ...(reads?.workflows ? { openWorkflows: readOpenWorkflowsSync(sql, session.threadId) } : {}),
       };
       let children: Map<string, ChildThreadRead> | null = reads?.threads
         ? childThreadsSync(sql, sessionId)
