@@ -291,6 +291,8 @@ export interface ThreadRecord {
   usage: SessionUsage;
   /** Its own running time and list cost, as its head carries them (the session's, for the primary). */
   meter: SessionMeter;
+  /** What its run waits for (a child's asks are answered on the session, routed by call id). */
+  pending: PendingAction[];
   /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
   committed: boolean;
   createdAt: number;
