@@ -30,6 +30,7 @@ import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { mcpEdge } from "./mcp/mcpEdge.js";
+import { openApiRoute } from "./openapi/openApiRoute.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -120,6 +121,7 @@ export function createHttpServer<S extends AuthDeps = EdgeServices>(
   });
   if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
+  openApiRoute(app);
   if (options.metrics) metricsRoutes(app, options.metrics, options.metricsToken);
   if (options.console !== undefined) consoleRoutes(app, options.console);
 
