@@ -3,9 +3,10 @@
 # NODE_IMAGE: any Node 22+ image with npm at /usr/local/lib/node_modules/npm and a `node` user
 # (the official ones do); CI, without registry access, passes one it made from the host's Node.
 ARG NODE_IMAGE=node:24-bookworm-slim
-# APP_SOURCE=build compiles the app in the image (npm ci needs the npm registry). APP_SOURCE=prebuilt
-# takes bin/, dist/, package files and a production node_modules, made for Node 24, from the context.
-ARG APP_SOURCE=build
+# APP_SOURCE=build (the default) compiles the app in the image (npm ci needs the npm registry).
+# APP_SOURCE=prebuilt takes bin/, dist/, package files and a production node_modules from the context.
+# No default here but in the FROM below: buildah 1.28 does not see an ARG's default there.
+ARG APP_SOURCE
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
@@ -26,7 +27,7 @@ COPY dist ./dist
 COPY node_modules ./node_modules
 
 # `COPY --from` takes no build argument; a stage named by one does.
-FROM ${APP_SOURCE} AS app
+FROM ${APP_SOURCE:-build} AS app
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production
