@@ -32,7 +32,7 @@ describe("the container image", () => {
     // The image, the base, and the layers buildah cached on the way: all carry the base's label.
     const built = attempt("podman", ["images", "--all", "--quiet", "--filter", `label=${LABEL}`]);
     const ids = [...new Set(built.stdout.split("\n").filter(Boolean))];
-    attempt("podman", ["rmi", "--force", IMAGE, BASE, ...ids]);
+    attempt("podman", ["rmi", "--force", "--ignore", IMAGE, BASE, ...ids]);
     if (context) rmSync(context, { recursive: true, force: true });
   }, 120_000);
 
@@ -106,6 +106,8 @@ describe("the container image", () => {
       "require('fs').readdirSync('/data').join(' ')",
     ]);
     expect(dataFiles).toContain("api-key");
+    // The SQLite file: better-sqlite3's binary loaded under the image's Node.
+    expect(dataFiles).toContain("awaken.db");
     // The volume, not the container's own layer, holds it.
     const mountpoint = must("podman", ["volume", "inspect", VOLUME, "--format", "{{.Mountpoint}}"]).trim();
     expect(readdirSync(mountpoint)).toContain("api-key");
