@@ -51,6 +51,8 @@ export interface HttpServerOptions {
   tracing?: Tracing | undefined;
   /** Serves the Console at `/console` (null: built nowhere, it says so); absent, no route. */
   console?: ConsoleAssets | null | undefined;
+  /** Serves `GET /v1/openapi.json`, the document of the whole public API (not Control's door's part). */
+  openApi?: boolean | undefined;
   /** Time and count bounds on client connections; each absent one takes its default. */
   connections?: Partial<ConnectionLimits> | undefined;
 }
@@ -121,7 +123,7 @@ export function createHttpServer<S extends AuthDeps = EdgeServices>(
   });
   if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
-  openApiRoute(app);
+  if (options.openApi) openApiRoute(app);
   if (options.metrics) metricsRoutes(app, options.metrics, options.metricsToken);
   if (options.console !== undefined) consoleRoutes(app, options.console);
 

@@ -94,6 +94,10 @@ describe("the container image", () => {
       const logs = attempt("podman", ["logs", CONTAINER]);
       throw new Error(`/healthz never answered 200 (last ${status}):\n${logs.stdout}${logs.stderr}`);
     }
+    // The API's OpenAPI document is served without a key.
+    const openApi = await fetch(`http://127.0.0.1:${port}/v1/openapi.json`);
+    expect(openApi.status).toBe(200);
+    expect(((await openApi.json()) as { openapi: string }).openapi).toBe("3.1.0");
     // The image's own HEALTHCHECK passes (it runs node inside: the image has no shell or curl).
     must("podman", ["healthcheck", "run", CONTAINER]);
     const uid = must("podman", ["exec", CONTAINER, "node", "-p", "process.getuid()"]).trim();

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { pino } from "pino";
 import type { LinkRouteDeps } from "../../../src/edge/control-link/linkRoutes.js";
 import type { EdgeServices } from "../../../src/edge/http/edgeServices.js";
-import { createHttpServer } from "../../../src/edge/httpServer.js";
+import { createHttpServer, EDGE_ADAPTERS } from "../../../src/edge/httpServer.js";
 import type { WorkerRouteDeps } from "../../../src/edge/worker-transport/workerRoutes.js";
 
 /** Anything at all but `known`: registering routes reads next to no service, the handlers do. */
@@ -31,13 +31,18 @@ export interface RegisteredRoute {
 
 /** The HTTP server with every optional part on, over services that are never called. */
 export function stubbedServer(): FastifyInstance {
-  return createHttpServer(stub<EdgeServices>({ stream: { pingMs: 60_000 } }), {
-    logger: pino({ level: "silent" }),
-    bodyLimitBytes: 1024 * 1024,
-    isReady: () => true,
-    workerTransport: stub<WorkerRouteDeps>({ token: TOKEN }),
-    controlLink: stub<LinkRouteDeps>({ token: TOKEN }),
-  });
+  return createHttpServer(
+    stub<EdgeServices>({ stream: { pingMs: 60_000 } }),
+    {
+      logger: pino({ level: "silent" }),
+      bodyLimitBytes: 1024 * 1024,
+      isReady: () => true,
+      openApi: true,
+      workerTransport: stub<WorkerRouteDeps>({ token: TOKEN }),
+      controlLink: stub<LinkRouteDeps>({ token: TOKEN }),
+    },
+    EDGE_ADAPTERS,
+  );
 }
 
 /**
