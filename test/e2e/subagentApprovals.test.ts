@@ -1,12 +1,14 @@
 /**
- * A subagent's permission ask as the AI SDK chat sees it (`ai` 6 and 7): the child's `always_ask`
- * bash call is cross-posted on the session's stream, so the chat's turn pauses on a
- * `tool-approval-request` for it; the client's approval, sent on the same assistant message
- * without naming any thread, is routed to the child, which runs the call and answers its parent,
- * and the parent's answer continues the same message.
+ * A subagent's permission ask as the UI protocols' official clients see it. The child's
+ * `always_ask` bash call is cross-posted on the session's stream, so the AI SDK chat's turn (`ai` 6
+ * and 7) pauses on a `tool-approval-request` for it, and an AG-UI run finishes with an interrupt
+ * naming it; the client's approval, sent without naming any thread, is routed to the child, which
+ * runs the call and answers its parent, and the parent's answer follows.
  */
 import { randomUUID } from "node:crypto";
+import { EventType } from "@ag-ui/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
 import { history, MODEL } from "../support/sdkHelpers.js";
@@ -98,5 +100,36 @@ describe.each(AI_SDK_CLIENTS)("$label", ({ ai }) => {
       { tool_use_id: asked!.toolCallId, result: "allow" },
     ]);
     expect((await history(t.client, sessionId)).some((e) => e.type === "user.tool_confirmation")).toBe(false);
+  });
+});
+
+describe("AG-UI", () => {
+  it("a subagent's ask ends the run with an interrupt; resuming it reaches the subagent and the next run answers", async () => {
+    const session = await t.client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+    const client = agUiAgent(t, agentId, session.id);
+    say(client, `call spawn_agent ${SPAWN_ASKING}`);
+    const first = await recordRun(client);
+    const outcome = first.finished?.outcome as {
+      type: string;
+      interrupts: Array<{ id: string; toolCallId: string }>;
+    };
+    expect(outcome.type).toBe("interrupt");
+    expect(outcome.interrupts).toHaveLength(1);
+    const bashCall = first.events.find(
+      (e) =>
+        e.type === EventType.TOOL_CALL_START &&
+        (e as unknown as { toolCallName: string }).toolCallName === "bash",
+    ) as unknown as { toolCallId: string } | undefined;
+    expect(outcome.interrupts[0]?.toolCallId).toBe(bashCall?.toolCallId);
+
+    const second = await recordRun(client, {
+      resume: [{ interruptId: outcome.interrupts[0]!.id, status: "resolved", payload: { approved: true } }],
+    });
+    expect(second.finished?.outcome).toEqual({ type: "success" });
+    const spawnResult = second.events.find((e) => e.type === EventType.TOOL_CALL_RESULT) as unknown as {
+      content: string;
+    };
+    expect(spawnResult.content).toContain("child-ran");
+    expect(client.pendingInterrupts).toEqual([]);
   });
 });

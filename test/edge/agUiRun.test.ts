@@ -66,6 +66,7 @@ function fakePorts(options: {
     history: async (_t, afterSeq, upToSeq) =>
       history.filter((f) => f.seq > afterSeq && (upToSeq === undefined || f.seq <= upToSeq)),
     threadVersion: async () => history.at(-1)?.seq ?? 0,
+    childAsks: async () => [],
     tail: (_s, _after, signal) => {
       calls.push("tail");
       return (async function* () {

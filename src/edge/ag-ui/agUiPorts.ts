@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../../control/agentDefinition.js";
 import type { DomainInput, SendDedupe } from "../../coordinator/domainInputs.js";
+import type { PendingAction } from "../../coordinator/facts.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
@@ -26,6 +27,8 @@ export interface AgUiPorts {
   /** Committed facts with `afterSeq < seq <= upToSeq` (to the end when `upToSeq` is absent). */
   history(threadId: string, afterSeq: number, upToSeq?: number): Promise<CommittedTypedFact[]>;
   threadVersion(threadId: string): Promise<number>;
+  /** What the session's subagents wait for from the client, when `facts` cross-posted any asks. */
+  childAsks(session: SessionRecord, facts: readonly CommittedTypedFact[]): Promise<PendingAction[]>;
   /** The session's tail from `afterSeq`, with previews. Ends when `signal` aborts. */
   tail(session: SessionRecord, afterSeq: number, signal: AbortSignal): AsyncIterable<TypedTailItem>;
   /** Keep-alive interval of open streams. */

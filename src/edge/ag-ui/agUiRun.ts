@@ -60,7 +60,7 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
       committedUserMessageIds: new Set(
         history.flatMap((f) => (f.kind === "user_message" && f.clientMessageId ? [f.clientMessageId] : [])),
       ),
-      pending: existing?.pending ?? [],
+      pending: existing ? [...existing.pending, ...(await ports.childAsks(existing, history))] : [],
       customToolNames: customToolNames(definition),
       confirmedCallIds: new Set(history.flatMap((f) => (f.kind === "tool_confirmation" ? [f.callId] : []))),
     });
@@ -86,7 +86,8 @@ export async function runAgUi(ports: AgUiPorts, request: AgUiRunRequest, sink: E
         strict: false,
         windowMs: DOUBLE_SUBMIT_WINDOW_MS,
       });
-      after = Math.max(after, ...echo.map((f) => f.seq));
+      // An answer routed to a subagent echoes on its thread: only this thread's echo moves `after`.
+      after = Math.max(after, ...echo.filter((f) => f.threadId === session?.threadId).map((f) => f.seq));
     }
     if (existing) {
       const since = await ports.history(session.threadId, history.at(-1)?.seq ?? 0, after);

@@ -1,4 +1,5 @@
 import { decodeCommitted } from "../../coordinator/factCodec.js";
+import { childAsksPending } from "../http/childAsks.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import { readTypedHistory, typedTail } from "../http/typedFacts.js";
 import type { AgUiPorts } from "./agUiPorts.js";
@@ -14,6 +15,7 @@ export function agUiPortsOf(services: EdgeServices): AgUiPorts {
       (await services.sessions.send(workspaceId, sessionId, inputs, { dedupe })).map(decodeCommitted),
     history: (threadId, afterSeq, upToSeq) => readTypedHistory(history, threadId, afterSeq, upToSeq),
     threadVersion: (threadId) => history.threadVersion(threadId),
+    childAsks: (session, facts) => childAsksPending(services.sessions, session, facts),
     tail: (session, afterSeq, signal) => typedTail(services.tail, session, afterSeq, signal),
     pingMs: services.stream.pingMs,
   };

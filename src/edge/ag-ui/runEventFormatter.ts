@@ -86,6 +86,10 @@ export class RunEventFormatter {
       case "tool_call":
         if (!streamed) events.push(...this.wholeCall(fact.call));
         break;
+      case "thread_ask":
+        // A subagent's call waiting for the client: shown as a call, answered like one.
+        events.push(...this.wholeCall(fact.call));
+        break;
       case "tool_result":
         events.push({
           type: EventType.TOOL_CALL_RESULT,
@@ -129,6 +133,7 @@ export class RunEventFormatter {
   private track(fact: CommittedTypedFact): RunEnd | null {
     switch (fact.kind) {
       case "tool_call":
+      case "thread_ask":
         this.calls.set(fact.call.id, fact.call);
         return null;
       case "tool_confirmation":
@@ -150,6 +155,19 @@ export class RunEventFormatter {
           confirmed: this.confirmed,
           interrupted: this.interrupted,
           lastError: this.lastError,
+        });
+        this.lastIdle = end;
+        return end;
+      }
+      case "thread_status": {
+        // A subagent parked on the client: the run ends as on the agent's own waiting idle.
+        const { transition } = fact;
+        if (transition.to !== "idle" || transition.reason.kind !== "waiting") return null;
+        const end = runEndOfIdle(transition.reason, {
+          calls: this.calls,
+          confirmed: this.confirmed,
+          interrupted: false,
+          lastError: null,
         });
         this.lastIdle = end;
         return end;

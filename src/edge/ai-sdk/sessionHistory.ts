@@ -1,7 +1,7 @@
 import { decodeCommitted } from "../../coordinator/factCodec.js";
-import type { PendingAction } from "../../coordinator/facts.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
+import { childAsksPending } from "../http/childAsks.js";
 import type { EdgeServices } from "../http/edgeServices.js";
 import type { CommittedView } from "./chatInputs.js";
 
@@ -33,25 +33,9 @@ export async function committedView(
     if (fact.kind === "user_message" && fact.clientMessageId !== undefined)
       clientMessageIds.add(fact.clientMessageId);
   }
-  // A child's asks were cross-posted on this history; what each child still waits for is its own
-  // thread's (the answers are routed there by call id), read only when there were any.
-  if (!facts.some((f) => f.kind === "thread_ask")) return { clientMessageIds, pending: session.pending };
-  const children: PendingAction[] = [];
-  let cursor: string | null = null;
-  do {
-    const { page } = await services.sessions.listThreads(session.workspaceId, session.id, {
-      limit: PAGE_OF_THREADS,
-      cursor,
-    });
-    for (const thread of page.data)
-      if (thread.parentThreadId !== null)
-        children.push(...thread.pending.filter((p) => p.kind !== "thread_answer"));
-    cursor = page.nextCursor;
-  } while (cursor !== null);
+  const children = await childAsksPending(services.sessions, session, facts);
   return { clientMessageIds, pending: [...session.pending, ...children] };
 }
-
-const PAGE_OF_THREADS = 100;
 
 /**
  * Whether the session's run is still going: the last status fact is not an idle (or the end).
