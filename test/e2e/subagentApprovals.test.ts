@@ -3,14 +3,17 @@
  * `always_ask` bash call is cross-posted on the session's stream, so the AI SDK chat's turn (`ai` 6
  * and 7) pauses on a `tool-approval-request` for it, and an AG-UI run finishes with an interrupt
  * naming it; the client's approval, sent without naming any thread, is routed to the child, which
- * runs the call and answers its parent, and the parent's answer follows.
+ * runs the call and answers its parent, and the parent's answer follows. An MCP client that
+ * declares elicitation is asked, and its answer takes the same route.
  */
 import { randomUUID } from "node:crypto";
 import { EventType } from "@ag-ui/core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
+import { connectMcp } from "../support/mcpClient.js";
 import { history, MODEL } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
@@ -131,5 +134,31 @@ describe("AG-UI", () => {
     };
     expect(spawnResult.content).toContain("child-ran");
     expect(client.pendingInterrupts).toEqual([]);
+  });
+});
+
+describe("MCP", () => {
+  it("a subagent's ask is elicited from the MCP client; its answer reaches the subagent and the call answers", async () => {
+    const asked: string[] = [];
+    const c = await connectMcp(t.server.url, {
+      elicit: async (request) => {
+        asked.push(request.params.message);
+        return { action: "accept", content: { decision: "allow" } };
+      },
+    });
+    try {
+      const { tools } = await c.client.listTools();
+      const tool = tools.find((x) => x.name.endsWith(`_${agentId.replace(/^agent_/, "")}`));
+      const result = (await c.client.callTool({
+        name: tool!.name,
+        arguments: { message: `call spawn_agent ${SPAWN_ASKING}` },
+      })) as CallToolResult;
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toContain("echo child-ran");
+      expect(result.isError).toBeFalsy();
+      expect(result.content.map((b) => (b.type === "text" ? b.text : "")).join("")).toContain("child-ran");
+    } finally {
+      await c.close();
+    }
   });
 });

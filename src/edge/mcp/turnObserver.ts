@@ -49,6 +49,8 @@ export class TurnObserver {
         return null;
       }
       case "tool_call":
+      // A subagent's call waiting for the client, cross-posted: decided like the agent's own.
+      case "thread_ask":
         this.calls.set(fact.call.id, fact.call);
         return null;
       case "tool_confirmation":
@@ -73,6 +75,11 @@ export class TurnObserver {
         return { kind: "closed" };
       case "status_idle":
         return this.idle(fact.reason);
+      case "thread_status":
+        // A subagent parked on the client rests the turn as the agent's own waiting idle does.
+        return fact.transition.to === "idle" && fact.transition.reason.kind === "waiting"
+          ? this.idle(fact.transition.reason)
+          : null;
       default:
         return null;
     }
