@@ -3,9 +3,9 @@ import type { HourOfRuns, WorkerRoster } from "../../src/console/api/awaken.js";
 import {
   approvalAges,
   formatDuration,
-  runSeries,
   runTotals,
   slotSummary,
+  stackedRunSeries,
 } from "../../src/console/projection/overview.js";
 
 const hour = (iso: string, completed: number, failed: number, interrupted = 0): HourOfRuns => ({
@@ -20,13 +20,13 @@ const hour = (iso: string, completed: number, failed: number, interrupted = 0): 
 describe("the overview's projection", () => {
   const hours = [hour("2026-01-01T00:00:00.000Z", 2, 1), hour("2026-01-01T01:00:00.000Z", 3, 0, 1)];
 
-  it("totals the charted outcomes and aligns their series by hour", () => {
+  it("totals the charted outcomes and stacks their series by hour, topmost first", () => {
     expect(runTotals(hours)).toEqual({ completed: 5, failed: 1, interrupted: 1 });
-    expect(runSeries(hours)).toEqual([
+    expect(stackedRunSeries(hours)).toEqual([
       [1767225600, 1767229200],
+      [3, 4],
+      [3, 3],
       [2, 3],
-      [1, 0],
-      [0, 1],
     ]);
   });
 

@@ -31,7 +31,7 @@ export function ApiKeysPage() {
       )}
       {keys.data && keys.data.data.length > 0 && (
         <div className="table-wrap">
-          <table data-testid="api-keys" className="stack">
+          <table data-testid="api-keys">
             <thead>
               <tr>
                 <th scope="col">Key</th>
@@ -68,9 +68,11 @@ function ApiKeyRow({ apiKey, agentName }: { apiKey: ApiKey; agentName: (id: stri
         {apiKey.label ?? <span className="muted">no label</span>}
         <div className="mono muted">{apiKey.id}</div>
       </td>
-      <td>{apiKey.role}</td>
-      <td>{apiKey.agent_ids === null ? "all" : apiKey.agent_ids.map(agentName).join(", ") || "none"}</td>
-      <td>{formatTime(apiKey.created_at)}</td>
+      <td data-label="Role">{apiKey.role}</td>
+      <td data-label="Agents">
+        {apiKey.agent_ids === null ? "all" : apiKey.agent_ids.map(agentName).join(", ") || "none"}
+      </td>
+      <td data-label="Created">{formatTime(apiKey.created_at)}</td>
       <td>
         {apiKey.revoked_at ? (
           <span className="muted">revoked {formatTime(apiKey.revoked_at)}</span>

@@ -57,7 +57,7 @@ export function AuditPage() {
       {audit.data?.data.length === 0 && <p>No changes recorded.</p>}
       {audit.data && audit.data.data.length > 0 && (
         <div className="table-wrap">
-          <table data-testid="audit" className="stack">
+          <table data-testid="audit">
             <thead>
               <tr>
                 <th scope="col">When</th>
@@ -71,15 +71,17 @@ export function AuditPage() {
                 const name = names.get(entry.resource_id);
                 return (
                   <tr key={entry.id} data-testid="audit-entry" data-resource-type={entry.resource_type}>
-                    <td>
+                    <td data-label="When">
                       <time dateTime={entry.created_at}>{formatTime(entry.created_at)}</time>
                     </td>
-                    <td className="mono">{actorName(entry.actor, names)}</td>
-                    <td>
+                    <td className="mono" data-label="Who">
+                      {actorName(entry.actor, names)}
+                    </td>
+                    <td data-label="Action">
                       {entry.action}
                       {entry.revision !== null && <span className="muted"> r{entry.revision}</span>}
                     </td>
-                    <td>
+                    <td data-label="Resource">
                       <span className="muted">{entry.resource_type}</span> {name ?? ""}
                       <div className="mono muted">{entry.resource_id}</div>
                     </td>

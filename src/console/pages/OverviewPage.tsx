@@ -107,7 +107,7 @@ export function OverviewPage() {
         {data?.tokens.length === 0 && <p>No model requests.</p>}
         {data && data.tokens.length > 0 && (
           <div className="table-wrap">
-            <table data-testid="tokens" className="stack">
+            <table data-testid="tokens">
               <thead>
                 <tr>
                   <th scope="col">Provider</th>
@@ -121,12 +121,14 @@ export function OverviewPage() {
               <tbody>
                 {data.tokens.map((row) => (
                   <tr key={`${row.provider}/${row.model}`}>
-                    <td>{row.provider}</td>
-                    <td className="mono">{row.model}</td>
-                    <td>{row.requests}</td>
-                    <td>{row.input_tokens.toLocaleString()}</td>
-                    <td>{row.output_tokens.toLocaleString()}</td>
-                    <td>{row.cache_read_input_tokens.toLocaleString()}</td>
+                    <td data-label="Provider">{row.provider}</td>
+                    <td className="mono" data-label="Model">
+                      {row.model}
+                    </td>
+                    <td data-label="Requests">{row.requests}</td>
+                    <td data-label="Input">{row.input_tokens.toLocaleString()}</td>
+                    <td data-label="Output">{row.output_tokens.toLocaleString()}</td>
+                    <td data-label="Cache read">{row.cache_read_input_tokens.toLocaleString()}</td>
                   </tr>
                 ))}
               </tbody>

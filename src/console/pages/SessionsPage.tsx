@@ -208,7 +208,7 @@ function SessionRow({
         <Link to={`sessions/${encodeURIComponent(session.id)}`}>{session.title || session.id}</Link>
         {session.title && <div className="muted mono">{session.id}</div>}
       </td>
-      <td>
+      <td data-label="Status">
         <span className={`status status-${shown.status}`}>{shown.status}</span>
         {awaitingApproval && <span className="badge awaiting">awaiting approval</span>}
         {shown.error && (
@@ -217,11 +217,11 @@ function SessionRow({
           </div>
         )}
       </td>
-      <td>
+      <td data-label="Agent">
         {session.agent.name} <span className="muted">v{session.agent.version}</span>
       </td>
-      <td>{environment}</td>
-      <td>
+      <td data-label="Environment">{environment}</td>
+      <td data-label="Last activity">
         <time dateTime={session.updated_at}>{formatTime(session.updated_at)}</time>
       </td>
     </tr>

@@ -15,12 +15,15 @@ export function runTotals(hours: readonly HourOfRuns[]): RunTotals {
   return totals;
 }
 
-/** uPlot's aligned data: x in Unix seconds, then one series per charted outcome. */
-export function runSeries(hours: readonly HourOfRuns[]): [number[], ...number[][]] {
-  return [
-    hours.map((hour) => Date.parse(hour.hour) / 1000),
-    ...CHARTED_OUTCOMES.map((outcome) => hours.map((hour) => hour[outcome])),
-  ];
+/**
+ * uPlot's aligned data for stacked bars: x in Unix seconds, then per outcome the running sum of the
+ * outcomes up to it, topmost first (uPlot paints in order, so each shorter bar covers the taller).
+ */
+export function stackedRunSeries(hours: readonly HourOfRuns[]): [number[], ...number[][]] {
+  const stacks = CHARTED_OUTCOMES.map((_, upTo) =>
+    hours.map((hour) => CHARTED_OUTCOMES.slice(0, upTo + 1).reduce((sum, outcome) => sum + hour[outcome], 0)),
+  );
+  return [hours.map((hour) => Date.parse(hour.hour) / 1000), ...stacks.reverse()];
 }
 
 /** A duration as a person reads it: `850 ms`, `4.2 s`, `3 min`, `2 h 5 min`. */
