@@ -2,12 +2,14 @@
  * The Console's read models over real HTTP: `GET /v1/awaken/sessions/outcomes` says which
  * session's last run failed (and its error) while the wire's status stays `idle`, and
  * `GET /v1/awaken/overview` folds the runs, latency and tokens of the caller's sessions. Both are
- * computed from committed history, and neither shows another workspace anything.
+ * computed from committed history, and neither shows another workspace anything. On SQLite and on
+ * the real PostgreSQL server.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
+import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   BAD_REQUEST,
   expectApiError,
@@ -36,21 +38,38 @@ interface Overview {
   truncated: boolean;
 }
 
-describe("the Console's read models", { timeout: 60_000 }, () => {
+const BACKENDS: Record<string, () => Promise<{ databaseUrl?: string; drop?: () => Promise<void> }>> = {
+  SQLite: async () => ({}),
+  PostgreSQL: async () => {
+    const schema = await emptySchema();
+    return { databaseUrl: schema.url, drop: () => schema.drop() };
+  },
+};
+// PostgreSQL is left out only outside CI without a server (`postgresUnavailable`); in CI it runs.
+const RUNNING = Object.keys(BACKENDS).filter((n) => n !== "PostgreSQL" || postgresUnavailable() === null);
+
+describe.each(RUNNING)("the Console's read models on %s", { timeout: 60_000 }, (backend) => {
   let fake: FakeModelServer;
   let t: TestServer;
+  let drop: (() => Promise<void>) | undefined;
   let agentId: string;
   let environmentId: string;
 
   beforeAll(async () => {
     fake = await startFakeAnthropic();
-    t = await startTestServer({ env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url } });
+    const db = await BACKENDS[backend]!();
+    drop = db.drop;
+    t = await startTestServer({
+      env: { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url },
+      ...(db.databaseUrl ? { databaseUrl: db.databaseUrl } : {}),
+    });
     agentId = (await t.client.beta.agents.create({ name: "read-models", model: MODEL })).id;
     environmentId = (await t.client.beta.environments.create({ name: "read-models-env" })).id;
   }, 60_000);
   afterAll(async () => {
     await t?.close();
     await fake?.close();
+    await drop?.();
   });
 
   async function run(reply: Parameters<FakeModelServer["enqueue"]>[0]): Promise<string> {
@@ -69,11 +88,15 @@ describe("the Console's read models", { timeout: 60_000 }, () => {
   const outcomes = (client: Anthropic, ids: string[]) =>
     client.get<Outcomes>("/v1/awaken/sessions/outcomes", { query: { session_ids: ids } });
 
-  async function keyFor(role: string, workspaceId?: string): Promise<Anthropic> {
+  async function keyFor(role: string, workspaceId?: string, agentIds?: string[]): Promise<Anthropic> {
     const response = await fetch(`${t.server.url}/v1/awaken/api_keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
-      body: JSON.stringify({ role, ...(workspaceId ? { workspace_id: workspaceId } : {}) }),
+      body: JSON.stringify({
+        role,
+        ...(workspaceId ? { workspace_id: workspaceId } : {}),
+        ...(agentIds ? { agent_ids: agentIds } : {}),
+      }),
     });
     const { key } = (await response.json()) as { key: string };
     return new Anthropic({ apiKey: key, baseURL: t.server.url, maxRetries: 0 });
@@ -93,7 +116,7 @@ describe("the Console's read models", { timeout: 60_000 }, () => {
 
     const runtime = await keyFor("runtime");
     expect((await outcomes(runtime, [failed])).data[0]?.last_run?.outcome).toBe("failed");
-    const other = await keyFor("admin", `wrkspc_readmodels_${Date.now()}`);
+    const other = await keyFor("admin", `wrkspc_readmodels_${backend.toLowerCase()}_${Date.now()}`);
     await expectApiError(outcomes(other, [failed]), Anthropic.NotFoundError, NOT_FOUND);
     await expectApiError(outcomes(t.client, ["sesn_../x"]), Anthropic.BadRequestError, BAD_REQUEST);
     await expectApiError(
@@ -113,6 +136,12 @@ describe("the Console's read models", { timeout: 60_000 }, () => {
     expect(overview.run_latency_ms.runs).toBeGreaterThanOrEqual(2);
     expect(overview.run_latency_ms.p50).not.toBeNull();
     expect(overview.tokens.find((m) => m.model === MODEL)?.requests).toBeGreaterThanOrEqual(1);
+
+    // A key confined to another agent reads neither that session's outcome nor its runs.
+    const otherAgent = (await t.client.beta.agents.create({ name: "read-models-other", model: MODEL })).id;
+    const confined = await keyFor("runtime", undefined, [otherAgent]);
+    await expectApiError(outcomes(confined, [failed]), Anthropic.NotFoundError, NOT_FOUND);
+    expect((await confined.get<Overview>("/v1/awaken/overview")).tokens).toEqual([]);
 
     // Another workspace's overview is empty: the fold reads only the caller's sessions.
     const elsewhere = await other.get<Overview>("/v1/awaken/overview");
