@@ -365,6 +365,7 @@ export async function startAllInOne(
       logger,
       bodyLimitBytes: 32 * 1024 * 1024,
       connections: options.connections,
+      openApi: true,
       metricsToken,
       isReady: () => ready,
       readiness: readinessProbe({

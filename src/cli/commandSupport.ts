@@ -113,9 +113,13 @@ export function installShutdown(
   };
 }
 
-/** `--allow-unsandboxed-tier` of `awaken up` and `awaken worker`: the help names the risk. */
-export const UNSANDBOXED_HELP =
-  'RISKY: let environments choose sandbox tier "none", which runs built-in tools unsandboxed as this process\'s user (they can read the data dir and master key); off by default';
+/**
+ * `--allow-unsandboxed-tier` of `awaken up`, `awaken coordinator` and `awaken worker`: the help names
+ * the risk, and what is in reach differs by process (only the all-in-one server holds a master key).
+ */
+export function unsandboxedHelp(inReach: string): string {
+  return `RISKY: let environments choose sandbox tier "none", which runs built-in tools unsandboxed as this process's user (they can read ${inReach}); off by default`;
+}
 
 /** Logged at start-up while the option is on, so the choice stays visible in the logs. */
 export const UNSANDBOXED_WARNING =

@@ -109,6 +109,9 @@ export async function startControl(
     await storage.close();
     throw error;
   }
+  // What both of Control's listeners serve: the link to coordinators, the door to operators.
+  const { iam, agents, vaults, credentials, credentialOpens, adminAudit } = control;
+  const operated = { iam, agents, vaults, credentials, credentialOpens, adminAudit };
   let ready = false;
   let draining = false;
   const app = createControlHttpServer({
@@ -125,12 +128,7 @@ export async function startControl(
     link: {
       token: options.controlToken,
       services: linkServices(CONTROL_METHODS, {
-        iam: control.iam,
-        agents: control.agents,
-        vaults: control.vaults,
-        credentials: control.credentials,
-        credentialOpens: control.credentialOpens,
-        adminAudit: control.adminAudit,
+        ...operated,
         consents: control.consents,
         custody: control.custody,
         pushSealer: control.pushSealer,
@@ -140,16 +138,7 @@ export async function startControl(
   });
   const door = options.api
     ? createHttpServer(
-        {
-          iam: control.iam,
-          agents: control.agents,
-          vaults: control.vaults,
-          credentials: control.credentials,
-          credentialOpens: control.credentialOpens,
-          adminAudit: control.adminAudit,
-          clock,
-          dataSubjects: { consents: control.consents },
-        },
+        { ...operated, clock, dataSubjects: { consents: control.consents } },
         {
           logger,
           bodyLimitBytes: 32 * 1024 * 1024,

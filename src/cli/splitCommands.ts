@@ -153,7 +153,14 @@ export function coordinatorCommand(): Command {
     "Run the Coordinator (sessions, dispatch, commits, the public API) for a split deployment.",
   );
   // Not the all-in-one's `.awaken`: that may hold a master key, which a coordinator never holds.
-  addServerOptions(command, { port: 4000, workers: 0, dataDir: ".awaken-coordinator" });
+  addServerOptions(command, {
+    port: 4000,
+    workers: 0,
+    dataDir: ".awaken-coordinator",
+    // Keys and the master key are Control's: the coordinator refuses both.
+    dataDirHolds: "the coordinator's files (and the SQLite database, without --database-url)",
+    unsandboxedReach: "the data dir and the worker and control tokens in this process's environment",
+  });
   command.addOption(new Option("--control-url <url>", "Control's base URL, e.g. http://control:4100"));
   return command.addHelpText("after", COORDINATOR_HELP).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);

@@ -16,8 +16,8 @@ import {
   integer,
   modelOptions,
   portNumber,
-  UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
+  unsandboxedHelp,
 } from "./commandSupport.js";
 import { connectionLimitsFrom, connectionOptions } from "./connectionOptions.js";
 import { apiKeyBannerLine } from "./controlPlane.js";
@@ -59,9 +59,26 @@ Environment:
  * The options every server command shares (`up`, `coordinator`): where it listens, its store,
  * its workers, leases, streams, models, outbound policy and push pacing.
  */
+/** `awaken up`'s defaults for the server options it shares with `awaken coordinator`. */
+export const UP_SERVER_DEFAULTS = {
+  port: 4600,
+  workers: EXECUTION_DEFAULTS.concurrency,
+  dataDir: ".awaken",
+  dataDirHolds: "the API key, the master key (and the SQLite database, without --database-url)",
+  unsandboxedReach: "the data dir and the master key",
+};
+
 export function addServerOptions(
   command: Command,
-  defaults: { port: number; workers: number; dataDir: string },
+  defaults: {
+    port: number;
+    workers: number;
+    dataDir: string;
+    /** What the data dir holds, for its help (a coordinator keeps no API key and no master key). */
+    dataDirHolds: string;
+    /** What an unsandboxed built-in tool could read in this process. */
+    unsandboxedReach: string;
+  },
 ): Command {
   command
     .addOption(new Option("--host <host>", "address to listen on").default("127.0.0.1"))
@@ -72,10 +89,7 @@ export function addServerOptions(
         .argParser(portNumber("--port")),
     )
     .addOption(
-      new Option(
-        "--data-dir <dir>",
-        "where the API key (and the SQLite database, without --database-url) live",
-      ).default(defaults.dataDir),
+      new Option("--data-dir <dir>", `where ${defaults.dataDirHolds} live`).default(defaults.dataDir),
     )
     .addOption(
       new Option(
@@ -106,7 +120,7 @@ export function addServerOptions(
         .default(15_000)
         .argParser(integer("--sse-ping-ms", 10)),
     )
-    .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP));
+    .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, unsandboxedHelp(defaults.unsandboxedReach)));
   command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
   for (const option of connectionOptions()) command.addOption(option);
@@ -172,7 +186,7 @@ export function upCommand(): Command {
   const command = new Command("up").description(
     "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
   );
-  addServerOptions(command, { port: 4600, workers: EXECUTION_DEFAULTS.concurrency, dataDir: ".awaken" });
+  addServerOptions(command, UP_SERVER_DEFAULTS);
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "server", opts.drainMs);

@@ -13,8 +13,8 @@ import {
   installShutdown,
   modelOptions,
   portNumber,
-  UNSANDBOXED_HELP,
   UNSANDBOXED_WARNING,
+  unsandboxedHelp,
 } from "./commandSupport.js";
 import { allowPrivateHostOption } from "./outbound.js";
 import { startRemoteWorker, WorkerConfigError } from "./worker.js";
@@ -80,7 +80,12 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
       ),
     )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
-    .addOption(new Option(ALLOW_WEAKER_TIERS_FLAG, UNSANDBOXED_HELP))
+    .addOption(
+      new Option(
+        ALLOW_WEAKER_TIERS_FLAG,
+        unsandboxedHelp("this worker's files, its worker token and the credentials of the runs it holds"),
+      ),
+    )
     .addOption(
       new Option(
         "--metrics-port <n>",

@@ -66,6 +66,15 @@ export interface ThreadSpawn {
   facts: Fact[];
 }
 
+/**
+ * A child thread's ids, derived from the tool call that spawned it: a re-run of the parent after a
+ * crash names the same child, and an input that stops a child finds the call its parent waits on.
+ */
+export const childThreadIdOf = (callId: string): string => `sthr_${callId}`;
+export const childRunIdOf = (callId: string): string => `run_${callId}`;
+/** The spawning call of a child thread (the inverse of `childThreadIdOf`). */
+export const spawnCallIdOf = (threadId: string): string => threadId.slice("sthr_".length);
+
 export interface CommitReceipt {
   opId: string;
   runId: string;

@@ -60,6 +60,7 @@ export function encodeFact(fact: TypedFact): Fact {
     case "tool_call":
     case "tool_result":
     case "tool_confirmation":
+    case "thread_ask":
       return encodeTool(fact as ToolFact);
     case "thread_created":
     case "thread_status":

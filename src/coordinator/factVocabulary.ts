@@ -142,9 +142,18 @@ export type FactPayload =
        * stored or shown, and read as no content / not an error.
        */
       unset?: ResultField[];
+      /** The child thread a client's answer was routed to (committed on that thread's history). */
+      thread?: string;
     }
-  | { kind: "tool_confirmation"; callId: string; allowed: boolean; denyMessage: string | null }
-  /** `targetThread`: the thread the client named, kept as given (one thread per session today). */
+  | {
+      kind: "tool_confirmation";
+      callId: string;
+      allowed: boolean;
+      denyMessage: string | null;
+      /** The child thread the confirmation was routed to (committed on that thread's history). */
+      thread?: string;
+    }
+  /** `targetThread`: the thread the client named (a child's, or the primary's), kept as given. */
   | { kind: "interrupt"; targetThread?: string }
   | { kind: "status_running" }
   | { kind: "status_idle"; reason: IdleReason }
@@ -195,6 +204,12 @@ export type FactPayload =
    * agent it runs; `workflowRun`: the workflow run that created it, or null.
    */
   | { kind: "thread_created"; thread: string; agentName: string; workflowRun: string | null }
+  /**
+   * A child thread's call that waits for a client (a permission ask, a custom tool), cross-posted
+   * on the primary thread's history so the session's stream shows it. Its id is the call's: the
+   * answer is routed to the child by it. Nothing waits on the primary for it.
+   */
+  | { kind: "thread_ask"; thread: string; call: ToolCall }
   /** A child thread's status changed, committed on its parent's history (the session sees its children). */
   | { kind: "thread_status"; thread: string; agentName: string; transition: ThreadTransition }
   /**

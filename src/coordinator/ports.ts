@@ -8,10 +8,18 @@ import type { SessionResourceRecord } from "../resources/ports.js";
 import type { CommitOperation, CommitResult } from "./commitOperation.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
 import type { EnvironmentConfig } from "./environmentConfig.js";
-import type { CommittedFact, Fact, SessionMeter, SessionStatus, SessionUsage } from "./facts.js";
+import type {
+  CommittedFact,
+  Fact,
+  PendingAction,
+  SessionMeter,
+  SessionStatus,
+  SessionUsage,
+} from "./facts.js";
 import type { OutcomeState } from "./outcomes.js";
 import type { RunHandOff } from "./runHandOff.js";
 import type { SessionProjection } from "./sessionProjection.js";
+import type { WorkflowRunState } from "./workflowFold.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -283,6 +291,8 @@ export interface ThreadRecord {
   usage: SessionUsage;
   /** Its own running time and list cost, as its head carries them (the session's, for the primary). */
   meter: SessionMeter;
+  /** What its run waits for (a child's asks are answered on the session, routed by call id). */
+  pending: PendingAction[];
   /** Whether any fact was committed to it yet (before that it has no stats and no usage). */
   committed: boolean;
   createdAt: number;
@@ -438,6 +448,32 @@ export interface InputOutcome {
    * is not claimable, so no dispatch signal announces it.
    */
   handedOff?: string;
+  /** What the append committed on the session's child threads (`InputPlan.threads`), in plan order. */
+  threads?: ThreadInputOutcome[];
+}
+
+/** One child thread's part of an append: its committed facts and the run its effects applied to. */
+export interface ThreadInputOutcome {
+  threadId: string;
+  committed: CommittedFact[];
+  effects: RunEffect[];
+  activeRunId: string | null;
+}
+
+/**
+ * A child thread of the session as an append reads it when asked to (`AppendReads.threads`): its
+ * head's projection, its active run (locked or serialised with the session's) and the model request
+ * that run left open.
+ */
+export interface ChildThreadState {
+  threadId: string;
+  agentName: string;
+  archived: boolean;
+  /** Its head's version (0 before its first commit). */
+  version: number;
+  pending: PendingAction[];
+  activeRun: { id: string; state: string; epoch: number } | null;
+  openModelRequest: { startId: string; provider: string; model: string } | null;
 }
 
 export interface InputContext {
@@ -450,11 +486,30 @@ export interface InputContext {
    * to (`AppendReads.outcomes`: a batch that defines an outcome or interrupts), absent otherwise.
    */
   outcomes?: OutcomeState[];
+  /** The primary thread's workflow runs not yet ended; read only when asked (`AppendReads.workflows`). */
+  openWorkflows?: WorkflowRunState[];
+  /**
+   * The session's child threads; read only when the append was asked to (`AppendReads.threads`), or
+   * when a first decision said it needs them (`InputPlan.needsThreads`). `activeRun` is then the
+   * primary thread's run, never a child's.
+   */
+  threads?: ChildThreadState[];
 }
 
 /** What an append reads for `decide` beyond the session and its run, when a batch needs it. */
 export interface AppendReads {
   outcomes?: boolean;
+  /** The primary thread's workflow runs not yet ended (an interrupt ends them). */
+  workflows?: boolean;
+  threads?: boolean;
+}
+
+/** What an input batch does to one child thread: facts on its history, effects on its active run. */
+export interface ThreadInputPlan {
+  threadId: string;
+  facts: Fact[];
+  /** `resume` or `cancel` of the child's active run (a child's run is started by its parent only). */
+  effects: RunEffect[];
 }
 
 export interface InputPlan {
@@ -474,6 +529,13 @@ export interface InputPlan {
    * on the run a `start` or `resume` effect queues, so the worker's claim continues that trace.
    */
   traceContext?: string | null;
+  /** Writes on the session's child threads, in the same transaction as the primary's facts. */
+  threads?: ThreadInputPlan[];
+  /**
+   * The decision needs the session's child threads and was made without them (`threads` absent
+   * from its context): the append reads them and decides again; nothing of this plan is written.
+   */
+  needsThreads?: true;
 }
 
 export interface SessionPatch {

@@ -324,9 +324,12 @@ export class SessionService {
       options.precondition,
       // An outcome's definition and an interrupt decide from the session's outcomes (one in
       // progress refuses another; an interrupt ends an open evaluation): read only for them.
-      inputs.some((input) => input.kind === "define_outcome" || input.kind === "interrupt")
-        ? { outcomes: true }
-        : undefined,
+      inputs.some((input) => input.kind === "interrupt")
+        ? // An interrupt also ends the workflow runs the primary thread has going.
+          { outcomes: true, workflows: true }
+        : inputs.some((input) => input.kind === "define_outcome")
+          ? { outcomes: true }
+          : undefined,
     );
     this.signal(outcome);
     // Any input but an interrupt wakes a dormant self-hosted session (its item stopped): it may
@@ -334,7 +337,9 @@ export class SessionService {
     // worker for tool results. `needsWorker` queues nothing while an item is live.
     if (this.work && session && inputs.some((input) => input.kind !== "interrupt"))
       await this.work.needsWorker(session);
-    return outcome.committed.filter((f) => outcome.plan.echoIds.includes(f.id));
+    // The echo in the order of the events sent, wherever each landed (a child's answer on its history).
+    const landed = [...outcome.committed, ...(outcome.threads ?? []).flatMap((t) => t.committed)];
+    return outcome.plan.echoIds.flatMap((id) => landed.find((f) => f.id === id) ?? []);
   }
 
   /**
@@ -422,8 +427,18 @@ export class SessionService {
         effects: ctx.activeRun ? [{ kind: "cancel" as const }] : [],
         echoIds: [],
         sessionPatch: { archivedAt: now },
+        // Its children's runs end with it: none answers a terminated session.
+        threads: (ctx.threads ?? [])
+          .filter((child) => child.activeRun !== null)
+          .map((child) => ({
+            threadId: child.threadId,
+            facts: [encodeFact({ id: newId("sevt", now), kind: "status_idle", reason: IDLE_END_TURN })],
+            effects: [{ kind: "cancel" as const }],
+          })),
       }),
       now,
+      undefined,
+      { threads: true },
     );
     this.signal(outcome);
     return this.get(workspaceId, sessionId);
@@ -463,14 +478,16 @@ export class SessionService {
 
   private signal(outcome: InputOutcome): void {
     // The committed facts reach this process's tails before the thread signal would make them read.
-    const last = outcome.committed[outcome.committed.length - 1];
-    if (last)
-      this.ports.committed?.publish({
-        threadId: last.threadId,
-        versionAfter: last.seq,
-        facts: outcome.committed,
-        committedAt: last.createdAt,
-      });
+    for (const committed of [outcome.committed, ...(outcome.threads ?? []).map((t) => t.committed)]) {
+      const last = committed[committed.length - 1];
+      if (last)
+        this.ports.committed?.publish({
+          threadId: last.threadId,
+          versionAfter: last.seq,
+          facts: committed,
+          committedAt: last.createdAt,
+        });
+    }
     // Workers first (the order `inputOutcomeSignals` keeps): the run is the latency that matters.
     for (const signal of inputOutcomeSignals(outcome)) sendWakeSignal(this.ports.signals, signal);
   }

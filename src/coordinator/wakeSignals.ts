@@ -26,8 +26,20 @@ export function inputOutcomeSignals(outcome: InputOutcome): WakeSignal[] {
     if (effect.kind === "cancel" && outcome.activeRunId)
       signals.push({ kind: "cancel", run: outcome.activeRunId });
   }
+  // A child thread's run is resumed or cancelled by the input too (an answer routed to it, an interrupt).
+  for (const child of outcome.threads ?? []) {
+    if (child.activeRunId === null) continue;
+    for (const effect of child.effects) {
+      if (effect.kind === "resume") signals.push({ kind: "dispatch", run: child.activeRunId });
+      if (effect.kind === "cancel") signals.push({ kind: "cancel", run: child.activeRunId });
+    }
+  }
   const last = outcome.committed[outcome.committed.length - 1];
   if (last) signals.push({ kind: "thread", thread: last.threadId, version: last.seq });
+  for (const child of outcome.threads ?? []) {
+    const end = child.committed[child.committed.length - 1];
+    if (end) signals.push({ kind: "thread", thread: end.threadId, version: end.seq });
+  }
   return signals;
 }
 

@@ -63,10 +63,3 @@ export function workflowEnding(
   facts.push({ id: newId(), kind: "workflow_run", run: state.run, change: { type: "status_ended", result } });
   return facts;
 }
-
-/** What an interrupt commits for the runs it stops: each open run ends as `stopped`. */
-export function stopOpenWorkflows(facts: readonly TypedFact[], newId: () => string): TypedFact[] {
-  return [...foldWorkflowRuns(facts).values()]
-    .filter((state) => !state.ended)
-    .flatMap((state) => workflowEnding(state, { type: "stopped" }, newId));
-}

@@ -30,6 +30,7 @@ import { RouteMethods } from "./http/routeMethods.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { mcpEdge } from "./mcp/mcpEdge.js";
+import { openApiRoute } from "./openapi/openApiRoute.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -50,6 +51,8 @@ export interface HttpServerOptions {
   tracing?: Tracing | undefined;
   /** Serves the Console at `/console` (null: built nowhere, it says so); absent, no route. */
   console?: ConsoleAssets | null | undefined;
+  /** Serves `GET /v1/openapi.json`, the document of the whole public API (not Control's door's part). */
+  openApi?: boolean | undefined;
   /** Time and count bounds on client connections; each absent one takes its default. */
   connections?: Partial<ConnectionLimits> | undefined;
 }
@@ -120,6 +123,7 @@ export function createHttpServer<S extends AuthDeps = EdgeServices>(
   });
   if (options.tracing) traceRequests(app, options.tracing);
   healthRoutes(app, options.isReady, options.readiness);
+  if (options.openApi) openApiRoute(app);
   if (options.metrics) metricsRoutes(app, options.metrics, options.metricsToken);
   if (options.console !== undefined) consoleRoutes(app, options.console);
 

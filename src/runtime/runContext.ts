@@ -17,6 +17,7 @@ import { recordsContent } from "../kernel/contentCapture.js";
 import { type Metrics, noopMetrics } from "../kernel/metrics.js";
 import type { ModelSpan } from "./modelFacts.js";
 import type { RuntimePorts } from "./ports.js";
+import { threadAsks } from "./threadAsks.js";
 import { threadAnswer } from "./threadSpawning.js";
 
 export type CommitStatus = "ok" | "conflict" | "lost";
@@ -102,6 +103,17 @@ export class RunContext {
         facts = [...facts, answered.sent];
         threads = { ...threads, answer: answered.answer };
       }
+    }
+    if (settle === "awaiting" && !threads?.answer) {
+      // A child parking on a client's answer shows its asks on the primary's history, in this commit.
+      const asks = threadAsks(
+        this.facts,
+        this.activation.threadId,
+        this.activation.agent.definition.name,
+        this.ports.clock.now(),
+        facts,
+      );
+      if (asks) threads = { ...threads, answer: asks };
     }
     const op = {
       ...threads,

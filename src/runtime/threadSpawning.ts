@@ -6,7 +6,13 @@
  * finds the child it already made instead of making another.
  */
 
-import type { ThreadAnswer, ThreadSpawn } from "../coordinator/commitOperation.js";
+import {
+  childRunIdOf,
+  childThreadIdOf,
+  spawnCallIdOf,
+  type ThreadAnswer,
+  type ThreadSpawn,
+} from "../coordinator/commitOperation.js";
 import { encodeFact } from "../coordinator/factCodec.js";
 import type {
   CommittedTypedFact,
@@ -29,11 +35,9 @@ import { toolResult } from "./toolFacts.js";
 export const SPAWN_TOOL = "spawn_agent";
 const MAX_MESSAGE_CHARS = 100_000;
 
-/** The child thread a spawning call makes, and its run: the call's id in another namespace. */
-export const childThreadIdOf = (callId: string): string => `sthr_${callId}`;
-export const childRunIdOf = (callId: string): string => `run_${callId}`;
-/** The spawning call of a child thread (the inverse of `childThreadIdOf`). */
-export const spawnCallIdOf = (threadId: string): string => threadId.slice("sthr_".length);
+// The child thread a spawning call makes, and its run: the call's id in another namespace (the
+// coordinator routes a client's interrupt of a child to its spawning call by the same rule).
+export { childRunIdOf, childThreadIdOf, spawnCallIdOf } from "../coordinator/commitOperation.js";
 
 /** Offers the spawn tool when the run's agent may spawn subagents (gated like any server tool: always allowed). */
 export function addSpawnTool(catalog: Map<string, CatalogEntry>, agent: ExecutableAgentSnapshot): void {

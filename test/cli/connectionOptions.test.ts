@@ -1,15 +1,11 @@
 import { Command } from "commander";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { addServerOptions, serverOptionsFrom } from "../../src/cli/upCommand.js";
+import { addServerOptions, serverOptionsFrom, UP_SERVER_DEFAULTS } from "../../src/cli/upCommand.js";
 import { DEFAULT_CONNECTION_LIMITS } from "../../src/edge/http/connectionLimits.js";
 
 function parsed(args: string[]) {
-  const command = addServerOptions(new Command("up").exitOverride(), {
-    port: 4600,
-    workers: 0,
-    dataDir: ".awaken",
-  });
+  const command = addServerOptions(new Command("up").exitOverride(), { ...UP_SERVER_DEFAULTS, workers: 0 });
   command.parse(args, { from: "user" });
   return serverOptionsFrom(command.opts(), pino({ level: "silent" })).connections;
 }
@@ -17,11 +13,7 @@ function parsed(args: string[]) {
 describe("connection bound options", () => {
   it("default to the documented bounds and are listed in --help", () => {
     expect(parsed([])).toEqual(DEFAULT_CONNECTION_LIMITS);
-    const help = addServerOptions(new Command("up"), {
-      port: 4600,
-      workers: 0,
-      dataDir: ".awaken",
-    }).helpInformation();
+    const help = addServerOptions(new Command("up"), { ...UP_SERVER_DEFAULTS, workers: 0 }).helpInformation();
     for (const flag of [
       "--headers-timeout-ms",
       "--request-timeout-ms",

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
   all,
+  history,
   isEndTurnIdle,
   MODEL,
   runTurn,
@@ -236,6 +237,67 @@ describe.each(BACKENDS)("workflow runs over the SDK on %s", (backend) => {
     expect(result?.is_error).toBe(true);
     expect(textOf(result)).toContain("phases[1].steps[0]");
     expect(isEndTurnIdle(events.at(-1)!)).toBe(true);
+  });
+
+  it("interrupting the session while a step waits for an approval ends the run as stopped, its phase closed", async () => {
+    const asker = await client.beta.agents.create({
+      name: "asker",
+      model: MODEL,
+      tools: [
+        {
+          type: "agent_toolset_20260401",
+          configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
+        },
+      ] as never,
+    });
+    const planner = await client.beta.agents.create({
+      name: "planner",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        workflows: { type: "enabled", predefined_agents: [asker.id] },
+      },
+    });
+    const session = await client.beta.sessions.create({ agent: planner.id, environment_id: environmentId });
+    const stream = await StreamReader.open(client, session.id);
+    try {
+      const plan = {
+        name: "asks",
+        phases: [{ name: "only", steps: [{ agent_name: "asker", message: "call bash" }] }],
+      };
+      await client.beta.sessions.events.send(session.id, {
+        events: [
+          {
+            type: "user.message",
+            content: [{ type: "text", text: `call start_workflow ${JSON.stringify(plan)}` }],
+          },
+        ],
+      });
+      // The step's ask, cross-posted on the primary stream: the run waits on it.
+      await stream.until((e) => e.type === "agent.tool_use" && e.session_thread_id !== undefined, {
+        timeoutMs: 20_000,
+      });
+      const from = stream.events.length;
+      await client.beta.sessions.events.send(session.id, { events: [{ type: "user.interrupt" }] });
+      const idle = await stream.until((e) => e.type === "session.status_idle", { from });
+      expect(isEndTurnIdle(idle)).toBe(true);
+      const runEvents = stream.events.filter((e) => e.type.startsWith("workflow_run."));
+      expect(runEvents.map((e) => e.type)).toEqual([
+        "workflow_run.created",
+        "workflow_run.status_running",
+        "workflow_run.phase_started",
+        "workflow_run.phase_ended",
+        "workflow_run.status_ended",
+      ]);
+      expect(runEvents.at(-1)).toMatchObject({ result: { type: "stopped" } });
+      expect(runEvents[3]).toMatchObject({ phase_started_id: runEvents[2]?.id });
+      // The interrupt ends it once: a second interrupt adds no workflow event.
+      await client.beta.sessions.events.send(session.id, { events: [{ type: "user.interrupt" }] });
+      const committed = (await history(client, session.id)).filter((e) => e.type.startsWith("workflow_run."));
+      expect(committed).toHaveLength(5);
+    } finally {
+      await stream.close();
+    }
   });
 
   it("a plan past the thread limit is refused with thread_limit_error", async () => {

@@ -1,7 +1,12 @@
 import { Command } from "commander";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { addServerOptions, serverOptionsFrom, upCommand } from "../../src/cli/upCommand.js";
+import {
+  addServerOptions,
+  serverOptionsFrom,
+  UP_SERVER_DEFAULTS,
+  upCommand,
+} from "../../src/cli/upCommand.js";
 import { workerCommand } from "../../src/cli/workerCommand.js";
 import { embeddedServerOptions } from "../../src/embedded/openAwaken.js";
 import { DEFAULT_RETRY_POLICY } from "../../src/runtime/retryPolicy.js";
@@ -15,11 +20,7 @@ const silent = pino({ level: "silent" });
 
 /** `awaken up` as parsed from `args` (no action runs: only the shared server options are added). */
 function up(args: string[]) {
-  const command = addServerOptions(new Command("up").exitOverride(), {
-    port: 4600,
-    workers: EXECUTION_DEFAULTS.concurrency,
-    dataDir: ".awaken",
-  });
+  const command = addServerOptions(new Command("up").exitOverride(), UP_SERVER_DEFAULTS);
   command.parse(args, { from: "user" });
   return serverOptionsFrom(command.opts(), silent);
 }

@@ -5,7 +5,7 @@ import { blocks, defined, object, text } from "./bodyValues.js";
 import { STORED_TYPE, TOOL_CALL_TYPE, TOOL_RESULT_TYPE } from "./storedTypes.js";
 
 type Of<K extends TypedFact["kind"]> = Extract<TypedFact, { kind: K }>;
-export type ToolFact = Of<"tool_call" | "tool_result" | "tool_confirmation">;
+export type ToolFact = Of<"tool_call" | "tool_result" | "tool_confirmation" | "thread_ask">;
 
 function callDecoder(executor: ToolExecutor) {
   return ({ id, body }: Fact): ToolFact => {
@@ -16,18 +16,18 @@ function callDecoder(executor: ToolExecutor) {
             evaluation: body.evaluation === null ? null : object(body.evaluation),
           }
         : undefined;
-    return {
+    const call = {
       id,
-      kind: "tool_call",
-      call: {
-        id,
-        name: text(body.name),
-        input: object(body.input),
-        executor,
-        ...(executor === "mcp" ? { mcpServer: text(body.mcp_server_name) } : {}),
-        ...(permission ? { permission } : {}),
-      },
+      name: text(body.name),
+      input: object(body.input),
+      executor,
+      ...(executor === "mcp" ? { mcpServer: text(body.mcp_server_name) } : {}),
+      ...(permission ? { permission } : {}),
     };
+    // A child's call cross-posted on the primary names the thread it waits in.
+    return typeof body.session_thread_id === "string"
+      ? { id, kind: "thread_ask", thread: body.session_thread_id, call }
+      : { id, kind: "tool_call", call };
   };
 }
 
@@ -50,6 +50,7 @@ function resultDecoder(
       content: blocks(body.content),
       isError: body.is_error === true,
       ...(unset.length > 0 ? { unset } : {}),
+      ...routedTo(body),
     };
   };
 }
@@ -68,13 +69,20 @@ export const toolDecoders: Record<string, (f: Fact) => ToolFact> = {
     callId: text(body.tool_use_id),
     allowed: body.result === "allow",
     denyMessage: typeof body.deny_message === "string" ? body.deny_message : null,
+    ...routedTo(body),
   }),
 };
 
+/** The child thread an answer was routed to, when it names one. */
+const routedTo = (body: Fact["body"]): { thread?: string } =>
+  typeof body.session_thread_id === "string" ? { thread: body.session_thread_id } : {};
+
 export function encodeTool(f: ToolFact): Fact {
   switch (f.kind) {
-    case "tool_call": {
+    case "tool_call":
+    case "thread_ask": {
       const { call } = f;
+      const thread = f.kind === "thread_ask" ? f.thread : undefined;
       const verdict = {
         evaluated_permission: call.permission?.decision,
         evaluation: call.permission ? call.permission.evaluation : undefined,
@@ -85,7 +93,11 @@ export function encodeTool(f: ToolFact): Fact {
           : call.executor === "mcp"
             ? defined({ name: call.name, mcp_server_name: call.mcpServer, input: call.input, ...verdict })
             : defined({ name: call.name, input: call.input, ...verdict });
-      return { id: f.id, type: TOOL_CALL_TYPE[call.executor], body };
+      return {
+        id: f.id,
+        type: TOOL_CALL_TYPE[call.executor],
+        body: thread === undefined ? body : { ...body, session_thread_id: thread },
+      };
     }
     case "tool_result": {
       const [type, callField] = resultEncoding(f.executor, f.by);
@@ -94,6 +106,7 @@ export function encodeTool(f: ToolFact): Fact {
         [callField]: f.callId,
         content: unset.has("content") ? undefined : f.content,
         is_error: unset.has("isError") ? undefined : f.isError,
+        session_thread_id: f.thread,
       });
       return { id: f.id, type, body };
     }
@@ -105,6 +118,7 @@ export function encodeTool(f: ToolFact): Fact {
           tool_use_id: f.callId,
           result: f.allowed ? "allow" : "deny",
           deny_message: f.denyMessage ?? undefined,
+          session_thread_id: f.thread,
         }),
       };
   }

@@ -42,7 +42,7 @@ export function chatRoutes(app: FastifyInstance, shared: EdgeServices): void {
     }
     assertOpen(existing);
     const facts = await readHistory(services, existing);
-    const mapped = chatInputs(body, committedView(facts, existing));
+    const mapped = chatInputs(body, await committedView(services, facts, existing));
     if (mapped.inputs.length > 0) return send(request, reply, services, existing, facts, body, mapped);
     // Nothing new (a re-sent list): the turn still going is replayed, else the turn is over.
     if (runIsActive(facts)) return replayActiveTurn(request, reply, services, existing, facts);
@@ -109,10 +109,13 @@ async function send(
     last?.role === "assistant"
       ? last.parts.flatMap((part) => (typeof part.toolCallId === "string" ? [part.toolCallId] : []))
       : [];
-  // The tail starts just before this send's first fact: the stream shows what the send caused.
-  const firstSeq = Math.min(...echo.map((fact) => fact.seq));
+  // The tail starts just before this send's first fact: the stream shows what the send caused. An
+  // answer routed to a subagent echoes on the subagent's thread: the session's stream then goes on
+  // from the history read before the send.
+  const own = echo.filter((fact) => fact.threadId === session.threadId);
+  const afterSeq = own.length > 0 ? Math.min(...own.map((fact) => fact.seq)) - 1 : (facts.at(-1)?.seq ?? 0);
   const turn = new TurnChunks({ messageId, knownCallIds, clientAnswered: mapped.clientAnswered });
-  stream(request, reply, services, session, firstSeq - 1, turn);
+  stream(request, reply, services, session, afterSeq, turn);
 }
 
 /** The response outlives the handler; whatever escapes the stream is logged, never unhandled. */

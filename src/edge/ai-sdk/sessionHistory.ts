@@ -1,4 +1,5 @@
 import { decodeCommitted } from "../../coordinator/factCodec.js";
+import type { PendingAction } from "../../coordinator/facts.js";
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { SessionRecord } from "../../coordinator/ports.js";
 import type { EdgeServices } from "../http/edgeServices.js";
@@ -22,14 +23,35 @@ export async function readHistory(
   }
 }
 
-export function committedView(facts: readonly CommittedTypedFact[], session: SessionRecord): CommittedView {
+export async function committedView(
+  services: EdgeServices,
+  facts: readonly CommittedTypedFact[],
+  session: SessionRecord,
+): Promise<CommittedView> {
   const clientMessageIds = new Set<string>();
   for (const fact of facts) {
     if (fact.kind === "user_message" && fact.clientMessageId !== undefined)
       clientMessageIds.add(fact.clientMessageId);
   }
-  return { clientMessageIds, pending: session.pending };
+  // A child's asks were cross-posted on this history; what each child still waits for is its own
+  // thread's (the answers are routed there by call id), read only when there were any.
+  if (!facts.some((f) => f.kind === "thread_ask")) return { clientMessageIds, pending: session.pending };
+  const children: PendingAction[] = [];
+  let cursor: string | null = null;
+  do {
+    const { page } = await services.sessions.listThreads(session.workspaceId, session.id, {
+      limit: PAGE_OF_THREADS,
+      cursor,
+    });
+    for (const thread of page.data)
+      if (thread.parentThreadId !== null)
+        children.push(...thread.pending.filter((p) => p.kind !== "thread_answer"));
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  return { clientMessageIds, pending: [...session.pending, ...children] };
 }
+
+const PAGE_OF_THREADS = 100;
 
 /**
  * Whether the session's run is still going: the last status fact is not an idle (or the end).

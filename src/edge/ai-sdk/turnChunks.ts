@@ -170,6 +170,16 @@ export class TurnChunks {
       case "tool_call":
         this.toolCall(fact.call, out);
         return;
+      case "thread_ask":
+        // A subagent's call that waits for the client (an approval, a custom tool): the client
+        // answers it like the agent's own, and the answer is routed to the subagent by its id.
+        this.toolCall(fact.call, out);
+        return;
+      case "thread_status":
+        // A subagent parked on the client: the turn pauses here, as on the agent's own idle.
+        if (fact.transition.to === "idle" && fact.transition.reason.kind === "waiting")
+          this.idle(fact.seq, fact.transition.reason, out);
+        return;
       case "tool_confirmation":
         if (!fact.allowed && this.known.has(fact.callId)) {
           this.denied.add(fact.callId);

@@ -36,6 +36,11 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
       return ["agent.thinking", {}];
     case "tool_call":
       return toolUse(f.call);
+    case "thread_ask": {
+      // A subagent's call cross-posted on the primary stream, named by the thread it waits in.
+      const [type, fields] = toolUse(f.call);
+      return [type, { ...fields, session_thread_id: f.thread }];
+    }
     case "tool_result": {
       const [type, callField] = resultWire(f.executor, f.by);
       const unset = new Set(f.unset ?? []);
@@ -45,6 +50,7 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           [callField]: f.callId,
           ...(unset.has("content") ? {} : { content: f.content }),
           ...(unset.has("isError") ? {} : { is_error: f.isError }),
+          ...routedTo(f.thread),
         },
       ];
     }
@@ -55,6 +61,7 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
           tool_use_id: f.callId,
           result: f.allowed ? "allow" : "deny",
           ...(f.denyMessage !== null ? { deny_message: f.denyMessage } : {}),
+          ...routedTo(f.thread),
         },
       ];
     case "interrupt":
@@ -181,6 +188,9 @@ function wireEvent(f: TypedFact): [string, Record<string, unknown>] {
       return [f.type, f.body];
   }
 }
+
+/** The SDK: set to the subagent thread an answer was routed to, omitted for the primary. */
+const routedTo = (thread: string | undefined) => (thread !== undefined ? { session_thread_id: thread } : {});
 
 function threadStatus(
   thread: string,

@@ -18,11 +18,13 @@ import { readOutcomes } from "../sql/outcomeRows.js";
 import { type Head, headFrom, SESSION_AGENT_SQL } from "../sql/sessionHead.js";
 import { rowToSession } from "../sql/sessionRows.js";
 import { checkWorkLeaseRow, openRequest, SqlInputLedger, workLeaseQuery } from "../sql/sqlInputLedger.js";
+import { readOpenWorkflows } from "../sql/workflowRows.js";
 import { type HandOffPlan, planHandOff } from "./appendHandOff.js";
 import { casStatement, placeholders } from "./casStatement.js";
 import { type CommitNotices, carriedNotices } from "./commitNotices.js";
 import type { EnvironmentConfigs } from "./environmentConfigs.js";
 import type { InputRead, InputReadCache } from "./inputReadCache.js";
+import { appendAcrossThreads } from "./threadInputAppend.js";
 
 /**
  * What lets an append claim its run for an idle slot of this process (`appendHandOff`): the
@@ -39,6 +41,9 @@ type WorkLeaseRow = Awaited<ReturnType<ReturnType<typeof workLeaseQuery>["execut
 
 /** What this process knows of a session: its read, and the thread's facts when it knows them all. */
 type Known = { read: InputRead; history: readonly CommittedFact[] | null };
+
+/** A decision that needs the session's child threads (`InputPlan.needsThreads`): see `appendAcrossThreads`. */
+const ACROSS_THREADS = Symbol("across threads");
 
 /** Reads and statements before an append that keeps finding what it read moved gives up. */
 const APPEND_ATTEMPTS = 100;
@@ -80,13 +85,20 @@ export class PostgresInputLedger extends SqlInputLedger {
     precondition?: AppendPrecondition,
     reads?: AppendReads,
   ): Promise<InputOutcome> {
-    for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
-      const known = attempt === 0 ? (this.reads?.usable(sessionId) ?? null) : null;
-      const outcome = await this.appendOnce(sessionId, decide, now, precondition, reads, known);
-      if (outcome) return outcome;
-      this.reads?.forget(sessionId);
+    if (!reads?.threads) {
+      for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt++) {
+        const known = attempt === 0 ? (this.reads?.usable(sessionId) ?? null) : null;
+        const outcome = await this.appendOnce(sessionId, decide, now, precondition, reads, known);
+        if (outcome === ACROSS_THREADS) break;
+        if (outcome) return outcome;
+        this.reads?.forget(sessionId);
+        if (attempt === APPEND_ATTEMPTS - 1)
+          throw new Error(`session ${sessionId}: the append kept finding its session moved`);
+      }
     }
-    throw new Error(`session ${sessionId}: the append kept finding its session moved`);
+    // The decision needs the session's child threads: the rare path that locks and reads them all.
+    this.reads?.forget(sessionId);
+    return appendAcrossThreads(this.db, sessionId, decide, now, precondition, reads);
   }
 
   private async appendOnce(
@@ -96,7 +108,7 @@ export class PostgresInputLedger extends SqlInputLedger {
     precondition: AppendPrecondition | undefined,
     reads: AppendReads | undefined,
     known: Known | null,
-  ): Promise<InputOutcome | null> {
+  ): Promise<InputOutcome | typeof ACROSS_THREADS | null> {
     const lease = precondition
       ? await workLeaseQuery(this.db, precondition.workId, false).executeTakeFirst()
       : undefined;
@@ -134,7 +146,14 @@ export class PostgresInputLedger extends SqlInputLedger {
     const outcomes = reads?.outcomes
       ? ((await readOutcomes(this.db, [row.thread_id])).get(row.thread_id) ?? [])
       : undefined;
-    const context = { session, activeRun, openModelRequest, ...(outcomes ? { outcomes } : {}) };
+    const openWorkflows = reads?.workflows ? await readOpenWorkflows(this.db, row.thread_id) : undefined;
+    const context = {
+      session,
+      activeRun,
+      openModelRequest,
+      ...(outcomes ? { outcomes } : {}),
+      ...(openWorkflows ? { openWorkflows } : {}),
+    };
     // A decision on a remembered read stands only once its statement proved the read current: one
     // that writes nothing, or refuses the input, is made again on a read.
     let plan: InputPlan;
@@ -144,6 +163,7 @@ export class PostgresInputLedger extends SqlInputLedger {
       if (known) return null;
       throw error;
     }
+    if (plan.needsThreads) return ACROSS_THREADS;
     const writes = planInputWrites(
       { sessionId, threadId: row.thread_id, activeRun },
       current,
@@ -282,7 +302,7 @@ export class PostgresInputLedger extends SqlInputLedger {
       // With facts, a run started meanwhile came with a commit that took this one's version; a
       // remembered read may predate that commit's read, so it checks.
       guards.push(
-        `not exists (select 1 from runs where session_id = ${$(sessionId)} and state in ('queued', 'claimed', 'awaiting'))`,
+        `not exists (select 1 from runs where session_id = ${$(sessionId)} and thread_id = ${$(row.thread_id)} and state in ('queued', 'claimed', 'awaiting'))`,
       );
     }
     if (writes.row && writes.row.base_version > 0) {
@@ -328,10 +348,10 @@ export class PostgresInputLedger extends SqlInputLedger {
 
 /**
  * $1 session id. One snapshot: the session row, its thread's head and the
- * newest active run.
+ * newest active run of that thread (a child thread's run is its own).
  */
 const READ = {
-  name: "awaken_input_read_v5",
+  name: "awaken_input_read_v6",
   sql: `select s.*, s.xmin::text as s_xmin, ${SESSION_AGENT_SQL} as agent_snapshot, h.version as head_version, h.status as h_status, h.pending_json as h_pending,
       h.usage_json as h_usage, h.created_at as head_at,
       r.id as run_id, r.state as run_state, r.epoch as run_epoch,
@@ -340,6 +360,6 @@ const READ = {
     left join lateral (select version, status, pending_json, usage_json, created_at from commits
         where thread_id = s.thread_id order by base_version desc limit 1) h on true
     left join lateral (select id, state, epoch from runs
-        where session_id = s.id and state in ('queued', 'claimed', 'awaiting') order by created_at desc limit 1) r on true
+        where session_id = s.id and thread_id = s.thread_id and state in ('queued', 'claimed', 'awaiting') order by created_at desc limit 1) r on true
     where s.id = $1 and s.deleted_at is null`,
 } as const;

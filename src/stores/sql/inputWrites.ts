@@ -1,5 +1,6 @@
 import type { InputContext, InputPlan, SessionPatch } from "../../coordinator/ports.js";
 import { type CommitRow, type FactAppend, type ProjectionColumns, planFactAppend } from "./appendFacts.js";
+import { type ChildThreadRead, type ChildThreadWrites, planChildThreadWrites } from "./childThreadWrites.js";
 import { toJson } from "./db.js";
 import { planRunEffects, type RunEffectWrites } from "./runWrites.js";
 import type { Database } from "./schema.js";
@@ -18,6 +19,8 @@ export interface InputWrites {
   /** One UPDATE of the session row: the plan's patch; null without one. */
   session: SessionChange | null;
   runs: RunEffectWrites;
+  /** What the input writes on the session's child threads (`InputPlan.threads`), when it does. */
+  threads?: ChildThreadWrites[];
 }
 
 /**
@@ -30,12 +33,16 @@ export function planInputWrites(
   version: number,
   plan: InputPlan,
   now: number,
+  /** The child threads as read, when the plan writes on them. */
+  children: ReadonlyMap<string, ChildThreadRead> = new Map(),
 ): InputWrites {
   const facts = planFactAppend(ctx.sessionId, ctx.threadId, version, plan.facts, now, seen);
   const patch = plan.sessionPatch;
-  // A send's receipt rides on its commit: a send that appends nothing has nothing to replay.
+  // A send's receipt rides on its commit: a send that appends nothing has nothing to replay, and
+  // one whose echo is on a child's history is not replayed from the primary's row.
+  const echoedHere = plan.echoIds.every((id) => facts.committed.some((f) => f.id === id));
   const row: CommitRow | null =
-    facts.row && plan.requestHash
+    facts.row && plan.requestHash && echoedHere
       ? {
           ...facts.row,
           request_hash: storedHash(plan.requestHash),
@@ -56,6 +63,17 @@ export function planInputWrites(
       now,
       plan.traceContext ?? null,
     ),
+    ...(plan.threads
+      ? {
+          threads: planChildThreadWrites(
+            ctx.sessionId,
+            plan.threads,
+            children,
+            now,
+            plan.traceContext ?? null,
+          ),
+        }
+      : {}),
   };
 }
 
@@ -76,6 +94,7 @@ export function writesSomething(writes: InputWrites): boolean {
     writes.row !== null ||
     writes.session !== null ||
     writes.runs.inserts.length > 0 ||
-    writes.runs.update !== null
+    writes.runs.update !== null ||
+    (writes.threads ?? []).some((t) => t.row !== null || t.run !== null)
   );
 }

@@ -8,7 +8,7 @@ import type {
   ThreadRecord,
 } from "../../coordinator/ports.js";
 import { type DbOrTx, decodeCursor, encodeCursor, fromJson } from "./db.js";
-import { meterOf, usageOf } from "./sessionRows.js";
+import { meterOf, pendingOf, usageOf } from "./sessionRows.js";
 
 /** A thread's current status: its head's, or the session row's initial one before its first commit. */
 const threadStatus = sql<string>`coalesce(h.status, s.status)`;
@@ -39,6 +39,7 @@ function selectThreads(db: DbOrTx, sessionId: string) {
       "t.archived_at",
       threadStatus.as("status"),
       sql<string>`coalesce(h.usage_json, s.usage_json)`.as("usage_json"),
+      sql<string>`coalesce(h.pending_json, s.pending_json)`.as("pending_json"),
       sql<number | null>`h.created_at`.as("head_at"),
     ])
     .where("t.session_id", "=", sessionId);
@@ -52,6 +53,7 @@ type ThreadRow = {
   archived_at: number | string | null;
   status: string;
   usage_json: string;
+  pending_json: string;
   head_at: number | string | null;
 };
 
@@ -70,6 +72,7 @@ function rowToThread(session: SessionRecord, row: ThreadRow): ThreadRecord {
     status: archivedAt !== null ? "terminated" : (row.status as SessionStatus),
     usage: usageOf(row.usage_json),
     meter: meterOf(row.usage_json),
+    pending: pendingOf(row.pending_json),
     committed: row.head_at !== null,
     createdAt,
     updatedAt: Math.max(createdAt, row.head_at === null ? 0 : Number(row.head_at), archivedAt ?? 0),

@@ -2,6 +2,7 @@ import { decodeFact } from "../../coordinator/factCodec.js";
 import type { CommittedFact } from "../../coordinator/facts.js";
 import type { OutcomeState } from "../../coordinator/outcomes.js";
 import type { InputContext } from "../../coordinator/ports.js";
+import type { WorkflowRunState } from "../../coordinator/workflowFold.js";
 import {
   operationIdOf,
   type receiptOfRow,
@@ -12,6 +13,7 @@ import { factsAfter, HISTORY_COLUMNS, type HistoryRow, lastOfTypes } from "../sq
 import { foldOutcomeRows, OUTCOME_ROW_FILTER_SQL, OUTCOME_ROW_PATTERNS } from "../sql/outcomeRows.js";
 import { type Head, headFrom } from "../sql/sessionHead.js";
 import { MODEL_REQUEST_TYPES, openRequestOf } from "../sql/sqlInputLedger.js";
+import { foldOpenWorkflowRows, WORKFLOW_ROW_FILTER_SQL, WORKFLOW_ROW_PATTERNS } from "../sql/workflowRows.js";
 import type { SyncSql } from "./syncWriter.js";
 
 /** The reads of SQLite's executor, each one indexed lookup inside its synchronous transaction. */
@@ -83,6 +85,16 @@ export function openRequestSync(sql: SyncSql, threadId: string): InputContext["o
     if (!oldest || rows.length < 16) return null;
     below = Number(oldest.base_version);
   }
+}
+
+/** One thread's workflow runs not yet ended (see `workflowRows.ts`), inside the transaction. */
+export function readOpenWorkflowsSync(sql: SyncSql, threadId: string): WorkflowRunState[] {
+  const rows = sql.all<HistoryRow>(
+    `select ${HISTORY_COLUMNS} from commits where thread_id = ? and ${WORKFLOW_ROW_FILTER_SQL} order by base_version`,
+    threadId,
+    ...WORKFLOW_ROW_PATTERNS,
+  );
+  return foldOpenWorkflowRows(rows);
 }
 
 /** One thread's outcomes (see `outcomeRows.ts`), inside SQLite's synchronous transaction. */

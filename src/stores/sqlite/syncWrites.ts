@@ -17,6 +17,10 @@ export function executeInputWritesSync(sql: SyncSql, sessionId: string, writes: 
   if (writes.session) updateById(sql, "sessions", sessionId, writes.session);
   for (const row of writes.runs.inserts) insertRow(sql, "runs", row);
   if (writes.runs.update) executeRunUpdateSync(sql, writes.runs.update);
+  for (const child of writes.threads ?? []) {
+    if (child.row) insertRow(sql, "commits", child.row);
+    if (child.run) executeRunUpdateSync(sql, child.run);
+  }
 }
 
 export function executeCommitWritesSync(sql: SyncSql, writes: CommitWrites): void {
