@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Console benchmark: the first load of /console from a server that has just started (navigation to
+// Console benchmark: the first load of /console/sessions from a server that has just started (navigation to
 // the sign-in form on screen, and from the click on "Sign in", once the page has settled, to the
 // sessions list), and the time to render a
 // session of about 1 000 committed events (navigation to the transcript showing every row's data,
@@ -46,7 +46,7 @@ async function coldLoad(browser, url) {
   try {
     const page = await context.newPage();
     const started = performance.now();
-    await page.goto(`${url}/console`);
+    await page.goto(`${url}/console/sessions`);
     await page.getByLabel("API key").waitFor();
     const signInMs = performance.now() - started;
     // A person takes a moment to paste the key: the rest of the Console has loaded meanwhile.
@@ -88,7 +88,7 @@ async function renderLong(browser, url, sessionId) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   try {
     const page = await context.newPage();
-    await page.goto(`${url}/console`);
+    await page.goto(`${url}/console/sessions`);
     await page.getByLabel("API key").fill(API_KEY);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Sessions" }).waitFor();

@@ -1,6 +1,7 @@
 /** The Console's pages by path below its root: pure, so the map is unit-tested without a browser. */
 
 export type Route =
+  | { page: "overview" }
   | { page: "sessions" }
   | { page: "session"; sessionId: string; threadId?: string }
   | { page: "approvals" }
@@ -18,11 +19,15 @@ export type Route =
   | { page: "custody" }
   | { page: "environment-keys" }
   | { page: "workers" }
+  | { page: "audit" }
+  | { page: "api-keys" }
   | { page: "not_found"; path: string };
 
 export function routeOf(path: string): Route {
   const parts = path.split("/").filter((part) => part !== "");
-  if (parts.length === 0 || (parts.length === 1 && parts[0] === "sessions")) return { page: "sessions" };
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === "overview")) return { page: "overview" };
+  if (parts.length === 1 && parts[0] === "sessions") return { page: "sessions" };
+  if (parts.length === 1 && (parts[0] === "audit" || parts[0] === "api-keys")) return { page: parts[0] };
   if (parts.length === 2 && parts[0] === "sessions") return { page: "session", sessionId: parts[1]! };
   if (parts.length === 4 && parts[0] === "sessions" && parts[2] === "threads")
     return { page: "session", sessionId: parts[1]!, threadId: parts[3]! };

@@ -45,7 +45,7 @@ async function openConsole(viewport = { width: 1200, height: 900 }): Promise<Tab
     if (message.type() === "error") problems.push(message.text());
   });
   page.on("pageerror", (error) => problems.push(String(error)));
-  await page.goto(`${server.url}/console`);
+  await page.goto(`${server.url}/console/sessions`);
   return { page, problems, context };
 }
 
@@ -161,6 +161,8 @@ describe("the Console", { timeout: 60_000 }, () => {
     // By keyboard alone: the first stops are the navigation's links, in order, and Enter follows one.
     await page.locator("body").focus();
     const focused = () => page.evaluate<string>("document.activeElement?.textContent ?? ''");
+    await page.keyboard.press("Tab");
+    expect(await focused()).toBe("Overview");
     await page.keyboard.press("Tab");
     expect(await focused()).toBe("Sessions");
     await page.keyboard.press("Tab");

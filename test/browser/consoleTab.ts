@@ -30,7 +30,7 @@ export async function openConsoleTab(browser: Browser, url: string): Promise<Con
     tab.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
     void (dialog.type() === "confirm" && tab.answerConfirms ? dialog.accept() : dialog.dismiss());
   });
-  await page.goto(`${url}/console`);
+  await page.goto(`${url}/console/sessions`);
   await page.getByLabel("API key").fill(CONSOLE_API_KEY);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("heading", { name: "Sessions" }).waitFor();

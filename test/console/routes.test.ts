@@ -12,3 +12,14 @@ describe("the session routes", () => {
     expect(routeOf("sessions/sesn_1/threads")).toMatchObject({ page: "not_found" });
   });
 });
+
+describe("the Console's home and admin routes", () => {
+  it("opens on the overview; the sessions, audit and API keys have their own paths", () => {
+    expect(routeOf("")).toEqual({ page: "overview" });
+    expect(routeOf("overview")).toEqual({ page: "overview" });
+    expect(routeOf("sessions")).toEqual({ page: "sessions" });
+    expect(routeOf("audit")).toEqual({ page: "audit" });
+    expect(routeOf("api-keys")).toEqual({ page: "api-keys" });
+    expect(routeOf("api-keys/x")).toMatchObject({ page: "not_found" });
+  });
+});

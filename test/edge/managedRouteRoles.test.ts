@@ -18,7 +18,8 @@ describe("the role each Managed route needs", () => {
       const runtime =
         /^\/v1\/(sessions|models|files|memory_stores|awaken\/access_tokens)/.test(url) ||
         /^\/v1\/awaken\/(sessions|approvals)\/stream$/.test(url) ||
-        /^\/v1\/awaken\/sessions\/:session_id\/resource_usage$/.test(url);
+        /^\/v1\/awaken\/sessions\/:session_id\/resource_usage$/.test(url) ||
+        /^\/v1\/awaken\/(sessions\/outcomes|overview)$/.test(url);
       const expected = runtime
         ? "runtime"
         : /^\/v1\/(agents|environments|vaults|skills)/.test(url)

@@ -122,6 +122,78 @@ export interface RunResourceUsage {
   memory_write_backs: Array<{ at: string; told_in: string | null; outcomes: MemoryWriteBackOutcome[] }>;
 }
 
+/** How a session's last run ended (`/v1/awaken/sessions/outcomes`): the wire's status stays `idle`. */
+export interface LastRun {
+  outcome: "completed" | "failed" | "interrupted" | "waiting" | "other";
+  stop_reason: string;
+  error: { type: string; message: string } | null;
+  started_at: string | null;
+  ended_at: string;
+}
+
+export interface SessionOutcome {
+  type: "session_outcome";
+  session_id: string;
+  last_run: LastRun | null;
+}
+
+export interface HourOfRuns {
+  hour: string;
+  completed: number;
+  failed: number;
+  interrupted: number;
+  waiting: number;
+  other: number;
+}
+
+export interface ModelTokens {
+  provider: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+}
+
+/** The Console's home (`/v1/awaken/overview`), folded from the caller's sessions' committed history. */
+export interface Overview {
+  type: "overview";
+  since: string;
+  now: string;
+  runs_by_hour: HourOfRuns[];
+  run_latency_ms: { runs: number; p50: number | null; p99: number | null };
+  tokens: ModelTokens[];
+  live_sessions: Array<{ id: string; title: string | null; status: string }>;
+  live_sessions_truncated: boolean;
+  sessions_read: number;
+  truncated: boolean;
+}
+
+export interface AuditEntry {
+  type: "audit_entry";
+  id: string;
+  actor: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  revision: number | null;
+  before_digest: string | null;
+  after_digest: string | null;
+  created_at: string;
+}
+
+/** An API key as listed: never its secret (only its creation answers that, and the Console creates none). */
+export interface ApiKey {
+  id: string;
+  type: "api_key";
+  role: string;
+  agent_ids: string[] | null;
+  label: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
 function path(...segments: string[]): string {
   return `/v1/awaken/${segments.map(encodeURIComponent).join("/")}`;
 }
@@ -152,6 +224,20 @@ export const awaken = {
       query: { limit: 20, ...(page ? { page } : {}) },
       signal,
     }),
+  sessionOutcomes: (client: Anthropic, sessionIds: string[], signal: AbortSignal) =>
+    client.get<{ data: SessionOutcome[] }>(path("sessions", "outcomes"), {
+      query: { session_ids: sessionIds },
+      signal,
+    }),
+  overview: (client: Anthropic, signal: AbortSignal) => client.get<Overview>(path("overview"), { signal }),
+  audit: (client: Anthropic, filter: { resource_type?: string; page?: string }, signal: AbortSignal) =>
+    client.get<AwakenPage<AuditEntry>>(path("audit"), { query: { limit: 50, ...filter }, signal }),
+  apiKeys: (client: Anthropic, page: string | undefined, signal: AbortSignal) =>
+    client.get<AwakenPage<ApiKey>>(path("api_keys"), {
+      query: { limit: 100, ...(page ? { page } : {}) },
+      signal,
+    }),
+  revokeApiKey: (client: Anthropic, keyId: string) => client.post<ApiKey>(path("api_keys", keyId, "revoke")),
   workers: (client: Anthropic, signal: AbortSignal) => client.get<WorkerRoster>(path("workers"), { signal }),
   /** Hints that the workspace's sessions (and so its approvals) may have changed (no data: read again when told). */
   sessionHints: (client: Anthropic, signal: AbortSignal) =>

@@ -8,6 +8,8 @@ export interface PendingApproval extends AwaitedCall {
   sessionId: string;
   sessionTitle: string | null;
   agentName: string;
+  /** When the call was committed: how long it has waited. */
+  askedAt: string | null;
 }
 
 /** How many idle sessions, newest first, are checked for asks, and how far back each is read. */
@@ -47,6 +49,7 @@ export function usePendingApprovals() {
               sessionId: session.id,
               sessionTitle: session.title,
               agentName: session.agent.name,
+              askedAt: events.find((event) => event.id === call.id)?.processed_at ?? null,
             }),
           );
         }),

@@ -4,7 +4,9 @@ import { useSessionHints } from "../hooks/useSessionHints.js";
 import { Link, useNavigation } from "../router.js";
 import { AgentPage } from "./AgentPage.js";
 import { AgentsPage } from "./AgentsPage.js";
+import { ApiKeysPage } from "./ApiKeysPage.js";
 import { ApprovalsPage } from "./ApprovalsPage.js";
+import { AuditPage } from "./AuditPage.js";
 import { CredentialPage } from "./CredentialPage.js";
 import { CustodyAudit } from "./CustodyAudit.js";
 import { EnvironmentKeysPage } from "./EnvironmentKeysPage.js";
@@ -12,6 +14,7 @@ import { EnvironmentsPage } from "./EnvironmentsPage.js";
 import { FilesPage } from "./FilesPage.js";
 import { MemoryStorePage } from "./MemoryStorePage.js";
 import { MemoryStoresPage } from "./MemoryStoresPage.js";
+import { OverviewPage } from "./OverviewPage.js";
 import { SessionPage } from "./SessionPage.js";
 import { SessionsPage } from "./SessionsPage.js";
 import { SkillPage } from "./SkillPage.js";
@@ -31,6 +34,7 @@ export function Layout() {
       <header className="top">
         <strong className="brand">Awaken Console</strong>
         <nav aria-label="Console">
+          <Link to="overview">Overview</Link>
           <Link to="sessions">Sessions</Link>
           <Link to="approvals">Approvals{waiting > 0 ? ` (${waiting})` : ""}</Link>
           <Link to="agents">Agents</Link>
@@ -42,12 +46,15 @@ export function Layout() {
           <Link to="custody">Custody</Link>
           <Link to="environment-keys">Keys</Link>
           <Link to="workers">Workers</Link>
+          <Link to="audit">Audit</Link>
+          <Link to="api-keys">API keys</Link>
         </nav>
         <button type="button" className="secondary" onClick={signOut}>
           Sign out
         </button>
       </header>
       <main>
+        {route.page === "overview" && <OverviewPage />}
         {route.page === "sessions" && <SessionsPage />}
         {route.page === "session" && (
           <SessionPage key={route.sessionId} sessionId={route.sessionId} threadId={route.threadId ?? null} />
@@ -77,6 +84,8 @@ export function Layout() {
         {route.page === "custody" && <CustodyAudit headingLevel={1} />}
         {route.page === "environment-keys" && <EnvironmentKeysPage />}
         {route.page === "workers" && <WorkersPage />}
+        {route.page === "audit" && <AuditPage />}
+        {route.page === "api-keys" && <ApiKeysPage />}
         {route.page === "not_found" && (
           <p role="alert">
             Nothing at “{route.path}”. <Link to="sessions">Back to sessions</Link>

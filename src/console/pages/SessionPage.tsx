@@ -21,6 +21,7 @@ import { Link } from "../router.js";
 import { BudgetPanel } from "./BudgetPanel.js";
 import { formatTime } from "./formatTime.js";
 import { OutcomesPanel } from "./OutcomesPanel.js";
+import { RunTracePanel } from "./RunTracePanel.js";
 import { SessionResources } from "./SessionResources.js";
 import { sandboxOf } from "./sandboxOf.js";
 import { ThreadTranscript } from "./ThreadTranscript.js";
@@ -122,6 +123,7 @@ export function SessionPage({ sessionId, threadId }: { sessionId: string; thread
           <p className="muted">The transcript below is exactly what was committed before the failure.</p>
         </div>
       )}
+      {!childShown && <RunTracePanel sessionId={sessionId} events={events} />}
       <WorkflowRunsPanel workflows={workflows} />
       <OutcomesPanel current={session.data?.outcome_evaluations ?? []} history={outcomes} />
       {session.data && session.data.status !== "terminated" && (

@@ -1,10 +1,17 @@
 import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { useApi } from "../api/apiContext.js";
+import { awaken, type LastRun } from "../api/awaken.js";
 import { problemOf } from "../api/client.js";
-import { SESSION_STATUSES, type Session, type SessionStatus } from "../api/wire.js";
+import type { Session } from "../api/wire.js";
 import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { useSessionHintsLive } from "../hooks/useSessionHints.js";
+import {
+  type ShownStatus,
+  STATUS_FILTERS,
+  sessionStatusView,
+  wireStatusesFor,
+} from "../projection/sessionStatus.js";
 import { Link, useNavigation } from "../router.js";
 import { formatTime } from "./formatTime.js";
 
@@ -19,7 +26,7 @@ const FALLBACK_POLL_MS = 3_000;
 export function SessionsPage() {
   const { client } = useApi();
   const { navigate } = useNavigation();
-  const [status, setStatus] = useState<SessionStatus | "">("");
+  const [status, setStatus] = useState<ShownStatus | "">("");
   const [agentId, setAgentId] = useState("");
   // The cursors of the pages before this one; the last is the current page's (undefined = first).
   const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
@@ -40,16 +47,24 @@ export function SessionsPage() {
     queryKey: ["sessions", status, agentId, cursor],
     refetchInterval: live ? false : FALLBACK_POLL_MS,
     queryFn: async ({ signal }) => {
+      const statuses = wireStatusesFor(status);
       const page = await client.beta.sessions.list(
         {
           limit: PAGE_SIZE,
-          ...(status ? { statuses: [status] } : {}),
+          ...(statuses ? { statuses } : {}),
           ...(agentId ? { agent_id: agentId } : {}),
           ...(cursor ? { page: cursor } : {}),
         },
         { signal },
       );
-      return { data: page.data, next: page.next_page ?? null };
+      // How the idle ones' last runs ended: the wire says idle whether they failed or not.
+      const idle = page.data.filter((s) => s.status === "idle").map((s) => s.id);
+      const outcomes = idle.length > 0 ? (await awaken.sessionOutcomes(client, idle, signal)).data : [];
+      const lastRuns = new Map(outcomes.map((o) => [o.session_id, o.last_run]));
+      // Under "failed", a page keeps only the failed idle sessions: it may show fewer than PAGE_SIZE.
+      const data =
+        status === "failed" ? page.data.filter((s) => lastRuns.get(s.id)?.outcome === "failed") : page.data;
+      return { data, lastRuns, next: page.next_page ?? null };
     },
   });
   const approvals = usePendingApprovals();
@@ -79,12 +94,12 @@ export function SessionsPage() {
           <select
             value={status}
             onChange={(event) => {
-              setStatus(event.target.value as SessionStatus | "");
+              setStatus(event.target.value as ShownStatus | "");
               resetPages();
             }}
           >
             <option value="">Any</option>
-            {SESSION_STATUSES.map((s) => (
+            {STATUS_FILTERS.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>
@@ -151,6 +166,7 @@ export function SessionsPage() {
                   key={session.id}
                   session={session}
                   awaitingApproval={awaiting.has(session.id)}
+                  lastRun={sessions.data.lastRuns.get(session.id)}
                   environment={environmentName(session.environment_id)}
                 />
               ))}
@@ -178,26 +194,34 @@ function SessionRow({
   session,
   environment,
   awaitingApproval,
+  lastRun,
 }: {
   session: Session;
   environment: string;
   awaitingApproval: boolean;
+  lastRun: LastRun | null | undefined;
 }) {
+  const shown = sessionStatusView(session, lastRun);
   return (
-    <tr data-testid="session-row" data-session-id={session.id}>
+    <tr data-testid="session-row" data-session-id={session.id} data-status={shown.status}>
       <td>
         <Link to={`sessions/${encodeURIComponent(session.id)}`}>{session.title || session.id}</Link>
         {session.title && <div className="muted mono">{session.id}</div>}
       </td>
-      <td>
-        <span className={`status status-${session.status}`}>{session.status}</span>
+      <td data-label="Status">
+        <span className={`status status-${shown.status}`}>{shown.status}</span>
         {awaitingApproval && <span className="badge awaiting">awaiting approval</span>}
+        {shown.error && (
+          <div className="failure-line" data-testid="session-error">
+            {shown.error}
+          </div>
+        )}
       </td>
-      <td>
+      <td data-label="Agent">
         {session.agent.name} <span className="muted">v{session.agent.version}</span>
       </td>
-      <td>{environment}</td>
-      <td>
+      <td data-label="Environment">{environment}</td>
+      <td data-label="Last activity">
         <time dateTime={session.updated_at}>{formatTime(session.updated_at)}</time>
       </td>
     </tr>

@@ -14,8 +14,10 @@ import { eventRoutes } from "./routes/eventRoutes.js";
 import { fileRoutes } from "./routes/fileRoutes.js";
 import { memoryStoreRoutes } from "./routes/memoryStoreRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
+import { overviewRoutes } from "./routes/overviewRoutes.js";
 import { resourceUsageRoutes } from "./routes/resourceUsageRoutes.js";
 import { sessionHintRoutes } from "./routes/sessionHintRoutes.js";
+import { sessionOutcomeRoutes } from "./routes/sessionOutcomeRoutes.js";
 import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
@@ -55,6 +57,8 @@ export const managedAgentsEdge: EdgeAdapter = {
     memoryStoreRoutes(app, services);
     sessionResourceRoutes(app, services);
     resourceUsageRoutes(app, services);
+    sessionOutcomeRoutes(app, services);
+    overviewRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

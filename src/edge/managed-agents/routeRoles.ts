@@ -18,6 +18,9 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/approvals/stream", "runtime"],
   // What each run of a session saw: whoever may read the session may read its runs' records.
   ["/v1/awaken/sessions/:session_id/resource_usage", "runtime"],
+  // How a session's last run ended, and the Console's overview: read models of the sessions the caller reaches.
+  ["/v1/awaken/sessions/outcomes", "runtime"],
+  ["/v1/awaken/overview", "runtime"],
   // A backend with any key mints access tokens within its own reach (never wider).
   ["/v1/awaken/access_tokens", "runtime"],
   // The admin audit: who changed what in the workspace, for its admins only.

@@ -10,6 +10,7 @@ import * as memory from "../managed-agents/schemas/memoryStores.js";
 import * as models from "../managed-agents/schemas/models.js";
 import * as resourceUsage from "../managed-agents/schemas/resourceUsage.js";
 import * as sessionResources from "../managed-agents/schemas/sessionResources.js";
+import * as sessionOutcomes from "../managed-agents/schemas/sessionOutcomes.js";
 import * as sessions from "../managed-agents/schemas/sessions.js";
 import * as skills from "../managed-agents/schemas/skills.js";
 import * as threads from "../managed-agents/schemas/threads.js";
@@ -428,5 +429,17 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     path: "/v1/awaken/sessions/:session_id/resource_usage",
     summary: "What each run of a session used",
     query: resourceUsage.listResourceUsageQuerySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/awaken/sessions/outcomes",
+    summary: "How each listed session's last run ended",
+    query: sessionOutcomes.sessionOutcomesQuerySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/awaken/overview",
+    summary: "Runs, latency and tokens of the caller's sessions over the last 24 h",
+    query: sessionOutcomes.overviewQuerySchema,
   },
 ];
