@@ -174,8 +174,10 @@ const EDGE = fileURLToPath(new URL("../../src/edge/", import.meta.url));
 describe("edge event streams", () => {
   it("every edge file that answers text/event-stream writes its frames through the one writer", () => {
     const files = readdirSync(EDGE, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
-    const streams = files.filter((file) =>
-      readFileSync(join(EDGE, file), "utf8").includes("text/event-stream"),
+    // The OpenAPI document names the media type of the streams it describes; it answers none.
+    const streams = files.filter(
+      (file) =>
+        !file.startsWith("openapi/") && readFileSync(join(EDGE, file), "utf8").includes("text/event-stream"),
     );
     expect(streams.length).toBeGreaterThanOrEqual(5);
     const bypassing = streams.filter((file) => {
