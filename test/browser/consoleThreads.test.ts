@@ -235,4 +235,63 @@ describe("the Console's multi-agent session page", { timeout: 90_000 }, () => {
     await page.screenshot({ path: `${SHOTS}/workflow-narrow.png`, fullPage: true });
     await closeConsoleTab(tab);
   });
+
+  it("lists a subagent's ask on the Approvals page; Allow there reaches the subagent and the turn ends", async () => {
+    const researcher = await client.beta.agents.create({
+      name: "asking researcher",
+      model: MODEL,
+      tools: [
+        {
+          type: "agent_toolset_20260401",
+          configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
+        },
+      ] as never,
+    });
+    const lead = await client.beta.agents.create({
+      name: "asking lead",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        subagents: { type: "enabled", predefined_agents: [researcher.id] },
+      },
+    });
+    const environment = await client.beta.environments.create({
+      name: "console-subagent-ask",
+      config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
+    });
+    const session = await client.beta.sessions.create({
+      agent: lead.id,
+      environment_id: environment.id,
+      title: "subagent asks",
+    });
+    const spawn = JSON.stringify({
+      agent_name: "asking researcher",
+      message: 'call bash {"command":"echo from-child"}',
+    });
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage(`call spawn_agent ${spawn}`)],
+    });
+    // The child's ask, cross-posted on the session's history, while the session itself still runs.
+    await waitForHistory(
+      client,
+      session.id,
+      (events) => events.some((e) => e.type === "session.thread_status_idle"),
+      30_000,
+    );
+
+    const tab = await openConsoleTab(browser, server.url);
+    const { page } = tab;
+    await page.getByRole("link", { name: /^Approvals/ }).click();
+    const item = page.getByTestId("approval").filter({ hasText: "subagent asks" });
+    await item.waitFor({ timeout: 15_000 });
+    expect(await item.textContent()).toContain("echo from-child");
+    expect(await item.getByTestId("approval-thread").textContent()).toContain("asked by a subagent");
+    await page.screenshot({ path: `${SHOTS}/approvals-subagent.png`, fullPage: true });
+    await item.getByRole("button", { name: "Allow" }).click();
+    await item.waitFor({ state: "detached", timeout: 15_000 });
+    const events = await waitForHistory(client, session.id, (h) => h.some(isEndTurnIdle), 30_000);
+    expect(JSON.stringify(events.filter((e) => e.type === "agent.message").at(-1))).toContain("from-child");
+    expect(tab.problems).toEqual([]);
+    await closeConsoleTab(tab);
+  });
 });

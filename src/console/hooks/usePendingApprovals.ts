@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useApi } from "../api/apiContext.js";
 import type { SessionEvent } from "../api/wire.js";
 import { type AwaitedCall, pendingApprovals, runState } from "../projection/runState.js";
+import { threadAsks } from "../projection/threadAsks.js";
 import { useSessionHintsLive } from "./useSessionHints.js";
 
 export interface PendingApproval extends AwaitedCall {
@@ -10,9 +11,11 @@ export interface PendingApproval extends AwaitedCall {
   agentName: string;
   /** When the call was committed: how long it has waited. */
   askedAt: string | null;
+  /** Set when a subagent's thread asks (the answer is routed there by the call's id). */
+  threadId?: string;
 }
 
-/** How many idle sessions, newest first, are checked for asks, and how far back each is read. */
+/** How many idle or running sessions, newest first, are checked for asks, and how far back each is read. */
 const SESSIONS_CHECKED = 50;
 const EVENTS_READ = 200;
 /** How often the list is read while the hint stream is down. */
@@ -31,8 +34,9 @@ export function usePendingApprovals() {
     queryKey: ["approvals"],
     refetchInterval: live ? false : FALLBACK_POLL_MS,
     queryFn: async ({ signal }): Promise<PendingApproval[]> => {
+      // A running session may have a subagent waiting on a person (its own asks keep it idle).
       const idle = await client.beta.sessions.list(
-        { statuses: ["idle"], limit: SESSIONS_CHECKED },
+        { statuses: ["idle", "running"], limit: SESSIONS_CHECKED },
         { signal },
       );
       const perSession = await Promise.all(
@@ -43,7 +47,8 @@ export function usePendingApprovals() {
             { signal },
           );
           const events: SessionEvent[] = [...page.data].reverse();
-          return pendingApprovals(runState(events)).map(
+          const subagents = threadAsks(events).filter((call) => call.needs === "approval");
+          return [...pendingApprovals(runState(events)), ...subagents].map(
             (call): PendingApproval => ({
               ...call,
               sessionId: session.id,

@@ -37,6 +37,19 @@ function ApprovalItem({ approval }: { approval: PendingApproval }) {
           {approval.sessionTitle || approval.sessionId}
         </Link>{" "}
         <span className="muted">({approval.agentName})</span>
+        {approval.threadId && (
+          <>
+            {" "}
+            <span className="muted" data-testid="approval-thread">
+              asked by a subagent:{" "}
+              <Link
+                to={`sessions/${encodeURIComponent(approval.sessionId)}/threads/${encodeURIComponent(approval.threadId)}`}
+              >
+                its thread
+              </Link>
+            </span>
+          </>
+        )}
       </p>
       <pre>{prettyJson(approval.input)}</pre>
       <DecideButtons
