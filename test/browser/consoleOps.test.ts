@@ -20,7 +20,8 @@ const SHOTS = "test-results/console";
  * The README's picture of the overview, rewritten only when asked (`AWAKEN_UPDATE_SCREENSHOTS=1`):
  * every run's numbers differ, and a test run should not change tracked files.
  */
-const README_SHOT = process.env.AWAKEN_UPDATE_SCREENSHOTS === "1" ? "docs/console.png" : `${SHOTS}/readme-overview.png`;
+const README_SHOT =
+  process.env.AWAKEN_UPDATE_SCREENSHOTS === "1" ? "docs/console.png" : `${SHOTS}/readme-overview.png`;
 const FAILURE = "messages: field required";
 
 let server: ConsoleServer;
