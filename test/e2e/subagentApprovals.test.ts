@@ -4,12 +4,14 @@
  * and 7) pauses on a `tool-approval-request` for it, and an AG-UI run finishes with an interrupt
  * naming it; the client's approval, sent without naming any thread, is routed to the child, which
  * runs the call and answers its parent, and the parent's answer follows. An MCP client that
- * declares elicitation is asked, and its answer takes the same route.
+ * declares elicitation is asked, an A2A task goes input-required, and their answers take the same
+ * route.
  */
 import { randomUUID } from "node:crypto";
 import { EventType } from "@ag-ui/core";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { a2aClient, dataPart, partsText, stateName, userRequest } from "../support/a2aClient.js";
 import { agUiAgent, recordRun, say } from "../support/agUiAgent.js";
 import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
@@ -160,5 +162,24 @@ describe("MCP", () => {
     } finally {
       await c.close();
     }
+  });
+});
+
+describe("A2A", () => {
+  it("a subagent's ask makes the task input-required; a data part {approved} reaches the subagent", async () => {
+    const session = await t.client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+    const client = await a2aClient(t, agentId);
+    const first = await client.sendMessage(
+      userRequest(`call spawn_agent ${SPAWN_ASKING}`, { contextId: session.id }),
+    );
+    if (!("status" in first)) throw new Error("expected a task");
+    expect(stateName(first.status?.state)).toBe("INPUT_REQUIRED");
+    expect(partsText(first.status?.message?.parts)).toContain("bash");
+    const allowed = await client.sendMessage(
+      userRequest([dataPart({ approved: true })], { taskId: first.id, contextId: session.id }),
+    );
+    if (!("status" in allowed)) throw new Error("expected a task");
+    expect(stateName(allowed.status?.state)).toBe("COMPLETED");
+    expect(partsText(allowed.artifacts.at(-1)?.parts)).toContain("child-ran");
   });
 });

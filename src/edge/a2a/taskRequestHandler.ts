@@ -118,9 +118,15 @@ export class TaskRequestHandler implements A2ARequestHandler {
       strict: message.messageId !== "",
       windowMs: RETRY_WINDOW_MS,
     });
-    const upTo = Math.max(0, ...echo.map((f) => f.seq));
+    // An answer routed to a subagent echoes on the subagent's thread: the task is then read to
+    // this thread's head.
+    const own = echo.filter((f) => f.threadId === target.threadId);
+    const facts =
+      own.length > 0
+        ? await this.ports.history(target.threadId, 0, Math.max(...own.map((f) => f.seq)))
+        : await this.ports.history(target.threadId, 0);
+    const upTo = facts.at(-1)?.seq ?? 0;
     const taskFactId = task?.userFact.id ?? echo.find((f) => f.kind === "user_message")?.id;
-    const facts = await this.ports.history(target.threadId, 0, upTo);
     const current = projectTasks(target.id, facts).find((t) => t.userFact.id === taskFactId);
     if (!current) throw new UnsupportedOperationError("The message did not open a task.");
     if (push && checkedPush) {

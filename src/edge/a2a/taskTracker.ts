@@ -1,4 +1,9 @@
-import type { CommittedTypedFact, IdleReason, ToolCall } from "../../coordinator/factVocabulary.js";
+import type {
+  CommittedTypedFact,
+  IdleReason,
+  ThreadTransition,
+  ToolCall,
+} from "../../coordinator/factVocabulary.js";
 
 /** A task's state as this edge names it; `a2aWire.ts` maps it to the protocol's enum. */
 export type TaskStateName = "submitted" | "working" | "input-required" | "completed" | "failed" | "canceled";
@@ -32,6 +37,8 @@ export class TaskTracker {
   private readonly calls = new Map<string, ToolCall>();
   private readonly confirmed = new Set<string>();
   private readonly answered = new Set<string>();
+  /** The subagent thread each cross-posted call waits in (its answer lands there, not here). */
+  private readonly askedBy = new Map<string, string>();
   private interrupted = false;
   private lastError: string | null = null;
 
@@ -48,6 +55,14 @@ export class TaskTracker {
         break;
       case "tool_call":
         this.calls.set(fact.call.id, fact.call);
+        break;
+      case "thread_ask":
+        // A subagent's call waiting for the client: asked like the agent's own, answered by its id.
+        this.calls.set(fact.call.id, fact.call);
+        this.askedBy.set(fact.call.id, fact.thread);
+        break;
+      case "thread_status":
+        this.threadStatus(fact.thread, fact.transition);
         break;
       case "tool_confirmation":
         this.confirmed.add(fact.callId);
@@ -112,6 +127,23 @@ export class TaskTracker {
       default:
         this.state = "completed";
     }
+  }
+
+  /**
+   * A subagent parked on the client asks like the agent's own waiting idle; once it runs again (or
+   * ends), its asks were answered on its thread, and with nothing left asked the task works again.
+   */
+  private threadStatus(thread: string, transition: ThreadTransition): void {
+    if (transition.to === "idle" && transition.reason.kind === "waiting") {
+      const others = this.asked.filter((a) => this.askedBy.get(a.call.id) !== thread);
+      this.idle(transition.reason);
+      this.asked = [...others, ...this.asked];
+      this.state = this.asked.length > 0 ? "input-required" : "working";
+      return;
+    }
+    if (this.state !== "input-required") return;
+    this.asked = this.asked.filter((a) => this.askedBy.get(a.call.id) !== thread);
+    if (this.asked.length === 0) this.state = "working";
   }
 
   /** An answer arrived: once every asked call has one, the run resumes and the task works again. */
