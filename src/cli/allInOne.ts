@@ -28,6 +28,7 @@ import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
+import { WorkspaceQuotas } from "../coordinator/workspaceQuotas.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
@@ -230,6 +231,8 @@ export async function startAllInOne(
   );
   // A session's workspace lives as long as the session: in-process workers share this host, so its
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
+  // Workspace quotas the operator set: admission refuses new work past them (never a session's truth).
+  const quotas = options.quotas ? new WorkspaceQuotas(options.quotas, storage.quotaUsage, clock) : undefined;
   const sessions = new SessionService(
     ports,
     clock,
@@ -247,6 +250,7 @@ export async function startAllInOne(
     },
     tierPolicy,
     resources.sessionResources,
+    quotas,
   );
   // An erasure deletes the erased sessions' workspaces on this host, as a session's deletion does;
   // remote workers' hosts are not reached, nor other replicas' (on PostgreSQL any replica's
@@ -296,6 +300,7 @@ export async function startAllInOne(
     environments,
     sessions,
     entry,
+    usage: { reader: storage.quotaUsage, limitsOf: (workspaceId) => quotas?.limitsOf(workspaceId) ?? null },
     environmentKeys,
     workQueue,
     vaults,

@@ -14,6 +14,7 @@ import { NotifyWakeSignals } from "../stores/postgres/notifyWakeSignals.js";
 import { openPostgres, redact } from "../stores/postgres/openPostgres.js";
 import { postgresControlStores, postgresCoordinatorStores } from "../stores/postgres/postgresStores.js";
 import { StatementCounter } from "../stores/postgres/statementCounter.js";
+import { SqlQuotaUsage } from "../stores/sql/quotaUsage.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlBlobStore } from "../stores/sql/sqlBlobStore.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
@@ -55,6 +56,8 @@ export interface Storage {
   blobs: BlobStore;
   /** Which session a run belongs to (the worker transport's credential route binds claims with it). */
   runSessions: SqlRunSessions;
+  /** What workspace quotas count: active runs, sessions created, committed usage in a window. */
+  quotaUsage: SqlQuotaUsage;
   /** What every process on this database agrees on (the master key's id, the bootstrap key). */
   facts: SqlInstallationFacts;
   /** A2A push-notification configs and their durable outbox. */
@@ -153,6 +156,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       resources: resourceStores(handle.db, "postgres"),
       blobs: new SqlBlobStore(handle.db, clock),
       runSessions: new SqlRunSessions(handle.db),
+      quotaUsage: new SqlQuotaUsage(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
@@ -191,6 +195,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     resources: resourceStores(handle.db),
     blobs: new LocalBlobStore(join(options.dataDir, "blobs")),
     runSessions: new SqlRunSessions(handle.db),
+    quotaUsage: new SqlQuotaUsage(handle.db),
     facts: new SqlInstallationFacts(handle.db),
     push,
     runQueue: new SqlRunQueueStats(handle.db),

@@ -24,6 +24,7 @@ import { apiKeyBannerLine } from "./controlPlane.js";
 import { METRICS_TOKEN_ENV } from "./metricsToken.js";
 import { STORAGE_HELP } from "./migrateCommand.js";
 import { allowPrivateHostOption, allowPushHostOption } from "./outbound.js";
+import { QUOTAS_FILE_ENV, readQuotasFile } from "./quotasFile.js";
 import { DEFAULT_DB_POOL_SIZE } from "./storage.js";
 import type { UpOptions } from "./upOptions.js";
 
@@ -90,6 +91,12 @@ export function addServerOptions(
     )
     .addOption(
       new Option("--data-dir <dir>", `where ${defaults.dataDirHolds} live`).default(defaults.dataDir),
+    )
+    .addOption(
+      new Option(
+        "--quotas <file>",
+        "workspace quotas (JSON: concurrent_runs, sessions_per_hour, tokens_per_day, list_cost_per_day_usd)",
+      ).env(QUOTAS_FILE_ENV),
     )
     .addOption(
       new Option(
@@ -178,6 +185,7 @@ export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "a
     allowPushHosts: opts.allowPushHost,
     push: { retryBaseMs: opts.pushRetryBaseMs },
     connections: connectionLimitsFrom(opts),
+    ...(typeof opts.quotas === "string" && opts.quotas !== "" ? { quotas: readQuotasFile(opts.quotas) } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { QuotaConfig } from "../coordinator/workspaceQuotas.js";
 import type { PushPacing } from "../edge/a2a/push/pushPacing.js";
 import type { ConnectionLimits } from "../edge/http/connectionLimits.js";
 import type { Clock } from "../kernel/clock.js";
@@ -53,6 +54,8 @@ export interface UpOptions {
   allowPushHosts?: string | undefined;
   /** Client connection time and count bounds; defaults in edge/http/connectionLimits.ts. */
   connections?: Partial<ConnectionLimits> | undefined;
+  /** Workspace quotas the operator set (`--quotas`); absent, no workspace is limited. */
+  quotas?: QuotaConfig | undefined;
   /** Push delivery pacing; tests shorten it. Defaults in edge/a2a/push/pushOptions.ts. */
   push?: Partial<PushPacing> | undefined;
   /** The built Console to serve at `/console`; default the package's own dist/console. */

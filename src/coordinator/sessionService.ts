@@ -31,6 +31,7 @@ import type {
 import { admitSandboxProvisioning } from "./sandboxAdmission.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
 import { inputOutcomeSignals, sendWakeSignal } from "./wakeSignals.js";
+import type { AdmissionQuotas } from "./workspaceQuotas.js";
 
 /** Prepares an environment revision's packages (once per exact content); rejects when it cannot. */
 export type PackagesPreparationHook = (packages: PackagesConfig) => Promise<void>;
@@ -82,9 +83,13 @@ export class SessionService {
      * them in the session's own transaction. Absent: `resources` are refused.
      */
     private readonly resourcePreparer?: SessionResourcePreparer,
+    /** The workspace quotas an operator set: checked before a session or a turn is admitted. */
+    private readonly quotas?: AdmissionQuotas,
   ) {}
 
   async create(cmd: CreateSessionCommand): Promise<SessionRecord> {
+    await this.quotas?.admitSession(cmd.workspaceId);
+    if (cmd.initialInputs.some(startsTurn)) await this.quotas?.admitTurn(cmd.workspaceId);
     try {
       return await this.createOnce(cmd, false);
     } catch (error) {
@@ -179,7 +184,8 @@ export class SessionService {
       );
     await this.ports.sessions.create(record, resources);
     await this.work?.needsWorker(record);
-    if (cmd.initialInputs.length > 0) await this.send(cmd.workspaceId, record.id, cmd.initialInputs, {});
+    if (cmd.initialInputs.length > 0)
+      await this.send(cmd.workspaceId, record.id, cmd.initialInputs, { admitted: true });
     // A new session is news to the workspace's hint streams: its thread now exists, at version 0.
     else {
       this.ports.signals.threadCommitted(record.threadId, 0);
@@ -281,12 +287,16 @@ export class SessionService {
       dedupe?: SendDedupe | undefined;
       /** Checked in the append's transaction (a self-hosted worker's send must hold its lease). */
       precondition?: AppendPrecondition | undefined;
+      /** The quotas already admitted this input (a new session's initial events). */
+      admitted?: boolean;
     },
   ): Promise<CommittedFact[]> {
     // The append's own locked read of the session authorizes a plain send (`decide` refuses another
     // workspace's session, so nothing is written). A lease precondition is checked before that
     // read, and a dedupe hit answers without it: those read the session here first.
     let session: SessionRecord | null = options.precondition ? await this.get(workspaceId, sessionId) : null;
+    // Answers and interrupts finish admitted work; only input that starts a turn meets the quotas.
+    if (this.quotas && !options.admitted && inputs.some(startsTurn)) await this.quotas.admitTurn(workspaceId);
     const { dedupe } = options;
     // One canonical form and hash of the body serves both the strict check and the body's key.
     const bodyHash = sha256Hex(canonicalJson(inputs));
@@ -502,3 +512,8 @@ export function bodyDedupeKey(inputs: readonly DomainInput[]): string {
 }
 
 const bodyKeyOf = (bodyHash: string): string => `body:${bodyHash}`;
+
+/** Input that starts (or queues) a turn of new work, which workspace quotas admit or refuse. */
+function startsTurn(input: DomainInput): boolean {
+  return input.kind === "message" || input.kind === "define_outcome";
+}

@@ -12,7 +12,9 @@ export type ErrorCategory =
   | "unprocessable"
   | "too_large"
   | "internal"
-  | "unavailable";
+  | "unavailable"
+  /** A limit the operator set for the workspace (a quota): the same call may pass later. */
+  | "rate_limited";
 
 /**
  * Every error the product raises on purpose carries a stable code; the table gives each code its
@@ -68,6 +70,8 @@ export const ERROR_CODES = {
   work_state_conflict: "conflict",
   internal: "internal",
   unavailable: "unavailable",
+  // A workspace quota the operator set refuses new work; the message names the limit.
+  quota_exceeded: "rate_limited",
 } as const satisfies Record<string, ErrorCategory>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -51,6 +51,8 @@ export async function startTestServer(
     push?: UpOptions["push"];
     /** Client connection bounds (the server's defaults otherwise). */
     connections?: UpOptions["connections"];
+    /** Workspace quotas (`--quotas`); none otherwise. */
+    quotas?: UpOptions["quotas"];
     /** The server's logger (silent, or AWAKEN_TEST_LOG's level, otherwise): a test reading the logs passes its own. */
     logger?: Logger;
     /** The server's clock (the system's otherwise): a test advances it past a wait instead of sleeping. */
@@ -84,6 +86,7 @@ export async function startTestServer(
       allowPushHosts: options.allowPushHosts,
       push: options.push,
       connections: options.connections,
+      ...(options.quotas ? { quotas: options.quotas } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     },
     options.logger ?? pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),

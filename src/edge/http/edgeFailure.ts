@@ -26,6 +26,7 @@ export const CATEGORY_STATUS: Record<ErrorCategory, number> = {
   unprocessable: 422,
   internal: 500,
   unavailable: 503,
+  rate_limited: 429,
 };
 
 /** Fastify's own 4xx errors, worded for the caller (what to send instead) rather than the framework. */

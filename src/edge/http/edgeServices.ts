@@ -16,6 +16,7 @@ import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
+import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../providers/modelCatalogPort.js";
 import type { ResourceServices } from "../../resources/services.js";
@@ -71,6 +72,11 @@ export interface EdgeServices {
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
   /** Files, skills, memory stores and the resources sessions mount (the Resources context). */
   resources: ResourceServices;
+  /**
+   * What workspace quotas count (runs, sessions, committed usage) and the limits set per workspace
+   * (null: none), for the usage route.
+   */
+  usage: { reader: QuotaUsageReader; limitsOf(workspaceId: string): WorkspaceLimits | null };
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
   dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
 }

@@ -29,6 +29,7 @@ const WIRE_TYPES: Record<ErrorCategory, string> = {
   too_large: "request_too_large",
   internal: "api_error",
   unavailable: "overloaded_error",
+  rate_limited: "rate_limit_error",
 };
 
 /** Codes with an error type of their own on the wire (the SDK's memory error objects). */

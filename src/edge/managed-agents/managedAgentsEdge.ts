@@ -25,6 +25,7 @@ import { threadRoutes } from "./routes/threadRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
+import { workspaceUsageRoutes } from "./routes/workspaceUsageRoutes.js";
 
 /**
  * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's extensions under
@@ -59,6 +60,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     resourceUsageRoutes(app, services);
     sessionOutcomeRoutes(app, services);
     overviewRoutes(app, services);
+    workspaceUsageRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

@@ -17,6 +17,7 @@ import * as threads from "../managed-agents/schemas/threads.js";
 import * as vaults from "../managed-agents/schemas/vaults.js";
 import * as work from "../managed-agents/schemas/work.js";
 import * as workers from "../managed-agents/schemas/workers.js";
+import * as workspaceUsage from "../managed-agents/schemas/workspaceUsage.js";
 import type { OperationSpec } from "./operationSpec.js";
 
 const ENV_WORK = "/v1/environments/:environment_id/work";
@@ -441,5 +442,11 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     path: "/v1/awaken/overview",
     summary: "Runs, latency and tokens of the caller's sessions over the last 24 h",
     query: sessionOutcomes.overviewQuerySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/awaken/usage",
+    summary: "The workspace's usage per day and now, beside its quotas",
+    query: workspaceUsage.workspaceUsageQuerySchema,
   },
 ];
