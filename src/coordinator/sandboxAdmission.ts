@@ -47,7 +47,8 @@ export function earlyRealizationNeeds(agent: AgentDefinition, resources: readonl
     reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
   if (agent.skills.length > 0)
     reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
-  if (agent.multiagent !== null) reasons.push("the agent delegates to other agents (a published delegate)");
+  // A definition published before agents had the field has none (undefined): it delegates nothing.
+  if (agent.multiagent != null) reasons.push("the agent delegates to other agents (a published delegate)");
   if (resources.length > 0)
     reasons.push("the session mounts resources (files, memory stores or repositories)");
   return reasons;

@@ -31,8 +31,9 @@ const isObject = (value: unknown): value is Json =>
 
 /** The member's agents, or null when the agent's configuration does not enable it. */
 export function spawnableAgents(agent: ExecutableAgentSnapshot, member: SpawnMember): SpawnableAgents | null {
+  // Snapshots pinned before agents had a `multiagent` field have none: they start nothing.
   const multiagent = agent.definition.multiagent;
-  if (multiagent === null) return null;
+  if (!isObject(multiagent)) return null;
   const pinned = new Map((agent.roster ?? []).map((a) => [`${a.agentId}@${a.version}`, a]));
   const byName = (entries: unknown): Map<string, ExecutableAgentSnapshot> => {
     const named = new Map<string, ExecutableAgentSnapshot>();
