@@ -31,6 +31,23 @@ export type RunState =
     }
   | { phase: "terminated"; run: number };
 
+type ToolUseEvent = Extract<
+  SessionEvent,
+  { type: "agent.tool_use" | "agent.mcp_tool_use" | "agent.custom_tool_use" }
+>;
+
+/** What a tool use would wait for, should an idle name it: an approval, or a result. */
+export function awaitedUseOf(event: ToolUseEvent): Omit<AwaitedCall, "id"> {
+  if (event.type === "agent.custom_tool_use")
+    return { name: event.name, needs: "custom_tool_result", mcpServer: null, input: event.input };
+  return {
+    name: event.name,
+    needs: event.evaluated_permission === "ask" ? "approval" : "tool_result",
+    mcpServer: event.type === "agent.mcp_tool_use" ? event.mcp_server_name : null,
+    input: event.input,
+  };
+}
+
 export function runState(events: readonly SessionEvent[]): RunState {
   let state: RunState = { phase: "none" };
   let run = 0;
@@ -41,20 +58,8 @@ export function runState(events: readonly SessionEvent[]): RunState {
     switch (event.type) {
       case "agent.tool_use":
       case "agent.mcp_tool_use":
-        uses.set(event.id, {
-          name: event.name,
-          needs: event.evaluated_permission === "ask" ? "approval" : "tool_result",
-          mcpServer: event.type === "agent.mcp_tool_use" ? event.mcp_server_name : null,
-          input: event.input,
-        });
-        break;
       case "agent.custom_tool_use":
-        uses.set(event.id, {
-          name: event.name,
-          needs: "custom_tool_result",
-          mcpServer: null,
-          input: event.input,
-        });
+        uses.set(event.id, awaitedUseOf(event));
         break;
       case "user.message":
         if (!runOpen) state = { phase: "queued", run: run + 1 };

@@ -6,7 +6,7 @@
  * server routes the confirmation to the child by the call's id.
  */
 import type { SessionEvent } from "../api/wire.js";
-import type { AwaitedCall } from "./runState.js";
+import { type AwaitedCall, awaitedUseOf } from "./runState.js";
 
 export interface ThreadAwaitedCall extends AwaitedCall {
   /** The child thread whose run waits. */
@@ -20,22 +20,9 @@ export function threadAsks(events: readonly SessionEvent[]): ThreadAwaitedCall[]
     switch (event.type) {
       case "agent.tool_use":
       case "agent.mcp_tool_use":
-        if (!event.session_thread_id) break;
-        uses.set(event.id, {
-          name: event.name,
-          needs: event.evaluated_permission === "ask" ? "approval" : "tool_result",
-          mcpServer: event.type === "agent.mcp_tool_use" ? event.mcp_server_name : null,
-          input: event.input,
-        });
-        break;
       case "agent.custom_tool_use":
-        if (!event.session_thread_id) break;
-        uses.set(event.id, {
-          name: event.name,
-          needs: "custom_tool_result",
-          mcpServer: null,
-          input: event.input,
-        });
+        // Only a subagent's call, cross-posted here, names its thread.
+        if (event.session_thread_id) uses.set(event.id, awaitedUseOf(event));
         break;
       case "session.thread_status_idle":
         if (event.stop_reason.type === "requires_action")
