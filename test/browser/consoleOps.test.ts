@@ -166,6 +166,13 @@ describe("the Console's operations pages", { timeout: 90_000 }, () => {
     expect(await page.getByTestId("latency-p50").textContent()).not.toBe("—");
     expect(await page.getByTestId("tokens").textContent()).toContain(MODEL);
     await poll(() => page.getByTestId("worker-slots").textContent()).toMatch(/of 4 slots busy/);
+    // The workspace's usage per day from its committed usage facts; this server sets no quotas.
+    const usageDays = page.locator('[data-testid="usage-days"] tbody tr');
+    await poll(() => usageDays.count()).toBe(7);
+    expect(
+      Number((await usageDays.last().locator("td").nth(1).textContent())?.replace(/\D/g, "")),
+    ).toBeGreaterThan(0);
+    expect(await page.getByTestId("usage").textContent()).toContain("No quotas are set for this workspace.");
     await page.screenshot({ path: `${SHOTS}/overview.png`, fullPage: true });
     await page.screenshot({ path: README_SHOT });
     await closeConsoleTab(tab);

@@ -170,6 +170,25 @@ export interface Overview {
   truncated: boolean;
 }
 
+/** A workspace's usage (`/v1/awaken/usage`), from its committed usage facts, beside its quotas. */
+export interface WorkspaceUsage {
+  type: "workspace_usage";
+  workspace_id: string;
+  days: Array<{ date: string; tokens: number; list_cost: { amount: string; currency: string } }>;
+  now: {
+    active_runs: number;
+    sessions_last_hour: number;
+    tokens_last_24h: number;
+    list_cost_last_24h: { amount: string; currency: string };
+  };
+  limits: {
+    concurrent_runs: number | null;
+    sessions_per_hour: number | null;
+    tokens_per_day: number | null;
+    list_cost_per_day: { amount: string; currency: string } | null;
+  } | null;
+}
+
 export interface AuditEntry {
   type: "audit_entry";
   id: string;
@@ -230,6 +249,8 @@ export const awaken = {
       signal,
     }),
   overview: (client: Anthropic, signal: AbortSignal) => client.get<Overview>(path("overview"), { signal }),
+  usage: (client: Anthropic, signal: AbortSignal) =>
+    client.get<WorkspaceUsage>(path("usage"), { query: { days: 7 }, signal }),
   audit: (client: Anthropic, filter: { resource_type?: string; page?: string }, signal: AbortSignal) =>
     client.get<AwakenPage<AuditEntry>>(path("audit"), { query: { limit: 50, ...filter }, signal }),
   apiKeys: (client: Anthropic, page: string | undefined, signal: AbortSignal) =>

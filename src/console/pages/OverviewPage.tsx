@@ -6,6 +6,7 @@ import { usePendingApprovals } from "../hooks/usePendingApprovals.js";
 import { approvalAges, formatDuration, slotSummary } from "../projection/overview.js";
 import { Link } from "../router.js";
 import { RunsChart } from "./RunsChart.js";
+import { UsagePanel } from "./UsagePanel.js";
 
 /** How often the overview is read again: its figures are per hour, its live sessions are not. */
 const REFRESH_MS = 10_000;
@@ -102,6 +103,7 @@ export function OverviewPage() {
         <h2 id="runs-title">Runs by outcome, per hour (24 h)</h2>
         {data && <RunsChart hours={data.runs_by_hour} />}
       </section>
+      <UsagePanel />
       <section className="card" aria-labelledby="tokens-title">
         <h2 id="tokens-title">Tokens by provider and model (24 h)</h2>
         {data?.tokens.length === 0 && <p>No model requests.</p>}
