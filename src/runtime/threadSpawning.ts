@@ -233,3 +233,10 @@ export function threadAnswer(
     answer: { parentThreadId: parent, facts: answer.map(encodeFact) },
   };
 }
+
+/** Runtime bookkeeping no protocol shows: a run parked until its child threads answer. */
+export const PARKED_ON_THREADS = "awaken.parked_on_threads";
+
+export function parkedOnThreads(now: number): TypedFact {
+  return { id: newId("sevt", now), kind: "internal", type: PARKED_ON_THREADS, body: {} };
+}

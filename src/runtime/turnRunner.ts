@@ -23,7 +23,7 @@ import { SandboxProvisioning } from "./sandboxProvisioning.js";
 import { SecretEgress } from "./secretEgress.js";
 import { budgetInForce, budgetReached } from "./sessionBudget.js";
 import { systemPrompt } from "./skillCatalog.js";
-import { addSpawnTool, SPAWN_TOOL, SpawnStep } from "./threadSpawning.js";
+import { addSpawnTool, parkedOnThreads, SPAWN_TOOL, SpawnStep } from "./threadSpawning.js";
 import { toolCatalog } from "./toolCatalog.js";
 import { mcpToolResult } from "./toolFacts.js";
 import { addWorkflowTool, WORKFLOW_TOOL, WorkflowStep } from "./workflowStep.js";
@@ -166,9 +166,14 @@ export class TurnRunner {
         }
         case "await": {
           if ((await this.writeBack()) === "lost") return "lost_claim";
-          // Waiting on child threads only, the run parks without an idle: the session works on.
+          // Waiting on child threads only, the run parks without an idle: the session works on. Its
+          // park still takes a version of the history, so a child's answer planned on the version
+          // before it cannot land as well (the one that loses reads and decides again) and leave
+          // the run parked with nothing left to wait for.
           status = await context.commit(
-            step.eventIds.length === 0 ? [] : [idle(now, { kind: "waiting", callIds: step.eventIds })],
+            step.eventIds.length === 0
+              ? [parkedOnThreads(now)]
+              : [idle(now, { kind: "waiting", callIds: step.eventIds })],
             "awaiting",
           );
           if (status === "ok") return "settled";
