@@ -57,16 +57,26 @@ export function SessionsPage() {
         },
         { signal },
       );
-      // How the idle ones' last runs ended: the wire says idle whether they failed or not.
-      const idle = page.data.filter((s) => s.status === "idle").map((s) => s.id);
-      const outcomes = idle.length > 0 ? (await awaken.sessionOutcomes(client, idle, signal)).data : [];
-      const lastRuns = new Map(outcomes.map((o) => [o.session_id, o.last_run]));
-      // Under "failed", a page keeps only the failed idle sessions: it may show fewer than PAGE_SIZE.
-      const data =
-        status === "failed" ? page.data.filter((s) => lastRuns.get(s.id)?.outcome === "failed") : page.data;
-      return { data, lastRuns, next: page.next_page ?? null };
+      return { data: page.data, next: page.next_page ?? null };
     },
   });
+  // How the idle ones' last runs ended (the wire says idle whether they failed or not): a query of
+  // its own, so the list shows as soon as its one read answers, and the outcomes fill in after.
+  const idle = (sessions.data?.data ?? []).filter((s) => s.status === "idle").map((s) => s.id);
+  const outcomes = useQuery({
+    queryKey: ["sessions", "outcomes", idle],
+    enabled: idle.length > 0,
+    queryFn: async ({ signal }) => {
+      const found = (await awaken.sessionOutcomes(client, idle, signal)).data;
+      return new Map(found.map((o) => [o.session_id, o.last_run]));
+    },
+  });
+  const lastRuns = outcomes.data ?? new Map<string, LastRun | null>();
+  // Under "failed", a page keeps only the failed idle sessions: it may show fewer than PAGE_SIZE.
+  const rows =
+    status === "failed"
+      ? (sessions.data?.data ?? []).filter((s) => lastRuns.get(s.id)?.outcome === "failed")
+      : (sessions.data?.data ?? []);
   const approvals = usePendingApprovals();
   const awaiting = new Set(approvals.data?.map((approval) => approval.sessionId));
   const environmentName = (id: string) => environments.data?.find((e) => e.id === id)?.name ?? id;
@@ -147,8 +157,10 @@ export function SessionsPage() {
           {problemOf(sessions.error)}
         </p>
       )}
-      {sessions.data && sessions.data.data.length === 0 && <p>No sessions match.</p>}
-      {sessions.data && sessions.data.data.length > 0 && (
+      {sessions.data && rows.length === 0 && (status !== "failed" || !outcomes.isPending) && (
+        <p>No sessions match.</p>
+      )}
+      {sessions.data && rows.length > 0 && (
         <div className="table-wrap">
           <table className="sessions">
             <thead>
@@ -161,12 +173,12 @@ export function SessionsPage() {
               </tr>
             </thead>
             <tbody>
-              {sessions.data.data.map((session) => (
+              {rows.map((session) => (
                 <SessionRow
                   key={session.id}
                   session={session}
                   awaitingApproval={awaiting.has(session.id)}
-                  lastRun={sessions.data.lastRuns.get(session.id)}
+                  lastRun={lastRuns.get(session.id)}
                   environment={environmentName(session.environment_id)}
                 />
               ))}
