@@ -108,8 +108,12 @@ function checkUnion(
     const memberErrors: string[] = [];
     check(checker, value, member, path, memberErrors, depth);
     if (memberErrors.length === 0) return;
-    // A member whose `type` discriminant matches the value's is the one the value meant to be.
-    if (discriminantMatches(checker, value, member)) {
+    // A member whose `type` discriminant matches the value's, or the one array member for an array,
+    // is the one the value meant to be.
+    if (
+      discriminantMatches(checker, value, member) ||
+      (Array.isArray(value) && checker.isArrayType(member))
+    ) {
       errors.push(...memberErrors);
       return;
     }
