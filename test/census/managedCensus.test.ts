@@ -54,6 +54,10 @@ describe.each(BACKENDS)("every Managed operation answers as the SDK declares, on
     await scenario.memoryStores(run);
     await scenario.vaults(run);
     await scenario.models(run);
+    await scenario.deployments(run, agentId, environmentId);
+    await scenario.dreams(run, agentId, environmentId);
+    await scenario.userProfiles(run);
+    await scenario.tunnels(run);
     await census.settled();
 
     const unserved: string[] = [];

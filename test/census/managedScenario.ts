@@ -3,7 +3,9 @@
  * writes it: each family's objects are made, read, listed, changed and ended in the order the SDK
  * documents. The census test watches the answers; this file only has to call everything once.
  */
+import { webcrypto } from "node:crypto";
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
+import * as x509 from "@peculiar/x509";
 import { MODEL } from "../support/sdkHelpers.js";
 import { selfHostedEnvironment, sessionsToken } from "../support/selfHosted.js";
 import type { TestServer } from "../support/testServer.js";
@@ -255,4 +257,102 @@ export async function models(ctx: ScenarioContext) {
     if (!first) throw new Error("no model is listed");
     await models.retrieve(first.id);
   }
+}
+
+/** A deployment without a schedule, run once by hand; its run read back; paused, resumed, archived. */
+export async function deployments(ctx: ScenarioContext, agentId: string, environmentId: string) {
+  const { client } = ctx;
+  const deployment = await client.beta.deployments.create({
+    name: "census",
+    agent: agentId,
+    environment_id: environmentId,
+    initial_events: [{ type: "user.message", content: [{ type: "text", text: "good morning" }] }],
+  });
+  await client.beta.deployments.retrieve(deployment.id);
+  await client.beta.deployments.update(deployment.id, { description: "census run" });
+  await client.beta.deployments.list({ limit: 5 });
+  const run = await client.beta.deployments.run(deployment.id);
+  await client.beta.deploymentRuns.retrieve(run.id);
+  await client.beta.deploymentRuns.list({ deployment_id: deployment.id });
+  await client.beta.deployments.pause(deployment.id);
+  await client.beta.deployments.unpause(deployment.id);
+  await client.beta.deployments.archive(deployment.id);
+}
+
+/** A dream over a memory store and one past session, then one canceled; both archived. */
+export async function dreams(ctx: ScenarioContext, agentId: string, environmentId: string) {
+  const { client } = ctx;
+  const store = await client.beta.memoryStores.create({ name: "census-dream" });
+  await client.beta.memoryStores.memories.create(store.id, { path: "/notes/b.md", content: "second" });
+  await client.beta.memoryStores.memories.create(store.id, { path: "/notes/a.md", content: "first" });
+  const session = await client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+  const inputs = [
+    { type: "memory_store" as const, memory_store_id: store.id },
+    { type: "sessions" as const, session_ids: [session.id] },
+  ];
+  const dream = await client.beta.dreams.create({ inputs, model: MODEL });
+  await client.beta.dreams.retrieve(dream.id);
+  await client.beta.dreams.list({ limit: 5 });
+  const canceled = await client.beta.dreams.create({ inputs, model: MODEL });
+  await client.beta.dreams.cancel(canceled.id);
+  await client.beta.dreams.archive(canceled.id);
+}
+
+/** Profiles on both lines: made, read, changed, listed, given URLs and data controls, deleted. */
+export async function userProfiles(ctx: ScenarioContext) {
+  const { client } = ctx;
+  const beta = await client.beta.userProfiles.create({
+    name: "Ada",
+    external_id: "census-ada",
+    metadata: { team: "a" },
+  });
+  await client.beta.userProfiles.retrieve(beta.id);
+  await client.beta.userProfiles.update(beta.id, { name: "Ada L." });
+  await client.beta.userProfiles.list({ limit: 5 });
+  await client.beta.userProfiles.createEnrollmentURL(beta.id);
+  await client.beta.userProfiles.actionURLs.create(beta.id, { action: { type: "enroll_end_user" } });
+  await client.beta.userProfiles.providers.google.dataControls.retrieve(beta.id);
+  await client.beta.userProfiles.providers.google.dataControls.update(beta.id, {});
+  await client.beta.userProfiles.delete(beta.id);
+
+  const ga = await client.userProfiles.create({ name: "Grace", metadata: { team: "b" } });
+  await client.userProfiles.retrieve(ga.id);
+  await client.userProfiles.update(ga.id, { name: "Grace H." });
+  await client.userProfiles.list({ limit: 5 });
+  await client.userProfiles.actionURLs.create(ga.id, { action: { type: "enroll_end_user" } });
+  await client.userProfiles.delete(ga.id);
+}
+
+/** A tunnel, its token revealed and rotated, a CA certificate added and archived, the tunnel archived. */
+export async function tunnels(ctx: ScenarioContext) {
+  const { client } = ctx;
+  const tunnel = await client.beta.tunnels.create({ display_name: "census" });
+  await client.beta.tunnels.retrieve(tunnel.id);
+  await client.beta.tunnels.list({ limit: 5 });
+  await client.beta.tunnels.revealToken(tunnel.id);
+  await client.beta.tunnels.rotateToken(tunnel.id, { reason: "census" });
+  const certificate = await client.beta.tunnels.certificates.create(tunnel.id, {
+    ca_certificate_pem: await selfSignedCaPem(),
+  });
+  await client.beta.tunnels.certificates.retrieve(certificate.id, { tunnel_id: tunnel.id });
+  await client.beta.tunnels.certificates.list(tunnel.id);
+  await client.beta.tunnels.certificates.archive(certificate.id, { tunnel_id: tunnel.id });
+  await client.beta.tunnels.archive(tunnel.id);
+}
+
+/** A throwaway CA certificate (PEM), as a private network's MCP server would be signed by. */
+async function selfSignedCaPem(): Promise<string> {
+  const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+  const keys = (await webcrypto.subtle.generateKey(algorithm, false, ["sign", "verify"])) as webcrypto.CryptoKeyPair;
+  const now = Date.now();
+  const ca = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: "01",
+    name: "CN=Census private CA",
+    notBefore: new Date(now - 60_000),
+    notAfter: new Date(now + 86_400_000),
+    keys,
+    signingAlgorithm: algorithm,
+    extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+  });
+  return ca.toString("pem");
 }
