@@ -45,7 +45,10 @@ function testClock() {
   };
 }
 
-async function replica(clockEnv: string, options: { dataDir?: string; databaseUrl?: string } = {}) {
+async function replica(
+  clockEnv: string,
+  options: { dataDir?: string; databaseUrl?: string; env?: Record<string, string> } = {},
+) {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "awaken-schedules-"));
   if (!options.dataDir) dirs.push(dataDir);
   const p = await startServerProcess({
@@ -59,6 +62,7 @@ async function replica(clockEnv: string, options: { dataDir?: string; databaseUr
       // A claim a killed replica left unsettled is settled by another after 3 real seconds.
       AWAKEN_SCHEDULER_STALE_CLAIM_MS: String(MINUTE),
       ...(options.databaseUrl ? { AWAKEN_DATABASE_URL: options.databaseUrl } : {}),
+      ...options.env,
     },
     args: ["--workers", "0"],
   });
@@ -67,12 +71,12 @@ async function replica(clockEnv: string, options: { dataDir?: string; databaseUr
 }
 const MASTER_KEY = randomBytes(32).toString("base64");
 
-async function everyMinute(client: Anthropic) {
-  const agent = await client.beta.agents.create({ name: "Ticker", model: MODEL });
-  const environment = await client.beta.environments.create({ name: "ticks" });
+async function everyMinute(client: Anthropic, on?: { agentId: string; environmentId: string }) {
+  const agent = on?.agentId ?? (await client.beta.agents.create({ name: "Ticker", model: MODEL })).id;
+  const environment = on?.environmentId ?? (await client.beta.environments.create({ name: "ticks" })).id;
   return client.beta.deployments.create({
-    agent: agent.id,
-    environment_id: environment.id,
+    agent,
+    environment_id: environment,
     initial_events: [{ type: "user.message", content: [{ type: "text", text: "tick" }] }],
     name: "every minute",
     schedule: { type: "cron", expression: "* * * * *", timezone: "UTC" },
@@ -177,5 +181,51 @@ describe("scheduled deployments", () => {
       rs.some((r) => scheduledAt(r) === scheduledAt(caughtUp) + MINUTE),
     );
     expectEachInstantOnce(later.filter((r) => scheduledAt(r) >= scheduledAt(caughtUp)));
+  });
+
+  it("past the per-minute cap an instant records a rate-limited run; a recurring error pauses the schedule", async () => {
+    const clock = testClock();
+    const server = await replica(clock.env, { env: { AWAKEN_SCHEDULER_TRIGGERS_PER_MINUTE: "1" } });
+    const client = server.client;
+    const agent = await client.beta.agents.create({ name: "Capped", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "capped" });
+    const on = { agentId: agent.id, environmentId: environment.id };
+    const one = await everyMinute(client, on);
+    const two = await everyMinute(client, on);
+    // Each instant: one of the two opens a session, the other is refused by the cap, and both record it.
+    const byInstant = async () => {
+      const runs = await all(client.beta.deploymentRuns.list({ trigger_type: "schedule" }));
+      const instants = new Map<number, BetaManagedAgentsDeploymentRun[]>();
+      for (const run of runs)
+        instants.set(scheduledAt(run), [...(instants.get(scheduledAt(run)) ?? []), run]);
+      return [...instants.values()].filter((group) => group.length === 2);
+    };
+    const deadline = Date.now() + 60_000;
+    let complete = await byInstant();
+    while (complete.length < 2 && Date.now() < deadline) {
+      await sleep(100);
+      complete = await byInstant();
+    }
+    expect(complete.length).toBeGreaterThanOrEqual(2);
+    for (const group of complete) {
+      expect(group.filter((r) => r.session_id !== null)).toHaveLength(1);
+      expect(group.filter((r) => r.error?.type === "session_rate_limited_error")).toHaveLength(1);
+      expect(new Set(group.map((r) => r.deployment_id))).toEqual(new Set([one.id, two.id]));
+    }
+    // The cap does not pause a schedule.
+    expect((await client.beta.deployments.retrieve(one.id)).status).toBe("active");
+
+    // An archived agent fails every fire: the first failed fire pauses the deployment with its error.
+    await client.beta.deployments.archive(two.id);
+    await client.beta.agents.archive(agent.id);
+    const [failed] = await scheduledRuns(client, one.id, (runs) =>
+      runs.some((r) => r.error?.type === "agent_archived_error"),
+    ).then((runs) => runs.filter((r) => r.error?.type === "agent_archived_error"));
+    expect(failed).toMatchObject({ session_id: null, error: { message: expect.stringContaining(agent.id) } });
+    const paused = await client.beta.deployments.retrieve(one.id);
+    expect(paused).toMatchObject({
+      status: "paused",
+      paused_reason: { type: "error", error: { type: "agent_archived_error" } },
+    });
   });
 });

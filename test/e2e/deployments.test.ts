@@ -324,3 +324,36 @@ describe.each(BACKENDS)("deployments over the SDK on %s", (backend) => {
 });
 
 const idsOf = (items: ReadonlyArray<{ id: string }>) => items.map((i) => i.id);
+
+describe("a deployment run past a workspace quota", () => {
+  let t: TestServer | undefined;
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it("is a failed run with session_rate_limited_error, not a lost trigger", async () => {
+    t = await startTestServer({ quotas: { default: { sessionsPerHour: 1 }, workspaces: {} } });
+    const client = t.client;
+    const agent = await client.beta.agents.create({ name: "Quota", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "quota" });
+    const d = await client.beta.deployments.create({
+      agent: agent.id,
+      environment_id: environment.id,
+      initial_events: HELLO,
+      name: "quota",
+    });
+    const first = await client.beta.deployments.run(d.id);
+    expect(first.session_id).toMatch(/^sesn_/);
+    const second = await client.beta.deployments.run(d.id);
+    expect(second).toMatchObject({
+      session_id: null,
+      error: { type: "session_rate_limited_error", message: expect.stringMatching(/session/i) },
+    });
+    expect(idsOf(await all(client.beta.deploymentRuns.list({ deployment_id: d.id })))).toEqual([
+      second.id,
+      first.id,
+    ]);
+    // A manual run's failure never pauses the deployment.
+    expect((await client.beta.deployments.retrieve(d.id)).status).toBe("active");
+  });
+});
