@@ -24,9 +24,12 @@ const STALE_BATCH = 20;
  */
 export class DeploymentScheduler {
   private timer: unknown;
-  private stopped = true;
+  private started = false;
+  private stopped = false;
   private ticking: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Runs this replica is settling now: a stale claim is picked up once, not on every tick. */
+  private readonly settling = new Set<string>();
 
   constructor(
     private readonly store: DeploymentStore,
@@ -37,8 +40,8 @@ export class DeploymentScheduler {
   ) {}
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
+    if (this.started || this.stopped) return;
+    this.started = true;
     this.schedule(0);
   }
 
@@ -46,6 +49,11 @@ export class DeploymentScheduler {
     this.stopped = true;
     clearTimer(this.clock, this.timer);
     await this.ticking;
+    await this.settled();
+  }
+
+  /** Resolves once the runs this replica is settling now are recorded (tests, and `stop`). */
+  async settled(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -59,10 +67,11 @@ export class DeploymentScheduler {
       );
     }
     for (const run of await this.store.unsettled(now - this.policy.staleClaimMs, STALE_BATCH)) {
+      if (this.settling.has(run.id) || this.stopped) continue;
       const deployment = await this.store.get(run.workspaceId, run.deploymentId);
-      if (!deployment || this.stopped) continue;
+      if (!deployment) continue;
       this.log.info({ runId: run.id }, "settling a deployment run whose replica stopped mid-trigger");
-      this.track(this.service.settle(deployment, run));
+      this.track(run.id, this.service.settle(deployment, run));
     }
   }
 
@@ -93,6 +102,7 @@ export class DeploymentScheduler {
         "missed cron instants skipped; the latest one fires",
       );
     this.track(
+      run.id,
       this.service.settle(
         deployment,
         run,
@@ -106,10 +116,14 @@ export class DeploymentScheduler {
     );
   }
 
-  private track(work: Promise<unknown>): void {
+  private track(runId: string, work: Promise<unknown>): void {
+    this.settling.add(runId);
     const tracked = work
-      .catch((error: unknown) => this.log.warn({ err: error }, "could not settle a deployment run"))
-      .finally(() => this.inFlight.delete(tracked));
+      .catch((error: unknown) => this.log.warn({ runId, err: error }, "could not settle a deployment run"))
+      .finally(() => {
+        this.inFlight.delete(tracked);
+        this.settling.delete(runId);
+      });
     this.inFlight.add(tracked);
   }
 

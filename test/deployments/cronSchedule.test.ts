@@ -49,6 +49,19 @@ describe("cron schedules", () => {
     ]);
   });
 
+  it("a wall-clock time skipped by spring forward fires after the gap; one repeated by fall back fires once", () => {
+    const ny = (expression: string) => ({ expression, timezone: "America/New_York" });
+    const iso = (ms: number[]) => ms.map((m) => new Date(m).toISOString());
+    expect(iso(instantsAfter(ny("30 2 * * *"), at("2026-03-07T12:00:00Z"), 2))).toEqual([
+      "2026-03-08T07:00:00.000Z",
+      "2026-03-09T06:30:00.000Z",
+    ]);
+    expect(iso(instantsAfter(ny("30 1 * * *"), at("2026-10-31T12:00:00Z"), 2))).toEqual([
+      "2026-11-01T05:30:00.000Z",
+      "2026-11-02T06:30:00.000Z",
+    ]);
+  });
+
   it("catch-up fires the latest due instant once and counts the skipped ones", () => {
     const everyMinute = utc("* * * * *");
     const from = at("2030-01-01T00:00:00Z");
