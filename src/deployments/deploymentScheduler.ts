@@ -83,10 +83,13 @@ export class DeploymentScheduler {
     if (nextRunAt > at) return;
     const { fire, skipped, next } = catchUp(schedule, nextRunAt, at);
     const run = newRun(deployment, { type: "schedule", scheduledAt: fire }, now);
-    // The cap is read before the claim: replicas racing on one minute may pass it by one each.
+    // The cap counts this clock minute's claims (a fixed window: a jittered claim late in the
+    // previous minute never counts against this one). Read before the claim, so replicas racing
+    // on one minute may pass it by one each.
+    const minute = Math.floor(now / 60_000) * 60_000;
     const capped =
       this.policy.triggersPerMinute > 0 &&
-      (await this.store.scheduledClaimsSince(deployment.workspaceId, now - 60_000)) >=
+      (await this.store.scheduledClaimsSince(deployment.workspaceId, minute)) >=
         this.policy.triggersPerMinute;
     const claimed = await this.store.claimScheduled({
       deploymentId: deployment.id,

@@ -10,7 +10,7 @@ export interface SchedulingPolicy {
   tickMs: number;
   /** A fire starts at its instant plus 0..jitterMaxMs, fixed per deployment (spreads load on :00). */
   jitterMaxMs: number;
-  /** Scheduled triggers one workspace may claim per rolling minute; past it a run fails rate-limited. 0: no cap. */
+  /** Scheduled triggers one workspace may claim per clock minute; past it a run fails rate-limited. 0: no cap. */
   triggersPerMinute: number;
   /** A claim not settled after this long is settled by another replica (its own replica stopped). */
   staleClaimMs: number;
