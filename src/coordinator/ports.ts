@@ -270,6 +270,8 @@ export interface SessionListQuery extends ListQuery {
   agentVersion?: number;
   /** Only sessions that mount this memory store (a `session_resources` row names it). */
   memoryStoreId?: string;
+  /** Only sessions a deployment's runs opened (a `deployment_runs` row names them). */
+  deploymentId?: string;
   statuses?: SessionStatus[];
   includeArchived: boolean;
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };

@@ -213,6 +213,11 @@ export class DeploymentService {
     return this.deps.store.listRuns(workspaceId, q);
   }
 
+  /** Which deployment opened each session (a session's `deployment_id`); others are absent. */
+  deploymentsOfSessions(workspaceId: string, sessionIds: readonly string[]): Promise<Map<string, string>> {
+    return this.deps.store.deploymentsOfSessions(workspaceId, sessionIds);
+  }
+
   /**
    * Opens a claimed run's session, or records why it could not be opened, exactly once. Settling
    * the same run again (its first replica stopped mid-way) reaches the session the first attempt

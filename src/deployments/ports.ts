@@ -99,6 +99,8 @@ export interface DeploymentListQuery {
   includeArchived: boolean;
   status: DeploymentStatus | null;
   agentId: string | null;
+  /** Only deployments of these agents (a caller's allow-list); null: every agent. */
+  agentIds: readonly string[] | null;
   createdAtGte: number | null;
   createdAtLte: number | null;
 }
@@ -107,6 +109,8 @@ export interface DeploymentRunListQuery {
   limit: number;
   cursor: string | null;
   deploymentId: string | null;
+  /** Only runs of these agents (a caller's allow-list); null: every agent. */
+  agentIds: readonly string[] | null;
   hasError: boolean | null;
   triggerType: TriggerContext["type"] | null;
   createdAt: { gt?: number; gte?: number; lt?: number; lte?: number };
@@ -160,6 +164,8 @@ export interface DeploymentStore {
   listRuns(workspaceId: string, q: DeploymentRunListQuery): Promise<Page<DeploymentRunRecord>>;
   /** Claims not settled since `before` (their replica stopped mid-trigger), oldest first. */
   unsettled(before: number, limit: number): Promise<DeploymentRunRecord[]>;
+  /** The deployment whose run opened each of these sessions (sessions no run opened are absent). */
+  deploymentsOfSessions(workspaceId: string, sessionIds: readonly string[]): Promise<Map<string, string>>;
   /** Scheduled runs a workspace claimed at or after `since` (the per-minute cap). */
   scheduledClaimsSince(workspaceId: string, since: number): Promise<number>;
 }

@@ -98,6 +98,7 @@ describe.each(BACKEND_NAMES)("the deployment scheduler on %s", (backend) => {
       limit: 1000,
       cursor: null,
       deploymentId,
+      agentIds: null,
       hasError: null,
       triggerType: "schedule",
       createdAt: {},

@@ -357,3 +357,62 @@ describe("a deployment run past a workspace quota", () => {
     expect((await client.beta.deployments.retrieve(d.id)).status).toBe("active");
   });
 });
+
+describe("who reaches a deployment and its sessions", () => {
+  let t: TestServer | undefined;
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function mintKey(body: Record<string, unknown>): Promise<Anthropic> {
+    const response = await fetch(`${t!.server.url}/v1/awaken/api_keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    const { key } = (await response.json()) as { key: string };
+    return new Anthropic({ baseURL: t!.server.url, apiKey: key, maxRetries: 0 });
+  }
+
+  it("a run's session names its deployment; sessions filter by it; an allow-list reads its agents' runs only", async () => {
+    t = await startTestServer();
+    const client = t.client;
+    const allowed = await client.beta.agents.create({ name: "allowed", model: MODEL });
+    const other = await client.beta.agents.create({ name: "other", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "reach" });
+    const make = (agent: string, name: string) =>
+      client.beta.deployments.create({ agent, environment_id: environment.id, initial_events: HELLO, name });
+    const mine = await make(allowed.id, "mine");
+    const theirs = await make(other.id, "theirs");
+    const run = await client.beta.deployments.run(mine.id);
+    const otherRun = await client.beta.deployments.run(theirs.id);
+    const direct = await client.beta.sessions.create({ agent: allowed.id, environment_id: environment.id });
+
+    // SDK session `deployment_id`: set when a deployment's run opened it, null otherwise.
+    expect((await client.beta.sessions.retrieve(run.session_id!)).deployment_id).toBe(mine.id);
+    expect((await client.beta.sessions.retrieve(direct.id)).deployment_id).toBeNull();
+    expect(idsOf(await all(client.beta.sessions.list({ deployment_id: mine.id })))).toEqual([run.session_id]);
+    expect(await all(client.beta.sessions.list({ deployment_id: "depl_missing" }))).toEqual([]);
+
+    // A runtime key confined to one agent reads that agent's runs only; the other's are absent.
+    const limited = await mintKey({ role: "runtime", agent_ids: [allowed.id], label: "limited" });
+    expect(idsOf(await all(limited.beta.deploymentRuns.list()))).toEqual([run.id]);
+    expect((await limited.beta.deploymentRuns.retrieve(run.id)).id).toBe(run.id);
+    await expectApiError(
+      limited.beta.deploymentRuns.retrieve(otherRun.id),
+      Anthropic.NotFoundError,
+      NOT_FOUND,
+    );
+    // Runtime keys read runs; authoring deployments (and running them) is a builder's.
+    const forbidden = { status: 403, type: "permission_error" };
+    await expectApiError(limited.beta.deployments.list(), Anthropic.PermissionDeniedError, forbidden);
+    await expectApiError(limited.beta.deployments.run(mine.id), Anthropic.PermissionDeniedError, forbidden);
+    const runtime = await mintKey({ role: "runtime", label: "runtime" });
+    expect(idsOf(await all(runtime.beta.deploymentRuns.list()))).toEqual(
+      expect.arrayContaining([run.id, otherRun.id]),
+    );
+    const builder = await mintKey({ role: "builder", label: "builder" });
+    expect((await builder.beta.deployments.retrieve(theirs.id)).id).toBe(theirs.id);
+  });
+});

@@ -58,6 +58,10 @@ export class SqlDeploymentStore implements DeploymentStore {
     if (!q.includeArchived) query = query.where("archived_at", "is", null);
     if (q.status) query = query.where("status", "=", q.status);
     if (q.agentId) query = query.where("agent_id", "=", q.agentId);
+    if (q.agentIds) {
+      if (q.agentIds.length === 0) return { data: [], nextCursor: null };
+      query = query.where("agent_id", "in", [...q.agentIds]);
+    }
     if (q.createdAtGte !== null) query = query.where("created_at", ">=", q.createdAtGte);
     if (q.createdAtLte !== null) query = query.where("created_at", "<=", q.createdAtLte);
     if (cursor && typeof cursor.at === "number" && typeof cursor.id === "string") {
@@ -170,6 +174,10 @@ export class SqlDeploymentStore implements DeploymentStore {
       .where("workspace_id", "=", workspaceId)
       .where("created_at", "is not", null);
     if (q.deploymentId) query = query.where("deployment_id", "=", q.deploymentId);
+    if (q.agentIds) {
+      if (q.agentIds.length === 0) return { data: [], nextCursor: null };
+      query = query.where("agent_id", "in", [...q.agentIds]);
+    }
     if (q.triggerType) query = query.where("trigger_type", "=", q.triggerType);
     if (q.hasError === true) query = query.where("error_type", "is not", null);
     if (q.hasError === false) query = query.where("session_id", "is not", null);
@@ -202,6 +210,20 @@ export class SqlDeploymentStore implements DeploymentStore {
       .limit(limit)
       .execute();
     return rows.map(toRun);
+  }
+
+  async deploymentsOfSessions(
+    workspaceId: string,
+    sessionIds: readonly string[],
+  ): Promise<Map<string, string>> {
+    if (sessionIds.length === 0) return new Map();
+    const rows = await this.db
+      .selectFrom("deployment_runs")
+      .select(["session_id", "deployment_id"])
+      .where("workspace_id", "=", workspaceId)
+      .where("session_id", "in", [...sessionIds])
+      .execute();
+    return new Map(rows.flatMap((r) => (r.session_id ? [[r.session_id, r.deployment_id] as const] : [])));
   }
 
   async scheduledClaimsSince(workspaceId: string, since: number): Promise<number> {

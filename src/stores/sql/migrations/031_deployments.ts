@@ -65,6 +65,12 @@ export const deployments: Migration = {
       .on("deployment_runs")
       .columns(["workspace_id", "created_at", "id"])
       .execute();
+    // A session's deployment (the session DTO's `deployment_id`, the sessions list's filter).
+    await db.schema
+      .createIndex("deployment_runs_by_session")
+      .on("deployment_runs")
+      .columns(["session_id"])
+      .execute();
     await db.schema
       .createIndex("deployment_runs_unsettled")
       .on("deployment_runs")
