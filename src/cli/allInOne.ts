@@ -29,6 +29,9 @@ import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
 import { WorkQueueService } from "../coordinator/workQueueService.js";
 import { WorkspaceQuotas } from "../coordinator/workspaceQuotas.js";
+import { DeploymentScheduler } from "../deployments/deploymentScheduler.js";
+import { DeploymentService } from "../deployments/deploymentService.js";
+import { schedulingPolicyFromEnv } from "../deployments/schedulingPolicy.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
@@ -40,6 +43,7 @@ import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
+import { deploymentSessionInputs } from "../edge/managed-agents/deploymentInputs.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
@@ -68,6 +72,7 @@ import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
 import { prepareDataDir } from "./startupKeys.js";
 import { openStorage } from "./storage.js";
+import { testSchedulerClock } from "./testSchedulerClock.js";
 import type { UpOptions } from "./upOptions.js";
 
 /** The in-process workers' id; their claims are owned by `local.<incarnation>/<slot>`. */
@@ -268,8 +273,9 @@ export async function startAllInOne(
       return { removed: here.removed, failed: here.failed, notReached: remote ? here.absent : 0 };
     },
   };
+  const pinner = new RegisteredAgentPinner(agents, skillVersions);
   const entry = new SessionEntryService({
-    pinner: new RegisteredAgentPinner(agents, skillVersions),
+    pinner,
     sessions,
     sessionRecords: ports.sessions,
     environments,
@@ -278,6 +284,25 @@ export async function startAllInOne(
     clock,
   });
   const providers = createProviderRouter(options.env);
+  // Deployments: every replica that serves the Coordinator runs the scheduler (an instant fires once).
+  const schedulingPolicy = schedulingPolicyFromEnv(options.env);
+  const deploymentClock = testSchedulerClock(options.env, clock);
+  const deployments = new DeploymentService({
+    store: storage.deployments,
+    entry,
+    pinner,
+    environments: ports.environments,
+    inputs: deploymentSessionInputs(() => services),
+    clock: deploymentClock,
+    warn: (message, error) => logger.warn({ component: "deployments", err: error }, message),
+  });
+  const scheduler = new DeploymentScheduler(
+    storage.deployments,
+    deployments,
+    schedulingPolicy,
+    deploymentClock,
+    logger.child({ component: "scheduler" }),
+  );
 
   const tail = countedTail(
     new StoreSessionTail({
@@ -340,6 +365,7 @@ export async function startAllInOne(
       targets: new WebhookTargets(pushOutbound),
     },
     resources,
+    deployments,
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -479,6 +505,7 @@ export async function startAllInOne(
   }
   await storage.lapsePushLeases?.();
   pusher.start();
+  scheduler.start();
   control.start();
   ready = true;
   // Models run where runs run: without workers of its own, this process calls none.
@@ -508,6 +535,7 @@ export async function startAllInOne(
         ready = false;
         await Promise.all(workers.map((w) => w.stop()));
         await pusher.stop();
+        await scheduler.stop();
         await control.stop();
         await sandboxes.close();
         await app.close();

@@ -6,6 +6,7 @@ import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { RunHandOff } from "../coordinator/runHandOff.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
+import type { DeploymentStore } from "../deployments/ports.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { LocalBlobStore } from "../resources/blobs/localBlobStore.js";
 import type { BlobStore } from "../resources/ports.js";
@@ -17,6 +18,7 @@ import { StatementCounter } from "../stores/postgres/statementCounter.js";
 import { SqlQuotaUsage } from "../stores/sql/quotaUsage.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlBlobStore } from "../stores/sql/sqlBlobStore.js";
+import { SqlDeploymentStore } from "../stores/sql/sqlDeploymentStore.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
@@ -62,6 +64,8 @@ export interface Storage {
   facts: SqlInstallationFacts;
   /** A2A push-notification configs and their durable outbox. */
   push: PushOutboxStore;
+  /** Deployments and their runs (the Deployment context). */
+  deployments: DeploymentStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
   /** Which workers hold which of a workspace's runs, and its self-hosted pollers. */
@@ -159,6 +163,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       quotaUsage: new SqlQuotaUsage(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
+      deployments: new SqlDeploymentStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
       workerRoster: new SqlWorkerRoster(handle.db),
       workspaceThreads: new SqlWorkspaceThreads(handle.db),
@@ -198,6 +203,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     quotaUsage: new SqlQuotaUsage(handle.db),
     facts: new SqlInstallationFacts(handle.db),
     push,
+    deployments: new SqlDeploymentStore(handle.db, "sqlite"),
     runQueue: new SqlRunQueueStats(handle.db),
     workerRoster: new SqlWorkerRoster(handle.db),
     workspaceThreads: new SqlWorkspaceThreads(handle.db),

@@ -16,6 +16,8 @@ export type Route =
   | { page: "skill"; skillId: string; versionId?: string }
   | { page: "memory-stores" }
   | { page: "memory-store"; storeId: string; memoryId?: string }
+  | { page: "deployments" }
+  | { page: "deployment"; deploymentId: string }
   | { page: "custody" }
   | { page: "environment-keys" }
   | { page: "workers" }
@@ -44,6 +46,9 @@ export function routeOf(path: string): Route {
   if (parts.length === 2 && parts[0] === "skills") return { page: "skill", skillId: parts[1]! };
   if (parts.length === 4 && parts[0] === "skills" && parts[2] === "versions")
     return { page: "skill", skillId: parts[1]!, versionId: parts[3]! };
+  if (parts.length === 1 && parts[0] === "deployments") return { page: "deployments" };
+  if (parts.length === 2 && parts[0] === "deployments")
+    return { page: "deployment", deploymentId: parts[1]! };
   if (parts.length === 2 && parts[0] === "memory-stores") return { page: "memory-store", storeId: parts[1]! };
   if (parts.length === 4 && parts[0] === "memory-stores" && parts[2] === "memories")
     return { page: "memory-store", storeId: parts[1]!, memoryId: parts[3]! };

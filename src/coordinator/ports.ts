@@ -270,6 +270,8 @@ export interface SessionListQuery extends ListQuery {
   agentVersion?: number;
   /** Only sessions that mount this memory store (a `session_resources` row names it). */
   memoryStoreId?: string;
+  /** Only sessions a deployment's runs opened (a `deployment_runs` row names them). */
+  deploymentId?: string;
   statuses?: SessionStatus[];
   includeArchived: boolean;
   createdAt?: { gt?: number; gte?: number; lt?: number; lte?: number };
@@ -345,8 +347,12 @@ export interface SessionStore {
 /**
  * `a2a_message`: an A2A message that opened a new context, by a hash of its agent and message id,
  * so a peer retrying that send reaches the session it made instead of a second one.
+ * `deployment_run`: a deployment run's id, so a trigger settled again after its replica stopped
+ * reaches the session the first attempt made instead of a second one.
  */
-export type NameSpace = "session" | "default_environment" | "a2a_message";
+export type NameSpace = "session" | "default_environment" | KeyedSpace;
+/** The name spaces that key a session by a protocol's own id (`SessionEntry.openKeyed`). */
+export type KeyedSpace = "a2a_message" | "deployment_run";
 
 /** A name's row: bound to its target, or reserved by the one request creating that target. */
 export type NameEntry =

@@ -1,7 +1,7 @@
 import type { JsonObject } from "../kernel/json.js";
 import type { SessionResourceRequest } from "../resources/ports.js";
 import type { DomainInput } from "./domainInputs.js";
-import type { ExecutableAgentSnapshot, SessionRecord } from "./ports.js";
+import type { ExecutableAgentSnapshot, KeyedSpace, SessionRecord } from "./ports.js";
 
 /** The agent a new session runs: a registered agent, an exact version or the latest, optionally overridden. */
 export interface AgentRef {
@@ -55,7 +55,7 @@ export interface SessionEntry {
    */
   openKeyed(
     workspaceId: string,
-    space: "a2a_message",
+    space: KeyedSpace,
     key: string,
     windowMs: number,
     cmd: Omit<StartSessionCommand, "workspaceId">,
@@ -65,7 +65,7 @@ export interface SessionEntry {
   /** The session `key` names when it was made within `windowMs`, or null. */
   findKeyed(
     workspaceId: string,
-    space: "a2a_message",
+    space: KeyedSpace,
     key: string,
     windowMs: number,
   ): Promise<SessionRecord | null>;

@@ -6,6 +6,7 @@ import type { EnvironmentService } from "./environmentService.js";
 import type {
   EnvironmentRecord,
   EnvironmentStore,
+  KeyedSpace,
   SessionNameStore,
   SessionRecord,
   SessionStore,
@@ -123,7 +124,7 @@ export class SessionEntryService implements SessionEntry {
 
   async openKeyed(
     workspaceId: string,
-    space: "a2a_message",
+    space: KeyedSpace,
     key: string,
     windowMs: number,
     cmd: Omit<StartSessionCommand, "workspaceId">,
@@ -143,7 +144,7 @@ export class SessionEntryService implements SessionEntry {
 
   async findKeyed(
     workspaceId: string,
-    space: "a2a_message",
+    space: KeyedSpace,
     key: string,
     windowMs: number,
   ): Promise<SessionRecord | null> {

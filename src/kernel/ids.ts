@@ -60,7 +60,9 @@ export type IdPrefix =
   | "mem"
   | "memver"
   | "sesrsc"
-  | "outc";
+  | "outc"
+  | "depl"
+  | "drun";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

@@ -43,12 +43,29 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     files: ["control/agentDefinition.ts", "sandbox/ports.ts", "resources/ports.ts"],
   },
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
-  stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
+  // Deployments: the Coordinator's session entry opens each trigger's session (its contract, the
+  // agent pinner it resolves versions with, the records and inputs it takes and the budget rule a
+  // deployment is checked by when written), the admin audit's entry its writes record, and the
+  // resource request a deployment's resources become (never a service or a store of theirs).
+  deployments: {
+    contexts: ["kernel"],
+    files: [
+      "coordinator/sessionEntry.ts",
+      "coordinator/ports.ts",
+      "coordinator/domainInputs.ts",
+      "coordinator/budgetRules.ts",
+      "control/adminAudit.ts",
+      "resources/ports.ts",
+    ],
+  },
+  // …and the Deployment context's store port, which the SQL deployment store implements.
+  stores: { contexts: ["kernel", "coordinator", "control", "resources", "deployments"] },
   // The worker transport's port and wire schemas (its calls, and the presence stream a remote
   // worker holds open), which the worker-transport edge serves.
   // The model catalog's port, which `GET /v1/models` reads (never a provider).
+  // …and the Deployment context's service, records and schedule rules its routes serve.
   edge: {
-    contexts: ["kernel", "coordinator", "control", "resources"],
+    contexts: ["kernel", "coordinator", "control", "resources", "deployments"],
     files: [
       "worker/ports.ts",
       "worker/transportWire.ts",

@@ -23,3 +23,11 @@ describe("the Console's home and admin routes", () => {
     expect(routeOf("api-keys/x")).toMatchObject({ page: "not_found" });
   });
 });
+
+describe("the deployment routes", () => {
+  it("lists deployments; a deployment's page shows its runs", () => {
+    expect(routeOf("deployments")).toEqual({ page: "deployments" });
+    expect(routeOf("deployments/depl_1")).toEqual({ page: "deployment", deploymentId: "depl_1" });
+    expect(routeOf("deployments/depl_1/runs")).toMatchObject({ page: "not_found" });
+  });
+});

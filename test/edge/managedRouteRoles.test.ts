@@ -16,13 +16,13 @@ describe("the role each Managed route needs", () => {
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
       const runtime =
-        /^\/v1\/(sessions|models|files|memory_stores|awaken\/access_tokens)/.test(url) ||
+        /^\/v1\/(sessions|models|files|memory_stores|deployment_runs|awaken\/access_tokens)/.test(url) ||
         /^\/v1\/awaken\/(sessions|approvals)\/stream$/.test(url) ||
         /^\/v1\/awaken\/sessions\/:session_id\/resource_usage$/.test(url) ||
         /^\/v1\/awaken\/(sessions\/outcomes|overview)$/.test(url);
       const expected = runtime
         ? "runtime"
-        : /^\/v1\/(agents|environments|vaults|skills)/.test(url)
+        : /^\/v1\/(agents|environments|vaults|skills|deployments)/.test(url)
           ? "builder"
           : "admin";
       expect(managedRouteRole(url), url).toBe(expected);
@@ -48,6 +48,9 @@ describe("the role each Managed route needs", () => {
     expect(managedRouteRole("/v1/awaken/sessions/streamx")).toBe("admin");
     expect(managedRouteRole("/v1/awaken/sessions")).toBe("admin");
     expect(managedRouteRole("/v1/awaken/audit")).toBe("admin");
+    // Deployments are authored (a schedule starts sessions unattended); their runs are read like sessions.
+    expect(managedRouteRole("/v1/deployments/:deployment_id/run")).toBe("builder");
+    expect(managedRouteRole("/v1/deployment_runs")).toBe("runtime");
   });
 
   it("registers the admin audit read, and only for admin keys", async () => {

@@ -9,6 +9,8 @@ import { ApprovalsPage } from "./ApprovalsPage.js";
 import { AuditPage } from "./AuditPage.js";
 import { CredentialPage } from "./CredentialPage.js";
 import { CustodyAudit } from "./CustodyAudit.js";
+import { DeploymentPage } from "./DeploymentPage.js";
+import { DeploymentsPage } from "./DeploymentsPage.js";
 import { EnvironmentKeysPage } from "./EnvironmentKeysPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";
 import { FilesPage } from "./FilesPage.js";
@@ -38,6 +40,7 @@ export function Layout() {
           <Link to="sessions">Sessions</Link>
           <Link to="approvals">Approvals{waiting > 0 ? ` (${waiting})` : ""}</Link>
           <Link to="agents">Agents</Link>
+          <Link to="deployments">Deployments</Link>
           <Link to="environments">Environments</Link>
           <Link to="vaults">Vaults</Link>
           <Link to="files">Files</Link>
@@ -80,6 +83,10 @@ export function Layout() {
         {route.page === "memory-stores" && <MemoryStoresPage />}
         {route.page === "memory-store" && (
           <MemoryStorePage key={route.storeId} storeId={route.storeId} memoryId={route.memoryId} />
+        )}
+        {route.page === "deployments" && <DeploymentsPage />}
+        {route.page === "deployment" && (
+          <DeploymentPage key={route.deploymentId} deploymentId={route.deploymentId} />
         )}
         {route.page === "custody" && <CustodyAudit headingLevel={1} />}
         {route.page === "environment-keys" && <EnvironmentKeysPage />}

@@ -52,6 +52,8 @@ export function sessionDto(
   now: number,
   resources: readonly SessionResourceRecord[],
   outcomes: readonly OutcomeState[] = [],
+  /** The deployment whose run opened the session, or null. */
+  deploymentId: string | null = null,
 ): Record<string, unknown> {
   const d = s.agent.definition;
   return {
@@ -76,7 +78,7 @@ export function sessionDto(
     outcome_evaluations: outcomes.map(outcomeEvaluationDto),
     stats: sessionStatsDto(s, now),
     usage: sessionUsageDto(s, now),
-    deployment_id: null,
+    deployment_id: deploymentId,
     created_at: isoTime(s.createdAt),
     updated_at: isoTime(s.updatedAt),
     archived_at: iso(s.archivedAt),

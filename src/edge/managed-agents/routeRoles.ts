@@ -13,6 +13,10 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/files", "runtime"],
   ["/v1/memory_stores", "runtime"],
   ["/v1/skills", "builder"],
+  // Deployments are authored like agents (a schedule starts sessions unattended); their runs are
+  // records of sessions started, readable by whoever may read sessions.
+  ["/v1/deployments", "builder"],
+  ["/v1/deployment_runs", "runtime"],
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],

@@ -3,6 +3,7 @@ import * as agents from "../managed-agents/schemas/agents.js";
 import * as apiKeys from "../managed-agents/schemas/apiKeys.js";
 import * as custody from "../managed-agents/schemas/custody.js";
 import * as dataSubjects from "../managed-agents/schemas/dataSubjects.js";
+import * as deployments from "../managed-agents/schemas/deployments.js";
 import * as environments from "../managed-agents/schemas/environments.js";
 import * as events from "../managed-agents/schemas/events.js";
 import * as files from "../managed-agents/schemas/files.js";
@@ -22,6 +23,7 @@ import type { OperationSpec } from "./operationSpec.js";
 
 const ENV_WORK = "/v1/environments/:environment_id/work";
 const MEMORY_STORE = "/v1/memory_stores/:memory_store_id";
+const DEPLOYMENT = "/v1/deployments/:deployment_id";
 const CREDENTIAL = "/v1/vaults/:vault_id/credentials/:credential_id";
 const THREAD = "/v1/sessions/:id/threads/:threadId";
 
@@ -254,6 +256,37 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     summary: "Download a skill version's bundle",
     response: "binary",
   },
+  // Deployments and their runs
+  {
+    method: "POST",
+    path: "/v1/deployments",
+    summary: "Create a deployment",
+    body: deployments.createDeploymentBodySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/deployments",
+    summary: "List deployments",
+    query: deployments.listDeploymentsQuerySchema,
+  },
+  { method: "GET", path: DEPLOYMENT, summary: "Retrieve a deployment" },
+  {
+    method: "POST",
+    path: DEPLOYMENT,
+    summary: "Update a deployment",
+    body: deployments.updateDeploymentBodySchema,
+  },
+  { method: "POST", path: `${DEPLOYMENT}/archive`, summary: "Archive a deployment" },
+  { method: "POST", path: `${DEPLOYMENT}/pause`, summary: "Pause a deployment's schedule" },
+  { method: "POST", path: `${DEPLOYMENT}/unpause`, summary: "Unpause a deployment's schedule" },
+  { method: "POST", path: `${DEPLOYMENT}/run`, summary: "Run a deployment now (a manual run)" },
+  {
+    method: "GET",
+    path: "/v1/deployment_runs",
+    summary: "List deployment runs",
+    query: deployments.listDeploymentRunsQuerySchema,
+  },
+  { method: "GET", path: "/v1/deployment_runs/:deployment_run_id", summary: "Retrieve a deployment run" },
   // Memory stores
   {
     method: "POST",

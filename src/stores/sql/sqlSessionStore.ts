@@ -114,6 +114,18 @@ export class SqlSessionStore implements SessionStore {
           .where("memory_store_id", "=", storeId),
       );
     }
+    if (q.deploymentId !== undefined) {
+      const deploymentId = q.deploymentId;
+      query = query.where("s.id", "in", (eb) =>
+        eb
+          .selectFrom("deployment_runs")
+          .select("session_id")
+          .where("workspace_id", "=", workspaceId)
+          .where("deployment_id", "=", deploymentId)
+          .where("session_id", "is not", null)
+          .$narrowType<{ session_id: string }>(),
+      );
+    }
     if (q.statuses && q.statuses.length > 0) {
       // Archived sessions read as terminated (wire §2.3), so the filter must agree with the DTO.
       const statuses = q.statuses;

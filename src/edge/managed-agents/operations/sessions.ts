@@ -20,16 +20,26 @@ import {
 
 /** Sessions on the wire, each with its resources (one read for a whole page). */
 async function sessionDtos(deps: ManagedAgentsDeps, workspaceId: string, sessions: readonly SessionRecord[]) {
-  const [resources, outcomes] = await Promise.all([
+  const ids = sessions.map((s) => s.id);
+  const [resources, outcomes, deployments] = await Promise.all([
     deps.resources.sessionResources.listForSessions(
       workspaceId,
       sessions.map((s) => s.id),
     ),
     // Projected from each thread's committed facts (one read for the page).
     deps.stream.history.outcomes?.(sessions.map((s) => s.threadId)) ?? new Map<string, OutcomeState[]>(),
+    deps.deployments?.deploymentsOfSessions(workspaceId, ids) ?? new Map<string, string>(),
   ]);
   const now = deps.clock.now();
-  return sessions.map((s) => sessionDto(s, now, resources.get(s.id) ?? [], outcomes.get(s.threadId) ?? []));
+  return sessions.map((s) =>
+    sessionDto(
+      s,
+      now,
+      resources.get(s.id) ?? [],
+      outcomes.get(s.threadId) ?? [],
+      deployments.get(s.id) ?? null,
+    ),
+  );
 }
 
 async function oneSessionDto(deps: ManagedAgentsDeps, workspaceId: string, session: SessionRecord) {
@@ -75,6 +85,7 @@ export async function listSessions(deps: ManagedAgentsDeps, workspaceId: string,
     ...(q.agent_id ? { agentId: q.agent_id } : {}),
     ...(q.agent_version !== undefined ? { agentVersion: q.agent_version } : {}),
     ...(q.memory_store_id !== undefined ? { memoryStoreId: q.memory_store_id } : {}),
+    ...(q.deployment_id !== undefined ? { deploymentId: q.deployment_id } : {}),
     ...(q.statuses ? { statuses: q.statuses } : {}),
     ...(q.created_at ? { createdAt: rangeMs(q.created_at) } : {}),
   });

@@ -180,7 +180,7 @@ export const userDefineOutcomeEventSchema = z.strictObject({
   max_iterations: z.number().int().min(1).max(EVENT_LIMITS.maxIterations).nullish(),
 });
 
-const systemMessageEventSchema = z.strictObject({
+export const systemMessageEventSchema = z.strictObject({
   type: z.literal("system.message"),
   content: z.array(textBlockSchema).min(1),
 });
@@ -221,7 +221,7 @@ const SYSTEM_MESSAGE_ANCHORS: readonly string[] = [
  * Wire §3.2: at most one `system.message` per request; it must be the final event and immediately
  * follow the user.message / user.tool_result / user.custom_tool_result it accompanies.
  */
-function checkSystemMessagePlacement(
+export function checkSystemMessagePlacement(
   events: readonly EventParams[],
   ctx: z.core.$RefinementCtx<EventParams[]>,
 ) {
