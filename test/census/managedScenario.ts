@@ -3,6 +3,8 @@
  * writes it: each family's objects are made, read, listed, changed and ended in the order the SDK
  * documents. The census test watches the answers; this file only has to call everything once.
  */
+// @peculiar/x509 needs the reflect polyfill loaded before it.
+import "reflect-metadata";
 import { webcrypto } from "node:crypto";
 import Anthropic, { toFile } from "@anthropic-ai/sdk";
 import * as x509 from "@peculiar/x509";
@@ -343,7 +345,10 @@ export async function tunnels(ctx: ScenarioContext) {
 /** A throwaway CA certificate (PEM), as a private network's MCP server would be signed by. */
 async function selfSignedCaPem(): Promise<string> {
   const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
-  const keys = (await webcrypto.subtle.generateKey(algorithm, false, ["sign", "verify"])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, false, [
+    "sign",
+    "verify",
+  ])) as webcrypto.CryptoKeyPair;
   const now = Date.now();
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: "01",
