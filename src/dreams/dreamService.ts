@@ -7,6 +7,7 @@
  * so a crash anywhere leaves either no output store or the whole one, and never two.
  */
 
+import { DATA_SUBJECT_METADATA_KEY } from "../coordinator/dataSubjects.js";
 import { decodeCommitted } from "../coordinator/factCodec.js";
 import { EMPTY_USAGE } from "../coordinator/facts.js";
 import type { CommittedTypedFact } from "../coordinator/factVocabulary.js";
@@ -80,6 +81,7 @@ export class DreamService {
       if (!session) throw notFound("session", id);
       sessions.push(session);
     }
+    const subject = dataSubjectOfAll(sessions);
     const snapshot = (await deps.memory.snapshot(workspaceId, source.id)) ?? [];
     const bytes = snapshot.reduce((sum, m) => sum + Buffer.byteLength(m.content, "utf8"), 0);
     if (snapshot.length > DREAM_LIMITS.maxSourceMemories || bytes > DREAM_LIMITS.maxSourceBytes) {
@@ -104,7 +106,9 @@ export class DreamService {
       workspaceId,
       agent: await deps.dreamer.refFor(workspaceId, cmd.model),
       title: `Dream ${id}`,
-      metadata: { awaken_dream_id: id },
+      // The dream's session holds copies of the transcripts: it is about their data subject, so
+      // erasing that subject erases this session's content too.
+      metadata: { awaken_dream_id: id, ...(subject ? { [DATA_SUBJECT_METADATA_KEY]: subject } : {}) },
       initialInputs: [{ kind: "message", content: [{ type: "text", text: dreamRequestText(request) }] }],
     });
     const dream: DreamRecord = {
@@ -251,6 +255,17 @@ export class DreamService {
       archivedAt: null,
     };
   }
+}
+
+/** The one data subject the sessions are about (null: none); sessions of two subjects are refused. */
+function dataSubjectOfAll(sessions: SessionRecord[]): string | null {
+  const subjects = [...new Set(sessions.flatMap((s) => (s.dataSubject === null ? [] : [s.dataSubject])))];
+  if (subjects.length > 1) {
+    throw invalid(
+      "the sessions are about different data subjects; a dream may read the sessions of one data subject at a time (and sessions about none)",
+    );
+  }
+  return subjects[0] ?? null;
 }
 
 function usageOf(session: SessionRecord): DreamUsage {

@@ -368,6 +368,21 @@ describe.each(BACKENDS)("dreams over the SDK on %s", (backend) => {
       },
     ];
     for (const body of bad) await expectApiError(create(body), Anthropic.BadRequestError, BAD_REQUEST);
+    // Sessions about two data subjects: the dream's session could be erased with only one of them.
+    const agent = await client.beta.agents.create({ name: "Subjects", model: OFFLINE });
+    const environment = await client.beta.environments.create({ name: "subjects" });
+    const about = (subject: string) =>
+      client.beta.sessions.create({
+        agent: agent.id,
+        environment_id: environment.id,
+        metadata: { awaken_data_subject: subject },
+      });
+    const [u1, u2] = [await about("user-1"), await about("user-2")];
+    await expectApiError(
+      create({ inputs: [memoryInput, { type: "sessions", session_ids: [u1.id, u2.id] }], model: OFFLINE }),
+      Anthropic.BadRequestError,
+      { ...BAD_REQUEST, message: ["different data subjects"] },
+    );
     const archivedStore = await sourceStore([]);
     await client.beta.memoryStores.archive(archivedStore.id);
     await expectApiError(
@@ -431,6 +446,7 @@ describe.each(BACKENDS)("dreams over the SDK on %s", (backend) => {
       [archivedStore.id, (await client.beta.dreams.retrieve(mine.id)).outputs[0]!.memory_store_id].sort(),
     );
     const sessionsAfter = (await all(client.beta.sessions.list({ include_archived: true }))).length;
-    expect(sessionsAfter).toBe(sessionsBefore + 1);
+    // The two subjects' sessions, and the one dream's own session.
+    expect(sessionsAfter).toBe(sessionsBefore + 3);
   });
 });
