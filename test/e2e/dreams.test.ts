@@ -194,6 +194,32 @@ describe.each(BACKENDS)("dreams over the SDK on %s", (backend) => {
     await expectApiError(client.beta.dreams.cancel(dream.id), Anthropic.BadRequestError, BAD_REQUEST);
   });
 
+  it("a dream nobody reads still completes: the server brings it up to its session", async () => {
+    const store = await sourceStore([["/a.md", "a"]]);
+    const session = await pastSession("hello");
+    const dream = await client.beta.dreams.create({
+      inputs: [
+        { type: "memory_store", memory_store_id: store.id },
+        { type: "sessions", session_ids: [session.id] },
+      ],
+      model: OFFLINE,
+    });
+    // Only memory stores are read until the output store appears (no dream is read meanwhile).
+    const deadline = Date.now() + 20_000;
+    let output: string | undefined;
+    while (output === undefined) {
+      const stores = await all(client.beta.memoryStores.list());
+      output = stores.find((s) => s.metadata.awaken_dream_id === dream.id)?.id;
+      if (output === undefined && Date.now() > deadline) throw new Error("no output store appeared");
+      if (output === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const done = await client.beta.dreams.retrieve(dream.id);
+    expect(done).toMatchObject({
+      status: "completed",
+      outputs: [{ type: "memory_store", memory_store_id: output }],
+    });
+  });
+
   it("pages newest first", async () => {
     const store = await sourceStore([["/x.md", "x"]]);
     const session = await pastSession("hello");
