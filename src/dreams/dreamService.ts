@@ -15,7 +15,7 @@ import type { HistoryReader, SessionRecord, SessionStore } from "../coordinator/
 import type { SessionEntry } from "../coordinator/sessionEntry.js";
 import type { SessionService } from "../coordinator/sessionService.js";
 import type { Clock } from "../kernel/clock.js";
-import { invalid, notFound } from "../kernel/errors.js";
+import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Page } from "../kernel/pagination.js";
 import { dreamRequestText } from "../providers/dreaming.js";
@@ -32,6 +32,7 @@ import {
   type DreamOutputBehavior,
   type DreamRecord,
   type DreamStore,
+  type DreamTarget,
   type DreamUsage,
   FINAL_DREAM_STATUSES,
 } from "./ports.js";
@@ -41,7 +42,7 @@ export interface DreamServiceDeps {
   memory: MemoryStore;
   memoryLimits: MemoryLimits;
   entry: Pick<SessionEntry, "start">;
-  sessions: Pick<SessionService, "send">;
+  sessions: Pick<SessionService, "send" | "delete">;
   sessionRecords: Pick<SessionStore, "get">;
   history: HistoryReader;
   dreamer: Pick<DreamerAgents, "refFor">;
@@ -82,6 +83,16 @@ export class DreamService {
       sessions.push(session);
     }
     const subject = dataSubjectOfAll(sessions);
+    const behavior = cmd.outputBehavior;
+    if (behavior.type === "update_existing") {
+      if (behavior.memory_store_id !== source.id) {
+        throw invalid(
+          "output_behavior.memory_store_id must be the memory store of the memory_store input: update_existing writes the store the dream reads",
+        );
+      }
+      const holder = await deps.store.holderOf(workspaceId, source.id);
+      if (holder !== null) throw held(source.id, holder);
+    }
     const snapshot = (await deps.memory.snapshot(workspaceId, source.id)) ?? [];
     const bytes = snapshot.reduce((sum, m) => sum + Buffer.byteLength(m.content, "utf8"), 0);
     if (snapshot.length > DREAM_LIMITS.maxSourceMemories || bytes > DREAM_LIMITS.maxSourceBytes) {
@@ -130,7 +141,12 @@ export class DreamService {
       endedAt: null,
       archivedAt: null,
     };
-    await deps.store.create(dream);
+    const created = await deps.store.create(dream);
+    if (!created.ok) {
+      // Another dream took the store between the check and the write: this one's session goes.
+      await deps.sessions.delete(workspaceId, session.id);
+      throw held(source.id, created.heldBy);
+    }
     return { dream, usage: EMPTY_USAGE };
   }
 
@@ -211,12 +227,15 @@ export class DreamService {
     } else if (state.kind === "answered") {
       const checked = checkDreamOutput(state.text, deps.memoryLimits);
       if (checked.ok) {
-        const store = await this.outputStore(dream, now);
+        const target: DreamTarget =
+          dream.outputBehavior.type === "update_existing"
+            ? { kind: "existing", storeId: dream.outputBehavior.memory_store_id }
+            : { kind: "new", store: await this.outputStore(dream, now) };
         await deps.store.complete(
           dream.workspaceId,
           dream.id,
           {
-            store,
+            target,
             memories: checked.memories.map((m) => ({
               id: newId("mem", now),
               versionId: newId("memver", now),
@@ -255,6 +274,14 @@ export class DreamService {
       archivedAt: null,
     };
   }
+}
+
+/** SDK: a 409 `conflict_error` naming the other dream; the SDK does not retry it. */
+function held(storeId: string, holder: string): AwakenError {
+  return new AwakenError(
+    "dream_store_held",
+    `memory store ${JSON.stringify(storeId)} is being written by dream ${JSON.stringify(holder)} (update_existing); wait for that dream to end or cancel it, then retry`,
+  );
 }
 
 /** The one data subject the sessions are about (null: none); sessions of two subjects are refused. */

@@ -16,7 +16,10 @@ export type DreamInput =
   | { type: "memory_store"; memory_store_id: string }
   | { type: "sessions"; session_ids: string[] };
 
-export type DreamOutputBehavior = { type: "create_new" };
+export type DreamOutputBehavior =
+  | { type: "create_new" }
+  /** Writes the result into the input store; one such dream per store until it ends. */
+  | { type: "update_existing"; memory_store_id: string };
 
 export interface DreamUsage {
   inputTokens: number;
@@ -67,22 +70,34 @@ export interface DreamOutputMemory {
   content: string;
 }
 
+/** Where a completed dream's memories go: a new store, or the input store they replace. */
+export type DreamTarget = { kind: "new"; store: MemoryStoreRecord } | { kind: "existing"; storeId: string };
+
 export interface DreamStore {
-  create(dream: DreamRecord): Promise<void>;
+  /**
+   * Writes the dream. An `update_existing` dream holds its store until it ends: while another
+   * dream holds it, nothing is written and the holder's id is returned.
+   */
+  create(dream: DreamRecord): Promise<{ ok: true } | { ok: false; heldBy: string }>;
+  /** The dream not yet ended that holds `storeId` for `update_existing`, or null. */
+  holderOf(workspaceId: string, storeId: string): Promise<string | null>;
   get(workspaceId: string, id: string): Promise<DreamRecord | null>;
   /** Newest first (by id, which sorts by creation time). */
   list(workspaceId: string, query: DreamListQuery): Promise<Page<DreamRecord>>;
   /** `pending` → `running`; false if the dream was no longer pending. */
   markRunning(workspaceId: string, id: string): Promise<boolean>;
   /**
-   * In ONE transaction: the dream `pending`/`running` → `completed`, a new memory store and all its
-   * memories (with their `created` versions). False, having written nothing, when the dream had
-   * already ended (canceled, failed or completed by another caller): at most one output store ever.
+   * In ONE transaction: the dream `pending`/`running` → `completed` and its memories written: a new
+   * store with all of them, or the input store made exactly them (memories whose path is gone are
+   * deleted, changed ones modified, new ones created, each with its version). False, having written
+   * nothing, when the dream had already ended (canceled, failed or completed by another caller): at
+   * most one output is ever written. A target the memory store refuses (archived or deleted since,
+   * full) fails the dream instead, writing no memory.
    */
   complete(
     workspaceId: string,
     id: string,
-    output: { store: MemoryStoreRecord; memories: DreamOutputMemory[]; usage: DreamUsage },
+    output: { target: DreamTarget; memories: DreamOutputMemory[]; usage: DreamUsage },
     limits: MemoryLimits,
     now: number,
   ): Promise<boolean>;

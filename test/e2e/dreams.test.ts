@@ -348,6 +348,79 @@ describe.each(BACKENDS)("dreams over the SDK on %s", (backend) => {
     expect(JSON.stringify(asked.messages[0]?.content)).toContain(session.id);
   });
 
+  it("update_existing writes the result into the input store, one such dream per store at a time", async () => {
+    const store = await sourceStore([
+      ["/keep.md", "kept"],
+      ["/change.md", "before"],
+      ["/drop.md", "dropped"],
+    ]);
+    const kept = (await all(client.beta.memoryStores.memories.list(store.id))).find(
+      (m) => m.path === "/keep.md",
+    ) as { memory_version_id: string };
+    const session = await pastSession("hello");
+    const inputs = [
+      { type: "memory_store" as const, memory_store_id: store.id },
+      { type: "sessions" as const, session_ids: [session.id] },
+    ];
+    const update = { type: "update_existing" as const, memory_store_id: store.id };
+    const before = await storeIds();
+
+    // A first dream holds the store while its model call hangs: a second is a 409, not retried.
+    fake.setFallback({ kind: "hang" });
+    const asked = fake.requests.length;
+    const holder = await client.beta.dreams.create({ inputs, model: MODEL, output_behavior: update });
+    expect(holder.output_behavior).toEqual(update);
+    await fake.waitForRequests(asked + 1, 20_000);
+    const refused = await expectApiError(
+      client.beta.dreams.create({ inputs, model: MODEL, output_behavior: update }),
+      Anthropic.ConflictError,
+      { status: 409, type: "conflict_error", message: [holder.id] },
+    );
+    expect(refused.headers?.get("x-should-retry")).toBe("false");
+    // A create_new dream of the same store is not held back.
+    const other = await client.beta.dreams.create({ inputs, model: OFFLINE });
+    expect((await settled(other.id)).status).toBe("completed");
+    await client.beta.dreams.cancel(holder.id);
+
+    // Once it ended, the next one takes the store and replaces its memories by path.
+    fake.setFallback((body) => ({ kind: "text", text: `fake: ${JSON.stringify(body).length}` }));
+    fake.enqueue({
+      kind: "text",
+      text: JSON.stringify({
+        memories: [
+          { path: "/keep.md", content: "kept" },
+          { path: "/change.md", content: "after" },
+          { path: "/new/added.md", content: "added" },
+        ],
+      }),
+    });
+    const dream = await settled(
+      (await client.beta.dreams.create({ inputs, model: MODEL, output_behavior: update })).id,
+    );
+    expect(dream).toMatchObject({
+      status: "completed",
+      output_behavior: update,
+      outputs: [{ type: "memory_store", memory_store_id: store.id }],
+    });
+    const memories = await all(client.beta.memoryStores.memories.list(store.id, { view: "full" }));
+    expect(memories.map((m) => [m.path, (m as { content: string }).content]).sort()).toEqual([
+      ["/change.md", "after"],
+      ["/keep.md", "kept"],
+      ["/new/added.md", "added"],
+    ]);
+    // The unchanged memory kept its version; the others have new ones, the dropped one a deletion.
+    expect(
+      (memories.find((m) => m.path === "/keep.md") as { memory_version_id?: string }).memory_version_id,
+    ).toBe(kept.memory_version_id);
+    const versions = await all(client.beta.memoryStores.memoryVersions.list(store.id));
+    expect(versions.map((v) => v.operation).sort()).toEqual(
+      ["created", "created", "created", "created", "deleted", "modified"].sort(),
+    );
+    // One output store was made in all: the create_new dream's.
+    const made = (await storeIds()).filter((id) => !before.includes(id));
+    expect(made).toEqual([(await client.beta.dreams.retrieve(other.id)).outputs[0]!.memory_store_id]);
+  });
+
   it("refuses bad inputs with a 4xx and writes nothing", async () => {
     const store = await sourceStore([["/a.md", "a"]]);
     const session = await pastSession("hello");
@@ -390,7 +463,8 @@ describe.each(BACKENDS)("dreams over the SDK on %s", (backend) => {
       {
         inputs: [memoryInput, sessionsInput],
         model: OFFLINE,
-        output_behavior: { type: "update_existing", memory_store_id: store.id },
+        // update_existing writes the store the dream reads, and no other.
+        output_behavior: { type: "update_existing", memory_store_id: "memstore_other" },
       },
     ];
     for (const body of bad) await expectApiError(create(body), Anthropic.BadRequestError, BAD_REQUEST);

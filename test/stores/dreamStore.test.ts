@@ -122,7 +122,15 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("dream stor
       memories: memories(["/a.md", "/b/c.md"]),
     }));
     const results = await Promise.all(
-      finishers.map((f) => b!.dreams.complete(WORKSPACE, dream.id, { ...f, usage: USAGE }, LIMITS, 3)),
+      finishers.map((f) =>
+        b!.dreams.complete(
+          WORKSPACE,
+          dream.id,
+          { target: { kind: "new", store: f.store }, memories: f.memories, usage: USAGE },
+          LIMITS,
+          3,
+        ),
+      ),
     );
     expect(results.filter(Boolean)).toHaveLength(1);
     const winner = finishers[results.indexOf(true)]!;
@@ -154,7 +162,7 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("dream stor
     const done = await b!.dreams.complete(
       WORKSPACE,
       dream.id,
-      { store: outputStore(), memories: memories(["/a.md"]), usage: USAGE },
+      { target: { kind: "new", store: outputStore() }, memories: memories(["/a.md"]), usage: USAGE },
       LIMITS,
       4,
     );
@@ -174,7 +182,11 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("dream stor
     const done = await b!.dreams.complete(
       WORKSPACE,
       dream.id,
-      { store: outputStore(), memories: memories(["/a.md", "/b.md", "/c.md"]), usage: USAGE },
+      {
+        target: { kind: "new", store: outputStore() },
+        memories: memories(["/a.md", "/b.md", "/c.md"]),
+        usage: USAGE,
+      },
       { ...LIMITS, maxMemoriesPerStore: 2 },
       4,
     );
@@ -186,5 +198,75 @@ describe.each(Object.keys(BACKENDS) as Array<keyof typeof BACKENDS>)("dream stor
       outputStoreId: null,
       error: { type: "invalid_output" },
     });
+  });
+
+  it("one update_existing dream holds a store until it ends, whoever races for it", async () => {
+    const updating = (): DreamRecord => ({
+      ...dreamRecord(),
+      status: "pending",
+      outputBehavior: { type: "update_existing", memory_store_id: "memstore_source" },
+    });
+    const racers = Array.from({ length: 4 }, updating);
+    const results = await Promise.all(racers.map((d) => b!.dreams.create(d)));
+    expect(results.filter((r) => r.ok)).toHaveLength(1);
+    const winner = racers[results.findIndex((r) => r.ok)]!;
+    for (const r of results.filter((r) => !r.ok)) expect(r).toEqual({ ok: false, heldBy: winner.id });
+    expect(await b!.dreams.holderOf(WORKSPACE, "memstore_source")).toBe(winner.id);
+    // Another workspace's store of the same id is not held.
+    expect(await b!.dreams.holderOf("wrkspc_other", "memstore_source")).toBeNull();
+    // A create_new dream of the store is never held back.
+    expect(await b!.dreams.create(dreamRecord())).toEqual({ ok: true });
+    expect(await b!.dreams.cancel(WORKSPACE, winner.id, 5)).toBe(true);
+    expect(await b!.dreams.holderOf(WORKSPACE, "memstore_source")).toBeNull();
+    expect(await b!.dreams.create(updating())).toEqual({ ok: true });
+  });
+
+  it("update_existing makes the input store exactly the answer, by path, in one transaction", async () => {
+    const store = { ...outputStore(), id: "memstore_source" };
+    await b!.memory.createStore(store);
+    for (const [path, content] of [
+      ["/keep.md", "kept"],
+      ["/change.md", "before"],
+      ["/drop.md", "dropped"],
+    ] as const) {
+      const made = await b!.memory.createMemory(
+        WORKSPACE,
+        store.id,
+        { id: newId("mem"), versionId: newId("memver"), path, content, author: null },
+        LIMITS,
+        2,
+      );
+      expect(made.ok).toBe(true);
+    }
+    const dream: DreamRecord = {
+      ...dreamRecord(),
+      outputBehavior: { type: "update_existing", memory_store_id: store.id },
+    };
+    await b!.dreams.create(dream);
+    const answer = [
+      { path: "/keep.md", content: "kept" },
+      { path: "/change.md", content: "after" },
+      { path: "/drop.md/now-a-directory.md", content: "moved in" },
+    ].map((m) => ({ ...m, id: newId("mem"), versionId: newId("memver") }));
+    const done = await b!.dreams.complete(
+      WORKSPACE,
+      dream.id,
+      { target: { kind: "existing", storeId: store.id }, memories: answer, usage: USAGE },
+      LIMITS,
+      3,
+    );
+    expect(done).toBe(true);
+    const snapshot = await b!.memory.snapshot(WORKSPACE, store.id);
+    expect(snapshot?.map((m) => [m.path, m.content]).sort()).toEqual([
+      ["change.md", "after"],
+      ["drop.md/now-a-directory.md", "moved in"],
+      ["keep.md", "kept"],
+    ]);
+    expect(await b!.dreams.get(WORKSPACE, dream.id)).toMatchObject({
+      status: "completed",
+      outputStoreId: store.id,
+    });
+    expect(await b!.dreams.holderOf(WORKSPACE, store.id)).toBeNull();
+    expect(await storeCount()).toBe(1);
   });
 });

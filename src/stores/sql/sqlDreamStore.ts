@@ -8,14 +8,25 @@ import type {
   DreamRecord,
   DreamStatus,
   DreamStore,
+  DreamTarget,
   DreamUsage,
 } from "../../dreams/ports.js";
+import { newId } from "../../kernel/ids.js";
 import type { Page } from "../../kernel/pagination.js";
 import type { MemoryLimits } from "../../resources/memory/memoryLimits.js";
-import type { MemoryStoreRecord } from "../../resources/memory/ports.js";
-import { begin, type Db, decodeCursor, encodeCursor, fromJson, type SqlDialect, toJson } from "./db.js";
+import type { MemoryStoreRecord, MemoryWriteLimits } from "../../resources/memory/ports.js";
+import {
+  begin,
+  type Db,
+  decodeCursor,
+  encodeCursor,
+  fromJson,
+  type SqlDialect,
+  type Tx,
+  toJson,
+} from "./db.js";
 import { storeRow } from "./memoryRows.js";
-import { applyCreate } from "./memoryWrites.js";
+import { applyCreate, applyDelete, applyUpdate, lockStore } from "./memoryWrites.js";
 import type { DreamTables } from "./tables/dreamTables.js";
 
 type DreamRow = Selectable<DreamTables["dreams"]>;
@@ -30,8 +41,29 @@ export class SqlDreamStore implements DreamStore {
     private readonly dialect: SqlDialect,
   ) {}
 
-  async create(dream: DreamRecord): Promise<void> {
-    await this.db.insertInto("dreams").values(rowOf(dream)).execute();
+  async create(dream: DreamRecord): Promise<{ ok: true } | { ok: false; heldBy: string }> {
+    const row = rowOf(dream);
+    try {
+      await this.db.insertInto("dreams").values(row).execute();
+      return { ok: true };
+    } catch (error) {
+      // The one-holder index refused it: name the holder (read after the refusal, so it exists
+      // unless it has just ended, in which case the error stands and a retry succeeds).
+      const heldBy =
+        row.holds_store_id === null ? null : await this.holderOf(dream.workspaceId, row.holds_store_id);
+      if (heldBy === null) throw error;
+      return { ok: false, heldBy };
+    }
+  }
+
+  async holderOf(workspaceId: string, storeId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom("dreams")
+      .select("id")
+      .where("holds_store_id", "=", storeId)
+      .where("workspace_id", "=", workspaceId)
+      .executeTakeFirst();
+    return row?.id ?? null;
   }
 
   async get(workspaceId: string, id: string): Promise<DreamRecord | null> {
@@ -78,10 +110,15 @@ export class SqlDreamStore implements DreamStore {
   async complete(
     workspaceId: string,
     id: string,
-    output: { store: MemoryStoreRecord; memories: DreamOutputMemory[]; usage: DreamUsage },
+    output: { target: DreamTarget; memories: DreamOutputMemory[]; usage: DreamUsage },
     limits: MemoryLimits,
     now: number,
   ): Promise<boolean> {
+    const writeLimits = {
+      maxContentBytes: limits.maxContentBytes,
+      maxMemoriesPerStore: limits.maxMemoriesPerStore,
+    };
+    const { target } = output;
     try {
       return await begin(this.db, this.dialect).execute(async (tx) => {
         // The dream's end first: on PostgreSQL its row lock orders concurrent finishers, and the
@@ -90,7 +127,8 @@ export class SqlDreamStore implements DreamStore {
           .updateTable("dreams")
           .set({
             status: "completed",
-            output_store_id: output.store.id,
+            output_store_id: target.kind === "new" ? target.store.id : target.storeId,
+            holds_store_id: null,
             usage_json: toJson(output.usage),
             ended_at: now,
           })
@@ -99,22 +137,19 @@ export class SqlDreamStore implements DreamStore {
           .where("status", "in", OPEN)
           .executeTakeFirst();
         if (Number(ended.numUpdatedRows) !== 1) return false;
-        await tx.insertInto("memory_stores").values(storeRow(output.store)).execute();
-        for (const memory of output.memories) {
-          const written = await applyCreate(
-            tx,
-            output.store,
-            { ...memory, author: null },
-            { maxContentBytes: limits.maxContentBytes, maxMemoriesPerStore: limits.maxMemoriesPerStore },
-            now,
-          );
-          if (!written.ok) throw new OutputRefused(written.refusal.kind);
+        if (target.kind === "new") {
+          await tx.insertInto("memory_stores").values(storeRow(target.store)).execute();
+          await writeAll(tx, target.store, output.memories, writeLimits, now);
+        } else {
+          const store = await lockStore(tx, this.dialect, workspaceId, target.storeId);
+          if (!store) throw new OutputRefused("store_not_found");
+          await replaceAll(tx, store, output.memories, writeLimits, now);
         }
         return true;
       });
     } catch (error) {
       if (!(error instanceof OutputRefused)) throw error;
-      // Nothing was written; the output was checked before, so this is a path the store refuses.
+      // Nothing was written: the output was checked before, so the store's state refused it.
       return this.fail(
         workspaceId,
         id,
@@ -131,6 +166,7 @@ export class SqlDreamStore implements DreamStore {
   async fail(workspaceId: string, id: string, error: DreamError, usage: DreamUsage, now: number) {
     return this.end(workspaceId, id, {
       status: "failed",
+      holds_store_id: null,
       error_json: toJson(error),
       usage_json: toJson(usage),
       ended_at: now,
@@ -138,7 +174,7 @@ export class SqlDreamStore implements DreamStore {
   }
 
   async cancel(workspaceId: string, id: string, now: number): Promise<boolean> {
-    return this.end(workspaceId, id, { status: "canceled", ended_at: now });
+    return this.end(workspaceId, id, { status: "canceled", holds_store_id: null, ended_at: now });
   }
 
   async archive(workspaceId: string, id: string, now: number): Promise<void> {
@@ -166,7 +202,7 @@ export class SqlDreamStore implements DreamStore {
   private async end(
     workspaceId: string,
     id: string,
-    changes: Partial<Pick<DreamRow, "status" | "error_json" | "usage_json" | "ended_at">>,
+    changes: Partial<Pick<DreamRow, "status" | "error_json" | "usage_json" | "ended_at" | "holds_store_id">>,
   ): Promise<boolean> {
     const result = await this.db
       .updateTable("dreams")
@@ -176,6 +212,64 @@ export class SqlDreamStore implements DreamStore {
       .where("status", "in", OPEN)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+}
+
+/** A new store's memories, each created with its version. */
+async function writeAll(
+  tx: Tx,
+  store: MemoryStoreRecord,
+  memories: DreamOutputMemory[],
+  limits: MemoryWriteLimits,
+  now: number,
+): Promise<void> {
+  for (const memory of memories) {
+    const written = await applyCreate(tx, store, { ...memory, author: null }, limits, now);
+    if (!written.ok) throw new OutputRefused(written.refusal.kind);
+  }
+}
+
+/**
+ * The input store made exactly `memories`, by path: deletions first (freeing their paths), then
+ * changed contents, then new memories; an unchanged memory keeps its version.
+ */
+async function replaceAll(
+  tx: Tx,
+  store: MemoryStoreRecord,
+  memories: DreamOutputMemory[],
+  limits: MemoryWriteLimits,
+  now: number,
+): Promise<void> {
+  if (store.archivedAt !== null) throw new OutputRefused("store_archived");
+  const current = await tx
+    .selectFrom("memories")
+    .select(["id", "path", "content"])
+    .where("memory_store_id", "=", store.id)
+    .execute();
+  const wanted = new Map(memories.map((m) => [m.path, m]));
+  const byPath = new Map(current.map((m) => [m.path, m]));
+  const version = () => ({ versionId: newId("memver", now), expectedContentSha256: null, author: null });
+  for (const memory of current) {
+    if (wanted.has(memory.path)) continue;
+    const done = await applyDelete(tx, store, memory.id, version(), now);
+    if (!done.ok) throw new OutputRefused(done.refusal.kind);
+  }
+  for (const memory of memories) {
+    const existing = byPath.get(memory.path);
+    if (!existing || existing.content === memory.content) continue;
+    const done = await applyUpdate(
+      tx,
+      store,
+      existing.id,
+      { ...version(), path: null, content: memory.content },
+      now,
+    );
+    if (!done.ok) throw new OutputRefused(done.refusal.kind);
+  }
+  for (const memory of memories) {
+    if (byPath.has(memory.path)) continue;
+    const done = await applyCreate(tx, store, { ...memory, author: null }, limits, now);
+    if (!done.ok) throw new OutputRefused(done.refusal.kind);
   }
 }
 
@@ -190,6 +284,10 @@ function rowOf(d: DreamRecord): DreamRow {
     output_behavior_json: toJson(d.outputBehavior),
     output_store_id: d.outputStoreId,
     session_id: d.sessionId,
+    holds_store_id:
+      d.outputBehavior.type === "update_existing" && OPEN.includes(d.status)
+        ? d.outputBehavior.memory_store_id
+        : null,
     error_json: d.error === null ? null : toJson(d.error),
     usage_json: d.usage === null ? null : toJson(d.usage),
     created_at: d.createdAt,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { AwakenError, invalid } from "../../../kernel/errors.js";
+import { AwakenError } from "../../../kernel/errors.js";
 import { principalOf } from "../../http/auth.js";
 import { dreamDto } from "../dreamDto.js";
 import { pageDto } from "../dto.js";
@@ -38,11 +38,6 @@ export function dreamRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
   app.post("/v1/dreams", async (request) => {
     const workspaceId = unscopedWorkspace(request);
     const body = parseBody(createDreamBodySchema, request.body);
-    if (body.output_behavior?.type === "update_existing") {
-      throw invalid(
-        'output_behavior "update_existing" is not supported by this server; leave output_behavior out (or use "create_new") for a new output memory store',
-      );
-    }
     const inputs = body.inputs;
     const store = inputs.find((i) => i.type === "memory_store");
     const sessions = inputs.find((i) => i.type === "sessions");
@@ -51,7 +46,7 @@ export function dreamRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void
       sessionIds: sessions?.type === "sessions" ? sessions.session_ids : [],
       model: typeof body.model === "string" ? body.model : body.model.id,
       instructions: body.instructions ?? null,
-      outputBehavior: { type: "create_new" },
+      outputBehavior: body.output_behavior ?? { type: "create_new" },
     });
     return dreamDto(view);
   });

@@ -16,6 +16,8 @@ export const dreams: Migration = {
       .addColumn("output_behavior_json", "text", (c) => c.notNull())
       .addColumn("output_store_id", "text")
       .addColumn("session_id", "text")
+      // The input store an `update_existing` dream writes, while the dream has not ended (else null).
+      .addColumn("holds_store_id", "text")
       .addColumn("error_json", "text")
       .addColumn("usage_json", "text")
       .addColumn("created_at", "bigint", (c) => c.notNull())
@@ -23,6 +25,8 @@ export const dreams: Migration = {
       .addColumn("archived_at", "bigint")
       .execute();
     await db.schema.createIndex("dreams_listing").on("dreams").columns(["workspace_id", "id"]).execute();
+    // One `update_existing` dream per store at a time (NULLs never collide, on both backends).
+    await db.schema.createIndex("dreams_one_holder").on("dreams").column("holds_store_id").unique().execute();
     // The sweep's read: dreams not yet ended.
     await db.schema.createIndex("dreams_active").on("dreams").columns(["status", "id"]).execute();
   },

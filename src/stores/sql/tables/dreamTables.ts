@@ -11,6 +11,8 @@ export interface DreamTables {
     output_behavior_json: string;
     output_store_id: string | null;
     session_id: string | null;
+    /** The input store an `update_existing` dream writes, until the dream ends (unique). */
+    holds_store_id: string | null;
     error_json: string | null;
     /** Frozen at the dream's end (completed or failed); null before. */
     usage_json: string | null;
