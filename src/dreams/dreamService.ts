@@ -165,10 +165,14 @@ export class DreamService {
 
   /**
    * Stops a pending or running dream: the dream is `canceled` first (so its session's answer, should
-   * it still land, never becomes an output store), then its session's run is interrupted.
+   * it still land, never becomes an output store), then its session's run is interrupted. The status
+   * that counts is the recorded one: a dream whose session has answered but whose output store is
+   * not written yet has not completed, and the cancel wins. A dream that completes while the cancel
+   * is made is answered as it ended (SDK: "unless the dream reached completed or failed first").
    */
   async cancel(workspaceId: string, id: string): Promise<DreamView> {
-    const { dream } = await this.get(workspaceId, id);
+    const dream = await this.deps.store.get(workspaceId, id);
+    if (!dream) throw notFound("dream", id);
     if (dream.status === "completed" || dream.status === "failed") {
       throw invalid(
         `dream ${JSON.stringify(id)} is ${dream.status}; only a pending or running dream can be canceled`,

@@ -343,7 +343,10 @@ export async function tunnels(ctx: ScenarioContext) {
 /** A throwaway CA certificate (PEM), as a private network's MCP server would be signed by. */
 async function selfSignedCaPem(): Promise<string> {
   const algorithm = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
-  const keys = (await webcrypto.subtle.generateKey(algorithm, false, ["sign", "verify"])) as webcrypto.CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, false, [
+    "sign",
+    "verify",
+  ])) as webcrypto.CryptoKeyPair;
   const now = Date.now();
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: "01",
