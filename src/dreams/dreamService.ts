@@ -18,7 +18,7 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { Page } from "../kernel/pagination.js";
-import { dreamRequestText } from "../providers/dreaming.js";
+import { type DreamRequest, dreamRequestText } from "../providers/dreaming.js";
 import type { MemoryLimits } from "../resources/memory/memoryLimits.js";
 import type { MemoryStore, MemoryStoreRecord } from "../resources/memory/ports.js";
 import type { DreamerAgents } from "./dreamerAgent.js";
@@ -100,15 +100,15 @@ export class DreamService {
         `memory store ${JSON.stringify(source.id)} holds ${snapshot.length} memories (${bytes} bytes); a dream reads at most ${DREAM_LIMITS.maxSourceMemories} memories and ${DREAM_LIMITS.maxSourceBytes} bytes`,
       );
     }
-    const request = {
+    // One session after another: up to 100 reads, never the whole pool at once.
+    const transcripts: DreamRequest["sessions"] = [];
+    for (const s of sessions) {
+      transcripts.push({ id: s.id, transcript: await sessionTranscript(deps.history, s.threadId) });
+    }
+    const request: DreamRequest = {
       instructions: cmd.instructions,
       memories: dreamMemories(snapshot),
-      sessions: await Promise.all(
-        sessions.map(async (s) => ({
-          id: s.id,
-          transcript: await sessionTranscript(deps.history, s.threadId),
-        })),
-      ),
+      sessions: transcripts,
     };
     const now = deps.clock.now();
     const id = newId("drm", now);
