@@ -344,9 +344,10 @@ export interface SessionStore {
 /** A key space of the name store: a session's client-chosen name, or the default environment's key. */
 /**
  * `a2a_message`: an A2A message that opened a new context, by a hash of its agent and message id,
- * so a peer retrying that send reaches the session it made instead of a second one.
+ * so a peer retrying that send reaches the session it made instead of a second one. `dreamer_agent`:
+ * the workspace's built-in dreamer agent (Dreams), made on the first dream.
  */
-export type NameSpace = "session" | "default_environment" | "a2a_message";
+export type NameSpace = "session" | "default_environment" | "a2a_message" | "dreamer_agent";
 
 /** A name's row: bound to its target, or reserved by the one request creating that target. */
 export type NameEntry =

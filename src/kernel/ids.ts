@@ -60,7 +60,8 @@ export type IdPrefix =
   | "mem"
   | "memver"
   | "sesrsc"
-  | "outc";
+  | "outc"
+  | "drm";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

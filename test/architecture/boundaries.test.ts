@@ -43,12 +43,14 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     files: ["control/agentDefinition.ts", "sandbox/ports.ts", "resources/ports.ts"],
   },
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
-  stores: { contexts: ["kernel", "coordinator", "control", "resources"] },
+  // Stores implement the Dreams port too: a dream's output store is written with its end in one transaction.
+  stores: { contexts: ["kernel", "coordinator", "control", "resources", "dreams"] },
   // The worker transport's port and wire schemas (its calls, and the presence stream a remote
   // worker holds open), which the worker-transport edge serves.
   // The model catalog's port, which `GET /v1/models` reads (never a provider).
   edge: {
-    contexts: ["kernel", "coordinator", "control", "resources"],
+    // Dreams: the Managed wire's `/v1/dreams` routes call the dream service, as they call resources'.
+    contexts: ["kernel", "coordinator", "control", "resources", "dreams"],
     files: [
       "worker/ports.ts",
       "worker/transportWire.ts",
@@ -59,6 +61,14 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
   // …and keeps them in one text column with the sealed-text codec push configs use too.
   resources: { contexts: ["kernel"], files: ["secrets/ports.ts", "secrets/sealedText.ts"] },
+  // Dreams orchestrate the two contexts they read and run through: a session (coordinator) and
+  // memory stores (resources); neither imports Dreams. The dreamer's request/answer format is the
+  // contract shared with the offline model (as outcome grading's is), and the dreamer agent is made
+  // through Control's authoring types.
+  dreams: {
+    contexts: ["kernel", "coordinator", "resources"],
+    files: ["providers/dreaming.ts", "control/agentDefinition.ts", "control/adminAudit.ts"],
+  },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },

@@ -17,6 +17,7 @@ import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";
+import type { DreamService } from "../../dreams/dreamService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../providers/modelCatalogPort.js";
 import type { ResourceServices } from "../../resources/services.js";
@@ -72,6 +73,8 @@ export interface EdgeServices {
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
   /** Files, skills, memory stores and the resources sessions mount (the Resources context). */
   resources: ResourceServices;
+  /** Dreams: memory stores reorganized by a model run over past sessions (the Dreams context). */
+  dreams: DreamService;
   /**
    * What workspace quotas count (runs, sessions, committed usage) and the limits set per workspace
    * (null: none), for the usage route.

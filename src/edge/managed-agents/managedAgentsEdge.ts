@@ -8,6 +8,7 @@ import { agentRoutes } from "./routes/agentRoutes.js";
 import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
 import { dataSubjectRoutes } from "./routes/dataSubjectRoutes.js";
+import { dreamRoutes } from "./routes/dreamRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
@@ -56,6 +57,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     fileRoutes(app, services);
     skillRoutes(app, services);
     memoryStoreRoutes(app, services);
+    dreamRoutes(app, services);
     sessionResourceRoutes(app, services);
     resourceUsageRoutes(app, services);
     sessionOutcomeRoutes(app, services);

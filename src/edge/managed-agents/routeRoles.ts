@@ -13,6 +13,9 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/files", "runtime"],
   ["/v1/memory_stores", "runtime"],
   ["/v1/skills", "builder"],
+  // Dreams read the workspace's sessions and write a new memory store: runtime, like both of those
+  // (a key limited to some agents, or an access token, is refused by the routes themselves).
+  ["/v1/dreams", "runtime"],
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],

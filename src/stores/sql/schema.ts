@@ -1,6 +1,7 @@
 import type { ColumnType } from "kysely";
 import type { BlobTables } from "./tables/blobTables.js";
 import type { CommitTables } from "./tables/commitTables.js";
+import type { DreamTables } from "./tables/dreamTables.js";
 import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
@@ -15,7 +16,8 @@ export interface Database
     FileTables,
     SkillTables,
     MemoryTables,
-    SessionResourceTables {
+    SessionResourceTables,
+    DreamTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {
