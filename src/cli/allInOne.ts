@@ -24,6 +24,8 @@ import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { TunnelRelay } from "../coordinator/tunnels/tunnelRelay.js";
+import { TunnelService } from "../coordinator/tunnels/tunnelService.js";
 import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
@@ -37,6 +39,7 @@ import { checkConnectionLimits, connectionLimitsWith } from "../edge/http/connec
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readinessProbe } from "../edge/http/readinessProbe.js";
+import { serveTunnelUpgrades } from "../edge/http/tunnelUpgrade.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
@@ -294,6 +297,18 @@ export async function startAllInOne(
   const workers: Worker[] = [];
   // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
   const pushStore = sealedPushStore(storage.push, control.pushSealer);
+  // MCP tunnels: tokens sealed by Control's sealer (`tunnel:` identities only, read at use); the
+  // relay carries in-process runs' MCP traffic over the connectors that dial this process.
+  const tunnelRelay = new TunnelRelay(ports.tunnels);
+  const tunnels = new TunnelService(
+    ports.tunnels,
+    {
+      seal: (identity, fields) => control.tunnelSealer.seal(identity, fields),
+      openField: (identity, sealed, field) => control.tunnelSealer.openField(identity, sealed, field),
+    },
+    clock,
+    tunnelRelay,
+  );
   const services: EdgeServices = {
     iam,
     agents,
@@ -340,6 +355,7 @@ export async function startAllInOne(
       targets: new WebhookTargets(pushOutbound),
     },
     resources,
+    tunnels,
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -431,6 +447,7 @@ export async function startAllInOne(
     },
     EDGE_ADAPTERS,
   );
+  serveTunnelUpgrades(app.server, tunnelRelay, logger.child({ component: "tunnels" }));
 
   // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
   // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
@@ -452,6 +469,7 @@ export async function startAllInOne(
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,
+        tunnels: tunnelRelay,
         resources: runResources,
         mountArea,
         metrics,
@@ -510,6 +528,7 @@ export async function startAllInOne(
         await pusher.stop();
         await control.stop();
         await sandboxes.close();
+        tunnelRelay.closeAll();
         await app.close();
         await outbound.close();
         await pushOutbound.close();

@@ -5,6 +5,7 @@ import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 import type { SkillTables } from "./tables/skillTables.js";
+import type { TunnelTables } from "./tables/tunnelTables.js";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
@@ -15,7 +16,8 @@ export interface Database
     FileTables,
     SkillTables,
     MemoryTables,
-    SessionResourceTables {
+    SessionResourceTables,
+    TunnelTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {
