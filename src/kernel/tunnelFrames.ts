@@ -10,6 +10,8 @@ import type { Duplex } from "node:stream";
 
 export const TUNNEL_UPGRADE_PROTOCOL = "awaken-tunnel/1";
 export const TUNNEL_CONNECT_PATH = "/v1/tunnels/connect";
+/** The 101 answer names the tunnel the token opened (an id, not a secret). */
+export const TUNNEL_ID_HEADER = "awaken-tunnel-id";
 /** A frame bigger than this ends the connection (a request or a chunk is far smaller). */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 

@@ -47,8 +47,8 @@ export interface TunnelStore {
   get(workspaceId: string, id: string): Promise<TunnelRecord | null>;
   /** A live (not archived) tunnel by its token's hash, in any workspace: the connector's door. */
   findLiveByTokenHash(tokenHash: string): Promise<TunnelRecord | null>;
-  /** The live tunnel of a workspace whose domain is `domain`, or null. */
-  findLiveByDomain(workspaceId: string, domain: string): Promise<TunnelRecord | null>;
+  /** The tunnel of a workspace whose domain is `domain` (archived or not), or null. */
+  findByDomain(workspaceId: string, domain: string): Promise<TunnelRecord | null>;
   list(workspaceId: string, query: TunnelListQuery): Promise<Page<TunnelRecord>>;
   /** Archives the tunnel and its live certificates; false when it was already archived (or absent). */
   archive(workspaceId: string, id: string, at: number, audit: AdminAuditEntry): Promise<boolean>;

@@ -170,11 +170,10 @@ export class TunnelRelay implements TunnelChanges {
     const target = new URL(url);
     const address = tunnelAddressOf(target.hostname);
     if (!address) throw new TunnelUnavailable(`${target.hostname} is not in a tunnel's domain`);
-    const tunnel = await this.store.findLiveByDomain(workspaceId, address.domain);
-    if (!tunnel) {
-      throw new TunnelUnavailable(
-        `no tunnel of this workspace that is not archived has the domain ${address.domain}`,
-      );
+    const tunnel = await this.store.findByDomain(workspaceId, address.domain);
+    if (!tunnel) throw new TunnelUnavailable(`no tunnel of this workspace has the domain ${address.domain}`);
+    if (tunnel.archivedAt !== null) {
+      throw new TunnelUnavailable(`tunnel ${tunnel.id} is archived: it carries no MCP traffic any more`);
     }
     const certificates = await this.store.liveCertificates(tunnel.id);
     if (certificates.length === 0) {

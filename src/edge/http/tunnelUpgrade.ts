@@ -9,7 +9,7 @@ import type { IncomingMessage, Server } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { TunnelRelay } from "../../coordinator/tunnels/tunnelRelay.js";
-import { TUNNEL_CONNECT_PATH, TUNNEL_UPGRADE_PROTOCOL } from "../../kernel/tunnelFrames.js";
+import { TUNNEL_CONNECT_PATH, TUNNEL_ID_HEADER, TUNNEL_UPGRADE_PROTOCOL } from "../../kernel/tunnelFrames.js";
 
 export interface TunnelUpgradeLog {
   info(fields: Record<string, unknown>, message: string): void;
@@ -50,7 +50,7 @@ export function serveTunnelUpgrades(server: Server, relay: TunnelRelay, log: Tun
           return;
         }
         socket.write(
-          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${TUNNEL_UPGRADE_PROTOCOL}\r\nConnection: Upgrade\r\n\r\n`,
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${TUNNEL_UPGRADE_PROTOCOL}\r\nConnection: Upgrade\r\n${TUNNEL_ID_HEADER}: ${tunnel.id}\r\n\r\n`,
         );
         // A long-lived connection: no HTTP idle timeout applies to it; the kernel keeps it alive.
         const tcp = socket as Partial<Pick<Socket, "setTimeout" | "setKeepAlive">>;

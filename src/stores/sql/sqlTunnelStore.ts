@@ -90,13 +90,12 @@ export class SqlTunnelStore implements TunnelStore {
     return row ? toTunnel(row) : null;
   }
 
-  async findLiveByDomain(workspaceId: string, domain: string): Promise<TunnelRecord | null> {
+  async findByDomain(workspaceId: string, domain: string): Promise<TunnelRecord | null> {
     const row = await this.db
       .selectFrom("tunnels")
       .selectAll()
       .where("workspace_id", "=", workspaceId)
       .where("domain", "=", domain)
-      .where("archived_at", "is", null)
       .executeTakeFirst();
     return row ? toTunnel(row) : null;
   }
