@@ -5,6 +5,7 @@
  * the admin audit of each change (never the token), admin-only access, and a clear 4xx for every
  * bad input with nothing written.
  */
+import { request } from "node:http";
 import Anthropic from "@anthropic-ai/sdk";
 import type {
   BetaTunnel,
@@ -259,6 +260,38 @@ describe.each(BACKENDS)("MCP tunnels over the SDK on %s", (backend) => {
     expect(await audit(tunnel.id)).toEqual(auditBefore);
     await client.beta.tunnels.archive(tunnel.id);
   });
+
+  it("the connector's door: the current token is accepted; a rotated-away one at once, an archived tunnel's and a made-up one are refused", async () => {
+    const tunnel = await client.beta.tunnels.create({});
+    const first = await client.beta.tunnels.revealToken(tunnel.id);
+    expect(await upgradeStatus(first.tunnel_token)).toBe(101);
+    const second = await client.beta.tunnels.rotateToken(tunnel.id, {});
+    expect(await upgradeStatus(first.tunnel_token)).toBe(401);
+    expect(await upgradeStatus(second.tunnel_token)).toBe(101);
+    expect(await upgradeStatus(`awaken-tunnel-${"A".repeat(43)}`)).toBe(401);
+    expect(await upgradeStatus("")).toBe(401);
+    await client.beta.tunnels.archive(tunnel.id);
+    expect(await upgradeStatus(second.tunnel_token)).toBe(401);
+  });
+
+  /** The status a connector's upgrade request with `token` gets (the socket is closed at once). */
+  function upgradeStatus(token: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const req = request(`${t!.server.url}/v1/tunnels/connect`, {
+        headers: { Connection: "Upgrade", Upgrade: "awaken-tunnel/1", Authorization: `Bearer ${token}` },
+      });
+      req.on("upgrade", (response, socket) => {
+        socket.destroy();
+        resolve(response.statusCode ?? 0);
+      });
+      req.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
 
   it("admin only: a builder key is refused every operation", async () => {
     const minted = await rawRequest(t!, "POST", "/v1/awaken/api_keys", {
