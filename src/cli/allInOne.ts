@@ -430,6 +430,11 @@ export async function startAllInOne(
               resources: runResources,
               runSession: (runId: string) => storage.runSessions.sessionOf(runId),
             },
+            // A remote run's MCP requests through a tunnel: the relay, behind the same claim check.
+            tunnels: {
+              relay: tunnelRelay,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+            },
             runAgent: (runId: string) => storage.runSessions.agentOf(runId),
             // A remote worker's dropped presence connection ends its leases after a short grace.
             presence: {
@@ -469,7 +474,8 @@ export async function startAllInOne(
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,
-        tunnels: tunnelRelay,
+        // In process the run is this process's own: its workspace's tunnels, no claim check needed.
+        tunnels: { fetch: (claim, url, init) => tunnelRelay.fetch(claim.workspaceId, url, init) },
         resources: runResources,
         mountArea,
         metrics,

@@ -50,11 +50,13 @@ export class McpStep {
     this.mcp ??= new McpSessions(
       (server) => this.openCredential(server),
       this.run.signal,
-      tunnelRouted(
-        this.run.ports.outbound ?? defaultOutbound(),
-        this.run.ports.tunnels,
-        this.run.activation.workspaceId,
-      ),
+      tunnelRouted(this.run.ports.outbound ?? defaultOutbound(), this.run.ports.tunnels, {
+        workspaceId: this.run.activation.workspaceId,
+        sessionId: this.run.activation.sessionId,
+        runId: this.run.activation.runId,
+        owner: this.run.activation.owner,
+        epoch: this.run.activation.epoch,
+      }),
       this.stdio.launch,
     );
     try {

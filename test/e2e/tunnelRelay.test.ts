@@ -5,7 +5,8 @@
  * can reach it, and the same agent naming the tunnel's domain gets its tool's answer through it,
  * the server's TLS checked against the tunnel's CA certificate. A route the connector does not list
  * is refused by the connector; after the tunnel is archived its connection is dropped, the
- * connector is refused, and the call fails clearly. The token is in no log and no event.
+ * connector is refused, and the call fails clearly. The token is in no log and no event. The same
+ * holds for a run on a remote worker, whose requests reach the relay over the worker transport.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +22,7 @@ import { MODEL, stopReason, userMessage, type WireEvent, waitForHistory } from "
 import { createTestCa } from "../support/testCa.js";
 import { startTestServer, type TestServer } from "../support/testServer.js";
 import { plantedSecret } from "../support/vaultServer.js";
+import { startWorker, type WorkerProcess } from "../support/workerProcess.js";
 
 const ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
@@ -66,10 +68,14 @@ async function startConnector(args: string[]): Promise<Connector> {
   return { child, output: () => output, exited };
 }
 
-const BACKENDS = ["SQLite", "PostgreSQL"] as const;
+const TOPOLOGIES = ["SQLite", "PostgreSQL", "a remote worker"] as const;
+const WORKER_TOKEN = "worker-token-tunnel-relay-0123456789";
 
-describe.each(BACKENDS)("an MCP call through a tunnel on %s", (backend) => {
+describe.each(TOPOLOGIES)("an MCP call through a tunnel on %s", (topology) => {
+  const backend = topology === "PostgreSQL" ? "PostgreSQL" : "SQLite";
   const unavailable = backend === "PostgreSQL" ? postgresUnavailable() : null;
+  /** The remote topology: runs are held by an `awaken worker` process, which reaches the relay over its transport. */
+  let worker: WorkerProcess | undefined;
   let schema: Awaited<ReturnType<typeof emptySchema>> | undefined;
   let caPem = "";
   let t!: TestServer;
@@ -99,7 +105,16 @@ describe.each(BACKENDS)("an MCP call through a tunnel on %s", (backend) => {
       allowWeakerTiers: true,
       logger: pino({ level: "debug" }, sink),
       ...(schema ? { databaseUrl: schema.url } : {}),
+      ...(topology === "a remote worker" ? { workers: 0, workerToken: WORKER_TOKEN } : {}),
     });
+    // Its own outbound policy refuses the loopback too: no allow-list entry.
+    if (topology === "a remote worker") {
+      worker = await startWorker(t.server.url, WORKER_TOKEN, {}, [
+        "--workspace-dir",
+        join(scratch, "worker-workspaces"),
+        "--allow-unsandboxed-tier",
+      ]);
+    }
     const environment = await t.client.beta.environments.create({
       name: "tunnel",
       config: { type: "cloud", sandbox: { tier: "none" } } as never,
@@ -109,6 +124,8 @@ describe.each(BACKENDS)("an MCP call through a tunnel on %s", (backend) => {
   afterAll(async () => {
     connector?.child.kill("SIGKILL");
     await connector?.exited;
+    worker?.child.kill("SIGTERM");
+    await worker?.exited;
     await t?.close();
     await mcp?.close();
     await schema?.drop();
@@ -230,7 +247,13 @@ describe.each(BACKENDS)("an MCP call through a tunnel on %s", (backend) => {
 
     // The token: in no log line of the server, nothing the connector printed, no event.
     expect(logs).toMatch(/tunnel connector connected/);
-    for (const text of [logs, connector.output(), JSON.stringify([direct, tunnelled, unlisted, archived])]) {
+    for (const text of [
+      logs,
+      connector.output(),
+      worker?.stdout() ?? "",
+      worker?.stderr() ?? "",
+      JSON.stringify([direct, tunnelled, unlisted, archived]),
+    ]) {
       expect(text).not.toContain(token);
       expect(text).not.toContain(bearer);
     }

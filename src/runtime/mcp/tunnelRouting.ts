@@ -8,9 +8,21 @@
 import type { Outbound } from "../../kernel/outboundConnector.js";
 import { isTunnelHost } from "../../kernel/tunnelDomains.js";
 
-/** The coordinator's relay as a run reaches it (in process: the relay itself). */
+/** The run a tunnelled request is made for: its workspace's tunnels only, under its live claim. */
+export interface TunnelClaim {
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  owner: string;
+  epoch: number;
+}
+
+/**
+ * The coordinator's relay as a run reaches it: in process, the relay itself; on a remote worker,
+ * over the worker transport, the coordinator checking the claim first.
+ */
 export interface TunnelRelayPort {
-  fetch(workspaceId: string, url: string | URL, init?: RequestInit): Promise<Response>;
+  fetch(claim: TunnelClaim, url: string | URL, init?: RequestInit): Promise<Response>;
 }
 
 function hostOf(url: string | URL): string | null {
@@ -24,7 +36,7 @@ function hostOf(url: string | URL): string | null {
 export function tunnelRouted(
   outbound: Outbound,
   relay: TunnelRelayPort | undefined,
-  workspaceId: string,
+  claim: TunnelClaim,
 ): Outbound {
   const tunnelled = (url: string | URL) => {
     const host = hostOf(url);
@@ -36,12 +48,10 @@ export function tunnelRouted(
       if (!tunnelled(url)) return outbound.fetch(url, init);
       if (!relay) {
         return Promise.reject(
-          new Error(
-            "MCP tunnels are carried by the coordinator's in-process workers only; this worker cannot reach one",
-          ),
+          new Error("this worker has no way to a tunnel relay: MCP tunnels cannot be reached from it"),
         );
       }
-      return relay.fetch(workspaceId, url, init);
+      return relay.fetch(claim, url, init);
     },
   };
 }
