@@ -159,6 +159,10 @@ export class TunnelConnector {
       fail("the request path must start with a single /");
       return;
     }
+    if (typeof frame.method !== "string" || !/^[A-Z]{1,16}$/.test(frame.method)) {
+      fail("the request method is not a plain HTTP method");
+      return;
+    }
     if (!Array.isArray(frame.ca) || frame.ca.length === 0) {
       fail("the tunnel has no CA certificate to trust the MCP server with");
       return;

@@ -57,6 +57,7 @@ class Connection {
     frame: Omit<Extract<RelayFrame, { t: "req" }>, "t" | "id">,
     signal: AbortSignal | undefined,
   ): Promise<Response> {
+    if (signal?.aborted) return Promise.reject(new TunnelUnavailable("the request was cancelled"));
     const id = this.nextId++;
     return new Promise<Response>((resolve, reject) => {
       const entry: Pending = { head: resolve, fail: reject, controller: null, settled: false };
