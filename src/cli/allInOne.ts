@@ -24,6 +24,8 @@ import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { TunnelRelay } from "../coordinator/tunnels/tunnelRelay.js";
+import { TunnelService } from "../coordinator/tunnels/tunnelService.js";
 import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
@@ -43,6 +45,7 @@ import { checkConnectionLimits, connectionLimitsWith } from "../edge/http/connec
 import { BUILT_CONSOLE_DIR, loadConsoleAssets } from "../edge/http/consoleAssets.js";
 import type { EdgeServices } from "../edge/http/edgeServices.js";
 import { readinessProbe } from "../edge/http/readinessProbe.js";
+import { serveTunnelUpgrades } from "../edge/http/tunnelUpgrade.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
@@ -336,6 +339,18 @@ export async function startAllInOne(
   const dreamSweep = new DreamSweep(dreams, clock, (error) =>
     logger.warn({ component: "dreams", err: error }, "could not bring dreams up to their sessions"),
   );
+  // MCP tunnels: tokens sealed by Control's sealer (`tunnel:` identities only, read at use); the
+  // relay carries in-process runs' MCP traffic over the connectors that dial this process.
+  const tunnelRelay = new TunnelRelay(ports.tunnels);
+  const tunnels = new TunnelService(
+    ports.tunnels,
+    {
+      seal: (identity, fields) => control.tunnelSealer.seal(identity, fields),
+      openField: (identity, sealed, field) => control.tunnelSealer.openField(identity, sealed, field),
+    },
+    clock,
+    tunnelRelay,
+  );
   const services: EdgeServices = {
     iam,
     agents,
@@ -384,6 +399,7 @@ export async function startAllInOne(
     resources,
     deployments,
     dreams,
+    tunnels,
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -458,6 +474,11 @@ export async function startAllInOne(
               resources: runResources,
               runSession: (runId: string) => storage.runSessions.sessionOf(runId),
             },
+            // A remote run's MCP requests through a tunnel: the relay, behind the same claim check.
+            tunnels: {
+              relay: tunnelRelay,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+            },
             runAgent: (runId: string) => storage.runSessions.agentOf(runId),
             // A remote worker's dropped presence connection ends its leases after a short grace.
             presence: {
@@ -475,6 +496,7 @@ export async function startAllInOne(
     },
     EDGE_ADAPTERS,
   );
+  serveTunnelUpgrades(app.server, tunnelRelay, logger.child({ component: "tunnels" }));
 
   // The previous process on this SQLite file is gone (it held the file's lock): its runs resume
   // now. Its workers' owners are `local.<incarnation>/<slot>`; were a remote worker named "local",
@@ -496,6 +518,8 @@ export async function startAllInOne(
         log: logger.child({ component: "worker" }),
         credentials: custody,
         outbound,
+        // In process the run is this process's own: its workspace's tunnels, no claim check needed.
+        tunnels: { fetch: (claim, url, init) => tunnelRelay.fetch(claim.workspaceId, url, init) },
         resources: runResources,
         mountArea,
         metrics,
@@ -558,6 +582,7 @@ export async function startAllInOne(
         await dreamSweep.stop();
         await control.stop();
         await sandboxes.close();
+        tunnelRelay.closeAll();
         await app.close();
         await outbound.close();
         await pushOutbound.close();

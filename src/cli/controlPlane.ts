@@ -24,7 +24,7 @@ import type { OutboundConnector } from "../kernel/outboundConnector.js";
 import type { TokenSealer } from "../resources/ports.js";
 import { MASTER_KEY_ENV, type RetiredMasterKey } from "../secrets/masterKey.js";
 import { agreeOnMasterKey } from "../secrets/masterKeyAgreement.js";
-import { pushConfigSealer, repositoryTokenSealer } from "../secrets/scopedSealers.js";
+import { pushConfigSealer, repositoryTokenSealer, tunnelTokenSealer } from "../secrets/scopedSealers.js";
 import type { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { composeControl, type SessionPins } from "./controlParts.js";
 import type { StartupKeys } from "./startupKeys.js";
@@ -69,6 +69,8 @@ export interface ControlPlane {
   pushSealer: PushFieldSealer;
   /** Seals and opens session repositories' tokens only (`repo:` identities; Control refuses any other). */
   repoSealer: TokenSealer;
+  /** Seals and opens MCP tunnels' connector tokens only (`tunnel:` identities). */
+  tunnelSealer: TokenSealer;
   /** The bootstrap API key when this process made or was given it; null when it lives elsewhere. */
   apiKey: string | null;
   apiKeySource: ApiKeySource;
@@ -156,6 +158,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       adminAudit: parts.stores.adminAudit,
       pushSealer: pushConfigSealer(parts.sealer),
       repoSealer: repositoryTokenSealer(parts.sealer),
+      tunnelSealer: tunnelTokenSealer(parts.sealer),
       apiKey,
       apiKeySource,
       zeroKeys: () => {
@@ -196,6 +199,7 @@ export function linkedControl(link: LinkClient, clock: Clock): ControlPlane {
     adminAudit: link.service("adminAudit", CONTROL_METHODS.adminAudit) as AdminAuditReader,
     pushSealer: link.service("pushSealer", CONTROL_METHODS.pushSealer) as PushFieldSealer,
     repoSealer: link.service("repoSealer", CONTROL_METHODS.repoSealer) as TokenSealer,
+    tunnelSealer: link.service("tunnelSealer", CONTROL_METHODS.tunnelSealer) as TokenSealer,
     apiKey: null,
     apiKeySource: "control",
     zeroKeys: () => {},

@@ -133,6 +133,7 @@ export async function startControl(
         custody: control.custody,
         pushSealer: control.pushSealer,
         repoSealer: control.repoSealer,
+        tunnelSealer: control.tunnelSealer,
       }),
     },
   });

@@ -6,6 +6,7 @@ import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { secretsCommand } from "./secretsCommand.js";
 import { controlCommand, coordinatorCommand } from "./splitCommands.js";
+import { tunnelCommand } from "./tunnelCommand.js";
 import { upCommand } from "./upCommand.js";
 import { workerCommand } from "./workerCommand.js";
 
@@ -27,7 +28,8 @@ const program = new Command()
   .addCommand(environmentKeysCommand())
   .addCommand(apiKeysCommand())
   .addCommand(auditCommand())
-  .addCommand(secretsCommand());
+  .addCommand(secretsCommand())
+  .addCommand(tunnelCommand());
 
 program.parseAsync(process.argv).catch((error) => {
   console.error(`awaken: ${error instanceof Error ? error.message : String(error)}`);

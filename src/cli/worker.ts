@@ -19,6 +19,7 @@ import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTranspor
 import { PresenceStream } from "../worker/presenceStream.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
 import { RemoteResources } from "../worker/remoteResources.js";
+import { RemoteTunnelRelay } from "../worker/remoteTunnels.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { DEFAULT_DRAIN_MS } from "../worker/workerOptions.js";
@@ -207,6 +208,8 @@ export async function startRemoteWorker(
       mountArea: resolve(options.workspaceDir, ".mounts"),
       // This host connects to the MCP servers: the same address policy as the coordinator's.
       outbound,
+      // MCP servers in a tunnel's domain: through the coordinator's relay, under the run's claim.
+      tunnels: new RemoteTunnelRelay(transport),
       ...(metrics ? { metrics } : {}),
       ...(tracing ? { tracing } : {}),
       // The operator's ceiling on content in this worker's spans (AWAKEN_TRACE_CONTENT).

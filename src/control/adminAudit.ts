@@ -28,6 +28,8 @@ export const AUDIT_RESOURCE_TYPES = [
   "workspace",
   "data_subject",
   "deployment",
+  "tunnel",
+  "tunnel_certificate",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
@@ -35,7 +37,8 @@ export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
  * `rotate` is a credential's new revision (new auth); `update` changes no secret-bearing field;
  * `reseal` is a revision's seal moved to the current master key (`awaken secrets reseal`); `consent`
  * records a data subject's consent to a purpose (granted or withdrawn); `erase` removes a data
- * subject's captured content (its digest is of the erasure's counts).
+ * subject's captured content (its digest is of the erasure's counts); `reveal` answered a secret to
+ * its caller (a tunnel's connector token: the entry names the token's id, never its value).
  */
 export const AUDIT_ACTIONS = [
   "create",
@@ -47,6 +50,7 @@ export const AUDIT_ACTIONS = [
   "revoke",
   "consent",
   "erase",
+  "reveal",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -19,6 +19,7 @@ import type {
 import type { OutcomeState } from "./outcomes.js";
 import type { RunHandOff } from "./runHandOff.js";
 import type { SessionProjection } from "./sessionProjection.js";
+import type { TunnelStore } from "./tunnels/ports.js";
 import type { WorkflowRunState } from "./workflowFold.js";
 import type { WorkChange, WorkItemRecord, WorkLeaseClaim } from "./workLease.js";
 
@@ -735,6 +736,8 @@ export interface CoordinatorStores {
   sessionNames: SessionNameStore;
   /** Erasure of a data subject's captured content (the erasure adapter). */
   erasure: SubjectErasureStore;
+  /** MCP tunnels and their CA certificates (`tunnels/`). */
+  tunnels: TunnelStore;
 }
 
 /** Everything the coordinator's services need, as narrow ports. */

@@ -36,6 +36,7 @@ export const ERROR_CODES = {
   credential_archived: "invalid",
   credential_immutable_field: "invalid",
   memory_store_archived: "invalid",
+  tunnel_archived: "invalid",
   unauthenticated: "unauthenticated",
   permission_denied: "forbidden",
   not_found: "not_found",

@@ -63,7 +63,10 @@ export type IdPrefix =
   | "outc"
   | "depl"
   | "drun"
-  | "drm";
+  | "drm"
+  | "tnl"
+  | "tcrt"
+  | "tnltok";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

@@ -11,6 +11,7 @@ import type { CredentialOpening } from "../coordinator/ports.js";
 import { secondsSince } from "../kernel/metrics.js";
 import { defaultOutbound } from "../kernel/outboundConnector.js";
 import { type McpCallOutcome, McpConnectAborted, McpServerFailure, McpSessions } from "./mcp/mcpSessions.js";
+import { tunnelRouted } from "./mcp/tunnelRouting.js";
 import { McpStdioLaunch } from "./mcpStdioLaunch.js";
 import { idle, sessionError } from "./modelFacts.js";
 import type { Step } from "./nextStep.js";
@@ -49,7 +50,13 @@ export class McpStep {
     this.mcp ??= new McpSessions(
       (server) => this.openCredential(server),
       this.run.signal,
-      this.run.ports.outbound ?? defaultOutbound(),
+      tunnelRouted(this.run.ports.outbound ?? defaultOutbound(), this.run.ports.tunnels, {
+        workspaceId: this.run.activation.workspaceId,
+        sessionId: this.run.activation.sessionId,
+        runId: this.run.activation.runId,
+        owner: this.run.activation.owner,
+        epoch: this.run.activation.epoch,
+      }),
       this.stdio.launch,
     );
     try {

@@ -16,6 +16,7 @@ import type { Tracing } from "../kernel/tracing.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { RunResources } from "../resources/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
+import type { TunnelRelayPort } from "./mcp/tunnelRouting.js";
 import type { RetryPolicy } from "./retryPolicy.js";
 
 /**
@@ -50,6 +51,11 @@ export interface RuntimePorts {
    * of private hosts. Absent, the public-only default (no loopback, private or metadata address).
    */
   outbound?: Outbound;
+  /**
+   * The coordinator's MCP tunnel relay: MCP URLs in a tunnel's domain go there instead of being
+   * dialled. Absent (a remote worker), such a server fails to connect with a clear error.
+   */
+  tunnels?: TunnelRelayPort;
   /** Operator metrics (model requests, tool calls, commits, settles); absent, nothing is counted. */
   metrics?: Metrics;
   /** Spans for model requests and tool calls, under the worker's run slice; absent, none. */

@@ -14,6 +14,11 @@ export function repositoryTokenSealer(sealer: Sealer): ScopedSealer {
   return scopedSealer(sealer, "repo:", "only repository resources' tokens are sealed or opened here");
 }
 
+/** MCP tunnels' connector tokens (`tunnel:<tunnel id>/<token id>`), which the Coordinator keeps sealed. */
+export function tunnelTokenSealer(sealer: Sealer): ScopedSealer {
+  return scopedSealer(sealer, "tunnel:", "only tunnels' connector tokens are sealed or opened here");
+}
+
 function scopedSealer(sealer: Sealer, prefix: string, refusal: string): ScopedSealer {
   const check = (identity: RevisionIdentity) => {
     if (!identity.credentialId.startsWith(prefix)) throw new AwakenError("permission_denied", refusal);

@@ -62,7 +62,12 @@ export type ResourceRouteName =
   | "memorySnapshot"
   | "writeMemory"
   | "repositoryToken";
-type ClaimCheckedRouteName = "openCredential" | "secretVariables" | "openSecret" | ResourceRouteName;
+type ClaimCheckedRouteName =
+  | "openCredential"
+  | "secretVariables"
+  | "openSecret"
+  | "tunnelFetch"
+  | ResourceRouteName;
 
 /**
  * `WorkerTransport` over HTTP for a worker with no database. Calls that are safe to repeat are
@@ -195,6 +200,11 @@ export class HttpWorkerTransport implements WorkerTransport {
    */
   resourceCall<R extends ResourceRouteName>(name: R, request: WorkerRequest<R>): Promise<WorkerResponse<R>> {
     return this.claimChecked(name, request, name !== "writeMemory");
+  }
+
+  /** A run's MCP request through a tunnel: never repeated (a tool call may not be idempotent). */
+  tunnelCall(request: WorkerRequest<"tunnelFetch">): Promise<WorkerResponse<"tunnelFetch">> {
+    return this.claimChecked("tunnelFetch", request, false);
   }
 
   /** A call naming a claim the coordinator checks first: `claim_lost` aborts that run at once. */

@@ -24,6 +24,7 @@ import {
   secretVariablesRequestSchema,
   secretVariablesResponseSchema,
 } from "./secretWire.js";
+import { TUNNEL_ROUTES } from "./tunnelWire.js";
 
 /** Every worker route lives under this prefix, outside the API-key-authenticated Managed Agents API. */
 export const WORKER_ROUTE_PREFIX = "/v1/awaken/worker";
@@ -225,9 +226,12 @@ export const WORKER_ROUTES = {
   // A remote run's `RunResources` calls (resolve, blobs, memory, repository tokens), behind the
   // same live-claim check (resourceWire.ts and edge/worker-transport/resourceRoutes.ts).
   ...RESOURCE_ROUTES,
+  // A remote run's MCP requests through a tunnel, behind the same live-claim check (tunnelWire.ts).
+  ...TUNNEL_ROUTES,
 } as const;
 
 export { MAX_WIRE_BLOB_BYTES, MAX_WIRE_MEMORY_CHANGES } from "./resourceWire.js";
+export { MAX_WIRE_TUNNEL_BODY_BYTES } from "./tunnelWire.js";
 
 export type WorkerRouteName = keyof typeof WORKER_ROUTES;
 export type WorkerRequest<R extends WorkerRouteName> = z.infer<(typeof WORKER_ROUTES)[R]["request"]>;

@@ -30,7 +30,10 @@ describe("the role each Managed route needs", () => {
       expect(managedRouteRole(url), url).toBe(expected);
     }
     expect(
-      routes.filter((url) => managedRouteRole(url) === "admin").every((url) => url.startsWith("/v1/awaken/")),
+      // Admin only: Awaken's extensions, and MCP tunnels (their tokens open a private network).
+      routes
+        .filter((url) => managedRouteRole(url) === "admin")
+        .every((url) => url.startsWith("/v1/awaken/") || url.startsWith("/v1/tunnels")),
     ).toBe(true);
     await app.close();
   });

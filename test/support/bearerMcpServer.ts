@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -31,7 +32,9 @@ export interface BearerMcpServer {
  * the test process, behind a bearer check. Tools: `lookup` (plain) and `counter` (annotated
  * `idempotentHint: true`).
  */
-export async function startBearerMcpServer(): Promise<BearerMcpServer> {
+export async function startBearerMcpServer(
+  options: { tls?: { key: string; cert: string; host: string } } = {},
+): Promise<BearerMcpServer> {
   const accepted = new Set<string>();
   const presented: string[] = [];
   const calls: McpCall[] = [];
@@ -72,7 +75,7 @@ export async function startBearerMcpServer(): Promise<BearerMcpServer> {
     return server;
   };
 
-  const http = createServer((req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       const auth = req.headers.authorization ?? "";
       const token = auth.startsWith("Bearer ") ? auth.slice("Bearer ".length) : "";
@@ -106,11 +109,15 @@ export async function startBearerMcpServer(): Promise<BearerMcpServer> {
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
-  });
+  };
+  // With `tls`, HTTPS with that certificate (a test CA's), named by `tls.host` in its URL.
+  const http = options.tls
+    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler)
+    : createServer(handler);
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: options.tls ? `https://${options.tls.host}:${port}/mcp` : `http://127.0.0.1:${port}/mcp`,
     accepted,
     presented,
     calls,

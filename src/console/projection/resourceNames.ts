@@ -28,4 +28,6 @@ export const AUDIT_RESOURCE_TYPES = [
   "api_key",
   "workspace",
   "data_subject",
+  "tunnel",
+  "tunnel_certificate",
 ] as const;

@@ -15,4 +15,6 @@ export const CONTROL_METHODS = {
   pushSealer: ["seal", "openField"],
   // Session repositories' tokens, likewise: only `repo:` identities open.
   repoSealer: ["seal", "openField"],
+  // MCP tunnels' connector tokens, likewise: only `tunnel:` identities open.
+  tunnelSealer: ["seal", "openField"],
 } as const;

@@ -14,6 +14,7 @@ import type { SessionChangeFeed } from "../../coordinator/sessionChangeFeed.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
+import type { TunnelService } from "../../coordinator/tunnels/tunnelService.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";
@@ -83,6 +84,8 @@ export interface EdgeServices {
    * (null: none), for the usage route.
    */
   usage: { reader: QuotaUsageReader; limitsOf(workspaceId: string): WorkspaceLimits | null };
+  /** MCP tunnels and their CA certificates (the Coordinator's; tokens sealed by Control's sealer). */
+  tunnels: TunnelService;
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
   dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
 }

@@ -24,6 +24,7 @@ import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
 import { threadRoutes } from "./routes/threadRoutes.js";
+import { tunnelRoutes } from "./routes/tunnelRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -65,6 +66,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     sessionOutcomeRoutes(app, services);
     overviewRoutes(app, services);
     workspaceUsageRoutes(app, services);
+    tunnelRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

@@ -34,6 +34,10 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/audit", "admin"],
   // Erasure and consent of data subjects: the workspace's operators only.
   ["/v1/awaken/data_subjects", "admin"],
+  // MCP tunnels: a connector token opens a path into a private network and the CA certificates
+  // decide what is trusted there, so minting, revealing and trusting are an admin's. A builder
+  // uses a tunnel by naming its domain in an agent's MCP server URL, without reading the token.
+  ["/v1/tunnels", "admin"],
   ["/v1/awaken/", "admin"],
 ];
 

@@ -16,6 +16,7 @@ import * as sessionResources from "../managed-agents/schemas/sessionResources.js
 import * as sessions from "../managed-agents/schemas/sessions.js";
 import * as skills from "../managed-agents/schemas/skills.js";
 import * as threads from "../managed-agents/schemas/threads.js";
+import * as tunnels from "../managed-agents/schemas/tunnels.js";
 import * as vaults from "../managed-agents/schemas/vaults.js";
 import * as work from "../managed-agents/schemas/work.js";
 import * as workers from "../managed-agents/schemas/workers.js";
@@ -27,6 +28,7 @@ const MEMORY_STORE = "/v1/memory_stores/:memory_store_id";
 const DEPLOYMENT = "/v1/deployments/:deployment_id";
 const CREDENTIAL = "/v1/vaults/:vault_id/credentials/:credential_id";
 const THREAD = "/v1/sessions/:id/threads/:threadId";
+const TUNNEL = "/v1/tunnels/:tunnel_id";
 
 /** The Managed Agents wire and Awaken's `/v1/awaken/` extensions, with the schemas their routes parse. */
 export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
@@ -288,6 +290,61 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     query: deployments.listDeploymentRunsQuerySchema,
   },
   { method: "GET", path: "/v1/deployment_runs/:deployment_run_id", summary: "Retrieve a deployment run" },
+  // MCP tunnels (admin only) and their CA certificates
+  {
+    method: "POST",
+    path: "/v1/tunnels",
+    summary: "Create an MCP tunnel",
+    body: tunnels.createTunnelBodySchema,
+    bodyOptional: true,
+  },
+  { method: "GET", path: "/v1/tunnels", summary: "List MCP tunnels", query: tunnels.listTunnelsQuerySchema },
+  { method: "GET", path: TUNNEL, summary: "Retrieve an MCP tunnel" },
+  {
+    method: "POST",
+    path: `${TUNNEL}/archive`,
+    summary: "Archive an MCP tunnel (its certificates and token with it)",
+    body: tunnels.emptyBodySchema,
+    bodyOptional: true,
+  },
+  {
+    method: "POST",
+    path: `${TUNNEL}/reveal_token`,
+    summary: "Reveal an MCP tunnel's connector token",
+    body: tunnels.emptyBodySchema,
+    bodyOptional: true,
+  },
+  {
+    method: "POST",
+    path: `${TUNNEL}/rotate_token`,
+    summary: "Rotate an MCP tunnel's connector token",
+    body: tunnels.rotateTunnelTokenBodySchema,
+    bodyOptional: true,
+  },
+  {
+    method: "POST",
+    path: `${TUNNEL}/certificates`,
+    summary: "Add a CA certificate to an MCP tunnel",
+    body: tunnels.createTunnelCertificateBodySchema,
+  },
+  {
+    method: "GET",
+    path: `${TUNNEL}/certificates`,
+    summary: "List an MCP tunnel's CA certificates",
+    query: tunnels.listTunnelsQuerySchema,
+  },
+  {
+    method: "GET",
+    path: `${TUNNEL}/certificates/:certificate_id`,
+    summary: "Retrieve a tunnel CA certificate",
+  },
+  {
+    method: "POST",
+    path: `${TUNNEL}/certificates/:certificate_id/archive`,
+    summary: "Archive a tunnel CA certificate",
+    body: tunnels.emptyBodySchema,
+    bodyOptional: true,
+  },
   // Memory stores
   {
     method: "POST",

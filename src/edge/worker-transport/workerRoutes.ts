@@ -25,6 +25,7 @@ import {
   type SecretRouteContext,
   secretVariablesForRemoteHolder,
 } from "./secretRoute.js";
+import { type TunnelRouteDeps, tunnelFetchForRemoteRun } from "./tunnelRoute.js";
 
 export interface WorkerRouteDeps {
   /** The coordinator side of the transport (`localWorkerGateway`): same fence, same signals. */
@@ -45,6 +46,8 @@ export interface WorkerRouteDeps {
    * answered by the in-process clients. Absent: those routes refuse with a clear error.
    */
   resources?: ResourceRouteDeps | undefined;
+  /** A remote run's MCP requests through a tunnel, behind the same live-claim check. Absent: refused. */
+  tunnels?: TunnelRouteDeps | undefined;
   /**
    * A run's pinned agent, with its roster (null: no such run). A remote worker's spawn names a
    * roster entry or defines an inline agent; the child runs what the coordinator derives from this
@@ -214,6 +217,21 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     // The answer may carry a token: no cache on the way may keep it.
     reply.header("cache-control", "no-store");
     return resourceRoutes.repositoryToken(resources(request), b);
+  });
+  route(app, "tunnelFetch", (b, request, reply) => {
+    if (!deps.tunnels)
+      throw new AwakenError("not_found", "this coordinator carries no MCP tunnels for remote workers");
+    // The answer is an MCP server's: no cache on the way may keep it.
+    reply.header("cache-control", "no-store");
+    return tunnelFetchForRemoteRun(
+      {
+        renew: (runId, owner, epoch, leaseMs) => gateway.renew(runId, owner, epoch, leaseMs),
+        leaseMs: deps.leaseMs,
+        deps: deps.tunnels,
+        log: request.log,
+      },
+      b,
+    );
   });
 }
 

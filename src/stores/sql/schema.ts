@@ -7,6 +7,7 @@ import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 import type { SkillTables } from "./tables/skillTables.js";
+import type { TunnelTables } from "./tables/tunnelTables.js";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
@@ -19,7 +20,8 @@ export interface Database
     MemoryTables,
     SessionResourceTables,
     DeploymentTables,
-    DreamTables {
+    DreamTables,
+    TunnelTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {

@@ -20,6 +20,7 @@ import { SqlSessionResourceStore } from "./sqlSessionResourceStore.js";
 import { SqlSessionStore } from "./sqlSessionStore.js";
 import { SqlSkillStore } from "./sqlSkillStore.js";
 import { SqlSubjectErasure } from "./sqlSubjectErasure.js";
+import { SqlTunnelStore } from "./sqlTunnelStore.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
@@ -55,6 +56,7 @@ export function coordinatorStores(
     environmentKeys: new SqlEnvironmentKeyStore(db),
     sessionNames: new SqlSessionNameStore(db),
     erasure: new SqlSubjectErasure(db, dialect),
+    tunnels: new SqlTunnelStore(db, dialect),
   };
 }
 

@@ -29,6 +29,7 @@ import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
 import { deployments } from "./031_deployments.js";
 import { dreams } from "./033_dreams.js";
+import { tunnels } from "./034_tunnels.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "029_thread_lineage": threadLineage,
   "031_deployments": deployments,
   "033_dreams": dreams,
+  "034_tunnels": tunnels,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
