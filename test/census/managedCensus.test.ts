@@ -56,8 +56,8 @@ describe.each(BACKENDS)("every Managed operation answers as the SDK declares, on
     await scenario.models(run);
     await scenario.deployments(run, agentId, environmentId);
     await scenario.dreams(run, agentId, environmentId);
-    await scenario.userProfiles(run);
     await scenario.tunnels(run);
+    await scenario.userProfiles(run);
     await census.settled();
 
     const unserved: string[] = [];
