@@ -371,6 +371,7 @@ export async function startAllInOne(
       ),
       consents: control.consents,
     },
+    userProfiles: control.userProfiles,
   };
   const pusher = new A2aPusher({
     store: pushStore,

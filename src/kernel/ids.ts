@@ -61,7 +61,8 @@ export type IdPrefix =
   | "memver"
   | "sesrsc"
   | "outc"
-  | "drm";
+  | "drm"
+  | "uprof";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

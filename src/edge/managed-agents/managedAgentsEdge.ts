@@ -23,6 +23,7 @@ import { sessionResourceRoutes } from "./routes/sessionResourceRoutes.js";
 import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
 import { threadRoutes } from "./routes/threadRoutes.js";
+import { userProfileRoutes } from "./routes/userProfileRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -51,6 +52,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     custodyRoutes(app, services);
     adminAuditRoutes(app, services);
     dataSubjectRoutes(app, services);
+    userProfileRoutes(app, services);
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);

@@ -6,6 +6,7 @@ import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 import type { SkillTables } from "./tables/skillTables.js";
+import type { UserProfileTables } from "./tables/userProfileTables.js";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
@@ -17,7 +18,8 @@ export interface Database
     SkillTables,
     MemoryTables,
     SessionResourceTables,
-    DreamTables {
+    DreamTables,
+    UserProfileTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {
@@ -118,6 +120,8 @@ export interface Database
     deleted_at: number | null;
     /** The data subject the session names (migration 021); null: none. An opaque id. */
     data_subject: string | null;
+    /** The user profile a request named at creation (migration 030); null: none. */
+    user_profile_id: string | null;
   };
   /** A thread's version is its newest commit's (`commits`, migration 028). */
   threads: {

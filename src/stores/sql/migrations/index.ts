@@ -27,6 +27,7 @@ import { memoryStores } from "./026_memory_stores.js";
 import { sessionResources } from "./027_session_resources.js";
 import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
+import { userProfiles } from "./030_user_profiles.js";
 import { dreams } from "./033_dreams.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "027_session_resources": sessionResources,
   "028_commit_rows": commitRows,
   "029_thread_lineage": threadLineage,
+  "030_user_profiles": userProfiles,
   "033_dreams": dreams,
 };
 
