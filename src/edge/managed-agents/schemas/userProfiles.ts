@@ -133,3 +133,7 @@ export const dataControlsBodySchema = z.strictObject({
     )
     .optional(),
 });
+
+/** The bodies without a `user-profiles-…` beta header, as the OpenAPI document describes them. */
+export const createUserProfileBodySchema = userProfileBodySchema("ga", false);
+export const updateUserProfileBodySchema = userProfileBodySchema("ga", true);
