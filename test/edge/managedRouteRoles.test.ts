@@ -27,8 +27,11 @@ describe("the role each Managed route needs", () => {
           : "admin";
       expect(managedRouteRole(url), url).toBe(expected);
     }
+    // Admin-only: Awaken's operator extensions, and user profiles (data subjects whose delete erases content).
     expect(
-      routes.filter((url) => managedRouteRole(url) === "admin").every((url) => url.startsWith("/v1/awaken/")),
+      routes
+        .filter((url) => managedRouteRole(url) === "admin")
+        .every((url) => url.startsWith("/v1/awaken/") || url.startsWith("/v1/user_profiles")),
     ).toBe(true);
     await app.close();
   });
