@@ -390,6 +390,7 @@ export async function startAllInOne(
       bodyLimitBytes: 32 * 1024 * 1024,
       connections: options.connections,
       openApi: true,
+      userProfileActions: services.userProfiles,
       metricsToken,
       isReady: () => ready,
       readiness: readinessProbe({

@@ -144,6 +144,7 @@ export async function startControl(
           bodyLimitBytes: 32 * 1024 * 1024,
           isReady: () => ready,
           console: loadConsoleAssets(BUILT_CONSOLE_DIR),
+          userProfileActions: control.userProfiles,
         },
         [controlDoorEdge],
       )

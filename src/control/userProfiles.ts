@@ -105,8 +105,11 @@ export interface UserProfileActionUrl {
 
 /** How long an action or enrollment URL works: short, as the SDK's `expires_at` implies. */
 export const ACTION_URL_TTL_MS = 15 * 60 * 1000;
-/** Where an action URL lands on this server, under the origin the client called. */
-export const ACTION_URL_PATH = "/awaken/user_profile_actions/";
+/**
+ * Where an action URL lands on this server, under the origin the client called; the token is its
+ * query (longer than a path parameter may be here; the request log records neither).
+ */
+export const ACTION_URL_PATH = "/awaken/user_profile_action";
 
 const PROFILE_ID = /^uprof_[A-Za-z0-9]{1,64}$/;
 const ONBOARDED_FUTURE_SLACK_MS = 60_000;
@@ -266,7 +269,7 @@ export class UserProfileService {
     await this.retrieve(workspaceId, id);
     const expiresAt = this.clock.now() + ACTION_URL_TTL_MS;
     const token = encodeActionToken(this.actionKey, { workspaceId, userProfileId: id, action, expiresAt });
-    return { url: `${origin}${ACTION_URL_PATH}${token}`, expiresAt };
+    return { url: `${origin}${ACTION_URL_PATH}?token=${token}`, expiresAt };
   }
 
   /** What an opened action URL names, or null: forged, expired, or its profile since deleted. */

@@ -197,11 +197,22 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
     });
     expect(Object.keys(action).sort()).toEqual(["expires_at", "type", "url"]);
     expect(action.type).toBe("user_profile_action_url");
-    expect(action.url.startsWith(`${t?.server.url}/awaken/user_profile_actions/upa_`)).toBe(true);
+    expect(action.url.startsWith(`${t?.server.url}/awaken/user_profile_action?token=upa_`)).toBe(true);
     expect(action.expires_at).toMatch(RFC3339);
     const lifetime = Date.parse(action.expires_at) - Date.now();
     expect(lifetime).toBeGreaterThan(0);
     expect(lifetime).toBeLessThanOrEqual(15 * 60 * 1000);
+    // Anyone holding the URL opens it, without a key; it says there is nothing to do here.
+    const opened = await fetch(action.url);
+    expect(opened.status).toBe(200);
+    expect(await opened.json()).toMatchObject({
+      type: "user_profile_action",
+      action: "enroll_end_user",
+      user_profile_id: created.id,
+      status: "not_available",
+    });
+    const forged = `${action.url.slice(0, -4)}AAAA`;
+    expect((await fetch(forged)).status).toBe(404);
 
     const deleted: DeletedUserProfile = await client.userProfiles.delete(bare.id);
     expect(deleted).toEqual({ id: bare.id, type: "user_profile_deleted" });
@@ -251,7 +262,7 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
     );
     expect(Object.keys(enrollment).sort()).toEqual(["expires_at", "type", "url"]);
     expect(enrollment.type).toBe("enrollment_url");
-    expect(enrollment.url.startsWith(`${t?.server.url}/awaken/user_profile_actions/`)).toBe(true);
+    expect(enrollment.url.startsWith(`${t?.server.url}/awaken/user_profile_action?token=`)).toBe(true);
     expect(enrollment.expires_at).toMatch(RFC3339);
     const action: BetaUserProfileActionURL = await client.beta.userProfiles.actionURLs.create(created.id, {
       action: { type: "enroll_end_user" },
@@ -310,6 +321,8 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
       Anthropic.NotFoundError,
       NOT_FOUND,
     );
+    // A deleted profile's links stop working.
+    expect((await fetch(enrollment.url)).status).toBe(404);
   });
 
   it("refuses bad inputs with a clear 4xx and writes nothing", async () => {

@@ -47,9 +47,11 @@ describe.skipIf(postgresUnavailable() !== null)("user profiles in the split depl
     const action = await client.userProfiles.actionURLs.create(created.id, {
       action: { type: "enroll_end_user" },
     });
-    expect(action.url.startsWith(`${cluster.coordinator!.url}/awaken/user_profile_actions/`)).toBe(true);
+    expect(action.url.startsWith(`${cluster.coordinator!.url}/awaken/user_profile_action?token=`)).toBe(true);
     const enrollment = await door.beta.userProfiles.createEnrollmentURL(created.id);
-    expect(enrollment.url.startsWith(`${cluster.control.apiUrl}/awaken/user_profile_actions/`)).toBe(true);
+    expect(enrollment.url.startsWith(`${cluster.control.apiUrl}/awaken/user_profile_action?token=`)).toBe(
+      true,
+    );
     const controls = await client.beta.userProfiles.providers.google.dataControls.update(created.id, {
       cmek: { type: "enabled", external_key_ids: { eu: "ekey_split1" } },
     });
