@@ -36,14 +36,17 @@ export function initialDataControls(createdAt: number): GoogleDataControls {
   };
 }
 
+/** Whether the update asks for anything: the SDK's own example sends `{}`, which changes nothing. */
+export const changesDataControls = (patch: GoogleDataControlsPatch) =>
+  patch.cmek !== undefined || patch.storage !== undefined;
+
 /** The controls after `patch`, checked as the SDK states: a control on needs one region set. */
 export function applyDataControlsPatch(
   current: GoogleDataControls,
   patch: GoogleDataControlsPatch,
   now: number,
 ): GoogleDataControls {
-  if (patch.cmek === undefined && patch.storage === undefined)
-    throw invalid("send `cmek`, `storage`, or both");
+  if (!changesDataControls(patch)) return current;
   let cmek = current.cmek;
   if (patch.cmek?.type === "disabled") cmek = { enabled: false, externalKeyIds: {} };
   else if (patch.cmek?.type === "enabled") {

@@ -6,6 +6,7 @@ import type { Page } from "../kernel/pagination.js";
 import { type Actor, type AdminAuditEntry, auditEntry } from "./adminAudit.js";
 import {
   applyDataControlsPatch,
+  changesDataControls,
   type GoogleDataControls,
   type GoogleDataControlsPatch,
   initialDataControls,
@@ -244,6 +245,8 @@ export class UserProfileService {
     id: string,
     patch: GoogleDataControlsPatch,
   ): Promise<{ profile: UserProfileRecord; controls: GoogleDataControls }> {
+    // Nothing asked (`{}`, as the SDK's example sends): the controls as they are, nothing written.
+    if (!changesDataControls(patch)) return this.dataControls(by.workspaceId, id);
     const now = this.clock.now();
     const profile = await this.modify(by, id, now, (current) => ({
       ...current,

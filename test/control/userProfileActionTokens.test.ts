@@ -53,8 +53,9 @@ describe("Google data controls (recorded only)", () => {
     expect(off.updatedAt).toBe(4);
   });
 
-  it("refuses an empty update, an enabled control without a region, and one bucket for two regions", () => {
-    expect(() => applyDataControlsPatch(start, {}, 2)).toThrow(/cmek.*storage/);
+  it("keeps the controls on an empty update; refuses an enabled control without a region, and one bucket for two regions", () => {
+    // An empty update (the SDK's own example) changes nothing, not even the time.
+    expect(applyDataControlsPatch(start, {}, 2)).toBe(start);
     expect(() => applyDataControlsPatch(start, { storage: { type: "enabled" } }, 2)).toThrow(
       /at least one region/,
     );

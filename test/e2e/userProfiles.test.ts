@@ -296,6 +296,8 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
     });
     expect(set.bucket_label_value).toBe(controls.bucket_label_value);
     expect(await client.beta.userProfiles.providers.google.dataControls.retrieve(created.id)).toEqual(set);
+    // An empty update (the SDK's own example) changes nothing.
+    expect(await client.beta.userProfiles.providers.google.dataControls.update(created.id, {})).toEqual(set);
     // Removing the only key of an enabled control is refused; so is a malformed key.
     await expectApiError(
       client.beta.userProfiles.providers.google.dataControls.update(created.id, {
