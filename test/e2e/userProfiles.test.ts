@@ -8,6 +8,7 @@
  * erasing its captured content.
  */
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import type { BetaUserProfileActionURL } from "@anthropic-ai/sdk/resources/beta/user-profiles/action-urls";
 import type { BetaGoogleManagedDataControls } from "@anthropic-ai/sdk/resources/beta/user-profiles/providers/google/data-controls";
@@ -21,6 +22,8 @@ import type {
   DeletedUserProfile,
   UserProfile,
 } from "@anthropic-ai/sdk/resources/user-profiles/user-profiles";
+import SqliteDatabase from "better-sqlite3";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import {
@@ -128,6 +131,43 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+  }
+  /** The tables holding `needle` in any column of any row (every table of the server's database). */
+  async function tablesHolding(needle: string): Promise<string[]> {
+    const found = new Set<string>();
+    if (schema) {
+      const db = new pg.Client({ connectionString: schema.url });
+      await db.connect();
+      try {
+        const { rows: tables } = await db.query<{ name: string }>(
+          "select table_name as name from information_schema.tables where table_schema = $1",
+          [schema.schema],
+        );
+        for (const { name } of tables) {
+          const { rows } = await db.query(`select * from ${pg.escapeIdentifier(name)}`);
+          if (rows.some((row) => JSON.stringify(row).includes(needle))) found.add(name);
+        }
+      } finally {
+        await db.end();
+      }
+    } else {
+      const db = new SqliteDatabase(join(t?.dataDir ?? "", "awaken.db"), { readonly: true });
+      try {
+        const tables = db
+          .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%'")
+          .all() as Array<{ name: string }>;
+        for (const { name } of tables)
+          if (
+            (db.prepare(`select * from "${name}"`).all() as unknown[]).some((r) =>
+              JSON.stringify(r).includes(needle),
+            )
+          )
+            found.add(name);
+      } finally {
+        db.close();
+      }
+    }
+    return [...found].sort();
   }
   const countProfiles = async () => (await all(client.userProfiles.list({ limit: 100 }))).length;
 
@@ -411,7 +451,12 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
   });
 
   it("attributes a session to the profile the header names, counts its usage, and erases its content on delete", async () => {
-    const profile = await client.userProfiles.create({ name: "Erin" });
+    const planted = `planted-${randomBytes(8).toString("hex")}`;
+    const profile = await client.userProfiles.create({
+      name: `Erin ${planted}`,
+      metadata: { note: planted },
+      external_user_details: { reference_id: planted },
+    });
     const other = await client.userProfiles.create({ name: "Other" });
     const agent = await client.beta.agents.create({ name: "profiles", model: MODEL });
     const environment = await client.beta.environments.create({ name: "profiles" });
@@ -466,7 +511,6 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
     );
     expect(await sessionCount()).toBe(before);
 
-    const planted = `planted-${randomBytes(8).toString("hex")}`;
     const session = await client.beta.sessions.create(
       { agent: agent.id, environment_id: environment.id, title: `about ${planted}` },
       as(profile.id),
@@ -511,7 +555,12 @@ describe.each(BACKENDS)("user profiles over the SDK on %s", (backend) => {
 
     // Delete: the profile's captured content is erased, then the profile is gone.
     expect(JSON.stringify(await history(client, session.id))).toContain(planted);
+    expect(await tablesHolding(planted)).toEqual(
+      expect.arrayContaining(["commits", "sessions", "user_profiles"]),
+    );
     await client.userProfiles.delete(profile.id);
+    // No table keeps the profile's details or its sessions' content: tombstones stand in their place.
+    expect(await tablesHolding(planted)).toEqual([]);
     const after = await history(client, session.id);
     expect(JSON.stringify(after)).not.toContain(planted);
     expect(after.find((e) => e.type === "user.message")?.content).toEqual([
