@@ -413,6 +413,7 @@ export async function startAllInOne(
       ),
       consents: control.consents,
     },
+    userProfiles: control.userProfiles,
   };
   const pusher = new A2aPusher({
     store: pushStore,
@@ -431,6 +432,7 @@ export async function startAllInOne(
       bodyLimitBytes: 32 * 1024 * 1024,
       connections: options.connections,
       openApi: true,
+      userProfileActions: services.userProfiles,
       metricsToken,
       isReady: () => ready,
       readiness: readinessProbe({

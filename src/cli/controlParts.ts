@@ -9,6 +9,7 @@ import type { RefreshedTokenFields } from "../control/oauthRefresh.js";
 import type { ControlStores, RevocationNotices, SkillVersionResolver } from "../control/ports.js";
 import type { RegistrationLog } from "../control/publicationRegistration.js";
 import { RegistrationReconciler } from "../control/registrationReconciler.js";
+import { UserProfileService } from "../control/userProfiles.js";
 import type { CredentialView } from "../control/vaultPorts.js";
 import { VaultService } from "../control/vaultService.js";
 import type { CredentialPin, ExecutableAgentRegistrar } from "../coordinator/ports.js";
@@ -20,6 +21,7 @@ import {
   ACCESS_TOKEN_SIGNING_PURPOSE,
   API_KEY_HASH_PURPOSE,
   deriveWrappingKey,
+  USER_PROFILE_ACTION_PURPOSE,
 } from "../secrets/envelope.js";
 import { FieldSealer } from "../secrets/fieldSealer.js";
 import { LocalSecretStore } from "../secrets/localSecretStore.js";
@@ -58,6 +60,7 @@ export interface ControlParts {
   credentials: CredentialService;
   custody: CredentialCustody;
   consents: ConsentService;
+  userProfiles: UserProfileService;
   sealer: FieldSealer;
   stores: ControlStores;
   /** Lands publications whose registration failed (the Coordinator was down); started by the caller. */
@@ -66,7 +69,7 @@ export interface ControlParts {
 
 /**
  * Control: IAM (API keys hashed and access tokens signed under keys derived from the agreed master
- * key), authoring, vault ingress, custody and consent. The master key stays in this process.
+ * key), authoring, vault ingress, custody, consent and user profiles. The master key stays in this process.
  */
 export function composeControl(input: ControlPartsInput): ControlParts {
   const { masterKey, retiredKeys, clock, outbound } = input;
@@ -160,5 +163,11 @@ export function composeControl(input: ControlPartsInput): ControlParts {
     log: input.registrationLog,
   });
   const consents = new ConsentService(stores.consents, () => clock.now());
-  return { iam, agents, vaults, credentials, custody, consents, sealer, stores, reconciler };
+  // Action and enrollment URLs are signed under a key of their own, derived like IAM's.
+  const userProfiles = new UserProfileService(
+    stores.userProfiles,
+    clock,
+    deriveWrappingKey(masterKey.key, USER_PROFILE_ACTION_PURPOSE),
+  );
+  return { iam, agents, vaults, credentials, custody, consents, userProfiles, sealer, stores, reconciler };
 }

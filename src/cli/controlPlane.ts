@@ -16,6 +16,7 @@ import type {
   ConsentsPort,
   CredentialsPort,
   IamPort,
+  UserProfilesPort,
   VaultsPort,
 } from "../edge/http/edgeServices.js";
 import type { Clock } from "../kernel/clock.js";
@@ -62,6 +63,7 @@ export interface ControlPlane {
   vaults: VaultsPort;
   credentials: CredentialsPort;
   consents: ConsentsPort;
+  userProfiles: UserProfilesPort;
   custody: CustodyPort;
   credentialOpens: Pick<CredentialOpenAudit, "list">;
   adminAudit: AdminAuditReader;
@@ -153,6 +155,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       vaults: parts.vaults,
       credentials: parts.credentials,
       consents: parts.consents,
+      userProfiles: parts.userProfiles,
       custody: parts.custody,
       credentialOpens: parts.stores.credentialOpens,
       adminAudit: parts.stores.adminAudit,
@@ -191,6 +194,7 @@ export function linkedControl(link: LinkClient, clock: Clock): ControlPlane {
     vaults: link.service("vaults", CONTROL_METHODS.vaults) as VaultsPort,
     credentials: link.service("credentials", CONTROL_METHODS.credentials) as CredentialsPort,
     consents: link.service("consents", CONTROL_METHODS.consents) as ConsentsPort,
+    userProfiles: link.service("userProfiles", CONTROL_METHODS.userProfiles) as UserProfilesPort,
     custody: link.service("custody", CONTROL_METHODS.custody) as CustodyPort,
     credentialOpens: link.service("credentialOpens", CONTROL_METHODS.credentialOpens) as Pick<
       CredentialOpenAudit,

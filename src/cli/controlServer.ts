@@ -110,8 +110,8 @@ export async function startControl(
     throw error;
   }
   // What both of Control's listeners serve: the link to coordinators, the door to operators.
-  const { iam, agents, vaults, credentials, credentialOpens, adminAudit } = control;
-  const operated = { iam, agents, vaults, credentials, credentialOpens, adminAudit };
+  const { iam, agents, vaults, credentials, credentialOpens, adminAudit, userProfiles } = control;
+  const operated = { iam, agents, vaults, credentials, credentialOpens, adminAudit, userProfiles };
   let ready = false;
   let draining = false;
   const app = createControlHttpServer({
@@ -145,6 +145,7 @@ export async function startControl(
           bodyLimitBytes: 32 * 1024 * 1024,
           isReady: () => ready,
           console: loadConsoleAssets(BUILT_CONSOLE_DIR),
+          userProfileActions: control.userProfiles,
         },
         [controlDoorEdge],
       )

@@ -14,7 +14,8 @@ Control owns authoring and publication history (agents), IAM (API keys, access t
 credentials (the master key lives only here), the admin audit and data-subject consent. Clients
 reach it through the coordinator, which forwards over a private link (--port). Operators also have
 Control's own door (--api-port): the same routes for agents, vaults and credentials, API keys,
-access tokens, the audits and consent, with the same API keys, and the Console for those pages.
+access tokens, the audits, consent and user profiles (all but a delete, which erases content the
+coordinator holds), with the same API keys, and the Console for those pages.
 It answers while every coordinator is down; agents published then register once one is back.
 
 Environment:

@@ -30,6 +30,7 @@ export const AUDIT_RESOURCE_TYPES = [
   "deployment",
   "tunnel",
   "tunnel_certificate",
+  "user_profile",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -3,6 +3,7 @@ import type { AdminAuditEntry, AdminAuditReader } from "./adminAudit.js";
 import type { AgentDefinition } from "./agentDefinition.js";
 import type { ApiKeyRole } from "./apiKeyRoles.js";
 import type { ConsentStore } from "./consent.js";
+import type { UserProfileStore } from "./userProfiles.js";
 import type { CredentialOpenAudit, CredentialStore, VaultStore } from "./vaultPorts.js";
 
 /** The mutable head of an agent: which version is latest, and whether it is archived. */
@@ -185,4 +186,6 @@ export interface ControlStores {
   adminAudit: AdminAuditReader;
   /** Data-subject consent per purpose. */
   consents: ConsentStore;
+  /** The end customers a workspace serves (user profiles), tombstoned on delete. */
+  userProfiles: UserProfileStore;
 }

@@ -257,6 +257,11 @@ export interface SessionRecord extends SessionProjection {
   archivedAt: number | null;
   /** The data subject (end user) the session is about, from its metadata at creation; null: none. */
   dataSubject: string | null;
+  /**
+   * The user profile (Control's) a request attributed the session to at creation; null or absent:
+   * none. The session's data subject is then the profile's id.
+   */
+  userProfileId?: string | null;
 }
 
 export interface SessionListQuery extends ListQuery {

@@ -27,6 +27,8 @@ export interface StartSessionCommand {
   vaultIds?: string[];
   budget?: unknown | null;
   initialInputs?: DomainInput[];
+  /** The user profile (Control's, checked live by the edge) the session is attributed to; absent: none. */
+  userProfileId?: string | null;
 }
 
 /**

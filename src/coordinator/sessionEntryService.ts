@@ -84,6 +84,7 @@ export class SessionEntryService implements SessionEntry {
       vaultIds: cmd.vaultIds ?? [],
       budget: cmd.budget ?? null,
       initialInputs: cmd.initialInputs ?? [],
+      userProfileId: cmd.userProfileId ?? null,
     });
   }
 

@@ -46,12 +46,29 @@ export interface CreateSessionCommand {
   vaultIds: string[];
   budget: unknown | null;
   initialInputs: DomainInput[];
+  /** The user profile the session is attributed to (checked live by the caller); absent: none. */
+  userProfileId?: string | null;
 }
 
 export interface UpdateSessionCommand {
   title?: string | null;
   metadata?: Record<string, string | null>;
   budget?: unknown | null;
+}
+
+/**
+ * A session's data subject: the user profile it is attributed to (a profile is a data subject), or
+ * the subject its metadata names. Naming both, as different subjects, is refused: the session's
+ * content would belong to two subjects and an erasure of one would leave it with the other.
+ */
+function subjectOfSession(cmd: CreateSessionCommand): string | null {
+  const named = dataSubjectOf(cmd.metadata);
+  const profile = cmd.userProfileId ?? null;
+  if (profile !== null && named !== null && named !== profile)
+    throw invalid(
+      `metadata[${JSON.stringify(DATA_SUBJECT_METADATA_KEY)}]: names data subject ${JSON.stringify(named)}, but the request attributes the session to user profile ${profile} (its data subject); send one of them`,
+    );
+  return profile ?? named;
 }
 
 /**
@@ -172,7 +189,8 @@ export class SessionService {
       createdAt: now,
       updatedAt: now,
       archivedAt: null,
-      dataSubject: dataSubjectOf(cmd.metadata),
+      dataSubject: subjectOfSession(cmd),
+      userProfileId: cmd.userProfileId ?? null,
     };
     captureRequestedBy(cmd.metadata);
     // Validate initial inputs against the new session before anything is stored.

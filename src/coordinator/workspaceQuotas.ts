@@ -38,6 +38,11 @@ export interface QuotaUsageReader {
   sessionsCreatedSince(workspaceId: string, since: number): Promise<number>;
   /** Usage committed at `since` or later, and before `until` when given. */
   usageSince(workspaceId: string, since: number, until?: number): Promise<WindowUsage>;
+  /**
+   * The same usage, per user profile the sessions are attributed to (sessions attributed to none
+   * are left out), for the usage route's breakdown; absent: the reader cannot say.
+   */
+  usageByUserProfileSince?(workspaceId: string, since: number): Promise<Map<string, WindowUsage>>;
 }
 
 /** The admission port: throws `quota_exceeded` (429) naming the limit, or admits. */

@@ -19,7 +19,7 @@ import type { ConsoleAssets } from "./http/consoleAssets.js";
 import { consoleRoutes } from "./http/consoleRoutes.js";
 import type { EdgeAdapter } from "./http/edgeAdapter.js";
 import { classifyFailure } from "./http/edgeFailure.js";
-import type { EdgeServices } from "./http/edgeServices.js";
+import type { EdgeServices, UserProfilesPort } from "./http/edgeServices.js";
 import { healthRoutes } from "./http/healthRoutes.js";
 import { installJsonBodyParser } from "./http/jsonBodyParser.js";
 import { metricsRoutes } from "./http/metricsRoute.js";
@@ -27,6 +27,7 @@ import type { ReadinessProbe } from "./http/readiness.js";
 import { logRequests } from "./http/requestLog.js";
 import { traceRequests } from "./http/requestTracing.js";
 import { RouteMethods } from "./http/routeMethods.js";
+import { userProfileActionRoutes } from "./http/userProfileActionRoutes.js";
 import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { mcpEdge } from "./mcp/mcpEdge.js";
@@ -55,6 +56,8 @@ export interface HttpServerOptions {
   openApi?: boolean | undefined;
   /** Time and count bounds on client connections; each absent one takes its default. */
   connections?: Partial<ConnectionLimits> | undefined;
+  /** Serves the landing of user profiles' action and enrollment URLs (no API key); absent, no route. */
+  userProfileActions?: Pick<UserProfilesPort, "openActionUrl"> | undefined;
 }
 
 /** Every client protocol the server speaks. The first is the default for paths no other owns. */
@@ -126,6 +129,7 @@ export function createHttpServer<S extends AuthDeps = EdgeServices>(
   if (options.openApi) openApiRoute(app);
   if (options.metrics) metricsRoutes(app, options.metrics, options.metricsToken);
   if (options.console !== undefined) consoleRoutes(app, options.console);
+  if (options.userProfileActions) userProfileActionRoutes(app, options.userProfileActions);
 
   for (const adapter of adapters) {
     app.register(async (scope) => {

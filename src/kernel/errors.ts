@@ -37,6 +37,9 @@ export const ERROR_CODES = {
   credential_immutable_field: "invalid",
   memory_store_archived: "invalid",
   tunnel_archived: "invalid",
+  // A request names (`anthropic-user-profile-id`) a user profile that is unknown, deleted or another
+  // workspace's: a 400 the SDK maps to `UserProfileNotFoundError` through `error.details.error_code`.
+  user_profile_not_found: "invalid",
   unauthenticated: "unauthenticated",
   permission_denied: "forbidden",
   not_found: "not_found",

@@ -66,7 +66,8 @@ export type IdPrefix =
   | "drm"
   | "tnl"
   | "tcrt"
-  | "tnltok";
+  | "tnltok"
+  | "uprof";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

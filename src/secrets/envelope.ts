@@ -23,6 +23,8 @@ export const CREDENTIAL_WRAP_PURPOSE = "awaken/credential-revision/data-key-wrap
 export const ACCESS_TOKEN_SIGNING_PURPOSE = "awaken/iam/access-token-hmac/v1";
 /** The HMAC key API keys are stored under (Control's IAM holds it), so a stolen database checks no guess. */
 export const API_KEY_HASH_PURPOSE = "awaken/iam/api-key-hmac/v1";
+/** The HMAC key user profiles' action and enrollment URLs are signed with (Control holds it). */
+export const USER_PROFILE_ACTION_PURPOSE = "awaken/control/user-profile-action-hmac/v1";
 
 /** The key-encryption key for one purpose. The caller zeroes it after use. */
 export function deriveWrappingKey(masterKey: Buffer, purpose: string): Buffer {

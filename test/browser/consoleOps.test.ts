@@ -29,6 +29,7 @@ let browser: Browser;
 let completed: string;
 let failed: string;
 let traced: string;
+let profile: string;
 
 const poll = <T>(read: () => Promise<T> | T, timeout = 15_000) => expect.poll(read, { timeout });
 
@@ -53,7 +54,7 @@ async function settled(sessionId: string, stop: string): Promise<void> {
   }, stop);
 }
 
-async function session(name: string, permission?: "always_ask" | "always_allow") {
+async function session(name: string, permission?: "always_ask" | "always_allow", userProfileId?: string) {
   const agent = await server.client.beta.agents.create({
     name,
     model: MODEL,
@@ -72,7 +73,10 @@ async function session(name: string, permission?: "always_ask" | "always_allow")
     name: `${name}-env`,
     ...(permission ? { config: { type: "cloud", sandbox: { tier: "none" } } as never } : {}),
   });
-  return server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, title: name });
+  return server.client.beta.sessions.create(
+    { agent: agent.id, environment_id: environment.id, title: name },
+    userProfileId ? { headers: { "anthropic-user-profile-id": userProfileId } } : {},
+  );
 }
 
 beforeAll(async () => {
@@ -81,7 +85,9 @@ beforeAll(async () => {
   browser = await launchChromium();
 
   // Real runs of the scripted model: one completes, one fails for good, one is interrupted.
-  const ok = await session("ops-completed");
+  // The completed run is attributed to a user profile: the usage panel breaks it out.
+  profile = (await server.client.userProfiles.create({ name: "Ops customer" })).id;
+  const ok = await session("ops-completed", undefined, profile);
   server.fake.enqueue({ kind: "text", text: "all done" });
   await server.client.beta.sessions.events.send(ok.id, { events: [userMessage("go")] });
   await settled(ok.id, "end_turn");
@@ -173,6 +179,12 @@ describe("the Console's operations pages", { timeout: 90_000 }, () => {
       Number((await usageDays.last().locator("td").nth(1).textContent())?.replace(/\D/g, "")),
     ).toBeGreaterThan(0);
     expect(await page.getByTestId("usage").textContent()).toContain("No quotas are set for this workspace.");
+    const profileRow = page.locator('[data-testid="usage-profiles"] tbody tr');
+    await poll(() => profileRow.count()).toBe(1);
+    expect(await profileRow.first().locator("td").first().textContent()).toBe(profile);
+    expect(
+      Number((await profileRow.first().locator("td").nth(1).textContent())?.replace(/\D/g, "")),
+    ).toBeGreaterThan(0);
     await page.screenshot({ path: `${SHOTS}/overview.png`, fullPage: true });
     await page.screenshot({ path: README_SHOT });
     await closeConsoleTab(tab);

@@ -29,11 +29,18 @@ describe("the role each Managed route needs", () => {
           : "admin";
       expect(managedRouteRole(url), url).toBe(expected);
     }
+    // Admin-only: Awaken's operator extensions, and user profiles (data subjects whose delete erases content).
     expect(
-      // Admin only: Awaken's extensions, and MCP tunnels (their tokens open a private network).
+      // Admin only: Awaken's extensions, MCP tunnels (their tokens open a private network) and user
+      // profiles (a delete erases content, as the erasure route does).
       routes
         .filter((url) => managedRouteRole(url) === "admin")
-        .every((url) => url.startsWith("/v1/awaken/") || url.startsWith("/v1/tunnels")),
+        .every(
+          (url) =>
+            url.startsWith("/v1/awaken/") ||
+            url.startsWith("/v1/tunnels") ||
+            url.startsWith("/v1/user_profiles"),
+        ),
     ).toBe(true);
     await app.close();
   });

@@ -187,6 +187,12 @@ export interface WorkspaceUsage {
     tokens_per_day: number | null;
     list_cost_per_day: { amount: string; currency: string } | null;
   } | null;
+  /** The same days' usage per user profile the sessions are attributed to, the most tokens first. */
+  user_profiles?: Array<{
+    user_profile_id: string;
+    tokens: number;
+    list_cost: { amount: string; currency: string };
+  }>;
 }
 
 export interface AuditEntry {

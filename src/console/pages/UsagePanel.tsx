@@ -13,7 +13,7 @@ const money = (m: { amount: string }) => `$${Number(m.amount).toFixed(2)}`;
 
 /**
  * The workspace's usage per day (from its committed usage facts) and now, each against the quota
- * the operator set, if any. An admin read: another key sees the rest of the overview without it.
+ * the operator set, if any, and the days' usage per user profile. An admin read: another key sees the rest of the overview without it.
  */
 export function UsagePanel() {
   const { client } = useApi();
@@ -71,6 +71,42 @@ function UsageFigures({ usage }: { usage: WorkspaceUsage }) {
           </tbody>
         </table>
       </div>
+      <ProfileUsage rows={usage.user_profiles ?? []} days={usage.days.length} />
     </>
+  );
+}
+
+/** The days' usage per user profile (the end customers sessions are attributed to). */
+function ProfileUsage({ rows, days }: { rows: NonNullable<WorkspaceUsage["user_profiles"]>; days: number }) {
+  if (rows.length === 0)
+    return (
+      <p className="muted" data-testid="usage-profiles-empty">
+        No usage is attributed to a user profile in these {days} days.
+      </p>
+    );
+  return (
+    <div className="table-wrap">
+      <table data-testid="usage-profiles">
+        <caption>Per user profile, last {days} days</caption>
+        <thead>
+          <tr>
+            <th scope="col">User profile</th>
+            <th scope="col">Tokens</th>
+            <th scope="col">List cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((row) => (
+            <tr key={row.user_profile_id}>
+              <td data-label="User profile">
+                <code>{row.user_profile_id}</code>
+              </td>
+              <td data-label="Tokens">{row.tokens.toLocaleString()}</td>
+              <td data-label="List cost">{money(row.list_cost)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

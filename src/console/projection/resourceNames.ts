@@ -30,4 +30,5 @@ export const AUDIT_RESOURCE_TYPES = [
   "data_subject",
   "tunnel",
   "tunnel_certificate",
+  "user_profile",
 ] as const;

@@ -1,6 +1,6 @@
 /**
  * What Control serves the Coordinator: IAM (authentication included), authoring, vault ingress,
- * custody, the audits and consent. The Coordinator reaches nothing else of Control.
+ * custody, the audits, consent and user profiles. The Coordinator reaches nothing else of Control.
  */
 export const CONTROL_METHODS = {
   iam: ["authenticate", "createApiKey", "listApiKeys", "revokeApiKey", "mintAccessToken"],
@@ -10,6 +10,19 @@ export const CONTROL_METHODS = {
   credentialOpens: ["list"],
   adminAudit: ["list"],
   consents: ["set", "list", "consented"],
+  // User profiles: the data subjects a workspace serves; the signing key of their URLs stays in Control.
+  userProfiles: [
+    "create",
+    "retrieve",
+    "requireActive",
+    "update",
+    "list",
+    "delete",
+    "dataControls",
+    "updateDataControls",
+    "actionUrl",
+    "openActionUrl",
+  ],
   custody: ["pin", "open", "openSecret", "secretVariables"],
   // Push configs' tokens are sealed under Control's key; only identities of push configs open.
   pushSealer: ["seal", "openField"],

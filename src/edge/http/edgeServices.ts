@@ -3,6 +3,7 @@ import type { AgentService } from "../../control/agentService.js";
 import type { ConsentService } from "../../control/consent.js";
 import type { CredentialService } from "../../control/credentialService.js";
 import type { IamService } from "../../control/iamService.js";
+import type { UserProfileService } from "../../control/userProfiles.js";
 import type { CredentialOpenAudit } from "../../control/vaultPorts.js";
 import type { VaultService } from "../../control/vaultService.js";
 import type { SubjectErasureService } from "../../coordinator/dataSubjects.js";
@@ -42,6 +43,7 @@ export type AgentsPort = Pick<AgentService, (typeof CONTROL_METHODS.agents)[numb
 export type VaultsPort = Pick<VaultService, (typeof CONTROL_METHODS.vaults)[number]>;
 export type CredentialsPort = Pick<CredentialService, (typeof CONTROL_METHODS.credentials)[number]>;
 export type ConsentsPort = Pick<ConsentService, (typeof CONTROL_METHODS.consents)[number]>;
+export type UserProfilesPort = Pick<UserProfileService, (typeof CONTROL_METHODS.userProfiles)[number]>;
 
 /** The application services every edge adapter calls; edges hold no state of their own. */
 export interface EdgeServices {
@@ -88,13 +90,15 @@ export interface EdgeServices {
   tunnels: TunnelService;
   /** Data subjects: erasure of captured content (Coordinator) and consent per purpose (Control). */
   dataSubjects: { erasure: SubjectErasureService; consents: ConsentsPort };
+  /** User profiles (Control's): the end customers a workspace serves, each a data subject. */
+  userProfiles: UserProfilesPort;
 }
 
 /**
  * What Control's own door serves (`awaken control`): authoring, vaults and credentials, IAM, the
- * audits and consent, all in Control's process. Everything else is the coordinator's.
+ * audits, consent and user profiles, all in Control's process. Everything else is the coordinator's.
  */
 export type ControlEdgeServices = Pick<
   EdgeServices,
-  "iam" | "agents" | "vaults" | "credentials" | "credentialOpens" | "adminAudit" | "clock"
+  "iam" | "agents" | "vaults" | "credentials" | "credentialOpens" | "adminAudit" | "clock" | "userProfiles"
 > & { dataSubjects: Pick<EdgeServices["dataSubjects"], "consents"> };

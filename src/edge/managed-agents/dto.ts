@@ -82,6 +82,8 @@ export function sessionDto(
     created_at: isoTime(s.createdAt),
     updated_at: isoTime(s.updatedAt),
     archived_at: iso(s.archivedAt),
+    // An Awaken extension (the SDK's session has no field for it): the profile the session is attributed to.
+    ...(s.userProfileId ? { awaken_user_profile_id: s.userProfileId } : {}),
   };
 }
 

@@ -25,6 +25,7 @@ import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
 import { threadRoutes } from "./routes/threadRoutes.js";
 import { tunnelRoutes } from "./routes/tunnelRoutes.js";
+import { userProfileRoutes } from "./routes/userProfileRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
@@ -53,6 +54,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     custodyRoutes(app, services);
     adminAuditRoutes(app, services);
     dataSubjectRoutes(app, services);
+    userProfileRoutes(app, services);
     workerRoutes(app, services);
     sessionHintRoutes(app, services);
     accessTokenRoutes(app, services);

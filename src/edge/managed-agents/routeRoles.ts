@@ -20,6 +20,8 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // Dreams read the workspace's sessions and write a new memory store: runtime, like both of those
   // (a key limited to some agents, or an access token, is refused by the routes themselves).
   ["/v1/dreams", "runtime"],
+  // User profiles are data subjects whose delete erases content, as the erasure route does: admins.
+  ["/v1/user_profiles", "admin"],
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],

@@ -17,6 +17,7 @@ import * as sessions from "../managed-agents/schemas/sessions.js";
 import * as skills from "../managed-agents/schemas/skills.js";
 import * as threads from "../managed-agents/schemas/threads.js";
 import * as tunnels from "../managed-agents/schemas/tunnels.js";
+import * as userProfiles from "../managed-agents/schemas/userProfiles.js";
 import * as vaults from "../managed-agents/schemas/vaults.js";
 import * as work from "../managed-agents/schemas/work.js";
 import * as workers from "../managed-agents/schemas/workers.js";
@@ -29,6 +30,7 @@ const DEPLOYMENT = "/v1/deployments/:deployment_id";
 const CREDENTIAL = "/v1/vaults/:vault_id/credentials/:credential_id";
 const THREAD = "/v1/sessions/:id/threads/:threadId";
 const TUNNEL = "/v1/tunnels/:tunnel_id";
+const USER_PROFILE = "/v1/user_profiles/:user_profile_id";
 
 /** The Managed Agents wire and Awaken's `/v1/awaken/` extensions, with the schemas their routes parse. */
 export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
@@ -501,6 +503,51 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     path: "/v1/awaken/data_subjects/:subject_id/consents/:purpose",
     summary: "Grant or withdraw a data subject's consent",
     body: dataSubjects.setConsentBodySchema,
+  },
+  // User profiles (the same paths serve the SDK's GA and beta clients; the beta header picks the shape)
+  {
+    method: "POST",
+    path: "/v1/user_profiles",
+    summary: "Create a user profile",
+    body: userProfiles.createUserProfileBodySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/user_profiles",
+    summary: "List user profiles",
+    query: userProfiles.userProfileListQuerySchema,
+  },
+  { method: "GET", path: USER_PROFILE, summary: "Retrieve a user profile" },
+  {
+    method: "POST",
+    path: USER_PROFILE,
+    summary: "Update a user profile",
+    body: userProfiles.updateUserProfileBodySchema,
+  },
+  { method: "DELETE", path: USER_PROFILE, summary: "Delete a user profile (erases its captured content)" },
+  {
+    method: "POST",
+    path: `${USER_PROFILE}/action_urls`,
+    summary: "Create a user profile's action URL",
+    body: userProfiles.actionUrlBodySchema,
+  },
+  {
+    method: "POST",
+    path: `${USER_PROFILE}/enrollment_url`,
+    summary: "Create a user profile's enrollment URL (beta; recorded only)",
+    body: userProfiles.emptyBodySchema,
+    bodyOptional: true,
+  },
+  {
+    method: "GET",
+    path: `${USER_PROFILE}/providers/google/data_controls`,
+    summary: "A user profile's Google data controls (beta; recorded only)",
+  },
+  {
+    method: "POST",
+    path: `${USER_PROFILE}/providers/google/data_controls`,
+    summary: "Update a user profile's Google data controls (beta; recorded only)",
+    body: userProfiles.dataControlsBodySchema,
   },
   {
     method: "GET",

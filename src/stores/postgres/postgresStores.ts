@@ -18,7 +18,7 @@ import { PostgresSessionStore } from "./postgresSessionStore.js";
  * round trips (same locks, same order, same decisions).
  */
 export function postgresControlStores(handle: PostgresHandle): ControlStores {
-  return controlStores(handle.db);
+  return controlStores(handle.db, "postgres");
 }
 
 /**

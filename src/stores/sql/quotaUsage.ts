@@ -41,38 +41,64 @@ export class SqlQuotaUsage implements QuotaUsageReader {
   }
 
   async usageSince(workspaceId: string, since: number, until?: number): Promise<WindowUsage> {
+    const rows = await this.usageRows(workspaceId, since, until, false);
+    return sumUsage(rows);
+  }
+
+  async usageByUserProfileSince(workspaceId: string, since: number): Promise<Map<string, WindowUsage>> {
+    const rows = await this.usageRows(workspaceId, since, undefined, true);
+    const byProfile = new Map<string, typeof rows>();
+    for (const row of rows) {
+      if (row.user_profile_id === null) continue;
+      const list = byProfile.get(row.user_profile_id) ?? [];
+      list.push(row);
+      byProfile.set(row.user_profile_id, list);
+    }
+    return new Map([...byProfile].map(([id, list]) => [id, sumUsage(list)]));
+  }
+
+  private usageRows(workspaceId: string, since: number, until: number | undefined, attributedOnly: boolean) {
     let query = this.db
       .selectFrom("commits as c")
       .innerJoin("sessions as s", "s.id", "c.session_id")
-      .select(["c.thread_id", "c.base_version", "c.session_id", "c.facts_json", "c.created_at"])
+      .select([
+        "c.thread_id",
+        "c.base_version",
+        "c.session_id",
+        "c.facts_json",
+        "c.created_at",
+        "s.user_profile_id",
+      ])
       .where("s.workspace_id", "=", workspaceId)
       .where("c.created_at", ">=", since);
     if (until !== undefined) query = query.where("c.created_at", "<", until);
-    const rows = await query
+    if (attributedOnly) query = query.where("s.user_profile_id", "is not", null);
+    return query
       .where((eb) => eb.or(USAGE_ROW_PATTERNS.map((pattern) => eb("c.facts_json", "like", pattern))))
       .execute();
-    let tokens = 0;
-    let nanoCents = 0n;
-    for (const row of rows) {
-      for (const stored of rowFacts(row)) {
-        if (!USAGE_TYPES.has(stored.type)) continue;
-        const fact = decodeFact(stored);
-        if (
-          fact.kind !== "model_request_end" &&
-          fact.kind !== "context_compacted" &&
-          fact.kind !== "outcome_evaluation_end"
-        )
-          continue;
-        const { usage } = fact;
-        tokens +=
-          usage.inputTokens +
-          usage.outputTokens +
-          usage.cacheReadInputTokens +
-          usage.cacheCreationInputTokens;
-        // A grader's evaluation made without a request (an interrupt, a crash) names no model.
-        nanoCents += (fact.model ? requestListCost(fact.model, usage) : null) ?? 0n;
-      }
-    }
-    return { tokens, listCostCents: Number(wholeCents(nanoCents)) };
   }
+}
+
+/** Tokens and list cost of the usage facts in `rows`, summed fact by fact as the session projection counts them. */
+function sumUsage(rows: Parameters<typeof rowFacts>[0][]): WindowUsage {
+  let tokens = 0;
+  let nanoCents = 0n;
+  for (const row of rows) {
+    for (const stored of rowFacts(row)) {
+      if (!USAGE_TYPES.has(stored.type)) continue;
+      const fact = decodeFact(stored);
+      if (
+        fact.kind !== "model_request_end" &&
+        fact.kind !== "context_compacted" &&
+        fact.kind !== "outcome_evaluation_end"
+      )
+        continue;
+      const { usage } = fact;
+      tokens +=
+        usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+      // A grader's evaluation made without a request (an interrupt, a crash) names no model.
+      nanoCents += (fact.model ? requestListCost(fact.model, usage) : null) ?? 0n;
+    }
+  }
+  return { tokens, listCostCents: Number(wholeCents(nanoCents)) };
 }

@@ -8,6 +8,7 @@ import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 import type { SkillTables } from "./tables/skillTables.js";
 import type { TunnelTables } from "./tables/tunnelTables.js";
+import type { UserProfileTables } from "./tables/userProfileTables.js";
 /**
  * The relational shape shared by the SQLite and PostgreSQL backends. Times are integer milliseconds
  * since the epoch; JSON columns hold canonical text. Each table is owned by one context (comment).
@@ -21,7 +22,8 @@ export interface Database
     SessionResourceTables,
     DeploymentTables,
     DreamTables,
-    TunnelTables {
+    TunnelTables,
+    UserProfileTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {
@@ -122,6 +124,8 @@ export interface Database
     deleted_at: number | null;
     /** The data subject the session names (migration 021); null: none. An opaque id. */
     data_subject: string | null;
+    /** The user profile a request named at creation (migration 030); null: none. */
+    user_profile_id: string | null;
   };
   /** A thread's version is its newest commit's (`commits`, migration 028). */
   threads: {

@@ -98,6 +98,7 @@ export function selectSessions(db: DbOrTx) {
         "s.archived_at",
         "s.deleted_at",
         "s.data_subject",
+        "s.user_profile_id",
         sessionStatus.as("status"),
         sql<string>`coalesce(h.pending_json, s.pending_json)`.as("pending_json"),
         sql<string>`coalesce(h.usage_json, s.usage_json)`.as("usage_json"),

@@ -32,6 +32,7 @@ export function sessionToRow(s: SessionRecord): SessionRow {
     archived_at: s.archivedAt,
     deleted_at: null,
     data_subject: s.dataSubject,
+    user_profile_id: s.userProfileId ?? null,
   };
 }
 
@@ -65,6 +66,7 @@ export function rowToSession(r: SessionRow): SessionRecord {
     updatedAt: Number(r.updated_at),
     archivedAt: r.archived_at === null ? null : Number(r.archived_at),
     dataSubject: r.data_subject ?? null,
+    userProfileId: r.user_profile_id ?? null,
   };
 }
 

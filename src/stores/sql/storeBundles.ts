@@ -21,11 +21,12 @@ import { SqlSessionStore } from "./sqlSessionStore.js";
 import { SqlSkillStore } from "./sqlSkillStore.js";
 import { SqlSubjectErasure } from "./sqlSubjectErasure.js";
 import { SqlTunnelStore } from "./sqlTunnelStore.js";
+import { SqlUserProfileStore } from "./sqlUserProfileStore.js";
 import { SqlVaultStore } from "./sqlVaultStore.js";
 import { SqlWorkQueueStore } from "./sqlWorkQueueStore.js";
 
 /** Role-narrowed bundles: each role receives the ports it owns, never the database handle. */
-export function controlStores(db: Db): ControlStores {
+export function controlStores(db: Db, dialect: SqlDialect = "sqlite"): ControlStores {
   return {
     publications: new SqlPublicationStore(db),
     iam: new SqlIamStore(db),
@@ -34,6 +35,7 @@ export function controlStores(db: Db): ControlStores {
     credentialOpens: new SqlCredentialOpenAudit(db),
     adminAudit: new SqlAdminAudit(db),
     consents: new SqlConsentStore(db),
+    userProfiles: new SqlUserProfileStore(db, dialect),
   };
 }
 

@@ -47,10 +47,17 @@ async function oneSessionDto(deps: ManagedAgentsDeps, workspaceId: string, sessi
   return dto;
 }
 
-export async function createSession(deps: ManagedAgentsDeps, workspaceId: string, rawBody: unknown) {
+export async function createSession(
+  deps: ManagedAgentsDeps,
+  workspaceId: string,
+  rawBody: unknown,
+  /** The profile the request named (`anthropic-user-profile-id`), checked live; null: none. */
+  userProfileId: string | null = null,
+) {
   const body = parseBody(createSessionBodySchema, rawBody);
   const session = await deps.entry.start({
     workspaceId,
+    userProfileId,
     agent: agentRef(body.agent),
     // Required on this wire (the schema says so); only other edges lean on the default.
     environmentId: body.environment_id,

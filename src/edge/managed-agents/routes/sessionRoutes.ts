@@ -12,13 +12,17 @@ import {
 } from "../operations/sessions.js";
 import type { RawQuery } from "../schemas/common.js";
 import { SESSION_SCOPED } from "../sessionTokenAccess.js";
+import { requestUserProfile } from "../userProfileHeader.js";
 
 type IdParams = { Params: { id: string } };
 
 export function sessionRoutes(app: FastifyInstance, deps: ManagedAgentsDeps): void {
-  app.post("/v1/sessions", async (request) =>
-    createSession(servicesFor(deps, request), principalOf(request).workspaceId, request.body),
-  );
+  app.post("/v1/sessions", async (request) => {
+    const { workspaceId } = principalOf(request);
+    // Checked before the body: a request naming a profile it cannot reach writes nothing.
+    const userProfileId = await requestUserProfile(request, workspaceId, deps.userProfiles);
+    return createSession(servicesFor(deps, request), workspaceId, request.body, userProfileId);
+  });
 
   app.get<IdParams>("/v1/sessions/:id", { config: { access: SESSION_SCOPED } }, async (request) =>
     retrieveSession(servicesFor(deps, request), principalOf(request).workspaceId, request.params.id),

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { WorkspaceLimits } from "../../../coordinator/workspaceQuotas.js";
+import type { WindowUsage, WorkspaceLimits } from "../../../coordinator/workspaceQuotas.js";
 import { isoTime } from "../../../kernel/clock.js";
 import { monetaryAmount } from "../../../kernel/listPrices.js";
 import { principalOf } from "../../http/auth.js";
@@ -15,7 +15,8 @@ const DEFAULT_DAYS = 7;
  * `GET /v1/awaken/usage?days=N` (admin keys, an Awaken extension): the caller's workspace usage from
  * its committed usage facts — tokens and list cost per UTC day (today last), and now: runs queued or
  * executing, sessions created in the last hour, the last 24 hours' tokens and list cost — beside the
- * quotas the operator set for it (null: none). What workspace quotas admit by, read the same way.
+ * quotas the operator set for it (null: none), and the days' usage per user profile the sessions
+ * are attributed to (`user_profiles`). What workspace quotas admit by, read the same way.
  */
 export function workspaceUsageRoutes(
   app: FastifyInstance,
@@ -31,10 +32,11 @@ export function workspaceUsageRoutes(
     const perDay = await Promise.all(
       starts.map((start) => reader.usageSince(workspaceId, start, start + DAY_MS)),
     );
-    const [activeRuns, sessionsLastHour, lastDay] = await Promise.all([
+    const [activeRuns, sessionsLastHour, lastDay, byProfile] = await Promise.all([
       reader.activeRuns(workspaceId),
       reader.sessionsCreatedSince(workspaceId, now - HOUR_MS),
       reader.usageSince(workspaceId, now - DAY_MS),
+      reader.usageByUserProfileSince?.(workspaceId, starts[0] ?? today) ?? new Map<string, WindowUsage>(),
     ]);
     const limits = limitsOf(workspaceId);
     return {
@@ -52,6 +54,14 @@ export function workspaceUsageRoutes(
         list_cost_last_24h: monetaryAmount(BigInt(lastDay.listCostCents)),
       },
       limits: limits === null ? null : limitsDto(limits),
+      // The same days' usage per user profile the sessions are attributed to, the most tokens first.
+      user_profiles: [...byProfile]
+        .sort(([a, x], [b, y]) => y.tokens - x.tokens || (a < b ? -1 : 1))
+        .map(([id, usage]) => ({
+          user_profile_id: id,
+          tokens: usage.tokens,
+          list_cost: monetaryAmount(BigInt(usage.listCostCents)),
+        })),
     };
   });
 }

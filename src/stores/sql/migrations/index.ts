@@ -27,6 +27,7 @@ import { memoryStores } from "./026_memory_stores.js";
 import { sessionResources } from "./027_session_resources.js";
 import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
+import { userProfiles } from "./030_user_profiles.js";
 import { deployments } from "./031_deployments.js";
 import { dreams } from "./033_dreams.js";
 import { tunnels } from "./034_tunnels.js";
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "028_commit_rows": commitRows,
   "029_thread_lineage": threadLineage,
   "031_deployments": deployments,
+  "030_user_profiles": userProfiles,
   "033_dreams": dreams,
   "034_tunnels": tunnels,
 };
