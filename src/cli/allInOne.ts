@@ -32,6 +32,9 @@ import { WorkspaceQuotas } from "../coordinator/workspaceQuotas.js";
 import { DeploymentScheduler } from "../deployments/deploymentScheduler.js";
 import { DeploymentService } from "../deployments/deploymentService.js";
 import { schedulingPolicyFromEnv } from "../deployments/schedulingPolicy.js";
+import { DreamerAgents } from "../dreams/dreamerAgent.js";
+import { DreamService } from "../dreams/dreamService.js";
+import { DreamSweep } from "../dreams/dreamSweep.js";
 import { A2aPusher } from "../edge/a2a/push/a2aPusher.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import { LinkClient } from "../edge/control-link/linkClient.js";
@@ -319,6 +322,20 @@ export async function startAllInOne(
   const workers: Worker[] = [];
   // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
   const pushStore = sealedPushStore(storage.push, control.pushSealer);
+  const dreams = new DreamService({
+    store: storage.dreams,
+    memory: storage.resources.memory,
+    memoryLimits: resources.memory.limits,
+    entry,
+    sessions,
+    sessionRecords: ports.sessions,
+    history: ports.history,
+    dreamer: new DreamerAgents({ agents, names: ports.sessionNames, clock }),
+    clock,
+  });
+  const dreamSweep = new DreamSweep(dreams, clock, (error) =>
+    logger.warn({ component: "dreams", err: error }, "could not bring dreams up to their sessions"),
+  );
   const services: EdgeServices = {
     iam,
     agents,
@@ -366,6 +383,7 @@ export async function startAllInOne(
     },
     resources,
     deployments,
+    dreams,
     dataSubjects: {
       erasure: new SubjectErasureService(
         ports.erasure,
@@ -506,6 +524,7 @@ export async function startAllInOne(
   await storage.lapsePushLeases?.();
   pusher.start();
   scheduler.start();
+  dreamSweep.start();
   control.start();
   ready = true;
   // Models run where runs run: without workers of its own, this process calls none.
@@ -536,6 +555,7 @@ export async function startAllInOne(
         await Promise.all(workers.map((w) => w.stop()));
         await pusher.stop();
         await scheduler.stop();
+        await dreamSweep.stop();
         await control.stop();
         await sandboxes.close();
         await app.close();

@@ -7,6 +7,7 @@ import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { RunHandOff } from "../coordinator/runHandOff.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import type { DeploymentStore } from "../deployments/ports.js";
+import type { DreamStore } from "../dreams/ports.js";
 import { type Clock, sleep } from "../kernel/clock.js";
 import { LocalBlobStore } from "../resources/blobs/localBlobStore.js";
 import type { BlobStore } from "../resources/ports.js";
@@ -19,6 +20,7 @@ import { SqlQuotaUsage } from "../stores/sql/quotaUsage.js";
 import type { Database } from "../stores/sql/schema.js";
 import { SqlBlobStore } from "../stores/sql/sqlBlobStore.js";
 import { SqlDeploymentStore } from "../stores/sql/sqlDeploymentStore.js";
+import { SqlDreamStore } from "../stores/sql/sqlDreamStore.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
@@ -51,6 +53,8 @@ export interface Storage {
   coordinator: CoordinatorStores;
   /** Files, skills, memory stores and session resources (the Resources context). */
   resources: ResourceStores;
+  /** Dreams (their output stores are written with the memory family's tables, in one transaction). */
+  dreams: DreamStore;
   /**
    * Their bytes: a content-addressed directory in the data dir on SQLite (one host), the database
    * on PostgreSQL (every replica and remote worker reaches it).
@@ -158,6 +162,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       coordinator: postgresCoordinatorStores(handle, clock, signals, handOff),
       handOff,
       resources: resourceStores(handle.db, "postgres"),
+      dreams: new SqlDreamStore(handle.db, "postgres"),
       blobs: new SqlBlobStore(handle.db, clock),
       runSessions: new SqlRunSessions(handle.db),
       quotaUsage: new SqlQuotaUsage(handle.db),
@@ -198,6 +203,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     control: controlStores(handle.db),
     coordinator: { ...sqliteCoordinatorStores(handle, clock), dispatch },
     resources: resourceStores(handle.db),
+    dreams: new SqlDreamStore(handle.db, "sqlite"),
     blobs: new LocalBlobStore(join(options.dataDir, "blobs")),
     runSessions: new SqlRunSessions(handle.db),
     quotaUsage: new SqlQuotaUsage(handle.db),

@@ -346,11 +346,12 @@ export interface SessionStore {
 /** A key space of the name store: a session's client-chosen name, or the default environment's key. */
 /**
  * `a2a_message`: an A2A message that opened a new context, by a hash of its agent and message id,
- * so a peer retrying that send reaches the session it made instead of a second one.
+ * so a peer retrying that send reaches the session it made instead of a second one. `dreamer_agent`:
+ * the workspace's built-in dreamer agent (Dreams), made on the first dream.
  * `deployment_run`: a deployment run's id, so a trigger settled again after its replica stopped
  * reaches the session the first attempt made instead of a second one.
  */
-export type NameSpace = "session" | "default_environment" | KeyedSpace;
+export type NameSpace = "session" | "default_environment" | "dreamer_agent" | KeyedSpace;
 /** The name spaces that key a session by a protocol's own id (`SessionEntry.openKeyed`). */
 export type KeyedSpace = "a2a_message" | "deployment_run";
 

@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   memory_path_conflict: "conflict",
   memory_store_full: "conflict",
   memory_version_current: "conflict",
+  // Dreams: another `update_existing` dream on the same memory store has not ended.
+  dream_store_held: "conflict",
   // An Idempotency-Key repeated with another body: a retry cannot change the answer.
   idempotency_key_reused: "unprocessable",
   payload_too_large: "too_large",

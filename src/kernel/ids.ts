@@ -62,7 +62,8 @@ export type IdPrefix =
   | "sesrsc"
   | "outc"
   | "depl"
-  | "drun";
+  | "drun"
+  | "drm";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

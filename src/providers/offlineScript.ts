@@ -3,6 +3,8 @@
  * conversation produces the same reply. Streaming, delays and usage live in offlineProvider.ts.
  */
 import { createHash } from "node:crypto";
+import { DREAMER_SYSTEM_PROMPT, readDreamRequest } from "./dreaming.js";
+import { offlineDreamAnswer } from "./offlineDreamer.js";
 import { offlineGraderAnswer } from "./offlineGrader.js";
 import { GRADER_SYSTEM_PROMPT, readGraderRequest } from "./outcomeGrading.js";
 import type { ModelMessage, ModelRequest, ModelResponse, ModelStopReason, ModelToolSpec } from "./ports.js";
@@ -23,6 +25,10 @@ export function offlineReply(request: ModelRequest): OfflineReply {
   const graded =
     request.system === GRADER_SYSTEM_PROMPT && message ? readGraderRequest(userText(message)) : null;
   if (graded) return textReply(offlineGraderAnswer(graded));
+  // A dream's request: answered by the offline dreaming rule (offlineDreamer.ts).
+  const dream =
+    request.system?.includes(DREAMER_SYSTEM_PROMPT) && message ? readDreamRequest(userText(message)) : null;
+  if (dream) return textReply(offlineDreamAnswer(dream));
   const results = message ? toolResults(message) : [];
   if (results.length > 0) {
     const text = results.map((result) => result.content.map((part) => part.text).join("")).join("\n");

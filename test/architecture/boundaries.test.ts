@@ -58,14 +58,16 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
       "resources/ports.ts",
     ],
   },
+  // Stores implement the Dreams port too: a dream's output store is written with its end in one transaction.
   // …and the Deployment context's store port, which the SQL deployment store implements.
-  stores: { contexts: ["kernel", "coordinator", "control", "resources", "deployments"] },
+  stores: { contexts: ["kernel", "coordinator", "control", "resources", "dreams", "deployments"] },
   // The worker transport's port and wire schemas (its calls, and the presence stream a remote
   // worker holds open), which the worker-transport edge serves.
   // The model catalog's port, which `GET /v1/models` reads (never a provider).
   // …and the Deployment context's service, records and schedule rules its routes serve.
   edge: {
-    contexts: ["kernel", "coordinator", "control", "resources", "deployments"],
+    // Dreams: the Managed wire's `/v1/dreams` routes call the dream service, as they call resources'.
+    contexts: ["kernel", "coordinator", "control", "resources", "dreams", "deployments"],
     files: [
       "worker/ports.ts",
       "worker/transportWire.ts",
@@ -76,6 +78,14 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
   // Resources seals repository tokens through the SecretStore's types, like vault ingress.
   // …and keeps them in one text column with the sealed-text codec push configs use too.
   resources: { contexts: ["kernel"], files: ["secrets/ports.ts", "secrets/sealedText.ts"] },
+  // Dreams orchestrate the two contexts they read and run through: a session (coordinator) and
+  // memory stores (resources); neither imports Dreams. The dreamer's request/answer format is the
+  // contract shared with the offline model (as outcome grading's is), and the dreamer agent is made
+  // through Control's authoring types.
+  dreams: {
+    contexts: ["kernel", "coordinator", "resources"],
+    files: ["providers/dreaming.ts", "control/agentDefinition.ts", "control/adminAudit.ts"],
+  },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },

@@ -5,7 +5,7 @@ import { managedAgentsEdge } from "../../src/edge/managed-agents/managedAgentsEd
 import { managedRouteRole } from "../../src/edge/managed-agents/routeRoles.js";
 
 describe("the role each Managed route needs", () => {
-  it("places every route the edge registers: sessions, models, files, memory and the hint streams runtime, authoring builder, keys admin", async () => {
+  it("places every route the edge registers: sessions, models, files, memory, dreams and the hint streams runtime, authoring builder, keys admin", async () => {
     const app = Fastify();
     const routes: string[] = [];
     app.addHook("onRoute", (route) => {
@@ -16,7 +16,9 @@ describe("the role each Managed route needs", () => {
     expect(routes.length).toBeGreaterThan(40);
     for (const url of routes) {
       const runtime =
-        /^\/v1\/(sessions|models|files|memory_stores|deployment_runs|awaken\/access_tokens)/.test(url) ||
+        /^\/v1\/(sessions|models|files|memory_stores|dreams|deployment_runs|awaken\/access_tokens)/.test(
+          url,
+        ) ||
         /^\/v1\/awaken\/(sessions|approvals)\/stream$/.test(url) ||
         /^\/v1\/awaken\/sessions\/:session_id\/resource_usage$/.test(url) ||
         /^\/v1\/awaken\/(sessions\/outcomes|overview)$/.test(url);

@@ -18,6 +18,7 @@ import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";
 import type { DeploymentService } from "../../deployments/deploymentService.js";
+import type { DreamService } from "../../dreams/dreamService.js";
 import type { Clock } from "../../kernel/clock.js";
 import type { ModelCatalog } from "../../providers/modelCatalogPort.js";
 import type { ResourceServices } from "../../resources/services.js";
@@ -75,6 +76,8 @@ export interface EdgeServices {
   resources: ResourceServices;
   /** Deployments and their runs (the Deployment context); absent, its routes answer 404. */
   deployments?: DeploymentService | undefined;
+  /** Dreams: memory stores reorganized by a model run over past sessions (the Dreams context). */
+  dreams: DreamService;
   /**
    * What workspace quotas count (runs, sessions, committed usage) and the limits set per workspace
    * (null: none), for the usage route.

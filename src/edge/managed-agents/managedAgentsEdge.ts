@@ -9,6 +9,7 @@ import { apiKeyRoutes } from "./routes/apiKeyRoutes.js";
 import { custodyRoutes } from "./routes/custodyRoutes.js";
 import { dataSubjectRoutes } from "./routes/dataSubjectRoutes.js";
 import { deploymentRoutes } from "./routes/deploymentRoutes.js";
+import { dreamRoutes } from "./routes/dreamRoutes.js";
 import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
@@ -58,6 +59,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     skillRoutes(app, services);
     memoryStoreRoutes(app, services);
     deploymentRoutes(app, services);
+    dreamRoutes(app, services);
     sessionResourceRoutes(app, services);
     resourceUsageRoutes(app, services);
     sessionOutcomeRoutes(app, services);

@@ -66,8 +66,9 @@ export function memoryVersionDto(v: MemoryVersionRecord, view: MemoryView): Reco
     content_sha256: v.contentSha256,
     content_size_bytes: v.contentSizeBytes,
     created_at: isoTime(v.createdAt),
-    created_by: actorDto(v.createdBy),
     redacted_at: iso(v.redactedAt),
-    redacted_by: actorDto(v.redactedBy),
+    // Optional and never null in the SDK's type (its comment says null): absent, a typed client reads it safely.
+    ...(v.createdBy ? { created_by: actorDto(v.createdBy) } : {}),
+    ...(v.redactedBy ? { redacted_by: actorDto(v.redactedBy) } : {}),
   };
 }

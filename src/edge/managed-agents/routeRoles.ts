@@ -17,6 +17,9 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   // records of sessions started, readable by whoever may read sessions.
   ["/v1/deployments", "builder"],
   ["/v1/deployment_runs", "runtime"],
+  // Dreams read the workspace's sessions and write a new memory store: runtime, like both of those
+  // (a key limited to some agents, or an access token, is refused by the routes themselves).
+  ["/v1/dreams", "runtime"],
   // The hint streams (no data): whoever may read the sessions may hear that they changed.
   ["/v1/awaken/sessions/stream", "runtime"],
   ["/v1/awaken/approvals/stream", "runtime"],

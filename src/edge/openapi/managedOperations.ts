@@ -4,6 +4,7 @@ import * as apiKeys from "../managed-agents/schemas/apiKeys.js";
 import * as custody from "../managed-agents/schemas/custody.js";
 import * as dataSubjects from "../managed-agents/schemas/dataSubjects.js";
 import * as deployments from "../managed-agents/schemas/deployments.js";
+import * as dreams from "../managed-agents/schemas/dreams.js";
 import * as environments from "../managed-agents/schemas/environments.js";
 import * as events from "../managed-agents/schemas/events.js";
 import * as files from "../managed-agents/schemas/files.js";
@@ -358,6 +359,12 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     path: `${MEMORY_STORE}/memory_versions/:memory_version_id/redact`,
     summary: "Redact a memory version",
   },
+  // Dreams
+  { method: "POST", path: "/v1/dreams", summary: "Create a dream", body: dreams.createDreamBodySchema },
+  { method: "GET", path: "/v1/dreams", summary: "List dreams", query: dreams.listDreamsQuerySchema },
+  { method: "GET", path: "/v1/dreams/:dream_id", summary: "Retrieve a dream" },
+  { method: "POST", path: "/v1/dreams/:dream_id/cancel", summary: "Cancel a dream" },
+  { method: "POST", path: "/v1/dreams/:dream_id/archive", summary: "Archive a dream" },
   // Awaken extensions
   {
     method: "POST",

@@ -2,6 +2,7 @@ import type { ColumnType } from "kysely";
 import type { BlobTables } from "./tables/blobTables.js";
 import type { CommitTables } from "./tables/commitTables.js";
 import type { DeploymentTables } from "./tables/deploymentTables.js";
+import type { DreamTables } from "./tables/dreamTables.js";
 import type { FileTables } from "./tables/fileTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
@@ -17,7 +18,8 @@ export interface Database
     SkillTables,
     MemoryTables,
     SessionResourceTables,
-    DeploymentTables {
+    DeploymentTables,
+    DreamTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };
   api_keys: {

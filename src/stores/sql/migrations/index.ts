@@ -28,6 +28,7 @@ import { sessionResources } from "./027_session_resources.js";
 import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
 import { deployments } from "./031_deployments.js";
+import { dreams } from "./033_dreams.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "028_commit_rows": commitRows,
   "029_thread_lineage": threadLineage,
   "031_deployments": deployments,
+  "033_dreams": dreams,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
