@@ -111,7 +111,7 @@ export function catchUp(
   schedule: CronSchedule,
   fromMs: number,
   at: number,
-  maxCounted = 10_000,
+  maxCounted = 1_000,
 ): { fire: number; skipped: number; next: number | null } {
   const cron = cronOf(schedule);
   const [latest] = cron.previousRuns(1, new Date(at + 1));

@@ -44,7 +44,7 @@ export type DeploymentPatch = Partial<Omit<DeploymentInput, "metadata">> & {
 export interface DeploymentServiceDeps {
   store: DeploymentStore;
   /** Opens each trigger's session: the same entry every edge uses, keyed by the run's id. */
-  entry: Pick<SessionEntry, "openKeyed">;
+  entry: Pick<SessionEntry, "openKeyed" | "findKeyed">;
   /** Resolves a bare agent id to its latest version when the deployment is written. */
   pinner: AgentPinner;
   environments: Pick<EnvironmentStore, "get">;
@@ -58,6 +58,8 @@ export interface DeploymentServiceDeps {
 /** How long a run's key names its session: longer than any claim stays unsettled. */
 const RUN_KEY_WINDOW_MS = 7 * 24 * 3_600_000;
 const METADATA_MAX_KEYS = 16;
+/** A manual run still unsettled after this long was abandoned by its request (see `settle`). */
+const MANUAL_RUN_LATE_MS = 60_000;
 
 /**
  * Deployments: authoring (create, update, pause, unpause, archive) and triggers. A trigger claims
@@ -230,7 +232,24 @@ export class DeploymentService {
   ): Promise<DeploymentRunRecord> {
     let outcome: { sessionId: string } | { error: RunError };
     if (refuse) outcome = { error: refuse };
-    else {
+    else if (run.trigger.type === "manual" && run.claimedAt < this.deps.clock.now() - MANUAL_RUN_LATE_MS) {
+      // A manual run whose replica stopped before recording it: its caller saw the request fail,
+      // so no session is opened long after; one the first attempt opened is recorded.
+      const session = await this.deps.entry.findKeyed(
+        run.workspaceId,
+        "deployment_run",
+        run.id,
+        RUN_KEY_WINDOW_MS,
+      );
+      outcome = session
+        ? { sessionId: session.id }
+        : {
+            error: {
+              type: "unknown_error",
+              message: "the server stopped before this run's session was opened",
+            },
+          };
+    } else {
       try {
         const session = await this.deps.entry.openKeyed(
           run.workspaceId,

@@ -29,8 +29,12 @@ const SILENT = { info: () => {}, warn: () => {} };
 class Sessions {
   readonly byKey = new Map<string, string>();
   created = 0;
-  entry(options: { hangAfterCreate?: boolean } = {}): Pick<SessionEntry, "openKeyed"> {
+  entry(options: { hangAfterCreate?: boolean } = {}): Pick<SessionEntry, "openKeyed" | "findKeyed"> {
     return {
+      findKeyed: async (_workspaceId, _space, key) => {
+        const id = this.byKey.get(key);
+        return id ? ({ id } as SessionRecord) : null;
+      },
       openKeyed: async (_workspaceId, _space, key) => {
         let id = this.byKey.get(key);
         if (!id) {
@@ -152,6 +156,31 @@ describe.each(BACKEND_NAMES)("the deployment scheduler on %s", (backend) => {
     // One session per run, the abandoned one's included.
     expect(sessions.created).toBe(runs.length);
     expect(await store.unsettled(clock.now() + 1, 10)).toEqual([]);
+    await survivor.scheduler.stop();
+  });
+
+  it("a manual run its request abandoned is recorded as failed, never opened long after", async () => {
+    const sessions = new Sessions();
+    const survivor = replica(sessions);
+    const deployment = await everyMinute(survivor.service);
+    // The request's replica stopped between the claim and the session.
+    await store.insertRun({
+      id: "drun_abandoned",
+      workspaceId: "wrkspc_1",
+      deploymentId: deployment.id,
+      agent: deployment.agent,
+      trigger: { type: "manual" },
+      sessionId: null,
+      error: null,
+      claimedAt: clock.now(),
+      createdAt: null,
+    });
+    await clock.advance(POLICY.staleClaimMs + 1);
+    await survivor.scheduler.tick();
+    await survivor.scheduler.settled();
+    const run = await store.getRun("wrkspc_1", "drun_abandoned");
+    expect(run).toMatchObject({ sessionId: null, error: { type: "unknown_error" } });
+    expect(sessions.byKey.has("drun_abandoned")).toBe(false);
     await survivor.scheduler.stop();
   });
 });
