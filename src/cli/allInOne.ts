@@ -19,6 +19,7 @@ import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { sealedPushStore } from "../coordinator/sealedPushStore.js";
+import { WebhookService } from "../coordinator/webhookService.js";
 import { DEFAULT_SESSION_CHANGE_FEED, SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
@@ -294,6 +295,15 @@ export async function startAllInOne(
   const workers: Worker[] = [];
   // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
   const pushStore = sealedPushStore(storage.push, control.pushSealer);
+  const webhookTargets = new WebhookTargets(pushOutbound);
+  // Webhook endpoints share the push outbox, its deliverer and the push address policy.
+  const webhooks = new WebhookService({
+    store: storage.webhooks,
+    sealer: control.pushSealer,
+    refusal: (url) => webhookTargets.refusal(url),
+    clock,
+    woken: () => pusher.wake(),
+  });
   const services: EdgeServices = {
     iam,
     agents,
@@ -337,8 +347,9 @@ export async function startAllInOne(
     // A config set here has its first notification waiting: the deliverer looks at once.
     push: {
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
-      targets: new WebhookTargets(pushOutbound),
+      targets: webhookTargets,
     },
+    webhooks,
     resources,
     dataSubjects: {
       erasure: new SubjectErasureService(
@@ -363,6 +374,13 @@ export async function startAllInOne(
     log: logger.child({ component: "push" }),
     counted: (outcome) => metrics.pushDelivery(outcome),
     onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
+    webhooks: {
+      follow: (onThread) =>
+        webhooks.followSessions((threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq), onThread),
+      get wantsEveryCommit() {
+        return webhooks.wantsEveryCommit;
+      },
+    },
   });
   const app = createHttpServer(
     services,

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { ControlStores, RevocationNotices } from "../control/ports.js";
 import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
+import type { WebhookStore } from "../coordinator/webhookOutbox.js";
 import { RunHandOff } from "../coordinator/runHandOff.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
 import { type Clock, sleep } from "../kernel/clock.js";
@@ -19,6 +20,7 @@ import type { Database } from "../stores/sql/schema.js";
 import { SqlBlobStore } from "../stores/sql/sqlBlobStore.js";
 import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
+import { SqlWebhookStore } from "../stores/sql/sqlWebhookStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
 import { SqlWorkerRoster } from "../stores/sql/sqlWorkerRoster.js";
@@ -62,6 +64,8 @@ export interface Storage {
   facts: SqlInstallationFacts;
   /** A2A push-notification configs and their durable outbox. */
   push: PushOutboxStore;
+  /** Webhook endpoints, the sessions their events follow, and their rows in the push outbox. */
+  webhooks: WebhookStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
   /** Which workers hold which of a workspace's runs, and its self-hosted pollers. */
@@ -159,6 +163,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       quotaUsage: new SqlQuotaUsage(handle.db),
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
+      webhooks: new SqlWebhookStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
       workerRoster: new SqlWorkerRoster(handle.db),
       workspaceThreads: new SqlWorkspaceThreads(handle.db),
@@ -198,6 +203,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     quotaUsage: new SqlQuotaUsage(handle.db),
     facts: new SqlInstallationFacts(handle.db),
     push,
+    webhooks: new SqlWebhookStore(handle.db, "sqlite"),
     runQueue: new SqlRunQueueStats(handle.db),
     workerRoster: new SqlWorkerRoster(handle.db),
     workspaceThreads: new SqlWorkspaceThreads(handle.db),

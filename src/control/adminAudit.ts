@@ -27,6 +27,7 @@ export const AUDIT_RESOURCE_TYPES = [
   "api_key",
   "workspace",
   "data_subject",
+  "webhook_endpoint",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -60,7 +60,10 @@ export type IdPrefix =
   | "mem"
   | "memver"
   | "sesrsc"
-  | "outc";
+  | "outc"
+  | "whep"
+  | "wevt"
+  | "msg";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

@@ -10,6 +10,7 @@ import type { EnvironmentKeyService } from "../../coordinator/environmentKeyServ
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
 import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
+import type { WebhookService } from "../../coordinator/webhookService.js";
 import type { SessionChangeFeed } from "../../coordinator/sessionChangeFeed.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
@@ -70,6 +71,8 @@ export interface EdgeServices {
   clock: Clock;
   /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
+  /** Webhook endpoints and the door events are enqueued through; absent, none (route-table tests). */
+  webhooks?: WebhookService | undefined;
   /** Files, skills, memory stores and the resources sessions mount (the Resources context). */
   resources: ResourceServices;
   /**

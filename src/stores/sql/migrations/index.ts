@@ -27,6 +27,7 @@ import { memoryStores } from "./026_memory_stores.js";
 import { sessionResources } from "./027_session_resources.js";
 import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
+import { webhooks } from "./032_webhooks.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -58,6 +59,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "027_session_resources": sessionResources,
   "028_commit_rows": commitRows,
   "029_thread_lineage": threadLineage,
+  "032_webhooks": webhooks,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */

@@ -1,0 +1,231 @@
+import { randomBytes } from "node:crypto";
+import type { Actor } from "../control/adminAudit.js";
+import type { Clock } from "../kernel/clock.js";
+import { AwakenError, invalid, notFound } from "../kernel/errors.js";
+import { newId } from "../kernel/ids.js";
+import type { ScopedSealer } from "../secrets/ports.js";
+import { encodeSealedText } from "../secrets/sealedText.js";
+import type { CommittedTypedFact } from "./factVocabulary.js";
+import { factPosition } from "./pushOutbox.js";
+import { WEBHOOK_SECRET_FIELD, webhookSecretIdentity } from "./sealedPushStore.js";
+import {
+  MAX_ENDPOINTS_PER_WORKSPACE,
+  type WebhookEndpoint,
+  type WebhookEndpointState,
+  type WebhookEventInput,
+  type WebhookEvents,
+  type WebhookEventType,
+  type WebhookSessionCursor,
+  type WebhookStore,
+  webhookEventBody,
+} from "./webhookOutbox.js";
+import { sessionEventsOf } from "./webhookSessionEvents.js";
+
+export interface WebhookServiceDeps {
+  store: WebhookStore;
+  /** Control's sealer in the push scope: the signing secret is sealed like a push token. */
+  sealer: ScopedSealer;
+  /** Why a URL may not be a webhook target (the outbound address policy), or null. */
+  refusal(url: string): Promise<string | null>;
+  clock: Clock;
+  /** A row may be due now: the deliverer looks sooner than its idle wait. */
+  woken(): void;
+}
+
+export interface EndpointFields {
+  url: string;
+  enabledEvents: WebhookEventType[];
+  name: string;
+  description: string;
+}
+
+export interface EndpointPatch {
+  url?: string | undefined;
+  enabledEvents?: WebhookEventType[] | undefined;
+  name?: string | undefined;
+  description?: string | undefined;
+  state?: WebhookEndpointState | undefined;
+}
+
+/** A `whsec_` secret: 32 random bytes, base64, as standard-webhooks keys are written. */
+function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+/**
+ * Webhook endpoints of a workspace (the SDK's organization endpoints, scoped to the workspace of
+ * the admin key that manages them) and the one door through which events are enqueued.
+ */
+export class WebhookService implements WebhookEvents {
+  /** As of the last round: some workspace has an endpoint, so any thread's commit may be news. */
+  private endpointsExist = false;
+
+  constructor(private readonly deps: WebhookServiceDeps) {}
+
+  /** True when a commit on a thread no cursor follows yet (a new session's) should wake a round. */
+  get wantsEveryCommit(): boolean {
+    return this.endpointsExist;
+  }
+
+  /** The new endpoint and its signing secret: the only answer besides a regeneration that holds it. */
+  async create(by: Actor, fields: EndpointFields): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    await this.checkUrl(fields.url);
+    const existing = await this.deps.store.endpoints(by.workspaceId);
+    if (existing.length >= MAX_ENDPOINTS_PER_WORKSPACE) {
+      throw invalid(`a workspace can have at most ${MAX_ENDPOINTS_PER_WORKSPACE} webhook endpoints`);
+    }
+    const now = this.deps.clock.now();
+    const endpoint: WebhookEndpoint = {
+      id: newId("whep", now),
+      workspaceId: by.workspaceId,
+      name: fields.name,
+      description: fields.description,
+      url: fields.url,
+      enabledEvents: [...new Set(fields.enabledEvents)],
+      state: "enabled",
+      disabledReason: "",
+      secretRevision: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const secret = newSigningSecret();
+    await this.deps.store.createEndpoint(by, endpoint, await this.sealed(endpoint, secret));
+    this.endpointsExist = true;
+    return { endpoint, secret };
+  }
+
+  async get(workspaceId: string, id: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.deps.store.endpoint(workspaceId, id);
+    if (!endpoint) throw notFound("webhook endpoint", id);
+    return endpoint;
+  }
+
+  list(workspaceId: string): Promise<WebhookEndpoint[]> {
+    return this.deps.store.endpoints(workspaceId);
+  }
+
+  async update(by: Actor, id: string, patch: EndpointPatch): Promise<WebhookEndpoint> {
+    const before = await this.get(by.workspaceId, id);
+    if (patch.url !== undefined) await this.checkUrl(patch.url);
+    const next: WebhookEndpoint = {
+      ...before,
+      ...(patch.url !== undefined ? { url: patch.url } : {}),
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.description !== undefined ? { description: patch.description } : {}),
+      // An empty list leaves the set unchanged (SDK).
+      ...(patch.enabledEvents && patch.enabledEvents.length > 0
+        ? { enabledEvents: [...new Set(patch.enabledEvents)] }
+        : {}),
+      ...(patch.state !== undefined ? { state: patch.state, disabledReason: "" } : {}),
+      updatedAt: Math.max(this.deps.clock.now(), before.updatedAt + 1),
+    };
+    if (!(await this.deps.store.updateEndpoint(by, before, next))) {
+      throw new AwakenError("version_mismatch", "the webhook endpoint changed meanwhile; retry");
+    }
+    return next;
+  }
+
+  async regenerateSecret(by: Actor, id: string): Promise<string> {
+    const before = await this.get(by.workspaceId, id);
+    const next = {
+      ...before,
+      secretRevision: before.secretRevision + 1,
+      updatedAt: Math.max(this.deps.clock.now(), before.updatedAt + 1),
+    };
+    const secret = newSigningSecret();
+    if (!(await this.deps.store.replaceSecret(by, before, next, await this.sealed(next, secret)))) {
+      throw new AwakenError("version_mismatch", "the webhook endpoint's secret changed meanwhile; retry");
+    }
+    return secret;
+  }
+
+  async delete(by: Actor, id: string): Promise<void> {
+    const endpoint = await this.get(by.workspaceId, id);
+    if (!(await this.deps.store.deleteEndpoint(by, endpoint, this.deps.clock.now()))) {
+      throw notFound("webhook endpoint", id);
+    }
+  }
+
+  /**
+   * Enqueues a one-off event (a resource's change): its own stream, so it waits behind nothing.
+   * Called after the change committed: a process that dies between the two loses the event.
+   */
+  async emit(event: WebhookEventInput): Promise<void> {
+    const now = this.deps.clock.now();
+    const eventId = newId("wevt", now);
+    const body = webhookEventBody(event, eventId, now);
+    const queued = await this.deps.store.enqueue(
+      event.workspaceId,
+      { eventId, type: event.type, body },
+      { id: eventId, position: 0 },
+      now,
+    );
+    if (queued > 0) this.deps.woken();
+  }
+
+  /**
+   * One round of following sessions: new sessions get a cursor and their `session.created`; each
+   * followed session's facts after its cursor become events. How many cursors moved.
+   */
+  async followSessions(
+    history: (threadId: string, afterSeq: number) => Promise<CommittedTypedFact[]>,
+    onThread: (threadId: string) => void,
+  ): Promise<number> {
+    const now = this.deps.clock.now();
+    const discovered = await this.deps.store.discoverSessions(now, 100, (s) => {
+      const eventId = newId("wevt", now);
+      const event = { workspaceId: s.workspaceId, type: "session.created" as const, id: s.sessionId };
+      return { eventId, type: event.type, body: webhookEventBody(event, eventId, s.createdAt) };
+    });
+    this.endpointsExist = discovered.workspaces > 0;
+    let moved = discovered.found;
+    let after: WebhookSessionCursor | null = null;
+    for (;;) {
+      const page = await this.deps.store.followingSessions(100, after);
+      for (const cursor of page) {
+        onThread(cursor.threadId);
+        if (await this.followOne(cursor, history)) moved += 1;
+      }
+      if (page.length < 100) return moved;
+      after = page.at(-1) ?? null;
+    }
+  }
+
+  private async followOne(
+    cursor: WebhookSessionCursor,
+    history: (threadId: string, afterSeq: number) => Promise<CommittedTypedFact[]>,
+  ): Promise<boolean> {
+    const facts = await history(cursor.threadId, cursor.cursorSeq);
+    if (facts.length === 0) return false;
+    const events = [];
+    let finished = false;
+    for (const fact of facts) {
+      let index = 0;
+      for (const made of sessionEventsOf(fact)) {
+        const eventId = newId("wevt", fact.createdAt);
+        const input = { workspaceId: cursor.workspaceId, type: made.type, id: cursor.sessionId, extra: made.extra };
+        events.push({
+          eventId,
+          type: made.type,
+          body: webhookEventBody(input, eventId, fact.createdAt),
+          position: factPosition(fact.seq, index),
+        });
+        index += 1;
+      }
+      if (fact.kind === "session_deleted") finished = true;
+    }
+    const toSeq = facts.at(-1)?.seq ?? cursor.cursorSeq;
+    return this.deps.store.advanceSession(cursor, toSeq, finished, events, this.deps.clock.now());
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    const refusal = await this.deps.refusal(url);
+    if (refusal) throw invalid(refusal.replaceAll("push notification url", "webhook url"));
+  }
+
+  private async sealed(endpoint: WebhookEndpoint, secret: string): Promise<string> {
+    const identity = webhookSecretIdentity(endpoint.workspaceId, endpoint.id, endpoint.secretRevision);
+    const { sealed } = await this.deps.sealer.seal(identity, { [WEBHOOK_SECRET_FIELD]: secret });
+    return encodeSealedText(sealed);
+  }
+}
