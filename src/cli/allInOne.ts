@@ -19,12 +19,12 @@ import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
 import { sealedPushStore } from "../coordinator/sealedPushStore.js";
-import { WebhookService } from "../coordinator/webhookService.js";
 import { DEFAULT_SESSION_CHANGE_FEED, SessionChangeFeed } from "../coordinator/sessionChangeFeed.js";
 import { SessionEntryService } from "../coordinator/sessionEntryService.js";
 import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
+import { WebhookService } from "../coordinator/webhookService.js";
 import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
@@ -376,7 +376,10 @@ export async function startAllInOne(
     onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
     webhooks: {
       follow: (onThread) =>
-        webhooks.followSessions((threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq), onThread),
+        webhooks.followSessions(
+          (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
+          onThread,
+        ),
       get wantsEveryCommit() {
         return webhooks.wantsEveryCommit;
       },

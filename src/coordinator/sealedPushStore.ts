@@ -47,7 +47,11 @@ function identityOf(s: Pick<PushSubscription, "workspaceId" | "taskId" | "config
  * A webhook endpoint's signing secret, sealed in the push scope bound to its workspace, endpoint
  * and secret revision: a regenerated secret is a new revision, and a copied one does not open.
  */
-export function webhookSecretIdentity(workspaceId: string, endpointId: string, revision: number): RevisionIdentity {
+export function webhookSecretIdentity(
+  workspaceId: string,
+  endpointId: string,
+  revision: number,
+): RevisionIdentity {
   return { credentialId: `${PUSH_IDENTITY}webhook/${endpointId}`, revision, workspaceId };
 }
 

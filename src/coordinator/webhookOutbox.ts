@@ -149,7 +149,12 @@ export interface WebhookStore {
   endpoints(workspaceId: string): Promise<WebhookEndpoint[]>;
   /** Writes `next` over the endpoint; disabling it abandons its undelivered rows. */
   updateEndpoint(by: Actor, before: WebhookEndpoint, next: WebhookEndpoint): Promise<boolean>;
-  replaceSecret(by: Actor, before: WebhookEndpoint, next: WebhookEndpoint, sealedSecret: string): Promise<boolean>;
+  replaceSecret(
+    by: Actor,
+    before: WebhookEndpoint,
+    next: WebhookEndpoint,
+    sealedSecret: string,
+  ): Promise<boolean>;
   /** Removes it and its undelivered rows; false when there was none. */
   deleteEndpoint(by: Actor, endpoint: WebhookEndpoint, now: number): Promise<boolean>;
   /** Fans `event` out to the endpoints that take it, as stream `stream` at `position`. */
@@ -184,7 +189,7 @@ export interface WebhookStore {
   deliveries(
     workspaceId: string,
     endpointId: string,
-    query: { state: DeliveryState | null; limit: number; before: string | null },
+    query: { state: DeliveryState | null; limit: number; before: string | null; id?: string },
   ): Promise<WebhookDeliveryView[]>;
   /** Puts a delivery back in line (same delivery id, attempts from zero); false when unknown. */
   redeliver(workspaceId: string, endpointId: string, deliveryId: string, now: number): Promise<boolean>;

@@ -9,7 +9,9 @@ import type { CommittedTypedFact } from "./factVocabulary.js";
 import { factPosition } from "./pushOutbox.js";
 import { WEBHOOK_SECRET_FIELD, webhookSecretIdentity } from "./sealedPushStore.js";
 import {
+  type DeliveryState,
   MAX_ENDPOINTS_PER_WORKSPACE,
+  type WebhookDeliveryView,
   type WebhookEndpoint,
   type WebhookEndpointState,
   type WebhookEventInput,
@@ -146,6 +148,33 @@ export class WebhookService implements WebhookEvents {
     }
   }
 
+  deliveries(
+    workspaceId: string,
+    endpointId: string,
+    query: { state: DeliveryState | null; limit: number; before: string | null },
+  ): Promise<WebhookDeliveryView[]> {
+    return this.deps.store.deliveries(workspaceId, endpointId, query);
+  }
+
+  /** Puts a delivery back in line with its delivery id; the delivery as it now stands, or null. */
+  async redeliver(
+    workspaceId: string,
+    endpointId: string,
+    deliveryId: string,
+  ): Promise<WebhookDeliveryView | null> {
+    if (deliveryId.length > 256) return null;
+    if (!(await this.deps.store.redeliver(workspaceId, endpointId, deliveryId, this.deps.clock.now())))
+      return null;
+    this.deps.woken();
+    const [view] = await this.deps.store.deliveries(workspaceId, endpointId, {
+      state: null,
+      limit: 1,
+      before: null,
+      id: deliveryId,
+    });
+    return view ?? null;
+  }
+
   /**
    * Enqueues a one-off event (a resource's change): its own stream, so it waits behind nothing.
    * Called after the change committed: a process that dies between the two loses the event.
@@ -203,7 +232,12 @@ export class WebhookService implements WebhookEvents {
       let index = 0;
       for (const made of sessionEventsOf(fact)) {
         const eventId = newId("wevt", fact.createdAt);
-        const input = { workspaceId: cursor.workspaceId, type: made.type, id: cursor.sessionId, extra: made.extra };
+        const input = {
+          workspaceId: cursor.workspaceId,
+          type: made.type,
+          id: cursor.sessionId,
+          extra: made.extra,
+        };
         events.push({
           eventId,
           type: made.type,

@@ -10,11 +10,11 @@ import type { EnvironmentKeyService } from "../../coordinator/environmentKeyServ
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
 import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
-import type { WebhookService } from "../../coordinator/webhookService.js";
 import type { SessionChangeFeed } from "../../coordinator/sessionChangeFeed.js";
 import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
+import type { WebhookService } from "../../coordinator/webhookService.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";

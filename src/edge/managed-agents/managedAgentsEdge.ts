@@ -23,9 +23,11 @@ import { sessionRoutes } from "./routes/sessionRoutes.js";
 import { skillRoutes } from "./routes/skillRoutes.js";
 import { threadRoutes } from "./routes/threadRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
+import { webhookRoutes } from "./routes/webhookRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
 import { workspaceUsageRoutes } from "./routes/workspaceUsageRoutes.js";
+import { emitWebhookEvents } from "./webhookEmission.js";
 
 /**
  * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's extensions under
@@ -37,6 +39,8 @@ export const managedAgentsEdge: EdgeAdapter = {
   pathPrefixes: ["/"],
   register(app, services) {
     registerMultipartUploads(app);
+    // Resource changes answered here are webhook events (read per request: route-table tests have none).
+    emitWebhookEvents(app, () => services.webhooks);
     agentRoutes(app, services);
     environmentRoutes(app, services);
     sessionRoutes(app, services);
@@ -61,6 +65,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     sessionOutcomeRoutes(app, services);
     overviewRoutes(app, services);
     workspaceUsageRoutes(app, services);
+    webhookRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

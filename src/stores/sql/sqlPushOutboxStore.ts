@@ -216,7 +216,7 @@ export class SqlPushOutboxStore implements PushOutboxStore {
       .where("workspace_id", "=", row.workspace_id)
       .where("id", "=", row.config_id)
       .executeTakeFirst();
-    if (!endpoint || endpoint.state !== "enabled") {
+    if (endpoint?.state !== "enabled") {
       const key = this.db
         .updateTable("push_outbox")
         .where("workspace_id", "=", row.workspace_id)

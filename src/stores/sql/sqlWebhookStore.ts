@@ -104,7 +104,11 @@ export class SqlWebhookStore implements WebhookStore {
     return begin(this.db, this.dialect).execute(async (tx) => {
       const updated = await tx
         .updateTable("webhook_endpoints")
-        .set({ secret_sealed: sealedSecret, secret_revision: next.secretRevision, updated_at: next.updatedAt })
+        .set({
+          secret_sealed: sealedSecret,
+          secret_revision: next.secretRevision,
+          updated_at: next.updatedAt,
+        })
         .where("workspace_id", "=", before.workspaceId)
         .where("id", "=", before.id)
         .where("secret_revision", "=", before.secretRevision)
@@ -167,7 +171,9 @@ export class SqlWebhookStore implements WebhookStore {
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(
-              selectFrom("webhook_session_cursors as c").select("c.session_id").whereRef("c.session_id", "=", "s.id"),
+              selectFrom("webhook_session_cursors as c")
+                .select("c.session_id")
+                .whereRef("c.session_id", "=", "s.id"),
             ),
           ),
         )
@@ -199,7 +205,10 @@ export class SqlWebhookStore implements WebhookStore {
     return { found, workspaces: firsts.length };
   }
 
-  async followingSessions(limit: number, after: WebhookSessionCursor | null): Promise<WebhookSessionCursor[]> {
+  async followingSessions(
+    limit: number,
+    after: WebhookSessionCursor | null,
+  ): Promise<WebhookSessionCursor[]> {
     const rows = await this.db
       .selectFrom("webhook_session_cursors")
       .selectAll()
@@ -235,7 +244,7 @@ export class SqlWebhookStore implements WebhookStore {
   async deliveries(
     workspaceId: string,
     endpointId: string,
-    query: { state: DeliveryState | null; limit: number; before: string | null },
+    query: { state: DeliveryState | null; limit: number; before: string | null; id?: string },
   ): Promise<WebhookDeliveryView[]> {
     const rows = await this.db
       .selectFrom("push_outbox")
@@ -255,6 +264,7 @@ export class SqlWebhookStore implements WebhookStore {
       .where("format", "=", "webhook")
       .$if(query.state !== null, (qb) => qb.where("state", "=", query.state ?? ""))
       .$if(query.before !== null, (qb) => qb.where("delivery_id", "<", query.before ?? ""))
+      .$if(query.id !== undefined, (qb) => qb.where("delivery_id", "=", query.id ?? ""))
       .orderBy("delivery_id", "desc")
       .limit(query.limit)
       .execute();
@@ -271,7 +281,12 @@ export class SqlWebhookStore implements WebhookStore {
     }));
   }
 
-  async redeliver(workspaceId: string, endpointId: string, deliveryId: string, now: number): Promise<boolean> {
+  async redeliver(
+    workspaceId: string,
+    endpointId: string,
+    deliveryId: string,
+    now: number,
+  ): Promise<boolean> {
     // A row still leased keeps its lease: its holder settles it, and the redelivery waits for that.
     const result = await this.db
       .updateTable("push_outbox")

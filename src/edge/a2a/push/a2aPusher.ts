@@ -50,7 +50,10 @@ export interface A2aPusherDeps {
    * Webhook events' followers (sessions' committed facts into webhook rows), run each round beside
    * the push configs': how many moved; each followed thread is reported so its commits wake a round.
    */
-  webhooks?: { follow(onThread: (threadId: string) => void): Promise<number>; readonly wantsEveryCommit: boolean };
+  webhooks?: {
+    follow(onThread: (threadId: string) => void): Promise<number>;
+    readonly wantsEveryCommit: boolean;
+  };
 }
 
 /**
