@@ -41,6 +41,7 @@ import { readinessProbe } from "../edge/http/readinessProbe.js";
 import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
+import { SESSION_CREATED, sessionEventsOf, webhookEventBody } from "../edge/managed-agents/webhookEvents.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
@@ -299,6 +300,7 @@ export async function startAllInOne(
   // Webhook endpoints share the push outbox, its deliverer and the push address policy.
   const webhooks = new WebhookService({
     store: storage.webhooks,
+    vocabulary: { created: SESSION_CREATED, of: sessionEventsOf, body: webhookEventBody },
     sealer: control.pushSealer,
     refusal: (url) => webhookTargets.refusal(url),
     clock,

@@ -8,70 +8,11 @@
 
 import type { Actor } from "../control/adminAudit.js";
 
-/** Every event type the SDK's `BetaWebhookEventData` union names: what an endpoint may list. */
-export const WEBHOOK_EVENT_TYPES = [
-  "session.created",
-  "session.pending",
-  "session.running",
-  "session.idled",
-  "session.requires_action",
-  "session.archived",
-  "session.deleted",
-  "session.updated",
-  "session.budget_reached",
-  "session.status_rescheduled",
-  "session.status_run_started",
-  "session.status_idled",
-  "session.status_terminated",
-  "session.thread_created",
-  "session.thread_idled",
-  "session.thread_terminated",
-  "session.outcome_evaluation_ended",
-  "vault.created",
-  "vault.archived",
-  "vault.deleted",
-  "vault_credential.created",
-  "vault_credential.archived",
-  "vault_credential.deleted",
-  "vault_credential.refresh_failed",
-  "agent.created",
-  "agent.updated",
-  "agent.archived",
-  "agent.deleted",
-  "deployment.created",
-  "deployment.updated",
-  "deployment.paused",
-  "deployment.unpaused",
-  "deployment.archived",
-  "deployment.deleted",
-  "deployment_run.started",
-  "deployment_run.succeeded",
-  "deployment_run.failed",
-  "environment.created",
-  "environment.updated",
-  "environment.archived",
-  "environment.deleted",
-  "memory_store.created",
-  "memory_store.archived",
-  "memory_store.deleted",
-  "user_profile.enforcement_action_opened",
-  "user_profile.enforcement_action_resolved",
-  "user_profile.program_status_updated",
-  "external_key.failed",
-  "external_key.recovered",
-  "external_storage.failed",
-  "external_storage.recovered",
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-export const isWebhookEventType = (value: string): value is WebhookEventType =>
-  (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
-
 /**
- * The `organization_id` every event carries: a self-hosted installation is one organization, and
- * its workspaces are the SDK's workspaces (each event also names its `workspace_id`).
+ * An event's type, as the SDK's webhook event union names it. The vocabulary is the edge's
+ * (edge/webhooks/webhookEvents.ts); the outbox carries it as an opaque string.
  */
-export const INSTALLATION_ORGANIZATION_ID = "org_self_hosted";
+export type WebhookEventType = string;
 
 /** At most this many endpoints per workspace (the SDK's limit for an organization). */
 export const MAX_ENDPOINTS_PER_WORKSPACE = 32;
@@ -193,20 +134,4 @@ export interface WebhookStore {
   ): Promise<WebhookDeliveryView[]>;
   /** Puts a delivery back in line (same delivery id, attempts from zero); false when unknown. */
   redeliver(workspaceId: string, endpointId: string, deliveryId: string, now: number): Promise<boolean>;
-}
-
-/** The wire body of an event (the SDK's `BetaWebhookEvent`). */
-export function webhookEventBody(event: WebhookEventInput, eventId: string, at: number): string {
-  return JSON.stringify({
-    id: eventId,
-    type: "event",
-    created_at: new Date(at).toISOString(),
-    data: {
-      ...event.extra,
-      id: event.id,
-      organization_id: INSTALLATION_ORGANIZATION_ID,
-      type: event.type,
-      workspace_id: event.workspaceId,
-    },
-  });
 }

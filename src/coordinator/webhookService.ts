@@ -19,11 +19,26 @@ import {
   type WebhookEventType,
   type WebhookSessionCursor,
   type WebhookStore,
-  webhookEventBody,
 } from "./webhookOutbox.js";
-import { sessionEventsOf } from "./webhookSessionEvents.js";
+
+/** A session event one committed fact makes: its type and the fields its wire type adds. */
+export interface SessionWebhookEvent {
+  type: WebhookEventType;
+  extra?: Record<string, string>;
+}
+
+/**
+ * The edge's vocabulary: which events a session's first sight and each committed fact make, and
+ * an event's wire body.
+ */
+export interface WebhookVocabulary {
+  created: WebhookEventType;
+  of(fact: CommittedTypedFact): SessionWebhookEvent[];
+  body(event: WebhookEventInput, eventId: string, at: number): string;
+}
 
 export interface WebhookServiceDeps {
+  vocabulary: WebhookVocabulary;
   store: WebhookStore;
   /** Control's sealer in the push scope: the signing secret is sealed like a push token. */
   sealer: ScopedSealer;
@@ -182,7 +197,7 @@ export class WebhookService implements WebhookEvents {
   async emit(event: WebhookEventInput): Promise<void> {
     const now = this.deps.clock.now();
     const eventId = newId("wevt", now);
-    const body = webhookEventBody(event, eventId, now);
+    const body = this.deps.vocabulary.body(event, eventId, now);
     const queued = await this.deps.store.enqueue(
       event.workspaceId,
       { eventId, type: event.type, body },
@@ -203,8 +218,8 @@ export class WebhookService implements WebhookEvents {
     const now = this.deps.clock.now();
     const discovered = await this.deps.store.discoverSessions(now, 100, (s) => {
       const eventId = newId("wevt", now);
-      const event = { workspaceId: s.workspaceId, type: "session.created" as const, id: s.sessionId };
-      return { eventId, type: event.type, body: webhookEventBody(event, eventId, s.createdAt) };
+      const event = { workspaceId: s.workspaceId, type: this.deps.vocabulary.created, id: s.sessionId };
+      return { eventId, type: event.type, body: this.deps.vocabulary.body(event, eventId, s.createdAt) };
     });
     this.endpointsExist = discovered.workspaces > 0;
     let moved = discovered.found;
@@ -230,7 +245,7 @@ export class WebhookService implements WebhookEvents {
     let finished = false;
     for (const fact of facts) {
       let index = 0;
-      for (const made of sessionEventsOf(fact)) {
+      for (const made of this.deps.vocabulary.of(fact)) {
         const eventId = newId("wevt", fact.createdAt);
         const input = {
           workspaceId: cursor.workspaceId,
@@ -241,7 +256,7 @@ export class WebhookService implements WebhookEvents {
         events.push({
           eventId,
           type: made.type,
-          body: webhookEventBody(input, eventId, fact.createdAt),
+          body: this.deps.vocabulary.body(input, eventId, fact.createdAt),
           position: factPosition(fact.seq, index),
         });
         index += 1;

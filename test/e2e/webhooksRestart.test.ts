@@ -57,7 +57,7 @@ describe("webhooks across a crash", () => {
     key = endpoint.signing_secret;
     // The receiver takes each POST and hangs: the deliveries are in flight when the server dies.
     receiver.status = 0;
-    const agents = [];
+    const agents: Array<{ id: string }> = [];
     for (const name of ["one", "two", "three"]) {
       agents.push(await first.client.beta.agents.create({ name, model: MODEL }));
     }

@@ -1,12 +1,11 @@
 import { type Actor, type AuditAction, auditEntry } from "../../control/adminAudit.js";
-import {
-  type DeliveryState,
-  isWebhookEventType,
-  type WebhookDeliveryView,
-  type WebhookEndpoint,
-  type WebhookEventRow,
-  type WebhookSessionCursor,
-  type WebhookStore,
+import type {
+  DeliveryState,
+  WebhookDeliveryView,
+  WebhookEndpoint,
+  WebhookEventRow,
+  WebhookSessionCursor,
+  WebhookStore,
 } from "../../coordinator/webhookOutbox.js";
 import { newId } from "../../kernel/ids.js";
 import { begin, type Db, type DbOrTx, type SqlDialect } from "./db.js";
@@ -412,7 +411,7 @@ function toEndpoint(r: EndpointRow): WebhookEndpoint {
     name: r.name,
     description: r.description,
     url: r.url,
-    enabledEvents: parseEvents(r.enabled_events_json).filter(isWebhookEventType),
+    enabledEvents: parseEvents(r.enabled_events_json),
     state: r.state === "disabled" ? "disabled" : "enabled",
     disabledReason: r.disabled_reason,
     secretRevision: Number(r.secret_revision),

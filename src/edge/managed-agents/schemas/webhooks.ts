@@ -5,7 +5,7 @@
  * outbound address policy in the service.
  */
 import { z } from "zod";
-import { WEBHOOK_EVENT_TYPES } from "../../../coordinator/webhookOutbox.js";
+import { WEBHOOK_EVENT_TYPES } from "../webhookEvents.js";
 import { boundedString, PAGE_LIMIT, queryInt } from "./common.js";
 
 export const WEBHOOK_LIMITS = { name: 255, description: 1024, url: 2048 } as const;
