@@ -18,6 +18,7 @@ import {
   NOT_FOUND,
   RFC3339,
   userMessage,
+  WEATHER_TOOL,
 } from "../support/sdkHelpers.js";
 import { LOOPBACK, startTestServer, type TestServer } from "../support/testServer.js";
 import { type ReceivedPush, startWebhookReceiver } from "../support/webhookReceiver.js";
@@ -264,6 +265,43 @@ describe.each(BACKENDS)("webhook endpoints over the SDK on %s", (backend) => {
         },
       ),
     ).toThrow();
+  });
+
+  it("a session waiting on a client's tool is session.requires_action; updates and archiving follow; a disabled endpoint hears nothing", async () => {
+    const endpoint = await client.beta.organization.webhooks.create({
+      url: receiver.url,
+      enabled_events: events(
+        "session.requires_action",
+        "session.updated",
+        "session.archived",
+        "agent.created",
+      ),
+    });
+    keys.splice(0, keys.length, endpoint.signing_secret);
+    const agent = await client.beta.agents.create({ name: "tools", model: MODEL, tools: [WEATHER_TOOL] });
+    const environment = await client.beta.environments.create({ name: "tools" });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage('call get_weather {"city":"Oslo"}')],
+    });
+    const mine = (a: ReceivedPush[]) => a.filter((p) => p.body?.data?.id === session.id).map(typeOf);
+    await receiver.waitFor((a) => mine(a).includes("session.requires_action"));
+    await client.beta.sessions.update(session.id, { title: "weather" });
+    await client.beta.sessions.archive(session.id);
+    const got = await receiver.waitFor(
+      (a) => mine(a).includes("session.archived") && mine(a).includes("session.updated"),
+    );
+    expect(mine(got).filter((t) => t === "session.requires_action")).toHaveLength(1);
+    expect(receiver.received.every((p) => p.verified)).toBe(true);
+
+    await client.beta.organization.webhooks.update(endpoint.id, { state: "disabled" });
+    const quiet = await client.beta.agents.create({ name: "unheard", model: MODEL });
+    const { data } = await client.get<{ data: Array<{ event_type: string }> }>(
+      `/v1/awaken/webhooks/${endpoint.id}/deliveries`,
+    );
+    // Only the first agent's creation (while it was enabled) was queued.
+    expect(data.filter((d) => d.event_type === "agent.created")).toHaveLength(1);
+    expect(receiver.received.some((p) => p.body?.data?.id === quiet.id)).toBe(false);
   });
 
   it("a delivery that exhausts its attempts is dead-lettered, listed, and redelivered on request with its webhook-id", async () => {
