@@ -209,11 +209,21 @@ export class SqlWebhookStore implements WebhookStore {
     after: WebhookSessionCursor | null,
   ): Promise<WebhookSessionCursor[]> {
     const rows = await this.db
-      .selectFrom("webhook_session_cursors")
-      .selectAll()
-      .where("finished", "=", 0)
-      .$if(after !== null, (qb) => qb.where("session_id", ">", after?.sessionId ?? ""))
-      .orderBy("session_id", "asc")
+      .selectFrom("webhook_session_cursors as c")
+      .selectAll("c")
+      .where("c.finished", "=", 0)
+      // Only sessions with a commit past their cursor (its facts hold versions above the cursor):
+      // an idle session costs one index probe a round, not a history read.
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom("commits as k")
+            .select("k.thread_id")
+            .whereRef("k.thread_id", "=", "c.thread_id")
+            .whereRef("k.base_version", ">=", "c.cursor_seq"),
+        ),
+      )
+      .$if(after !== null, (qb) => qb.where("c.session_id", ">", after?.sessionId ?? ""))
+      .orderBy("c.session_id", "asc")
       .limit(limit)
       .execute();
     return rows.map(toCursor);
