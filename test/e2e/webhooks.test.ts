@@ -304,6 +304,40 @@ describe.each(BACKENDS)("webhook endpoints over the SDK on %s", (backend) => {
     expect(receiver.received.some((p) => p.body?.data?.id === quiet.id)).toBe(false);
   });
 
+  it("a subagent's thread is session.thread_created then session.thread_idled, naming the thread", async () => {
+    const endpoint = await client.beta.organization.webhooks.create({
+      url: receiver.url,
+      enabled_events: events("session.thread_created", "session.thread_idled"),
+    });
+    keys.splice(0, keys.length, endpoint.signing_secret);
+    const researcher = await client.beta.agents.create({ name: "researcher", model: MODEL });
+    const lead = await client.beta.agents.create({
+      name: "lead",
+      model: MODEL,
+      multiagent: {
+        type: "multiagent_20261001",
+        subagents: { type: "enabled", predefined_agents: [researcher.id] },
+      },
+    });
+    const environment = await client.beta.environments.create({
+      name: "subagents",
+      config: { type: "cloud", sandbox: { provisioning: "eager" } } as never,
+    });
+    const session = await client.beta.sessions.create({ agent: lead.id, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, {
+      events: [userMessage('call spawn_agent {"agent_name":"researcher","message":"find A"}')],
+    });
+    const mine = (a: ReceivedPush[]) => a.filter((p) => p.body?.data?.id === session.id);
+    const got = mine(
+      await receiver.waitFor((a) => mine(a).some((p) => typeOf(p) === "session.thread_idled")),
+    );
+    expect(got.map(typeOf)).toEqual(["session.thread_created", "session.thread_idled"]);
+    const threadId = got[0]?.body.data.session_thread_id;
+    expect(threadId).toMatch(/^sthr_/);
+    expect(got[1]?.body.data.session_thread_id).toBe(threadId);
+    expect(got.every((p) => p.verified)).toBe(true);
+  });
+
   it("a delivery that exhausts its attempts is dead-lettered, listed, and redelivered on request with its webhook-id", async () => {
     const endpoint = await client.beta.organization.webhooks.create({
       url: receiver.url,
