@@ -338,6 +338,29 @@ describe.each(BACKENDS)("webhook endpoints over the SDK on %s", (backend) => {
     expect(got.every((p) => p.verified)).toBe(true);
   });
 
+  it("an outcome's ended evaluation is session.outcome_evaluation_ended", async () => {
+    const endpoint = await client.beta.organization.webhooks.create({
+      url: receiver.url,
+      enabled_events: events("session.outcome_evaluation_ended", "session.idled"),
+    });
+    keys.splice(0, keys.length, endpoint.signing_secret);
+    const agent = await client.beta.agents.create({ name: "graded", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "graded" });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+    await client.beta.sessions.events.send(session.id, {
+      events: [
+        {
+          type: "user.define_outcome",
+          description: "Say something.",
+          rubric: { type: "text", content: "offline-verdict: unreadable" },
+        },
+      ],
+    });
+    const mine = (a: ReceivedPush[]) => a.filter((p) => p.body?.data?.id === session.id).map(typeOf);
+    const got = mine(await receiver.waitFor((a) => mine(a).includes("session.idled"), 20_000));
+    expect(got).toEqual(["session.outcome_evaluation_ended", "session.idled"]);
+  });
+
   it("a delivery that exhausts its attempts is dead-lettered, listed, and redelivered on request with its webhook-id", async () => {
     const endpoint = await client.beta.organization.webhooks.create({
       url: receiver.url,
