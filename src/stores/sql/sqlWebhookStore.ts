@@ -16,6 +16,11 @@ type EndpointRow = Database["webhook_endpoints"];
 type CursorRow = Database["webhook_session_cursors"];
 
 const CONTENT_TYPE = "application/json";
+/**
+ * How far before the newest followed session a round still looks for unfollowed ones: more than
+ * any clock difference between replicas and any session-creating transaction's length.
+ */
+const DISCOVERY_SLACK_MS = 10 * 60_000;
 
 /**
  * Webhook endpoints, the session cursors their events follow, and their rows in the one outbox
@@ -161,11 +166,22 @@ export class SqlWebhookStore implements WebhookStore {
       .execute();
     let found = 0;
     for (const { workspace_id, since } of firsts) {
+      // Sessions older than the newest one already followed (less a slack for replicas' clocks)
+      // were looked at by an earlier round: each round scans only the recent ones.
+      const newest = await this.db
+        .selectFrom("webhook_session_cursors")
+        .select((eb) => eb.fn.max("created_at").as("at"))
+        .where("workspace_id", "=", workspace_id)
+        .executeTakeFirst();
+      const from = Math.max(
+        Number(since),
+        newest?.at === null || newest?.at === undefined ? 0 : Number(newest.at) - DISCOVERY_SLACK_MS,
+      );
       const fresh = await this.db
         .selectFrom("sessions as s")
         .select(["s.id", "s.thread_id", "s.created_at"])
         .where("s.workspace_id", "=", workspace_id)
-        .where("s.created_at", ">=", Number(since))
+        .where("s.created_at", ">=", from)
         .where("s.deleted_at", "is", null)
         .where(({ not, exists, selectFrom }) =>
           not(
@@ -190,7 +206,7 @@ export class SqlWebhookStore implements WebhookStore {
         const inserted = await begin(this.db, this.dialect).execute(async (tx) => {
           const row = await tx
             .insertInto("webhook_session_cursors")
-            .values({ ...toCursorRow(cursor), created_at: now })
+            .values(toCursorRow(cursor))
             .onConflict((oc) => oc.doNothing())
             .executeTakeFirst();
           if (Number(row.numInsertedOrUpdatedRows ?? 0) !== 1) return false;

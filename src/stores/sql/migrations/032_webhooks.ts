@@ -49,7 +49,8 @@ export const webhooks: Migration = {
       .execute();
 
     // One row per session whose committed facts webhook events follow: the last fact turned into
-    // outbox rows, moved in the transaction that appends them (as a push config's cursor).
+    // outbox rows, moved in the transaction that appends them (as a push config's cursor);
+    // `created_at` is the session's.
     await db.schema
       .createTable("webhook_session_cursors")
       .addColumn("session_id", "text", (c) => c.primaryKey())
@@ -58,6 +59,17 @@ export const webhooks: Migration = {
       .addColumn("cursor_seq", "bigint", (c) => c.notNull())
       .addColumn("finished", "integer", (c) => c.notNull())
       .addColumn("created_at", "bigint", (c) => c.notNull())
+      .execute();
+    // A round looks for unfollowed sessions from just before the newest followed one.
+    await db.schema
+      .createIndex("webhook_session_cursors_newest")
+      .on("webhook_session_cursors")
+      .columns(["workspace_id", "created_at"])
+      .execute();
+    await db.schema
+      .createIndex("sessions_by_workspace_created")
+      .on("sessions")
+      .columns(["workspace_id", "created_at"])
       .execute();
     await db.schema
       .createIndex("webhook_session_cursors_following")
