@@ -25,6 +25,7 @@ import { SessionService } from "../coordinator/sessionService.js";
 import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { WebhookService } from "../coordinator/webhookService.js";
+import { WebhookSessionFollower } from "../coordinator/webhookSessionFollower.js";
 import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
@@ -297,10 +298,11 @@ export async function startAllInOne(
   // Push configs' tokens are sealed like vault credentials: opened only for a delivery.
   const pushStore = sealedPushStore(storage.push, control.pushSealer);
   const webhookTargets = new WebhookTargets(pushOutbound);
+  const webhookVocabulary = { created: SESSION_CREATED, of: sessionEventsOf, body: webhookEventBody };
   // Webhook endpoints share the push outbox, its deliverer and the push address policy.
   const webhooks = new WebhookService({
     store: storage.webhooks,
-    vocabulary: { created: SESSION_CREATED, of: sessionEventsOf, body: webhookEventBody },
+    vocabulary: webhookVocabulary,
     sealer: control.pushSealer,
     refusal: (url) => webhookTargets.refusal(url),
     clock,
@@ -376,16 +378,12 @@ export async function startAllInOne(
     log: logger.child({ component: "push" }),
     counted: (outcome) => metrics.pushDelivery(outcome),
     onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
-    webhooks: {
-      follow: (onThread) =>
-        webhooks.followSessions(
-          (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
-          onThread,
-        ),
-      get wantsEveryCommit() {
-        return webhooks.wantsEveryCommit;
-      },
-    },
+    webhooks: new WebhookSessionFollower({
+      store: storage.webhooks,
+      vocabulary: webhookVocabulary,
+      history: (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
+      clock,
+    }),
   });
   const app = createHttpServer(
     services,

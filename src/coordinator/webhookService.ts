@@ -5,8 +5,6 @@ import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { ScopedSealer } from "../secrets/ports.js";
 import { encodeSealedText } from "../secrets/sealedText.js";
-import type { CommittedTypedFact } from "./factVocabulary.js";
-import { factPosition } from "./pushOutbox.js";
 import { WEBHOOK_SECRET_FIELD, webhookSecretIdentity } from "./sealedPushStore.js";
 import {
   type DeliveryState,
@@ -17,28 +15,13 @@ import {
   type WebhookEventInput,
   type WebhookEvents,
   type WebhookEventType,
-  type WebhookSessionCursor,
   type WebhookStore,
 } from "./webhookOutbox.js";
-
-/** A session event one committed fact makes: its type and the fields its wire type adds. */
-export interface SessionWebhookEvent {
-  type: WebhookEventType;
-  extra?: Record<string, string>;
-}
-
-/**
- * The edge's vocabulary: which events a session's first sight and each committed fact make, and
- * an event's wire body.
- */
-export interface WebhookVocabulary {
-  created: WebhookEventType;
-  of(fact: CommittedTypedFact): SessionWebhookEvent[];
-  body(event: WebhookEventInput, eventId: string, at: number): string;
-}
+import type { WebhookVocabulary } from "./webhookSessionFollower.js";
 
 export interface WebhookServiceDeps {
-  vocabulary: WebhookVocabulary;
+  /** The edge's event vocabulary: an event's wire body. */
+  vocabulary: Pick<WebhookVocabulary, "body">;
   store: WebhookStore;
   /** Control's sealer in the push scope: the signing secret is sealed like a push token. */
   sealer: ScopedSealer;
@@ -74,15 +57,7 @@ function newSigningSecret(): string {
  * the admin key that manages them) and the one door through which events are enqueued.
  */
 export class WebhookService implements WebhookEvents {
-  /** As of the last round: some workspace has an endpoint, so any thread's commit may be news. */
-  private endpointsExist = false;
-
   constructor(private readonly deps: WebhookServiceDeps) {}
-
-  /** True when a commit on a thread no cursor follows yet (a new session's) should wake a round. */
-  get wantsEveryCommit(): boolean {
-    return this.endpointsExist;
-  }
 
   /** The new endpoint and its signing secret: the only answer besides a regeneration that holds it. */
   async create(by: Actor, fields: EndpointFields): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
@@ -107,7 +82,7 @@ export class WebhookService implements WebhookEvents {
     };
     const secret = newSigningSecret();
     await this.deps.store.createEndpoint(by, endpoint, await this.sealed(endpoint, secret));
-    this.endpointsExist = true;
+    this.deps.woken();
     return { endpoint, secret };
   }
 
@@ -205,66 +180,6 @@ export class WebhookService implements WebhookEvents {
       now,
     );
     if (queued > 0) this.deps.woken();
-  }
-
-  /**
-   * One round of following sessions: new sessions get a cursor and their `session.created`; each
-   * followed session's facts after its cursor become events. How many cursors moved.
-   */
-  async followSessions(
-    history: (threadId: string, afterSeq: number) => Promise<CommittedTypedFact[]>,
-    onThread: (threadId: string) => void,
-  ): Promise<number> {
-    const now = this.deps.clock.now();
-    const discovered = await this.deps.store.discoverSessions(now, 100, (s) => {
-      const eventId = newId("wevt", now);
-      const event = { workspaceId: s.workspaceId, type: this.deps.vocabulary.created, id: s.sessionId };
-      return { eventId, type: event.type, body: this.deps.vocabulary.body(event, eventId, s.createdAt) };
-    });
-    this.endpointsExist = discovered.workspaces > 0;
-    let moved = discovered.found;
-    let after: WebhookSessionCursor | null = null;
-    for (;;) {
-      const page = await this.deps.store.followingSessions(100, after);
-      for (const cursor of page) {
-        onThread(cursor.threadId);
-        if (await this.followOne(cursor, history)) moved += 1;
-      }
-      if (page.length < 100) return moved;
-      after = page.at(-1) ?? null;
-    }
-  }
-
-  private async followOne(
-    cursor: WebhookSessionCursor,
-    history: (threadId: string, afterSeq: number) => Promise<CommittedTypedFact[]>,
-  ): Promise<boolean> {
-    const facts = await history(cursor.threadId, cursor.cursorSeq);
-    if (facts.length === 0) return false;
-    const events = [];
-    let finished = false;
-    for (const fact of facts) {
-      let index = 0;
-      for (const made of this.deps.vocabulary.of(fact)) {
-        const eventId = newId("wevt", fact.createdAt);
-        const input = {
-          workspaceId: cursor.workspaceId,
-          type: made.type,
-          id: cursor.sessionId,
-          extra: made.extra,
-        };
-        events.push({
-          eventId,
-          type: made.type,
-          body: this.deps.vocabulary.body(input, eventId, fact.createdAt),
-          position: factPosition(fact.seq, index),
-        });
-        index += 1;
-      }
-      if (fact.kind === "session_deleted") finished = true;
-    }
-    const toSeq = facts.at(-1)?.seq ?? cursor.cursorSeq;
-    return this.deps.store.advanceSession(cursor, toSeq, finished, events, this.deps.clock.now());
   }
 
   private async checkUrl(url: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type { CommittedTypedFact } from "../../coordinator/factVocabulary.js";
 import type { WebhookEventInput } from "../../coordinator/webhookOutbox.js";
-import type { SessionWebhookEvent } from "../../coordinator/webhookService.js";
+import type { SessionWebhookEvent } from "../../coordinator/webhookSessionFollower.js";
 
 /**
  * The webhook event vocabulary of the Managed wire: every event type the SDK's
