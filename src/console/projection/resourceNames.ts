@@ -28,4 +28,5 @@ export const AUDIT_RESOURCE_TYPES = [
   "api_key",
   "workspace",
   "data_subject",
+  "webhook_endpoint",
 ] as const;
