@@ -26,6 +26,8 @@ import type { TailItem, TailOpenOptions } from "../coordinator/sessionTail.js";
 import { StoreSessionTail } from "../coordinator/storeSessionTail.js";
 import { TunnelRelay } from "../coordinator/tunnels/tunnelRelay.js";
 import { TunnelService } from "../coordinator/tunnels/tunnelService.js";
+import { WebhookService } from "../coordinator/webhookService.js";
+import { WebhookSessionFollower } from "../coordinator/webhookSessionFollower.js";
 import { WorkerConnections } from "../coordinator/workerConnections.js";
 import { WorkerRoster } from "../coordinator/workerRoster.js";
 import { DEFAULT_LEASE_LIMITS } from "../coordinator/workLease.js";
@@ -50,6 +52,7 @@ import { readTypedHistory } from "../edge/http/typedFacts.js";
 import { WebhookTargets } from "../edge/http/webhookTargets.js";
 import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
 import { deploymentSessionInputs } from "../edge/managed-agents/deploymentInputs.js";
+import { SESSION_CREATED, sessionEventsOf, webhookEventBody } from "../edge/managed-agents/webhookEvents.js";
 import { systemClock } from "../kernel/clock.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
@@ -351,6 +354,17 @@ export async function startAllInOne(
     clock,
     tunnelRelay,
   );
+  const webhookTargets = new WebhookTargets(pushOutbound);
+  const webhookVocabulary = { created: SESSION_CREATED, of: sessionEventsOf, body: webhookEventBody };
+  // Webhook endpoints share the push outbox, its deliverer and the push address policy.
+  const webhooks = new WebhookService({
+    store: storage.webhooks,
+    vocabulary: webhookVocabulary,
+    sealer: control.pushSealer,
+    refusal: (url) => webhookTargets.refusal(url),
+    clock,
+    woken: () => pusher.wake(),
+  });
   const services: EdgeServices = {
     iam,
     agents,
@@ -394,8 +408,9 @@ export async function startAllInOne(
     // A config set here has its first notification waiting: the deliverer looks at once.
     push: {
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),
-      targets: new WebhookTargets(pushOutbound),
+      targets: webhookTargets,
     },
+    webhooks,
     resources,
     deployments,
     dreams,
@@ -424,6 +439,12 @@ export async function startAllInOne(
     log: logger.child({ component: "push" }),
     counted: (outcome) => metrics.pushDelivery(outcome),
     onAnyThreadCommitted: (listener) => ports.signals.onAnyThreadCommitted(listener),
+    webhooks: new WebhookSessionFollower({
+      store: storage.webhooks,
+      vocabulary: webhookVocabulary,
+      history: (threadId, afterSeq) => readTypedHistory(ports.history, threadId, afterSeq),
+      clock,
+    }),
   });
   const app = createHttpServer(
     services,

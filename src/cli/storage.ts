@@ -6,6 +6,7 @@ import type { CoordinatorStores, WakeSignals } from "../coordinator/ports.js";
 import type { PushOutboxStore } from "../coordinator/pushOutbox.js";
 import { RunHandOff } from "../coordinator/runHandOff.js";
 import { InProcessWakeSignals } from "../coordinator/wakeSignals.js";
+import type { WebhookStore } from "../coordinator/webhookOutbox.js";
 import type { DeploymentStore } from "../deployments/ports.js";
 import type { DreamStore } from "../dreams/ports.js";
 import { type Clock, sleep } from "../kernel/clock.js";
@@ -25,6 +26,7 @@ import { SqlInstallationFacts } from "../stores/sql/sqlInstallationFacts.js";
 import { SqlPushOutboxStore } from "../stores/sql/sqlPushOutboxStore.js";
 import { SqlRunQueueStats } from "../stores/sql/sqlRunQueueStats.js";
 import { SqlRunSessions } from "../stores/sql/sqlRunSessions.js";
+import { SqlWebhookStore } from "../stores/sql/sqlWebhookStore.js";
 import { SqlWorkerRoster } from "../stores/sql/sqlWorkerRoster.js";
 import { SqlWorkspaceThreads } from "../stores/sql/sqlWorkspaceThreads.js";
 import { controlStores, resourceStores } from "../stores/sql/storeBundles.js";
@@ -70,6 +72,8 @@ export interface Storage {
   push: PushOutboxStore;
   /** Deployments and their runs (the Deployment context). */
   deployments: DeploymentStore;
+  /** Webhook endpoints, the sessions their events follow, and their rows in the push outbox. */
+  webhooks: WebhookStore;
   /** The queue-depth gauge's count, read at scrape time. */
   runQueue: SqlRunQueueStats;
   /** Which workers hold which of a workspace's runs, and its self-hosted pollers. */
@@ -169,6 +173,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
       facts: new SqlInstallationFacts(handle.db),
       push: new SqlPushOutboxStore(handle.db, "postgres"),
       deployments: new SqlDeploymentStore(handle.db, "postgres"),
+      webhooks: new SqlWebhookStore(handle.db, "postgres"),
       runQueue: new SqlRunQueueStats(handle.db),
       workerRoster: new SqlWorkerRoster(handle.db),
       workspaceThreads: new SqlWorkspaceThreads(handle.db),
@@ -210,6 +215,7 @@ export async function openStorage(options: StorageOptions, clock: Clock, logger:
     facts: new SqlInstallationFacts(handle.db),
     push,
     deployments: new SqlDeploymentStore(handle.db, "sqlite"),
+    webhooks: new SqlWebhookStore(handle.db, "sqlite"),
     runQueue: new SqlRunQueueStats(handle.db),
     workerRoster: new SqlWorkerRoster(handle.db),
     workspaceThreads: new SqlWorkspaceThreads(handle.db),

@@ -23,6 +23,7 @@ export type Route =
   | { page: "workers" }
   | { page: "audit" }
   | { page: "api-keys" }
+  | { page: "webhooks" }
   | { page: "not_found"; path: string };
 
 export function routeOf(path: string): Route {
@@ -41,6 +42,7 @@ export function routeOf(path: string): Route {
     return { page: "credential", vaultId: parts[1]!, credentialId: parts[3]! };
   if (parts.length === 1 && (parts[0] === "custody" || parts[0] === "workers")) return { page: parts[0] };
   if (parts.length === 1 && parts[0] === "environment-keys") return { page: "environment-keys" };
+  if (parts.length === 1 && parts[0] === "webhooks") return { page: "webhooks" };
   if (parts.length === 1 && (parts[0] === "files" || parts[0] === "skills" || parts[0] === "memory-stores"))
     return { page: parts[0] };
   if (parts.length === 2 && parts[0] === "skills") return { page: "skill", skillId: parts[1]! };

@@ -31,6 +31,7 @@ export const AUDIT_RESOURCE_TYPES = [
   "tunnel",
   "tunnel_certificate",
   "user_profile",
+  "webhook_endpoint",
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -1,4 +1,8 @@
 /**
+ * The one durable outbox of outbound deliveries, in two formats: A2A push notifications (`a2a`)
+ * and signed webhook events (`webhook`, see webhookOutbox.ts). Both share the rows, the lease-held
+ * claim, the settlement and the retry policy; a format only shapes its body and headers.
+ *
  * Push notifications to a client's webhook: a subscription (one push config of one task) follows
  * the task's session from a durable cursor, and what it has to say waits in an outbox until a
  * deliverer, holding the row's lease, has POSTed it. Protocol-neutral: an edge decides which
@@ -36,22 +40,36 @@ export interface PushMessage {
   contentType: string;
 }
 
-/** An outbox row. `position` orders one subscription's rows; rows of one go out in that order. */
+/** Which shape a row goes out in: an A2A push notification, or a standard-webhooks signed event. */
+export type OutboxFormat = "a2a" | "webhook";
+
+/**
+ * An outbox row. `position` orders one stream's rows (a push subscription's; a webhook
+ * endpoint's events of one session); rows of one stream go out in that order.
+ */
 export interface PushDelivery extends PushMessage {
   workspaceId: string;
+  /** A push subscription's task; a webhook row's stream (its session, or its event for a one-off). */
   taskId: string;
+  /** A push config's id; a webhook row's endpoint id. */
   configId: string;
   position: number;
   /** Attempts so far, this one included once claimed. */
   attempts: number;
+  format: OutboxFormat;
+  /** A webhook row's stored stable id; null on A2A rows, whose id follows from their key. */
+  storedId: string | null;
 }
 
-/** A claimed row and where it goes (the subscription's target as it is now). */
+/** A claimed row and where it goes (the subscription's or endpoint's target as it is now). */
 export interface ClaimedDelivery extends PushDelivery {
   url: string;
+  /** A2A: the config's token. Webhook: the endpoint's signing secret (`whsec_…`). Sealed at rest. */
   token: string;
   authScheme: string;
   authCredentials: string;
+  /** A webhook endpoint's secret revision (the sealed secret is bound to it); 1 for A2A. */
+  secretRevision: number;
 }
 
 export type PushSettlement =
@@ -125,8 +143,8 @@ export const factPosition = (seq: number, index: number): number => seq * ROWS_P
 export const firstPosition = (cursorSeq: number): number => factPosition(cursorSeq, ROWS_PER_FACT - 1);
 
 /** A stable id per row, the same on every attempt and after a restart: receivers dedupe by it. */
-export function deliveryId(d: Pick<PushDelivery, "taskId" | "configId" | "position">): string {
-  return `${d.taskId}/${d.configId}/${d.position}`;
+export function deliveryId(d: Pick<PushDelivery, "taskId" | "configId" | "position" | "storedId">): string {
+  return d.storedId ?? `${d.taskId}/${d.configId}/${d.position}`;
 }
 
 /** The kernel's backoff after `attempts` failed attempts, unjittered: the row stores the exact next time. */

@@ -43,8 +43,33 @@ function identityOf(s: Pick<PushSubscription, "workspaceId" | "taskId" | "config
   };
 }
 
+/**
+ * A webhook endpoint's signing secret, sealed in the push scope bound to its workspace, endpoint
+ * and secret revision: a regenerated secret is a new revision, and a copied one does not open.
+ */
+export function webhookSecretIdentity(
+  workspaceId: string,
+  endpointId: string,
+  revision: number,
+): RevisionIdentity {
+  return { credentialId: `${PUSH_IDENTITY}webhook/${endpointId}`, revision, workspaceId };
+}
+
+/** The field a webhook endpoint's sealed record carries its secret in. */
+export const WEBHOOK_SECRET_FIELD = "secret";
+
 async function opened(sealer: PushFieldSealer, d: ClaimedDelivery): Promise<ClaimedDelivery> {
   if (!d.token.startsWith(SEALED_TEXT_PREFIX)) return d;
+  if (d.format === "webhook") {
+    const sealed = decodeSealedText(d.token);
+    const identity = webhookSecretIdentity(d.workspaceId, d.configId, d.secretRevision);
+    const value = sealed
+      ? await sealer.openField(identity, sealed, WEBHOOK_SECRET_FIELD).catch(() => null)
+      : null;
+    const secret = value ? value.toString("utf8") : "";
+    value?.fill(0);
+    return { ...d, token: secret };
+  }
   const sealed = decodeSealedText(d.token);
   const field = async (name: string) => {
     const value = sealed ? await sealer.openField(identityOf(d), sealed, name).catch(() => null) : null;

@@ -67,7 +67,10 @@ export type IdPrefix =
   | "tnl"
   | "tcrt"
   | "tnltok"
-  | "uprof";
+  | "uprof"
+  | "whep"
+  | "wevt"
+  | "msg";
 
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${encodeSequence(nextSequence(nowMs))}${encodeRandom(RANDOM_CHARS)}`;

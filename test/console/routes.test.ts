@@ -21,6 +21,8 @@ describe("the Console's home and admin routes", () => {
     expect(routeOf("audit")).toEqual({ page: "audit" });
     expect(routeOf("api-keys")).toEqual({ page: "api-keys" });
     expect(routeOf("api-keys/x")).toMatchObject({ page: "not_found" });
+    expect(routeOf("webhooks")).toEqual({ page: "webhooks" });
+    expect(routeOf("webhooks/x")).toMatchObject({ page: "not_found" });
   });
 });
 

@@ -5,12 +5,13 @@
  * status changes POSTed ending with completed, each carrying the config's token; refused URLs are
  * invalid params and write nothing.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TaskPushNotificationConfig } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { JsonRpcRequestMalformedError, JsonRpcTaskNotFoundError } from "@a2a-js/sdk/errors";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { a2aBase, a2aClient, authedFetch, stateName, userRequest } from "../support/a2aClient.js";
 import { MODEL, WEATHER_TOOL } from "../support/sdkHelpers.js";
@@ -98,6 +99,12 @@ describe("A2A push notifications", () => {
       expect(p.headers["x-a2a-notification-token"]).toBe(token);
       expect(p.contentType).toBe("application/a2a+json");
       expect(p.headers["x-awaken-delivery-id"]).toMatch(new RegExp(`^${result.id.replace(".", "\\.")}/`));
+      // Signed with standard webhooks under the key derived from the token (docs/webhooks.md): the
+      // receiver that chose the token verifies the body it got, and the id is the delivery id.
+      expect(p.headers["webhook-id"]).toBe(p.headers["x-awaken-delivery-id"]);
+      const key = `whsec_${createHash("sha256").update("awaken a2a push signing key\u0000").update(token).digest("base64")}`;
+      expect(() => new Webhook(key).verify(p.raw, p.headers as Record<string, string>)).not.toThrow();
+      expect(() => new Webhook(key).verify(`${p.raw} `, p.headers as Record<string, string>)).toThrow();
     }
     expect(new Set(mine.map((p) => p.headers["x-awaken-delivery-id"])).size).toBe(mine.length);
     // The token is sealed at rest: not in the database files, whatever SQLite has flushed where.

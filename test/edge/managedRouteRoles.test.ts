@@ -31,15 +31,17 @@ describe("the role each Managed route needs", () => {
     }
     // Admin-only: Awaken's operator extensions, and user profiles (data subjects whose delete erases content).
     expect(
-      // Admin only: Awaken's extensions, MCP tunnels (their tokens open a private network) and user
-      // profiles (a delete erases content, as the erasure route does).
+      // Admin only: Awaken's extensions, MCP tunnels (their tokens open a private network), user
+      // profiles (a delete erases content, as the erasure route does) and webhook endpoints (the SDK's
+      // organization API).
       routes
         .filter((url) => managedRouteRole(url) === "admin")
         .every(
           (url) =>
             url.startsWith("/v1/awaken/") ||
             url.startsWith("/v1/tunnels") ||
-            url.startsWith("/v1/user_profiles"),
+            url.startsWith("/v1/user_profiles") ||
+            url.startsWith("/v1/organizations/webhooks"),
         ),
     ).toBe(true);
     await app.close();

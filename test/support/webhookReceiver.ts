@@ -8,17 +8,30 @@ export interface ReceivedPush {
   body: any;
   contentType: string;
   answered: number;
+  /** The body as it arrived (what a signature covers). */
+  raw: string;
+  /** The `verify` check's answer (true when the receiver has none). */
+  verified: boolean;
+}
+
+export interface ReceiverOptions {
+  /**
+   * Checks each delivery's signature (a standard-webhooks receiver calls the SDK's `unwrap()`):
+   * one that throws is answered 400 and never accepted.
+   */
+  verify?: (raw: string, headers: Record<string, string>) => void;
 }
 
 /**
  * A webhook on the loopback, as an A2A client would run one: it records every POST and answers
  * `status` (200, or 503 to play a receiver that is down).
  */
-export async function startWebhookReceiver(): Promise<{
+export async function startWebhookReceiver(options: ReceiverOptions = {}): Promise<{
   url: string;
   received: ReceivedPush[];
   /** The ones answered 2xx: what the receiver accepted. */
   accepted(): ReceivedPush[];
+  /** 200, 503 to play a receiver that is down, or 0 to take requests and never answer them. */
   status: number;
   waitFor(test: (accepted: ReceivedPush[]) => boolean, timeoutMs?: number): Promise<ReceivedPush[]>;
   close(): Promise<void>;
@@ -38,13 +51,29 @@ export async function startWebhookReceiver(): Promise<{
       } catch {
         body = text;
       }
+      let verified = true;
+      if (options.verify) {
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(req.headers)) {
+          if (typeof value === "string") flat[name] = value;
+        }
+        try {
+          options.verify(text, flat);
+        } catch {
+          verified = false;
+        }
+      }
+      const answered = verified ? state.status : 400;
       received.push({
         headers: req.headers,
         body,
         contentType: req.headers["content-type"] ?? "",
-        answered: state.status,
+        answered,
+        raw: text,
+        verified,
       });
-      res.writeHead(state.status).end();
+      // Status 0: the request is taken and left unanswered (a receiver hung mid-delivery).
+      if (answered !== 0) res.writeHead(answered).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -36,6 +36,29 @@ export interface CredentialOpen {
   created_at: string;
 }
 
+/** A webhook endpoint as `GET /v1/organizations/webhooks` answers it (never its secret). */
+export interface WebhookEndpoint {
+  id: string;
+  name: string;
+  url: string;
+  state: "enabled" | "disabled";
+  enabled_events: string[];
+  created_at: string;
+}
+
+/** One delivery of an event to an endpoint; `abandoned` is the dead-letter state. */
+export interface WebhookDelivery {
+  type: "webhook_delivery";
+  id: string;
+  event_id: string;
+  event_type: string;
+  state: "pending" | "delivered" | "abandoned";
+  attempts: number;
+  last_error: string | null;
+  created_at: string;
+  settled_at: string | null;
+}
+
 export interface EnvironmentKey {
   type: "environment_key";
   id: string;
@@ -238,6 +261,16 @@ export const awaken = {
       query: { limit: 50, ...filter },
       signal,
     }),
+  /** The SDK's organization webhooks API, scoped to the key's workspace (up to 32 endpoints). */
+  webhooks: (client: Anthropic, signal: AbortSignal) =>
+    client.get<{ data: WebhookEndpoint[] }>("/v1/organizations/webhooks", { query: { limit: 100 }, signal }),
+  webhookDeliveries: (client: Anthropic, endpointId: string, state: string, signal: AbortSignal) =>
+    client.get<{ data: WebhookDelivery[] }>(path("webhooks", endpointId, "deliveries"), {
+      query: { limit: 50, state },
+      signal,
+    }),
+  redeliverWebhook: (client: Anthropic, endpointId: string, deliveryId: string) =>
+    client.post<WebhookDelivery>(path("webhooks", endpointId, "deliveries", deliveryId, "redeliver")),
   environmentKeys: (client: Anthropic, environmentId: string, signal: AbortSignal) =>
     client.get<AwakenPage<EnvironmentKey>>(path("environments", environmentId, "keys"), {
       query: { limit: 100 },

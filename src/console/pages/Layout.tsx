@@ -23,6 +23,7 @@ import { SkillPage } from "./SkillPage.js";
 import { SkillsPage } from "./SkillsPage.js";
 import { VaultPage } from "./VaultPage.js";
 import { VaultsPage } from "./VaultsPage.js";
+import { WebhooksPage } from "./WebhooksPage.js";
 import { WorkersPage } from "./WorkersPage.js";
 
 export function Layout() {
@@ -51,6 +52,7 @@ export function Layout() {
           <Link to="workers">Workers</Link>
           <Link to="audit">Audit</Link>
           <Link to="api-keys">API keys</Link>
+          <Link to="webhooks">Webhooks</Link>
         </nav>
         <button type="button" className="secondary" onClick={signOut}>
           Sign out
@@ -93,6 +95,7 @@ export function Layout() {
         {route.page === "workers" && <WorkersPage />}
         {route.page === "audit" && <AuditPage />}
         {route.page === "api-keys" && <ApiKeysPage />}
+        {route.page === "webhooks" && <WebhooksPage />}
         {route.page === "not_found" && (
           <p role="alert">
             Nothing at “{route.path}”. <Link to="sessions">Back to sessions</Link>

@@ -31,4 +31,5 @@ export const AUDIT_RESOURCE_TYPES = [
   "tunnel",
   "tunnel_certificate",
   "user_profile",
+  "webhook_endpoint",
 ] as const;

@@ -16,6 +16,7 @@ import type { SessionEntry } from "../../coordinator/sessionEntry.js";
 import type { SessionService } from "../../coordinator/sessionService.js";
 import type { SessionTail } from "../../coordinator/sessionTail.js";
 import type { TunnelService } from "../../coordinator/tunnels/tunnelService.js";
+import type { WebhookService } from "../../coordinator/webhookService.js";
 import type { WorkerRoster } from "../../coordinator/workerRoster.js";
 import type { WorkQueueService } from "../../coordinator/workQueueService.js";
 import type { QuotaUsageReader, WorkspaceLimits } from "../../coordinator/workspaceQuotas.js";
@@ -75,6 +76,8 @@ export interface EdgeServices {
   clock: Clock;
   /** Webhook push notifications (A2A): their durable outbox and the URL policy; absent, none. */
   push?: { store: PushOutboxStore; targets: WebhookTargets } | undefined;
+  /** Webhook endpoints and the door events are enqueued through; absent, none (route-table tests). */
+  webhooks?: WebhookService | undefined;
   /** Files, skills, memory stores and the resources sessions mount (the Resources context). */
   resources: ResourceServices;
   /** Deployments and their runs (the Deployment context); absent, its routes answer 404. */

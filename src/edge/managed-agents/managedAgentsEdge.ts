@@ -27,9 +27,11 @@ import { threadRoutes } from "./routes/threadRoutes.js";
 import { tunnelRoutes } from "./routes/tunnelRoutes.js";
 import { userProfileRoutes } from "./routes/userProfileRoutes.js";
 import { vaultRoutes } from "./routes/vaultRoutes.js";
+import { webhookRoutes } from "./routes/webhookRoutes.js";
 import { workerRoutes } from "./routes/workerRoutes.js";
 import { workRoutes } from "./routes/workRoutes.js";
 import { workspaceUsageRoutes } from "./routes/workspaceUsageRoutes.js";
+import { emitWebhookEvents } from "./webhookEmission.js";
 
 /**
  * The Managed Agents wire (what `@anthropic-ai/sdk` speaks), plus Awaken's extensions under
@@ -41,6 +43,8 @@ export const managedAgentsEdge: EdgeAdapter = {
   pathPrefixes: ["/"],
   register(app, services) {
     registerMultipartUploads(app);
+    // Resource changes answered here are webhook events (read per request: route-table tests have none).
+    emitWebhookEvents(app, () => services.webhooks);
     agentRoutes(app, services);
     environmentRoutes(app, services);
     sessionRoutes(app, services);
@@ -69,6 +73,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     overviewRoutes(app, services);
     workspaceUsageRoutes(app, services);
     tunnelRoutes(app, services);
+    webhookRoutes(app, services);
   },
   roleFor: managedRoleFor,
   answerError: answerManagedError,

@@ -19,6 +19,7 @@ import * as threads from "../managed-agents/schemas/threads.js";
 import * as tunnels from "../managed-agents/schemas/tunnels.js";
 import * as userProfiles from "../managed-agents/schemas/userProfiles.js";
 import * as vaults from "../managed-agents/schemas/vaults.js";
+import * as webhooks from "../managed-agents/schemas/webhooks.js";
 import * as work from "../managed-agents/schemas/work.js";
 import * as workers from "../managed-agents/schemas/workers.js";
 import * as workspaceUsage from "../managed-agents/schemas/workspaceUsage.js";
@@ -31,6 +32,8 @@ const CREDENTIAL = "/v1/vaults/:vault_id/credentials/:credential_id";
 const THREAD = "/v1/sessions/:id/threads/:threadId";
 const TUNNEL = "/v1/tunnels/:tunnel_id";
 const USER_PROFILE = "/v1/user_profiles/:user_profile_id";
+const WEBHOOK = "/v1/organizations/webhooks/:webhook_endpoint_id";
+const WEBHOOK_DELIVERIES = "/v1/awaken/webhooks/:webhook_endpoint_id/deliveries";
 
 /** The Managed Agents wire and Awaken's `/v1/awaken/` extensions, with the schemas their routes parse. */
 export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
@@ -592,5 +595,42 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     path: "/v1/awaken/usage",
     summary: "The workspace's usage per day and now, beside its quotas",
     query: workspaceUsage.workspaceUsageQuerySchema,
+  },
+  // Webhook endpoints (scoped to the admin key's workspace) and the Awaken deliveries extension
+  {
+    method: "POST",
+    path: "/v1/organizations/webhooks",
+    summary: "Create a webhook endpoint (the answer holds its signing secret, once)",
+    body: webhooks.createWebhookBodySchema,
+  },
+  {
+    method: "GET",
+    path: "/v1/organizations/webhooks",
+    summary: "List the workspace's webhook endpoints",
+    query: webhooks.listWebhooksQuerySchema,
+  },
+  { method: "GET", path: WEBHOOK, summary: "Retrieve a webhook endpoint" },
+  {
+    method: "POST",
+    path: WEBHOOK,
+    summary: "Update a webhook endpoint",
+    body: webhooks.updateWebhookBodySchema,
+  },
+  { method: "DELETE", path: WEBHOOK, summary: "Delete a webhook endpoint" },
+  {
+    method: "POST",
+    path: `${WEBHOOK}/regenerate_signing_secret`,
+    summary: "Replace a webhook endpoint's signing secret (the answer holds the new one, once)",
+  },
+  {
+    method: "GET",
+    path: WEBHOOK_DELIVERIES,
+    summary: "List a webhook endpoint's deliveries, dead-lettered (abandoned) ones included",
+    query: webhooks.listDeliveriesQuerySchema,
+  },
+  {
+    method: "POST",
+    path: `${WEBHOOK_DELIVERIES}/:delivery_id/redeliver`,
+    summary: "Deliver a delivery again, with the same webhook-id",
   },
 ];

@@ -311,6 +311,34 @@ export interface Database
     last_error: string | null;
     settled_at: number | null;
     created_at: number;
+    /** "a2a" or "webhook" (migration 032); webhook rows carry their stable id and event type. */
+    format: string;
+    delivery_id: string | null;
+    event_type: string | null;
+  };
+  // coordinator: webhook endpoints and the sessions their events follow (migration 032)
+  webhook_endpoints: {
+    id: string;
+    workspace_id: string;
+    name: string;
+    description: string;
+    url: string;
+    enabled_events_json: string;
+    state: string;
+    disabled_reason: string;
+    /** The signing secret, sealed (`sealedText`); never plaintext. */
+    secret_sealed: string;
+    secret_revision: number;
+    created_at: number;
+    updated_at: number;
+  };
+  webhook_session_cursors: {
+    session_id: string;
+    workspace_id: string;
+    thread_id: string;
+    cursor_seq: number;
+    finished: number;
+    created_at: number;
   };
   // coordinator: the erasures of a subject's captured content, the audit of each (migration 021)
   data_subject_erasures: {

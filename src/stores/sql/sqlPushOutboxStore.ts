@@ -17,7 +17,7 @@ type OutboxRow = Database["push_outbox"];
 type OutboxScope = Database & { o: OutboxRow };
 
 /**
- * Push configs and their outbox in dialect-neutral Kysely. SQLite has one writer, so a claim's
+ * Push configs and the one outbox (A2A push and webhook rows) in dialect-neutral Kysely. SQLite has one writer, so a claim's
  * read-then-lease transaction needs nothing more; on PostgreSQL the claim takes its rows `FOR
  * UPDATE SKIP LOCKED`, so replicas claiming at once lease different rows and never wait, and a
  * row already leased is not due. The cursor moves by compare-and-set, in the transaction that
@@ -180,24 +180,69 @@ export class SqlPushOutboxStore implements PushOutboxStore {
     );
     const claimed: ClaimedDelivery[] = [];
     for (const row of leased) {
-      const config = await this.db
-        .selectFrom("push_configs")
-        .select(["url", "token", "auth_scheme", "auth_credentials"])
+      const target = row.format === "webhook" ? await this.endpointOf(row, now) : await this.configOf(row);
+      if (!target) continue; // unsubscribed (or its endpoint deleted or disabled) since the lease
+      claimed.push({ ...toDelivery(row), attempts: Number(row.attempts), ...target });
+    }
+    return claimed;
+  }
+
+  private async configOf(row: OutboxRow) {
+    const config = await this.db
+      .selectFrom("push_configs")
+      .select(["url", "token", "auth_scheme", "auth_credentials"])
+      .where("workspace_id", "=", row.workspace_id)
+      .where("task_id", "=", row.task_id)
+      .where("config_id", "=", row.config_id)
+      .executeTakeFirst();
+    if (!config) return null;
+    return {
+      url: config.url,
+      token: config.token,
+      authScheme: config.auth_scheme,
+      authCredentials: config.auth_credentials,
+      secretRevision: 1,
+    };
+  }
+
+  /**
+   * A webhook row's endpoint as it is now. A row whose endpoint was disabled since it was queued
+   * is abandoned here (a disabled endpoint receives nothing); one whose endpoint is gone, dropped.
+   */
+  private async endpointOf(row: OutboxRow, now: number) {
+    const endpoint = await this.db
+      .selectFrom("webhook_endpoints")
+      .select(["url", "secret_sealed", "secret_revision", "state"])
+      .where("workspace_id", "=", row.workspace_id)
+      .where("id", "=", row.config_id)
+      .executeTakeFirst();
+    if (endpoint?.state !== "enabled") {
+      const key = this.db
+        .updateTable("push_outbox")
         .where("workspace_id", "=", row.workspace_id)
         .where("task_id", "=", row.task_id)
         .where("config_id", "=", row.config_id)
-        .executeTakeFirst();
-      if (!config) continue; // unsubscribed since the lease: `unsubscribe` drops such rows
-      claimed.push({
-        ...toDelivery(row),
-        attempts: Number(row.attempts),
-        url: config.url,
-        token: config.token,
-        authScheme: config.auth_scheme,
-        authCredentials: config.auth_credentials,
-      });
+        .where("position", "=", row.position);
+      if (endpoint) {
+        await key
+          .set({
+            state: "abandoned",
+            settled_at: now,
+            last_error: "the endpoint is disabled",
+            lease_owner: null,
+            lease_until: null,
+          })
+          .execute();
+      }
+      return null;
     }
-    return claimed;
+    return {
+      url: endpoint.url,
+      token: endpoint.secret_sealed,
+      authScheme: "",
+      authCredentials: "",
+      secretRevision: Number(endpoint.secret_revision),
+    };
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -292,6 +337,9 @@ async function insertRows(
         last_error: null,
         settled_at: null,
         created_at: now,
+        format: "a2a",
+        delivery_id: null,
+        event_type: null,
       })),
     )
     .onConflict((oc) => oc.doNothing())
@@ -345,5 +393,7 @@ function toDelivery(r: OutboxRow): PushDelivery {
     body: r.body,
     contentType: r.content_type,
     attempts: Number(r.attempts),
+    format: r.format === "webhook" ? "webhook" : "a2a",
+    storedId: r.delivery_id,
   };
 }

@@ -1,4 +1,5 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { Webhook } from "standardwebhooks";
 import type { CommittedTypedFact } from "../../../coordinator/factVocabulary.js";
 import {
   type ClaimedDelivery,
@@ -21,6 +22,15 @@ export const NOTIFICATION_TOKEN_HEADER = "X-A2A-Notification-Token";
 /** The same on every attempt of a row, and after a restart: receivers dedupe by it. */
 export const DELIVERY_ID_HEADER = "X-Awaken-Delivery-Id";
 
+/**
+ * The standard-webhooks key an A2A push is signed with: derived from the config's token, so the
+ * receiver that chose the token verifies with `whsec_` + base64(SHA-256(label, token)) and nothing
+ * else has to be exchanged. A config without a token is not signed.
+ */
+export function a2aPushSigningKey(token: string): string {
+  return `whsec_${createHash("sha256").update("awaken a2a push signing key\u0000").update(token).digest("base64")}`;
+}
+
 const FOLLOW_BATCH = 100;
 const CLAIM_BATCH = 16;
 
@@ -36,6 +46,14 @@ export interface A2aPusherDeps {
   counted(outcome: PushDeliveryOutcome): void;
   /** Every thread's commits, this replica's and the others': a followed task's move wakes a round. */
   onAnyThreadCommitted?: (listener: (threadId: string) => void) => () => void;
+  /**
+   * Webhook events' followers (sessions' committed facts into webhook rows), run each round beside
+   * the push configs': how many moved; each followed thread is reported so its commits wake a round.
+   */
+  webhooks?: {
+    follow(onThread: (threadId: string) => void): Promise<number>;
+    readonly wantsEveryCommit: boolean;
+  };
 }
 
 /**
@@ -70,7 +88,7 @@ export class A2aPusher {
   start(): void {
     this.unsubscribe =
       this.deps.onAnyThreadCommitted?.((threadId) => {
-        if (this.followed.has(threadId)) this.wake();
+        if (this.followed.has(threadId) || this.deps.webhooks?.wantsEveryCommit) this.wake();
       }) ?? null;
     this.schedule(0);
   }
@@ -173,9 +191,17 @@ export class A2aPusher {
             );
           }
         }
-        if (page.length < FOLLOW_BATCH) return moved;
+        if (page.length < FOLLOW_BATCH) break;
         after = page.at(-1) ?? null;
       }
+      if (this.deps.webhooks && !this.stopped) {
+        try {
+          moved += await this.deps.webhooks.follow((threadId) => followed.add(threadId));
+        } catch (error) {
+          this.deps.log.warn({ err: error }, "webhook events could not follow their sessions");
+        }
+      }
+      return moved;
     } finally {
       this.followed = followed;
     }
@@ -233,16 +259,14 @@ export class A2aPusher {
     if (await this.deps.store.settle(d, this.owner, outcome, clock.now())) this.deps.counted(counted);
   }
 
+  private headersOf(d: ClaimedDelivery): Record<string, string> | null {
+    return signedHeaders(d, this.deps.clock.now());
+  }
+
   /** One POST; the failure, safe to store and log (a status or an error kind, never a secret), or null. */
   private async post(d: ClaimedDelivery): Promise<{ message: string; refused: boolean } | null> {
-    const headers: Record<string, string> = {
-      "content-type": d.contentType,
-      [DELIVERY_ID_HEADER]: deliveryId(d),
-    };
-    if (d.token !== "") headers[NOTIFICATION_TOKEN_HEADER] = d.token;
-    if (d.authScheme !== "" && d.authCredentials !== "") {
-      headers.authorization = `${d.authScheme} ${d.authCredentials}`;
-    }
+    const headers = this.headersOf(d);
+    if (!headers) return { message: "the signing secret could not be opened", refused: false };
     try {
       const response = await this.deps.outbound.fetch(d.url, {
         method: "POST",
@@ -261,6 +285,37 @@ export class A2aPusher {
       return { message: name === "TimeoutError" ? "timed out" : "connection failed", refused: false };
     }
   }
+}
+
+/**
+ * The one place formats differ: headers. Both are signed with standard webhooks (`webhook-id` is
+ * the row's stable delivery id, `webhook-timestamp` this attempt's time); an A2A push also carries
+ * the A2A token and authentication headers its spec requires. Null: a webhook whose secret did not open.
+ */
+function signedHeaders(d: ClaimedDelivery, now: number): Record<string, string> | null {
+  const id = deliveryId(d);
+  const headers: Record<string, string> = { "content-type": d.contentType };
+  let key = "";
+  if (d.format === "webhook") {
+    if (d.token === "") return null;
+    key = d.token;
+  } else {
+    headers[DELIVERY_ID_HEADER] = id;
+    if (d.token !== "") {
+      headers[NOTIFICATION_TOKEN_HEADER] = d.token;
+      key = a2aPushSigningKey(d.token);
+    }
+    if (d.authScheme !== "" && d.authCredentials !== "") {
+      headers.authorization = `${d.authScheme} ${d.authCredentials}`;
+    }
+  }
+  if (key !== "") {
+    const at = new Date(now);
+    headers["webhook-id"] = id;
+    headers["webhook-timestamp"] = String(Math.floor(now / 1000));
+    headers["webhook-signature"] = new Webhook(key).sign(id, at, d.body);
+  }
+  return headers;
 }
 
 function hostOf(url: string): string {

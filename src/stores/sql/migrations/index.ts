@@ -29,6 +29,7 @@ import { commitRows } from "./028_commit_rows.js";
 import { threadLineage } from "./029_thread_lineage.js";
 import { userProfiles } from "./030_user_profiles.js";
 import { deployments } from "./031_deployments.js";
+import { webhooks } from "./032_webhooks.js";
 import { dreams } from "./033_dreams.js";
 import { tunnels } from "./034_tunnels.js";
 
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "030_user_profiles": userProfiles,
   "033_dreams": dreams,
   "034_tunnels": tunnels,
+  "032_webhooks": webhooks,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
