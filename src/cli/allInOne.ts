@@ -76,6 +76,7 @@ import { Worker } from "../worker/workerLoop.js";
 import { EXECUTION_DEFAULTS } from "../worker/workerOptions.js";
 import type { SessionPins } from "./controlParts.js";
 import { type ApiKeySource, type ControlPlane, linkedControl, openLocalControl } from "./controlPlane.js";
+import { deploymentWebhooks } from "./deploymentWebhooks.js";
 import { metricsTokenFrom } from "./metricsToken.js";
 import { outboundFor, pushOutboundFor } from "./outbound.js";
 import { assertCanListen } from "./portProbe.js";
@@ -304,6 +305,10 @@ export async function startAllInOne(
     inputs: deploymentSessionInputs(() => services),
     clock: deploymentClock,
     warn: (message, error) => logger.warn({ component: "deployments", err: error }, message),
+    changes: deploymentWebhooks(
+      () => webhooks,
+      (message, error) => logger.warn({ component: "webhooks", err: error }, message),
+    ),
   });
   const scheduler = new DeploymentScheduler(
     storage.deployments,

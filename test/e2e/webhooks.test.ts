@@ -304,6 +304,49 @@ describe.each(BACKENDS)("webhook endpoints over the SDK on %s", (backend) => {
     expect(receiver.received.some((p) => p.body?.data?.id === quiet.id)).toBe(false);
   });
 
+  it("a deployment's changes and its runs are deployment.* and deployment_run.* events", async () => {
+    const endpoint = await client.beta.organization.webhooks.create({
+      url: receiver.url,
+      enabled_events: events(
+        "deployment.created",
+        "deployment.paused",
+        "deployment.archived",
+        "deployment_run.succeeded",
+        "deployment_run.failed",
+      ),
+    });
+    keys.splice(0, keys.length, endpoint.signing_secret);
+    const agent = await client.beta.agents.create({ name: "scheduled", model: MODEL });
+    const environment = await client.beta.environments.create({ name: "scheduled" });
+    const deployment = await client.beta.deployments.create({
+      name: "nightly",
+      agent: agent.id,
+      environment_id: environment.id,
+      initial_events: [userMessage("report")],
+    });
+    const run = await client.beta.deployments.run(deployment.id);
+    await client.beta.deployments.pause(deployment.id);
+    await client.beta.agents.archive(agent.id);
+    const failed = await client.beta.deployments.run(deployment.id);
+    expect(failed.error).not.toBeNull();
+    await client.beta.deployments.archive(deployment.id);
+    const about = (a: ReceivedPush[], id: string) => a.filter((p) => p.body?.data?.id === id).map(typeOf);
+    const got = await receiver.waitFor(
+      (a) =>
+        about(a, deployment.id).includes("deployment.archived") &&
+        about(a, run.id).length > 0 &&
+        about(a, failed.id).length > 0,
+    );
+    expect(about(got, deployment.id)).toEqual([
+      "deployment.created",
+      "deployment.paused",
+      "deployment.archived",
+    ]);
+    expect(about(got, run.id)).toEqual(["deployment_run.succeeded"]);
+    expect(about(got, failed.id)).toEqual(["deployment_run.failed"]);
+    expect(receiver.received.every((p) => p.verified)).toBe(true);
+  });
+
   it("a subagent's thread is session.thread_created then session.thread_idled, naming the thread", async () => {
     const endpoint = await client.beta.organization.webhooks.create({
       url: receiver.url,
