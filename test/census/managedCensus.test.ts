@@ -9,7 +9,7 @@ import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js
 import { startTestServer, type TestServer } from "../support/testServer.js";
 import { CensusRecorder } from "./censusRecorder.js";
 import * as scenario from "./managedScenario.js";
-import { loadSdkSurface, type SdkSurface } from "./sdkSurface.js";
+import { BEYOND_FAMILY, loadSdkSurface, type SdkSurface } from "./sdkSurface.js";
 
 let surface: SdkSurface;
 beforeAll(() => {
@@ -17,10 +17,14 @@ beforeAll(() => {
 }, 60_000);
 
 describe("the SDK's Managed family", () => {
-  it("is 137 operations: 116 beta and 21 generally available", () => {
-    const beta = surface.operations.filter((op) => op.path.startsWith("beta."));
+  it("is 137 operations: 116 beta and 21 generally available (and 6 webhook endpoint operations beside it)", () => {
+    const family = surface.operations.filter(
+      (op) => !BEYOND_FAMILY.some((path) => op.path.startsWith(`${path}.`)),
+    );
+    const beta = family.filter((op) => op.path.startsWith("beta."));
     expect(beta).toHaveLength(116);
-    expect(surface.operations.length - beta.length).toBe(21);
+    expect(family.length - beta.length).toBe(21);
+    expect(surface.operations.length - family.length).toBe(6);
   });
 });
 
@@ -58,6 +62,7 @@ describe.each(BACKENDS)("every Managed operation answers as the SDK declares, on
     await scenario.dreams(run, agentId, environmentId);
     await scenario.tunnels(run);
     await scenario.userProfiles(run);
+    await scenario.webhookEndpoints(run);
     await census.settled();
 
     const unserved: string[] = [];

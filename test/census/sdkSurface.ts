@@ -26,6 +26,11 @@ export const MANAGED_BETA = [
   "models",
 ] as const;
 export const MANAGED_GA = ["models", "files", "skills", "userProfiles"] as const;
+/**
+ * Beyond the family, served because Managed work needs them: the webhook endpoints its events are
+ * delivered to (`client.beta.organization.webhooks`).
+ */
+export const BEYOND_FAMILY = ["beta.organization.webhooks"] as const;
 
 /** How an operation answers: one value, a page of items, a stream of events, or raw bytes. */
 export type AnswerKind = "value" | "page" | "stream" | "bytes";
@@ -81,6 +86,10 @@ export function loadSdkSurface(): SdkSurface {
       walkResource(checker, propertyType(checker, beta, name), `beta.${name}`, operations);
     for (const name of MANAGED_GA)
       walkResource(checker, propertyType(checker, client, name), name, operations);
+    for (const path of BEYOND_FAMILY) {
+      const resource = path.split(".").reduce((type, name) => propertyType(checker, type, name), client);
+      walkResource(checker, resource, path, operations);
+    }
     return { checker, operations };
   } finally {
     rmSync(dir, { recursive: true, force: true });
