@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
+import { readClientIdentity } from "./clientIdentity.js";
 import { TokenRefused, TunnelConnector } from "./tunnelConnector.js";
 
 const TOKEN_ENV = "AWAKEN_TUNNEL_TOKEN";
@@ -16,6 +17,13 @@ The allow-list: only the routes given here exist. A request names a route; its h
 from this list, never from the request, so the connector is no open proxy into this network.
 Routes are HTTPS origins (no path, no credentials). Redirects are not followed.
 
+Mutual TLS: an MCP server that requires the client to present a certificate gets the one given
+with --client-cert FILE (PEM, leaf first, then any intermediates) and --client-key FILE (PEM,
+unencrypted; the file must be readable by its owner only: chmod 600). Both or neither. It is the
+identity of this connector, one for all its routes (a server that asks for none is sent none;
+servers that need different identities go through different tunnels, one connector each). Both files are read once at start; they never leave this host: the coordinator and its
+database never see them. The MCP server is still verified against the tunnel's CA certificates only.
+
 The token: --token-file, ${TOKEN_ENV}, or --token (visible to other users of this host in the
 process list: prefer the other two). It is never printed. A token the coordinator refuses
 (rotated, or its tunnel archived) stops the connector with exit code 2; a dropped connection is
@@ -28,7 +36,8 @@ Environment:
 
 Example:
   ${TOKEN_ENV}=… awaken tunnel --coordinator-url https://awaken.example.com \\
-    --route crm=https://crm-mcp.internal:8443 --route docs=https://10.0.4.7:9443
+    --route crm=https://crm-mcp.internal:8443 --route docs=https://10.0.4.7:9443 \\
+    --client-cert /etc/awaken/connector.crt --client-key /etc/awaken/connector.key
   # an agent then names https://crm.<tunnel domain>/mcp as its MCP server URL
 `;
 
@@ -89,6 +98,10 @@ export function tunnelCommand(): Command {
     .addOption(
       new Option("--coordinator-ca <path>", "a CA certificate (PEM) to trust the coordinator's HTTPS with"),
     )
+    .addOption(
+      new Option("--client-cert <path>", "a client certificate (PEM) to present to MCP servers (mutual TLS)"),
+    )
+    .addOption(new Option("--client-key <path>", "the client certificate's private key (PEM, mode 600)"))
     .addHelpText("after", HELP)
     .action(async (opts) => {
       const fail = (message: string, code = 1) => {
@@ -115,6 +128,7 @@ export function tunnelCommand(): Command {
           token: tokenFrom(opts),
           routes: new Map(listed),
           coordinatorCa: opts.coordinatorCa ? readFileSync(opts.coordinatorCa, "utf8") : undefined,
+          clientIdentity: readClientIdentity(opts.clientCert, opts.clientKey),
           log: (line) => process.stdout.write(`${line}\n`),
         });
       } catch (error) {

@@ -6,7 +6,9 @@
  * operator gave this connector (`--route name=https://host:port`) exist; the host and port come
  * from there, never from the request. The MCP server's TLS must chain to the tunnel's CA
  * certificates (sent with each request, so an archived certificate stops being trusted at once)
- * and to nothing else. The token is never printed.
+ * and to nothing else. With a client identity (`--client-cert`/`--client-key`, the private network's
+ * own, never the coordinator's) it presents that certificate to every route's MCP server that asks
+ * for one (mutual TLS). The token and the client key are never printed.
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -21,6 +23,8 @@ import {
   TUNNEL_ID_HEADER,
   TUNNEL_UPGRADE_PROTOCOL,
 } from "../kernel/tunnelFrames.js";
+import type { ClientIdentity } from "./clientIdentity.js";
+import { originTls } from "./originTlsFailures.js";
 
 export interface ConnectorOptions {
   coordinatorUrl: URL;
@@ -29,6 +33,8 @@ export interface ConnectorOptions {
   routes: ReadonlyMap<string, URL>;
   /** Extra CA (PEM) for an HTTPS coordinator with a private certificate; default: the system's. */
   coordinatorCa?: string | undefined;
+  /** The certificate this connector presents to every route's MCP server that asks for one. */
+  clientIdentity?: ClientIdentity | undefined;
   log(line: string): void;
 }
 
@@ -45,6 +51,7 @@ export class TunnelConnector {
   private socket: FramedSocket<RelayFrame, ConnectorFrame> | null = null;
   private readonly inflight = new Map<number, AbortController>();
   private readonly agents = new Map<string, Agent>();
+  private readonly tls = originTls();
   private wake: (() => void) | null = null;
 
   constructor(private readonly options: ConnectorOptions) {}
@@ -193,13 +200,17 @@ export class TunnelConnector {
       }
       send({ t: "end", id: frame.id });
     } catch (error) {
-      if (!controller.signal.aborted) fail(describe(error));
+      if (!controller.signal.aborted)
+        fail(this.tls.explain(error, this.options.clientIdentity !== undefined));
     } finally {
       this.inflight.delete(frame.id);
     }
   }
 
-  /** A connection pool trusting exactly these CA certificates (no system roots). */
+  /**
+   * A connection pool trusting exactly these CA certificates (no system roots), presenting the
+   * client identity, if any, when the MCP server asks for a certificate.
+   */
   private agentFor(ca: string[]): Agent {
     const key = ca.join("\n");
     let agent = this.agents.get(key);
@@ -210,17 +221,16 @@ export class TunnelConnector {
         void oldest.close().catch(() => {});
       }
       // `request` never follows a redirect: a 3xx goes back to the MCP client as it is.
-      agent = new Agent({ connect: { ca, rejectUnauthorized: true } });
+      const identity = this.options.clientIdentity;
+      agent = new Agent({
+        connect: this.tls.connector({
+          ca,
+          rejectUnauthorized: true,
+          ...(identity ? { cert: identity.cert, key: identity.key } : {}),
+        }),
+      });
       this.agents.set(key, agent);
     }
     return agent;
   }
-}
-
-/** A failure as the MCP client will read it: the TLS or network reason, never a header. */
-function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const code = (error as { code?: string }).code ?? cause?.code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code ? `${message} (${code})` : message;
 }

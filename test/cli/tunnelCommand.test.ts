@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseRoute } from "../../src/cli/tunnelCommand.js";
+import { parseRoute, tunnelCommand } from "../../src/cli/tunnelCommand.js";
 
 describe("awaken tunnel --route (the connector's allow-list)", () => {
   it("takes a DNS-style name and an HTTPS origin", () => {
@@ -22,5 +22,22 @@ describe("awaken tunnel --route (the connector's allow-list)", () => {
     ] as const) {
       expect(() => parseRoute(route), route).toThrow(message);
     }
+  });
+});
+
+describe("awaken tunnel --help", () => {
+  it("explains mutual TLS: the two options, both or neither, the key file's mode, where the key stays", () => {
+    let text = "";
+    const command = tunnelCommand()
+      .configureHelp({ helpWidth: 400 })
+      .configureOutput({ writeOut: (s) => (text += s) });
+    command.outputHelp();
+    expect(text).toContain("--client-cert <path>");
+    expect(text).toContain("--client-key <path>");
+    expect(text).toMatch(/Mutual TLS: an MCP server that requires the client to present a certificate/);
+    expect(text).toContain("Both or neither");
+    expect(text).toContain("chmod 600");
+    expect(text).toMatch(/they never leave this host: the coordinator and its\s+database never see them/);
+    expect(text).toMatch(/still verified against the tunnel's CA certificates only/);
   });
 });

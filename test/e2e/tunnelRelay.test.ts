@@ -7,6 +7,8 @@
  * is refused by the connector; after the tunnel is archived its connection is dropped, the
  * connector is refused, and the call fails clearly. The token is in no log and no event. The same
  * holds for a run on a remote worker, whose requests reach the relay over the worker transport.
+ * An MCP server that requires mutual TLS is refused by a connector without a client certificate,
+ * with a failure naming the TLS handshake, and reached by one given `--client-cert`/`--client-key`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -78,6 +80,7 @@ describe.each(TOPOLOGIES)("an MCP call through a tunnel on %s", (topology) => {
   let worker: WorkerProcess | undefined;
   let schema: Awaited<ReturnType<typeof emptySchema>> | undefined;
   let caPem = "";
+  let ca!: Awaited<ReturnType<typeof createTestCa>>;
   let t!: TestServer;
   let mcp!: BearerMcpServer;
   let connector: Connector | undefined;
@@ -89,7 +92,7 @@ describe.each(TOPOLOGIES)("an MCP call through a tunnel on %s", (topology) => {
     if (unavailable) return;
     if (backend === "PostgreSQL") schema = await emptySchema();
     scratch = mkdtempSync(join(tmpdir(), "tunnel-"));
-    const ca = await createTestCa();
+    ca = await createTestCa();
     mcp = await startBearerMcpServer({ tls: { ...(await ca.issueServer("localhost")), host: "localhost" } });
     caPem = ca.pem;
     const sink = new Writable({
@@ -256,6 +259,66 @@ describe.each(TOPOLOGIES)("an MCP call through a tunnel on %s", (topology) => {
     ]) {
       expect(text).not.toContain(token);
       expect(text).not.toContain(bearer);
+    }
+  });
+
+  it("an MCP server that requires a client certificate: refused without --client-cert (the TLS handshake named), reached with it", async () => {
+    const clientCa = await createTestCa({ name: "Awaken test client CA" });
+    const mutual = await startBearerMcpServer({
+      tls: { ...(await ca.issueServer("localhost")), host: "localhost", clientCa: clientCa.pem },
+    });
+    let plain: Connector | undefined;
+    let identified: Connector | undefined;
+    try {
+      const bearer = plantedSecret("tunnel-mtls");
+      mutual.accepted.add(bearer);
+      const tunnel = await t.client.beta.tunnels.create({ display_name: "mtls" });
+      await t.client.beta.tunnels.certificates.create(tunnel.id, { ca_certificate_pem: caPem });
+      const { tunnel_token: token } = await t.client.beta.tunnels.revealToken(tunnel.id);
+      const tokenFile = join(scratch, "mtls-token");
+      writeFileSync(tokenFile, token, { mode: 0o600 });
+      const route = `docs=https://localhost:${new URL(mutual.url).port}`;
+      const viaTunnel = `https://docs.${tunnel.domain}/mcp`;
+      const base = ["--coordinator-url", t.server.url, "--token-file", tokenFile, "--route", route];
+
+      // No client certificate: the server ends the handshake; the failure says so, and how to fix it.
+      plain = await startConnector(base);
+      const refused = await lookupTurn(viaTunnel, bearer);
+      expect(sessionError(refused)).toMatchObject({ type: "mcp_connection_failed_error" });
+      expect(String(sessionError(refused)?.message)).toMatch(
+        /TLS handshake with the MCP server failed: it requires a client certificate.*--client-cert/,
+      );
+      expect(mutual.presented).toEqual([]);
+      plain.child.kill("SIGTERM");
+      await plain.exited;
+
+      // With the private network's client identity: the tool call works.
+      const client = await clientCa.issueClient("awaken-connector");
+      const certFile = join(scratch, "client.crt");
+      const keyFile = join(scratch, "client.key");
+      writeFileSync(certFile, client.cert);
+      writeFileSync(keyFile, client.key, { mode: 0o600 });
+      identified = await startConnector([...base, "--client-cert", certFile, "--client-key", keyFile]);
+      const reached = await lookupTurn(viaTunnel, bearer);
+      expect(reached.find((e) => e.type === "agent.mcp_tool_result")).toMatchObject({
+        is_error: false,
+        content: [{ type: "text", text: "definition of x" }],
+      });
+      expect(mutual.calls.at(-1)).toEqual({ tool: "lookup", args: { q: "x" }, token: bearer });
+
+      // The client key stays with the connector: in no server log, connector output or event.
+      const keyBody = client.key.split("\n")[1] ?? "";
+      expect(keyBody.length).toBeGreaterThan(20);
+      for (const text of [logs, plain.output(), identified.output(), JSON.stringify([refused, reached])]) {
+        expect(text).not.toContain(keyBody);
+        expect(text).not.toContain(token);
+      }
+    } finally {
+      for (const c of [plain, identified]) {
+        c?.child.kill("SIGKILL");
+        await c?.exited;
+      }
+      await mutual.close();
     }
   });
 });

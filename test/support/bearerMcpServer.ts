@@ -33,7 +33,7 @@ export interface BearerMcpServer {
  * `idempotentHint: true`).
  */
 export async function startBearerMcpServer(
-  options: { tls?: { key: string; cert: string; host: string } } = {},
+  options: { tls?: { key: string; cert: string; host: string; clientCa?: string } } = {},
 ): Promise<BearerMcpServer> {
   const accepted = new Set<string>();
   const presented: string[] = [];
@@ -110,9 +110,13 @@ export async function startBearerMcpServer(
       res.end();
     });
   };
-  // With `tls`, HTTPS with that certificate (a test CA's), named by `tls.host` in its URL.
+  // With `tls`, HTTPS with that certificate (a test CA's), named by `tls.host` in its URL; with
+  // `tls.clientCa`, mutual TLS: no connection without a client certificate that CA signed.
+  const mutual = options.tls?.clientCa
+    ? { requestCert: true, rejectUnauthorized: true, ca: options.tls.clientCa }
+    : {};
   const http = options.tls
-    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert }, handler)
+    ? createHttpsServer({ key: options.tls.key, cert: options.tls.cert, ...mutual }, handler)
     : createServer(handler);
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const { port } = http.address() as AddressInfo;

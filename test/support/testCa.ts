@@ -1,6 +1,6 @@
 /**
  * A certificate authority made in the test (never a real one): its CA certificate as PEM, and
- * server certificates it signs (key and chain as PEM, for `node:https`).
+ * server and client certificates it signs (key and chain as PEM, for `node:https` and mutual TLS).
  */
 import "reflect-metadata";
 import { createHash, webcrypto } from "node:crypto";
@@ -33,6 +33,8 @@ export interface TestCa {
   notAfter: Date;
   /** A server certificate for `host` (a name or an IP), signed by this CA. */
   issueServer(host: string): Promise<{ key: string; cert: string }>;
+  /** A client certificate (mutual TLS) for `name`, signed by this CA. */
+  issueClient(name: string): Promise<{ key: string; cert: string }>;
 }
 
 export async function createTestCa(
@@ -58,24 +60,34 @@ export async function createTestCa(
     pem,
     fingerprint: createHash("sha256").update(Buffer.from(ca.rawData)).digest("hex"),
     notAfter,
-    async issueServer(host) {
-      const leafKeys = await keys();
-      const leaf = await x509.X509CertificateGenerator.create({
-        serialNumber: serial(),
-        subject: `CN=${host}`,
-        issuer: ca.subject,
-        notBefore: new Date(now - DAY_MS),
-        notAfter: new Date(now + 7 * DAY_MS),
-        publicKey: leafKeys.publicKey,
-        signingKey: caKeys.privateKey,
-        signingAlgorithm: ALGORITHM,
-        extensions: [
-          new x509.BasicConstraintsExtension(false, undefined, true),
-          new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-          new x509.SubjectAlternativeNameExtension([{ type: isIP(host) === 0 ? "dns" : "ip", value: host }]),
-        ],
-      });
-      return { key: await pkcs8Pem(leafKeys.privateKey), cert: `${leaf.toString("pem")}\n${pem}\n` };
-    },
+    issueServer: (host) =>
+      issue(`CN=${host}`, x509.ExtendedKeyUsage.serverAuth, [
+        new x509.SubjectAlternativeNameExtension([{ type: isIP(host) === 0 ? "dns" : "ip", value: host }]),
+      ]),
+    issueClient: (name) => issue(`CN=${name}`, x509.ExtendedKeyUsage.clientAuth, []),
   };
+
+  async function issue(
+    subject: string,
+    usage: x509.ExtendedKeyUsageType,
+    extra: x509.Extension[],
+  ): Promise<{ key: string; cert: string }> {
+    const leafKeys = await keys();
+    const leaf = await x509.X509CertificateGenerator.create({
+      serialNumber: serial(),
+      subject,
+      issuer: ca.subject,
+      notBefore: new Date(now - DAY_MS),
+      notAfter: new Date(now + 7 * DAY_MS),
+      publicKey: leafKeys.publicKey,
+      signingKey: caKeys.privateKey,
+      signingAlgorithm: ALGORITHM,
+      extensions: [
+        new x509.BasicConstraintsExtension(false, undefined, true),
+        new x509.ExtendedKeyUsageExtension([usage]),
+        ...extra,
+      ],
+    });
+    return { key: await pkcs8Pem(leafKeys.privateKey), cert: `${leaf.toString("pem")}\n${pem}\n` };
+  }
 }
