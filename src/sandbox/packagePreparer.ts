@@ -1,15 +1,28 @@
 import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PlatformError } from "../kernel/errors.js";
 import { CHECKED_MANAGERS, packageRequirementProblem } from "../kernel/packageRequirements.js";
+import {
+  type NpmLockfile,
+  npmLockfileProblem,
+  type PackageResolution,
+  packageResolution,
+  packageResolutionProblem,
+  pinnedNpmPackages,
+} from "../kernel/packageResolution.js";
 import { copyPreparedTree } from "./copyPreparedTree.js";
 import { installerEnv } from "./installerEnv.js";
 import { scrubInstallerOutput } from "./installerOutput.js";
-import { type PackageLists, PREPARABLE_MANAGERS, type PreparedPackages } from "./ports.js";
+import {
+  type FrozenResolutionSource,
+  type PackageLists,
+  PREPARABLE_MANAGERS,
+  type PreparedPackages,
+} from "./ports.js";
 import { runInstaller } from "./runInstaller.js";
 import { HostUidPool, waitForNoProcesses } from "./sandboxUsers.js";
 
@@ -95,18 +108,47 @@ export class PackagePreparer {
     return join(this.options.root, PACKAGES_DIR);
   }
 
-  prepare(packages: PackageLists): Promise<PreparedPackages> {
-    const hash = packagesHash(packages);
+  /**
+   * Prepares `packages`. With `frozen` and an npm list, the revision's frozen resolution is
+   * installed exactly (`npm ci` from its lockfile): the recorded one, or, when none is recorded yet,
+   * one resolved here (`npm install --package-lock-only`) and recorded first-writer-wins, so a
+   * worker that loses the race installs the winner's. A recorded resolution that can no longer be
+   * installed fails the preparation; it is never re-resolved.
+   */
+  async prepare(packages: PackageLists, frozen?: FrozenResolutionSource): Promise<PreparedPackages> {
+    if (!frozen || (packages.npm ?? []).length === 0)
+      return this.prepareKeyed(packages, packagesHash(packages), null);
+    // Refused before anything runs, as an unfrozen preparation refuses them.
+    this.refuseUnpreparable(packages);
+    let resolution = await frozen.recorded();
+    if (resolution === null) resolution = await frozen.record(await this.resolve(packages));
+    const problem = packageResolutionProblem(resolution);
+    if (problem !== null)
+      throw new PackagePreparationError("npm", `the frozen package resolution cannot be used: ${problem}`);
+    const key = createHash("sha256")
+      .update(`${packagesHash(packages)}\n${resolution.id}`)
+      .digest("hex");
+    return this.prepareKeyed(packages, key, resolution);
+  }
+
+  private prepareKeyed(
+    packages: PackageLists,
+    hash: string,
+    resolution: PackageResolution | null,
+  ): Promise<PreparedPackages> {
     const dir = join(this.root, hash);
-    if (existsSync(join(dir, READY_MARKER))) return Promise.resolve({ hash, dir });
+    const prepared = { hash, dir, ...(resolution ? { resolutionId: resolution.id } : {}) };
+    if (existsSync(join(dir, READY_MARKER))) return Promise.resolve(prepared);
     const existing = this.inflight.get(hash);
     if (existing) return existing;
-    const started = this.build(packages, hash, dir).finally(() => this.inflight.delete(hash));
+    const started = this.build(packages, hash, dir, resolution)
+      .then(() => prepared)
+      .finally(() => this.inflight.delete(hash));
     this.inflight.set(hash, started);
     return started;
   }
 
-  private async build(packages: PackageLists, hash: string, dir: string): Promise<PreparedPackages> {
+  private refuseUnpreparable(packages: PackageLists): void {
     for (const manager of ["apt", "cargo", "gem", "go"] as const) {
       const list = packages[manager] ?? [];
       if (list.length === 0) continue;
@@ -121,27 +163,14 @@ export class PackagePreparer {
       const problem = packageRequirementProblem({ [manager]: packages[manager] });
       if (problem !== null) throw new PackagePreparationError(manager, problem);
     }
-    const user = this.uids ? await this.uids.allocate() : null;
-    const runAs = user === null ? undefined : { uid: user, gid: user };
-    try {
-      return await this.buildAs(packages, hash, dir, runAs);
-    } finally {
-      // A uid with a process left is never handed out again (the pool skips busy uids).
-      if (user !== null && (await waitForNoProcesses(user, UID_DRAIN_MS))) this.uids?.release(user);
-    }
   }
 
-  private async buildAs(
-    packages: PackageLists,
-    hash: string,
-    dir: string,
-    user: InstallerUser | undefined,
-  ): Promise<PreparedPackages> {
-    const npm = packages.npm ?? [];
-    const pip = packages.pip ?? [];
+  /** Runs `work` with an installer scratch directory and, when the worker is root, an unprivileged uid. */
+  private async withInstaller<T>(work: (installer: InstallerScratch) => Promise<T>): Promise<T> {
+    const uid = this.uids ? await this.uids.allocate() : null;
+    const user = uid === null ? undefined : { uid, gid: uid };
     // The installers' own directory, outside the data dir: home, temp files, cwd and install targets.
     const scratch = await mkdtemp(join(tmpdir(), "awaken-prepare-"));
-    const staging = join(this.root, `.staging-${hash}-${process.pid}-${randomUUID()}`);
     try {
       const home = join(scratch, "home");
       const tmp = join(scratch, "tmp");
@@ -149,7 +178,75 @@ export class PackagePreparer {
       for (const d of [home, tmp, cwd]) await mkdir(d, { mode: 0o700 });
       if (user) for (const d of [scratch, home, tmp, cwd]) await chown(d, user.uid, user.gid);
       const env = installerEnv(this.options.env, home, tmp);
-      const hidden = this.hiddenPaths(scratch, staging);
+      return await work({ scratch, cwd, env, user, hidden: this.hiddenPaths(scratch) });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+      // A uid with a process left is never handed out again (the pool skips busy uids).
+      if (uid !== null && (await waitForNoProcesses(uid, UID_DRAIN_MS))) this.uids?.release(uid);
+    }
+  }
+
+  /**
+   * Resolves the npm list once against the configured registry: `npm install --package-lock-only
+   * --ignore-scripts` writes a lockfile (exact versions, tarball URLs, integrity) and installs
+   * nothing. The lockfile is checked as data before it becomes a resolution.
+   */
+  private resolve(packages: PackageLists): Promise<PackageResolution> {
+    const npm = packages.npm ?? [];
+    return this.withInstaller(async ({ scratch, cwd, env, user, hidden }) => {
+      const project = await npmProject(scratch, npm, null, user);
+      await this.install("npm", npm, hidden, {
+        command: "npm",
+        args: ["install", "--prefix", project, "--package-lock-only", ...NPM_FLAGS],
+        env,
+        cwd,
+        user,
+      });
+      let lockfile: unknown;
+      try {
+        lockfile = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
+      } catch {
+        throw new PackagePreparationError(
+          "npm",
+          `config.packages.npm (${quote(npm)}): npm wrote no lockfile`,
+        );
+      }
+      const problem = npmLockfileProblem(lockfile);
+      if (problem !== null)
+        throw new PackagePreparationError(
+          "npm",
+          `config.packages.npm (${quote(npm)}) cannot be frozen: ${problem}`,
+        );
+      return packageResolution({
+        format: 1,
+        npm: { lockfile: lockfile as NpmLockfile },
+        unfrozen: (packages.pip ?? []).length > 0 ? ["pip"] : [],
+      });
+    });
+  }
+
+  private async build(
+    packages: PackageLists,
+    hash: string,
+    dir: string,
+    resolution: PackageResolution | null,
+  ): Promise<void> {
+    this.refuseUnpreparable(packages);
+    await this.withInstaller((installer) => this.buildAs(packages, hash, dir, resolution, installer));
+  }
+
+  private async buildAs(
+    packages: PackageLists,
+    hash: string,
+    dir: string,
+    resolution: PackageResolution | null,
+    { scratch, cwd, env, user, hidden: scratchHidden }: InstallerScratch,
+  ): Promise<void> {
+    const npm = packages.npm ?? [];
+    const pip = packages.pip ?? [];
+    const staging = join(this.root, `.staging-${hash}-${process.pid}-${randomUUID()}`);
+    try {
+      const hidden: Array<[string, string]> = [[staging, "<staging>"], ...scratchHidden];
 
       if (pip.length > 0 && !(await this.pipWorks(env, cwd, user))) {
         throw new PackagePreparationError(
@@ -159,19 +256,20 @@ export class PackagePreparer {
             "(world-readable, on the worker's PATH), or remove the pip packages",
         );
       }
-      if (npm.length > 0) {
+      if (npm.length > 0 && resolution?.npm) {
+        // Exactly the frozen lockfile: `npm ci` never resolves, and fails on any integrity mismatch.
+        const project = await npmProject(scratch, npm, resolution.npm.lockfile, user);
+        await this.installFrozen(npm, resolution.id, resolution.npm.lockfile, hidden, {
+          command: "npm",
+          args: ["ci", "--prefix", project, ...NPM_FLAGS],
+          env,
+          cwd,
+          user,
+        });
+      } else if (npm.length > 0) {
         await this.install("npm", npm, hidden, {
           command: "npm",
-          args: [
-            "install",
-            "--prefix",
-            join(scratch, "npm"),
-            "--no-audit",
-            "--no-fund",
-            "--ignore-scripts",
-            "--",
-            ...npm,
-          ],
+          args: ["install", "--prefix", join(scratch, "npm"), ...NPM_FLAGS, "--", ...npm],
           env,
           cwd,
           user,
@@ -222,18 +320,15 @@ export class PackagePreparer {
           await rename(staging, dir);
         }
       }
-      return { hash, dir };
     } finally {
       await rm(staging, { recursive: true, force: true });
-      await rm(scratch, { recursive: true, force: true });
     }
   }
 
   /** Host paths an installer's output may show, each with the placeholder a client sees instead. */
-  private hiddenPaths(scratch: string, staging: string): Array<[string, string]> {
+  private hiddenPaths(scratch: string): Array<[string, string]> {
     const hidden: Array<[string, string]> = [
       [scratch, "<scratch>"],
-      [staging, "<staging>"],
       [this.root, "<packages>"],
       [this.options.root, "<workspaces>"],
       [homedir(), "<home>"],
@@ -261,6 +356,32 @@ export class PackagePreparer {
     );
   }
 
+  /**
+   * `npm ci` of a frozen resolution. Its failure (the registry lost a pinned version, a tarball's
+   * integrity does not match) names the resolution and the pinned packages npm complained of, and
+   * is final: nothing is resolved again.
+   */
+  private async installFrozen(
+    specs: readonly string[],
+    resolutionId: string,
+    lockfile: NpmLockfile,
+    hidden: Array<[string, string]>,
+    run: Omit<Parameters<typeof runInstaller>[0], "timeoutMs">,
+  ): Promise<void> {
+    const outcome = await runInstaller({ ...run, timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    if (outcome.ok) return;
+    const output = scrubInstallerOutput(outcome.stderr, hidden);
+    const why = scrubInstallerOutput(outcome.why, hidden);
+    const pinned = pinnedNpmPackages(lockfile);
+    const named = pinned.filter((p) => output.includes(p.slice(0, p.lastIndexOf("@"))));
+    throw new PackagePreparationError(
+      "npm",
+      `config.packages.npm (${quote(specs)}): the frozen package resolution ${resolutionId} ` +
+        `(${quote(named.length > 0 ? named : pinned)}) can no longer be installed, and is not ` +
+        `resolved again: ${output ? `${why}: ${output}` : why}`,
+    );
+  }
+
   private pipWorks(
     env: Record<string, string>,
     cwd: string,
@@ -284,4 +405,48 @@ export class PackagePreparer {
 function quote(list: readonly string[]): string {
   const joined = list.join(", ");
   return joined.length <= SPECS_QUOTE_CHARS ? joined : `${joined.slice(0, SPECS_QUOTE_CHARS)}…`;
+}
+
+/** npm's flags for every run: no audit, no funding notice, no install scripts. */
+const NPM_FLAGS = ["--no-audit", "--no-fund", "--ignore-scripts"] as const;
+
+/** The project name of a prepared npm set (never published). */
+const PROJECT_NAME = "awaken-packages";
+
+interface InstallerScratch {
+  scratch: string;
+  cwd: string;
+  env: Record<string, string>;
+  user: InstallerUser | undefined;
+  hidden: Array<[string, string]>;
+}
+
+/**
+ * The npm project a resolution is made or installed in (`<scratch>/npm`): a package.json whose
+ * dependencies are the validated list (a bare name means its `latest` tag), and the frozen lockfile
+ * when there is one. Both are written as data; nothing in them is ever a command line.
+ */
+async function npmProject(
+  scratch: string,
+  specs: readonly string[],
+  lockfile: NpmLockfile | null,
+  user: InstallerUser | undefined,
+): Promise<string> {
+  const project = join(scratch, "npm");
+  await mkdir(project, { mode: 0o700 });
+  const dependencies: Record<string, string> = {};
+  for (const spec of specs) {
+    const at = spec.indexOf("@", 1);
+    dependencies[at === -1 ? spec : spec.slice(0, at)] = at === -1 ? "latest" : spec.slice(at + 1);
+  }
+  const files: Array<[string, unknown]> = [
+    ["package.json", { name: PROJECT_NAME, version: "0.0.0", private: true, dependencies }],
+  ];
+  if (lockfile) files.push(["package-lock.json", lockfile]);
+  for (const [name, content] of files)
+    await writeFile(join(project, name), `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  if (user)
+    for (const path of [project, ...files.map(([name]) => join(project, name))])
+      await chown(path, user.uid, user.gid);
+  return project;
 }
