@@ -514,6 +514,17 @@ export async function startAllInOne(
               relay: tunnelRelay,
               runSession: (runId: string) => storage.runSessions.sessionOf(runId),
             },
+            // Revisions' frozen package resolutions: a remote worker reads or records its run's.
+            packageResolutions: {
+              records: packageResolutions,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+              sessionRevision: async (workspaceId: string, sessionId: string) => {
+                const session = await ports.sessions.get(workspaceId, sessionId);
+                return session
+                  ? { environmentId: session.environmentId, revision: session.environmentRevision }
+                  : null;
+              },
+            },
             runAgent: (runId: string) => storage.runSessions.agentOf(runId),
             // A remote worker's dropped presence connection ends its leases after a short grace.
             presence: {
