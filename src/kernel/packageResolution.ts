@@ -1,8 +1,9 @@
 /**
  * An environment revision's frozen package resolution: what its package requirement resolved to,
  * once, so every worker installs the same bytes for the same revision. npm is frozen as its
- * lockfile (exact versions, registry tarball URLs and integrity hashes); the other managers are not
- * frozen yet and say so (`unfrozen`). The id is a digest of the canonical content, so equal
+ * lockfile (exact versions, registry tarball URLs and integrity hashes); pip as exact
+ * `name==version --hash=sha256:…` lines (installed with `--require-hashes`). A manager that could
+ * not be frozen says so (`unfrozen`) and is installed by range, as before. The id is a digest of the canonical content, so equal
  * resolutions have equal ids wherever they were made.
  *
  * A lockfile is data from a registry: it is checked here (every entry a registry tarball with an
@@ -16,7 +17,9 @@ export interface PackageResolutionContent {
   format: 1;
   /** npm's lockfile (package-lock.json, v2 or v3) for the revision's npm list; null without one. */
   npm: { lockfile: NpmLockfile } | null;
-  /** Managers the revision lists that are installed by range, not frozen (today: pip). */
+  /** pip's exact requirements, one `name==version --hash=sha256:<hex>` each; null without a pip list. */
+  pip: { requirements: string[] } | null;
+  /** Managers the revision lists that are installed by range, not frozen (pip when it gave no hashes). */
   unfrozen: string[];
 }
 
@@ -39,6 +42,8 @@ interface NpmLockEntry {
   [key: string]: unknown;
 }
 
+/** One frozen pip line: a normalized name, an exact version, the archive's SHA-256. */
+const PIP_LINE = /^[A-Za-z0-9][A-Za-z0-9._-]*==[0-9A-Za-z.!+_-]+ --hash=sha256:[0-9a-f]{64}$/;
 const ID_PATTERN = /^pkgres_[0-9a-f]{32}$/;
 const EXACT_VERSION = /^[0-9]+\.[0-9]+\.[0-9]+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const INTEGRITY =
@@ -102,9 +107,24 @@ export function packageResolutionProblem(value: unknown): string | null {
     const problem = npmLockfileProblem(r.npm.lockfile);
     if (problem !== null) return `resolution ${r.id}: ${problem}`;
   }
-  const content: PackageResolutionContent = { format: 1, npm: r.npm, unfrozen: r.unfrozen };
+  if (r.pip === undefined) return `resolution ${r.id} has no pip part`;
+  if (r.pip !== null) {
+    const lines = typeof r.pip === "object" ? r.pip?.requirements : undefined;
+    if (
+      !Array.isArray(lines) ||
+      lines.length === 0 ||
+      lines.some((l) => typeof l !== "string" || !PIP_LINE.test(l))
+    )
+      return `resolution ${r.id} has pip requirements that are not exact, hashed lines`;
+  }
+  const content: PackageResolutionContent = { format: 1, npm: r.npm, pip: r.pip, unfrozen: r.unfrozen };
   if (packageResolutionId(content) !== r.id) return `resolution ${r.id} does not match its content`;
   return null;
+}
+
+/** Whether `line` is one frozen pip requirement (`name==version --hash=sha256:<hex>`). */
+export function isFrozenPipLine(line: string): boolean {
+  return PIP_LINE.test(line);
 }
 
 /** The exact packages an npm lockfile pins, as `name@version` (for errors and docs). */

@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { PlatformError } from "../kernel/errors.js";
 import { CHECKED_MANAGERS, packageRequirementProblem } from "../kernel/packageRequirements.js";
 import {
+  isFrozenPipLine,
   type NpmLockfile,
   npmLockfileProblem,
   type PackageResolution,
@@ -116,7 +117,7 @@ export class PackagePreparer {
    * installed fails the preparation; it is never re-resolved.
    */
   async prepare(packages: PackageLists, frozen?: FrozenResolutionSource): Promise<PreparedPackages> {
-    if (!frozen || (packages.npm ?? []).length === 0)
+    if (!frozen || ((packages.npm ?? []).length === 0 && (packages.pip ?? []).length === 0))
       return this.prepareKeyed(packages, packagesHash(packages), null);
     // Refused before anything runs, as an unfrozen preparation refuses them.
     this.refuseUnpreparable(packages);
@@ -124,7 +125,10 @@ export class PackagePreparer {
     if (resolution === null) resolution = await frozen.record(await this.resolve(packages));
     const problem = packageResolutionProblem(resolution);
     if (problem !== null)
-      throw new PackagePreparationError("npm", `the frozen package resolution cannot be used: ${problem}`);
+      throw new PackagePreparationError(
+        "packages",
+        `the frozen package resolution cannot be used: ${problem}`,
+      );
     const key = createHash("sha256")
       .update(`${packagesHash(packages)}\n${resolution.id}`)
       .digest("hex");
@@ -187,42 +191,94 @@ export class PackagePreparer {
   }
 
   /**
-   * Resolves the npm list once against the configured registry: `npm install --package-lock-only
-   * --ignore-scripts` writes a lockfile (exact versions, tarball URLs, integrity) and installs
-   * nothing. The lockfile is checked as data before it becomes a resolution.
+   * Resolves the lists once against the configured registries, installing nothing. npm: `npm
+   * install --package-lock-only --ignore-scripts` writes a lockfile (exact versions, tarball URLs,
+   * integrity). pip: `pip install --dry-run --report` names the exact wheel of every package and
+   * its SHA-256; a pip that gives no hash leaves pip unfrozen (installed by range, as before).
+   * What the installers wrote is checked as data before it becomes a resolution.
    */
   private resolve(packages: PackageLists): Promise<PackageResolution> {
     const npm = packages.npm ?? [];
+    const pip = packages.pip ?? [];
     return this.withInstaller(async ({ scratch, cwd, env, user, hidden }) => {
-      const project = await npmProject(scratch, npm, null, user);
-      await this.install("npm", npm, hidden, {
-        command: "npm",
-        args: ["install", "--prefix", project, "--package-lock-only", ...NPM_FLAGS],
-        env,
-        cwd,
-        user,
-      });
-      let lockfile: unknown;
-      try {
-        lockfile = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
-      } catch {
-        throw new PackagePreparationError(
-          "npm",
-          `config.packages.npm (${quote(npm)}): npm wrote no lockfile`,
-        );
+      let npmPart: { lockfile: NpmLockfile } | null = null;
+      if (npm.length > 0) {
+        const project = await npmProject(scratch, npm, null, user);
+        await this.install("npm", npm, hidden, {
+          command: "npm",
+          args: ["install", "--prefix", project, "--package-lock-only", ...NPM_FLAGS],
+          env,
+          cwd,
+          user,
+        });
+        let lockfile: unknown;
+        try {
+          lockfile = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
+        } catch {
+          throw new PackagePreparationError(
+            "npm",
+            `config.packages.npm (${quote(npm)}): npm wrote no lockfile`,
+          );
+        }
+        const problem = npmLockfileProblem(lockfile);
+        if (problem !== null)
+          throw new PackagePreparationError(
+            "npm",
+            `config.packages.npm (${quote(npm)}) cannot be frozen: ${problem}`,
+          );
+        npmPart = { lockfile: lockfile as NpmLockfile };
       }
-      const problem = npmLockfileProblem(lockfile);
-      if (problem !== null)
-        throw new PackagePreparationError(
-          "npm",
-          `config.packages.npm (${quote(npm)}) cannot be frozen: ${problem}`,
+      let pipPart: { requirements: string[] } | null = null;
+      if (pip.length > 0) {
+        if (!(await this.pipWorks(env, cwd, user))) throw this.pipMissing(pip, user);
+        const report = join(cwd, "pip-report.json");
+        const reported = this.install("pip", pip, hidden, {
+          command: "python3",
+          args: [
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--report",
+            report,
+            "--no-input",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            "--",
+            ...pip,
+          ],
+          env,
+          cwd,
+          user,
+        });
+        // A pip older than `--dry-run --report` (22.2) cannot freeze: pip stays unfrozen, as before.
+        const tooOld = await reported.then(
+          () => false,
+          (error: unknown) => {
+            if (error instanceof Error && /no such option: --(?:dry-run|report)/.test(error.message))
+              return true;
+            throw error;
+          },
         );
+        if (!tooOld) pipPart = frozenPipLines(await readFile(report, "utf8").catch(() => ""));
+      }
       return packageResolution({
         format: 1,
-        npm: { lockfile: lockfile as NpmLockfile },
-        unfrozen: (packages.pip ?? []).length > 0 ? ["pip"] : [],
+        npm: npmPart,
+        pip: pipPart,
+        unfrozen: pip.length > 0 && pipPart === null ? ["pip"] : [],
       });
     });
+  }
+
+  private pipMissing(pip: readonly string[], user: InstallerUser | undefined): PackagePreparationError {
+    return new PackagePreparationError(
+      "pip",
+      `config.packages.pip (${quote(pip)}): \`python3 -m pip\` does not run on this worker host` +
+        `${user ? ` as an unprivileged user (uid ${user.uid})` : ""}; install python3 and pip there ` +
+        "(world-readable, on the worker's PATH), or remove the pip packages",
+    );
   }
 
   private async build(
@@ -248,24 +304,24 @@ export class PackagePreparer {
     try {
       const hidden: Array<[string, string]> = [[staging, "<staging>"], ...scratchHidden];
 
-      if (pip.length > 0 && !(await this.pipWorks(env, cwd, user))) {
-        throw new PackagePreparationError(
-          "pip",
-          `config.packages.pip (${quote(pip)}): \`python3 -m pip\` does not run on this worker host` +
-            `${user ? ` as an unprivileged user (uid ${user.uid})` : ""}; install python3 and pip there ` +
-            "(world-readable, on the worker's PATH), or remove the pip packages",
-        );
-      }
+      if (pip.length > 0 && !(await this.pipWorks(env, cwd, user))) throw this.pipMissing(pip, user);
       if (npm.length > 0 && resolution?.npm) {
         // Exactly the frozen lockfile: `npm ci` never resolves, and fails on any integrity mismatch.
         const project = await npmProject(scratch, npm, resolution.npm.lockfile, user);
-        await this.installFrozen(npm, resolution.id, resolution.npm.lockfile, hidden, {
-          command: "npm",
-          args: ["ci", "--prefix", project, ...NPM_FLAGS],
-          env,
-          cwd,
-          user,
-        });
+        await this.installFrozen(
+          "npm",
+          npm,
+          resolution.id,
+          pinnedNpmPackages(resolution.npm.lockfile),
+          hidden,
+          {
+            command: "npm",
+            args: ["ci", "--prefix", project, ...NPM_FLAGS],
+            env,
+            cwd,
+            user,
+          },
+        );
       } else if (npm.length > 0) {
         await this.install("npm", npm, hidden, {
           command: "npm",
@@ -275,7 +331,33 @@ export class PackagePreparer {
           user,
         });
       }
-      if (pip.length > 0) {
+      if (pip.length > 0 && resolution?.pip) {
+        // Exactly the frozen lines: one wheel per package, its hash checked, no dependency resolved.
+        const requirements = join(cwd, "frozen-requirements.txt");
+        await writeFile(requirements, `${resolution.pip.requirements.join("\n")}\n`, { mode: 0o600 });
+        if (user) await chown(requirements, user.uid, user.gid);
+        const pinned = resolution.pip.requirements.map((line) => line.slice(0, line.indexOf(" ")));
+        await this.installFrozen("pip", pip, resolution.id, pinned, hidden, {
+          command: "python3",
+          args: [
+            "-m",
+            "pip",
+            "install",
+            "--require-hashes",
+            "--no-deps",
+            "--target",
+            join(scratch, "pip"),
+            "--no-input",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            "-r",
+            requirements,
+          ],
+          env,
+          cwd,
+          user,
+        });
+      } else if (pip.length > 0) {
         await this.install("pip", pip, hidden, {
           command: "python3",
           args: [
@@ -357,14 +439,15 @@ export class PackagePreparer {
   }
 
   /**
-   * `npm ci` of a frozen resolution. Its failure (the registry lost a pinned version, a tarball's
-   * integrity does not match) names the resolution and the pinned packages npm complained of, and
+   * `npm ci` or `pip install --require-hashes` of a frozen resolution. Its failure (the registry
+   * lost a pinned version, an archive's hash does not match) names the resolution and the pinned packages npm complained of, and
    * is final: nothing is resolved again.
    */
   private async installFrozen(
+    manager: "npm" | "pip",
     specs: readonly string[],
     resolutionId: string,
-    lockfile: NpmLockfile,
+    pinned: readonly string[],
     hidden: Array<[string, string]>,
     run: Omit<Parameters<typeof runInstaller>[0], "timeoutMs">,
   ): Promise<void> {
@@ -372,11 +455,10 @@ export class PackagePreparer {
     if (outcome.ok) return;
     const output = scrubInstallerOutput(outcome.stderr, hidden);
     const why = scrubInstallerOutput(outcome.why, hidden);
-    const pinned = pinnedNpmPackages(lockfile);
-    const named = pinned.filter((p) => output.includes(p.slice(0, p.lastIndexOf("@"))));
+    const named = pinned.filter((p) => output.includes(p.split(/@(?=[^@]*$)|==/)[0]!));
     throw new PackagePreparationError(
-      "npm",
-      `config.packages.npm (${quote(specs)}): the frozen package resolution ${resolutionId} ` +
+      manager,
+      `config.packages.${manager} (${quote(specs)}): the frozen package resolution ${resolutionId} ` +
         `(${quote(named.length > 0 ? named : pinned)}) can no longer be installed, and is not ` +
         `resolved again: ${output ? `${why}: ${output}` : why}`,
     );
@@ -449,4 +531,49 @@ async function npmProject(
     for (const path of [project, ...files.map(([name]) => join(project, name))])
       await chown(path, user.uid, user.gid);
   return project;
+}
+
+/**
+ * The frozen pip lines of a `pip install --dry-run --report` answer: each package's normalized
+ * name, exact version and archive SHA-256. Null when the report is missing, or any package has no
+ * SHA-256 or a name or version outside the grammar: pip then stays unfrozen.
+ */
+function frozenPipLines(reportText: string): { requirements: string[] } | null {
+  let report: unknown;
+  try {
+    report = JSON.parse(reportText);
+  } catch {
+    return null;
+  }
+  const install = (report as { install?: unknown }).install;
+  if (!Array.isArray(install) || install.length === 0) return null;
+  const requirements: string[] = [];
+  for (const item of install) {
+    const name = String(field(item, "metadata", "name") ?? "")
+      .toLowerCase()
+      .replace(/[-_.]+/g, "-");
+    const version = String(field(item, "metadata", "version") ?? "");
+    const hashes = field(item, "download_info", "archive_info", "hashes", "sha256");
+    const hash = field(item, "download_info", "archive_info", "hash");
+    const sha256 =
+      typeof hashes === "string"
+        ? hashes
+        : typeof hash === "string" && hash.startsWith("sha256=")
+          ? hash.slice(7)
+          : "";
+    const line = `${name}==${version} --hash=sha256:${sha256}`;
+    if (!isFrozenPipLine(line)) return null;
+    requirements.push(line);
+  }
+  return { requirements: requirements.sort() };
+}
+
+/** A nested field of parsed JSON, or undefined. */
+function field(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
 }

@@ -67,6 +67,7 @@ function resolution(version: string): PackageResolution {
         },
       },
     },
+    pip: null,
     unfrozen: [],
   });
 }

@@ -4,7 +4,7 @@
  * that, even after the registry published a newer matching version. A pinned version the registry
  * lost fails the preparation naming the package and the resolution; nothing is resolved again.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -133,4 +133,73 @@ describe("frozen npm resolution", () => {
     );
     expect(registry.requested.length).toBe(asked);
   }, 60_000);
+});
+
+/** A PATH whose python3 any user may run (not one under root's home). */
+const SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin";
+const SYSTEM_PIP =
+  spawnSync("python3", ["-m", "pip", "--version"], { env: { PATH: SYSTEM_PATH } }).status === 0;
+
+/** A pure-Python wheel of `awaken-fixture` at `version`, whose module says its version. */
+function wheel(wheels: string, version: string): string {
+  const file = join(wheels, `awaken_fixture-${version}-py3-none-any.whl`);
+  const script = `
+import sys, zipfile
+file, version = sys.argv[1], sys.argv[2]
+info = f"awaken_fixture-{version}.dist-info"
+with zipfile.ZipFile(file, "w") as z:
+    z.writestr("awaken_fixture/__init__.py", f"VERSION = {version!r}\\n")
+    z.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\\nName: awaken-fixture\\nVersion: {version}\\n")
+    z.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n")
+    z.writestr(f"{info}/RECORD", "")
+`;
+  execFileSync("python3", ["-c", script, file, version], { env: { PATH: SYSTEM_PATH } });
+  return file;
+}
+
+describe.skipIf(!SYSTEM_PIP)("frozen pip resolution", () => {
+  it("freezes exact hashed lines; a newer wheel is not taken; a lost wheel fails naming it", async () => {
+    const wheels = join(dir, "wheels");
+    mkdirSync(wheels);
+    wheel(wheels, "1.0.0");
+    const pipHost = () => {
+      hosts += 1;
+      const root = join(dir, `host-${hosts}`);
+      mkdirSync(root);
+      // No index, only a local wheel directory: nothing may reach the network.
+      return new PackagePreparer({
+        root,
+        env: { PATH: SYSTEM_PATH, PIP_NO_INDEX: "1", PIP_FIND_LINKS: wheels },
+      });
+    };
+    const pinnedVersion = (setDir: string) =>
+      execFileSync("ls", [join(setDir, "pip")])
+        .toString()
+        .match(/awaken_fixture-([0-9.]+)\.dist-info/)?.[1];
+    const packages = { pip: ["awaken-fixture>=1"] };
+    const revision = coordinatorRecord();
+
+    const first = await pipHost().prepare(packages, revision);
+    expect(pinnedVersion(first.dir)).toBe("1.0.0");
+    expect(revision.value?.pip?.requirements).toEqual([
+      expect.stringMatching(/^awaken-fixture==1\.0\.0 --hash=sha256:[0-9a-f]{64}$/),
+    ]);
+    expect(revision.value?.unfrozen).toEqual([]);
+
+    wheel(wheels, "1.1.0");
+    expect(pinnedVersion((await pipHost().prepare(packages)).dir)).toBe("1.1.0");
+    const second = await pipHost().prepare(packages, revision);
+    expect(pinnedVersion(second.dir)).toBe("1.0.0");
+    expect(second.resolutionId).toBe(first.resolutionId);
+
+    rmSync(join(wheels, "awaken_fixture-1.0.0-py3-none-any.whl"));
+    const failure = await pipHost()
+      .prepare(packages, revision)
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PackagePreparationError);
+    expect((failure as Error).message).toContain(
+      `the frozen package resolution ${first.resolutionId} (awaken-fixture==1.0.0) can no longer be installed`,
+    );
+    expect(revision.records).toBe(1);
+  }, 120_000);
 });

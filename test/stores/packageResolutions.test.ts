@@ -51,6 +51,7 @@ function resolution(version: string): PackageResolution {
         },
       },
     },
+    pip: null,
     unfrozen: [],
   });
 }
