@@ -15,6 +15,7 @@ import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
+import { PackageResolutionRecords } from "../coordinator/packageResolutions.js";
 import type { CoordinatorPorts } from "../coordinator/ports.js";
 import { wakingOnSubscribe } from "../coordinator/pushOutbox.js";
 import { LocalRegistrar } from "../coordinator/registrar.js";
@@ -248,6 +249,8 @@ export async function startAllInOne(
   // deletion removes the workspace at once (remote workers' hosts are not reached: see docs).
   // Workspace quotas the operator set: admission refuses new work past them (never a session's truth).
   const quotas = options.quotas ? new WorkspaceQuotas(options.quotas, storage.quotaUsage, clock) : undefined;
+  // Revisions' frozen package resolutions: recorded by the first worker that prepares a revision.
+  const packageResolutions = new PackageResolutionRecords(ports.environments, clock);
   const sessions = new SessionService(
     ports,
     clock,
@@ -259,9 +262,13 @@ export async function startAllInOne(
       await rm(join(mountArea, sessionId), { recursive: true, force: true }).catch(() => {});
     },
     custody,
-    // Packages are prepared on this host (the in-process workers') before the session exists.
-    async (packages) => {
-      await sandboxes.packages?.prepare(packages);
+    // Packages are prepared on this host (the in-process workers') before the session exists,
+    // from the revision's frozen resolution (made here and recorded when it is the first).
+    async (packages, revision) => {
+      await sandboxes.packages?.prepare(packages, {
+        recorded: () => packageResolutions.recorded(revision),
+        record: (resolution) => packageResolutions.record(revision, resolution),
+      });
     },
     tierPolicy,
     resources.sessionResources,
@@ -507,6 +514,17 @@ export async function startAllInOne(
               relay: tunnelRelay,
               runSession: (runId: string) => storage.runSessions.sessionOf(runId),
             },
+            // Revisions' frozen package resolutions: a remote worker reads or records its run's.
+            packageResolutions: {
+              records: packageResolutions,
+              runSession: (runId: string) => storage.runSessions.sessionOf(runId),
+              sessionRevision: async (workspaceId: string, sessionId: string) => {
+                const session = await ports.sessions.get(workspaceId, sessionId);
+                return session
+                  ? { environmentId: session.environmentId, revision: session.environmentRevision }
+                  : null;
+              },
+            },
             runAgent: (runId: string) => storage.runSessions.agentOf(runId),
             // A remote worker's dropped presence connection ends its leases after a short grace.
             presence: {
@@ -550,6 +568,7 @@ export async function startAllInOne(
         tunnels: { fetch: (claim, url, init) => tunnelRelay.fetch(claim.workspaceId, url, init) },
         resources: runResources,
         mountArea,
+        packageResolutions,
         metrics,
         ...(tracing ? { tracing } : {}),
         traceContent,

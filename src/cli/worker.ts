@@ -18,6 +18,7 @@ import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.j
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { PresenceStream } from "../worker/presenceStream.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
+import { RemotePackageResolutions } from "../worker/remotePackageResolutions.js";
 import { RemoteResources } from "../worker/remoteResources.js";
 import { RemoteTunnelRelay } from "../worker/remoteTunnels.js";
 import { MIN_WORKER_TOKEN_LENGTH, WORKER_TOKEN_ENV } from "../worker/transportWire.js";
@@ -204,6 +205,7 @@ export async function startRemoteWorker(
       // the transport under the run's claim: the coordinator checks it and answers for that
       // session only. This process holds no store and no database handle.
       resources: new RemoteResources(transport),
+      packageResolutions: new RemotePackageResolutions(transport),
       // Mounted content is written here, beside the sessions' workspaces (never inside one).
       mountArea: resolve(options.workspaceDir, ".mounts"),
       // This host connects to the MCP servers: the same address policy as the coordinator's.

@@ -2,6 +2,7 @@ import type { AdminAuditEntry } from "../control/adminAudit.js";
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import type { CaptureRequest } from "../kernel/contentCapture.js";
 import type { JsonObject } from "../kernel/json.js";
+import type { PackageResolution } from "../kernel/packageResolution.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { SessionResourceRecord } from "../resources/ports.js";
@@ -95,6 +96,18 @@ export interface EnvironmentStore {
    */
   pinnedForSession?(workspaceId: string, id: string): Promise<EnvironmentRecord | null>;
   getRevision(environmentId: string, revision: number): Promise<EnvironmentConfig | null>;
+  /** The revision's frozen package resolution; null when no worker recorded one yet. */
+  packageResolution(environmentId: string, revision: number): Promise<PackageResolution | null>;
+  /**
+   * Records the revision's frozen package resolution, first writer wins: answers the one recorded
+   * after the call (`resolution`, or the one another worker recorded first).
+   */
+  recordPackageResolution(
+    environmentId: string,
+    revision: number,
+    resolution: PackageResolution,
+    at: number,
+  ): Promise<PackageResolution>;
   /**
    * Writes the head; appends a revision when `config` changed (revision already incremented).
    * False when the environment is gone (nothing written).

@@ -34,7 +34,11 @@ import { inputOutcomeSignals, sendWakeSignal } from "./wakeSignals.js";
 import type { AdmissionQuotas } from "./workspaceQuotas.js";
 
 /** Prepares an environment revision's packages (once per exact content); rejects when it cannot. */
-export type PackagesPreparationHook = (packages: PackagesConfig) => Promise<void>;
+export type PackagesPreparationHook = (
+  packages: PackagesConfig,
+  /** The revision they belong to: its frozen resolution is the one installed (or made and recorded). */
+  revision: { environmentId: string; revision: number },
+) => Promise<void>;
 
 export interface CreateSessionCommand {
   workspaceId: string;
@@ -155,7 +159,7 @@ export class SessionService {
       throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0 && !this.resourcePreparer)
       throw invalid("resources: session resources are not supported by this server");
-    await this.prepareEnvironmentPackages(env.config);
+    await this.prepareEnvironmentPackages(env.config, { environmentId: env.id, revision: env.revision });
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
       cmd.vaultIds.length > 0 && this.pinner
@@ -492,11 +496,14 @@ export class SessionService {
     await this.onDeleted?.(sessionId);
   }
 
-  private async prepareEnvironmentPackages(config: EnvironmentConfig): Promise<void> {
+  private async prepareEnvironmentPackages(
+    config: EnvironmentConfig,
+    revision: { environmentId: string; revision: number },
+  ): Promise<void> {
     if (!this.preparePackages || config.type !== "cloud") return;
     if (!PACKAGE_MANAGERS.some((manager) => config.packages[manager].length > 0)) return;
     try {
-      await this.preparePackages(config.packages);
+      await this.preparePackages(config.packages, revision);
     } catch (error) {
       if (error instanceof AwakenError) throw error;
       const message = error instanceof Error ? error.message : String(error);

@@ -12,6 +12,7 @@ import type {
 import type { Clock } from "../kernel/clock.js";
 import type { Metrics } from "../kernel/metrics.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
+import type { PackageResolution } from "../kernel/packageResolution.js";
 import type { Tracing } from "../kernel/tracing.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { RunResources } from "../resources/ports.js";
@@ -76,6 +77,30 @@ export interface RuntimePorts {
    * need a mount cannot be realized here and such a run fails with a clear error.
    */
   mountArea?: string;
+  /**
+   * The Coordinator's record of environment revisions' frozen package resolutions (in process: the
+   * environment store; on a remote worker, over the transport behind the run's claim). Absent:
+   * packages are installed by range and no run names a resolution.
+   */
+  packageResolutions?: PackageResolutionPort;
+}
+
+/** Which revision's resolution a run asks for, under its claim (a remote coordinator checks it). */
+export interface PackageResolutionRequest {
+  workspaceId: string;
+  sessionId: string;
+  runId: string;
+  owner: string;
+  epoch: number;
+  environmentId: string;
+  revision: number;
+}
+
+/** An environment revision's frozen package resolution: read it, or record it first-writer-wins. */
+export interface PackageResolutionPort {
+  recorded(request: PackageResolutionRequest): Promise<PackageResolution | null>;
+  /** Answers the resolution recorded after the call: `resolution`, or the one recorded first. */
+  record(request: PackageResolutionRequest, resolution: PackageResolution): Promise<PackageResolution>;
 }
 
 /** Opens the session's pinned credential for one holder, after admission. Never a replacement. */

@@ -7,14 +7,24 @@
 
 import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
-import type { Sandbox, SandboxMounts, SandboxRepository, SandboxSpec } from "../sandbox/ports.js";
+import type { PackageResolution } from "../kernel/packageResolution.js";
+import type {
+  FrozenResolutionSource,
+  Sandbox,
+  SandboxMounts,
+  SandboxRepository,
+  SandboxSpec,
+} from "../sandbox/ports.js";
 import { idle, sessionError } from "./modelFacts.js";
+import type { PackageResolutionRequest } from "./ports.js";
 import type { RunContext } from "./runContext.js";
 import type { SecretEgress } from "./secretEgress.js";
 import { SANDBOX_REALIZED, sandboxRealized } from "./toolFacts.js";
 
 export class SandboxProvisioning {
   private sandboxRecorded = false;
+  /** The revision's frozen package resolution once the preparer read or recorded it (one per run). */
+  private resolution: PackageResolution | null = null;
 
   constructor(
     private readonly run: RunContext,
@@ -57,6 +67,7 @@ export class SandboxProvisioning {
         spec.tier,
         sandboxProvisioningOf(this.run.environment()) ?? "on_tool_use",
         ms,
+        this.resolution?.id,
       ),
     };
   }
@@ -123,8 +134,40 @@ export class SandboxProvisioning {
         npm: config.packages.npm,
         pip: config.packages.pip,
       },
+      ...this.frozenResolution(),
       ...(mounts === undefined ? {} : { mounts }),
       ...(repositories.length === 0 ? {} : { repositories }),
+    };
+  }
+
+  /**
+   * The revision's frozen package resolution as the preparer reaches it: through the runtime's
+   * port, under the run's claim, remembered for the run once known (the fact names it).
+   */
+  private frozenResolution(): { packageResolution?: FrozenResolutionSource } {
+    const port = this.run.ports.packageResolutions;
+    if (!port) return {};
+    const { activation } = this.run;
+    const request: PackageResolutionRequest = {
+      workspaceId: activation.workspaceId,
+      sessionId: activation.sessionId,
+      runId: activation.runId,
+      owner: activation.owner,
+      epoch: activation.epoch,
+      environmentId: activation.environment.id,
+      revision: activation.environment.revision,
+    };
+    return {
+      packageResolution: {
+        recorded: async () => {
+          this.resolution ??= await port.recorded(request);
+          return this.resolution;
+        },
+        record: async (resolution) => {
+          this.resolution = await port.record(request, resolution);
+          return this.resolution;
+        },
+      },
     };
   }
 }

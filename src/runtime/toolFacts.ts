@@ -52,8 +52,8 @@ export function indeterminateText(name: string): string {
 }
 
 /**
- * The session's sandbox was realized for the first time: which tier, under which provisioning, and
- * how long it took. Internal; one per session. Sandbox start-up latency, apart from the tools' own.
+ * The session's sandbox was realized for the first time: which tier, under which provisioning, how
+ * long it took, and the frozen package resolution its packages came from. Internal; one per session. Sandbox start-up latency, apart from the tools' own.
  */
 export const SANDBOX_REALIZED = "awaken.sandbox_realized";
 
@@ -62,12 +62,19 @@ export function sandboxRealized(
   tier: string,
   provisioning: string,
   realizeMs: number,
+  /** The frozen package resolution the sandbox's packages were installed from, when there is one. */
+  packageResolutionId?: string,
 ): TypedFact {
   return {
     id: newId("sevt", now),
     kind: "internal",
     type: SANDBOX_REALIZED,
-    body: { tier, provisioning, realize_ms: realizeMs },
+    body: {
+      tier,
+      provisioning,
+      realize_ms: realizeMs,
+      ...(packageResolutionId === undefined ? {} : { package_resolution_id: packageResolutionId }),
+    },
   };
 }
 

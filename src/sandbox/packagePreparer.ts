@@ -1,15 +1,29 @@
 import { spawn } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { chmod, chown, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { PlatformError } from "../kernel/errors.js";
 import { CHECKED_MANAGERS, packageRequirementProblem } from "../kernel/packageRequirements.js";
+import {
+  isFrozenPipLine,
+  type NpmLockfile,
+  npmLockfileProblem,
+  type PackageResolution,
+  packageResolution,
+  packageResolutionProblem,
+  pinnedNpmPackages,
+} from "../kernel/packageResolution.js";
 import { copyPreparedTree } from "./copyPreparedTree.js";
 import { installerEnv } from "./installerEnv.js";
 import { scrubInstallerOutput } from "./installerOutput.js";
-import { type PackageLists, PREPARABLE_MANAGERS, type PreparedPackages } from "./ports.js";
+import {
+  type FrozenResolutionSource,
+  type PackageLists,
+  PREPARABLE_MANAGERS,
+  type PreparedPackages,
+} from "./ports.js";
 import { runInstaller } from "./runInstaller.js";
 import { HostUidPool, waitForNoProcesses } from "./sandboxUsers.js";
 
@@ -95,18 +109,50 @@ export class PackagePreparer {
     return join(this.options.root, PACKAGES_DIR);
   }
 
-  prepare(packages: PackageLists): Promise<PreparedPackages> {
-    const hash = packagesHash(packages);
+  /**
+   * Prepares `packages`. With `frozen` and an npm list, the revision's frozen resolution is
+   * installed exactly (`npm ci` from its lockfile): the recorded one, or, when none is recorded yet,
+   * one resolved here (`npm install --package-lock-only`) and recorded first-writer-wins, so a
+   * worker that loses the race installs the winner's. A recorded resolution that can no longer be
+   * installed fails the preparation; it is never re-resolved.
+   */
+  async prepare(packages: PackageLists, frozen?: FrozenResolutionSource): Promise<PreparedPackages> {
+    if (!frozen || ((packages.npm ?? []).length === 0 && (packages.pip ?? []).length === 0))
+      return this.prepareKeyed(packages, packagesHash(packages), null);
+    // Refused before anything runs, as an unfrozen preparation refuses them.
+    this.refuseUnpreparable(packages);
+    let resolution = await frozen.recorded();
+    if (resolution === null) resolution = await frozen.record(await this.resolve(packages));
+    const problem = packageResolutionProblem(resolution);
+    if (problem !== null)
+      throw new PackagePreparationError(
+        "packages",
+        `the frozen package resolution cannot be used: ${problem}`,
+      );
+    const key = createHash("sha256")
+      .update(`${packagesHash(packages)}\n${resolution.id}`)
+      .digest("hex");
+    return this.prepareKeyed(packages, key, resolution);
+  }
+
+  private prepareKeyed(
+    packages: PackageLists,
+    hash: string,
+    resolution: PackageResolution | null,
+  ): Promise<PreparedPackages> {
     const dir = join(this.root, hash);
-    if (existsSync(join(dir, READY_MARKER))) return Promise.resolve({ hash, dir });
+    const prepared = { hash, dir, ...(resolution ? { resolutionId: resolution.id } : {}) };
+    if (existsSync(join(dir, READY_MARKER))) return Promise.resolve(prepared);
     const existing = this.inflight.get(hash);
     if (existing) return existing;
-    const started = this.build(packages, hash, dir).finally(() => this.inflight.delete(hash));
+    const started = this.build(packages, hash, dir, resolution)
+      .then(() => prepared)
+      .finally(() => this.inflight.delete(hash));
     this.inflight.set(hash, started);
     return started;
   }
 
-  private async build(packages: PackageLists, hash: string, dir: string): Promise<PreparedPackages> {
+  private refuseUnpreparable(packages: PackageLists): void {
     for (const manager of ["apt", "cargo", "gem", "go"] as const) {
       const list = packages[manager] ?? [];
       if (list.length === 0) continue;
@@ -121,27 +167,14 @@ export class PackagePreparer {
       const problem = packageRequirementProblem({ [manager]: packages[manager] });
       if (problem !== null) throw new PackagePreparationError(manager, problem);
     }
-    const user = this.uids ? await this.uids.allocate() : null;
-    const runAs = user === null ? undefined : { uid: user, gid: user };
-    try {
-      return await this.buildAs(packages, hash, dir, runAs);
-    } finally {
-      // A uid with a process left is never handed out again (the pool skips busy uids).
-      if (user !== null && (await waitForNoProcesses(user, UID_DRAIN_MS))) this.uids?.release(user);
-    }
   }
 
-  private async buildAs(
-    packages: PackageLists,
-    hash: string,
-    dir: string,
-    user: InstallerUser | undefined,
-  ): Promise<PreparedPackages> {
-    const npm = packages.npm ?? [];
-    const pip = packages.pip ?? [];
+  /** Runs `work` with an installer scratch directory and, when the worker is root, an unprivileged uid. */
+  private async withInstaller<T>(work: (installer: InstallerScratch) => Promise<T>): Promise<T> {
+    const uid = this.uids ? await this.uids.allocate() : null;
+    const user = uid === null ? undefined : { uid, gid: uid };
     // The installers' own directory, outside the data dir: home, temp files, cwd and install targets.
     const scratch = await mkdtemp(join(tmpdir(), "awaken-prepare-"));
-    const staging = join(this.root, `.staging-${hash}-${process.pid}-${randomUUID()}`);
     try {
       const home = join(scratch, "home");
       const tmp = join(scratch, "tmp");
@@ -149,35 +182,182 @@ export class PackagePreparer {
       for (const d of [home, tmp, cwd]) await mkdir(d, { mode: 0o700 });
       if (user) for (const d of [scratch, home, tmp, cwd]) await chown(d, user.uid, user.gid);
       const env = installerEnv(this.options.env, home, tmp);
-      const hidden = this.hiddenPaths(scratch, staging);
+      return await work({ scratch, cwd, env, user, hidden: this.hiddenPaths(scratch) });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+      // A uid with a process left is never handed out again (the pool skips busy uids).
+      if (uid !== null && (await waitForNoProcesses(uid, UID_DRAIN_MS))) this.uids?.release(uid);
+    }
+  }
 
-      if (pip.length > 0 && !(await this.pipWorks(env, cwd, user))) {
-        throw new PackagePreparationError(
-          "pip",
-          `config.packages.pip (${quote(pip)}): \`python3 -m pip\` does not run on this worker host` +
-            `${user ? ` as an unprivileged user (uid ${user.uid})` : ""}; install python3 and pip there ` +
-            "(world-readable, on the worker's PATH), or remove the pip packages",
-        );
-      }
+  /**
+   * Resolves the lists once against the configured registries, installing nothing. npm: `npm
+   * install --package-lock-only --ignore-scripts` writes a lockfile (exact versions, tarball URLs,
+   * integrity). pip: `pip install --dry-run --report` names the exact wheel of every package and
+   * its SHA-256; a pip that gives no hash leaves pip unfrozen (installed by range, as before).
+   * What the installers wrote is checked as data before it becomes a resolution.
+   */
+  private resolve(packages: PackageLists): Promise<PackageResolution> {
+    const npm = packages.npm ?? [];
+    const pip = packages.pip ?? [];
+    return this.withInstaller(async ({ scratch, cwd, env, user, hidden }) => {
+      let npmPart: { lockfile: NpmLockfile } | null = null;
       if (npm.length > 0) {
+        const project = await npmProject(scratch, npm, null, user);
         await this.install("npm", npm, hidden, {
           command: "npm",
+          args: ["install", "--prefix", project, "--package-lock-only", ...NPM_FLAGS],
+          env,
+          cwd,
+          user,
+        });
+        let lockfile: unknown;
+        try {
+          lockfile = JSON.parse(await readFile(join(project, "package-lock.json"), "utf8"));
+        } catch {
+          throw new PackagePreparationError(
+            "npm",
+            `config.packages.npm (${quote(npm)}): npm wrote no lockfile`,
+          );
+        }
+        const problem = npmLockfileProblem(lockfile);
+        if (problem !== null)
+          throw new PackagePreparationError(
+            "npm",
+            `config.packages.npm (${quote(npm)}) cannot be frozen: ${problem}`,
+          );
+        npmPart = { lockfile: lockfile as NpmLockfile };
+      }
+      let pipPart: { requirements: string[] } | null = null;
+      if (pip.length > 0) {
+        if (!(await this.pipWorks(env, cwd, user))) throw this.pipMissing(pip, user);
+        const report = join(cwd, "pip-report.json");
+        const reported = this.install("pip", pip, hidden, {
+          command: "python3",
           args: [
+            "-m",
+            "pip",
             "install",
-            "--prefix",
-            join(scratch, "npm"),
-            "--no-audit",
-            "--no-fund",
-            "--ignore-scripts",
+            "--dry-run",
+            "--ignore-installed",
+            "--report",
+            report,
+            "--no-input",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
             "--",
-            ...npm,
+            ...pip,
           ],
           env,
           cwd,
           user,
         });
+        // A pip older than `--dry-run --report` (22.2) cannot freeze: pip stays unfrozen, as before.
+        const tooOld = await reported.then(
+          () => false,
+          (error: unknown) => {
+            if (error instanceof Error && /no such option: --(?:dry-run|report)/.test(error.message))
+              return true;
+            throw error;
+          },
+        );
+        if (!tooOld) pipPart = frozenPipLines(await readFile(report, "utf8").catch(() => ""));
       }
-      if (pip.length > 0) {
+      return packageResolution({
+        format: 1,
+        npm: npmPart,
+        pip: pipPart,
+        unfrozen: pip.length > 0 && pipPart === null ? ["pip"] : [],
+      });
+    });
+  }
+
+  private pipMissing(pip: readonly string[], user: InstallerUser | undefined): PackagePreparationError {
+    return new PackagePreparationError(
+      "pip",
+      `config.packages.pip (${quote(pip)}): \`python3 -m pip\` does not run on this worker host` +
+        `${user ? ` as an unprivileged user (uid ${user.uid})` : ""}; install python3 and pip there ` +
+        "(world-readable, on the worker's PATH), or remove the pip packages",
+    );
+  }
+
+  private async build(
+    packages: PackageLists,
+    hash: string,
+    dir: string,
+    resolution: PackageResolution | null,
+  ): Promise<void> {
+    this.refuseUnpreparable(packages);
+    await this.withInstaller((installer) => this.buildAs(packages, hash, dir, resolution, installer));
+  }
+
+  private async buildAs(
+    packages: PackageLists,
+    hash: string,
+    dir: string,
+    resolution: PackageResolution | null,
+    { scratch, cwd, env, user, hidden: scratchHidden }: InstallerScratch,
+  ): Promise<void> {
+    const npm = packages.npm ?? [];
+    const pip = packages.pip ?? [];
+    const staging = join(this.root, `.staging-${hash}-${process.pid}-${randomUUID()}`);
+    try {
+      const hidden: Array<[string, string]> = [[staging, "<staging>"], ...scratchHidden];
+
+      if (pip.length > 0 && !(await this.pipWorks(env, cwd, user))) throw this.pipMissing(pip, user);
+      if (npm.length > 0 && resolution?.npm) {
+        // Exactly the frozen lockfile: `npm ci` never resolves, and fails on any integrity mismatch.
+        const project = await npmProject(scratch, npm, resolution.npm.lockfile, user);
+        await this.installFrozen(
+          "npm",
+          npm,
+          resolution.id,
+          pinnedNpmPackages(resolution.npm.lockfile),
+          hidden,
+          {
+            command: "npm",
+            args: ["ci", "--prefix", project, ...NPM_FLAGS],
+            env,
+            cwd,
+            user,
+          },
+        );
+      } else if (npm.length > 0) {
+        await this.install("npm", npm, hidden, {
+          command: "npm",
+          args: ["install", "--prefix", join(scratch, "npm"), ...NPM_FLAGS, "--", ...npm],
+          env,
+          cwd,
+          user,
+        });
+      }
+      if (pip.length > 0 && resolution?.pip) {
+        // Exactly the frozen lines: one wheel per package, its hash checked, no dependency resolved.
+        const requirements = join(cwd, "frozen-requirements.txt");
+        await writeFile(requirements, `${resolution.pip.requirements.join("\n")}\n`, { mode: 0o600 });
+        if (user) await chown(requirements, user.uid, user.gid);
+        const pinned = resolution.pip.requirements.map((line) => line.slice(0, line.indexOf(" ")));
+        await this.installFrozen("pip", pip, resolution.id, pinned, hidden, {
+          command: "python3",
+          args: [
+            "-m",
+            "pip",
+            "install",
+            "--require-hashes",
+            "--no-deps",
+            "--target",
+            join(scratch, "pip"),
+            "--no-input",
+            "--disable-pip-version-check",
+            "--only-binary=:all:",
+            "-r",
+            requirements,
+          ],
+          env,
+          cwd,
+          user,
+        });
+      } else if (pip.length > 0) {
         await this.install("pip", pip, hidden, {
           command: "python3",
           args: [
@@ -222,18 +402,15 @@ export class PackagePreparer {
           await rename(staging, dir);
         }
       }
-      return { hash, dir };
     } finally {
       await rm(staging, { recursive: true, force: true });
-      await rm(scratch, { recursive: true, force: true });
     }
   }
 
   /** Host paths an installer's output may show, each with the placeholder a client sees instead. */
-  private hiddenPaths(scratch: string, staging: string): Array<[string, string]> {
+  private hiddenPaths(scratch: string): Array<[string, string]> {
     const hidden: Array<[string, string]> = [
       [scratch, "<scratch>"],
-      [staging, "<staging>"],
       [this.root, "<packages>"],
       [this.options.root, "<workspaces>"],
       [homedir(), "<home>"],
@@ -261,6 +438,32 @@ export class PackagePreparer {
     );
   }
 
+  /**
+   * `npm ci` or `pip install --require-hashes` of a frozen resolution. Its failure (the registry
+   * lost a pinned version, an archive's hash does not match) names the resolution and the pinned packages npm complained of, and
+   * is final: nothing is resolved again.
+   */
+  private async installFrozen(
+    manager: "npm" | "pip",
+    specs: readonly string[],
+    resolutionId: string,
+    pinned: readonly string[],
+    hidden: Array<[string, string]>,
+    run: Omit<Parameters<typeof runInstaller>[0], "timeoutMs">,
+  ): Promise<void> {
+    const outcome = await runInstaller({ ...run, timeoutMs: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    if (outcome.ok) return;
+    const output = scrubInstallerOutput(outcome.stderr, hidden);
+    const why = scrubInstallerOutput(outcome.why, hidden);
+    const named = pinned.filter((p) => output.includes(p.split(/@(?=[^@]*$)|==/)[0]!));
+    throw new PackagePreparationError(
+      manager,
+      `config.packages.${manager} (${quote(specs)}): the frozen package resolution ${resolutionId} ` +
+        `(${quote(named.length > 0 ? named : pinned)}) can no longer be installed, and is not ` +
+        `resolved again: ${output ? `${why}: ${output}` : why}`,
+    );
+  }
+
   private pipWorks(
     env: Record<string, string>,
     cwd: string,
@@ -284,4 +487,93 @@ export class PackagePreparer {
 function quote(list: readonly string[]): string {
   const joined = list.join(", ");
   return joined.length <= SPECS_QUOTE_CHARS ? joined : `${joined.slice(0, SPECS_QUOTE_CHARS)}…`;
+}
+
+/** npm's flags for every run: no audit, no funding notice, no install scripts. */
+const NPM_FLAGS = ["--no-audit", "--no-fund", "--ignore-scripts"] as const;
+
+/** The project name of a prepared npm set (never published). */
+const PROJECT_NAME = "awaken-packages";
+
+interface InstallerScratch {
+  scratch: string;
+  cwd: string;
+  env: Record<string, string>;
+  user: InstallerUser | undefined;
+  hidden: Array<[string, string]>;
+}
+
+/**
+ * The npm project a resolution is made or installed in (`<scratch>/npm`): a package.json whose
+ * dependencies are the validated list (a bare name means its `latest` tag), and the frozen lockfile
+ * when there is one. Both are written as data; nothing in them is ever a command line.
+ */
+async function npmProject(
+  scratch: string,
+  specs: readonly string[],
+  lockfile: NpmLockfile | null,
+  user: InstallerUser | undefined,
+): Promise<string> {
+  const project = join(scratch, "npm");
+  await mkdir(project, { mode: 0o700 });
+  const dependencies: Record<string, string> = {};
+  for (const spec of specs) {
+    const at = spec.indexOf("@", 1);
+    dependencies[at === -1 ? spec : spec.slice(0, at)] = at === -1 ? "latest" : spec.slice(at + 1);
+  }
+  const files: Array<[string, unknown]> = [
+    ["package.json", { name: PROJECT_NAME, version: "0.0.0", private: true, dependencies }],
+  ];
+  if (lockfile) files.push(["package-lock.json", lockfile]);
+  for (const [name, content] of files)
+    await writeFile(join(project, name), `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+  if (user)
+    for (const path of [project, ...files.map(([name]) => join(project, name))])
+      await chown(path, user.uid, user.gid);
+  return project;
+}
+
+/**
+ * The frozen pip lines of a `pip install --dry-run --report` answer: each package's normalized
+ * name, exact version and archive SHA-256. Null when the report is missing, or any package has no
+ * SHA-256 or a name or version outside the grammar: pip then stays unfrozen.
+ */
+function frozenPipLines(reportText: string): { requirements: string[] } | null {
+  let report: unknown;
+  try {
+    report = JSON.parse(reportText);
+  } catch {
+    return null;
+  }
+  const install = (report as { install?: unknown }).install;
+  if (!Array.isArray(install) || install.length === 0) return null;
+  const requirements: string[] = [];
+  for (const item of install) {
+    const name = String(field(item, "metadata", "name") ?? "")
+      .toLowerCase()
+      .replace(/[-_.]+/g, "-");
+    const version = String(field(item, "metadata", "version") ?? "");
+    const hashes = field(item, "download_info", "archive_info", "hashes", "sha256");
+    const hash = field(item, "download_info", "archive_info", "hash");
+    const sha256 =
+      typeof hashes === "string"
+        ? hashes
+        : typeof hash === "string" && hash.startsWith("sha256=")
+          ? hash.slice(7)
+          : "";
+    const line = `${name}==${version} --hash=sha256:${sha256}`;
+    if (!isFrozenPipLine(line)) return null;
+    requirements.push(line);
+  }
+  return { requirements: requirements.sort() };
+}
+
+/** A nested field of parsed JSON, or undefined. */
+function field(value: unknown, ...path: string[]): unknown {
+  let at = value;
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
 }

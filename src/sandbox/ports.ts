@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import { PlatformError } from "../kernel/errors.js";
+import type { PackageResolution } from "../kernel/packageResolution.js";
 
 /**
  * The provisioning contract between the runtime (which decides, from the frozen activation, which
@@ -39,6 +40,12 @@ export interface SandboxSpec {
    * no packages.
    */
   packages?: PackageLists;
+  /**
+   * Where the revision's frozen package resolution lives (the Coordinator, in process or over the
+   * worker transport): the preparer installs exactly the recorded one, or resolves and records it
+   * first when none is. Absent: packages are installed by range (no frozen resolution).
+   */
+  packageResolution?: FrozenResolutionSource;
   /**
    * Where `packages` were prepared on this host: filled by the provider that prepared them
    * (TieredSandboxProvider), read by the tiers, which expose it read-only at `PACKAGES_MOUNT`.
@@ -132,10 +139,23 @@ export interface PackageLists {
 /** The managers whose packages a worker prepares itself; the others are refused with a clear error. */
 export const PREPARABLE_MANAGERS = ["npm", "pip"] as const;
 
-/** A prepared package set on the worker's host: its content hash and directory (`npm/`, `pip/`). */
+/** A prepared package set on the worker's host: its cache key and directory (`npm/`, `pip/`). */
 export interface PreparedPackages {
+  /** The set's cache key: the lists' content hash, with the frozen resolution's id when there is one. */
   hash: string;
   dir: string;
+  /** The frozen resolution the set was installed from; absent when nothing was frozen. */
+  resolutionId?: string;
+}
+
+/**
+ * One environment revision's frozen package resolution, as the worker reaches it: the recorded one
+ * (null when none yet), and the first-writer-wins record, which answers the resolution that is
+ * recorded after it (another worker's, when it won).
+ */
+export interface FrozenResolutionSource {
+  recorded(): Promise<PackageResolution | null>;
+  record(resolution: PackageResolution): Promise<PackageResolution>;
 }
 
 /** Where the bwrap tier binds a prepared set (read-only). */

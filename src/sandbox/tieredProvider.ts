@@ -48,7 +48,7 @@ export class TieredSandboxProvider implements SandboxProvider {
       if (!packages || !preparer) return this.withRepositories(spec, await provider.realize(spec));
       // Already prepared (session creation, or an earlier session of the same content): a marker
       // check. Otherwise this worker's host prepares it now, once; a failure fails the realization.
-      const preparedPackages = await preparer.prepare(packages);
+      const preparedPackages = await preparer.prepare(packages, spec.packageResolution);
       return this.withRepositories(spec, await provider.realize({ ...spec, preparedPackages }));
     };
     if (!this.tenants) return realize();

@@ -67,6 +67,7 @@ type ClaimCheckedRouteName =
   | "secretVariables"
   | "openSecret"
   | "tunnelFetch"
+  | "packageResolution"
   | ResourceRouteName;
 
 /**
@@ -200,6 +201,16 @@ export class HttpWorkerTransport implements WorkerTransport {
    */
   resourceCall<R extends ResourceRouteName>(name: R, request: WorkerRequest<R>): Promise<WorkerResponse<R>> {
     return this.claimChecked(name, request, name !== "writeMemory");
+  }
+
+  /**
+   * Reads (`resolution: null`) or records an environment revision's frozen package resolution,
+   * claim-checked. Repeating a record is safe: the first writer's stays, and is the answer.
+   */
+  packageResolution(
+    request: WorkerRequest<"packageResolution">,
+  ): Promise<WorkerResponse<"packageResolution">> {
+    return this.claimChecked("packageResolution", request);
   }
 
   /** A run's MCP request through a tunnel: never repeated (a tool call may not be idempotent). */

@@ -17,6 +17,7 @@ import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { JsonObject } from "../kernel/json.js";
 import { credentialOpenRequestSchema, credentialOpenResponseSchema } from "./credentialWire.js";
+import { packageResolutionRequestSchema, packageResolutionResponseSchema } from "./packageResolutionWire.js";
 import { RESOURCE_ROUTES } from "./resourceWire.js";
 import {
   secretOpenRequestSchema,
@@ -222,6 +223,13 @@ export const WORKER_ROUTES = {
     path: "/credentials/open-secret",
     request: secretOpenRequestSchema,
     response: secretOpenResponseSchema,
+  },
+  // An environment revision's frozen package resolution, read or recorded behind the same
+  // live-claim check (packageResolutionWire.ts).
+  packageResolution: {
+    path: "/package-resolution",
+    request: packageResolutionRequestSchema,
+    response: packageResolutionResponseSchema,
   },
   // A remote run's `RunResources` calls (resolve, blobs, memory, repository tokens), behind the
   // same live-claim check (resourceWire.ts and edge/worker-transport/resourceRoutes.ts).

@@ -288,3 +288,90 @@ describe("package entries that are not registry requirements", () => {
     expect(preparedSets()).toEqual(before);
   });
 });
+
+describe("the frozen resolution", () => {
+  /** The revision's recorded resolution (id and the versions its lockfile pins), read from the store. */
+  function recordedResolution(environmentId: string): { id: string; pinned: string } | null {
+    const db = new SqliteDatabase(join(t.dataDir, "awaken.db"), { readonly: true });
+    try {
+      const row = db
+        .prepare(
+          "select resolution_id, content_json from environment_package_resolutions where environment_id = ?",
+        )
+        .get(environmentId) as { resolution_id: string; content_json: string } | undefined;
+      if (!row) return null;
+      const content = JSON.parse(row.content_json);
+      return {
+        id: row.resolution_id,
+        pinned: content.npm.lockfile.packages[`node_modules/${PACKAGE}`].version,
+      };
+    } finally {
+      db.close();
+    }
+  }
+
+  function realizedFacts(sessionId: string): Array<Record<string, unknown>> {
+    const db = new SqliteDatabase(join(t.dataDir, "awaken.db"), { readonly: true });
+    try {
+      const rows = db
+        .prepare("select body_json from events where session_id = ? and type = 'awaken.sandbox_realized'")
+        .all(sessionId) as Array<{ body_json: string }>;
+      return rows.map((r) => JSON.parse(r.body_json) as Record<string, unknown>);
+    } finally {
+      db.close();
+    }
+  }
+
+  function packVersion(version: string): string {
+    const source = join(fixtureDir, `src-${version}`);
+    mkdirSync(source);
+    writeFileSync(join(source, "package.json"), JSON.stringify({ name: PACKAGE, version, main: "index.js" }));
+    writeFileSync(join(source, "index.js"), `module.exports = ${JSON.stringify(`version ${version}`)};\n`);
+    execFileSync("npm", ["pack", "--silent", "--pack-destination", fixtureDir], {
+      cwd: source,
+      env: { ...process.env, npm_config_offline: "true" },
+      stdio: "ignore",
+    });
+    return join(fixtureDir, `${PACKAGE}-${version}.tgz`);
+  }
+
+  it("is recorded once per revision, named by the run's facts, reinstalled exactly on a fresh host, and never re-resolved", async () => {
+    const a = await agent();
+    const env = await environment({ npm: [`${PACKAGE}@^1.0.0`] });
+    await t.client.beta.sessions.create({ agent: a.id, environment_id: env.id });
+    const frozen = recordedResolution(env.id);
+    expect(frozen).toMatchObject({ id: expect.stringMatching(/^pkgres_[0-9a-f]{32}$/), pinned: "1.0.0" });
+
+    // A newer matching version is published, and this host loses its prepared sets (a fresh host).
+    registry.publish({ name: PACKAGE, version: "1.1.0", tarball: packVersion("1.1.0") });
+    rmSync(packagesRoot(), { recursive: true, force: true });
+    const session = await t.client.beta.sessions.create({ agent: a.id, environment_id: env.id });
+    const result = await bash(session.id, USE_PACKAGE);
+    expect(textOf(result)).toContain(GREETING);
+    expect(textOf(result)).not.toContain("version 1.1.0");
+    expect(recordedResolution(env.id)).toEqual(frozen);
+    expect(realizedFacts(session.id)).toEqual([
+      expect.objectContaining({ package_resolution_id: frozen!.id }),
+    ]);
+
+    // The registry loses the pinned version: a fresh host cannot satisfy it and says so; the
+    // resolution stays as recorded (1.1.0 would match the range, and is not taken).
+    registry.unpublish(PACKAGE, "1.0.0");
+    rmSync(packagesRoot(), { recursive: true, force: true });
+    try {
+      const failure = await t.client.beta.sessions
+        .create({ agent: a.id, environment_id: env.id })
+        .catch((e: unknown) => e as InstanceType<typeof Anthropic.APIError>);
+      expect(failure).toMatchObject({
+        status: BAD_REQUEST.status,
+        message: expect.stringContaining(
+          `the frozen package resolution ${frozen!.id} (${PACKAGE}@1.0.0) can no longer be installed, and is not resolved again`,
+        ),
+      });
+      expect(JSON.stringify((failure as { error?: unknown }).error)).not.toContain(t.dataDir);
+      expect(recordedResolution(env.id)).toEqual(frozen);
+    } finally {
+      registry.publish({ name: PACKAGE, version: "1.0.0", tarball });
+    }
+  });
+});

@@ -8,11 +8,15 @@ export interface FakeNpmRegistry {
   url: string;
   /** Names npm asked for, in order. */
   requested: string[];
+  /** Serves one more version of a package (it becomes `latest` when it is the newest added). */
+  publish(pkg: { name: string; version: string; tarball: string }): void;
+  /** Stops serving a version: its packument entry and its tarball are gone, as after an unpublish. */
+  unpublish(name: string, version: string): void;
   close(): Promise<void>;
 }
 
 /**
- * A loopback npm registry serving one version of each given package from a tarball made by
+ * A loopback npm registry serving the given versions of each package from a tarball made by
  * `npm pack` (packument at `/<name>`, tarball at `/<name>/-/<name>-<version>.tgz`); any other name
  * is a 404, as the real registry answers. No network is reached.
  */
@@ -20,6 +24,7 @@ export async function startFakeNpmRegistry(
   packages: ReadonlyArray<{ name: string; version: string; tarball: string }>,
 ): Promise<FakeNpmRegistry> {
   const requested: string[] = [];
+  const served = [...packages];
   const tarballs = new Map<string, Buffer>();
   const server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? "/").split("?")[0]!).slice(1);
@@ -29,32 +34,40 @@ export async function startFakeNpmRegistry(
       return;
     }
     requested.push(path);
-    const pkg = packages.find((p) => p.name === path);
-    if (!pkg) {
+    const versions = served.filter((p) => p.name === path);
+    if (versions.length === 0) {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"Not found"}');
       return;
     }
-    const bytes = readFileSync(pkg.tarball);
-    const file = `${pkg.name}/-/${pkg.name}-${pkg.version}.tgz`;
-    tarballs.set(file, bytes);
-    const dist = {
-      tarball: `${url}${file}`,
-      shasum: createHash("sha1").update(bytes).digest("hex"),
-      integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
-    };
-    res.writeHead(200, { "content-type": "application/json" }).end(
-      JSON.stringify({
-        name: pkg.name,
-        "dist-tags": { latest: pkg.version },
-        versions: { [pkg.version]: { name: pkg.name, version: pkg.version, dist } },
-      }),
-    );
+    const entries: Record<string, unknown> = {};
+    for (const pkg of versions) {
+      const bytes = readFileSync(pkg.tarball);
+      const file = `${pkg.name}/-/${pkg.name}-${pkg.version}.tgz`;
+      tarballs.set(file, bytes);
+      const dist = {
+        tarball: `${url}${file}`,
+        shasum: createHash("sha1").update(bytes).digest("hex"),
+        integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
+      };
+      entries[pkg.version] = { name: pkg.name, version: pkg.version, dist };
+    }
+    res
+      .writeHead(200, { "content-type": "application/json" })
+      .end(
+        JSON.stringify({ name: path, "dist-tags": { latest: versions.at(-1)!.version }, versions: entries }),
+      );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   return {
     url,
     requested,
+    publish: (pkg) => served.push(pkg),
+    unpublish: (name, version) => {
+      const at = served.findIndex((p) => p.name === name && p.version === version);
+      if (at !== -1) served.splice(at, 1);
+      tarballs.delete(`${name}/-/${name}-${version}.tgz`);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -200,7 +200,13 @@ export const storedFact: fc.Arbitrary<Fact> = fc.oneof(
     }),
   ),
   stored("awaken.tool_execution", fc.record({ tool_use_id: id, attempt: fc.integer({ min: 1, max: 5 }) })),
-  stored("awaken.sandbox_realized", fc.record({ tier: word, provisioning: word, realize_ms: fc.nat() })),
+  stored(
+    "awaken.sandbox_realized",
+    fc.record(
+      { tier: word, provisioning: word, realize_ms: fc.nat(), package_resolution_id: word },
+      { requiredKeys: ["tier", "provisioning", "realize_ms"] },
+    ),
+  ),
   stored(
     "session.thread_created",
     fc.record({ session_thread_id: word, agent_name: word, workflow_run_id: fc.option(word) }),

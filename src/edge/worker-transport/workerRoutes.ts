@@ -18,6 +18,7 @@ import { bearerTokenCheck } from "../http/bearerToken.js";
 import { onReplyClosed } from "../http/closeListener.js";
 import { ClaimWakeups } from "./claimWakeups.js";
 import { type CredentialRouteDeps, openForRemoteHolder } from "./credentialRoute.js";
+import { type PackageResolutionRouteDeps, packageResolutionForRemoteRun } from "./packageResolutionRoute.js";
 import { type PresenceRouteDeps, presenceRoute } from "./presenceRoute.js";
 import { type ResourceRouteContext, type ResourceRouteDeps, resourceRoutes } from "./resourceRoutes.js";
 import {
@@ -48,6 +49,11 @@ export interface WorkerRouteDeps {
   resources?: ResourceRouteDeps | undefined;
   /** A remote run's MCP requests through a tunnel, behind the same live-claim check. Absent: refused. */
   tunnels?: TunnelRouteDeps | undefined;
+  /**
+   * Revisions' frozen package resolutions (`/package-resolution`), behind the same live-claim
+   * check. Absent: refused, and a remote worker cannot prepare packages frozen.
+   */
+  packageResolutions?: PackageResolutionRouteDeps | undefined;
   /**
    * A run's pinned agent, with its roster (null: no such run). A remote worker's spawn names a
    * roster entry or defines an inline agent; the child runs what the coordinator derives from this
@@ -217,6 +223,19 @@ export function workerTransportRoutes(app: FastifyInstance, deps: WorkerRouteDep
     // The answer may carry a token: no cache on the way may keep it.
     reply.header("cache-control", "no-store");
     return resourceRoutes.repositoryToken(resources(request), b);
+  });
+  route(app, "packageResolution", (b, request) => {
+    if (!deps.packageResolutions)
+      throw new AwakenError("not_found", "this coordinator keeps no package resolutions for remote workers");
+    return packageResolutionForRemoteRun(
+      {
+        renew: (runId, owner, epoch, leaseMs) => gateway.renew(runId, owner, epoch, leaseMs),
+        leaseMs: deps.leaseMs,
+        deps: deps.packageResolutions,
+        log: request.log,
+      },
+      b,
+    );
   });
   route(app, "tunnelFetch", (b, request, reply) => {
     if (!deps.tunnels)

@@ -90,6 +90,14 @@ export interface Database
     config_json: string;
     created_at: number;
   };
+  /** A revision's frozen package resolution (first writer wins). */
+  environment_package_resolutions: {
+    environment_id: string;
+    revision: number;
+    resolution_id: string;
+    content_json: string;
+    created_at: number;
+  };
   // coordinator: sessions, threads, committed history
   sessions: {
     id: string;

@@ -1,6 +1,7 @@
 import type { AdminAuditEntry } from "../../control/adminAudit.js";
 import type { EnvironmentConfig } from "../../coordinator/environmentConfig.js";
 import type { EnvironmentRecord, EnvironmentStore, ListQuery, Page } from "../../coordinator/ports.js";
+import type { PackageResolution } from "../../kernel/packageResolution.js";
 import { type Db, decodeCursor, encodeCursor, fromJson, toJson } from "./db.js";
 import type { Database } from "./schema.js";
 import { writeAudit } from "./sqlAdminAudit.js";
@@ -42,6 +43,39 @@ export class SqlEnvironmentStore implements EnvironmentStore {
       .where("revision", "=", revision)
       .executeTakeFirst();
     return row ? fromJson<EnvironmentConfig>(row.config_json) : null;
+  }
+
+  async packageResolution(environmentId: string, revision: number): Promise<PackageResolution | null> {
+    const row = await this.db
+      .selectFrom("environment_package_resolutions")
+      .select("content_json")
+      .where("environment_id", "=", environmentId)
+      .where("revision", "=", revision)
+      .executeTakeFirst();
+    return row ? fromJson<PackageResolution>(row.content_json) : null;
+  }
+
+  async recordPackageResolution(
+    environmentId: string,
+    revision: number,
+    resolution: PackageResolution,
+    at: number,
+  ): Promise<PackageResolution> {
+    // Insert-if-absent: a second writer's row is dropped and it reads the first one's.
+    await this.db
+      .insertInto("environment_package_resolutions")
+      .values({
+        environment_id: environmentId,
+        revision,
+        resolution_id: resolution.id,
+        content_json: toJson(resolution),
+        created_at: at,
+      })
+      .onConflict((c) => c.columns(["environment_id", "revision"]).doNothing())
+      .execute();
+    const recorded = await this.packageResolution(environmentId, revision);
+    if (!recorded) throw new Error(`the package resolution of ${environmentId}@${revision} was not recorded`);
+    return recorded;
   }
 
   async update(record: EnvironmentRecord, newRevision: boolean, audit: AdminAuditEntry): Promise<boolean> {

@@ -32,6 +32,7 @@ import { deployments } from "./031_deployments.js";
 import { webhooks } from "./032_webhooks.js";
 import { dreams } from "./033_dreams.js";
 import { tunnels } from "./034_tunnels.js";
+import { packageResolutions } from "./035_package_resolutions.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "030_user_profiles": userProfiles,
   "033_dreams": dreams,
   "034_tunnels": tunnels,
+  "035_package_resolutions": packageResolutions,
   "032_webhooks": webhooks,
 };
 
