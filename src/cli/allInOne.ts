@@ -54,6 +54,7 @@ import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
 import { deploymentSessionInputs } from "../edge/managed-agents/deploymentInputs.js";
 import { SESSION_CREATED, sessionEventsOf, webhookEventBody } from "../edge/managed-agents/webhookEvents.js";
 import { systemClock } from "../kernel/clock.js";
+import { allowedContainerImages } from "../kernel/containerImages.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
 import { countedTail } from "../observability/countedTail.js";
@@ -217,7 +218,11 @@ export async function startAllInOne(
   };
 
   const { iam, agents, vaults, credentials, custody } = control;
-  const tierPolicy = { allowWeakerTiers: options.allowWeakerTiers === true };
+  const tierPolicy = {
+    allowWeakerTiers: options.allowWeakerTiers === true,
+    // The container tier's images: AWAKEN_ALLOWED_CONTAINER_IMAGES (kernel/containerImages.ts).
+    allowedContainerImages: allowedContainerImages(options.env),
+  };
   const environments = new EnvironmentService(ports.environments, clock, tierPolicy);
   const workQueue = new WorkQueueService(
     ports.workQueue,

@@ -1,12 +1,14 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import { allowedContainerImages } from "../kernel/containerImages.js";
 import { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "./bwrapHost.js";
 import { BwrapTierProvider } from "./bwrapTier.js";
+import { ContainerTierProvider } from "./containerTier.js";
 import type { EgressProxyOptions } from "./egressProxy.js";
 import { RepositoryCloner } from "./gitClone.js";
-import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "./limitsFromEnv.js";
+import { containerPullFromEnv, sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "./limitsFromEnv.js";
 import { NoneTierProvider } from "./noneTier.js";
 import { PackagePreparer } from "./packagePreparer.js";
 import { TieredSandboxProvider } from "./tieredProvider.js";
@@ -41,6 +43,14 @@ export function createSandboxes(
       // Memory and disk per sandbox: AWAKEN_SANDBOX_MEMORY, AWAKEN_SANDBOX_DISK_QUOTA, …
       ...sandboxLimitsFromEnv(env),
       ...(egress ? { egress } : {}),
+    }),
+    // Images from AWAKEN_ALLOWED_CONTAINER_IMAGES; podman and runc are checked on first use.
+    container: new ContainerTierProvider({
+      workspaceRoot: root,
+      allowedImages: allowedContainerImages(env),
+      limits: sandboxLimitsFromEnv(env).limits,
+      ...(egress ? { egress } : {}),
+      ...containerPullFromEnv(env),
     }),
     none: new NoneTierProvider(root),
   };

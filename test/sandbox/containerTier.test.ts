@@ -1,0 +1,253 @@
+import { spawnSync } from "node:child_process";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ContainerSandbox, ContainerTierProvider } from "../../src/sandbox/containerTier.js";
+import { type ExecRequest, SandboxUnavailableError } from "../../src/sandbox/ports.js";
+import {
+  buildSandboxImage,
+  podmanMissing,
+  SANDBOX_IMAGE_MARKER,
+  type SandboxImage,
+} from "../support/sandboxImage.js";
+
+/**
+ * The container tier against real podman (runc) and a test image made here: the bwrap tier's
+ * escape probes, run against a container. A host without podman fails this file (CI installs it).
+ */
+
+const SYSCALL = process.arch === "arm64" ? { ptrace: 117 } : { ptrace: 101 };
+
+let root: string;
+let image: SandboxImage;
+let provider: ContainerTierProvider;
+let sandbox: ContainerSandbox;
+
+function run(target: ContainerSandbox, argv: string[], overrides: Partial<ExecRequest> = {}) {
+  return target.exec({
+    argv,
+    timeoutMs: 20_000,
+    maxOutputBytes: 1_000_000,
+    signal: new AbortController().signal,
+    ...overrides,
+  });
+}
+
+beforeAll(async () => {
+  const missing = podmanMissing();
+  if (missing) throw new Error(`the container tier test needs podman: ${missing}`);
+  image = buildSandboxImage();
+  root = await mkdtemp(join(tmpdir(), "container-tier-"));
+  provider = new ContainerTierProvider({
+    workspaceRoot: join(root, "workspaces"),
+    allowedImages: [image.reference],
+    uidRange: { first: 232_000, last: 232_999 },
+    limits: { memoryBytes: 64 * 2 ** 20, processes: 64 },
+  });
+  sandbox = await provider.realize({
+    tier: "container",
+    image: image.reference,
+    sessionId: "s-main",
+    networking: { type: "limited", allowed_hosts: ["allowed.example"] },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await provider?.close();
+  image?.remove();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+describe("container tier: a session's commands run in the image", () => {
+  it("runs in the allowed image, not on the host", async () => {
+    const release = await run(sandbox, ["cat", "/etc/os-release"]);
+    expect(release.stdout).toContain(`ID=${SANDBOX_IMAGE_MARKER}`);
+    const marker = await run(sandbox, ["cat", `/${SANDBOX_IMAGE_MARKER}`]);
+    expect(marker.stdout).toBe("baked into the image\n");
+  });
+
+  it("keeps /workspace across execs and on the host, owned by the sandbox's uid", async () => {
+    const write = await run(sandbox, ["sh", "-c", "pwd && echo hello > note.txt"]);
+    expect(write.stdout.trim()).toBe("/workspace");
+    expect((await run(sandbox, ["cat", "note.txt"])).stdout).toBe("hello\n");
+    expect(await readFile(join(sandbox.hostWorkspace, "note.txt"), "utf8")).toBe("hello\n");
+    expect((await stat(join(sandbox.hostWorkspace, "note.txt"))).uid).toBe(sandbox.owner.uid);
+  });
+});
+
+describe("container tier: escape probes", () => {
+  it("runs as an unprivileged uid with no capabilities and no privilege gain", async () => {
+    const id = await run(sandbox, ["id", "-u"]);
+    expect(id.stdout.trim()).toBe(String(sandbox.owner.uid));
+    expect(sandbox.owner.uid).toBeGreaterThanOrEqual(232_000);
+    const status = await run(sandbox, ["sh", "-c", "cat /proc/self/status"]);
+    expect(status.stdout).toMatch(/CapEff:\s+0000000000000000/);
+    expect(status.stdout).toMatch(/CapBnd:\s+0000000000000000/);
+    expect(status.stdout).toMatch(/NoNewPrivs:\s+1/);
+  });
+
+  it("cannot read the host's /etc/shadow or /root", async () => {
+    expect((await run(sandbox, ["cat", "/etc/shadow"])).exitCode).not.toBe(0);
+    expect((await run(sandbox, ["ls", "/root"])).exitCode).not.toBe(0);
+  });
+
+  it("mounts no host path but the workspace and the egress socket's directory", async () => {
+    const mounts = await run(sandbox, ["cat", "/proc/self/mountinfo"]);
+    const points = mounts.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" ")[4]);
+    const hostBinds = points.filter(
+      (point) => point !== undefined && !/^\/(proc|sys|dev)(\/|$)/.test(point) && point !== "/",
+    );
+    // /tmp and /dev/shm are tmpfs; /etc/hosts, /etc/resolv.conf, /etc/hostname and /run/.containerenv
+    // are podman's own files, not host paths.
+    const unexpected = hostBinds.filter(
+      (point) =>
+        ![
+          "/workspace",
+          "/run/awaken-egress",
+          "/tmp",
+          "/etc/hosts",
+          "/etc/hostname",
+          "/etc/resolv.conf",
+          "/run/.containerenv",
+        ].includes(point!),
+    );
+    expect(unexpected).toEqual([]);
+  });
+
+  it("cannot write outside /workspace and /tmp", async () => {
+    for (const path of ["/usr/x", "/etc/x", "/x", "/bin/x"]) {
+      const result = await run(sandbox, ["touch", path]);
+      expect(result.exitCode, path).not.toBe(0);
+      expect(result.stderr, path).toMatch(/Read-only file system|Permission denied/);
+    }
+  });
+
+  it("has no TCP to the host's loopback, nor any route out", async () => {
+    let connections = 0;
+    const server: Server = createServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const loop = await run(sandbox, ["bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/${port}`]);
+      expect(loop.exitCode).not.toBe(0);
+      expect(connections).toBe(0);
+      const out = await run(sandbox, ["bash", "-c", "exec 3<>/dev/tcp/1.1.1.1/80"]);
+      expect(out.exitCode).not.toBe(0);
+      expect(out.stderr).toMatch(/Network is unreachable/);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("reaches only the egress proxy, which refuses a host the environment does not allow", async () => {
+    const request = "CONNECT refused.example:443 HTTP/1.1\\r\\nHost: refused.example:443\\r\\n\\r\\n";
+    const result = await run(sandbox, [
+      "bash",
+      "-c",
+      `exec 3<>/dev/tcp/127.0.0.1/3128 && printf '${request}' >&3 && head -n 1 <&3`,
+    ]);
+    expect(result.stdout).toMatch(/^HTTP\/1\.1 403/);
+  });
+
+  it("gets a clean environment, not the worker's", async () => {
+    process.env.AWAKEN_PLANTED_SECRET = "sk-planted-7f3a9c";
+    try {
+      const result = await run(sandbox, ["env"]);
+      expect(result.stdout).not.toContain("sk-planted-7f3a9c");
+      expect(result.stdout).toContain("HTTPS_PROXY=http://127.0.0.1:3128\n");
+    } finally {
+      delete process.env.AWAKEN_PLANTED_SECRET;
+    }
+  });
+
+  it("refuses ptrace (podman's seccomp profile without CAP_SYS_PTRACE) and new user namespaces", async () => {
+    const ptrace = await run(sandbox, [
+      "perl",
+      "-e",
+      `my $r = syscall(${SYSCALL.ptrace}, 0, 0, 0, 0); print "$r ", $!+0`,
+    ]);
+    expect(ptrace.stdout).toBe("-1 1");
+    const userns = await run(sandbox, ["unshare", "-U", "true"]);
+    expect(userns.exitCode).not.toBe(0);
+    const mount = await run(sandbox, ["mount", "-t", "tmpfs", "x", "/tmp"]);
+    expect(mount.exitCode).not.toBe(0);
+  });
+});
+
+describe("container tier: limits", () => {
+  it("bounds memory by the container's cgroup: a process over it is killed, the sandbox lives on", async () => {
+    const big = await run(sandbox, ["perl", "-e", "my $x = 'a' x (200 * 1024 * 1024); print 'allocated'"]);
+    expect(big.stdout).not.toContain("allocated");
+    expect(big.exitCode).not.toBe(0);
+    expect((await run(sandbox, ["echo", "still here"])).stdout).toBe("still here\n");
+  });
+
+  it("bounds a fork bomb by the pids limit, and the sandbox works afterwards", async () => {
+    const bomb = await run(sandbox, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], { timeoutMs: 3_000 });
+    expect(bomb.timedOut).toBe(true);
+    expect(bomb.stderr).toMatch(/fork: .*Resource temporarily unavailable/);
+    expect((await run(sandbox, ["echo", "still here"])).stdout).toBe("still here\n");
+  });
+});
+
+describe("container tier: admission", () => {
+  it("refuses an image that is not on the worker's allow-list, and a malformed reference", async () => {
+    for (const reference of ["localhost/other:1", "--privileged", "a b"]) {
+      await expect(
+        provider.realize({
+          tier: "container",
+          image: reference,
+          sessionId: "s-refused",
+          networking: { type: "unrestricted" },
+        }),
+      ).rejects.toBeInstanceOf(SandboxUnavailableError);
+    }
+  });
+
+  it("refuses with SandboxUnavailableError when podman is not installed", async () => {
+    const without = new ContainerTierProvider({
+      workspaceRoot: join(root, "without"),
+      allowedImages: [image.reference],
+      host: { podmanPath: "/nonexistent/podman" },
+    });
+    try {
+      const error = await without
+        .realize({
+          tier: "container",
+          image: image.reference,
+          sessionId: "s-x",
+          networking: { type: "unrestricted" },
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxUnavailableError);
+      expect((error as Error).message).toMatch(/podman/);
+    } finally {
+      await without.close();
+    }
+  });
+
+  it("destroy removes the container and the workspace", async () => {
+    const other = await provider.realize({
+      tier: "container",
+      image: image.reference,
+      sessionId: "s-destroy",
+      networking: { type: "unrestricted" },
+    });
+    await run(other, ["touch", "x"]);
+    await provider.destroy("s-destroy");
+    await expect(stat(other.hostWorkspace)).rejects.toThrow();
+    const left = spawnSync("podman", ["ps", "--all", "--quiet", "--filter", `ancestor=${image.reference}`], {
+      encoding: "utf8",
+    }).stdout.trim();
+    // Only s-main's container remains.
+    expect(left.split("\n").filter(Boolean)).toHaveLength(1);
+  });
+});
