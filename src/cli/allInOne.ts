@@ -68,7 +68,7 @@ import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
+import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
@@ -593,6 +593,7 @@ export async function startAllInOne(
       "no model runs in this process (--workers 0): the workers that claim its runs call the providers their own environment names",
     );
   await reportMissingBubblewrap(logger);
+  await reportContainerTier(logger, options.env);
 
   let stopping: Promise<void> | null = null;
   return {

@@ -5,6 +5,7 @@ import { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "./bwrapHost.js";
 import { BwrapTierProvider } from "./bwrapTier.js";
+import { CONTAINER_INSTALL_HINT, probeContainerHost } from "./containerHost.js";
 import { ContainerTierProvider } from "./containerTier.js";
 import type { EgressProxyOptions } from "./egressProxy.js";
 import { RepositoryCloner } from "./gitClone.js";
@@ -81,5 +82,26 @@ export async function reportMissingBubblewrap(logger: Logger): Promise<void> {
   logger.warn(
     { component: "sandbox" },
     `${reason}: built-in tools (bash, read, write, …) of cloud environments need it and will fail on this host; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)`,
+  );
+}
+
+/**
+ * Said once at start-up when the operator allowed container images: whether this host can run the
+ * container tier (podman, runc) and what the tier enforces here, so nobody believes more of it.
+ */
+export async function reportContainerTier(logger: Logger, env: NodeJS.ProcessEnv): Promise<void> {
+  const images = allowedContainerImages(env);
+  if (images.length === 0) return;
+  const host = await probeContainerHost();
+  if ("missing" in host) {
+    logger.warn(
+      { component: "sandbox", images },
+      `${host.missing}: environments of tier "container" will fail on this host; ${CONTAINER_INSTALL_HINT}`,
+    );
+    return;
+  }
+  logger.info(
+    { component: "sandbox", images, runtime: host.runcPath },
+    "container tier: enforces an unprivileged uid, no capabilities, no-new-privileges, a read-only root, seccomp, no network but the egress proxy, memory and pids (the container's cgroup), rlimits and the workspace quota; it does not run stdio MCP servers, keeps no warm pool, and does not report a memory-limit kill as such",
   );
 }

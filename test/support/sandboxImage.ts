@@ -20,6 +20,8 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 
 const RUNC = "/usr/sbin/runc";
+/** Label on the image (and so on every container made from it): the test run's scratch dir's name. */
+export const TEST_RUN_LABEL = "io.awaken.test-run";
 export const SANDBOX_IMAGE_MARKER = "awaken-container-tier-test-image";
 const TOOLS = [
   "bash",
@@ -105,7 +107,8 @@ export function buildSandboxImage(): SandboxImage {
     writeFileSync(join(root, "etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n");
     writeFileSync(join(root, SANDBOX_IMAGE_MARKER), "baked into the image\n");
     const tar = execFileSync("tar", ["-C", root, "-c", "."], { maxBuffer: 512 * 2 ** 20 });
-    execFileSync("podman", ["--runtime", RUNC, "import", "-", reference], {
+    const change = ["--change", `LABEL ${TEST_RUN_LABEL}=${basename(tmpdir())}`];
+    execFileSync("podman", ["--runtime", RUNC, "import", ...change, "-", reference], {
       input: tar,
       stdio: ["pipe", "ignore", "pipe"],
     });
