@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { imageAdmissionProblem } from "../kernel/containerImages.js";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./bwrapArgs.js";
@@ -38,6 +39,7 @@ import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
 import { unusableSecrets } from "./secretReach.js";
 import { NotAcceptedError, SupervisedBwrap, type SupervisedTree } from "./supervisedBwrap.js";
 import { supervisorArgv } from "./supervisor.js";
+import { type PooledSandbox, WarmPool } from "./warmPool.js";
 import { WorkspaceQuota } from "./workspaceQuota.js";
 import { workspaceDirectory } from "./workspaces.js";
 
@@ -58,6 +60,12 @@ export interface ContainerTierOptions {
   tlsVerify?: boolean;
   /** Tests only: another podman (or a missing one) than the host's. */
   host?: { podmanPath?: string; runcPath?: string };
+  /**
+   * Containers kept started ahead of sessions, per image (a pool per image a session has asked
+   * for on this worker, or `warm` was given), each with a uid of its own and an empty workspace
+   * slot. 0 disables the pool. Default 2.
+   */
+  poolSize?: number;
   /** A session's idle container is stopped after this long (restarted by its next command). Default 10 min. */
   idleTimeoutMs?: number;
   quotaPollMs?: number;
@@ -66,6 +74,9 @@ export interface ContainerTierOptions {
 /** The variables and environment podman itself runs with (never the worker's, which holds keys). */
 const PODMAN_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root" };
 const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
+const DEFAULT_POOL_SIZE = 2;
+/** Pooled containers' slots, under the workspace root (same filesystem, for rename). */
+const POOL_DIR = ".container-pool";
 const TEARDOWN_WAIT_MS = 2_000;
 /** How long `podman rm --force` may take before the client's process group is killed anyway. */
 const REMOVE_TIMEOUT_MS = 15_000;
@@ -89,11 +100,49 @@ export class ContainerTierProvider implements SandboxProvider {
   private readonly live = new Map<string, Promise<ContainerSandbox>>();
   private host: Promise<ContainerHost & { seccomp: { dir: string; path: string } }> | null = null;
   private staleSwept: Promise<void> | null = null;
+  private staleSlotsSwept: Promise<void> | null = null;
+  private readonly pools = new Map<string, WarmPool>();
+  private readonly poolSize: number;
   private closed = false;
 
   constructor(private readonly options: ContainerTierOptions) {
     this.uids = new HostUidPool(options.uidRange);
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    if (!Number.isInteger(this.poolSize) || this.poolSize < 0)
+      throw new Error(`not a pool size: ${this.poolSize}`);
+  }
+
+  /**
+   * Fills `image`'s warm pool now and resolves once it is ready, or rejects with
+   * `SandboxUnavailableError` when this host cannot run the tier or the image is not allowed.
+   */
+  async warm(image: string): Promise<void> {
+    const problem = imageAdmissionProblem(image, this.options.allowedImages);
+    if (problem !== null) throw new SandboxUnavailableError("container", `on this worker: ${problem}`);
+    await this.checkHost();
+    await this.sweepStaleSlots();
+    const pool = this.poolOf(image);
+    pool.fill();
+    await pool.settled();
+  }
+
+  /** Pooled containers of `image` ready right now (for tests and benches). */
+  pooled(image: string): number {
+    return this.pools.get(image)?.readyCount ?? 0;
+  }
+
+  private poolOf(image: string): WarmPool {
+    let pool = this.pools.get(image);
+    if (!pool) {
+      pool = new WarmPool(
+        this.poolSize,
+        () => this.startPooled(image),
+        (entry) => this.discardPooled(entry),
+      );
+      this.pools.set(image, pool);
+    }
+    return pool;
   }
 
   realize(spec: SandboxSpec): Promise<ContainerSandbox> {
@@ -133,7 +182,9 @@ export class ContainerTierProvider implements SandboxProvider {
     this.closed = true;
     const entries = [...this.live.values()];
     this.live.clear();
-    await Promise.all(entries.map((entry) => this.stop(entry)));
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all([...pools.map((pool) => pool.close()), ...entries.map((entry) => this.stop(entry))]);
     await this.uids.close();
     const host = await this.host?.catch(() => null);
     this.host = null;
@@ -164,6 +215,33 @@ export class ContainerTierProvider implements SandboxProvider {
     await this.sweepStale(host);
     const image = spec.image as string;
     const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, spec.sessionId);
+    const idleTimeoutMs = this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    // Refilled after this session's container is handed out, in the background.
+    const refill = () => void this.sweepStaleSlots().then(() => this.poolOf(image).fill());
+    // Packages, credentials and mounts are fixed at the container's start: such a session starts
+    // its own, like the bwrap tier's.
+    const poolable =
+      spec.preparedPackages === undefined &&
+      (spec.credentials?.variables.length ?? 0) === 0 &&
+      spec.mounts === undefined;
+    const pooled = poolable ? await this.claimPooled(image, hostWorkspace) : null;
+    if (pooled) {
+      pooled.egress.setPolicy(spec.networking);
+      const owner = pooled.owner as HostOwner;
+      refill();
+      return new ContainerSandbox(
+        owner,
+        hostWorkspace,
+        this.launchOf(host, image, owner, hostWorkspace, pooled.egress),
+        {
+          live: pooled.process,
+          egress: pooled.egress,
+          idleTimeoutMs,
+          limits: this.watch(hostWorkspace),
+        },
+      );
+    }
+    if (poolable) refill();
     const uid = await this.uids.allocate();
     const owner: HostOwner = { uid, gid: uid };
     let egress: EgressProxy | null = null;
@@ -188,16 +266,7 @@ export class ContainerTierProvider implements SandboxProvider {
         };
       }
       const launch: Launch = {
-        podmanPath: host.podmanPath,
-        runcPath: host.runcPath,
-        seccompProfile: host.seccomp.path,
-        image,
-        pull: this.options.pull ?? "never",
-        tlsVerify: this.options.tlsVerify ?? true,
-        owner,
-        limits: this.limits,
-        workspaceHostPath: hostWorkspace,
-        egressDir: egress.directory,
+        ...this.launchOf(host, image, owner, hostWorkspace, egress),
         ...(spec.preparedPackages ? { packagesDir: spec.preparedPackages.dir } : {}),
         ...(spec.mounts ? { mounts: spec.mounts } : {}),
         ...(extraEnv ? { extraEnv } : {}),
@@ -206,7 +275,7 @@ export class ContainerTierProvider implements SandboxProvider {
       const sandbox = new ContainerSandbox(owner, hostWorkspace, launch, {
         live,
         egress,
-        idleTimeoutMs: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+        idleTimeoutMs,
         limits: this.watch(hostWorkspace),
         ...(withSecrets ? { secrets: withSecrets } : {}),
       });
@@ -216,6 +285,89 @@ export class ContainerTierProvider implements SandboxProvider {
       this.uids.release(uid);
       throw error;
     }
+  }
+
+  private launchOf(
+    host: ContainerHost & { seccomp: { path: string } },
+    image: string,
+    owner: HostOwner,
+    workspaceHostPath: string,
+    egress: EgressProxy,
+  ): Launch {
+    return {
+      podmanPath: host.podmanPath,
+      runcPath: host.runcPath,
+      seccompProfile: host.seccomp.path,
+      image,
+      pull: this.options.pull ?? "never",
+      tlsVerify: this.options.tlsVerify ?? true,
+      owner,
+      limits: this.limits,
+      workspaceHostPath,
+      egressDir: egress.directory,
+    };
+  }
+
+  /**
+   * A pooled container of `image` whose slot is now `hostWorkspace`, or null. rename(2) never
+   * replaces an existing workspace: the container then goes back to the pool untouched.
+   */
+  private async claimPooled(image: string, hostWorkspace: string): Promise<PooledSandbox | null> {
+    const pool = this.poolOf(image);
+    const entry = pool.take();
+    if (!entry) return null;
+    try {
+      await mkdir(dirname(hostWorkspace), { recursive: true, mode: 0o700 });
+      await rename(entry.slot, hostWorkspace);
+      return entry;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") pool.giveBack(entry);
+      else await this.discardPooled(entry);
+      return null;
+    }
+  }
+
+  /** A container started over an empty slot, its proxy letting nothing through until a session takes it. */
+  private async startPooled(image: string): Promise<PooledSandbox> {
+    const host = await this.checkHost();
+    const uid = await this.uids.allocate();
+    const owner: HostOwner = { uid, gid: uid };
+    const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
+    let egress: EgressProxy | null = null;
+    try {
+      await prepareWorkspace(slot, owner);
+      egress = await EgressProxy.start(owner, this.options.egress);
+      const live = await startContainer(this.launchOf(host, image, owner, slot, egress));
+      return { owner, slot, process: live, egress };
+    } catch (error) {
+      await egress?.close();
+      this.uids.release(uid);
+      await rm(slot, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private async discardPooled(entry: PooledSandbox): Promise<void> {
+    await entry.process.kill();
+    await entry.egress.close();
+    if (entry.owner && (await waitForNoProcesses(entry.owner.uid, TEARDOWN_WAIT_MS)))
+      this.uids.release(entry.owner.uid);
+    await rm(entry.slot, { recursive: true, force: true });
+  }
+
+  /** Slots a crashed earlier worker process left (never used, so empty): removed once. */
+  private sweepStaleSlots(): Promise<void> {
+    this.staleSlotsSwept ??= (async () => {
+      const dir = join(this.options.workspaceRoot, POOL_DIR);
+      const names = await readdir(dir).catch(() => [] as string[]);
+      for (const name of names) {
+        const pid = Number(name.split("-")[0]);
+        if (pid === process.pid || (Number.isInteger(pid) && processExists(pid))) continue;
+        await rm(join(dir, name), { recursive: true, force: true });
+      }
+    })();
+    return this.staleSlotsSwept;
   }
 
   private async stop(entry: Promise<ContainerSandbox>): Promise<void> {

@@ -45,6 +45,7 @@ beforeAll(async () => {
     allowedImages: [image.reference],
     uidRange: { first: 232_000, last: 232_999 },
     limits: { memoryBytes: 64 * 2 ** 20, processes: 64 },
+    poolSize: 0,
   });
   sandbox = await provider.realize({
     tier: "container",
@@ -248,6 +249,40 @@ describe("container tier: admission", () => {
       encoding: "utf8",
     }).stdout.trim();
     // Only s-main's container remains.
+    expect(left.split("\n").filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe("container tier: warm pool", () => {
+  it("hands a pre-started container to a new session, its slot becoming the workspace, and refills", async () => {
+    const pooling = new ContainerTierProvider({
+      workspaceRoot: join(root, "pooled"),
+      allowedImages: [image.reference],
+      uidRange: { first: 233_000, last: 233_999 },
+      poolSize: 1,
+    });
+    try {
+      await pooling.warm(image.reference);
+      expect(pooling.pooled(image.reference)).toBe(1);
+      const session = await pooling.realize({
+        tier: "container",
+        image: image.reference,
+        sessionId: "s-pooled",
+        networking: { type: "unrestricted" },
+      });
+      // Taken from the pool: no container start on the session's path.
+      expect(pooling.pooled(image.reference)).toBe(0);
+      await run(session, ["sh", "-c", "echo mine > mine.txt"]);
+      expect(await readFile(join(session.hostWorkspace, "mine.txt"), "utf8")).toBe("mine\n");
+      expect((await run(session, ["cat", "/etc/os-release"])).stdout).toContain(SANDBOX_IMAGE_MARKER);
+      await pooling.warm(image.reference);
+      expect(pooling.pooled(image.reference)).toBe(1);
+    } finally {
+      await pooling.close();
+    }
+    const left = spawnSync("podman", ["ps", "--all", "--quiet", "--filter", `ancestor=${image.reference}`], {
+      encoding: "utf8",
+    }).stdout.trim();
     expect(left.split("\n").filter(Boolean)).toHaveLength(1);
   });
 });
