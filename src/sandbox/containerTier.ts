@@ -13,6 +13,7 @@ import {
   containerCommand,
 } from "./containerArgs.js";
 import { CONTAINER_INSTALL_HINT, type ContainerHost, probeContainerHost } from "./containerHost.js";
+import { containerCgroup, containerOomFile, readOomKills } from "./containerMemory.js";
 import { writeContainerSeccompProfile } from "./containerSeccomp.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
 import {
@@ -398,7 +399,7 @@ export class ContainerTierProvider implements SandboxProvider {
 
   private watch(hostWorkspace: string): SandboxLimitWatch {
     return {
-      // Memory is the container's cgroup (podman --memory); its OOM kills are not read back yet.
+      // The container's cgroup (podman --memory), read by the sandbox itself (containerMemory.ts).
       cgroup: null,
       memoryBytes: this.limits.memoryBytes,
       quota: new WorkspaceQuota(
@@ -425,6 +426,9 @@ async function removeContainer(podmanPath: string, runcPath: string, name: strin
     timeout: REMOVE_TIMEOUT_MS,
   }).catch(() => {});
 }
+
+/** Each started container's name, for its memory cgroup (containerMemory.ts). */
+const CONTAINER_NAMES = new WeakMap<SupervisedBwrap, string>();
 
 /** A container named afresh running the supervisor; resolves once it listens. */
 async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
@@ -460,7 +464,9 @@ async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
     },
   };
   try {
-    return await SupervisedBwrap.startPrepared(prepared, tree);
+    const live = await SupervisedBwrap.startPrepared(prepared, tree);
+    CONTAINER_NAMES.set(live, name);
+    return live;
   } catch (error) {
     await removeContainer(launch.podmanPath, launch.runcPath, name);
     throw error;
@@ -480,6 +486,8 @@ export class ContainerSandbox implements Sandbox {
   private readonly secrets: EgressSecrets | null;
   private readonly idleTimeoutMs: number;
   private readonly limitWatch: SandboxLimitWatch;
+  /** The live container's memory cgroup file, found once per container. */
+  private oomFile: { name: string; file: Promise<string> } | null = null;
 
   constructor(
     readonly owner: HostOwner,
@@ -497,8 +505,20 @@ export class ContainerSandbox implements Sandbox {
     this.egress = options.egress;
     this.secrets = options.secrets ?? null;
     this.idleTimeoutMs = options.idleTimeoutMs;
-    this.limitWatch = options.limits;
+    this.limitWatch = { ...options.limits, cgroup: containerCgroup(() => this.oomKills()) };
     this.armIdleTimer();
+  }
+
+  /** OOM kills in the live container's memory cgroup (none running: 0). */
+  private async oomKills(): Promise<number> {
+    const name = this.live ? CONTAINER_NAMES.get(this.live) : undefined;
+    if (name === undefined) return 0;
+    if (this.oomFile?.name !== name) {
+      const file = containerOomFile(this.launch.podmanPath, name, PODMAN_ENV);
+      file.catch(() => {});
+      this.oomFile = { name, file };
+    }
+    return readOomKills(await this.oomFile.file);
   }
 
   bindCredentials(credentials: SandboxCredentials | undefined): this {

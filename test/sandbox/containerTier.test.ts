@@ -188,6 +188,7 @@ describe("container tier: limits", () => {
     const big = await run(sandbox, ["perl", "-e", "my $x = 'a' x (200 * 1024 * 1024); print 'allocated'"]);
     expect(big.stdout).not.toContain("allocated");
     expect(big.exitCode).not.toBe(0);
+    expect(big.limitHit).toMatch(/the sandbox's memory limit \(64 MiB\) was reached/);
     expect((await run(sandbox, ["echo", "still here"])).stdout).toBe("still here\n");
   });
 
