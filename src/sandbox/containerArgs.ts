@@ -38,6 +38,8 @@ export interface ContainerInvocation {
   extraEnv?: Readonly<Record<string, string>>;
   /** The seccomp profile (containerSeccomp.ts). */
   seccompProfile: string;
+  /** HOME inside; none: the workspace. */
+  home?: string;
   /** The program the container runs (the supervisor): argv[0] is found on the image's PATH. */
   argv: readonly string[];
 }
@@ -64,7 +66,7 @@ export function containerCommand(invocation: ContainerInvocation): { command: st
     ...(invocation.packagesDir === undefined
       ? { PATH: CONTAINER_PATH }
       : packagesEnv(PACKAGES_MOUNT, CONTAINER_PATH)),
-    HOME: CONTAINER_WORKSPACE,
+    HOME: invocation.home ?? CONTAINER_WORKSPACE,
     LANG: "C.UTF-8",
     ...(invocation.egressDir === undefined
       ? {}

@@ -32,9 +32,12 @@ import {
   type SandboxProvider,
   type SandboxSpec,
   SandboxUnavailableError,
+  type SpawnRequest,
 } from "./ports.js";
+import { environmentPreamble, preambleArgv } from "./processEnvironment.js";
 import { checkSandboxMounts, prepareWritableMounts } from "./resourceMounts.js";
 import { execWithinLimits, type SandboxLimitWatch } from "./sandboxLimits.js";
+import { LiveProcess } from "./sandboxProcess.js";
 import { HostUidPool, type UidRange, waitForNoProcesses } from "./sandboxUsers.js";
 import { type HostOwner, prepareWorkspace } from "./sandboxWorkspace.js";
 import { unusableSecrets } from "./secretReach.js";
@@ -76,6 +79,8 @@ export interface ContainerTierOptions {
 const PODMAN_ENV = { PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", HOME: "/root" };
 const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 const DEFAULT_POOL_SIZE = 2;
+/** HOME of a long-lived process: its container's private /tmp, which the session's commands cannot write. */
+const PROCESS_HOME = "/tmp";
 /** Pooled containers' slots, under the workspace root (same filesystem, for rename). */
 const POOL_DIR = ".container-pool";
 const TEARDOWN_WAIT_MS = 2_000;
@@ -479,6 +484,8 @@ export class ContainerSandbox implements Sandbox {
   readonly workspacePath = CONTAINER_WORKSPACE;
   private readonly stopping = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  /** Long-lived processes (stdio MCP servers), each in a container of its own; killed with it. */
+  private readonly processes = new Set<LiveProcess>();
   private live: SupervisedBwrap | null;
   private liveBusy = false;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -544,12 +551,41 @@ export class ContainerSandbox implements Sandbox {
     return exec;
   }
 
-  /** Long-lived processes (stdio MCP servers) are not run in containers yet: refused, not run elsewhere. */
-  async spawn(): Promise<SandboxProcess> {
-    throw new SandboxUnavailableError(
-      "container",
-      "the container tier does not run long-lived processes (stdio MCP servers) yet; use the bwrap tier",
+  /**
+   * A long-lived process (a stdio MCP server) in a container of its own: same image, workspace,
+   * uid, flags and limits as the session's commands, its variables passed on stdin behind the
+   * preamble (processEnvironment.ts), never on podman's command line. Like the bwrap tier's, it has
+   * no egress (no supervisor relays for it) and its HOME is its own /tmp, not the workspace.
+   */
+  async spawn(request: SpawnRequest): Promise<SandboxProcess> {
+    if (this.stopping.signal.aborted) throw new Error("the sandbox has been destroyed");
+    if (request.argv.length === 0) throw new Error("spawn: empty argv");
+    if (request.argv.some((arg) => arg.includes("\0"))) throw new Error("spawn: an argv entry contains NUL");
+    const { egressDir: _egress, extraEnv: _placeholders, ...launch } = this.launch;
+    const name = `awaken-${process.pid}-${randomUUID()}`;
+    const { command, args } = containerCommand({
+      ...launch,
+      name,
+      home: PROCESS_HOME,
+      argv: preambleArgv("bash", request.argv),
+    });
+    const started = await LiveProcess.start(
+      command,
+      args,
+      { cwd: "/", env: PODMAN_ENV, stdio: ["pipe", "pipe", "pipe"] },
+      {
+        maxStderrBytes: request.maxStderrBytes,
+        signal: AbortSignal.any([request.signal, this.stopping.signal]),
+        preamble: environmentPreamble(request.env),
+        killTree: async () => removeContainer(launch.podmanPath, launch.runcPath, name),
+      },
     );
+    this.processes.add(started);
+    void started.exited.then(async () => {
+      this.processes.delete(started);
+      await removeContainer(launch.podmanPath, launch.runcPath, name);
+    });
+    return started;
   }
 
   async shutdown(): Promise<void> {
@@ -557,7 +593,11 @@ export class ContainerSandbox implements Sandbox {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     const live = this.live;
     this.live = null;
-    await Promise.all([live?.kill(), Promise.allSettled([...this.running])]);
+    await Promise.all([
+      live?.kill(),
+      ...[...this.processes].map((process) => process.kill()),
+      Promise.allSettled([...this.running]),
+    ]);
     await this.egress.close();
   }
 

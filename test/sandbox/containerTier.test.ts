@@ -183,6 +183,39 @@ describe("container tier: escape probes", () => {
   });
 });
 
+describe("container tier: long-lived processes", () => {
+  it("runs a stdio process in a container of its own, its variables never on a command line", async () => {
+    const secret = `sk-spawned-${Date.now()}`;
+    const child = await sandbox.spawn({
+      argv: ["bash", "-c", 'echo "got $GREETING in $PWD as $(id -u)"; read line; echo "echo $line"'],
+      env: { GREETING: secret },
+      maxStderrBytes: 4_096,
+      signal: new AbortController().signal,
+    });
+    const lines: string[] = [];
+    let buffered = "";
+    const firstLine = new Promise<void>((resolve) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        buffered += chunk.toString("utf8");
+        lines.push(...buffered.split("\n").slice(0, -1));
+        buffered = buffered.slice(buffered.lastIndexOf("\n") + 1);
+        if (lines.length > 0) resolve();
+      });
+    });
+    await firstLine;
+    expect(lines[0]).toBe(`got ${secret} in /workspace as ${sandbox.owner.uid}`);
+    const cmdlines = spawnSync("sh", ["-c", "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '"], {
+      encoding: "utf8",
+      maxBuffer: 64 * 2 ** 20,
+    }).stdout;
+    expect(cmdlines).not.toContain(secret);
+    child.stdin.write("ping\n");
+    expect(await child.exited).toBe(0);
+    expect(lines.join("\n") + buffered).toContain("echo ping");
+    await child.kill();
+  });
+});
+
 describe("container tier: limits", () => {
   it("bounds memory by the container's cgroup: a process over it is killed, the sandbox lives on", async () => {
     const big = await run(sandbox, ["perl", "-e", "my $x = 'a' x (200 * 1024 * 1024); print 'allocated'"]);
