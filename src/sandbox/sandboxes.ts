@@ -102,6 +102,6 @@ export async function reportContainerTier(logger: Logger, env: NodeJS.ProcessEnv
   }
   logger.info(
     { component: "sandbox", images, runtime: host.runcPath },
-    "container tier: enforces an unprivileged uid, no capabilities, no-new-privileges, a read-only root, seccomp, no network but the egress proxy, memory and pids (the container's cgroup), rlimits and the workspace quota; it does not run stdio MCP servers yet",
+    "container tier: enforces an unprivileged uid, no capabilities, no-new-privileges, a read-only root, seccomp, no network but the egress proxy, memory and pids (the container's cgroup), rlimits and the workspace quota",
   );
 }
