@@ -183,6 +183,58 @@ describe("container tier: escape probes", () => {
   });
 });
 
+describe("container tier: egress", () => {
+  it("lets an allowed host through the egress proxy and refuses another", async () => {
+    let hits = 0;
+    const upstream: Server = createServer((socket) => {
+      hits += 1;
+      socket.once("data", () =>
+        socket.end("HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nupgoing"),
+      );
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const port = (upstream.address() as { port: number }).port;
+    const refusals: string[] = [];
+    const egressing = new ContainerTierProvider({
+      workspaceRoot: join(root, "egress"),
+      allowedImages: [image.reference],
+      uidRange: { first: 234_000, last: 234_999 },
+      poolSize: 0,
+      // Tests only: the allowed name resolves to this test's server on the host's loopback.
+      egress: {
+        resolve: async () => [{ address: "127.0.0.1", family: 4 }],
+        allowAddress: () => true,
+        onRefusal: (refusal) => refusals.push(refusal.host),
+      },
+    });
+    try {
+      const session = await egressing.realize({
+        tier: "container",
+        image: image.reference,
+        sessionId: "s-egress",
+        networking: { type: "limited", allowed_hosts: ["allowed.example"] },
+      });
+      const get = (host: string) =>
+        run(session, [
+          "bash",
+          "-c",
+          `exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'GET http://${host}:${port}/ HTTP/1.1\\r\\nHost: ${host}:${port}\\r\\nConnection: close\\r\\n\\r\\n' >&3 && cat <&3`,
+        ]);
+      const allowed = await get("allowed.example");
+      expect(allowed.stdout).toMatch(/^HTTP\/1\.1 200/);
+      expect(allowed.stdout).toContain("upgoing");
+      expect(hits).toBe(1);
+      const refused = await get("refused.example");
+      expect(refused.stdout).toMatch(/^HTTP\/1\.1 403/);
+      expect(hits).toBe(1);
+      expect(refusals).toContain("refused.example");
+    } finally {
+      await egressing.close();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+});
+
 describe("container tier: long-lived processes", () => {
   it("runs a stdio process in a container of its own, its variables never on a command line", async () => {
     const secret = `sk-spawned-${Date.now()}`;
