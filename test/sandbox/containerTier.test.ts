@@ -277,6 +277,29 @@ describe("container tier: limits", () => {
     expect((await run(sandbox, ["echo", "still here"])).stdout).toBe("still here\n");
   });
 
+  it("stops a command that goes over the workspace's disk quota, and says so", async () => {
+    const quoted = new ContainerTierProvider({
+      workspaceRoot: join(root, "quota"),
+      allowedImages: [image.reference],
+      uidRange: { first: 235_000, last: 235_999 },
+      poolSize: 0,
+      limits: { workspaceBytes: 8 * 2 ** 20 },
+      quotaPollMs: 50,
+    });
+    try {
+      const session = await quoted.realize({
+        tier: "container",
+        image: image.reference,
+        sessionId: "s-quota",
+        networking: { type: "unrestricted" },
+      });
+      const over = await run(session, ["bash", "-c", "head -c 20000000 /dev/zero > big; sleep 30"]);
+      expect(over.limitHit).toMatch(/the workspace's disk quota \(8 MiB\) was exceeded/);
+    } finally {
+      await quoted.close();
+    }
+  });
+
   it("bounds a fork bomb by the pids limit, and the sandbox works afterwards", async () => {
     const bomb = await run(sandbox, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], { timeoutMs: 3_000 });
     expect(bomb.timedOut).toBe(true);
