@@ -55,6 +55,7 @@ import { createHttpServer, EDGE_ADAPTERS } from "../edge/httpServer.js";
 import { deploymentSessionInputs } from "../edge/managed-agents/deploymentInputs.js";
 import { SESSION_CREATED, sessionEventsOf, webhookEventBody } from "../edge/managed-agents/webhookEvents.js";
 import { systemClock } from "../kernel/clock.js";
+import { allowedContainerImages } from "../kernel/containerImages.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
 import { countedTail } from "../observability/countedTail.js";
@@ -68,7 +69,7 @@ import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
-import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
+import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
@@ -218,7 +219,11 @@ export async function startAllInOne(
   };
 
   const { iam, agents, vaults, credentials, custody } = control;
-  const tierPolicy = { allowWeakerTiers: options.allowWeakerTiers === true };
+  const tierPolicy = {
+    allowWeakerTiers: options.allowWeakerTiers === true,
+    // The container tier's images: AWAKEN_ALLOWED_CONTAINER_IMAGES (kernel/containerImages.ts).
+    allowedContainerImages: allowedContainerImages(options.env),
+  };
   const environments = new EnvironmentService(ports.environments, clock, tierPolicy);
   const workQueue = new WorkQueueService(
     ports.workQueue,
@@ -607,6 +612,7 @@ export async function startAllInOne(
       "no model runs in this process (--workers 0): the workers that claim its runs call the providers their own environment names",
     );
   await reportMissingBubblewrap(logger);
+  await reportContainerTier(logger, options.env);
 
   let stopping: Promise<void> | null = null;
   return {

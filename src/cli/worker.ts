@@ -14,7 +14,7 @@ import { createProviderRouter } from "../providers/router.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
-import { createSandboxes, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
+import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
 import { PresenceStream } from "../worker/presenceStream.js";
 import { RemoteCredentialHolder } from "../worker/remoteCredentials.js";
@@ -184,6 +184,7 @@ export async function startRemoteWorker(
   );
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
+  await reportContainerTier(logger, options.env);
   const worker = new Worker(
     transport,
     {

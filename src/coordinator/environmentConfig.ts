@@ -45,6 +45,12 @@ export const DEFAULT_SANDBOX_PROVISIONING: SandboxProvisioning = "on_tool_use";
 export interface SandboxConfig {
   tier: SandboxTierName;
   provisioning: SandboxProvisioning;
+  /**
+   * The `container` tier's image reference (only with that tier), frozen with the revision so a
+   * session runs the image its revision named; admitted against the operator's allow-list
+   * (sandboxTierPolicy.ts). A build's digest (`name@sha256:…`) fits here unchanged.
+   */
+  image?: string;
 }
 
 export type EnvironmentConfig =
@@ -70,6 +76,7 @@ export interface PackagesInput {
 export interface SandboxInput {
   tier?: SandboxTierName | null;
   provisioning?: SandboxProvisioning | null;
+  image?: string | null;
 }
 export type EnvironmentConfigInput =
   | {
@@ -133,10 +140,22 @@ function resolveSandbox(
   input: SandboxInput | null | undefined,
   base: Partial<SandboxConfig> | undefined,
 ): SandboxConfig {
+  const tier = input?.tier ?? base?.tier ?? DEFAULT_SANDBOX_TIER;
+  const image = input?.image ?? base?.image;
+  if (input?.image != null && tier !== "container")
+    throw new AwakenError("invalid_request", 'config.sandbox.image is only for the "container" tier');
   return {
-    tier: input?.tier ?? base?.tier ?? DEFAULT_SANDBOX_TIER,
+    tier,
     provisioning: input?.provisioning ?? base?.provisioning ?? DEFAULT_SANDBOX_PROVISIONING,
+    // Moving off the container tier drops its image.
+    ...(tier === "container" && image !== undefined ? { image } : {}),
   };
+}
+
+/** The container tier's image a stored cloud config names, if any. */
+export function sandboxImageOf(config: EnvironmentConfig): string | undefined {
+  if (config.type !== "cloud") return undefined;
+  return (config.sandbox as Partial<SandboxConfig> | undefined)?.image;
 }
 
 /** The provisioning a stored cloud config asks for (revisions from before the field: the default). */

@@ -6,6 +6,8 @@
  */
 export const SANDBOX_TIER_TABLE = {
   bwrap: { isolation: 1, runsAs: "a bubblewrap sandbox as an unprivileged uid of its own" },
+  // Not weaker than bwrap: its own namespaces, no capabilities, an unprivileged uid, an allowed image.
+  container: { isolation: 1, runsAs: "a podman container (runc) as an unprivileged uid of its own" },
   none: {
     isolation: 0,
     runsAs: "a plain subprocess as the server's own user, which can read its data dir and master key",

@@ -5,7 +5,7 @@
  * (`SANDBOX_REALIZED`) whichever step or worker triggered it.
  */
 
-import { sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
+import { sandboxImageOf, sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { PackageResolution } from "../kernel/packageResolution.js";
 import type {
@@ -112,6 +112,7 @@ export class SandboxProvisioning {
     const { mounts, repositories } = this.resources();
     return {
       tier: sandboxTierOf(config) ?? "bwrap",
+      ...(sandboxImageOf(config) === undefined ? {} : { image: sandboxImageOf(config) }),
       sessionId: this.run.activation.sessionId,
       tenant: this.run.activation.workspaceId,
       ...(this.run.activation.workspaceErasedAt === undefined

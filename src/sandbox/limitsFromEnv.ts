@@ -9,8 +9,11 @@
  *   AWAKEN_SANDBOX_WORKSPACES_PER_TENANT session workspaces one tenant may hold on a host (default 100)
  *   AWAKEN_SANDBOX_MEMORY_ENFORCEMENT   auto (default) | cgroup | rlimit
  *   AWAKEN_SANDBOX_CGROUP               a delegated cgroup to create sandbox cgroups under
+ *   AWAKEN_CONTAINER_PULL               container tier: never (default: local store only) | missing
+ *   AWAKEN_CONTAINER_TLS_VERIFY         container tier: verify a registry's TLS when pulling (default true)
  */
 import type { BwrapTierOptions } from "./bwrapTier.js";
+import type { ContainerTierOptions } from "./containerTier.js";
 import { DEFAULT_WORKSPACES_PER_TENANT } from "./workspaces.js";
 
 const UNITS: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
@@ -81,4 +84,20 @@ function count(name: string, raw: string | undefined, min: number): number | und
     throw new Error(`${name} must be a whole number of at least ${min} (got ${JSON.stringify(raw)})`);
   }
   return value;
+}
+
+/** Where the container tier's images may come from (containerTier.ts). */
+export function containerPullFromEnv(
+  env: NodeJS.ProcessEnv,
+): Pick<ContainerTierOptions, "pull" | "tlsVerify"> {
+  const pull = env.AWAKEN_CONTAINER_PULL || undefined;
+  if (pull !== undefined && pull !== "never" && pull !== "missing")
+    throw new Error(`AWAKEN_CONTAINER_PULL must be never or missing (got ${JSON.stringify(pull)})`);
+  const tls = env.AWAKEN_CONTAINER_TLS_VERIFY?.trim().toLowerCase() || undefined;
+  if (tls !== undefined && tls !== "true" && tls !== "false")
+    throw new Error(`AWAKEN_CONTAINER_TLS_VERIFY must be true or false (got ${JSON.stringify(tls)})`);
+  return {
+    ...(pull === undefined ? {} : { pull }),
+    ...(tls === undefined ? {} : { tlsVerify: tls === "true" }),
+  };
 }

@@ -8,8 +8,8 @@ import type { PackageResolution } from "../kernel/packageResolution.js";
  * exactly what it is asked for or refuses with `SandboxUnavailableError`.
  */
 
-export type SandboxTier = "bwrap" | "none";
-export const SANDBOX_TIERS: readonly SandboxTier[] = ["bwrap", "none"];
+export type SandboxTier = "bwrap" | "container" | "none";
+export const SANDBOX_TIERS: readonly SandboxTier[] = ["bwrap", "container", "none"];
 
 export interface SandboxSpec {
   tier: SandboxTier;
@@ -25,6 +25,12 @@ export interface SandboxSpec {
    * host made before it learned of that erasure is deleted before the sandbox starts. Absent: never.
    */
   erasedAt?: number;
+  /**
+   * The container tier's image reference, frozen in the environment revision (config.sandbox.image)
+   * and admitted against the operator's allow-list by the coordinator; the worker checks it again
+   * against its own (containerImage.ts). Ignored by the other tiers.
+   */
+  image?: string;
   /** `unrestricted`, or `limited` (no egress but through the allowlist proxy). */
   networking:
     | { type: "unrestricted" }

@@ -1,12 +1,15 @@
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import { allowedContainerImages } from "../kernel/containerImages.js";
 import { OutboundPolicy } from "../kernel/outboundPolicy.js";
 import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "./bwrapHost.js";
 import { BwrapTierProvider } from "./bwrapTier.js";
+import { CONTAINER_INSTALL_HINT, probeContainerHost } from "./containerHost.js";
+import { ContainerTierProvider } from "./containerTier.js";
 import type { EgressProxyOptions } from "./egressProxy.js";
 import { RepositoryCloner } from "./gitClone.js";
-import { sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "./limitsFromEnv.js";
+import { containerPullFromEnv, sandboxLimitsFromEnv, workspacesPerTenantFromEnv } from "./limitsFromEnv.js";
 import { NoneTierProvider } from "./noneTier.js";
 import { PackagePreparer } from "./packagePreparer.js";
 import { TieredSandboxProvider } from "./tieredProvider.js";
@@ -42,6 +45,14 @@ export function createSandboxes(
       ...sandboxLimitsFromEnv(env),
       ...(egress ? { egress } : {}),
     }),
+    // Images from AWAKEN_ALLOWED_CONTAINER_IMAGES; podman and runc are checked on first use.
+    container: new ContainerTierProvider({
+      workspaceRoot: root,
+      allowedImages: allowedContainerImages(env),
+      limits: sandboxLimitsFromEnv(env).limits,
+      ...(egress ? { egress } : {}),
+      ...containerPullFromEnv(env),
+    }),
     none: new NoneTierProvider(root),
   };
   // A weaker tier the operator did not enable is not offered: realizing it is refused, saying how.
@@ -71,5 +82,26 @@ export async function reportMissingBubblewrap(logger: Logger): Promise<void> {
   logger.warn(
     { component: "sandbox" },
     `${reason}: built-in tools (bash, read, write, …) of cloud environments need it and will fail on this host; install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)`,
+  );
+}
+
+/**
+ * Said once at start-up when the operator allowed container images: whether this host can run the
+ * container tier (podman, runc) and what the tier enforces here, so nobody believes more of it.
+ */
+export async function reportContainerTier(logger: Logger, env: NodeJS.ProcessEnv): Promise<void> {
+  const images = allowedContainerImages(env);
+  if (images.length === 0) return;
+  const host = await probeContainerHost();
+  if ("missing" in host) {
+    logger.warn(
+      { component: "sandbox", images },
+      `${host.missing}: environments of tier "container" will fail on this host; ${CONTAINER_INSTALL_HINT}`,
+    );
+    return;
+  }
+  logger.info(
+    { component: "sandbox", images, runtime: host.runcPath },
+    "container tier: enforces an unprivileged uid, no capabilities, no-new-privileges, a read-only root, seccomp, no network but the egress proxy, memory and pids (the container's cgroup), rlimits and the workspace quota",
   );
 }

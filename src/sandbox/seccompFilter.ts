@@ -9,7 +9,7 @@ import { endianness } from "node:os";
  * isolation comes from namespaces, capabilities and limits, not from this list.
  */
 
-const BLOCKED = [
+export const BLOCKED_SYSCALLS = [
   "io_uring_setup",
   "io_uring_enter",
   "io_uring_register",
@@ -36,7 +36,7 @@ const BLOCKED = [
   "unshare",
 ] as const;
 
-type BlockedSyscall = (typeof BLOCKED)[number];
+type BlockedSyscall = (typeof BLOCKED_SYSCALLS)[number];
 
 type SupportedArch = "x64" | "arm64";
 
@@ -140,7 +140,7 @@ export function seccompProgram(arch: string = process.arch): Buffer {
     );
   }
   const table = ARCHES[arch as SupportedArch];
-  const numbers = BLOCKED.map((name) => table.syscalls[name]);
+  const numbers = BLOCKED_SYSCALLS.map((name) => table.syscalls[name]);
   const program: Instruction[] = [
     // A syscall of another ABI (i386 via int 0x80 on x86_64) has other numbers: kill, never guess.
     { code: LD_W_ABS, jt: 0, jf: 0, k: ARCH_OFFSET },

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { killBwrap } from "./bwrapKill.js";
-import { type BwrapLaunch, prepareSpawn } from "./bwrapLaunch.js";
+import { type BwrapLaunch, type PreparedSpawn, prepareSpawn } from "./bwrapLaunch.js";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
-import { type ExecRequest, type ExecResult, SandboxUnavailableError } from "./ports.js";
+import { type ExecRequest, type ExecResult, type SandboxTier, SandboxUnavailableError } from "./ports.js";
 import { execLine, killLine, parseMessage, type SupervisorMessage, supervisorArgv } from "./supervisor.js";
 
 /** How long bwrap and the supervisor may take to come up. */
@@ -44,9 +44,21 @@ interface Pending {
 }
 
 /**
+ * How a supervised sandbox other than bwrap's is started and taken down (the container tier):
+ * its tier (named in errors) and how its whole tree is killed, given the launcher's host pid.
+ */
+export interface SupervisedTree {
+  tier: SandboxTier;
+  killTree(pid: number, exited: Promise<unknown>): Promise<void>;
+}
+
+const BWRAP_TREE: SupervisedTree = { tier: "bwrap", killTree: killBwrap };
+
+/**
  * One long-lived bwrap sandbox running the supervisor (supervisor.ts), and the one command it runs
  * at a time. The sandbox dies with the worker (bwrap's --die-with-parent); `kill` takes it down at
  * once (the namespace's init dies with bwrap, and every process of the PID namespace with it).
+ * The container tier runs the same supervisor as a podman container's command (`startPrepared`).
  */
 export class SupervisedBwrap {
   /** Settles when the supervisor is listening, or the start failed. */
@@ -71,6 +83,7 @@ export class SupervisedBwrap {
     args: string[],
     options: Parameters<typeof spawn>[2],
     started: (child: ChildProcess) => Promise<void>,
+    private readonly tree: SupervisedTree,
   ) {
     this.ready = new Promise((resolve, reject) => {
       this.markReady = resolve;
@@ -101,7 +114,12 @@ export class SupervisedBwrap {
       this.child.once("error", (error) => {
         if (this.child.pid !== undefined) return; // Spawned: its exit follows.
         this.running = false;
-        this.failStart(new SandboxUnavailableError("bwrap", `bwrap could not be started: ${error.message}`));
+        this.failStart(
+          new SandboxUnavailableError(
+            this.tree.tier,
+            `the ${this.tree.tier} sandbox could not be started: ${error.message}`,
+          ),
+        );
         this.settleOnDeath();
         resolve();
       });
@@ -125,16 +143,27 @@ export class SupervisedBwrap {
       launch,
       supervisorArgv(launch.prerequisites.host.perlPath, process.arch, proxySocket),
     );
+    return SupervisedBwrap.startPrepared(prepared, BWRAP_TREE);
+  }
+
+  /** Starts a prepared launcher whose command is the supervisor, and waits until it listens. */
+  static async startPrepared(prepared: PreparedSpawn, tree: SupervisedTree): Promise<SupervisedBwrap> {
     let sandbox: SupervisedBwrap;
     try {
-      sandbox = new SupervisedBwrap(prepared.command, prepared.args, prepared.options, prepared.started);
+      sandbox = new SupervisedBwrap(
+        prepared.command,
+        prepared.args,
+        prepared.options,
+        prepared.started,
+        tree,
+      );
     } finally {
       // The child holds its own copies from here on.
       await prepared.close();
     }
     const timer = setTimeout(() => {
       sandbox.failStart(
-        new SandboxUnavailableError("bwrap", `the sandbox did not start within ${START_TIMEOUT_MS} ms`),
+        new SandboxUnavailableError(tree.tier, `the sandbox did not start within ${START_TIMEOUT_MS} ms`),
       );
       void sandbox.kill();
     }, START_TIMEOUT_MS);
@@ -209,7 +238,7 @@ export class SupervisedBwrap {
   /** Kills the sandbox and everything in it (bwrapKill.ts); resolves once bwrap has exited. */
   async kill(): Promise<void> {
     const pid = this.child.pid;
-    if (this.running && pid !== undefined) await killBwrap(pid, this.exited);
+    if (this.running && pid !== undefined) await this.tree.killTree(pid, this.exited);
     await this.exited;
   }
 
@@ -291,7 +320,7 @@ export class SupervisedBwrap {
     const detail = this.stderrTail.trim();
     this.failStart(
       new SandboxUnavailableError(
-        "bwrap",
+        this.tree.tier,
         `the sandbox stopped before its supervisor was ready${detail ? `: ${detail}` : ""}`,
       ),
     );

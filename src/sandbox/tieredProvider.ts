@@ -13,6 +13,7 @@ import type { TenantWorkspaces } from "./workspaces.js";
 /** What to tell an operator whose host lacks a tier. */
 const HOW_TO_GET: Record<SandboxTier, string> = {
   bwrap: "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on every worker host",
+  container: "install podman and runc (Debian/Ubuntu: `apt-get install podman runc`) on every worker host",
   none: "the operator did not enable the unsandboxed tier on this worker",
 };
 

@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { privateClusterNames, privateClusterPresent } from "./privatePostgres.js";
 
@@ -40,6 +40,33 @@ async function lingering(markers: string[]): Promise<string[]> {
   return processesNaming(markers);
 }
 
+/**
+ * Containers and images the container tier's tests left: their test image carries this run's
+ * label (test/support/sandboxImage.ts), and so does every container made from it. Removed, named.
+ */
+function podmanLeaks(runDir: string): string[] {
+  const label = `label=io.awaken.test-run=${basename(runDir)}`;
+  const podman = (args: string[]): string => {
+    try {
+      return execFileSync("podman", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch {
+      return ""; // No podman on this host: nothing can have leaked.
+    }
+  };
+  const leaks: string[] = [];
+  const containers = podman(["ps", "--all", "--filter", label, "--format", "{{.Names}}"]);
+  for (const name of containers.split("\n").filter(Boolean)) {
+    leaks.push(`podman container ${name}`);
+    podman(["--runtime", "/usr/sbin/runc", "rm", "--force", "--time", "0", name]);
+  }
+  const images = podman(["images", "--filter", label, "--format", "{{.Repository}}:{{.Tag}}"]);
+  for (const image of images.split("\n").filter(Boolean)) {
+    leaks.push(`podman image ${image}`);
+    podman(["rmi", "--force", image]);
+  }
+  return leaks;
+}
+
 export default function setup(): () => Promise<void> {
   const systemTmp = tmpdir();
   // Like /tmp itself: sandbox uids must reach the egress dirs made under it.
@@ -59,6 +86,7 @@ export default function setup(): () => Promise<void> {
         // gone
       }
     }
+    for (const leak of podmanLeaks(runDir)) leaks.push(leak);
     for (const cluster of privateClusterNames().filter((name) => privateClusterPresent(name))) {
       leaks.push(`PostgreSQL cluster ${cluster}`);
       execFileSync("pg_dropcluster", ["--stop", readdirSync("/etc/postgresql").sort()[0]!, cluster], {

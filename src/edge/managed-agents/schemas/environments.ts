@@ -70,6 +70,8 @@ export const environmentConfigSchema = z.discriminatedUnion(
         .strictObject({
           tier: z.enum(SANDBOX_TIER_NAMES).nullish(),
           provisioning: z.enum(SANDBOX_PROVISIONING).nullish(),
+          // The container tier's image: shape and allow-list checked by the coordinator.
+          image: z.string().max(255).nullish(),
         })
         .nullish(),
     }),
