@@ -38,6 +38,8 @@ const TOOLS = [
   "tr",
   "rm",
   "echo",
+  "mv",
+  "true",
   "unshare",
   "mount",
   "wc",
