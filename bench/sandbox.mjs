@@ -11,11 +11,12 @@
 // skipped with a line saying why; the other rows still run.
 //
 //   node bench/sandbox.mjs [--sessions N] [--commands N] [--tiers none,bwrap,container]
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmod, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { promisify } from "node:util";
 import { benchArgs } from "./args.mjs";
 
 // Options first: --help needs no build.
@@ -41,6 +42,7 @@ for (const tier of TIERS) {
     process.exit(2);
   }
 }
+const run = promisify(execFile);
 const GOAL = { coldMs: 30, warmMs: 5 };
 const signal = new AbortController().signal;
 const request = (argv) => ({ argv, timeoutMs: 10_000, maxOutputBytes: 1_000_000, signal });
@@ -260,6 +262,7 @@ async function containerRows(rows, root) {
       await steady.exec(request(["true"]));
       const per = await repeat(COMMANDS, () => trueExec(steady));
       rows.push({ name: "container cold (no pool)", ...coldSessions, perCommand: per });
+      notes.push(await inspectCost(host.podmanPath));
     } finally {
       await cold.close();
     }
@@ -281,6 +284,28 @@ async function containerRows(rows, root) {
   } finally {
     image.remove();
   }
+}
+
+/**
+ * What `podman inspect` of a running container costs: a container's first exec waits for one (its
+ * memory cgroup is looked up to tell an OOM kill apart, containerMemory.ts), later execs do not.
+ */
+async function inspectCost(podmanPath) {
+  const env = { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" };
+  const { stdout } = await run(
+    podmanPath,
+    ["ps", "--filter", `label=io.awaken.sandbox=${process.pid}`, "--format", "{{.Names}}"],
+    { env },
+  );
+  const name = stdout.split("\n")[0];
+  if (!name) return "podman inspect: no running container of this bench found to time";
+  const samples = await repeat(10, () =>
+    run(podmanPath, ["inspect", "--format", "{{.State.Pid}}", name], { env, timeout: 10_000 }),
+  );
+  return (
+    `podman inspect of a running container (10 runs; a container's first exec waits for one, ` +
+    `later execs do not): p50 ${ms(median(samples))} ms, p90 ${ms(p90(samples))} ms`
+  );
 }
 
 const rows = [];
