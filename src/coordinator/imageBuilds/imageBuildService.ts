@@ -27,7 +27,7 @@ export class ImageBuildService {
   constructor(
     private readonly store: ImageBuildStore,
     private readonly clock: Clock,
-    private readonly leaseMs = DEFAULT_BUILD_LEASE_MS,
+    readonly leaseMs = DEFAULT_BUILD_LEASE_MS,
   ) {}
 
   /**
@@ -44,6 +44,10 @@ export class ImageBuildService {
     const base = derivedImageBase(config);
     if (base === null || (resolution.npm === null && resolution.pip === null)) return null;
     return this.store.demand(imageBuildKey(base, resolution.id), environmentId, revision, this.clock.now());
+  }
+
+  resolution(resolutionId: string): Promise<PackageResolution | null> {
+    return this.store.resolution(resolutionId);
   }
 
   forRevision(environmentId: string, revision: number): Promise<ImageBuildRecord | null> {

@@ -1,4 +1,5 @@
 import type { BuildLease, BuildOutcome, ImageBuildKey, ImageBuildRecord } from "../../kernel/imageBuild.js";
+import type { PackageResolution } from "../../kernel/packageResolution.js";
 
 /** A lease-guarded change that the fence refused: the caller no longer holds the build. */
 export interface BuildFenceRefusal {
@@ -32,6 +33,8 @@ export interface ImageBuildStore {
   ): Promise<ImageBuildRecord | BuildFenceRefusal>;
   /** Hands a claimed build back to `pending` (a worker stopping); the epoch stays, so its lease is dead. */
   release(lease: BuildLease, now: number): Promise<ImageBuildRecord | BuildFenceRefusal>;
+  /** A recorded frozen resolution by its id (any revision that recorded it: equal ids, equal content). */
+  resolution(resolutionId: string): Promise<PackageResolution | null>;
   /** A failed build back to `pending`, by an explicit call only; null when it was not failed. */
   rebuild(id: string, now: number): Promise<ImageBuildRecord | null>;
 }

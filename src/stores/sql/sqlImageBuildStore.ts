@@ -8,7 +8,8 @@ import {
   type ImageBuildState,
   imageBuildId,
 } from "../../kernel/imageBuild.js";
-import type { Db } from "./db.js";
+import type { PackageResolution } from "../../kernel/packageResolution.js";
+import { type Db, fromJson } from "./db.js";
 import type { Database } from "./schema.js";
 
 type Row = Database["image_builds"];
@@ -148,6 +149,16 @@ export class SqlImageBuildStore implements ImageBuildStore {
       lease_expires_at: null,
       updated_at: now,
     });
+  }
+
+  async resolution(resolutionId: string): Promise<PackageResolution | null> {
+    const row = await this.db
+      .selectFrom("environment_package_resolutions")
+      .select("content_json")
+      .where("resolution_id", "=", resolutionId)
+      .limit(1)
+      .executeTakeFirst();
+    return row ? fromJson<PackageResolution>(row.content_json) : null;
   }
 
   async rebuild(id: string, now: number): Promise<ImageBuildRecord | null> {
