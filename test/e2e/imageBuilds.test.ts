@@ -23,6 +23,9 @@ const BUILD_TOKEN = "build-worker-token-0123456789";
 const BASE = "localhost/awaken-build-base:1";
 const DIGEST = `sha256:${"d".repeat(64)}`;
 
+// biome-ignore lint/suspicious/noExplicitAny: wire JSON read by assertions only
+type Wire = Record<string, any>;
+
 let dir: string;
 let server: ServerProcess;
 let db: SqliteHandle;
@@ -55,7 +58,7 @@ async function buildCall(path: string, body: unknown, token = BUILD_TOKEN) {
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as Record<string, any> };
+  return { status: response.status, body: (await response.json()) as Wire };
 }
 
 async function environmentWithPackage(name: string) {
@@ -106,7 +109,7 @@ describe("image builds", () => {
     );
     const resolution = await freeze(env.id, lockedResolution("1.3.0"));
 
-    const pending = (await server.client.beta.environments.retrieve(env.id)) as never as Record<string, any>;
+    const pending = (await server.client.beta.environments.retrieve(env.id)) as never as Wire;
     expect(pending.awaken_image).toMatchObject({ status: "pending", digest: null, base_image: BASE });
 
     expect((await buildCall("/claim", { owner: "bw-1" }, "not-the-build-token-000000")).status).toBe(401);
@@ -134,13 +137,13 @@ describe("image builds", () => {
     expect(unpinned.status).toBe(400);
     expect((await buildCall("/settle", { ...lease, outcome: ready })).body).toMatchObject({ state: "ready" });
 
-    const done = (await server.client.beta.environments.retrieve(env.id)) as never as Record<string, any>;
+    const done = (await server.client.beta.environments.retrieve(env.id)) as never as Wire;
     expect(done.awaken_image).toMatchObject({ status: "ready", digest: DIGEST, image: ready.imageReference });
 
     // Same base, same frozen resolution: the same build, already ready; nothing to claim.
     const twin = await environmentWithPackage("twin");
     await freeze(twin.id, lockedResolution("1.3.0"));
-    const reused = (await server.client.beta.environments.retrieve(twin.id)) as never as Record<string, any>;
+    const reused = (await server.client.beta.environments.retrieve(twin.id)) as never as Wire;
     expect(reused.awaken_image).toMatchObject({ id: done.awaken_image.id, status: "ready", digest: DIGEST });
     expect((await buildCall("/claim", { owner: "bw-2" })).body.job).toBeNull();
   });
@@ -154,7 +157,7 @@ describe("image builds", () => {
     expect((await buildCall("/settle", { ...lease, outcome: failed })).body).toMatchObject({
       state: "failed",
     });
-    const shown = (await server.client.beta.environments.retrieve(env.id)) as never as Record<string, any>;
+    const shown = (await server.client.beta.environments.retrieve(env.id)) as never as Wire;
     expect(shown.awaken_image).toMatchObject({ status: "failed", error: "npm ci exited 1" });
     expect(shown.awaken_image.log_tail).toContain("npm ERR! 404");
     expect((await buildCall("/claim", { owner: "bw-4" })).body.job).toBeNull();
@@ -166,7 +169,7 @@ describe("image builds", () => {
       });
     const retried = await rebuild();
     expect(retried.status).toBe(200);
-    expect(((await retried.json()) as Record<string, any>).awaken_image).toMatchObject({ status: "pending" });
+    expect(((await retried.json()) as Wire).awaken_image).toMatchObject({ status: "pending" });
     expect((await rebuild()).status).toBe(409);
     expect((await buildCall("/claim", { owner: "bw-4" })).body.job).toMatchObject({
       buildId: job.buildId,
