@@ -38,6 +38,11 @@ export function buildWorkerCommand(): Command {
     .option("--ulimit <limit...>", "ulimits for RUN steps", ["nofile=1024:1024", "nproc=1024:1024"])
     .option("--build-timeout-s <seconds>", "a build longer than this fails", "900")
     .option("--poll-ms <ms>", "how long an idle worker waits between claims", "1000")
+    .option(
+      "--registry-retry-ms <ms>",
+      "after the registry refused a push, wait this long before claiming again",
+      "5000",
+    )
     .addOption(logLevelOption())
     .addHelpText("after", HELP)
     .action(async (opts) => {
@@ -77,6 +82,7 @@ export function buildWorkerCommand(): Command {
           timeoutMs: Number(opts.buildTimeoutS) * 1000,
         },
         pollMs: Number(opts.pollMs),
+        registryRetryMs: Number(opts.registryRetryMs),
         logger,
         stop: stop.signal,
       });

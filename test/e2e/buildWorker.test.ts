@@ -4,7 +4,8 @@
  * (its own token, no database) builds the image with buildah, `npm ci` inside the build, pushes it
  * to Debian's docker-registry on loopback and reports the digest read back; the environment shows
  * it ready, and the image pulled by that digest holds the package at the frozen version. A second
- * environment with the same inputs reuses the digest without a second build.
+ * environment with the same inputs reuses the digest without a second build. With the registry down,
+ * a build is handed back (pending), not failed, and finishes once the registry is back.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -236,5 +237,27 @@ describe("awaken build-worker", () => {
       digest: image.digest,
       attempts: 1,
     });
+  }, 300_000);
+
+  it("with the registry down the build waits (handed back, pending) and completes once it is back", async () => {
+    const port = registry.port;
+    await registry.stop();
+    const env = await environment("registry-down");
+    const other = { ...lockfile, name: "another-lockfile" };
+    await records.record(
+      { environmentId: env.id, revision: 1 },
+      packageResolution({ format: 1, npm: { lockfile: other as never }, pip: null, unfrozen: [] }),
+    );
+    // The worker of the first test claims it, builds, cannot push, hands it back: never failed.
+    for (;;) {
+      const image = await imageOf(env.id);
+      expect(image.status).not.toBe("failed");
+      if (image.status === "pending" && image.attempts >= 1) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    registry = await startDockerRegistry({ port });
+    const image = await settled(env.id);
+    expect(image, JSON.stringify(image)).toMatchObject({ status: "ready" });
+    expect(image.attempts).toBeGreaterThanOrEqual(2);
   }, 300_000);
 });

@@ -11,6 +11,7 @@ import { join } from "node:path";
 export interface LoopbackRegistry {
   /** `127.0.0.1:<port>` */
   address: string;
+  port: number;
   stop(): Promise<void>;
 }
 
@@ -32,9 +33,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startDockerRegistry(): Promise<LoopbackRegistry> {
+/** `port`: listen there (a registry restarted where its clients know it). */
+export async function startDockerRegistry(options: { port?: number } = {}): Promise<LoopbackRegistry> {
   const dir = mkdtempSync(join(tmpdir(), "awaken-registry-"));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const config = join(dir, "config.yml");
   writeFileSync(
     config,
@@ -64,6 +66,7 @@ export async function startDockerRegistry(): Promise<LoopbackRegistry> {
   }
   return {
     address,
+    port,
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -17,6 +17,8 @@ export interface BuildWorkerOptions {
   builder: BuilderOptions;
   pollMs: number;
   logger: Logger;
+  /** How long to wait before claiming again after the registry refused a push. */
+  registryRetryMs: number;
   /** Stops claiming and aborts the build in progress (SIGTERM). */
   stop: AbortSignal;
 }
@@ -36,12 +38,15 @@ export async function runBuildWorker(options: BuildWorkerOptions): Promise<void>
       await sleep(options.pollMs, stop).catch(() => {});
       continue;
     }
-    await buildOne(options, { buildId: job.buildId, owner, epoch: job.epoch }, job);
+    const handedBack = await buildOne(options, { buildId: job.buildId, owner, epoch: job.epoch }, job);
+    // The registry is down: the build waits (pending) rather than fails; look again later.
+    if (handedBack) await sleep(options.registryRetryMs, stop).catch(() => {});
   }
   logger.info({ owner }, "build worker stopped");
 }
 
-async function buildOne(options: BuildWorkerOptions, lease: HeldLease, job: BuildJob): Promise<void> {
+/** Builds one claimed job; true when it was handed back because the registry did not take it. */
+async function buildOne(options: BuildWorkerOptions, lease: HeldLease, job: BuildJob): Promise<boolean> {
   const { client, logger, stop } = options;
   const lost = new AbortController();
   const abort = AbortSignal.any([lost.signal, stop]);
@@ -67,6 +72,14 @@ async function buildOne(options: BuildWorkerOptions, lease: HeldLease, job: Buil
   logger.info({ buildId: job.buildId, epoch: job.epoch, base: job.baseImage }, "building image");
   try {
     const result = await buildImage(job, options.builder, abort);
+    if (result.kind === "registry_unavailable") {
+      await client.release(lease);
+      logger.warn(
+        { buildId: job.buildId, reason: result.reason },
+        "the registry did not take the image; build handed back",
+      );
+      return true;
+    }
     await client.settle(lease, result);
     logger.info({ buildId: job.buildId, state: result.kind }, "image build settled");
   } catch (error) {
@@ -79,4 +92,5 @@ async function buildOne(options: BuildWorkerOptions, lease: HeldLease, job: Buil
   } finally {
     clearInterval(renewal);
   }
+  return false;
 }

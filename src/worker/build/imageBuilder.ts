@@ -31,7 +31,9 @@ export interface BuilderOptions {
 
 export type BuildResult =
   | { kind: "ready"; digest: string; imageReference: string; logTail: string }
-  | { kind: "failed"; error: string; logTail: string };
+  | { kind: "failed"; error: string; logTail: string }
+  /** The image built but the registry did not take it (down, refusing): hand it back, try later. */
+  | { kind: "registry_unavailable"; reason: string };
 
 /** Builds, pushes and reads back `job`; `signal` aborts (a lost lease, SIGTERM). */
 export async function buildImage(
@@ -48,6 +50,7 @@ export async function buildImage(
   const log: string[] = [];
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const both = AbortSignal.any([signal, deadline]);
+  let pushing = false;
   try {
     writeBuildContext(join(dir, "context"), job.baseImage, job.resolution);
     const ulimits = options.ulimits.flatMap((u) => ["--ulimit", u]);
@@ -72,6 +75,7 @@ export async function buildImage(
       both,
     );
     const digestFile = join(dir, "digest");
+    pushing = true;
     await run(
       "buildah",
       ["push", tls, ...auth, "--digestfile", digestFile, local, `docker://${remote}`],
@@ -99,6 +103,8 @@ export async function buildImage(
     };
   } catch (error) {
     if (signal.aborted) throw error;
+    if (pushing && !deadline.aborted)
+      return { kind: "registry_unavailable", reason: (error as Error).message.slice(0, 300) };
     const reason = deadline.aborted
       ? `the build ran out of time (${Math.round(options.timeoutMs / 1000)} s)`
       : (error as Error).message;
