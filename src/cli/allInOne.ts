@@ -13,6 +13,7 @@ import {
 } from "../coordinator/dataSubjects.js";
 import { EnvironmentKeyService } from "../coordinator/environmentKeyService.js";
 import { EnvironmentService } from "../coordinator/environmentService.js";
+import { ImageBuildService } from "../coordinator/imageBuilds/imageBuildService.js";
 import { InProcessLiveEvidenceBus } from "../coordinator/liveEvidenceBus.js";
 import { localWorkerGateway } from "../coordinator/localWorkerGateway.js";
 import { PackageResolutionRecords } from "../coordinator/packageResolutions.js";
@@ -73,6 +74,7 @@ import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from ".
 import { eraseHostWorkspaces } from "../sandbox/workspaces.js";
 import { MergedAdminAudit } from "../stores/sql/mergedAdminAudit.js";
 import { KNOWN_MIGRATIONS } from "../stores/sql/migrations/index.js";
+import { BUILD_WORKER_TOKEN_ENV, MIN_BUILD_WORKER_TOKEN_LENGTH } from "../worker/buildWorkerWire.js";
 import { MIN_WORKER_TOKEN_LENGTH } from "../worker/transportWire.js";
 import { Worker } from "../worker/workerLoop.js";
 import { EXECUTION_DEFAULTS } from "../worker/workerOptions.js";
@@ -198,6 +200,8 @@ export async function startAllInOne(
         });
     if (options.workerToken !== undefined)
       checkWorkerToken(options.workerToken, control.apiKey, split?.token);
+    if (options.buildWorkerToken !== undefined)
+      checkBuildWorkerToken(options.buildWorkerToken, [control.apiKey, split?.token, options.workerToken]);
   } catch (error) {
     await storage.close();
     throw error;
@@ -255,7 +259,10 @@ export async function startAllInOne(
   // Workspace quotas the operator set: admission refuses new work past them (never a session's truth).
   const quotas = options.quotas ? new WorkspaceQuotas(options.quotas, storage.quotaUsage, clock) : undefined;
   // Revisions' frozen package resolutions: recorded by the first worker that prepares a revision.
-  const packageResolutions = new PackageResolutionRecords(ports.environments, clock);
+  // Container images derived from (base, frozen resolution): demanded when a resolution is frozen,
+  // built by build workers (their own token), run by digest once ready.
+  const imageBuilds = new ImageBuildService(ports.imageBuilds, clock);
+  const packageResolutions = new PackageResolutionRecords(ports.environments, clock, imageBuilds);
   const sessions = new SessionService(
     ports,
     clock,
@@ -386,6 +393,7 @@ export async function startAllInOne(
     iam,
     agents,
     environments,
+    imageBuilds,
     sessions,
     entry,
     usage: { reader: storage.quotaUsage, limitsOf: (workspaceId) => quotas?.limitsOf(workspaceId) ?? null },
@@ -492,6 +500,14 @@ export async function startAllInOne(
         ? {
             token: split.token,
             services: linkServices(COORDINATOR_METHODS, { registrar, sessionPins, skillVersions }),
+          }
+        : undefined,
+      // Build workers: their own token; they claim image builds and nothing else.
+      buildWorkers: options.buildWorkerToken
+        ? {
+            builds: imageBuilds,
+            token: options.buildWorkerToken,
+            resolution: (resolutionId: string) => imageBuilds.resolution(resolutionId),
           }
         : undefined,
       workerTransport: options.workerToken
@@ -654,4 +670,14 @@ function checkWorkerToken(token: string, apiKey: string | null, controlToken: st
     throw new Error(`AWAKEN_WORKER_TOKEN must be at least ${MIN_WORKER_TOKEN_LENGTH} characters`);
   if (token === apiKey) throw new Error("AWAKEN_WORKER_TOKEN must differ from the API key");
   if (token === controlToken) throw new Error("AWAKEN_WORKER_TOKEN must differ from AWAKEN_CONTROL_TOKEN");
+}
+
+/** The build worker token: long enough, and unlike every other token this server holds. */
+function checkBuildWorkerToken(token: string, others: readonly (string | null | undefined)[]): void {
+  if (token.length < MIN_BUILD_WORKER_TOKEN_LENGTH)
+    throw new Error(`${BUILD_WORKER_TOKEN_ENV} must be at least ${MIN_BUILD_WORKER_TOKEN_LENGTH} characters`);
+  if (others.includes(token))
+    throw new Error(
+      `${BUILD_WORKER_TOKEN_ENV} must differ from the API key, the control token and the worker token`,
+    );
 }

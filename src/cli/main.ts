@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { apiKeysCommand } from "./apiKeysCommand.js";
 import { auditCommand } from "./auditCommand.js";
+import { buildWorkerCommand } from "./buildWorkerCommand.js";
 import { environmentKeysCommand } from "./environmentKeysCommand.js";
 import { migrateCommand } from "./migrateCommand.js";
 import { secretsCommand } from "./secretsCommand.js";
@@ -25,6 +26,7 @@ const program = new Command()
   .addCommand(controlCommand())
   .addCommand(coordinatorCommand())
   .addCommand(workerCommand())
+  .addCommand(buildWorkerCommand())
   .addCommand(environmentKeysCommand())
   .addCommand(apiKeysCommand())
   .addCommand(auditCommand())

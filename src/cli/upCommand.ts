@@ -47,6 +47,8 @@ Environment:
                         (--allow-private-mcp-host wins); unset, no loopback or private address
   AWAKEN_ALLOW_PUSH_HOSTS  webhook hosts / CIDRs A2A push notifications may reach over http or at
                         private addresses (--allow-push-host wins); unset, https to public ones only
+  AWAKEN_BUILD_WORKER_TOKEN  when set (≥ 16 characters), build workers (awaken build-worker) may
+                        claim container image builds and report their digests with it
   AWAKEN_WORKER_TOKEN   when set (≥ 16 characters), remote workers (awaken worker) may claim and
                         commit runs over HTTP with this shared token; unset, those routes do not exist
   ${METRICS_TOKEN_ENV}  when set (≥ 16 characters), GET /metrics requires Authorization: Bearer
@@ -203,6 +205,7 @@ export function upCommand(): Command {
         ...serverOptionsFrom(opts, logger),
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
+        buildWorkerToken: process.env.AWAKEN_BUILD_WORKER_TOKEN || undefined,
       },
       logger,
     );

@@ -40,6 +40,8 @@ export interface UpOptions {
   apiKey: string | undefined;
   /** AWAKEN_WORKER_TOKEN: when set, remote workers may claim and commit over HTTP with it. */
   workerToken?: string | undefined;
+  /** AWAKEN_BUILD_WORKER_TOKEN: when set, build workers may claim and settle image builds with it. */
+  buildWorkerToken?: string | undefined;
   retry: Partial<RetryPolicy>;
   /**
    * The operator enabled sandbox tiers weaker than the default (`none`: built-in tools as this

@@ -1,6 +1,7 @@
 import type { Clock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
 import { type PackageResolution, packageResolutionProblem } from "../kernel/packageResolution.js";
+import type { ImageBuildService } from "./imageBuilds/imageBuildService.js";
 import type { EnvironmentStore } from "./ports.js";
 
 /** A revision, as a worker names it (the rest of its request is the claim, checked by the edge). */
@@ -19,10 +20,14 @@ export class PackageResolutionRecords {
   constructor(
     private readonly store: EnvironmentStore,
     private readonly clock: Clock,
+    /** Image builds: a container-tier revision with packages gets its build demand once frozen. */
+    private readonly imageBuilds?: ImageBuildService,
   ) {}
 
-  recorded(ref: RevisionRef): Promise<PackageResolution | null> {
-    return this.store.packageResolution(ref.environmentId, ref.revision);
+  async recorded(ref: RevisionRef): Promise<PackageResolution | null> {
+    const resolution = await this.store.packageResolution(ref.environmentId, ref.revision);
+    if (resolution !== null) await this.demandImage(ref, resolution);
+    return resolution;
   }
 
   async record(ref: RevisionRef, resolution: PackageResolution): Promise<PackageResolution> {
@@ -34,6 +39,21 @@ export class PackageResolutionRecords {
         "not_found",
         `environment ${ref.environmentId} has no revision ${ref.revision} to record a resolution for`,
       );
-    return this.store.recordPackageResolution(ref.environmentId, ref.revision, resolution, this.clock.now());
+    const recorded = await this.store.recordPackageResolution(
+      ref.environmentId,
+      ref.revision,
+      resolution,
+      this.clock.now(),
+    );
+    await this.demandImage(ref, recorded);
+    return recorded;
+  }
+
+  /** Records the revision's image-build demand (idempotent) when its image is derived. */
+  private async demandImage(ref: RevisionRef, resolution: PackageResolution): Promise<void> {
+    if (!this.imageBuilds) return;
+    const config = await this.store.getRevision(ref.environmentId, ref.revision);
+    if (config !== null)
+      await this.imageBuilds.demandFor(ref.environmentId, ref.revision, config, resolution);
   }
 }

@@ -17,6 +17,7 @@ import type {
   SessionStatus,
   SessionUsage,
 } from "./facts.js";
+import type { ImageBuildStore } from "./imageBuilds/ports.js";
 import type { OutcomeState } from "./outcomes.js";
 import type { RunHandOff } from "./runHandOff.js";
 import type { SessionProjection } from "./sessionProjection.js";
@@ -756,6 +757,8 @@ export interface CoordinatorStores {
   erasure: SubjectErasureStore;
   /** MCP tunnels and their CA certificates (`tunnels/`). */
   tunnels: TunnelStore;
+  /** Container image-build demands, their leases and digests (`imageBuilds/`). */
+  imageBuilds: ImageBuildStore;
 }
 
 /** Everything the coordinator's services need, as narrow ports. */

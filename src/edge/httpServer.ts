@@ -32,6 +32,7 @@ import { managedAgentsEdge } from "./managed-agents/managedAgentsEdge.js";
 import { SECRET_LOG_PATHS } from "./managed-agents/schemas/vaults.js";
 import { mcpEdge } from "./mcp/mcpEdge.js";
 import { openApiRoute } from "./openapi/openApiRoute.js";
+import { type BuildWorkerRouteDeps, buildWorkerRoutes } from "./worker-transport/buildWorkerRoutes.js";
 import { type WorkerRouteDeps, workerTransportRoutes } from "./worker-transport/workerRoutes.js";
 
 export interface HttpServerOptions {
@@ -42,6 +43,8 @@ export interface HttpServerOptions {
   readiness?: ReadinessProbe | undefined;
   /** Serves remote workers when a worker token is configured; absent, the routes do not exist. */
   workerTransport?: WorkerRouteDeps | undefined;
+  /** Serves build workers when a build worker token is configured; absent, the routes do not exist. */
+  buildWorkers?: BuildWorkerRouteDeps | undefined;
   /** The private Control↔Coordinator link this side serves (AWAKEN_CONTROL_TOKEN); absent, no route. */
   controlLink?: LinkRouteDeps | undefined;
   /** Counts every request and serves `GET /metrics`; absent, neither happens. */
@@ -147,6 +150,8 @@ export function createHttpServer<S extends AuthDeps = EdgeServices>(
   }
   const workerTransport = options.workerTransport;
   if (workerTransport) app.register(async (scope) => workerTransportRoutes(scope, workerTransport));
+  const buildWorkers = options.buildWorkers;
+  if (buildWorkers) app.register(async (scope) => buildWorkerRoutes(scope, buildWorkers));
   const controlLink = options.controlLink;
   if (controlLink) app.register(async (scope) => linkRoutes(scope, controlLink));
   return app;

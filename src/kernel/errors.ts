@@ -74,6 +74,9 @@ export const ERROR_CODES = {
   work_lease_lost: "precondition_failed",
   work_stopped: "conflict",
   work_state_conflict: "conflict",
+  // Image builds: a settle, renewal or release from a build worker that no longer holds the lease.
+  image_build_lease_lost: "conflict",
+  image_build_not_failed: "conflict",
   internal: "internal",
   unavailable: "unavailable",
   // A workspace quota the operator set refuses new work; the message names the limit.

@@ -72,6 +72,8 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
       "worker/ports.ts",
       "worker/transportWire.ts",
       "worker/presenceWire.ts",
+      // The build-worker transport's wire schemas, which its edge routes serve.
+      "worker/buildWorkerWire.ts",
       "providers/modelCatalogPort.ts",
     ],
   },

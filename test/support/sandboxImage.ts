@@ -69,7 +69,11 @@ export function podmanMissing(): string | null {
   return null;
 }
 
-export function buildSandboxImage(): SandboxImage {
+/**
+ * `withNode`: also node (this process's binary) and the host's npm, so an image build can run
+ * `npm ci` inside the image (the image-build tests' base).
+ */
+export function buildSandboxImage(options: { withNode?: boolean } = {}): SandboxImage {
   const reference = `localhost/awaken-sandbox-test-${randomUUID().slice(0, 8)}:1`;
   const root = mkdtempSync(join(tmpdir(), "sandbox-image-"));
   try {
@@ -90,6 +94,16 @@ export function buildSandboxImage(): SandboxImage {
       const path = realpathSync(which(tool));
       cpSync(path, join(root, "usr/bin", tool), { dereference: true });
       for (const library of librariesOf(path)) libraries.add(library);
+    }
+    if (options.withNode) {
+      cpSync(process.execPath, join(root, "usr/bin/node"), { dereference: true });
+      for (const library of librariesOf(process.execPath)) libraries.add(library);
+      const npm = "/usr/lib/node_modules/npm";
+      cpSync(realpathSync(npm), join(root, npm), { recursive: true, dereference: true });
+      writeFileSync(join(root, "usr/bin/npm"), `#!/bin/sh\nexec /usr/bin/node ${npm}/bin/npm-cli.js "$@"\n`, {
+        mode: 0o755,
+      });
+      mkdirSync(join(root, "root"), { recursive: true });
     }
     for (const library of libraries) {
       // The loader by its usual path; the others where the loader looks by default.

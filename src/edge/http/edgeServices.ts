@@ -9,6 +9,7 @@ import type { VaultService } from "../../control/vaultService.js";
 import type { SubjectErasureService } from "../../coordinator/dataSubjects.js";
 import type { EnvironmentKeyService } from "../../coordinator/environmentKeyService.js";
 import type { EnvironmentService } from "../../coordinator/environmentService.js";
+import type { ImageBuildService } from "../../coordinator/imageBuilds/imageBuildService.js";
 import type { HistoryReader } from "../../coordinator/ports.js";
 import type { PushOutboxStore } from "../../coordinator/pushOutbox.js";
 import type { SessionChangeFeed } from "../../coordinator/sessionChangeFeed.js";
@@ -51,6 +52,8 @@ export interface EdgeServices {
   iam: IamPort;
   agents: AgentsPort;
   environments: EnvironmentService;
+  /** Container image builds (derived images): the environment's `awaken_image` and its rebuild. */
+  imageBuilds?: ImageBuildService | undefined;
   sessions: SessionService;
   /** How every edge opens a session (agent pinning, default environment, client-named sessions). */
   entry: SessionEntry;

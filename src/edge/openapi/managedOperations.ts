@@ -467,6 +467,11 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     summary: "Revoke an environment key",
   },
   {
+    method: "POST",
+    path: "/v1/awaken/environments/:environment_id/image/rebuild",
+    summary: "Retry the failed container image build of an environment's current revision",
+  },
+  {
     method: "GET",
     path: "/v1/awaken/vaults/:vault_id/credentials/:credential_id/revisions",
     summary: "List a credential's revisions (secret-free)",

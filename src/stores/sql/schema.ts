@@ -4,6 +4,7 @@ import type { CommitTables } from "./tables/commitTables.js";
 import type { DeploymentTables } from "./tables/deploymentTables.js";
 import type { DreamTables } from "./tables/dreamTables.js";
 import type { FileTables } from "./tables/fileTables.js";
+import type { ImageBuildTables } from "./tables/imageBuildTables.js";
 import type { MemoryTables } from "./tables/memoryTables.js";
 import type { SessionResourceTables } from "./tables/sessionResourceTables.js";
 import type { SkillTables } from "./tables/skillTables.js";
@@ -23,6 +24,7 @@ export interface Database
     DeploymentTables,
     DreamTables,
     TunnelTables,
+    ImageBuildTables,
     UserProfileTables {
   // control: IAM
   workspaces: { id: string; name: string; created_at: number };

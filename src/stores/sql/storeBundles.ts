@@ -13,6 +13,7 @@ import { SqlEnvironmentStore } from "./sqlEnvironmentStore.js";
 import { SqlFileStore } from "./sqlFileStore.js";
 import { SqlHistoryReader } from "./sqlHistoryReader.js";
 import { SqlIamStore } from "./sqlIamStore.js";
+import { SqlImageBuildStore } from "./sqlImageBuildStore.js";
 import { SqlMemoryStore } from "./sqlMemoryStore.js";
 import { SqlPublicationStore } from "./sqlPublicationStore.js";
 import { SqlSessionNameStore } from "./sqlSessionNameStore.js";
@@ -59,6 +60,7 @@ export function coordinatorStores(
     sessionNames: new SqlSessionNameStore(db),
     erasure: new SqlSubjectErasure(db, dialect),
     tunnels: new SqlTunnelStore(db, dialect),
+    imageBuilds: new SqlImageBuildStore(db),
   };
 }
 

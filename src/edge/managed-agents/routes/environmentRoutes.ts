@@ -6,6 +6,7 @@ import {
   createEnvironment,
   deleteEnvironment,
   listEnvironments,
+  rebuildEnvironmentImage,
   retrieveEnvironment,
   updateEnvironment,
 } from "../operations/environments.js";
@@ -30,6 +31,13 @@ export function environmentRoutes(app: FastifyInstance, deps: ManagedAgentsDeps)
 
   app.delete<IdParams>("/v1/environments/:id", async (request) =>
     deleteEnvironment(deps, actorOf(request), request.params.id),
+  );
+
+  // Awaken extension: retries a failed image build of the environment's current revision.
+  app.post<{ Params: { environment_id: string } }>(
+    "/v1/awaken/environments/:environment_id/image/rebuild",
+    async (request) =>
+      rebuildEnvironmentImage(deps, principalOf(request).workspaceId, request.params.environment_id),
   );
 
   app.post<IdParams>("/v1/environments/:id/archive", async (request) =>

@@ -33,6 +33,7 @@ import { webhooks } from "./032_webhooks.js";
 import { dreams } from "./033_dreams.js";
 import { tunnels } from "./034_tunnels.js";
 import { packageResolutions } from "./035_package_resolutions.js";
+import { imageBuilds } from "./036_image_builds.js";
 
 // Migrations are code (not files read at run time) so the compiled package carries them.
 const MIGRATIONS: Record<string, Migration> = {
@@ -70,6 +71,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "034_tunnels": tunnels,
   "035_package_resolutions": packageResolutions,
   "032_webhooks": webhooks,
+  "036_image_builds": imageBuilds,
 };
 
 /** Every migration this build knows, in the order they apply (readiness compares a database's). */
