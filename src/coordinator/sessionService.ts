@@ -14,6 +14,7 @@ import { type EnvironmentConfig, PACKAGE_MANAGERS, type PackagesConfig } from ".
 import { EnvironmentPinMoved } from "./environmentPin.js";
 import { encodeFact } from "./factCodec.js";
 import { type CommittedFact, EMPTY_METER, EMPTY_USAGE } from "./facts.js";
+import { admitBuiltImage } from "./imageBuilds/builtImageAdmission.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
 import type {
   AppendPrecondition,
@@ -159,7 +160,11 @@ export class SessionService {
       throw invalid("vault_ids: vaults are not supported by this server yet");
     if (cmd.resources.length > 0 && !this.resourcePreparer)
       throw invalid("resources: session resources are not supported by this server");
+    // The derived image must be ready: checked before preparing (nothing to prepare for a refused
+    // session) and after (preparing may have just frozen the resolution and demanded the build).
+    await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
     await this.prepareEnvironmentPackages(env.config, { environmentId: env.id, revision: env.revision });
+    await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
       cmd.vaultIds.length > 0 && this.pinner

@@ -77,6 +77,8 @@ export const ERROR_CODES = {
   // Image builds: a settle, renewal or release from a build worker that no longer holds the lease.
   image_build_lease_lost: "conflict",
   image_build_not_failed: "conflict",
+  // A session of a revision whose derived image is not built (yet, or at all): retry once ready.
+  image_build_not_ready: "conflict",
   internal: "internal",
   unavailable: "unavailable",
   // A workspace quota the operator set refuses new work; the message names the limit.

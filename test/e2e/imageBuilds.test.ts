@@ -16,6 +16,7 @@ import { type PackageResolution, packageResolution } from "../../src/kernel/pack
 import { SqlEnvironmentStore } from "../../src/stores/sql/sqlEnvironmentStore.js";
 import { SqlImageBuildStore } from "../../src/stores/sql/sqlImageBuildStore.js";
 import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlite.js";
+import { MODEL } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 
 const API_KEY = "sk-imagebuilds-test-key-0123456789";
@@ -72,6 +73,21 @@ async function environmentWithPackage(name: string) {
   });
 }
 
+/** Creating a session of `environmentId`: the refusal's status and body, or the session's id. */
+async function startSession(environmentId: string): Promise<{ status: number; body: Wire }> {
+  const agent = await server.client.beta.agents.create({ name: "built", model: MODEL });
+  const response = await fetch(`${server.url}/v1/sessions`, {
+    method: "POST",
+    headers: { "x-api-key": API_KEY, "content-type": "application/json" },
+    body: JSON.stringify({ agent: agent.id, environment_id: environmentId }),
+  });
+  return { status: response.status, body: (await response.json()) as Wire };
+}
+
+async function sessionCount(): Promise<number> {
+  return (await server.client.beta.sessions.list()).data.length;
+}
+
 /** What a worker preparing the revision does: freeze (record) its resolution. */
 async function freeze(environmentId: string, resolution: PackageResolution) {
   return records.record({ environmentId, revision: 1 }, resolution);
@@ -111,6 +127,16 @@ describe("image builds", () => {
 
     const pending = (await server.client.beta.environments.retrieve(env.id)) as never as Wire;
     expect(pending.awaken_image).toMatchObject({ status: "pending", digest: null, base_image: BASE });
+    // A session never runs another image than its revision's build: refused until it is ready.
+    const before = await sessionCount();
+    const refused = await startSession(env.id);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body.error.message).toContain(`image build ${pending.awaken_image.id} is pending`);
+    expect(refused.body.error.details).toMatchObject({
+      error_code: "image_build_not_ready",
+      image_build: { id: pending.awaken_image.id, status: "pending" },
+    });
+    expect(await sessionCount()).toBe(before);
 
     expect((await buildCall("/claim", { owner: "bw-1" }, "not-the-build-token-000000")).status).toBe(401);
     const claimed = await buildCall("/claim", { owner: "bw-1" });
@@ -122,6 +148,7 @@ describe("image builds", () => {
 
     const lease = { buildId: job.buildId, owner: "bw-1", epoch: job.epoch };
     expect((await buildCall("/renew", lease)).body).toMatchObject({ state: "building", epoch: 1 });
+    expect((await startSession(env.id)).body.error.message).toContain("is building");
     const ready = {
       kind: "ready",
       digest: DIGEST,
@@ -160,6 +187,9 @@ describe("image builds", () => {
     const shown = (await server.client.beta.environments.retrieve(env.id)) as never as Wire;
     expect(shown.awaken_image).toMatchObject({ status: "failed", error: "npm ci exited 1" });
     expect(shown.awaken_image.log_tail).toContain("npm ERR! 404");
+    const refused = await startSession(env.id);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain("failed (npm ci exited 1)");
     expect((await buildCall("/claim", { owner: "bw-4" })).body.job).toBeNull();
 
     const rebuild = async () =>
