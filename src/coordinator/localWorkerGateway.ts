@@ -1,6 +1,7 @@
 import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCapture.js";
 import type { WorkerTransport } from "../worker/ports.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
+import type { ImageBuildStore } from "./imageBuilds/ports.js";
 import type { Activation, CoordinatorPorts, IdleSlot } from "./ports.js";
 import { type RunHandOff, relaySlot } from "./runHandOff.js";
 
@@ -16,7 +17,7 @@ export function localWorkerGateway(ports: CoordinatorPorts, consents?: CaptureCo
   return {
     claim: async (owner, leaseMs, _idle, prefer) => {
       const claimed = await ports.dispatch.claim(owner, leaseMs, prefer);
-      return claimed && withCaptureDecision(claimed, consents, ports.erasure);
+      return claimed && withCaptureDecision(claimed, consents, ports.erasure, ports.imageBuilds);
     },
     renew: (runId, owner, epoch, leaseMs) => ports.dispatch.renew(runId, owner, epoch, leaseMs),
     release: async (runId, owner, epoch) => {
@@ -73,7 +74,7 @@ function handOffsThrough(
       const slot = reserve();
       if (!slot) return null;
       return relaySlot(slot, (claimed) => {
-        withCaptureDecision(claimed, consents, ports.erasure).then(
+        withCaptureDecision(claimed, consents, ports.erasure, ports.imageBuilds).then(
           (activation) => slot.deliver(activation),
           async () => {
             await ports.dispatch.release(claimed.runId, claimed.owner, claimed.epoch).catch(() => {});
@@ -87,15 +88,25 @@ function handOffsThrough(
 
 /**
  * The activation as workers get it: the capture request replaced by the decision, the data subject
- * by when it was last erased (a worker's workspace from before then goes: workspaces.ts).
+ * by when it was last erased (a worker's workspace from before then goes: workspaces.ts), and the
+ * revision's ready derived image added.
  */
 async function withCaptureDecision(
   claimed: Activation,
   consents: CaptureConsents | undefined,
   erasures: Pick<SubjectErasureStore, "lastErasedAt">,
+  builds: Pick<ImageBuildStore, "forRevision">,
 ): Promise<Activation> {
   const { captureRequest, dataSubject, ...activation } = claimed;
   const captureContent = await claimCapturesContent(activation.workspaceId, captureRequest, consents);
   const erasedAt = dataSubject ? await erasures.lastErasedAt(activation.workspaceId, dataSubject) : null;
-  return { ...activation, captureContent, ...(erasedAt === null ? {} : { workspaceErasedAt: erasedAt }) };
+  // The revision's derived image, once its build is ready: the run's container runs exactly it.
+  const build = await builds.forRevision(activation.environment.id, activation.environment.revision);
+  const builtImage = build?.state === "ready" ? build.imageReference : null;
+  return {
+    ...activation,
+    captureContent,
+    ...(erasedAt === null ? {} : { workspaceErasedAt: erasedAt }),
+    ...(builtImage === null || builtImage === undefined ? {} : { builtImage }),
+  };
 }

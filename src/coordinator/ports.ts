@@ -624,6 +624,11 @@ export interface Activation {
    */
   workspaceErasedAt?: number;
   /**
+   * The revision's derived container image (`host/repo@sha256:…`), set by the gateway when its
+   * build is `ready`: the container tier runs it instead of the base image it was built from.
+   */
+  builtImage?: string;
+  /**
    * Whether this slice's spans may carry content: the session asked and its data subject (if it
    * names one) consented, as of this claim. The worker records content only when its own ceiling
    * (`AWAKEN_TRACE_CONTENT=on`) is on too. Absent: false.

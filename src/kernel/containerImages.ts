@@ -69,3 +69,20 @@ export function imageAdmissionProblem(
     );
   return null;
 }
+
+/**
+ * Why the derived image `built` (a digest the coordinator's own build recorded for the revision)
+ * may not run here, or null when it may: it must be well formed and pinned to a digest, and the
+ * base it was built from must itself be admitted. The allow-list is not widened: the base was
+ * allowed, a digest names immutable content, and the operator's build worker produced it.
+ */
+export function builtImageAdmissionProblem(
+  built: string,
+  base: string | undefined,
+  allowed: readonly string[],
+): string | null {
+  const problem = imageReferenceProblem(built);
+  if (problem !== null) return problem;
+  if (!isDigestReference(built)) return `the built image "${built}" is not pinned to a sha256 digest`;
+  return imageAdmissionProblem(base, allowed);
+}

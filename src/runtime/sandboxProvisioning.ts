@@ -5,7 +5,12 @@
  * (`SANDBOX_REALIZED`) whichever step or worker triggered it.
  */
 
-import { sandboxImageOf, sandboxProvisioningOf, sandboxTierOf } from "../coordinator/environmentConfig.js";
+import {
+  type EnvironmentConfig,
+  sandboxImageOf,
+  sandboxProvisioningOf,
+  sandboxTierOf,
+} from "../coordinator/environmentConfig.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
 import type { PackageResolution } from "../kernel/packageResolution.js";
 import type {
@@ -68,6 +73,7 @@ export class SandboxProvisioning {
         sandboxProvisioningOf(this.run.environment()) ?? "on_tool_use",
         ms,
         this.resolution?.id,
+        spec.builtFrom === undefined ? undefined : spec.image,
       ),
     };
   }
@@ -110,9 +116,10 @@ export class SandboxProvisioning {
     const config = this.run.activation.environment.config;
     if (config.type !== "cloud") throw new Error("Hand tools run only in cloud environments");
     const { mounts, repositories } = this.resources();
+    const image = this.image(config);
     return {
       tier: sandboxTierOf(config) ?? "bwrap",
-      ...(sandboxImageOf(config) === undefined ? {} : { image: sandboxImageOf(config) }),
+      ...image,
       sessionId: this.run.activation.sessionId,
       tenant: this.run.activation.workspaceId,
       ...(this.run.activation.workspaceErasedAt === undefined
@@ -126,19 +133,32 @@ export class SandboxProvisioning {
               allow_package_managers: config.networking.allow_package_managers,
             }
           : { type: "unrestricted" },
-      // Prepared on the worker's host before the sandbox starts (a marker check once prepared).
+      // Prepared on the worker's host before the sandbox starts (a marker check once prepared);
+      // a derived image already holds the npm and pip packages, installed from the frozen resolution.
       packages: {
         apt: config.packages.apt,
         cargo: config.packages.cargo,
         gem: config.packages.gem,
         go: config.packages.go,
-        npm: config.packages.npm,
-        pip: config.packages.pip,
+        npm: image.builtFrom === undefined ? config.packages.npm : [],
+        pip: image.builtFrom === undefined ? config.packages.pip : [],
       },
-      ...this.frozenResolution(),
+      ...(image.builtFrom === undefined ? this.frozenResolution() : {}),
       ...(mounts === undefined ? {} : { mounts }),
       ...(repositories.length === 0 ? {} : { repositories }),
     };
+  }
+
+  /**
+   * The image the container runs: the revision's derived image when the coordinator says its build
+   * is ready (the base then goes along for admission), else the image the revision names.
+   */
+  private image(config: EnvironmentConfig): { image?: string; builtFrom?: string } {
+    const base = sandboxImageOf(config);
+    const built = this.run.activation.builtImage;
+    if (built !== undefined && base !== undefined && sandboxTierOf(config) === "container")
+      return { image: built, builtFrom: base };
+    return base === undefined ? {} : { image: base };
   }
 
   /**

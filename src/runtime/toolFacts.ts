@@ -64,6 +64,8 @@ export function sandboxRealized(
   realizeMs: number,
   /** The frozen package resolution the sandbox's packages were installed from, when there is one. */
   packageResolutionId?: string,
+  /** The derived image (`host/repo@sha256:…`) the sandbox ran, when the revision's build was ready. */
+  builtImage?: string,
 ): TypedFact {
   return {
     id: newId("sevt", now),
@@ -74,6 +76,7 @@ export function sandboxRealized(
       provisioning,
       realize_ms: realizeMs,
       ...(packageResolutionId === undefined ? {} : { package_resolution_id: packageResolutionId }),
+      ...(builtImage === undefined ? {} : { image: builtImage, image_digest: builtImage.split("@")[1] }),
     },
   };
 }

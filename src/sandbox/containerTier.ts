@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { imageAdmissionProblem } from "../kernel/containerImages.js";
+import { builtImageAdmissionProblem, imageAdmissionProblem } from "../kernel/containerImages.js";
 import { DEFAULT_LIMITS, type ResourceLimits } from "./bwrapArgs.js";
 import type { PreparedSpawn } from "./bwrapLaunch.js";
 import {
@@ -155,7 +155,10 @@ export class ContainerTierProvider implements SandboxProvider {
     if (spec.tier !== "container")
       return Promise.reject(new Error(`the container provider got a "${spec.tier}" spec`));
     if (this.closed) return Promise.reject(new Error("the container provider is closed"));
-    const problem = imageAdmissionProblem(spec.image, this.options.allowedImages);
+    const problem =
+      spec.builtFrom !== undefined && spec.image !== undefined
+        ? builtImageAdmissionProblem(spec.image, spec.builtFrom, this.options.allowedImages)
+        : imageAdmissionProblem(spec.image, this.options.allowedImages);
     if (problem !== null)
       return Promise.reject(new SandboxUnavailableError("container", `on this worker: ${problem}`));
     try {

@@ -31,6 +31,11 @@ export interface SandboxSpec {
    * against its own (containerImage.ts). Ignored by the other tiers.
    */
   image?: string;
+  /**
+   * Set when `image` is the revision's derived image (pinned to the digest its build recorded):
+   * the base it was built from, which the operator's allow-list must admit in its place.
+   */
+  builtFrom?: string;
   /** `unrestricted`, or `limited` (no egress but through the allowlist proxy). */
   networking:
     | { type: "unrestricted" }

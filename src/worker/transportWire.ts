@@ -15,6 +15,7 @@ import {
 } from "../coordinator/commitOperation.js";
 import type { EnvironmentConfig } from "../coordinator/environmentConfig.js";
 import type { Activation, ExecutableAgentSnapshot } from "../coordinator/ports.js";
+import { imageReferenceProblem, isDigestReference } from "../kernel/containerImages.js";
 import type { JsonObject } from "../kernel/json.js";
 import { credentialOpenRequestSchema, credentialOpenResponseSchema } from "./credentialWire.js";
 import { packageResolutionRequestSchema, packageResolutionResponseSchema } from "./packageResolutionWire.js";
@@ -140,6 +141,15 @@ const activationSchema = z.object({
   captureContent: z.boolean().optional(),
   // When the session's data subject was last erased: a workspace from before then is deleted.
   workspaceErasedAt: count.optional(),
+  // The revision's ready derived image, pinned to its digest; absent: the revision's image as named.
+  builtImage: z
+    .string()
+    .max(255)
+    .refine(
+      (r) => imageReferenceProblem(r) === null && isDigestReference(r),
+      "expected an image reference pinned to a sha256 digest",
+    )
+    .optional(),
   // Whether the session had resources at the claim; absent (an older coordinator): the worker asks.
   sessionHasResources: z.boolean().optional(),
   // The session's budget at the claim; absent (an older coordinator): none.

@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageBuildService } from "../../src/coordinator/imageBuilds/imageBuildService.js";
 import { PackageResolutionRecords } from "../../src/coordinator/packageResolutions.js";
@@ -28,6 +29,7 @@ import {
 } from "../support/dockerRegistry.js";
 import { type FakeNpmRegistry, startFakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import { buildSandboxImage, podmanMissing, type SandboxImage } from "../support/sandboxImage.js";
+import { isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
 
 const ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -98,6 +100,41 @@ async function imageOf(id: string): Promise<Wire> {
   return ((await server.client.beta.environments.retrieve(id)) as never as Wire).awaken_image;
 }
 
+/** Internal facts are not on the wire: read them from the server's database. */
+function internalFacts(sessionId: string, type: string): Wire[] {
+  const reader = new Database(join(dir, "data", "awaken.db"), { readonly: true });
+  try {
+    const rows = reader
+      .prepare("select body_json from events where session_id = ? and type = ? order by seq")
+      .all(sessionId, type) as Array<{ body_json: string }>;
+    return rows.map((r) => JSON.parse(r.body_json) as Wire);
+  } finally {
+    reader.close();
+  }
+}
+
+/** Runs one bash command in a new session of `environmentId` and answers the tool's output. */
+async function bashInSession(
+  environmentId: string,
+  command: string,
+): Promise<{ sessionId: string; text: string }> {
+  const agent = await server.client.beta.agents.create({
+    name: "hands",
+    model: MODEL,
+    tools: [{ type: "agent_toolset_20260401" }] as never,
+  });
+  const session = await server.client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environmentId,
+  });
+  await server.client.beta.sessions.events.send(session.id, {
+    events: [userMessage(`call bash ${JSON.stringify({ command })}`)],
+  });
+  const events = await waitForHistory(server.client, session.id, (h) => h.some(isEndTurnIdle), 120_000);
+  const result = events.filter((e) => e.type === "agent.tool_result").at(-1);
+  return { sessionId: session.id, text: textOf(result) };
+}
+
 /** Waits until the build settles (no timed assertion: the test's own timeout bounds it). */
 async function settled(id: string): Promise<Wire> {
   for (;;) {
@@ -146,7 +183,13 @@ beforeAll(async () => {
   server = await startServerProcess({
     dataDir: join(dir, "data"),
     apiKey: API_KEY,
-    env: { AWAKEN_ALLOWED_CONTAINER_IMAGES: base.reference, AWAKEN_BUILD_WORKER_TOKEN: BUILD_TOKEN },
+    env: {
+      AWAKEN_ALLOWED_CONTAINER_IMAGES: base.reference,
+      AWAKEN_BUILD_WORKER_TOKEN: BUILD_TOKEN,
+      // The in-process workers pull the derived image by digest from the loopback registry.
+      AWAKEN_CONTAINER_PULL: "missing",
+      AWAKEN_CONTAINER_TLS_VERIFY: "false",
+    },
   });
   db = await openSqlite(join(dir, "data", "awaken.db"));
   records = new PackageResolutionRecords(
@@ -224,6 +267,24 @@ describe("awaken build-worker", () => {
       );
       expect(run.status, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toMatchObject({ name: PACKAGE, version: "1.2.3" });
+    } finally {
+      spawnSync("podman", ["rmi", "--force", image.image]);
+    }
+
+    // A session of the revision runs the built image (pulled by digest): the package is there at
+    // the frozen version, and the sandbox's fact names the digest it ran.
+    try {
+      const { sessionId, text } = await bashInSession(
+        env.id,
+        `cat /opt/awaken/packages/node_modules/${PACKAGE}/package.json; echo; ` +
+          `node -e 'console.log("node:" + require("${PACKAGE}/package.json").version)'`,
+      );
+      expect(text, text).not.toContain("[stderr]");
+      expect(JSON.parse(text.split("\n")[0] ?? "")).toMatchObject({ name: PACKAGE, version: "1.2.3" });
+      expect(text).toContain("node:1.2.3");
+      expect(internalFacts(sessionId, "awaken.sandbox_realized")).toEqual([
+        expect.objectContaining({ tier: "container", image: image.image, image_digest: image.digest }),
+      ]);
     } finally {
       spawnSync("podman", ["rmi", "--force", image.image]);
     }
