@@ -1,6 +1,7 @@
 import { type CaptureConsents, claimCapturesContent } from "../kernel/contentCapture.js";
 import type { WorkerTransport } from "../worker/ports.js";
 import type { SubjectErasureStore } from "./dataSubjects.js";
+import { derivedImageBase } from "./imageBuilds/imageBuildService.js";
 import type { ImageBuildStore } from "./imageBuilds/ports.js";
 import type { Activation, CoordinatorPorts, IdleSlot } from "./ports.js";
 import { type RunHandOff, relaySlot } from "./runHandOff.js";
@@ -100,8 +101,12 @@ async function withCaptureDecision(
   const { captureRequest, dataSubject, ...activation } = claimed;
   const captureContent = await claimCapturesContent(activation.workspaceId, captureRequest, consents);
   const erasedAt = dataSubject ? await erasures.lastErasedAt(activation.workspaceId, dataSubject) : null;
-  // The revision's derived image, once its build is ready: the run's container runs exactly it.
-  const build = await builds.forRevision(activation.environment.id, activation.environment.revision);
+  // The revision's derived image, once its build is ready: the run's container runs exactly it. Only
+  // a revision that derives one is looked up, so a claim of any other run costs no statement more.
+  const derives = derivedImageBase(activation.environment.config) !== null;
+  const build = derives
+    ? await builds.forRevision(activation.environment.id, activation.environment.revision)
+    : null;
   const builtImage = build?.state === "ready" ? build.imageReference : null;
   return {
     ...activation,

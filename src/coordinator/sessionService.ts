@@ -15,6 +15,7 @@ import { EnvironmentPinMoved } from "./environmentPin.js";
 import { encodeFact } from "./factCodec.js";
 import { type CommittedFact, EMPTY_METER, EMPTY_USAGE } from "./facts.js";
 import { admitBuiltImage } from "./imageBuilds/builtImageAdmission.js";
+import { derivedImageBase } from "./imageBuilds/imageBuildService.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
 import type {
   AppendPrecondition,
@@ -162,9 +163,11 @@ export class SessionService {
       throw invalid("resources: session resources are not supported by this server");
     // The derived image must be ready: checked before preparing (nothing to prepare for a refused
     // session) and after (preparing may have just frozen the resolution and demanded the build).
-    await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
+    // Only a revision that derives an image is looked up: other sessions cost no statement more.
+    const derivesImage = derivedImageBase(env.config) !== null;
+    if (derivesImage) await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
     await this.prepareEnvironmentPackages(env.config, { environmentId: env.id, revision: env.revision });
-    await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
+    if (derivesImage) await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
       cmd.vaultIds.length > 0 && this.pinner
