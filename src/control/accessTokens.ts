@@ -1,5 +1,6 @@
-import { createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { type AccessOperation, isAccessOperation } from "./callerScope.js";
+import { decodeSignedClaims, encodeSignedClaims, type SignedClaimsFormat } from "./signedClaims.js";
 
 /**
  * Application access tokens: short-lived credentials a backend holding an API key mints for a
@@ -15,9 +16,12 @@ import { type AccessOperation, isAccessOperation } from "./callerScope.js";
 export const ACCESS_TOKEN_PREFIX = "awt_";
 /** The longest a token lives: a leaked one is useless within minutes. */
 export const MAX_ACCESS_TOKEN_TTL_S = 900;
-/** Longer than any token this server signs (64 agent ids of 128 characters, base64url). */
-const MAX_TOKEN_CHARS = 16_384;
-const SIGNATURE_DOMAIN = "awaken access token v1\n";
+/** Longer than any token this server signs: 64 agent ids of 128 characters, base64url. */
+const FORMAT: SignedClaimsFormat = {
+  prefix: ACCESS_TOKEN_PREFIX,
+  domain: "awaken access token v1\n",
+  maxChars: 16_384,
+};
 
 export interface AccessTokenClaims {
   /** The token's id (`atok_…`), for logs and MCP session ownership; never a secret. */
@@ -38,35 +42,19 @@ export function newAccessTokenId(): string {
   return `atok_${randomBytes(12).toString("base64url")}`;
 }
 
-/** Each signing key as a KeyObject, made once: an HMAC under a raw Buffer builds one per call. */
-const keyObjects = new WeakMap<Buffer, KeyObject>();
-
-function sign(key: Buffer, payload: string): Buffer {
-  let keyObject = keyObjects.get(key);
-  if (!keyObject) {
-    keyObject = createSecretKey(key);
-    keyObjects.set(key, keyObject);
-  }
-  return createHmac("sha256", keyObject).update(SIGNATURE_DOMAIN).update(payload).digest();
-}
-
 export function encodeAccessToken(key: Buffer, claims: AccessTokenClaims): string {
-  const payload = Buffer.from(
-    JSON.stringify({
-      v: claims.sessionNamespace === null ? 1 : 2,
-      id: claims.id,
-      ws: claims.workspaceId,
-      kid: claims.keyId,
-      agents: claims.agentIds,
-      sid: claims.sessionId,
-      ...(claims.sessionNamespace === null ? {} : { ns: claims.sessionNamespace }),
-      ops: claims.operations,
-      iat: claims.issuedAt,
-      exp: claims.expiresAt,
-    }),
-    "utf8",
-  ).toString("base64url");
-  return `${ACCESS_TOKEN_PREFIX}${payload}.${sign(key, payload).toString("base64url")}`;
+  return encodeSignedClaims(FORMAT, key, {
+    v: claims.sessionNamespace === null ? 1 : 2,
+    id: claims.id,
+    ws: claims.workspaceId,
+    kid: claims.keyId,
+    agents: claims.agentIds,
+    sid: claims.sessionId,
+    ...(claims.sessionNamespace === null ? {} : { ns: claims.sessionNamespace }),
+    ops: claims.operations,
+    iat: claims.issuedAt,
+    exp: claims.expiresAt,
+  });
 }
 
 /**
@@ -74,19 +62,8 @@ export function encodeAccessToken(key: Buffer, claims: AccessTokenClaims): strin
  * field of the wrong type is no token (expiry is the caller's check, against its clock).
  */
 export function decodeAccessToken(key: Buffer, token: string): AccessTokenClaims | null {
-  if (!token.startsWith(ACCESS_TOKEN_PREFIX) || token.length > MAX_TOKEN_CHARS) return null;
-  const [payload, signature, ...rest] = token.slice(ACCESS_TOKEN_PREFIX.length).split(".");
-  if (payload === undefined || signature === undefined || rest.length > 0) return null;
-  const expected = sign(key, payload);
-  const given = Buffer.from(signature, "base64url");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
-  } catch {
-    return null;
-  }
-  return claimsOf(raw);
+  const raw = decodeSignedClaims(FORMAT, key, token);
+  return raw === null ? null : claimsOf(raw);
 }
 
 const isString = (value: unknown): value is string => typeof value === "string";
