@@ -7,8 +7,11 @@ import type { SessionUsage } from "./facts.js";
  * history — input rules, the session projection, the runtime, every edge — reads these shapes.
  */
 
-/** Who runs a tool call: this server's Hand tools, the client (custom tools), or an MCP server. */
-export type ToolExecutor = "server" | "client" | "mcp";
+/**
+ * Who runs a tool call: this server's Hand tools, the client (custom tools), an MCP server, or an
+ * ACP harness that is the agent's Brain (it runs its own tools; the server records and gates them).
+ */
+export type ToolExecutor = "server" | "client" | "mcp" | "harness";
 
 /** The permission gate's verdict on a server or MCP call, committed with the call. */
 export interface PermissionVerdict {

@@ -42,6 +42,8 @@ export interface PendingAction {
   afterAllow?: AfterAllow;
   /** The call is an MCP call: its denial is an MCP result. */
   mcp?: true;
+  /** The call is an ACP harness's own: its denial is a harness result. */
+  harness?: true;
 }
 
 /** The resume ticket's internal fact (see `facts/internalFacts.ts`). */

@@ -295,7 +295,7 @@ function confirm(
     push({
       kind: "tool_result",
       callId: target,
-      executor: asked.mcp ? "mcp" : "server",
+      executor: asked.mcp ? "mcp" : asked.harness ? "harness" : "server",
       by: "server",
       content: [{ type: "text", text }],
       isError: true,

@@ -44,7 +44,10 @@ export function projectFacts(
       case "internal": {
         const awaits = readToolAwaits(fact);
         if (!awaits) break;
-        const mcp = awaits.mcp ? { mcp: true as const } : {};
+        const mcp = {
+          ...(awaits.mcp ? { mcp: true as const } : {}),
+          ...(awaits.harness ? { harness: true as const } : {}),
+        };
         pending = [
           ...pending,
           awaits.answer === "confirmation"

@@ -38,6 +38,11 @@ export type Step =
    * open): grade it. `outcome.openStart` set: resume that evaluation, no second start.
    */
   | { kind: "evaluate_outcome"; outcome: OutcomeState }
+  /**
+   * An ACP harness's own tool calls were left open by a harness that is gone (its worker died
+   * mid-call): they are closed with a result that says so, never run again by the server.
+   */
+  | { kind: "close_harness_calls"; callIds: string[] }
   /** Nothing left to do in this turn. */
   | { kind: "finish" };
 
@@ -75,6 +80,11 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
   const spawned = new Set<string>();
   /** Workflow runs not ended: the threads of each one's open phase that have not answered yet. */
   const phaseThreads = new Map<string, Set<string>>();
+  /**
+   * An ACP harness's calls without a result: running in the harness, waiting for a confirmation,
+   * or decided (the harness that asked is told the decision when the run goes on).
+   */
+  const harnessCalls = new Map<string, "running" | "confirmation" | "decided">();
 
   for (const fact of facts) {
     switch (fact.kind) {
@@ -105,6 +115,10 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       case "tool_call": {
         const { call } = fact;
         callOrder.push(fact.id);
+        if (call.executor === "harness") {
+          harnessCalls.set(fact.id, "running");
+          break;
+        }
         if (call.executor === "client") {
           pending.push(fact.id);
           break;
@@ -126,6 +140,7 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
           awaitsCall.waiting = awaits.answer;
           awaitsCall.afterAllow = awaits.afterAllow;
         }
+        if (awaits && harnessCalls.has(awaits.callId)) harnessCalls.set(awaits.callId, "confirmation");
         const execution = readToolExecution(fact);
         const executed = execution && handCalls.get(execution.callId);
         if (execution && executed) executed.attempts = Math.max(executed.attempts, execution.attempt);
@@ -154,6 +169,12 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
         break;
       }
       case "tool_confirmation": {
+        if (harnessCalls.get(fact.callId) === "confirmation") {
+          // The harness that asked waits for the decision: telling it is the Brain's next step.
+          harnessCalls.set(fact.callId, "decided");
+          lastInputAt = fact.seq;
+          break;
+        }
         const call = handCalls.get(fact.callId);
         if (call?.waiting !== "confirmation") break;
         // Allowed: the server runs it, or the self-hosted client now owes its result. Denied: the
@@ -162,6 +183,12 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
         break;
       }
       case "tool_result": {
+        if (harnessCalls.has(fact.callId)) {
+          // The harness ran (or was refused) its own call: its result is the harness's to read, not
+          // new input for the Brain (a decision reached it as input with its confirmation).
+          harnessCalls.delete(fact.callId);
+          break;
+        }
         if (fact.executor === "client") {
           const index = pending.indexOf(fact.callId);
           if (index >= 0) pending.splice(index, 1);
@@ -174,6 +201,7 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       case "interrupt":
         pending.length = 0;
         handCalls.clear();
+        harnessCalls.clear();
         // An interrupt ends the turn: older input counts as handled.
         lastAnsweredAt = fact.seq;
         errorsSinceAnswer = 0;
@@ -197,6 +225,8 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
     if (call) call.waiting = threads.size > 0 ? "thread" : null;
   }
   if (danglingStart !== null) return { kind: "close_dangling_request", startId: danglingStart };
+  const orphaned = [...harnessCalls].filter(([, state]) => state === "running").map(([id]) => id);
+  if (orphaned.length > 0) return { kind: "close_harness_calls", callIds: orphaned };
   for (const [toolUseId, call] of handCalls) {
     if (call.waiting === null) {
       return {
@@ -209,7 +239,9 @@ export function nextStep(facts: readonly CommittedTypedFact[]): Step {
       };
     }
   }
-  const awaiting = callOrder.filter((id) => pending.includes(id) || handCalls.has(id));
+  const awaiting = callOrder.filter(
+    (id) => pending.includes(id) || handCalls.has(id) || harnessCalls.get(id) === "confirmation",
+  );
   if (awaiting.length > 0) {
     return { kind: "await", eventIds: awaiting.filter((id) => handCalls.get(id)?.waiting !== "thread") };
   }

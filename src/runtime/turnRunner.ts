@@ -10,6 +10,7 @@ import type { Activation } from "../coordinator/ports.js";
 import { meterOfHistory } from "../coordinator/sessionMeter.js";
 import { a2aCardUrl } from "../kernel/a2aModel.js";
 import { A2aDelegateStep } from "./a2aDelegateStep.js";
+import { HARNESS_CALL_CUT, harnessResult } from "./acp/harnessFacts.js";
 import { HandToolStep } from "./handToolStep.js";
 import { McpStep } from "./mcpStep.js";
 import { idle, sessionError, spanEnd } from "./modelFacts.js";
@@ -134,6 +135,12 @@ export class TurnRunner {
         case "close_dangling_request":
           // The previous owner died mid-request: record the request as failed, then ask again.
           status = await context.commit([spanEnd(context.danglingSpan(step.startId), now, null, true)]);
+          break;
+        case "close_harness_calls":
+          // A harness that is gone left its own calls open: they are closed, never run by the server.
+          status = await context.commit(
+            step.callIds.map((id) => harnessResult(now, id, HARNESS_CALL_CUT, true)),
+          );
           break;
         case "run_tool": {
           if (step.mcpServerName !== undefined) {

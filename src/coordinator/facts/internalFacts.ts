@@ -24,6 +24,8 @@ export interface ToolAwaits {
   afterAllow: AfterAllow;
   /** The call is an MCP call: its denial is an MCP result. */
   mcp: boolean;
+  /** The call is an ACP harness's own: its denial is a harness result, answered to the harness. */
+  harness: boolean;
 }
 
 export function toolAwaitsFact(
@@ -32,12 +34,14 @@ export function toolAwaitsFact(
   answer: ToolAwaits["answer"],
   afterAllow?: ToolAwaits["afterAllow"],
   mcp = false,
+  harness = false,
 ): TypedFact {
   const stored = encodeAnswerKind(answer);
   const body: JsonObject = afterAllow
     ? { tool_use_id: callId, answer: stored, after_allow: encodeAfterAllow(afterAllow) }
     : { tool_use_id: callId, answer: stored };
   if (mcp) body.mcp = true;
+  if (harness) body.harness = true;
   return { id, kind: "internal", type: TOOL_AWAITS, body };
 }
 
@@ -49,6 +53,7 @@ export function readToolAwaits(f: TypedFact): ToolAwaits | null {
     answer: decodeAnswerKind(text(body.answer)) === "confirmation" ? "confirmation" : "server_tool_result",
     afterAllow: decodeAfterAllow(body.after_allow),
     mcp: body.mcp === true,
+    harness: body.harness === true,
   };
 }
 

@@ -48,6 +48,7 @@ export function decodePending(value: JsonValue | undefined): PendingAction[] {
     };
     if (stored.afterAllow !== undefined) action.afterAllow = decodeAfterAllow(stored.afterAllow);
     if (stored.mcp === true) action.mcp = true;
+    if (stored.harness === true) action.harness = true;
     return action;
   });
 }
@@ -57,6 +58,7 @@ export function encodePending(pending: readonly PendingAction[]): JsonObject[] {
     const stored: JsonObject = { eventId: action.eventId, kind: encodeAnswerKind(action.kind) };
     if (action.afterAllow !== undefined) stored.afterAllow = encodeAfterAllow(action.afterAllow);
     if (action.mcp) stored.mcp = true;
+    if (action.harness) stored.harness = true;
     return stored;
   });
 }

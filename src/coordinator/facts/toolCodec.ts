@@ -7,8 +7,12 @@ import { STORED_TYPE, TOOL_CALL_TYPE, TOOL_RESULT_TYPE } from "./storedTypes.js"
 type Of<K extends TypedFact["kind"]> = Extract<TypedFact, { kind: K }>;
 export type ToolFact = Of<"tool_call" | "tool_result" | "tool_confirmation" | "thread_ask">;
 
-function callDecoder(executor: ToolExecutor) {
+/** A harness's own tool calls and results are stored as the built-in ones, marked by this field. */
+export const HARNESS_FIELD = "awaken_harness";
+
+function callDecoder(stored: ToolExecutor) {
   return ({ id, body }: Fact): ToolFact => {
+    const executor: ToolExecutor = stored === "server" && body[HARNESS_FIELD] === true ? "harness" : stored;
     const permission: PermissionVerdict | undefined =
       typeof body.evaluated_permission === "string"
         ? {
@@ -33,11 +37,12 @@ function callDecoder(executor: ToolExecutor) {
 
 /** Results name their call under a field that depends on the stored type. */
 function resultDecoder(
-  executor: ToolExecutor,
+  stored: ToolExecutor,
   by: "server" | "client",
   callField: "custom_tool_use_id" | "tool_use_id" | "mcp_tool_use_id",
 ) {
   return ({ id, body }: Fact): ToolFact => {
+    const executor: ToolExecutor = stored === "server" && body[HARNESS_FIELD] === true ? "harness" : stored;
     const unset: ResultField[] = [];
     if (!("content" in body)) unset.push("content");
     if (!("is_error" in body)) unset.push("isError");
@@ -92,10 +97,12 @@ export function encodeTool(f: ToolFact): Fact {
           ? { name: call.name, input: call.input }
           : call.executor === "mcp"
             ? defined({ name: call.name, mcp_server_name: call.mcpServer, input: call.input, ...verdict })
-            : defined({ name: call.name, input: call.input, ...verdict });
+            : call.executor === "harness"
+              ? defined({ name: call.name, input: call.input, ...verdict, [HARNESS_FIELD]: true })
+              : defined({ name: call.name, input: call.input, ...verdict });
       return {
         id: f.id,
-        type: TOOL_CALL_TYPE[call.executor],
+        type: TOOL_CALL_TYPE[call.executor === "harness" ? "server" : call.executor],
         body: thread === undefined ? body : { ...body, session_thread_id: thread },
       };
     }
@@ -107,6 +114,7 @@ export function encodeTool(f: ToolFact): Fact {
         content: unset.has("content") ? undefined : f.content,
         is_error: unset.has("isError") ? undefined : f.isError,
         session_thread_id: f.thread,
+        [HARNESS_FIELD]: f.executor === "harness" ? true : undefined,
       });
       return { id: f.id, type, body };
     }
@@ -128,7 +136,8 @@ function resultEncoding(executor: ToolExecutor, by: "server" | "client"): [strin
   if (executor === "client" && by === "client")
     return [TOOL_RESULT_TYPE.clientCallByClient, "custom_tool_use_id"];
   if (executor === "server" && by === "client") return [TOOL_RESULT_TYPE.serverCallByClient, "tool_use_id"];
-  if (executor === "server" && by === "server") return [TOOL_RESULT_TYPE.serverCallByServer, "tool_use_id"];
+  if ((executor === "server" || executor === "harness") && by === "server")
+    return [TOOL_RESULT_TYPE.serverCallByServer, "tool_use_id"];
   if (executor === "mcp" && by === "server") return [TOOL_RESULT_TYPE.mcpCallByServer, "mcp_tool_use_id"];
   // A custom tool's result written by the server, or an MCP result from a client, has no stored form.
   throw new Error(`no stored encoding for a ${executor} call's result by the ${by}`);

@@ -214,6 +214,9 @@ function toolUse(call: ToolCall): [string, Record<string, unknown>] {
       return ["agent.custom_tool_use", { name: call.name, input: call.input }];
     case "server":
       return ["agent.tool_use", { name: call.name, input: call.input, ...verdict }];
+    case "harness":
+      // The ACP harness's own tool, shown as a built-in tool use; the extension field tells them apart.
+      return ["agent.tool_use", { name: call.name, input: call.input, ...verdict, awaken_harness: true }];
     case "mcp":
       return [
         "agent.mcp_tool_use",
