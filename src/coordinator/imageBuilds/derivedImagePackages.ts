@@ -16,9 +16,10 @@ export function admitDerivedImagePackages(config: EnvironmentConfig, where?: str
   const others = PACKAGE_MANAGERS.filter((m) => !carried.includes(m) && config.packages[m].length > 0);
   if (others.length === 0) return;
   const fields = others.map((m) => `config.packages.${m}`).join(", ");
+  const prefix = where === undefined ? "" : `${where}: `;
   throw new AwakenError(
     "invalid_request",
-    `${where === undefined ? "" : `${where}: `}${fields}: a container-tier environment whose image is built from config.sandbox.image ` +
+    `${prefix}${fields}: a container-tier environment whose image is built from config.sandbox.image ` +
       `and its npm/pip packages carries only ${IMAGE_CARRIED_MANAGERS.join(" and ")} packages; ` +
       `${others.join(", ")} packages are not supported there: install them in the base image and ` +
       `remove them from ${fields}`,
