@@ -59,6 +59,8 @@ import { systemClock } from "../kernel/clock.js";
 import { allowedContainerImages } from "../kernel/containerImages.js";
 import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { newId } from "../kernel/ids.js";
+import { resolutionBuildsImage } from "../kernel/imageBuild.js";
+import type { PackageResolution } from "../kernel/packageResolution.js";
 import { countedTail } from "../observability/countedTail.js";
 import { meteredGateway, RecentWorkers } from "../observability/meteredGateway.js";
 import { startOpenTelemetry } from "../observability/openTelemetry.js";
@@ -275,12 +277,18 @@ export async function startAllInOne(
     },
     custody,
     // Packages are prepared on this host (the in-process workers') before the session exists,
-    // from the revision's frozen resolution (made here and recorded when it is the first).
-    async (packages, revision) => {
-      await sandboxes.packages?.prepare(packages, {
+    // from the revision's frozen resolution (made here and recorded when it is the first). A
+    // derived image carries its npm and pip packages: only the resolution its build needs is made,
+    // unless nothing froze (no build then: the run uses the base as named, and these packages).
+    async (packages, revision, { derivedImage }) => {
+      const preparer = sandboxes.packages;
+      if (!preparer) return;
+      const frozen = {
         recorded: () => packageResolutions.recorded(revision),
-        record: (resolution) => packageResolutions.record(revision, resolution),
-      });
+        record: (resolution: PackageResolution) => packageResolutions.record(revision, resolution),
+      };
+      if (derivedImage && resolutionBuildsImage(await preparer.freeze(packages, frozen))) return;
+      await preparer.prepare(packages, frozen);
     },
     tierPolicy,
     resources.sessionResources,

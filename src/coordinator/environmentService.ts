@@ -10,6 +10,7 @@ import {
   type EnvironmentConfigInput,
   resolveEnvironmentConfig,
 } from "./environmentConfig.js";
+import { admitDerivedImagePackages } from "./imageBuilds/derivedImagePackages.js";
 import type { EnvironmentRecord, EnvironmentStore } from "./ports.js";
 import { admitSandboxTier, type SandboxTierPolicy, STRICT_TIER_POLICY } from "./sandboxTierPolicy.js";
 
@@ -42,6 +43,7 @@ export class EnvironmentService {
     const { workspaceId } = by;
     const config = resolveEnvironmentConfig(cmd.config);
     admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
+    admitDerivedImagePackages(config);
     const now = this.clock.now();
     const record: EnvironmentRecord = {
       id: newId("env", now),
@@ -84,7 +86,10 @@ export class EnvironmentService {
     const config = applyEnvironmentConfigUpdate(current.config, cmd.config);
     const configChanged = canonicalJson(config) !== canonicalJson(current.config);
     // A new revision must meet today's rule; an unchanged one (a rename) is left as it was.
-    if (configChanged) admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
+    if (configChanged) {
+      admitSandboxTier(config, this.tierPolicy, "config.sandbox.tier");
+      admitDerivedImagePackages(config);
+    }
     const now = this.clock.now();
     const next: EnvironmentRecord = {
       ...current,

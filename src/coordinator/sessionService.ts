@@ -15,6 +15,7 @@ import { EnvironmentPinMoved } from "./environmentPin.js";
 import { encodeFact } from "./factCodec.js";
 import { type CommittedFact, EMPTY_METER, EMPTY_USAGE } from "./facts.js";
 import { admitBuiltImage } from "./imageBuilds/builtImageAdmission.js";
+import { admitDerivedImagePackages } from "./imageBuilds/derivedImagePackages.js";
 import { derivedImageBase } from "./imageBuilds/imageBuildService.js";
 import { closeOpenRequest, IDLE_END_TURN, planInputs } from "./inputRules.js";
 import type {
@@ -40,6 +41,11 @@ export type PackagesPreparationHook = (
   packages: PackagesConfig,
   /** The revision they belong to: its frozen resolution is the one installed (or made and recorded). */
   revision: { environmentId: string; revision: number },
+  /**
+   * `derivedImage`: the revision derives its container image, whose build installs the npm and pip
+   * packages; the host then only freezes their resolution (the build's input), installing nothing.
+   */
+  options: { derivedImage: boolean },
 ) => Promise<void>;
 
 export interface CreateSessionCommand {
@@ -155,6 +161,8 @@ export class SessionService {
       );
     }
     admitSandboxTier(env.config, this.tierPolicy, `environment ${env.id} (revision ${env.revision})`);
+    // A revision stored before this rule: refused here rather than by every worker.
+    admitDerivedImagePackages(env.config, `environment ${env.id} (revision ${env.revision})`);
     admitSandboxProvisioning(cmd.agent.definition, env.config, cmd.resources);
     admitCreateBudget(cmd.budget, cmd.agent);
     if (cmd.vaultIds.length > 0 && !this.pinner)
@@ -166,7 +174,11 @@ export class SessionService {
     // Only a revision that derives an image is looked up: other sessions cost no statement more.
     const derivesImage = derivedImageBase(env.config) !== null;
     if (derivesImage) await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
-    await this.prepareEnvironmentPackages(env.config, { environmentId: env.id, revision: env.revision });
+    await this.prepareEnvironmentPackages(
+      env.config,
+      { environmentId: env.id, revision: env.revision },
+      derivesImage,
+    );
     if (derivesImage) await admitBuiltImage(this.ports.imageBuilds, env.id, env.revision);
     // Pinned once, here: later rotations do not reach this session; new sessions pin the newest.
     const credentialPins =
@@ -507,11 +519,12 @@ export class SessionService {
   private async prepareEnvironmentPackages(
     config: EnvironmentConfig,
     revision: { environmentId: string; revision: number },
+    derivedImage: boolean,
   ): Promise<void> {
     if (!this.preparePackages || config.type !== "cloud") return;
     if (!PACKAGE_MANAGERS.some((manager) => config.packages[manager].length > 0)) return;
     try {
-      await this.preparePackages(config.packages, revision);
+      await this.preparePackages(config.packages, revision, { derivedImage });
     } catch (error) {
       if (error instanceof AwakenError) throw error;
       const message = error instanceof Error ? error.message : String(error);

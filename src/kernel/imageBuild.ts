@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.js";
+import type { PackageResolution } from "./packageResolution.js";
 
 /**
  * The recipe's version: what a build worker does with (base, resolution). A change to how images
@@ -16,6 +17,14 @@ export const IMAGE_BUILD_RECIPE = {
 } as const;
 
 export type ImageBuildState = "pending" | "building" | "ready" | "failed";
+
+/** The managers the recipe installs into a derived image; a revision's other lists are not carried. */
+export const IMAGE_CARRIED_MANAGERS = ["npm", "pip"] as const;
+
+/** Whether a frozen resolution has anything the recipe builds (an npm lockfile or frozen pip lines). */
+export function resolutionBuildsImage(resolution: Pick<PackageResolution, "npm" | "pip"> | null): boolean {
+  return resolution !== null && (resolution.npm !== null || resolution.pip !== null);
+}
 
 /** What a build is keyed by: equal keys are one demand. */
 export interface ImageBuildKey {

@@ -117,10 +117,23 @@ export class PackagePreparer {
    * installed fails the preparation; it is never re-resolved.
    */
   async prepare(packages: PackageLists, frozen?: FrozenResolutionSource): Promise<PreparedPackages> {
-    if (!frozen || ((packages.npm ?? []).length === 0 && (packages.pip ?? []).length === 0))
-      return this.prepareKeyed(packages, packagesHash(packages), null);
-    // Refused before anything runs, as an unfrozen preparation refuses them.
+    const resolution = frozen ? await this.freeze(packages, frozen) : null;
+    if (resolution === null) return this.prepareKeyed(packages, packagesHash(packages), null);
+    const key = createHash("sha256")
+      .update(`${packagesHash(packages)}\n${resolution.id}`)
+      .digest("hex");
+    return this.prepareKeyed(packages, key, resolution);
+  }
+
+  /**
+   * The revision's frozen resolution, made and recorded here when none is recorded yet, with
+   * nothing installed: what a derived container image is built from (its packages live in the
+   * image, not on this host). Null when there is no npm or pip list to freeze. Managers this host
+   * cannot install are refused first, as `prepare` refuses them.
+   */
+  async freeze(packages: PackageLists, frozen: FrozenResolutionSource): Promise<PackageResolution | null> {
     this.refuseUnpreparable(packages);
+    if ((packages.npm ?? []).length === 0 && (packages.pip ?? []).length === 0) return null;
     let resolution = await frozen.recorded();
     if (resolution === null) resolution = await frozen.record(await this.resolve(packages));
     const problem = packageResolutionProblem(resolution);
@@ -129,10 +142,7 @@ export class PackagePreparer {
         "packages",
         `the frozen package resolution cannot be used: ${problem}`,
       );
-    const key = createHash("sha256")
-      .update(`${packagesHash(packages)}\n${resolution.id}`)
-      .digest("hex");
-    return this.prepareKeyed(packages, key, resolution);
+    return resolution;
   }
 
   private prepareKeyed(

@@ -9,7 +9,15 @@
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -285,6 +293,9 @@ describe("awaken build-worker", () => {
       expect(internalFacts(sessionId, "awaken.sandbox_realized")).toEqual([
         expect.objectContaining({ tier: "container", image: image.image, image_digest: image.digest }),
       ]);
+      // The image carries the packages: neither session creation nor the run installed them here.
+      const hostSets = join(dir, "data", "workspaces", ".packages");
+      expect(existsSync(hostSets) ? readdirSync(hostSets) : []).toEqual([]);
     } finally {
       spawnSync("podman", ["rmi", "--force", image.image]);
     }

@@ -10,6 +10,7 @@ import {
   isManifestDigest,
   MAX_BUILD_ERROR,
   MAX_BUILD_LOG_TAIL,
+  resolutionBuildsImage,
 } from "../../kernel/imageBuild.js";
 import type { PackageResolution } from "../../kernel/packageResolution.js";
 import { type EnvironmentConfig, sandboxImageOf, sandboxTierOf } from "../environmentConfig.js";
@@ -42,7 +43,7 @@ export class ImageBuildService {
     resolution: PackageResolution,
   ): Promise<ImageBuildRecord | null> {
     const base = derivedImageBase(config);
-    if (base === null || (resolution.npm === null && resolution.pip === null)) return null;
+    if (base === null || !resolutionBuildsImage(resolution)) return null;
     return this.store.demand(imageBuildKey(base, resolution.id), environmentId, revision, this.clock.now());
   }
 

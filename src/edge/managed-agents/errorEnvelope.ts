@@ -43,10 +43,24 @@ const TOP_LEVEL_DETAILS = new Set(["memory_path_conflict"]);
 
 export const errorBody = defaultErrorBody;
 
+/**
+ * Codes that may succeed later, but not within the SDK's own retries (two, within seconds): an
+ * image build takes minutes, so the caller gets the answer at once and decides when to come back.
+ */
+const RETRIED_LATER_NOT_AT_ONCE = new Set(["image_build_not_ready"]);
+
+/**
+ * Whether the official SDK may repeat the call on its own (`x-should-retry`, which it obeys before
+ * its status rules; it retries 409s by default): a deterministic failure, or one that holds for
+ * minutes, says not to.
+ */
+export function sdkMayRetry(failure: Pick<EdgeFailure, "code" | "retryable">): boolean {
+  return failure.retryable && !RETRIED_LATER_NOT_AT_ONCE.has(failure.code);
+}
+
 /** Answers a failure in the wire's envelope; nothing leaves as an HTML page or a stack. */
 export function answerManagedError(failure: EdgeFailure, request: FastifyRequest, reply: FastifyReply): void {
-  // The SDK retries 409s by default; a deterministic failure says not to.
-  if (!failure.retryable) reply.header("x-should-retry", "false");
+  if (!sdkMayRetry(failure)) reply.header("x-should-retry", "false");
   reply.status(failure.status).send(managedErrorBody(failure, request.id));
 }
 

@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { AwakenError } from "../../../kernel/errors.js";
 import { newId } from "../../../kernel/ids.js";
 import { CATEGORY_STATUS, type EdgeFailure } from "../../http/edgeFailure.js";
-import { managedErrorBody } from "../errorEnvelope.js";
+import { managedErrorBody, sdkMayRetry } from "../errorEnvelope.js";
 
 /** Where an unexpected failure is logged (with its request id); its message never reaches the caller. */
 export type FailureLog = (requestId: string, error: unknown) => void;
@@ -27,7 +27,7 @@ export function toSdkError(error: unknown, log: FailureLog): Error {
   const failure = classify(error, requestId);
   if (failure.category === "internal" && !(error instanceof AwakenError)) log(requestId, error);
   const headers = new Headers({ "request-id": requestId });
-  if (!failure.retryable) headers.set("x-should-retry", "false");
+  if (!sdkMayRetry(failure)) headers.set("x-should-retry", "false");
   classes ??= new ErrorClasses({ apiKey: "in-process", baseURL: "http://in-process.invalid" });
   return classes.fromBody(failure.status, managedErrorBody(failure, requestId), headers);
 }
