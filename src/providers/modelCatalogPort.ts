@@ -1,5 +1,5 @@
 /** Which provider a turn naming a model goes to. */
-export type ModelRoute = "anthropic" | "openai" | "offline" | "a2a";
+export type ModelRoute = "anthropic" | "openai" | "offline" | "a2a" | "acp";
 
 /** One model a client may name, and which provider answers it. */
 export interface ModelListing {
@@ -17,7 +17,7 @@ export interface ModelListing {
  * context implements (`modelCatalog.ts`), so no edge imports a provider.
  */
 export interface ModelCatalog {
-  /** Every model the configured providers serve, then the built-in offline model. */
+  /** Every model the configured providers serve, the built-in offline model, then the ACP runtimes. */
   list(): Promise<ModelListing[]>;
   /** The model and where a turn naming it goes; null when its configured provider does not serve it. */
   retrieve(id: string): Promise<ModelListing | null>;
