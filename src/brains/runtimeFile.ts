@@ -109,12 +109,9 @@ const definitionSchema = z.strictObject({
           message: "LD_* variables (the dynamic loader's) cannot be set",
         });
     }),
-  memory_file: z
-    .string()
-    .max(ACP_RUNTIME_LIMITS.fileName)
-    .regex(FILE_NAME, {
-      error: "expected a plain file name in the workspace (no path separator), e.g. CLAUDE.md",
-    }),
+  memory_file: z.string().max(ACP_RUNTIME_LIMITS.fileName).regex(FILE_NAME, {
+    error: "expected a plain file name in the workspace (no path separator), e.g. CLAUDE.md",
+  }),
 });
 
 const fileSchema = z.strictObject({

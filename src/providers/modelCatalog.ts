@@ -30,7 +30,10 @@ const LIST_TTL_MS = 5 * 60_000;
 export function createModelCatalog(
   env: NodeJS.ProcessEnv,
   clock: Clock = systemClock,
-  /** The ACP runtimes this server knows: each is listed as `acp:<name>`, answered by its harness. */
+  /**
+   * The ACP runtimes this server knows: `acp:<name>` retrieves as answered by its harness. Not in
+   * the list, like `a2a:` ids: a Brain no provider serves (the list stays the providers' models).
+   */
   acpRuntimes: readonly AcpRuntimeListing[] = [],
 ): ModelCatalog {
   const startedAt = clock.now();
@@ -79,7 +82,7 @@ export function createModelCatalog(
   return {
     async list() {
       const lists = await Promise.all(sources.map(read));
-      return [...lists.flat(), offline(OFFLINE_MODEL_ID), ...acpRuntimes.map(acp)];
+      return [...lists.flat(), offline(OFFLINE_MODEL_ID)];
     },
     async retrieve(id) {
       // An ACP runtime is a Brain no provider lists: the known ones are answered here, others nowhere.

@@ -17,7 +17,7 @@ export interface ModelListing {
  * context implements (`modelCatalog.ts`), so no edge imports a provider.
  */
 export interface ModelCatalog {
-  /** Every model the configured providers serve, the built-in offline model, then the ACP runtimes. */
+  /** Every model the configured providers serve, then the built-in offline model. */
   list(): Promise<ModelListing[]>;
   /** The model and where a turn naming it goes; null when its configured provider does not serve it. */
   retrieve(id: string): Promise<ModelListing | null>;
