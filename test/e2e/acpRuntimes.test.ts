@@ -131,6 +131,32 @@ describe("session admission for an acp: agent", () => {
     expect(session.id).toMatch(/^sesn_/);
   });
 
+  it("checks a session's model override as a publication, and admits it as one", async () => {
+    const agent = await t.client.beta.agents.create({ name: "plain", model: "claude-sonnet-4-6" });
+    const eager = await t.client.beta.environments.create({
+      name: "eager-override",
+      config: { type: "cloud", sandbox: { tier: "none", provisioning: "eager" } } as never,
+    });
+    const lazy = await t.client.beta.environments.create({
+      name: "lazy-override",
+      config: { type: "cloud", sandbox: { tier: "none", provisioning: "on_tool_use" } } as never,
+    });
+    const overridden = (model: string, environmentId: string) =>
+      t.client.beta.sessions.create({
+        agent: { type: "agent_with_overrides", id: agent.id, model },
+        environment_id: environmentId,
+      } as never);
+    await expectApiError(overridden("acp:nope", eager.id), Anthropic.BadRequestError, {
+      ...BAD_REQUEST,
+      message: ['no ACP runtime named "nope"', "acp:claude"],
+    });
+    await expectApiError(overridden("acp:claude", lazy.id), Anthropic.BadRequestError, {
+      ...BAD_REQUEST,
+      message: ['sandbox_provisioning "on_tool_use"', "ACP harness"],
+    });
+    expect((await overridden("acp:house-agent", eager.id)).id).toMatch(/^sesn_/);
+  });
+
   it("refuses a self_hosted environment: the harness runs in the sandbox", async () => {
     const agent = await t.client.beta.agents.create({ name: "hosted-coder", model: "acp:claude" });
     const hosted = await t.client.beta.environments.create({
