@@ -23,8 +23,7 @@ export function acpRuntimeName(model: string): string | null {
 /** Why an `acp:` model id cannot be used (null when it can). */
 export function acpModelProblem(model: string): string | null {
   const name = model.slice(ACP_MODEL_PREFIX.length);
-  if (name === "")
-    return "an acp: model needs a registered ACP runtime's name after the prefix (e.g. acp:claude)";
+  if (name === "") return "an acp: model needs a registered ACP runtime's name after the prefix (e.g. acp:claude)";
   if (!RUNTIME_NAME.test(name))
     return "the ACP runtime name after acp: must be lower-case letters, digits and dashes (at most 63)";
   return null;
