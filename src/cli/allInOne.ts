@@ -2,6 +2,7 @@ import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import { acpRuntimeCatalog } from "../brains/catalog.js";
 import { RegisteredAgentPinner } from "../control/agentPinning.js";
 import { DEFAULT_WORKSPACE_ID } from "../control/iamService.js";
 import type { SkillVersionResolver } from "../control/ports.js";
@@ -149,6 +150,8 @@ export async function startAllInOne(
   );
   // This server's own registry: several servers in one process never share counts.
   const metrics = createPrometheusMetrics();
+  // Which `acp:<runtime>` models exist here: Control checks publications, the model list shows them.
+  const acpRuntimes = options.acpRuntimes ?? acpRuntimeCatalog();
   // The Coordinator's side of registration and of custody's pins: Control's, in process or over the link.
   const registrar = new LocalRegistrar(storage.coordinator.catalog, clock);
   const sessionPins: SessionPins = {
@@ -198,6 +201,7 @@ export async function startAllInOne(
           sessionPins,
           revocations: storage.revocations,
           skillVersions,
+          acpRuntimes,
           logger,
         });
     if (options.workerToken !== undefined)
@@ -310,7 +314,7 @@ export async function startAllInOne(
       return { removed: here.removed, failed: here.failed, notReached: remote ? here.absent : 0 };
     },
   };
-  const pinner = new RegisteredAgentPinner(agents, skillVersions);
+  const pinner = new RegisteredAgentPinner(agents, skillVersions, acpRuntimes);
   const entry = new SessionEntryService({
     pinner,
     sessions,
@@ -437,7 +441,7 @@ export async function startAllInOne(
     clock,
     stream: { history: ports.history, pingMs: options.ssePingMs },
     tail,
-    models: createModelCatalog(options.env, clock),
+    models: createModelCatalog(options.env, clock, acpRuntimes.list()),
     // A config set here has its first notification waiting: the deliverer looks at once.
     push: {
       store: wakingOnSubscribe(pushStore, () => pusher.wake()),

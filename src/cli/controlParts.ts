@@ -1,3 +1,4 @@
+import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import { AgentService } from "../control/agentService.js";
 import { apiKeyHashing } from "../control/apiKeyHashing.js";
 import { ConsentService } from "../control/consent.js";
@@ -50,6 +51,8 @@ export interface ControlPartsInput {
   revocations?: RevocationNotices | undefined;
   /** Pins agents' custom skills at publication: the Resources context's, in process or over the link. */
   skillVersions?: SkillVersionResolver | undefined;
+  /** The ACP runtimes `acp:<runtime>` models may name (shipped plus `--acp-runtimes`). */
+  acpRuntimes: AcpRuntimeCatalog;
 }
 
 /** Control's services, composed the same way whether the Coordinator is in this process or not. */
@@ -148,6 +151,7 @@ export function composeControl(input: ControlPartsInput): ControlParts {
       advancePins: (workspaceId, sessionId, pins) => input.sessionPins.advance(workspaceId, sessionId, pins),
       outbound,
     },
+    input.acpRuntimes,
   );
   const agents = new AgentService(
     stores.publications,
@@ -155,6 +159,7 @@ export function composeControl(input: ControlPartsInput): ControlParts {
     clock,
     input.registrationLog,
     input.skillVersions,
+    input.acpRuntimes,
   );
   const reconciler = new RegistrationReconciler({
     store: stores.publications,

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import type { AdminAuditReader } from "../control/adminAudit.js";
 import type { CredentialCustody } from "../control/credentialCustody.js";
 import { IamService } from "../control/iamService.js";
@@ -101,6 +102,8 @@ export interface LocalControlInput {
   revocations?: RevocationNotices | undefined;
   /** Pins agents' custom skills at publication (where the skills are stored). */
   skillVersions?: SkillVersionResolver | undefined;
+  /** The ACP runtimes `acp:<runtime>` models may name (shipped plus `--acp-runtimes`). */
+  acpRuntimes: AcpRuntimeCatalog;
   logger: Logger;
 }
 
@@ -137,6 +140,7 @@ export async function openLocalControl(input: LocalControlInput): Promise<LocalC
       registrationLog: logger.child({ component: "registration" }),
       revocations: input.revocations,
       skillVersions: input.skillVersions,
+      acpRuntimes: input.acpRuntimes,
     });
     const { key: apiKey, source: apiKeySource } = await resolveApiKey(input.dataDir, input.apiKey, parts.iam);
     logger.info(

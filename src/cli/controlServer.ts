@@ -1,6 +1,8 @@
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { type Logger, pino } from "pino";
+import { acpRuntimeCatalog } from "../brains/catalog.js";
+import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import type { SkillVersionResolver } from "../control/ports.js";
 import type { ExecutableAgentRegistrar } from "../coordinator/ports.js";
 import { createControlHttpServer } from "../edge/control-link/controlHttpServer.js";
@@ -35,6 +37,8 @@ export interface ControlOptions {
   apiKey: string | undefined;
   allowPrivateHosts?: string | undefined;
   env: NodeJS.ProcessEnv;
+  /** The ACP runtimes `acp:<runtime>` models may name; absent: the shipped ones alone. */
+  acpRuntimes?: AcpRuntimeCatalog | undefined;
   /** Registers every publication again (a Coordinator whose catalog was lost or rebuilt). */
   rebuildCatalog?: boolean | undefined;
   /**
@@ -103,6 +107,7 @@ export async function startControl(
       sessionPins,
       skillVersions,
       revocations: storage.revocations,
+      acpRuntimes: options.acpRuntimes ?? acpRuntimeCatalog(),
       logger,
     });
   } catch (error) {

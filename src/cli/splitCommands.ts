@@ -1,4 +1,6 @@
 import { Command, Option } from "commander";
+import { acpRuntimeCatalogFrom } from "../brains/catalog.js";
+import { acpRuntimesOption } from "./acpRuntimesOption.js";
 import { startAllInOne } from "./allInOne.js";
 import { cliLogger, logLevelOption } from "./cliLogger.js";
 import { installShutdown, integer, portNumber } from "./commandSupport.js";
@@ -96,6 +98,7 @@ export function controlCommand(): Command {
       ),
     )
     .addOption(allowPrivateHostOption())
+    .addOption(acpRuntimesOption())
     .addOption(
       new Option(
         "--rebuild-catalog",
@@ -131,6 +134,7 @@ export function controlCommand(): Command {
           allowPrivateHosts: opts.allowPrivateMcpHost,
           env: process.env,
           rebuildCatalog: opts.rebuildCatalog === true,
+          acpRuntimes: acpRuntimeCatalogFrom(opts.acpRuntimes),
           api: opts.api === false ? null : { host: opts.host, port: opts.apiPort },
         },
         logger,

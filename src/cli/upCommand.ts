@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import type { Logger } from "pino";
+import { acpRuntimeCatalogFrom } from "../brains/catalog.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
@@ -7,6 +8,7 @@ import {
   weakerTiersAllowedByEnv,
 } from "../kernel/sandboxTiers.js";
 import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
+import { acpRuntimesOption } from "./acpRuntimesOption.js";
 import { startAllInOne } from "./allInOne.js";
 import { cliLogger, logLevelOption } from "./cliLogger.js";
 import {
@@ -100,6 +102,7 @@ export function addServerOptions(
         "workspace quotas (JSON: concurrent_runs, sessions_per_hour, tokens_per_day, list_cost_per_day_usd)",
       ).env(QUOTAS_FILE_ENV),
     )
+    .addOption(acpRuntimesOption())
     .addOption(
       new Option(
         "--database-url <url>",
@@ -188,6 +191,7 @@ export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "a
     push: { retryBaseMs: opts.pushRetryBaseMs },
     connections: connectionLimitsFrom(opts),
     ...(typeof opts.quotas === "string" && opts.quotas !== "" ? { quotas: readQuotasFile(opts.quotas) } : {}),
+    acpRuntimes: acpRuntimeCatalogFrom(opts.acpRuntimes),
   };
 }
 

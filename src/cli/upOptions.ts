@@ -1,3 +1,4 @@
+import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import type { QuotaConfig } from "../coordinator/workspaceQuotas.js";
 import type { PushPacing } from "../edge/a2a/push/pushPacing.js";
 import type { ConnectionLimits } from "../edge/http/connectionLimits.js";
@@ -56,6 +57,11 @@ export interface UpOptions {
   allowPushHosts?: string | undefined;
   /** Client connection time and count bounds; defaults in edge/http/connectionLimits.ts. */
   connections?: Partial<ConnectionLimits> | undefined;
+  /**
+   * The ACP runtimes `acp:<runtime>` models may name: the shipped ones plus the operator's
+   * `--acp-runtimes` file. Absent: the shipped ones alone.
+   */
+  acpRuntimes?: AcpRuntimeCatalog | undefined;
   /** Workspace quotas the operator set (`--quotas`); absent, no workspace is limited. */
   quotas?: QuotaConfig | undefined;
   /** Push delivery pacing; tests shorten it. Defaults in edge/a2a/push/pushOptions.ts. */

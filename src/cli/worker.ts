@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import {
   type MetricsListen,
   startWorkerMetricsServer,
@@ -45,6 +46,11 @@ export interface RemoteWorkerOptions {
   env: NodeJS.ProcessEnv;
   /** `--allow-private-mcp-host`: private hosts MCP connections may reach (else AWAKEN_ALLOW_PRIVATE_HOSTS, else none). */
   allowPrivateHosts?: string | undefined;
+  /**
+   * The ACP runtimes this worker launches for `acp:<runtime>` models (shipped plus
+   * `--acp-runtimes`, the same file as Control's). Absent: the shipped ones alone.
+   */
+  acpRuntimes?: AcpRuntimeCatalog | undefined;
   /**
    * The bwrap egress proxies' resolver, address policy and upstream CAs. Tests only, like
    * `UpOptions.sandboxEgress` (a local upstream on the loopback): no flag or variable of

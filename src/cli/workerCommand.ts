@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { acpRuntimeCatalogFrom } from "../brains/catalog.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
   ALLOW_WEAKER_TIERS_FLAG,
@@ -6,6 +7,7 @@ import {
 } from "../kernel/sandboxTiers.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { EXECUTION_DEFAULTS, executionOptions } from "../worker/workerOptions.js";
+import { acpRuntimesOption } from "./acpRuntimesOption.js";
 import { cliLogger, logLevelOption } from "./cliLogger.js";
 import {
   drainOption,
@@ -102,6 +104,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
   command.addOption(drainOption());
   for (const option of modelOptions()) command.addOption(option);
   command.addOption(allowPrivateHostOption());
+  command.addOption(acpRuntimesOption());
   return command.addHelpText("after", WORKER_HELP).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "worker", opts.drainMs);
@@ -132,6 +135,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           allowWeakerTiers,
           env: process.env,
           allowPrivateHosts: opts.allowPrivateMcpHost,
+          acpRuntimes: acpRuntimeCatalogFrom(opts.acpRuntimes),
           sandboxEgress: testHooks.sandboxEgress,
           metrics:
             opts.metricsPort === undefined ? undefined : { host: opts.metricsHost, port: opts.metricsPort },

@@ -1,6 +1,7 @@
 import type { ExecutableAgentSnapshot } from "../coordinator/ports.js";
 import type { AgentPinner, AgentRef } from "../coordinator/sessionEntry.js";
 import { fingerprint } from "../kernel/canonicalJson.js";
+import { assertKnownAcpRuntime, type KnownAcpRuntimes, NO_ACP_RUNTIMES } from "./acpRuntimes.js";
 import type { AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, validateAgentDefinition } from "./agentResolution.js";
 import type { AgentService } from "./agentService.js";
@@ -18,6 +19,8 @@ export class RegisteredAgentPinner implements AgentPinner {
   constructor(
     private readonly agents: Pick<AgentService, "resolveForSession" | "retrieve">,
     private readonly skills: SkillVersionResolver = NO_SKILLS,
+    /** The ACP runtimes an override's `acp:<runtime>` model may name, as at publication. */
+    private readonly acpRuntimes: KnownAcpRuntimes = NO_ACP_RUNTIMES,
   ) {}
 
   async pin(workspaceId: string, ref: AgentRef): Promise<ExecutableAgentSnapshot> {
@@ -27,6 +30,8 @@ export class RegisteredAgentPinner implements AgentPinner {
       const overrides = ref.overrides as AgentUpdateInput;
       definition = applyAgentUpdate(definition, overrides);
       validateAgentDefinition(definition);
+      // Only a model the overrides name: the published one was checked where it was published.
+      if (overrides.model !== undefined) assertKnownAcpRuntime(definition, this.acpRuntimes);
       if (overrides.skills !== undefined) {
         definition.skills = await pinSkills(workspaceId, definition.skills, this.skills);
       }

@@ -1,4 +1,5 @@
 import { a2aModelProblem, isA2aModel } from "../kernel/a2aModel.js";
+import { acpModelProblem, isAcpModel } from "../kernel/acpModel.js";
 import { AwakenError } from "../kernel/errors.js";
 import { applyMetadataPatch, assertValidMetadata } from "../kernel/metadata.js";
 import {
@@ -289,6 +290,11 @@ function firstDuplicate(values: readonly string[]): string | undefined {
 export function validateAgentDefinition(def: AgentDefinition): void {
   if (isA2aModel(def.model.id)) {
     const problem = a2aModelProblem(def.model.id);
+    if (problem !== null) fail(`model: ${problem}`);
+  }
+  // Only the id's grammar here: whether the runtime exists is the catalog's (acpRuntimes.ts).
+  if (isAcpModel(def.model.id)) {
+    const problem = acpModelProblem(def.model.id);
     if (problem !== null) fail(`model: ${problem}`);
   }
   const toolsets = def.tools.filter((t): t is AgentToolset => t.type === "agent_toolset_20260401");

@@ -4,6 +4,7 @@ import type { Clock } from "../kernel/clock.js";
 import { AwakenError, invalid, notFound } from "../kernel/errors.js";
 import { newId } from "../kernel/ids.js";
 import type { ListQuery, Page } from "../kernel/pagination.js";
+import { assertKnownAcpRuntime, type KnownAcpRuntimes, NO_ACP_RUNTIMES } from "./acpRuntimes.js";
 import { type Actor, auditEntry } from "./adminAudit.js";
 import type { AgentCreateInput, AgentDefinition, AgentUpdateInput } from "./agentDefinition.js";
 import { applyAgentUpdate, resolveAgentCreate, validateAgentDefinition } from "./agentResolution.js";
@@ -42,12 +43,15 @@ export class AgentService {
     private readonly log: RegistrationLog = silentRegistrationLog,
     /** Pins custom skills to exact versions at publication (none composed: custom skills are refused). */
     private readonly skills: SkillVersionResolver = NO_SKILLS,
+    /** The ACP runtimes an `acp:<runtime>` model may name (none composed: every one is refused). */
+    private readonly acpRuntimes: KnownAcpRuntimes = NO_ACP_RUNTIMES,
   ) {}
 
   async create(by: Actor, input: AgentCreateInput): Promise<AgentView> {
     const { workspaceId } = by;
     const definition = resolveAgentCreate(input);
     validateAgentDefinition(definition);
+    assertKnownAcpRuntime(definition, this.acpRuntimes);
     const now = this.clock.now();
     const id = newId("agent", now);
     if (definition.multiagent !== null) {
@@ -101,6 +105,7 @@ export class AgentService {
     if (!current) throw new Error(`agent ${agentId} lost its publication ${head.latestVersion}`);
     const definition = applyAgentUpdate(current.definition, input);
     validateAgentDefinition(definition);
+    assertKnownAcpRuntime(definition, this.acpRuntimes);
     if (input.multiagent) {
       // Resolved as of the current version, so an unchanged configuration compares equal below.
       definition.multiagent = await resolveMultiagent(

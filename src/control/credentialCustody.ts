@@ -15,6 +15,7 @@ import { newId } from "../kernel/ids.js";
 import type { Outbound } from "../kernel/outboundConnector.js";
 import { SecretOpenError } from "../secrets/errors.js";
 import type { CredentialOpener } from "../secrets/ports.js";
+import { harnessSecretNames, type KnownAcpRuntimes, NO_ACP_RUNTIMES } from "./acpRuntimes.js";
 import { type AgentDefinition, referencedSecretNames } from "./agentDefinition.js";
 import { SECRET_FIELDS } from "./credentialAuth.js";
 import { mcpUsageKey } from "./credentialResolution.js";
@@ -62,6 +63,11 @@ const SECRET_HOLDERS: PinHolderKind[] = ["egress_proxy"];
  * which the sandbox starts with the value in its environment (the process is its last-mile holder).
  */
 const PROCESS_HOLDERS: PinHolderKind[] = ["mcp_process"];
+/**
+ * A variable an `acp:` agent's runtime names from a vault: also opened for that harness's process,
+ * started in the sandbox with the value in its environment (its last-mile holder, like an MCP one).
+ */
+const HARNESS_HOLDERS: PinHolderKind[] = ["acp_harness"];
 
 /** Who asks (the run's claim) and as which holder: what admission checks and the audit records. */
 type Claim = Pick<CredentialOpenRequest, "workspaceId" | "sessionId" | "runId" | "owner" | "epoch"> & {
@@ -97,6 +103,8 @@ export class CredentialCustody implements CredentialPinner {
     private readonly clock: Clock,
     /** Without it an expired `mcp_oauth` pin is refused instead of refreshed. */
     private readonly refresh?: RefreshDeps,
+    /** Which variables an `acp:` agent's harness names (none composed: no `acp_harness` holder). */
+    private readonly acpRuntimes: KnownAcpRuntimes = NO_ACP_RUNTIMES,
   ) {}
 
   async pin(
@@ -145,8 +153,10 @@ export class CredentialCustody implements CredentialPinner {
     // Every live `environment_variable` credential of the listed vaults (the first vault wins per
     // variable name, as for MCP servers): the sandbox sets the variable to a placeholder and its
     // egress proxy substitutes this exact revision's secret into requests to the allowed hosts.
-    // One a stdio MCP server's environment names may also be opened for that server's process.
+    // One a stdio MCP server's environment names may also be opened for that server's process,
+    // and one an `acp:` agent's runtime names, for its harness.
     const forProcesses = new Set(agent.mcp_servers.flatMap(referencedSecretNames));
+    const forHarness = new Set(harnessSecretNames(agent, this.acpRuntimes));
     for (const view of live.values()) {
       const auth = view.revision.auth;
       if (view.head.authType !== "environment_variable" || auth.type !== "environment_variable") continue;
@@ -165,9 +175,11 @@ export class CredentialCustody implements CredentialPinner {
               : { type: "unrestricted" },
           injection: { header: auth.injection_location.header, body: auth.injection_location.body },
         },
-        holders: forProcesses.has(auth.secret_name)
-          ? [...SECRET_HOLDERS, ...PROCESS_HOLDERS]
-          : [...SECRET_HOLDERS],
+        holders: [
+          ...SECRET_HOLDERS,
+          ...(forProcesses.has(auth.secret_name) ? PROCESS_HOLDERS : []),
+          ...(forHarness.has(auth.secret_name) ? HARNESS_HOLDERS : []),
+        ],
       });
     }
     return pins;

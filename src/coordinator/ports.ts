@@ -131,10 +131,11 @@ export interface EnvironmentStore {
 export type CredentialHolderKind = "mcp_connection" | "a2a_delegate";
 /**
  * The sandbox's egress proxy, which substitutes an `environment_variable` secret into outbound
- * requests; and a stdio MCP server's process, started in the sandbox with it in its environment.
+ * requests; a stdio MCP server's process, started in the sandbox with it in its environment; and
+ * an ACP Brain's harness, started there the same way with the variables its runtime names.
  * Kinds of their own (opened through `openSecret`), so `open` and its wire stay as they are.
  */
-export type SecretHolderKind = "egress_proxy" | "mcp_process";
+export type SecretHolderKind = "egress_proxy" | "mcp_process" | "acp_harness";
 /** Every holder a pin's holder policy may name. */
 export type PinHolderKind = CredentialHolderKind | SecretHolderKind;
 

@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../control/agentDefinition.js";
 import { isA2aModel } from "../kernel/a2aModel.js";
+import { isAcpModel } from "../kernel/acpModel.js";
 import { invalid } from "../kernel/errors.js";
 import { type EnvironmentConfig, sandboxProvisioningOf, sandboxTierOf } from "./environmentConfig.js";
 
@@ -45,6 +46,10 @@ export function earlyRealizationNeeds(agent: AgentDefinition, resources: readonl
   const reasons: string[] = [];
   if (isA2aModel(agent.model.id))
     reasons.push("the agent's model is a remote A2A agent (an a2a: delegate cannot provision on tool use)");
+  if (isAcpModel(agent.model.id))
+    reasons.push(
+      "the agent's model is an ACP harness (an acp: Brain runs inside the sandbox from the first turn)",
+    );
   if (agent.skills.length > 0)
     reasons.push("the agent has skills (a filesystem skill is read from the sandbox)");
   // A definition published before agents had the field has none (undefined): it delegates nothing.
@@ -55,17 +60,30 @@ export function earlyRealizationNeeds(agent: AgentDefinition, resources: readonl
 }
 
 /**
+ * An `acp:` agent's Brain is a harness process started inside the session's sandbox: refused at
+ * session creation, naming the rule, where the environment runs none (self_hosted).
+ */
+export function admitAcpBrain(agent: AgentDefinition, environment: EnvironmentConfig): void {
+  if (!isAcpModel(agent.model.id) || environment.type === "cloud") return;
+  throw invalid(
+    "model: an acp: agent's harness runs inside the session's sandbox, and a self_hosted environment " +
+      "runs none on this server. Use a cloud environment for this agent.",
+  );
+}
+
+/**
  * Admission for `sandbox_provisioning: on_tool_use`: a session may start without a
  * sandbox only when nothing needs local state before the first Hand tool. Anything that does is
  * refused at session creation, naming the rule, instead of silently provisioning eagerly.
  * A remote A2A agent as the Brain is one of them: the delegate hands the turn over whole, so there
- * is no first Hand tool call to provision on.
+ * is no first Hand tool call to provision on. So is an ACP harness, which runs in the sandbox.
  */
 export function admitSandboxProvisioning(
   agent: AgentDefinition,
   environment: EnvironmentConfig,
   resources: readonly unknown[],
 ): void {
+  admitAcpBrain(agent, environment);
   admitResourceMounts(environment, resources);
   if (sandboxProvisioningOf(environment) !== "on_tool_use") return;
   const reasons = earlyRealizationNeeds(agent, resources);

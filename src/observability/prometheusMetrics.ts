@@ -31,6 +31,7 @@ const CREDENTIAL_HOLDERS = new Set([
   "a2a_delegate",
   "egress_proxy",
   "mcp_process",
+  "acp_harness",
   "validation_probe",
 ]);
 const known = (values: Set<string>, value: string) => (values.has(value) ? value : "other");
@@ -148,7 +149,7 @@ export function createPrometheusMetrics(): PrometheusMetrics {
   });
   const credentialOpens = new Counter({
     name: "awaken_credential_opens_total",
-    help: "Audited credential opens, by holder kind (mcp_connection, a2a_delegate, egress_proxy, mcp_process, validation_probe) and outcome (opened, refreshed, refused).",
+    help: "Audited credential opens, by holder kind (mcp_connection, a2a_delegate, egress_proxy, mcp_process, acp_harness, validation_probe) and outcome (opened, refreshed, refused).",
     labelNames: ["holder", "outcome"],
     registers,
   });

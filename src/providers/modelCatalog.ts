@@ -1,6 +1,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { a2aCardUrl, isA2aModel } from "../kernel/a2aModel.js";
+import { ACP_MODEL_PREFIX, acpRuntimeName, isAcpModel } from "../kernel/acpModel.js";
 import { type Clock, systemClock } from "../kernel/clock.js";
 import { AwakenError } from "../kernel/errors.js";
 import { ANTHROPIC_DEFAULT_BASE_URL } from "./anthropicProvider.js";
@@ -8,6 +9,12 @@ import type { ModelCatalog, ModelListing, ModelRoute } from "./modelCatalogPort.
 import { OPENAI_DEFAULT_BASE_URL } from "./openaiProvider.js";
 import { providerSettings } from "./providerSettings.js";
 import { modelFamily } from "./router.js";
+
+/** What the model list shows of an ACP runtime (the catalog's definition, narrowed). */
+export interface AcpRuntimeListing {
+  name: string;
+  description: string;
+}
 
 /** The built-in model's own id; every id no configured provider serves is answered by it too. */
 export const OFFLINE_MODEL_ID = "offline";
@@ -20,7 +27,15 @@ const LIST_TTL_MS = 5 * 60_000;
  * that family is answered offline, and says so. A provider whose list cannot be read fails the
  * request with a retryable error naming the provider, rather than a list that silently lacks it.
  */
-export function createModelCatalog(env: NodeJS.ProcessEnv, clock: Clock = systemClock): ModelCatalog {
+export function createModelCatalog(
+  env: NodeJS.ProcessEnv,
+  clock: Clock = systemClock,
+  /**
+   * The ACP runtimes this server knows: `acp:<name>` retrieves as answered by its harness. Not in
+   * the list, like `a2a:` ids: a Brain no provider serves (the list stays the providers' models).
+   */
+  acpRuntimes: readonly AcpRuntimeListing[] = [],
+): ModelCatalog {
   const startedAt = clock.now();
   const settings = providerSettings(env);
   const sources: Array<{ route: ModelRoute; read: () => Promise<ModelListing[]> }> = [];
@@ -59,12 +74,23 @@ export function createModelCatalog(env: NodeJS.ProcessEnv, clock: Clock = system
       );
     }
   };
+  const acp = (runtime: AcpRuntimeListing): ModelListing => ({
+    ...offline(`${ACP_MODEL_PREFIX}${runtime.name}`),
+    displayName: `ACP harness: ${runtime.description}`,
+    provider: "acp",
+  });
   return {
     async list() {
       const lists = await Promise.all(sources.map(read));
       return [...lists.flat(), offline(OFFLINE_MODEL_ID)];
     },
     async retrieve(id) {
+      // An ACP runtime is a Brain no provider lists: the known ones are answered here, others nowhere.
+      if (isAcpModel(id)) {
+        const name = acpRuntimeName(id);
+        const runtime = acpRuntimes.find((r) => r.name === name);
+        return runtime ? acp(runtime) : null;
+      }
       // A remote A2A agent is a Brain no provider lists: valid ids are answered there, others nowhere.
       if (isA2aModel(id)) {
         const card = a2aCardUrl(id);

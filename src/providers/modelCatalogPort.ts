@@ -1,5 +1,5 @@
 /** Which provider a turn naming a model goes to. */
-export type ModelRoute = "anthropic" | "openai" | "offline" | "a2a";
+export type ModelRoute = "anthropic" | "openai" | "offline" | "a2a" | "acp";
 
 /** One model a client may name, and which provider answers it. */
 export interface ModelListing {

@@ -7,7 +7,8 @@
  *   networking and injection only; a strict object per variable, so nothing else can ride along.
  * - `POST /v1/awaken/worker/credentials/open-secret`: one pinned secret for the `egress_proxy`
  *   holder, which substitutes it into a request the sandbox makes, or for the `mcp_process`
- *   holder, a stdio MCP server the sandbox starts with it in its environment.
+ *   (`acp_harness`) holder, a stdio MCP server (an ACP harness) the sandbox starts with it in its
+ *   environment.
  *
  * Both name the claim the worker holds; the coordinator checks it is live (and a claim on that
  * session) before anything else, and answers `claim_lost` otherwise, having read, opened and
@@ -51,7 +52,10 @@ export const secretVariablesResponseSchema = z.discriminatedUnion("kind", [
   claimLost,
 ]);
 
-/** One member per holder kind, as for `/credentials/open`: the egress proxy, a stdio MCP process. */
+/**
+ * One member per holder kind, as for `/credentials/open`: the egress proxy, a stdio MCP process,
+ * an ACP Brain's harness process.
+ */
 const OPEN_SECRET_REQUEST_MEMBERS = [
   z.strictObject({
     ...claimPart,
@@ -60,6 +64,7 @@ const OPEN_SECRET_REQUEST_MEMBERS = [
     secretName,
   }),
   z.strictObject({ ...claimPart, holder: z.literal("mcp_process"), secretName }),
+  z.strictObject({ ...claimPart, holder: z.literal("acp_harness"), secretName }),
 ] as const;
 
 export const secretOpenRequestSchema = z.discriminatedUnion("holder", OPEN_SECRET_REQUEST_MEMBERS);

@@ -17,8 +17,15 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     contexts: ["kernel"],
     // Vault ingress seals through the SecretStore's port (and reads its typed open failure); it
     // never imports an implementation, the master key or the plaintext codec. Agent pinning
-    // implements the session entry's AgentPinner contract.
-    files: ["coordinator/ports.ts", "coordinator/sessionEntry.ts", "secrets/ports.ts", "secrets/errors.ts"],
+    // implements the session entry's AgentPinner contract. The ACP runtime catalog's contract:
+    // publication checks an `acp:<runtime>` model against it, custody pins its harness's secrets.
+    files: [
+      "coordinator/ports.ts",
+      "coordinator/sessionEntry.ts",
+      "secrets/ports.ts",
+      "secrets/errors.ts",
+      "brains/ports.ts",
+    ],
   },
   coordinator: {
     contexts: ["kernel"],
@@ -88,6 +95,9 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     contexts: ["kernel", "coordinator", "resources"],
     files: ["providers/dreaming.ts", "control/agentDefinition.ts", "control/adminAudit.ts"],
   },
+  // ACP Brains: the runtime catalog (shipped harnesses and the operator's file), checked with the
+  // kernel's model id and package grammars.
+  brains: { contexts: ["kernel"] },
   sandbox: { contexts: ["kernel"] },
   secrets: { contexts: ["kernel"] },
   console: { contexts: ["kernel"] },

@@ -53,6 +53,8 @@ export async function startTestServer(
     connections?: UpOptions["connections"];
     /** Workspace quotas (`--quotas`); none otherwise. */
     quotas?: UpOptions["quotas"];
+    /** The ACP runtimes (`--acp-runtimes`); the shipped ones otherwise. */
+    acpRuntimes?: UpOptions["acpRuntimes"];
     /** The server's logger (silent, or AWAKEN_TEST_LOG's level, otherwise): a test reading the logs passes its own. */
     logger?: Logger;
     /** The server's clock (the system's otherwise): a test advances it past a wait instead of sleeping. */
@@ -87,6 +89,7 @@ export async function startTestServer(
       push: options.push,
       connections: options.connections,
       ...(options.quotas ? { quotas: options.quotas } : {}),
+      ...(options.acpRuntimes ? { acpRuntimes: options.acpRuntimes } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
     },
     options.logger ?? pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),

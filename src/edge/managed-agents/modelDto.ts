@@ -3,7 +3,8 @@ import type { ModelListing } from "../../providers/modelCatalogPort.js";
 
 /**
  * A model as the SDK's `ModelInfo` has it, plus where this server sends it: `provider`
- * (`anthropic`, `openai`, `offline`, or `a2a` for a remote A2A agent) and `answered_offline`. What a provider does not say
+ * (`anthropic`, `openai`, `offline`, `a2a` for a remote A2A agent, or `acp` for an ACP harness) and
+ * `answered_offline`. What a provider does not say
  * (capabilities, lifecycle dates) is null rather than guessed. `allowed_fallback_models` is empty:
  * this server has no Messages API, so no model takes `fallbacks` as a primary (the SDK's meaning of []).
  */
