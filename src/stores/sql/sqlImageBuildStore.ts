@@ -197,7 +197,9 @@ export class SqlImageBuildStore implements ImageBuildStore {
     return {
       data: builds.map((build) => ({ build, environments: users.get(build.id) ?? [] })),
       nextCursor:
-        rows.length > q.limit && last ? encodeCursor("image_builds", { at: last.createdAt, id: last.id }) : null,
+        rows.length > q.limit && last
+          ? encodeCursor("image_builds", { at: last.createdAt, id: last.id })
+          : null,
     };
   }
 
