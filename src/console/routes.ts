@@ -8,6 +8,8 @@ export type Route =
   | { page: "agents" }
   | { page: "agent"; agentId: string }
   | { page: "environments" }
+  | { page: "environment"; environmentId: string }
+  | { page: "builds"; buildId?: string }
   | { page: "vaults" }
   | { page: "vault"; vaultId: string }
   | { page: "credential"; vaultId: string; credentialId: string }
@@ -43,6 +45,10 @@ export function routeOf(path: string): Route {
   if (parts.length === 1 && (parts[0] === "custody" || parts[0] === "workers")) return { page: parts[0] };
   if (parts.length === 1 && parts[0] === "environment-keys") return { page: "environment-keys" };
   if (parts.length === 1 && parts[0] === "webhooks") return { page: "webhooks" };
+  if (parts.length === 2 && parts[0] === "environments")
+    return { page: "environment", environmentId: parts[1]! };
+  if (parts.length === 1 && parts[0] === "builds") return { page: "builds" };
+  if (parts.length === 2 && parts[0] === "builds") return { page: "builds", buildId: parts[1]! };
   if (parts.length === 1 && (parts[0] === "files" || parts[0] === "skills" || parts[0] === "memory-stores"))
     return { page: parts[0] };
   if (parts.length === 2 && parts[0] === "skills") return { page: "skill", skillId: parts[1]! };

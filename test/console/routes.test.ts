@@ -33,3 +33,13 @@ describe("the deployment routes", () => {
     expect(routeOf("deployments/depl_1/runs")).toMatchObject({ page: "not_found" });
   });
 });
+
+describe("the environment and image build routes", () => {
+  it("an environment has its page; the builds page may name the build to open", () => {
+    expect(routeOf("environments/env_1")).toEqual({ page: "environment", environmentId: "env_1" });
+    expect(routeOf("environments/env_1/x")).toMatchObject({ page: "not_found" });
+    expect(routeOf("builds")).toEqual({ page: "builds" });
+    expect(routeOf("builds/imgbuild_1")).toEqual({ page: "builds", buildId: "imgbuild_1" });
+    expect(routeOf("builds/imgbuild_1/log")).toMatchObject({ page: "not_found" });
+  });
+});

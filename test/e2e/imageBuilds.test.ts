@@ -4,10 +4,13 @@
  * with the frozen lockfile, renews, and settles with a digest; a stale lease's settle is refused; the
  * environment object shows `awaken_image`; a second environment with the same inputs reuses the
  * digest (nothing to claim); a failed build is retried only by the explicit rebuild call.
+ * `GET /v1/awaken/image_builds` lists a workspace's builds with its own environments only, even for a
+ * build another workspace shares by identical inputs.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ImageBuildService } from "../../src/coordinator/imageBuilds/imageBuildService.js";
 import { PackageResolutionRecords } from "../../src/coordinator/packageResolutions.js";
@@ -82,6 +85,10 @@ async function startSession(environmentId: string): Promise<{ status: number; bo
     body: JSON.stringify({ agent: agent.id, environment_id: environmentId }),
   });
   return { status: response.status, body: (await response.json()) as Wire };
+}
+
+async function imageOf(client: Anthropic, environmentId: string): Promise<Wire> {
+  return ((await client.beta.environments.retrieve(environmentId)) as never as Wire).awaken_image;
 }
 
 async function sessionCount(): Promise<number> {
@@ -205,5 +212,78 @@ describe("image builds", () => {
       buildId: job.buildId,
       epoch: 2,
     });
+  });
+  // Last: it leaves pending builds, which the claims of the tests above must not see.
+  it("lists each workspace's builds with its own environments only, a shared build included", async () => {
+    const get = async (path: string, key = API_KEY) => {
+      const response = await fetch(`${server.url}${path}`, { headers: { "x-api-key": key } });
+      return { status: response.status, body: (await response.json()) as Wire };
+    };
+    const minted = await fetch(`${server.url}/v1/awaken/api_keys`, {
+      method: "POST",
+      headers: { "x-api-key": API_KEY, "content-type": "application/json" },
+      body: JSON.stringify({ role: "admin", workspace_id: "wrkspc_builds-b" }),
+    });
+    const otherKey = ((await minted.json()) as Wire).key as string;
+    const other = new Anthropic({ apiKey: otherKey, baseURL: server.url, maxRetries: 0 });
+
+    const ours = await environmentWithPackage("listed");
+    await freeze(ours.id, lockedResolution("1.0.1"));
+    // The other workspace's environment has identical inputs: one build, shared.
+    const theirs = await other.beta.environments.create({
+      name: "theirs",
+      config: {
+        type: "cloud",
+        packages: { npm: ["left-pad@1.3.0"] },
+        sandbox: { tier: "container", image: BASE },
+      } as never,
+    });
+    await freeze(theirs.id, lockedResolution("1.0.1"));
+    const theirsOnly = await other.beta.environments.create({
+      name: "theirs-only",
+      config: {
+        type: "cloud",
+        packages: { npm: ["left-pad@1.3.0"] },
+        sandbox: { tier: "container", image: BASE },
+      } as never,
+    });
+    await freeze(theirsOnly.id, lockedResolution("1.0.2"));
+
+    const mine = await get("/v1/awaken/image_builds?limit=100");
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    const shared = mine.body.data.find((b: Wire) => b.environments.some((e: Wire) => e.id === ours.id));
+    expect(shared).toMatchObject({
+      type: "image_build",
+      status: "pending",
+      base_image: BASE,
+      recipe_digest: expect.stringMatching(/^sha256:[a-f0-9]{64}$/),
+      digest: null,
+      attempts: 0,
+      epoch: 0,
+      environments: [{ id: ours.id, name: "listed", revisions: [1], current: true }],
+    });
+    expect(shared.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(JSON.stringify(mine.body)).not.toContain(theirs.id);
+    expect(JSON.stringify(mine.body)).not.toContain(theirsOnly.id);
+
+    const seen = await get("/v1/awaken/image_builds?limit=100", otherKey);
+    expect(seen.body.data.map((b: Wire) => b.id).sort()).toEqual(
+      [shared.id, (await imageOf(other, theirsOnly.id)).id].sort(),
+    );
+    const sharedThere = seen.body.data.find((b: Wire) => b.id === shared.id);
+    expect(sharedThere.environments).toEqual([
+      { id: theirs.id, name: "theirs", revisions: [1], current: true },
+    ]);
+    expect(JSON.stringify(seen.body)).not.toContain(ours.id);
+
+    // Paged like the other lists; hostile parameters are client errors.
+    const first = await get("/v1/awaken/image_builds?limit=1");
+    expect(first.body.data).toHaveLength(1);
+    expect(first.body.next_page).toEqual(expect.any(String));
+    const second = await get(`/v1/awaken/image_builds?limit=1&page=${first.body.next_page}`);
+    expect(second.body.data[0].id).not.toBe(first.body.data[0].id);
+    expect((await get("/v1/awaken/image_builds?limit=abc")).status).toBe(400);
+    expect((await get("/v1/awaken/image_builds?workspace_id=wrkspc_builds-b")).status).toBe(400);
+    expect((await get("/v1/awaken/image_builds?page=bm90LWEtY3Vyc29y")).status).toBe(400);
   });
 });

@@ -242,6 +242,31 @@ export interface ApiKey {
   revoked_at: string | null;
 }
 
+export type ImageBuildStatus = "pending" | "building" | "ready" | "failed";
+
+/** `awaken_image` of an environment: the derived container image of its current revision. */
+export interface EnvironmentImage {
+  id: string;
+  status: ImageBuildStatus;
+  base_image: string;
+  resolution_id: string;
+  digest: string | null;
+  image: string | null;
+  error: string | null;
+  log_tail: string | null;
+  attempts: number;
+}
+
+/** A build as `GET /v1/awaken/image_builds` lists it, with the workspace's own environments only. */
+export interface ImageBuild extends EnvironmentImage {
+  type: "image_build";
+  recipe_digest: string;
+  epoch: number;
+  created_at: string;
+  updated_at: string;
+  environments: Array<{ id: string; name: string; revisions: number[]; current: boolean }>;
+}
+
 function path(...segments: string[]): string {
   return `/v1/awaken/${segments.map(encodeURIComponent).join("/")}`;
 }
@@ -276,6 +301,14 @@ export const awaken = {
       query: { limit: 100 },
       signal,
     }),
+  imageBuilds: (client: Anthropic, page: string | undefined, signal: AbortSignal) =>
+    client.get<AwakenPage<ImageBuild>>(path("image_builds"), {
+      query: { limit: 50, ...(page ? { page } : {}) },
+      signal,
+    }),
+  /** Retries the failed image build of the environment's current revision. */
+  rebuildImage: (client: Anthropic, environmentId: string) =>
+    client.post<{ awaken_image?: EnvironmentImage }>(path("environments", environmentId, "image", "rebuild")),
   /** Per run in commit order, what each run of the session saw (a page of runs). */
   resourceUsage: (client: Anthropic, sessionId: string, page: string | undefined, signal: AbortSignal) =>
     client.get<AwakenPage<RunResourceUsage>>(path("sessions", sessionId, "resource_usage"), {

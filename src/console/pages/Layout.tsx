@@ -7,11 +7,13 @@ import { AgentsPage } from "./AgentsPage.js";
 import { ApiKeysPage } from "./ApiKeysPage.js";
 import { ApprovalsPage } from "./ApprovalsPage.js";
 import { AuditPage } from "./AuditPage.js";
+import { BuildsPage } from "./BuildsPage.js";
 import { CredentialPage } from "./CredentialPage.js";
 import { CustodyAudit } from "./CustodyAudit.js";
 import { DeploymentPage } from "./DeploymentPage.js";
 import { DeploymentsPage } from "./DeploymentsPage.js";
 import { EnvironmentKeysPage } from "./EnvironmentKeysPage.js";
+import { EnvironmentPage } from "./EnvironmentPage.js";
 import { EnvironmentsPage } from "./EnvironmentsPage.js";
 import { FilesPage } from "./FilesPage.js";
 import { MemoryStorePage } from "./MemoryStorePage.js";
@@ -43,6 +45,7 @@ export function Layout() {
           <Link to="agents">Agents</Link>
           <Link to="deployments">Deployments</Link>
           <Link to="environments">Environments</Link>
+          <Link to="builds">Builds</Link>
           <Link to="vaults">Vaults</Link>
           <Link to="files">Files</Link>
           <Link to="skills">Skills</Link>
@@ -68,6 +71,10 @@ export function Layout() {
         {route.page === "agents" && <AgentsPage />}
         {route.page === "agent" && <AgentPage key={route.agentId} agentId={route.agentId} />}
         {route.page === "environments" && <EnvironmentsPage />}
+        {route.page === "environment" && (
+          <EnvironmentPage key={route.environmentId} environmentId={route.environmentId} />
+        )}
+        {route.page === "builds" && <BuildsPage key={route.buildId ?? ""} buildId={route.buildId ?? null} />}
         {route.page === "vault" && <VaultPage key={route.vaultId} vaultId={route.vaultId} />}
         {route.page === "vaults" && <VaultsPage />}
         {route.page === "credential" && (

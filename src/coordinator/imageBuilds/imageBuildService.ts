@@ -13,8 +13,9 @@ import {
   resolutionBuildsImage,
 } from "../../kernel/imageBuild.js";
 import type { PackageResolution } from "../../kernel/packageResolution.js";
+import type { ListQuery, Page } from "../../kernel/pagination.js";
 import { type EnvironmentConfig, sandboxImageOf, sandboxTierOf } from "../environmentConfig.js";
-import type { ImageBuildStore } from "./ports.js";
+import type { ImageBuildStore, WorkspaceImageBuild } from "./ports.js";
 
 /** How long a claim holds before it lapses unless renewed (a build worker renews well before). */
 export const DEFAULT_BUILD_LEASE_MS = 60_000;
@@ -53,6 +54,11 @@ export class ImageBuildService {
 
   forRevision(environmentId: string, revision: number): Promise<ImageBuildRecord | null> {
     return this.store.forRevision(environmentId, revision);
+  }
+
+  /** The builds `workspaceId`'s environments run or ran, each with those environments only. */
+  listForWorkspace(workspaceId: string, q: ListQuery): Promise<Page<WorkspaceImageBuild>> {
+    return this.store.listForWorkspace(workspaceId, q);
   }
 
   claim(owner: string): Promise<ImageBuildRecord | null> {

@@ -1,9 +1,26 @@
 import type { BuildLease, BuildOutcome, ImageBuildKey, ImageBuildRecord } from "../../kernel/imageBuild.js";
 import type { PackageResolution } from "../../kernel/packageResolution.js";
+import type { ListQuery, Page } from "../../kernel/pagination.js";
 
 /** A lease-guarded change that the fence refused: the caller no longer holds the build. */
 export interface BuildFenceRefusal {
   refused: string;
+}
+
+/** An environment of the reading workspace whose revisions run a build. */
+export interface ImageBuildUser {
+  environmentId: string;
+  name: string;
+  /** Its revisions linked to the build, ascending. */
+  revisions: number[];
+  /** Whether its latest revision is one of them (the build is what it runs now). */
+  current: boolean;
+}
+
+/** A build as one workspace sees it: the shared record and only that workspace's environments. */
+export interface WorkspaceImageBuild {
+  build: ImageBuildRecord;
+  environments: ImageBuildUser[];
 }
 
 /**
@@ -35,6 +52,11 @@ export interface ImageBuildStore {
   release(lease: BuildLease, now: number): Promise<ImageBuildRecord | BuildFenceRefusal>;
   /** A recorded frozen resolution by its id (any revision that recorded it: equal ids, equal content). */
   resolution(resolutionId: string): Promise<PackageResolution | null>;
+  /**
+   * The builds that `workspaceId`'s environments reference, newest first. A build shared by
+   * identical inputs across workspaces is listed with the reader's environments only.
+   */
+  listForWorkspace(workspaceId: string, q: ListQuery): Promise<Page<WorkspaceImageBuild>>;
   /** A failed build back to `pending`, by an explicit call only; null when it was not failed. */
   rebuild(id: string, now: number): Promise<ImageBuildRecord | null>;
 }

@@ -14,6 +14,7 @@ import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
 import { fileRoutes } from "./routes/fileRoutes.js";
+import { imageBuildRoutes } from "./routes/imageBuildRoutes.js";
 import { memoryStoreRoutes } from "./routes/memoryStoreRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
 import { overviewRoutes } from "./routes/overviewRoutes.js";
@@ -47,6 +48,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     emitWebhookEvents(app, () => services.webhooks);
     agentRoutes(app, services);
     environmentRoutes(app, services);
+    imageBuildRoutes(app, services);
     sessionRoutes(app, services);
     eventRoutes(app, services);
     threadRoutes(app, services);

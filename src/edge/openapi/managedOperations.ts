@@ -8,6 +8,7 @@ import * as dreams from "../managed-agents/schemas/dreams.js";
 import * as environments from "../managed-agents/schemas/environments.js";
 import * as events from "../managed-agents/schemas/events.js";
 import * as files from "../managed-agents/schemas/files.js";
+import * as imageBuilds from "../managed-agents/schemas/imageBuilds.js";
 import * as memory from "../managed-agents/schemas/memoryStores.js";
 import * as models from "../managed-agents/schemas/models.js";
 import * as resourceUsage from "../managed-agents/schemas/resourceUsage.js";
@@ -470,6 +471,12 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
     method: "POST",
     path: "/v1/awaken/environments/:environment_id/image/rebuild",
     summary: "Retry the failed container image build of an environment's current revision",
+  },
+  {
+    method: "GET",
+    path: "/v1/awaken/image_builds",
+    summary: "List the container image builds the workspace's environments run",
+    query: imageBuilds.listImageBuildsQuerySchema,
   },
   {
     method: "GET",

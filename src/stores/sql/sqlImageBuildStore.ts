@@ -1,4 +1,9 @@
-import type { BuildFenceRefusal, ImageBuildStore } from "../../coordinator/imageBuilds/ports.js";
+import type {
+  BuildFenceRefusal,
+  ImageBuildStore,
+  ImageBuildUser,
+  WorkspaceImageBuild,
+} from "../../coordinator/imageBuilds/ports.js";
 import {
   type BuildLease,
   type BuildOutcome,
@@ -9,7 +14,8 @@ import {
   imageBuildId,
 } from "../../kernel/imageBuild.js";
 import type { PackageResolution } from "../../kernel/packageResolution.js";
-import { type Db, fromJson } from "./db.js";
+import type { ListQuery, Page } from "../../kernel/pagination.js";
+import { type Db, decodeCursor, encodeCursor, fromJson } from "./db.js";
 import type { Database } from "./schema.js";
 
 type Row = Database["image_builds"];
@@ -159,6 +165,70 @@ export class SqlImageBuildStore implements ImageBuildStore {
       .limit(1)
       .executeTakeFirst();
     return row ? fromJson<PackageResolution>(row.content_json) : null;
+  }
+
+  async listForWorkspace(workspaceId: string, q: ListQuery): Promise<Page<WorkspaceImageBuild>> {
+    const cursor = decodeCursor("image_builds", q.cursor);
+    // Visibility goes through the workspace's own environments: a shared build is reached only
+    // by a link from one of them, never by its id alone.
+    const referenced = this.db
+      .selectFrom("environment_image_builds as link")
+      .innerJoin("environments as env", "env.id", "link.environment_id")
+      .select("link.build_id")
+      .where("env.workspace_id", "=", workspaceId);
+    let query = this.db.selectFrom("image_builds").selectAll().where("id", "in", referenced);
+    if (cursor && typeof cursor.at === "number" && typeof cursor.id === "string") {
+      const { at, id } = cursor;
+      query = query.where((eb) =>
+        eb.or([eb("created_at", "<", at), eb.and([eb("created_at", "=", at), eb("id", "<", id)])]),
+      );
+    }
+    const rows = await query
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(q.limit + 1)
+      .execute();
+    const builds = rows.slice(0, q.limit).map(toRecord);
+    const users = await this.usersOf(
+      workspaceId,
+      builds.map((b) => b.id),
+    );
+    const last = builds[builds.length - 1];
+    return {
+      data: builds.map((build) => ({ build, environments: users.get(build.id) ?? [] })),
+      nextCursor:
+        rows.length > q.limit && last
+          ? encodeCursor("image_builds", { at: last.createdAt, id: last.id })
+          : null,
+    };
+  }
+
+  /** Per build id, the environments of `workspaceId` (only) that link to it. */
+  private async usersOf(workspaceId: string, buildIds: string[]): Promise<Map<string, ImageBuildUser[]>> {
+    const users = new Map<string, ImageBuildUser[]>();
+    if (buildIds.length === 0) return users;
+    const links = await this.db
+      .selectFrom("environment_image_builds as link")
+      .innerJoin("environments as env", "env.id", "link.environment_id")
+      .select(["link.build_id", "link.environment_id", "link.revision", "env.name", "env.latest_revision"])
+      .where("env.workspace_id", "=", workspaceId)
+      .where("link.build_id", "in", buildIds)
+      .orderBy("link.environment_id")
+      .orderBy("link.revision")
+      .execute();
+    for (const link of links) {
+      const list = users.get(link.build_id) ?? [];
+      let user = list.find((u) => u.environmentId === link.environment_id);
+      if (!user) {
+        user = { environmentId: link.environment_id, name: link.name, revisions: [], current: false };
+        list.push(user);
+        users.set(link.build_id, list);
+      }
+      const revision = Number(link.revision);
+      user.revisions.push(revision);
+      if (revision === Number(link.latest_revision)) user.current = true;
+    }
+    return users;
   }
 
   async rebuild(id: string, now: number): Promise<ImageBuildRecord | null> {
