@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { instanceAlive, instanceOf } from "./builderInstance.js";
+import { type BuilderInstance, instanceAlive, instanceOf } from "./builderInstance.js";
 
 const exec = promisify(execFile);
 const TOOL_TIMEOUT_MS = 30_000;
@@ -23,19 +23,24 @@ export interface RemovedLeftovers {
   failures: string[];
 }
 
-/** A name made by a build worker of this host that is no longer running. */
-function leftBehind(name: string): boolean {
-  const instance = instanceOf(name);
-  return instance !== null && !instanceAlive(instance);
-}
-
 async function tool(command: string, args: string[]): Promise<string> {
   const { stdout } = await exec(command, args, { timeout: TOOL_TIMEOUT_MS, maxBuffer: 16 * 2 ** 20 });
   return stdout;
 }
 
-/** Removes dead build workers' leftovers; `runtime` is the OCI runtime buildah ran RUN steps with. */
-export async function removeBuildLeftovers(runtime: string): Promise<RemovedLeftovers> {
+/**
+ * Removes dead build workers' leftovers; `runtime` is the OCI runtime buildah ran RUN steps with.
+ * `only` narrows it further (a test cleans up after the one worker it killed).
+ */
+export async function removeBuildLeftovers(
+  runtime: string,
+  only: (instance: BuilderInstance) => boolean = () => true,
+): Promise<RemovedLeftovers> {
+  // A name made by a build worker of this host that is no longer running.
+  const leftBehind = (name: string) => {
+    const instance = instanceOf(name);
+    return instance !== null && !instanceAlive(instance) && only(instance);
+  };
   const removed: RemovedLeftovers = { containers: 0, images: 0, contexts: 0, failures: [] };
   const attempt = async (what: string, step: () => Promise<unknown>) => {
     try {
