@@ -13,8 +13,9 @@ package resolution, pushes it to the registry, reads the digest back and reports
 lease while building; SIGTERM aborts the build and hands it back; a worker killed outright leaves
 it to the next one once the lease lapses (the coordinator's --image-build-lease-s). At start-up it
 removes the buildah working containers, images and build contexts that killed build workers of
-this host left behind (named awaken-build-<host>-<pid>-<start>; nothing else is touched). Only root is supported on hosts where rootless buildah
-cannot make user namespaces (this is said at start-up).
+this host left behind (named awaken-build-<host>-<pid>-<start>; nothing else is touched). Only
+root is supported on hosts where rootless buildah cannot make user namespaces (this is said at
+start-up).
 
 Environment:
   AWAKEN_BUILD_WORKER_TOKEN   the build worker token (≥ 16 characters), the same on the coordinator;
