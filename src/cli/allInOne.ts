@@ -267,7 +267,7 @@ export async function startAllInOne(
   // Revisions' frozen package resolutions: recorded by the first worker that prepares a revision.
   // Container images derived from (base, frozen resolution): demanded when a resolution is frozen,
   // built by build workers (their own token), run by digest once ready.
-  const imageBuilds = new ImageBuildService(ports.imageBuilds, clock);
+  const imageBuilds = new ImageBuildService(ports.imageBuilds, clock, options.imageBuildLeaseMs);
   const packageResolutions = new PackageResolutionRecords(ports.environments, clock, imageBuilds);
   const sessions = new SessionService(
     ports,

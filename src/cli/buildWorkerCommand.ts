@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { BuildClient } from "../worker/build/buildClient.js";
+import { currentInstance, instanceName } from "../worker/build/builderInstance.js";
 import { runBuildWorker } from "../worker/build/buildWorker.js";
 import { BUILD_WORKER_TOKEN_ENV, MIN_BUILD_WORKER_TOKEN_LENGTH } from "../worker/buildWorkerWire.js";
 import { cliLogger, logLevelOption } from "./cliLogger.js";
@@ -10,8 +11,11 @@ A build worker has no database: it claims container image builds from a coordina
 builds each with buildah (runc, explicit ulimits) from the base image and the revision's frozen
 package resolution, pushes it to the registry, reads the digest back and reports it. It renews its
 lease while building; SIGTERM aborts the build and hands it back; a worker killed outright leaves
-it to the next one once the lease lapses. Only root is supported on hosts where rootless buildah
-cannot make user namespaces (this is said at start-up).
+it to the next one once the lease lapses (the coordinator's --image-build-lease-s). At start-up it
+removes the buildah working containers, images and build contexts that killed build workers of
+this host left behind (named awaken-build-<host>-<pid>-<start>; nothing else is touched). Only
+root is supported on hosts where rootless buildah cannot make user namespaces (this is said at
+start-up).
 
 Environment:
   AWAKEN_BUILD_WORKER_TOKEN   the build worker token (≥ 16 characters), the same on the coordinator;
@@ -77,6 +81,7 @@ export function buildWorkerCommand(): Command {
             tlsVerify: opts.registryTlsVerify !== "false",
             authFile: opts.registryAuthFile ?? process.env.AWAKEN_REGISTRY_AUTH_FILE,
           },
+          instance: instanceName(currentInstance()),
           runtime: opts.runtime,
           ulimits: opts.ulimit,
           timeoutMs: Number(opts.buildTimeoutS) * 1000,

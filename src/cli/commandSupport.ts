@@ -8,12 +8,17 @@ import {
   type ExecutionOptionName,
 } from "../worker/workerOptions.js";
 
-/** A commander parser for integer options with a lower bound and a message naming the option. */
-export function integer(name: string, min: number) {
+/** A commander parser for integer options with bounds and a message naming the option. */
+export function integer(name: string, min: number, max?: number) {
   return (value: string) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min)
-      throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    // Number("") and Number(" ") are 0: an empty value is no number at all.
+    const n = value.trim() === "" ? Number.NaN : Number(value);
+    if (!Number.isInteger(n) || n < min || (max !== undefined && n > max))
+      throw new InvalidArgumentError(
+        max === undefined
+          ? `${name} must be an integer ≥ ${min}`
+          : `${name} must be an integer from ${min} to ${max}`,
+      );
     return n;
   };
 }

@@ -1,6 +1,11 @@
 import { Command, Option } from "commander";
 import type { Logger } from "pino";
 import { acpRuntimeCatalogFrom } from "../brains/catalog.js";
+import {
+  DEFAULT_BUILD_LEASE_MS,
+  MAX_BUILD_LEASE_MS,
+  MIN_BUILD_LEASE_MS,
+} from "../coordinator/imageBuilds/imageBuildService.js";
 import { DEFAULT_PUSH_PACING } from "../edge/a2a/push/pushPacing.js";
 import {
   ALLOW_WEAKER_TIERS_ENV,
@@ -195,12 +200,26 @@ export function serverOptionsFrom(opts: any, logger: Logger): Omit<UpOptions, "a
   };
 }
 
+/**
+ * `--image-build-lease-s`: a build worker killed outright holds its build this long before the next
+ * may claim it. Only `awaken up` serves build workers (AWAKEN_BUILD_WORKER_TOKEN).
+ */
+function imageBuildLeaseOption(): Option {
+  return new Option(
+    "--image-build-lease-s <s>",
+    "image build lease: a build worker renews it every third; one killed outright leaves its build to the next once it lapses",
+  )
+    .default(DEFAULT_BUILD_LEASE_MS / 1000)
+    .argParser(integer("--image-build-lease-s", MIN_BUILD_LEASE_MS / 1000, MAX_BUILD_LEASE_MS / 1000));
+}
+
 /** `awaken up`: the all-in-one server. */
 export function upCommand(): Command {
   const command = new Command("up").description(
     "Run the all-in-one server (control, coordinator, workers) on an embedded SQLite file, or on PostgreSQL with --database-url.",
   );
   addServerOptions(command, UP_SERVER_DEFAULTS);
+  command.addOption(imageBuildLeaseOption());
   return command.addHelpText("after", HELP_AFTER).action(async (opts) => {
     const logger = cliLogger(process.env, opts.logLevel);
     const lifecycle = installShutdown(logger, "server", opts.drainMs);
@@ -210,6 +229,7 @@ export function upCommand(): Command {
         apiKey: process.env.AWAKEN_API_KEY || undefined,
         workerToken: process.env.AWAKEN_WORKER_TOKEN || undefined,
         buildWorkerToken: process.env.AWAKEN_BUILD_WORKER_TOKEN || undefined,
+        imageBuildLeaseMs: opts.imageBuildLeaseS * 1000,
       },
       logger,
     );

@@ -43,6 +43,8 @@ export interface UpOptions {
   workerToken?: string | undefined;
   /** AWAKEN_BUILD_WORKER_TOKEN: when set, build workers may claim and settle image builds with it. */
   buildWorkerToken?: string | undefined;
+  /** `--image-build-lease-s`: how long a build worker's claim holds unrenewed (default 60 s). */
+  imageBuildLeaseMs?: number | undefined;
   retry: Partial<RetryPolicy>;
   /**
    * The operator enabled sandbox tiers weaker than the default (`none`: built-in tools as this

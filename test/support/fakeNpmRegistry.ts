@@ -12,6 +12,11 @@ export interface FakeNpmRegistry {
   publish(pkg: { name: string; version: string; tarball: string }): void;
   /** Stops serving a version: its packument entry and its tarball are gone, as after an unpublish. */
   unpublish(name: string, version: string): void;
+  /**
+   * Holds every tarball request from now on until `release` (a test catches an installer mid-fetch);
+   * `waiting` counts the requests held. `close` releases them.
+   */
+  holdTarballs(): { waiting(): number; release(): void };
   close(): Promise<void>;
 }
 
@@ -26,11 +31,25 @@ export async function startFakeNpmRegistry(
   const requested: string[] = [];
   const served = [...packages];
   const tarballs = new Map<string, Buffer>();
+  let held: Array<() => void> | null = null;
+  let heldCount = 0;
+  const release = () => {
+    const waiting = held ?? [];
+    held = null;
+    for (const answer of waiting) answer();
+  };
   const server = createServer((req, res) => {
     const path = decodeURIComponent((req.url ?? "/").split("?")[0]!).slice(1);
     const tarball = tarballs.get(path);
     if (tarball) {
-      res.writeHead(200, { "content-type": "application/octet-stream" }).end(tarball);
+      const answer = () => {
+        if (!res.destroyed) res.writeHead(200, { "content-type": "application/octet-stream" }).end(tarball);
+      };
+      if (held === null) answer();
+      else {
+        heldCount++;
+        held.push(answer);
+      }
       return;
     }
     requested.push(path);
@@ -68,6 +87,14 @@ export async function startFakeNpmRegistry(
       if (at !== -1) served.splice(at, 1);
       tarballs.delete(`${name}/-/${name}-${version}.tgz`);
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    holdTarballs: () => {
+      held ??= [];
+      heldCount = 0;
+      return { waiting: () => heldCount, release };
+    },
+    close: () => {
+      release();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

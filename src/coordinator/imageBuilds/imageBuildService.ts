@@ -19,6 +19,12 @@ import type { ImageBuildStore, WorkspaceImageBuild } from "./ports.js";
 
 /** How long a claim holds before it lapses unless renewed (a build worker renews well before). */
 export const DEFAULT_BUILD_LEASE_MS = 60_000;
+/**
+ * The bounds an operator may set it within: below 2 s a renewal (every third of it, over HTTP) has
+ * no room to arrive; above an hour a killed worker's build waits longer than any build may take.
+ */
+export const MIN_BUILD_LEASE_MS = 2_000;
+export const MAX_BUILD_LEASE_MS = 3_600_000;
 
 /**
  * The Coordinator's side of image builds: it owns the durable demand, its state, its lease and the
@@ -30,7 +36,12 @@ export class ImageBuildService {
     private readonly store: ImageBuildStore,
     private readonly clock: Clock,
     readonly leaseMs = DEFAULT_BUILD_LEASE_MS,
-  ) {}
+  ) {
+    if (!Number.isInteger(leaseMs) || leaseMs < MIN_BUILD_LEASE_MS || leaseMs > MAX_BUILD_LEASE_MS)
+      throw new RangeError(
+        `the image build lease must be an integer from ${MIN_BUILD_LEASE_MS} to ${MAX_BUILD_LEASE_MS} ms`,
+      );
+  }
 
   /**
    * The build a container-tier revision runs once its package resolution is frozen: the revision's

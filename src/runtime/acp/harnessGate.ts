@@ -45,7 +45,7 @@ export function harnessToolInput(call: AcpToolCall | ToolCallUpdate): JsonObject
 
 export function gateHarnessCall(agent: AgentDefinition, name: string, input: JsonObject): GateDecision {
   const toolset = agent.tools.find((t) => t.type === "agent_toolset_20260401");
-  if (!toolset || toolset.type !== "agent_toolset_20260401") {
+  if (toolset?.type !== "agent_toolset_20260401") {
     return {
       permission: "ask",
       evaluation: { type: "always_ask" },

@@ -2,7 +2,8 @@
  * `awaken build-worker`'s loop: claim a build, build it while renewing the lease, settle it. A lost
  * lease (the coordinator's fence answers 409) aborts the build at once; SIGTERM aborts and releases,
  * so the next worker claims it without waiting for the lease to lapse. A worker killed outright
- * leaves the build claimable once its lease lapses.
+ * leaves the build claimable once its lease lapses, and what buildah made for it is removed by the
+ * next worker started on its host.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -10,6 +11,7 @@ import type { Logger } from "pino";
 import { sleep } from "../../kernel/clock.js";
 import type { BuildJob } from "../buildWorkerWire.js";
 import { type BuildClient, BuildLeaseLost, type HeldLease } from "./buildClient.js";
+import { removeBuildLeftovers } from "./buildLeftovers.js";
 import { type BuilderOptions, buildImage } from "./imageBuilder.js";
 
 export interface BuildWorkerOptions {
@@ -26,7 +28,8 @@ export interface BuildWorkerOptions {
 export async function runBuildWorker(options: BuildWorkerOptions): Promise<void> {
   const owner = `build-${hostname()}-${randomUUID().slice(0, 8)}`;
   const { client, logger, stop } = options;
-  logger.info({ owner }, "build worker started");
+  logger.info({ owner, instance: options.builder.instance }, "build worker started");
+  await removeLeftovers(options);
   while (!stop.aborted) {
     let job: BuildJob | null = null;
     try {
@@ -43,6 +46,21 @@ export async function runBuildWorker(options: BuildWorkerOptions): Promise<void>
     if (handedBack) await sleep(options.registryRetryMs, stop).catch(() => {});
   }
   logger.info({ owner }, "build worker stopped");
+}
+
+/** A build worker killed outright left buildah's working container (and more) behind: remove it. */
+async function removeLeftovers(options: BuildWorkerOptions): Promise<void> {
+  const { logger } = options;
+  try {
+    const removed = await removeBuildLeftovers(options.builder.runtime);
+    const { failures, ...counts } = removed;
+    const total = counts.containers + counts.images + counts.contexts;
+    if (total > 0) logger.warn(counts, "removed what killed build workers of this host left behind");
+    else logger.info(counts, "no build worker leftovers on this host");
+    if (failures.length > 0) logger.warn({ failures }, "could not remove some build worker leftovers");
+  } catch (error) {
+    logger.warn({ err: (error as Error).message }, "could not look for build worker leftovers");
+  }
 }
 
 /** Builds one claimed job; true when it was handed back because the registry did not take it. */

@@ -23,6 +23,8 @@ export interface RegistryTarget {
 
 export interface BuilderOptions {
   registry: RegistryTarget;
+  /** `awaken-build-<host>-<pid>-<start>`: names what buildah makes for this worker (builderInstance.ts). */
+  instance: string;
   runtime: string;
   /** `nofile` and `nproc` soft:hard, at or below this host's hard limits. */
   ulimits: string[];
@@ -41,8 +43,11 @@ export async function buildImage(
   options: BuilderOptions,
   signal: AbortSignal,
 ): Promise<BuildResult> {
-  const dir = mkdtempSync(join(tmpdir(), "awaken-build-"));
-  const local = `localhost/awaken-build/${job.buildId}:${job.epoch}`;
+  const dir = mkdtempSync(join(tmpdir(), `${options.instance}-`));
+  // The base under this worker's name: buildah names the working container after it, so a worker
+  // started after this one was killed can tell that container is a leftover (buildLeftovers.ts).
+  const from = `localhost/${options.instance}:from-${job.buildId}-${job.epoch}`;
+  const local = `localhost/${options.instance}:${job.buildId}-${job.epoch}`;
   const { address, repository, tlsVerify, authFile } = options.registry;
   const remote = `${address}/${repository}:${job.buildId}`;
   const tls = `--tls-verify=${tlsVerify}`;
@@ -51,9 +56,12 @@ export async function buildImage(
   const deadline = AbortSignal.timeout(options.timeoutMs);
   const both = AbortSignal.any([signal, deadline]);
   let pushing = false;
+  let tagged = false;
   try {
     writeBuildContext(join(dir, "context"), job.baseImage, job.resolution);
     const ulimits = options.ulimits.flatMap((u) => ["--ulimit", u]);
+    await run("buildah", ["tag", job.baseImage, from], log, both);
+    tagged = true;
     // The RUN steps fetch the lockfile's tarballs: the build shares the worker's network.
     await run(
       "buildah",
@@ -65,6 +73,11 @@ export async function buildImage(
         "--network",
         "host",
         "--pull=never",
+        "--from",
+        from,
+        // The image names its real base, not the alias it was built from.
+        "--annotation",
+        `org.opencontainers.image.base.name=${job.baseImage}`,
         "-t",
         local,
         "-f",
@@ -111,6 +124,8 @@ export async function buildImage(
     return { kind: "failed", error: reason.slice(0, 1_000), logTail: logTail(log.join("")) };
   } finally {
     await run("buildah", ["rmi", "-f", local], [], AbortSignal.timeout(30_000)).catch(() => {});
+    // Not -f: the alias is one more name of the base image, and only the alias goes.
+    if (tagged) await run("buildah", ["rmi", from], [], AbortSignal.timeout(30_000)).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
 }
