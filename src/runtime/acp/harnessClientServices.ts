@@ -55,7 +55,8 @@ export class HarnessClientServices {
       maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
       maxTerminals: options.maxTerminals ?? DEFAULT_MAX_TERMINALS,
     });
-    options.signal.addEventListener("abort", () => void this.close(), { once: true });
+    if (options.signal.aborted) void this.close();
+    else options.signal.addEventListener("abort", () => void this.close(), { once: true });
   }
 
   readTextFile(params: ReadTextFileRequest): Promise<ReadTextFileResponse> {

@@ -131,7 +131,9 @@ export class HarnessTerminals {
       throw invalid("the session's terminals are closed");
     }
     child.stdin.on("error", () => {});
-    child.stdin.end(envRecords(env));
+    // The values may be secrets of the harness's: zeroed once the pipe has taken them.
+    const records = envRecords(env);
+    child.stdin.end(records, () => records.fill(0));
     const id = `term_${randomUUID()}`;
     const output = new OutputTail(limit);
     const drained = new Promise<void>((resolve) => {
