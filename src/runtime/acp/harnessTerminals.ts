@@ -171,7 +171,7 @@ export class HarnessTerminals {
   async waitForExit(terminalId: unknown, signal?: AbortSignal): Promise<TerminalExitStatus> {
     const terminal = this.get(terminalId);
     if (!signal) return terminal.done;
-    signal.throwIfAborted();
+    if (signal.aborted) throw RequestError.requestCancelled();
     return new Promise<TerminalExitStatus>((resolve, reject) => {
       const onAbort = () => reject(RequestError.requestCancelled());
       signal.addEventListener("abort", onAbort, { once: true });
