@@ -20,9 +20,10 @@ const TIMEOUT_MS = 30_000;
 
 /**
  * `$1` is the target. A symlink is written through (as `>` would), so the link stays a link. An
- * existing file keeps its mode; a new one gets the umask's. Parent directories are created.
+ * existing file keeps its mode; a new one gets the umask's. Parent directories are created. Exit
+ * code 65: `$1` is a directory; 70: the write failed. Shared with the ACP client's `fs/write_text_file`.
  */
-const SCRIPT = `
+export const WRITE_SCRIPT = `
 p=$1
 if [ -L "$p" ] && t=$(readlink -f -- "$p"); then p=$t; fi
 if [ -d "$p" ]; then exit 65; fi
@@ -47,7 +48,7 @@ export async function writeInSandbox(
   content: string,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  const result = await runScript(sandbox, "awaken-write", SCRIPT, [anchorPath(path)], {
+  const result = await runScript(sandbox, "awaken-write", WRITE_SCRIPT, [anchorPath(path)], {
     stdin: content,
     timeoutMs: TIMEOUT_MS,
     maxOutputBytes: MAX_TOOL_OUTPUT_BYTES,
