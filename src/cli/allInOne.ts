@@ -71,6 +71,7 @@ import { createModelCatalog } from "../providers/modelCatalog.js";
 import { createProviderRouter } from "../providers/router.js";
 import { ClaimedResources } from "../resources/claimedResources.js";
 import { composeResources, type ResourceServices } from "../resources/services.js";
+import { acpRuntimePorts } from "../runtime/acp/acpBrainStep.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
@@ -152,6 +153,8 @@ export async function startAllInOne(
   const metrics = createPrometheusMetrics();
   // Which `acp:<runtime>` models exist here: Control checks publications, the model list shows them.
   const acpRuntimes = options.acpRuntimes ?? acpRuntimeCatalog();
+  // The harnesses this process's worker launches live here between the runs that follow them.
+  const acp = acpRuntimePorts(acpRuntimes);
   // The Coordinator's side of registration and of custody's pins: Control's, in process or over the link.
   const registrar = new LocalRegistrar(storage.coordinator.catalog, clock);
   const sessionPins: SessionPins = {
@@ -602,6 +605,7 @@ export async function startAllInOne(
         resources: runResources,
         mountArea,
         packageResolutions,
+        acp,
         metrics,
         ...(tracing ? { tracing } : {}),
         traceContent,
@@ -662,6 +666,7 @@ export async function startAllInOne(
         await scheduler.stop();
         await dreamSweep.stop();
         await control.stop();
+        await acp.harnesses.close();
         await sandboxes.close();
         tunnelRelay.closeAll();
         await app.close();

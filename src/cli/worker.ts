@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import type { Logger } from "pino";
+import { acpRuntimeCatalog } from "../brains/catalog.js";
 import type { AcpRuntimeCatalog } from "../brains/ports.js";
 import {
   type MetricsListen,
@@ -12,6 +13,7 @@ import { traceContentCeiling } from "../kernel/contentCapture.js";
 import { startOpenTelemetry } from "../observability/openTelemetry.js";
 import { createPrometheusMetrics } from "../observability/prometheusMetrics.js";
 import { createProviderRouter } from "../providers/router.js";
+import { acpRuntimePorts } from "../runtime/acp/acpBrainStep.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
@@ -180,6 +182,7 @@ export async function startRemoteWorker(
     log.info({ url: metricsServer.url }, "serving metrics");
   }
   const providers = createProviderRouter(options.env);
+  const acp = acpRuntimePorts(options.acpRuntimes ?? acpRuntimeCatalog());
   const sandboxes = createSandboxes(
     options.workspaceDir,
     options.env,
@@ -213,6 +216,8 @@ export async function startRemoteWorker(
       // session only. This process holds no store and no database handle.
       resources: new RemoteResources(transport),
       packageResolutions: new RemotePackageResolutions(transport),
+      // The ACP runtimes this host launches (the operator's file; Control validated the names).
+      acp,
       // Mounted content is written here, beside the sessions' workspaces (never inside one).
       mountArea: resolve(options.workspaceDir, ".mounts"),
       // This host connects to the MCP servers: the same address policy as the coordinator's.
@@ -251,6 +256,7 @@ export async function startRemoteWorker(
       // Last: the drained worker holds nothing, so the coordinator's lapse on this close finds nothing.
       await presence.close();
       await metricsServer?.close();
+      await acp.harnesses.close();
       await sandboxes.close();
       await outbound.close();
       transport.close();

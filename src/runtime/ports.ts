@@ -17,6 +17,7 @@ import type { Tracing } from "../kernel/tracing.js";
 import type { ProviderRouter } from "../providers/ports.js";
 import type { RunResources } from "../resources/ports.js";
 import type { SandboxProvider } from "../sandbox/ports.js";
+import type { AcpRuntimePorts } from "./acp/acpBrainStep.js";
 import type { TunnelRelayPort } from "./mcp/tunnelRouting.js";
 import type { RetryPolicy } from "./retryPolicy.js";
 
@@ -83,6 +84,11 @@ export interface RuntimePorts {
    * packages are installed by range and no run names a resolution.
    */
   packageResolutions?: PackageResolutionPort;
+  /**
+   * ACP Brains: the runtimes this worker can launch and the harnesses alive on it. Absent, an
+   * agent whose model is `acp:<runtime>` fails its turn naming the missing runtime.
+   */
+  acp?: AcpRuntimePorts;
 }
 
 /** Which revision's resolution a run asks for, under its claim (a remote coordinator checks it). */

@@ -9,7 +9,9 @@
 import type { Activation } from "../coordinator/ports.js";
 import { meterOfHistory } from "../coordinator/sessionMeter.js";
 import { a2aCardUrl } from "../kernel/a2aModel.js";
+import { acpRuntimeName } from "../kernel/acpModel.js";
 import { A2aDelegateStep } from "./a2aDelegateStep.js";
+import { AcpBrainStep } from "./acp/acpBrainStep.js";
 import { HARNESS_CALL_CUT, harnessResult } from "./acp/harnessFacts.js";
 import { HandToolStep } from "./handToolStep.js";
 import { McpStep } from "./mcpStep.js";
@@ -49,6 +51,8 @@ export class TurnRunner {
   private readonly resources: ResourceRealization;
   /** Set when the agent's model is a remote A2A agent: it answers every turn instead of a model. */
   private readonly delegate: A2aDelegateStep | null;
+  /** Set when the agent's model is an ACP runtime: that harness, in the sandbox, answers every turn. */
+  private readonly harness: AcpBrainStep | null;
   /** Spawns child threads for the agent's roster (`spawn_agent` calls). */
   private readonly spawner: SpawnStep;
   private readonly workflows: WorkflowStep;
@@ -76,6 +80,8 @@ export class TurnRunner {
     this.outcomes = new OutcomeStep(this.context);
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
     this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
+    const runtime = acpRuntimeName(activation.agent.definition.model.id);
+    this.harness = runtime === null ? null : new AcpBrainStep(this.context, this.sandbox, ports.acp, runtime);
   }
 
   async run(): Promise<TurnOutcome> {
@@ -207,6 +213,12 @@ export class TurnRunner {
             if ((await this.writeBack()) === "lost") return "lost_claim";
             status = await context.commit([idle(now, { kind: "budget_reached" })], "done");
             if (status === "ok") return "settled";
+            break;
+          }
+          if (this.harness) {
+            const result = await this.harness.turn(step.failedAttempts);
+            if (result === "settled" || result === "lost_claim") return result;
+            status = "ok";
             break;
           }
           if (this.delegate) {

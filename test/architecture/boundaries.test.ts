@@ -47,7 +47,8 @@ const ALLOWED: Record<string, { contexts: string[]; files?: string[] }> = {
     contexts: ["kernel", "providers", "coordinator"],
     // The agent definition it executes, and the sandbox contract its Hand tools run in.
     // …and the claim-scoped clients of the Resources context, narrowed by type (never its stores).
-    files: ["control/agentDefinition.ts", "sandbox/ports.ts", "resources/ports.ts"],
+    // …and the ACP runtimes an agent's harness Brain is launched from (`brains/ports.ts`).
+    files: ["control/agentDefinition.ts", "sandbox/ports.ts", "resources/ports.ts", "brains/ports.ts"],
   },
   worker: { contexts: ["kernel", "runtime", "coordinator"], files: ["resources/ports.ts"] },
   // Deployments: the Coordinator's session entry opens each trigger's session (its contract, the
