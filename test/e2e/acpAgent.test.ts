@@ -266,6 +266,29 @@ describe("the same sessions over other clients", { timeout: SPAWN_MS }, () => {
     expect(ofType(tools, "user.message").map(textOf)).toEqual(["make the proof", "try again", "more"]);
   });
 
+  it("a session parked on an approval asked elsewhere refuses a prompt until it is answered", async () => {
+    const session = await t.client.beta.sessions.create({ agent: agentId, environment_id: environmentId });
+    fake.enqueue({ kind: "tool_use", name: "bash", input: { command: "true" } });
+    await t.client.beta.sessions.events.send(session.id, {
+      events: [{ type: "user.message", content: [{ type: "text", text: "over the Managed API" }] }],
+    });
+    const parked = await waitForHistory(t.client, session.id, (h) =>
+      h.some((e) => e.type === "session.status_idle"),
+    );
+    const useId = ofType(parked, "agent.tool_use")[0]!.id;
+    await acp.request(methods.agent.session.load, { sessionId: session.id, cwd: "/tmp", mcpServers: [] });
+    const refused = await failure(prompt(session.id, "hello?"));
+    expect(refused.code).toBe(-32600);
+    expect(refused.message).toContain(useId);
+    expect(ofType(await history(t.client, session.id), "user.message")).toHaveLength(1);
+
+    await t.client.beta.sessions.events.send(session.id, {
+      events: [{ type: "user.tool_confirmation", tool_use_id: useId, result: "allow" }],
+    });
+    await waitForHistory(t.client, session.id, (h) => ofType(h, "session.status_idle").length === 2);
+    expect((await prompt(session.id, "now?")).stopReason).toBe("end_turn");
+  });
+
   it("without --environment a session runs in the workspace's default environment", async () => {
     const other = start(["--agent", agentId]);
     const plain = other.connection!.agent;
