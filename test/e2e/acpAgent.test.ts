@@ -369,10 +369,13 @@ describe("bad input is a JSON-RPC error and the process stays up", { timeout: SP
   });
 
   it("--help says where the key comes from; without one the command refuses to start", async () => {
-    const [help, keyless] = await Promise.all([
+    // Through bin/awaken.js, as an editor starts it (its own entry); the full CLI lists it too.
+    const [all, help, keyless] = await Promise.all([
+      runAwaken(["--help"]),
       runAwaken(["acp", "--help"]),
       runAwaken(["acp", "--agent", agentId, "--url", t.server.url]),
     ]);
+    expect(all.stdout).toMatch(/\n {2}acp \[options\] +Run an agent as an Agent Client Protocol/);
     expect(help.stdout).toContain("AWAKEN_API_KEY");
     expect(help.stdout).toContain("--api-key-file");
     expect(help.stdout).toMatch(/never printed/);
