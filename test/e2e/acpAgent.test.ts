@@ -264,6 +264,9 @@ describe("the same sessions over other clients", { timeout: SPAWN_MS }, () => {
     ]);
     const tools = await history(t.client, toolSession);
     expect(ofType(tools, "user.message").map(textOf)).toEqual(["make the proof", "try again", "more"]);
+    const shown = updatesOf(editor, toolSession).filter((u) => u.sessionUpdate === "tool_call");
+    expect(ofType(tools, "agent.tool_use").map((e) => e.id)).toEqual(shown.map((u) => u.toolCallId));
+    expect(ofType(tools, "agent.tool_result").map((e) => e.is_error)).toEqual([false, true]);
   });
 
   it("a session parked on an approval asked elsewhere refuses a prompt until it is answered", async () => {
@@ -384,10 +387,17 @@ describe("bad input is a JSON-RPC error and the process stays up", { timeout: SP
     expect(keyless.stderr).toContain("no API key");
   });
 
-  it("no process printed the API key", () => {
+  it("no process printed the API key; stdout carried JSON-RPC messages only", () => {
     for (const p of processes) {
       expect(p.stdout()).not.toContain(TEST_API_KEY);
       expect(p.stderr()).not.toContain(TEST_API_KEY);
+      // stdout is the protocol's alone.
+      for (const line of p
+        .stdout()
+        .split("\n")
+        .filter((l) => l.trim() !== "")) {
+        expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+      }
     }
   });
 });
