@@ -36,6 +36,7 @@ Environment:
 Zed (settings.json):
   "agent_servers": {
     "Awaken": {
+      "type": "custom",
       "command": "awaken",
       "args": ["acp", "--agent", "agent_01…", "--url", "https://awaken.example.com"],
       "env": { "${KEY_ENV}": "…" }
