@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
+import { acpCommand } from "./acpCommand.js";
 import { apiKeysCommand } from "./apiKeysCommand.js";
 import { auditCommand } from "./auditCommand.js";
 import { buildWorkerCommand } from "./buildWorkerCommand.js";
@@ -31,7 +32,8 @@ const program = new Command()
   .addCommand(apiKeysCommand())
   .addCommand(auditCommand())
   .addCommand(secretsCommand())
-  .addCommand(tunnelCommand());
+  .addCommand(tunnelCommand())
+  .addCommand(acpCommand(version));
 
 program.parseAsync(process.argv).catch((error) => {
   console.error(`awaken: ${error instanceof Error ? error.message : String(error)}`);
