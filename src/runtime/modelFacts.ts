@@ -176,6 +176,8 @@ export const MODEL_ERROR_TYPES: ReadonlySet<string> = new Set([
   "model_rate_limited_error",
   "model_request_failed_error",
   "unknown_error",
+  // An ACP harness Brain that exited or failed its prompt: retried within the same budget.
+  "acp_harness_failed_error",
 ]);
 
 export function providerErrorType(error: ProviderError | null): string {

@@ -26,7 +26,8 @@ export interface FakeNpmRegistry {
  * is a 404, as the real registry answers. No network is reached.
  */
 export async function startFakeNpmRegistry(
-  packages: ReadonlyArray<{ name: string; version: string; tarball: string }>,
+  /** `bin`: the package's bin map, which a real registry's version manifest carries (npm links it). */
+  packages: ReadonlyArray<{ name: string; version: string; tarball: string; bin?: Record<string, string> }>,
 ): Promise<FakeNpmRegistry> {
   const requested: string[] = [];
   const served = [...packages];
@@ -68,7 +69,12 @@ export async function startFakeNpmRegistry(
         shasum: createHash("sha1").update(bytes).digest("hex"),
         integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
       };
-      entries[pkg.version] = { name: pkg.name, version: pkg.version, dist };
+      entries[pkg.version] = {
+        name: pkg.name,
+        version: pkg.version,
+        dist,
+        ...(pkg.bin ? { bin: pkg.bin } : {}),
+      };
     }
     res
       .writeHead(200, { "content-type": "application/json" })

@@ -14,6 +14,7 @@ import { environmentKeyRoutes } from "./routes/environmentKeyRoutes.js";
 import { environmentRoutes } from "./routes/environmentRoutes.js";
 import { eventRoutes } from "./routes/eventRoutes.js";
 import { fileRoutes } from "./routes/fileRoutes.js";
+import { harnessStageRoutes } from "./routes/harnessStageRoutes.js";
 import { imageBuildRoutes } from "./routes/imageBuildRoutes.js";
 import { memoryStoreRoutes } from "./routes/memoryStoreRoutes.js";
 import { modelRoutes } from "./routes/modelRoutes.js";
@@ -71,6 +72,7 @@ export const managedAgentsEdge: EdgeAdapter = {
     dreamRoutes(app, services);
     sessionResourceRoutes(app, services);
     resourceUsageRoutes(app, services);
+    harnessStageRoutes(app, services);
     sessionOutcomeRoutes(app, services);
     overviewRoutes(app, services);
     workspaceUsageRoutes(app, services);

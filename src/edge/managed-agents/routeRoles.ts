@@ -27,6 +27,7 @@ const ROLE_BY_PREFIX: ReadonlyArray<readonly [string, ApiKeyRole]> = [
   ["/v1/awaken/approvals/stream", "runtime"],
   // What each run of a session saw: whoever may read the session may read its runs' records.
   ["/v1/awaken/sessions/:session_id/resource_usage", "runtime"],
+  ["/v1/awaken/sessions/:session_id/harness", "runtime"],
   // How a session's last run ended, and the Console's overview: read models of the sessions the caller reaches.
   ["/v1/awaken/sessions/outcomes", "runtime"],
   ["/v1/awaken/overview", "runtime"],

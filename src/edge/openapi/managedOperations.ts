@@ -592,6 +592,11 @@ export const MANAGED_OPERATIONS: readonly OperationSpec[] = [
   },
   {
     method: "GET",
+    path: "/v1/awaken/sessions/:session_id/harness",
+    summary: "The launch stages of a session's ACP harness Brain",
+  },
+  {
+    method: "GET",
     path: "/v1/awaken/sessions/outcomes",
     summary: "How each listed session's last run ended",
     query: sessionOutcomes.sessionOutcomesQuerySchema,

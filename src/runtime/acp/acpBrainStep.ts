@@ -68,6 +68,8 @@ type Followed =
   | { kind: "stopped"; response: PromptResponse }
   | { kind: "ask"; callId: string }
   | { kind: "exited"; code: number | null }
+  /** The harness answered its prompt with an error (it is still running). */
+  | { kind: "refused"; reason: string }
   | { kind: "lost" };
 
 export class AcpBrainStep {
@@ -178,6 +180,15 @@ export class AcpBrainStep {
       case "stopped":
         live.prompt = null;
         return follower.land(followed.response);
+      case "refused":
+        live.prompt = null;
+        return commitRequestFailure(
+          run,
+          span,
+          failedAttempts,
+          new Error(`the ${runtime.name} harness failed its turn: ${followed.reason}`),
+          HARNESS_FAILED,
+        );
     }
   }
 
@@ -275,7 +286,8 @@ class HarnessFollower {
     const exited = connection.process.exited.then((code): Followed => ({ kind: "exited", code }));
     const stopped = (prompt ?? new Promise<never>(() => undefined)).then(
       (response): Followed => ({ kind: "stopped", response }),
-      (): Followed => ({ kind: "exited", code: null }),
+      (error: unknown): Followed =>
+        connection.exited ? { kind: "exited", code: null } : { kind: "refused", reason: refusalText(error) },
     );
     const first = await Promise.race([stopped, asked, exited, lost]);
     // Commits queued by updates that came before the end land before the end's own.
@@ -468,6 +480,17 @@ function contentText(update: AcpToolCall | ToolCallUpdate): string {
   if (parts.length === 0 && update.rawOutput !== undefined && update.rawOutput !== null)
     parts.push(typeof update.rawOutput === "string" ? update.rawOutput : JSON.stringify(update.rawOutput));
   return parts.join("\n").slice(0, 100_000);
+}
+
+/** The harness's own words for a failed prompt (a JSON-RPC error's message and details), bounded. */
+function refusalText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error).slice(0, 2_000);
+  const data = (error as { data?: unknown }).data;
+  const details =
+    data !== null && typeof data === "object" && typeof (data as { details?: unknown }).details === "string"
+      ? `: ${(data as { details: string }).details}`
+      : "";
+  return `${error.message}${details}`.slice(0, 2_000);
 }
 
 function primer(transcript: string): string {

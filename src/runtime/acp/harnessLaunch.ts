@@ -92,7 +92,13 @@ export class HarnessLaunch {
         this.host.add(key, live);
         return live;
       } catch (error) {
-        const exited = connection.exited;
+        // A closed connection usually means the process is going: give its exit a moment to show.
+        const exited =
+          connection.exited ||
+          (await Promise.race([
+            connection.process.exited.then(() => true),
+            new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+          ]));
         const tail = scrub(connection.process.stderrTail(), []).trim().slice(-1_000);
         await connection.close();
         if (this.run.signal.aborted || error instanceof HarnessLaunchLost) throw new HarnessLaunchLost();

@@ -65,7 +65,7 @@ const SCAN_PAGE = 500;
  * The thread's committed facts after `afterSeq` as stored (an internal fact's body is its record),
  * a page at a time, until `visit` stops: History and the event list skip internal facts.
  */
-async function scanThread(
+export async function scanThread(
   deps: ManagedAgentsDeps,
   threadId: string,
   afterSeq: number,

@@ -1,0 +1,318 @@
+/**
+ * An ACP harness as an agent's Brain, end to end through the official Anthropic SDK over real HTTP:
+ * a harness built with the ACP SDK (test/support/acp/fakeHarness.mjs), packed as an npm package and
+ * installed from a loopback registry as the environment's package, launched inside a real bwrap
+ * sandbox. Its text, its own tool calls through the permission gate (allowed by policy; asked, then
+ * allowed and denied; the decisions posted as Managed confirmations), its file requests confined to
+ * the workspace, a crash mid-turn, a launch that fails, and an interrupt.
+ */
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
+import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
+import { bundleFakeHarness } from "../support/acp/fakeHarnessBundle.js";
+import { type FakeNpmRegistry, startFakeNpmRegistry } from "../support/fakeNpmRegistry.js";
+import {
+  isActionIdle,
+  isEndTurnIdle,
+  textOf,
+  userMessage,
+  type WireEvent,
+  waitForHistory,
+} from "../support/sdkHelpers.js";
+import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+
+const PACKAGE = "awaken-fake-acp-harness";
+const TURN_MS = 60_000;
+
+let scratch: string;
+let registry: FakeNpmRegistry;
+let t: TestServer;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "awaken-acp-brain-"));
+  // The harness as an npm package: one bundled file behind a bin, installed like any package.
+  const source = join(scratch, "pkg");
+  mkdirSync(source);
+  writeFileSync(
+    join(source, "package.json"),
+    JSON.stringify({ name: PACKAGE, version: "1.0.0", bin: { "fake-acp-harness": "harness.mjs" } }),
+  );
+  writeFileSync(join(source, "harness.mjs"), `#!/usr/bin/env node\n${await bundleFakeHarness()}`);
+  chmodSync(join(source, "harness.mjs"), 0o755);
+  execFileSync("npm", ["pack", "--silent", "--pack-destination", scratch], {
+    cwd: source,
+    env: { ...process.env, npm_config_offline: "true" },
+    stdio: "ignore",
+  });
+  registry = await startFakeNpmRegistry([
+    {
+      name: PACKAGE,
+      version: "1.0.0",
+      tarball: join(scratch, `${PACKAGE}-1.0.0.tgz`),
+      bin: { "fake-acp-harness": "harness.mjs" },
+    },
+  ]);
+  const runtime = (name: string, env: Record<string, string> = {}) => ({
+    name,
+    description: "the scripted test harness",
+    command: ["fake-acp-harness"],
+    package: { manager: "npm", name: PACKAGE, version: "1.0.0" },
+    env,
+    memory_file: "AGENTS.md",
+  });
+  const file = join(scratch, "runtimes.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      runtimes: [
+        runtime("fake"),
+        runtime("fake-broken", { FAKE_HARNESS_FAIL_INIT: "1" }),
+        runtime("fake-flaky", { FAKE_HARNESS_DROP_BEFORE_NEW: "1" }),
+      ],
+    }),
+  );
+  t = await startTestServer({
+    acpRuntimes: acpRuntimeCatalogFrom(file),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      npm_config_registry: registry.url,
+      npm_config_fetch_retries: "0",
+    },
+    workerPollMs: 50,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+  await registry?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function environment(packages = [`${PACKAGE}@1.0.0`]) {
+  return t.client.beta.environments.create({
+    name: "acp",
+    config: {
+      type: "cloud",
+      packages: { type: "packages", npm: packages },
+      sandbox: { provisioning: "eager" },
+    } as never,
+  });
+}
+
+/** An agent on the harness whose edits are asked and everything else allowed. */
+async function agent(runtime = "fake") {
+  return t.client.beta.agents.create({
+    name: `acp-${runtime}`,
+    model: `acp:${runtime}`,
+    tools: [
+      {
+        type: "agent_toolset_20260401",
+        default_config: { permission_policy: { type: "always_allow" } },
+        configs: [{ name: "edit", permission_policy: { type: "always_ask" } }],
+      },
+    ],
+  });
+}
+
+async function session(runtime = "fake", packages?: string[]) {
+  const [a, e] = await Promise.all([agent(runtime), environment(packages)]);
+  return t.client.beta.sessions.create({ agent: a.id, environment_id: e.id });
+}
+
+const send = (id: string, text: string) =>
+  t.client.beta.sessions.events.send(id, { events: [userMessage(text)] });
+const ofType = (events: WireEvent[], type: string) => events.filter((e) => e.type === type);
+const endTurns = (n: number) => (events: WireEvent[]) => events.filter(isEndTurnIdle).length >= n;
+/** The harness's launch stages, from the session's committed history (an Awaken read route). */
+async function harness(sessionId: string): Promise<Array<Record<string, unknown>>> {
+  const response = await fetch(`${t.server.url}/v1/awaken/sessions/${sessionId}/harness`, {
+    headers: { "x-api-key": TEST_API_KEY },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { data: Array<Record<string, unknown>> }).data;
+}
+const stages = async (sessionId: string) => (await harness(sessionId)).map((e) => e.stage as string);
+
+describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
+  it("launches in the sandbox through its stages, answers text, and keeps its session across turns", async () => {
+    const s = await session();
+    await send(s.id, "say hello from the harness");
+    let events = await waitForHistory(t.client, s.id, endTurns(1), TURN_MS);
+    expect(await stages(s.id)).toEqual(["installing", "launching", "initializing", "ready"]);
+    expect((await harness(s.id))[3]).toMatchObject({ runtime: "fake", loaded: false });
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("hello from the harness");
+
+    await send(s.id, "say second turn");
+    events = await waitForHistory(t.client, s.id, endTurns(2), TURN_MS);
+    // The same harness answered: no second launch.
+    expect(await stages(s.id)).toEqual(["installing", "launching", "initializing", "ready"]);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("second turn");
+    // The harness ran as the sandbox's user in its workspace: its own record is there.
+    const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), s.id);
+    expect(existsSync(join(workspace, ".fake-harness"))).toBe(true);
+  });
+
+  it("runs a call the policy allows, and parks on one it asks about until a confirmation (allow, then deny)", async () => {
+    const s = await session();
+    const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), s.id);
+    await send(
+      s.id,
+      [
+        'tool execute listing {"command":"ls","args":["-a"]}',
+        `tool edit note {"path":"${"/workspace"}/note.txt","content":"written by the harness"}`,
+        "say edited",
+      ].join("\n"),
+    );
+    let events = await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    const uses = ofType(events, "agent.tool_use");
+    expect(uses.map((u) => [u.name, u.evaluated_permission, u.awaken_harness])).toEqual([
+      ["bash", "allow", true],
+      ["edit", "ask", true],
+    ]);
+    // The allowed call ran and its result is committed before the ask.
+    const results = ofType(events, "agent.tool_result");
+    expect(results).toEqual([expect.objectContaining({ tool_use_id: uses[0]?.id, is_error: false })]);
+    const idle = events.filter(isActionIdle).at(-1);
+    expect((idle?.stop_reason as { event_ids: string[] }).event_ids).toEqual([uses[1]?.id]);
+    expect(existsSync(join(workspace, "note.txt"))).toBe(false);
+
+    await t.client.beta.sessions.events.send(s.id, {
+      events: [{ type: "user.tool_confirmation", tool_use_id: uses[1]?.id as string, result: "allow" }],
+    });
+    events = await waitForHistory(t.client, s.id, endTurns(1), TURN_MS);
+    expect(readFileSync(join(workspace, "note.txt"), "utf8")).toBe("written by the harness");
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("edited");
+    // Still one launch: the parked harness waited on this worker for the decision.
+    expect((await stages(s.id)).filter((stage) => stage === "ready")).toHaveLength(1);
+
+    await send(s.id, `tool edit again {"path":"/workspace/denied.txt","content":"no"}\nsay after the denial`);
+    events = await waitForHistory(t.client, s.id, (e) => e.filter(isActionIdle).length >= 2, TURN_MS);
+    const asked = ofType(events, "agent.tool_use").at(-1);
+    await t.client.beta.sessions.events.send(s.id, {
+      events: [
+        {
+          type: "user.tool_confirmation",
+          tool_use_id: asked?.id as string,
+          result: "deny",
+          deny_message: "not that",
+        },
+      ],
+    });
+    events = await waitForHistory(t.client, s.id, endTurns(2), TURN_MS);
+    expect(existsSync(join(workspace, "denied.txt"))).toBe(false);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("after the denial");
+    const denial = ofType(events, "agent.tool_result").filter((r) => r.tool_use_id === asked?.id);
+    expect(denial.length).toBeGreaterThanOrEqual(1);
+    expect(denial.every((r) => r.is_error === true)).toBe(true);
+  });
+
+  it("serves the harness's file requests inside the workspace only", async () => {
+    const s = await session();
+    await send(s.id, "write /workspace/inside.txt inside\nread /workspace/inside.txt\nsay done");
+    let events = await waitForHistory(t.client, s.id, endTurns(1), TURN_MS);
+    const said = ofType(events, "agent.message").map(textOf).join("\n");
+    expect(said).toContain("inside");
+    const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), s.id);
+    expect(readFileSync(join(workspace, "inside.txt"), "utf8")).toBe("inside");
+    // An escape: refused by the client side, so the harness's turn fails with the refusal.
+    await send(s.id, "read /etc/passwd");
+    events = await waitForHistory(
+      t.client,
+      s.id,
+      (e) => e.filter((x) => x.type === "session.status_idle").length >= 2,
+      TURN_MS,
+    );
+    const error = JSON.stringify(ofType(events, "session.error").at(-1));
+    expect(error).toContain("acp_harness_failed_error");
+    expect(error).toContain("workspace");
+    expect(JSON.stringify(events)).not.toContain("root:");
+  });
+
+  it("a harness that crashes mid-turn is relaunched and the turn retried; a launch that keeps failing ends the run clearly", async () => {
+    const s = await session();
+    await send(s.id, "say before\ncrash");
+    let events = await waitForHistory(
+      t.client,
+      s.id,
+      (e) => ofType(e, "session.error").length > 0 && e.some((x) => x.type === "session.status_idle"),
+      TURN_MS,
+    );
+    expect(ofType(events, "session.error")[0]).toMatchObject({});
+    expect(JSON.stringify(ofType(events, "session.error"))).toContain("acp_harness_failed_error");
+
+    const broken = await session("fake-broken");
+    await send(broken.id, "say never");
+    events = await waitForHistory(
+      t.client,
+      broken.id,
+      (e) => e.some((x) => x.type === "session.status_idle"),
+      TURN_MS,
+    );
+    expect((await stages(broken.id)).at(-1)).toBe("failed");
+    const error = ofType(events, "session.error").at(-1);
+    expect(JSON.stringify(error)).toContain("acp_harness_launch_failed_error");
+    expect(JSON.stringify(error)).toContain("fake-broken harness exited during its handshake");
+    expect(JSON.stringify(error)).toContain("failing at initialize as asked");
+    // Dropped before its session was made: relaunched once, then failed.
+    expect(await stages(broken.id)).toEqual([
+      "installing",
+      "launching",
+      "initializing",
+      "launching",
+      "initializing",
+      "failed",
+    ]);
+
+    const flaky = await session("fake-flaky");
+    await send(flaky.id, "say relaunched");
+    events = await waitForHistory(t.client, flaky.id, endTurns(1), TURN_MS);
+    expect(await stages(flaky.id)).toEqual([
+      "installing",
+      "launching",
+      "initializing",
+      "launching",
+      "initializing",
+      "ready",
+    ]);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("relaunched");
+  });
+
+  it("an environment without the harness's package fails the launch naming it", async () => {
+    const s = await session("fake", []);
+    await send(s.id, "say never");
+    const events = await waitForHistory(
+      t.client,
+      s.id,
+      (e) => e.some((x) => x.type === "session.status_idle"),
+      TURN_MS,
+    );
+    expect(await stages(s.id)).toEqual(["installing", "failed"]);
+    expect(JSON.stringify(ofType(events, "session.error").at(-1))).toContain(
+      `add \\"${PACKAGE}@1.0.0\\" to config.packages.npm`,
+    );
+  });
+
+  it("an interrupt cancels the harness's prompt and the next turn goes on in the same harness", async () => {
+    const s = await session();
+    await send(s.id, "slow 60000");
+    for (let i = 0; i < 600 && !(await stages(s.id)).includes("ready"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    await t.client.beta.sessions.events.send(s.id, { events: [{ type: "user.interrupt" }] });
+    await waitForHistory(t.client, s.id, (e) => e.some((x) => x.type === "session.status_idle"), TURN_MS);
+    await send(s.id, "say after the interrupt");
+    const events = await waitForHistory(
+      t.client,
+      s.id,
+      (e) => ofType(e, "agent.message").some((m) => textOf(m) === "after the interrupt"),
+      TURN_MS,
+    );
+    expect((await stages(s.id)).filter((stage) => stage === "ready")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "user.interrupt")).toHaveLength(1);
+  });
+});
