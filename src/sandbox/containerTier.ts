@@ -15,6 +15,7 @@ import {
 import { CONTAINER_INSTALL_HINT, type ContainerHost, probeContainerHost } from "./containerHost.js";
 import { containerCgroup, containerOomFile, readOomKills } from "./containerMemory.js";
 import { writeContainerSeccompProfile } from "./containerSeccomp.js";
+import { type ContainerStorage, podmanStorageArgs } from "./containerStorage.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
 import {
   EGRESS_SANDBOX_DIR,
@@ -64,6 +65,11 @@ export interface ContainerTierOptions {
   tlsVerify?: boolean;
   /** Tests only: another podman (or a missing one) than the host's. */
   host?: { podmanPath?: string; runcPath?: string };
+  /**
+   * This host's own image store (containerStorage.ts, opened at start-up): every podman command
+   * (sessions, the warm pool, leftover sweeps, removals, inspects) names it. Absent: podman's default.
+   */
+  storage?: ContainerStorage;
   /**
    * Containers kept started ahead of sessions, per image (a pool per image a session has asked
    * for on this worker, or `warm` was given), each with a uid of its own and an empty workspace
@@ -306,6 +312,7 @@ export class ContainerTierProvider implements SandboxProvider {
     return {
       podmanPath: host.podmanPath,
       runcPath: host.runcPath,
+      ...(this.options.storage ? { storage: this.options.storage } : {}),
       seccompProfile: host.seccomp.path,
       image,
       pull: this.options.pull ?? "never",
@@ -391,7 +398,15 @@ export class ContainerTierProvider implements SandboxProvider {
     this.staleSwept ??= (async () => {
       const { stdout } = await run(
         host.podmanPath,
-        ["ps", "--all", "--filter", `label=${CONTAINER_LABEL}`, "--format", `{{.Names}} {{.Labels}}`],
+        [
+          ...podmanStorageArgs(this.options.storage),
+          "ps",
+          "--all",
+          "--filter",
+          `label=${CONTAINER_LABEL}`,
+          "--format",
+          `{{.Names}} {{.Labels}}`,
+        ],
         { env: PODMAN_ENV, timeout: REMOVE_TIMEOUT_MS },
       ).catch(() => ({ stdout: "" }));
       for (const line of stdout.split("\n")) {
@@ -399,7 +414,7 @@ export class ContainerTierProvider implements SandboxProvider {
         const pid = Number(/io\.awaken\.sandbox:(\d+)/.exec(line)?.[1]);
         if (!name?.startsWith("awaken-") || !Number.isInteger(pid) || pid === process.pid) continue;
         if (processExists(pid)) continue;
-        await removeContainer(host.podmanPath, host.runcPath, name);
+        await removeContainer({ ...host, storage: this.options.storage }, name);
       }
     })();
     return this.staleSwept;
@@ -428,8 +443,22 @@ function processExists(pid: number): boolean {
   }
 }
 
-async function removeContainer(podmanPath: string, runcPath: string, name: string): Promise<void> {
-  await run(podmanPath, ["--runtime", runcPath, "rm", "--force", "--time", "0", "--ignore", name], {
+/** The podman a container was started with: its binary, runtime and store. */
+type Podman = Pick<ContainerInvocation, "podmanPath" | "runcPath" | "storage">;
+
+async function removeContainer(podman: Podman, name: string): Promise<void> {
+  const args = [
+    ...podmanStorageArgs(podman.storage),
+    "--runtime",
+    podman.runcPath,
+    "rm",
+    "--force",
+    "--time",
+    "0",
+    "--ignore",
+    name,
+  ];
+  await run(podman.podmanPath, args, {
     env: PODMAN_ENV,
     timeout: REMOVE_TIMEOUT_MS,
   }).catch(() => {});
@@ -457,7 +486,7 @@ async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
     tier: "container",
     // The container outlives its podman client when only the client is killed: remove it first.
     killTree: async (pid, exited) => {
-      await removeContainer(launch.podmanPath, launch.runcPath, name);
+      await removeContainer(launch, name);
       const gone = await Promise.race([
         exited.then(() => true),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
@@ -476,7 +505,7 @@ async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
     CONTAINER_NAMES.set(live, name);
     return live;
   } catch (error) {
-    await removeContainer(launch.podmanPath, launch.runcPath, name);
+    await removeContainer(launch, name);
     throw error;
   }
 }
@@ -524,7 +553,12 @@ export class ContainerSandbox implements Sandbox {
     const name = this.live ? CONTAINER_NAMES.get(this.live) : undefined;
     if (name === undefined) return 0;
     if (this.oomFile?.name !== name) {
-      const file = containerOomFile(this.launch.podmanPath, name, PODMAN_ENV);
+      const file = containerOomFile(
+        this.launch.podmanPath,
+        name,
+        PODMAN_ENV,
+        podmanStorageArgs(this.launch.storage),
+      );
       file.catch(() => {});
       this.oomFile = { name, file };
     }
@@ -580,13 +614,13 @@ export class ContainerSandbox implements Sandbox {
         maxStderrBytes: request.maxStderrBytes,
         signal: AbortSignal.any([request.signal, this.stopping.signal]),
         preamble: environmentPreamble(request.env),
-        killTree: async () => removeContainer(launch.podmanPath, launch.runcPath, name),
+        killTree: async () => removeContainer(launch, name),
       },
     );
     this.processes.add(started);
     void started.exited.then(async () => {
       this.processes.delete(started);
-      await removeContainer(launch.podmanPath, launch.runcPath, name);
+      await removeContainer(launch, name);
     });
     return started;
   }
