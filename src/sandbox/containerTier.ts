@@ -92,6 +92,8 @@ const POOL_DIR = ".container-pool";
 const TEARDOWN_WAIT_MS = 2_000;
 /** How long `podman rm --force` may take before the client's process group is killed anyway. */
 const REMOVE_TIMEOUT_MS = 15_000;
+/** A first pull of a large image on a fresh host: far longer than a sandbox's start may take. */
+const PULL_TIMEOUT_MS = 10 * 60_000;
 
 type Launch = Omit<ContainerInvocation, "name" | "argv">;
 
@@ -114,6 +116,8 @@ export class ContainerTierProvider implements SandboxProvider {
   private staleSwept: Promise<void> | null = null;
   private staleSlotsSwept: Promise<void> | null = null;
   private readonly pools = new Map<string, WarmPool>();
+  /** `pull: "missing"`: each image's pull (one at a time per image), kept once it succeeded. */
+  private readonly pulls = new Map<string, Promise<void>>();
   private readonly poolSize: number;
   private closed = false;
 
@@ -229,6 +233,7 @@ export class ContainerTierProvider implements SandboxProvider {
     const host = await this.checkHost();
     await this.sweepStale(host);
     const image = spec.image as string;
+    await this.pulled(host, image);
     const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, spec.sessionId);
     const idleTimeoutMs = this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     // Refilled after this session's container is handed out, in the background.
@@ -347,6 +352,7 @@ export class ContainerTierProvider implements SandboxProvider {
   /** A container started over an empty slot, its proxy letting nothing through until a session takes it. */
   private async startPooled(image: string): Promise<PooledSandbox> {
     const host = await this.checkHost();
+    await this.pulled(host, image);
     const uid = await this.uids.allocate();
     const owner: HostOwner = { uid, gid: uid };
     const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
@@ -370,6 +376,29 @@ export class ContainerTierProvider implements SandboxProvider {
     if (entry.owner && (await waitForNoProcesses(entry.owner.uid, TEARDOWN_WAIT_MS)))
       this.uids.release(entry.owner.uid);
     await rm(entry.slot, { recursive: true, force: true });
+  }
+
+  /**
+   * With `pull: "missing"`, `image` is pulled (when this host's store lacks it) before any
+   * container of it starts, on a clock of its own: inside `podman run` the pull would count against
+   * the sandbox's start timeout, which a large image's first pull on a fresh host can outlast.
+   */
+  private pulled(host: ContainerHost, image: string): Promise<void> {
+    if ((this.options.pull ?? "never") !== "missing") return Promise.resolve();
+    let pull = this.pulls.get(image);
+    if (!pull) {
+      const started = pullIfMissing(
+        { ...host, storage: this.options.storage },
+        image,
+        this.options.tlsVerify ?? true,
+      );
+      started.catch(() => {
+        if (this.pulls.get(image) === started) this.pulls.delete(image);
+      });
+      this.pulls.set(image, started);
+      pull = started;
+    }
+    return pull;
   }
 
   /** Slots a crashed earlier worker process left (never used, so empty): removed once. */
@@ -462,6 +491,35 @@ async function removeContainer(podman: Podman, name: string): Promise<void> {
     env: PODMAN_ENV,
     timeout: REMOVE_TIMEOUT_MS,
   }).catch(() => {});
+}
+
+/** Pulls `image` (admitted already, so no option) into the store unless it is there. */
+async function pullIfMissing(podman: Podman, image: string, tlsVerify: boolean): Promise<void> {
+  const store = podmanStorageArgs(podman.storage);
+  const present = await run(podman.podmanPath, [...store, "image", "exists", image], {
+    env: PODMAN_ENV,
+    timeout: REMOVE_TIMEOUT_MS,
+  }).then(
+    () => true,
+    () => false,
+  );
+  if (present) return;
+  try {
+    await run(podman.podmanPath, [...store, "pull", "--quiet", `--tls-verify=${tlsVerify}`, image], {
+      env: PODMAN_ENV,
+      timeout: PULL_TIMEOUT_MS,
+    });
+  } catch (error) {
+    // podman's last word (its command line would name this host's paths).
+    const failed = error as { killed?: boolean; stderr?: unknown };
+    const reason = failed.killed
+      ? `no answer within ${PULL_TIMEOUT_MS / 1000} s`
+      : String(failed.stderr ?? "")
+          .trim()
+          .split("\n")
+          .at(-1) || "podman pull failed";
+    throw new SandboxUnavailableError("container", `could not pull the image ${image}: ${reason}`);
+  }
 }
 
 /** Each started container's name, for its memory cgroup (containerMemory.ts). */

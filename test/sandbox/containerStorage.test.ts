@@ -13,6 +13,7 @@ import {
   podmanStorageArgs,
 } from "../../src/sandbox/containerStorage.js";
 import { ContainerTierProvider } from "../../src/sandbox/containerTier.js";
+import { SandboxUnavailableError } from "../../src/sandbox/ports.js";
 import { type PodmanStore, podmanStore } from "../support/podmanStore.js";
 import {
   buildSandboxImage,
@@ -232,5 +233,36 @@ describe("a container tier on a store of its own", () => {
     }
     expect(names(store.args)).toEqual([]);
     expect(await readdir(join(scratch, "tier-workspaces", ".container-pool")).catch(() => [])).toEqual([]);
+  }, 120_000);
+
+  it("pulls a missing image before its container starts, and a failed pull says so", async () => {
+    // Nothing listens on port 1: the pull fails at once, as its own step (not as a start timeout).
+    const unreachable = `127.0.0.1:1/awaken/environments@sha256:${"0".repeat(64)}`;
+    const provider = new ContainerTierProvider({
+      workspaceRoot: join(scratch, "pull-workspaces"),
+      allowedImages: [unreachable],
+      uidRange: { first: 235_000, last: 235_999 },
+      poolSize: 0,
+      pull: "missing",
+      tlsVerify: false,
+      storage: openContainerStorage(store.dir, "--container-storage"),
+    });
+    try {
+      const error = await provider
+        .realize({
+          tier: "container",
+          image: unreachable,
+          sessionId: "s-pull",
+          networking: { type: "unrestricted" },
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SandboxUnavailableError);
+      expect((error as Error).message).toMatch(
+        /could not pull the image 127\.0\.0\.1:1\/awaken\/environments@sha256:0+: /,
+      );
+      expect((error as Error).message).not.toContain(store.dir);
+    } finally {
+      await provider.close();
+    }
   }, 120_000);
 });
