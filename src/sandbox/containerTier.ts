@@ -118,6 +118,8 @@ export class ContainerTierProvider implements SandboxProvider {
   private readonly pools = new Map<string, WarmPool>();
   /** `pull: "missing"`: each image's pull (one at a time per image), kept once it succeeded. */
   private readonly pulls = new Map<string, Promise<void>>();
+  /** Aborted on close: a pull in flight is stopped, not left running past this provider. */
+  private readonly closing = new AbortController();
   private readonly poolSize: number;
   private closed = false;
 
@@ -199,6 +201,7 @@ export class ContainerTierProvider implements SandboxProvider {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     const entries = [...this.live.values()];
     this.live.clear();
     const pools = [...this.pools.values()];
@@ -391,6 +394,7 @@ export class ContainerTierProvider implements SandboxProvider {
         { ...host, storage: this.options.storage },
         image,
         this.options.tlsVerify ?? true,
+        this.closing.signal,
       );
       started.catch(() => {
         if (this.pulls.get(image) === started) this.pulls.delete(image);
@@ -494,7 +498,12 @@ async function removeContainer(podman: Podman, name: string): Promise<void> {
 }
 
 /** Pulls `image` (admitted already, so no option) into the store unless it is there. */
-async function pullIfMissing(podman: Podman, image: string, tlsVerify: boolean): Promise<void> {
+async function pullIfMissing(
+  podman: Podman,
+  image: string,
+  tlsVerify: boolean,
+  signal: AbortSignal,
+): Promise<void> {
   const store = podmanStorageArgs(podman.storage);
   const present = await run(podman.podmanPath, [...store, "image", "exists", image], {
     env: PODMAN_ENV,
@@ -508,16 +517,19 @@ async function pullIfMissing(podman: Podman, image: string, tlsVerify: boolean):
     await run(podman.podmanPath, [...store, "pull", "--quiet", `--tls-verify=${tlsVerify}`, image], {
       env: PODMAN_ENV,
       timeout: PULL_TIMEOUT_MS,
+      signal,
     });
   } catch (error) {
     // podman's last word (its command line would name this host's paths).
     const failed = error as { killed?: boolean; stderr?: unknown };
-    const reason = failed.killed
-      ? `no answer within ${PULL_TIMEOUT_MS / 1000} s`
-      : String(failed.stderr ?? "")
-          .trim()
-          .split("\n")
-          .at(-1) || "podman pull failed";
+    const reason = signal.aborted
+      ? "the worker is closing"
+      : failed.killed
+        ? `no answer within ${PULL_TIMEOUT_MS / 1000} s`
+        : String(failed.stderr ?? "")
+            .trim()
+            .split("\n")
+            .at(-1) || "podman pull failed";
     throw new SandboxUnavailableError("container", `could not pull the image ${image}: ${reason}`);
   }
 }
