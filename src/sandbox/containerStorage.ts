@@ -36,9 +36,9 @@ export function podmanStorageArgs(storage: ContainerStorage | undefined): string
 
 /**
  * Checks and prepares the store at `dir` (`spelled`: the flag or variable it came from, for the
- * error): an absolute path, not `/`, short enough for podman (46 bytes); created 0700 when missing; otherwise a directory owned by this
- * process's user that is empty or already a store of ours (it empties `run/` and `tmp/` below, so
- * it must not be a directory holding anything else), tightened to 0700. After a reboot `run/` and
+ * error): an absolute path, not `/`, short enough for podman (46 bytes); created 0700 when
+ * missing; otherwise a directory owned by this process's user that is empty or already a store of
+ * ours (it empties `run/` and `tmp/` below, so it must not hold anything else), tightened to 0700. After a reboot `run/` and
  * `tmp/` are emptied, as podman expects of its defaults on tmpfs: stale mount counts and container
  * states would otherwise outlive the boot. Throws a message naming `spelled`.
  */
