@@ -16,6 +16,7 @@ import { createProviderRouter } from "../providers/router.js";
 import { acpRuntimePorts } from "../runtime/acp/acpBrainStep.js";
 import { outcomeHeartbeatFromEnv } from "../runtime/outcomeStep.js";
 import { DEFAULT_RETRY_POLICY } from "../runtime/retryPolicy.js";
+import { type ContainerStorage, containerStorageFrom } from "../sandbox/containerStorage.js";
 import type { EgressProxyOptions } from "../sandbox/egressProxy.js";
 import { createSandboxes, reportContainerTier, reportMissingBubblewrap } from "../sandbox/sandboxes.js";
 import { CoordinatorRejected, HttpWorkerTransport } from "../worker/httpTransport.js";
@@ -43,6 +44,11 @@ export interface RemoteWorkerOptions {
   modelRetryBaseMs: number;
   /** Sessions' sandbox workspaces on this worker's host. */
   workspaceDir: string;
+  /**
+   * `--container-storage`: this host's own podman image store for the container tier (else
+   * AWAKEN_CONTAINER_STORAGE, else podman's default). Checked and created at start-up.
+   */
+  containerStorage?: string | undefined;
   /** The operator enabled tiers weaker than the default on this worker (`--allow-unsandboxed-tier`). */
   allowWeakerTiers?: boolean | undefined;
   env: NodeJS.ProcessEnv;
@@ -141,6 +147,13 @@ export async function startRemoteWorker(
     if (error instanceof AllowListError) throw new WorkerConfigError(error.message);
     throw error;
   }
+  // A store that cannot be used is a start-up error, not every container session's.
+  let containerStorage: ContainerStorage | undefined;
+  try {
+    containerStorage = containerStorageFrom(options.containerStorage, options.env);
+  } catch (error) {
+    throw new WorkerConfigError((error as Error).message);
+  }
   const log = logger.child({ component: "worker" });
   // A busy metrics port or a short metrics token is a start-up error, before the coordinator is even asked.
   let metricsToken: string | undefined;
@@ -190,10 +203,11 @@ export async function startRemoteWorker(
     options.allowWeakerTiers === true,
     // Repository clones obey the same address policy as this host's MCP connections.
     outbound.policy,
+    containerStorage,
   );
   for (const line of providers.describe()) logger.info({ component: "providers" }, line);
   await reportMissingBubblewrap(logger);
-  await reportContainerTier(logger, options.env);
+  await reportContainerTier(logger, options.env, containerStorage?.dir);
   const worker = new Worker(
     transport,
     {

@@ -37,6 +37,7 @@ Environment:
   ${ALLOW_WEAKER_TIERS_ENV}=1  same as ${ALLOW_WEAKER_TIERS_FLAG}
   AWAKEN_ALLOW_PRIVATE_HOSTS  private MCP hosts / CIDRs this worker may connect to for runs
                           (--allow-private-mcp-host wins); unset, no loopback or private address
+  AWAKEN_CONTAINER_STORAGE  used when --container-storage is not given
   AWAKEN_TRACE_CONTENT    on: this worker's spans may carry content (prompts, answers, tool I/O)
                           of sessions that ask and whose data subject consented; off (default)
 
@@ -79,6 +80,12 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
     .addOption(
       new Option("--workspace-dir <path>", "where sessions' sandbox workspaces live on this host").default(
         ".awaken/workspaces",
+      ),
+    )
+    .addOption(
+      new Option(
+        "--container-storage <dir>",
+        "this host's own podman image store for container-tier sessions (absolute; created 0700); default: podman's",
       ),
     )
     .addOption(new Option("--id <name>", "worker name in claims and logs (default <hostname>-<pid>)"))
@@ -132,6 +139,7 @@ export function workerCommand(testHooks: WorkerCommandTestHooks = {}): Command {
           modelIdleTimeoutMs: execution.modelIdleTimeoutMs,
           modelRetryBaseMs: execution.modelRetryBaseMs,
           workspaceDir: opts.workspaceDir,
+          containerStorage: opts.containerStorage,
           allowWeakerTiers,
           env: process.env,
           allowPrivateHosts: opts.allowPrivateMcpHost,

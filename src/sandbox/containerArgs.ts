@@ -1,4 +1,5 @@
 import type { ResourceLimits } from "./bwrapArgs.js";
+import { type ContainerStorage, podmanStorageArgs } from "./containerStorage.js";
 import { EGRESS_PROXY_URL, EGRESS_SANDBOX_DIR } from "./egressProxy.js";
 import { PACKAGES_MOUNT, packagesEnv, type SandboxMounts } from "./ports.js";
 import { mountHostPath } from "./resourceMounts.js";
@@ -21,6 +22,8 @@ const CONTAINER_PATH = "/usr/local/bin:/usr/bin:/bin";
 export interface ContainerInvocation {
   podmanPath: string;
   runcPath: string;
+  /** This host's own image store (containerStorage.ts); absent: podman's default. */
+  storage?: ContainerStorage;
   /** Unique per container: `awaken-<pid>-<uuid>`. */
   name: string;
   image: string;
@@ -76,6 +79,7 @@ export function containerCommand(invocation: ContainerInvocation): { command: st
     ...invocation.extraEnv,
   };
   const args = [
+    ...podmanStorageArgs(invocation.storage),
     "--runtime",
     invocation.runcPath,
     "run",

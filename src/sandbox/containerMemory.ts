@@ -15,8 +15,10 @@ export async function containerOomFile(
   podmanPath: string,
   name: string,
   env: NodeJS.ProcessEnv,
+  /** podman's global options naming the container's store (containerStorage.ts). */
+  storageArgs: readonly string[] = [],
 ): Promise<string> {
-  const { stdout } = await run(podmanPath, ["inspect", "--format", "{{.State.Pid}}", name], {
+  const { stdout } = await run(podmanPath, [...storageArgs, "inspect", "--format", "{{.State.Pid}}", name], {
     env,
     timeout: 10_000,
   });

@@ -15,6 +15,7 @@ import {
 import { CONTAINER_INSTALL_HINT, type ContainerHost, probeContainerHost } from "./containerHost.js";
 import { containerCgroup, containerOomFile, readOomKills } from "./containerMemory.js";
 import { writeContainerSeccompProfile } from "./containerSeccomp.js";
+import { type ContainerStorage, podmanStorageArgs } from "./containerStorage.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
 import {
   EGRESS_SANDBOX_DIR,
@@ -65,6 +66,11 @@ export interface ContainerTierOptions {
   /** Tests only: another podman (or a missing one) than the host's. */
   host?: { podmanPath?: string; runcPath?: string };
   /**
+   * This host's own image store (containerStorage.ts, opened at start-up): every podman command
+   * (sessions, the warm pool, leftover sweeps, removals, inspects) names it. Absent: podman's default.
+   */
+  storage?: ContainerStorage;
+  /**
    * Containers kept started ahead of sessions, per image (a pool per image a session has asked
    * for on this worker, or `warm` was given), each with a uid of its own and an empty workspace
    * slot. 0 disables the pool. Default 2.
@@ -86,6 +92,8 @@ const POOL_DIR = ".container-pool";
 const TEARDOWN_WAIT_MS = 2_000;
 /** How long `podman rm --force` may take before the client's process group is killed anyway. */
 const REMOVE_TIMEOUT_MS = 15_000;
+/** A first pull of a large image on a fresh host: far longer than a sandbox's start may take. */
+const PULL_TIMEOUT_MS = 10 * 60_000;
 
 type Launch = Omit<ContainerInvocation, "name" | "argv">;
 
@@ -108,6 +116,10 @@ export class ContainerTierProvider implements SandboxProvider {
   private staleSwept: Promise<void> | null = null;
   private staleSlotsSwept: Promise<void> | null = null;
   private readonly pools = new Map<string, WarmPool>();
+  /** `pull: "missing"`: each image's pull (one at a time per image), kept once it succeeded. */
+  private readonly pulls = new Map<string, Promise<void>>();
+  /** Aborted on close: a pull in flight is stopped, not left running past this provider. */
+  private readonly closing = new AbortController();
   private readonly poolSize: number;
   private closed = false;
 
@@ -189,6 +201,7 @@ export class ContainerTierProvider implements SandboxProvider {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.closing.abort();
     const entries = [...this.live.values()];
     this.live.clear();
     const pools = [...this.pools.values()];
@@ -223,6 +236,7 @@ export class ContainerTierProvider implements SandboxProvider {
     const host = await this.checkHost();
     await this.sweepStale(host);
     const image = spec.image as string;
+    await this.pulled(host, image);
     const hostWorkspace = workspaceDirectory(this.options.workspaceRoot, spec.sessionId);
     const idleTimeoutMs = this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     // Refilled after this session's container is handed out, in the background.
@@ -306,6 +320,7 @@ export class ContainerTierProvider implements SandboxProvider {
     return {
       podmanPath: host.podmanPath,
       runcPath: host.runcPath,
+      ...(this.options.storage ? { storage: this.options.storage } : {}),
       seccompProfile: host.seccomp.path,
       image,
       pull: this.options.pull ?? "never",
@@ -340,6 +355,7 @@ export class ContainerTierProvider implements SandboxProvider {
   /** A container started over an empty slot, its proxy letting nothing through until a session takes it. */
   private async startPooled(image: string): Promise<PooledSandbox> {
     const host = await this.checkHost();
+    await this.pulled(host, image);
     const uid = await this.uids.allocate();
     const owner: HostOwner = { uid, gid: uid };
     const slot = join(this.options.workspaceRoot, POOL_DIR, `${process.pid}-${randomUUID()}`);
@@ -363,6 +379,30 @@ export class ContainerTierProvider implements SandboxProvider {
     if (entry.owner && (await waitForNoProcesses(entry.owner.uid, TEARDOWN_WAIT_MS)))
       this.uids.release(entry.owner.uid);
     await rm(entry.slot, { recursive: true, force: true });
+  }
+
+  /**
+   * With `pull: "missing"`, `image` is pulled (when this host's store lacks it) before any
+   * container of it starts, on a clock of its own: inside `podman run` the pull would count against
+   * the sandbox's start timeout, which a large image's first pull on a fresh host can outlast.
+   */
+  private pulled(host: ContainerHost, image: string): Promise<void> {
+    if ((this.options.pull ?? "never") !== "missing") return Promise.resolve();
+    let pull = this.pulls.get(image);
+    if (!pull) {
+      const started = pullIfMissing(
+        { ...host, storage: this.options.storage },
+        image,
+        this.options.tlsVerify ?? true,
+        this.closing.signal,
+      );
+      started.catch(() => {
+        if (this.pulls.get(image) === started) this.pulls.delete(image);
+      });
+      this.pulls.set(image, started);
+      pull = started;
+    }
+    return pull;
   }
 
   /** Slots a crashed earlier worker process left (never used, so empty): removed once. */
@@ -391,7 +431,15 @@ export class ContainerTierProvider implements SandboxProvider {
     this.staleSwept ??= (async () => {
       const { stdout } = await run(
         host.podmanPath,
-        ["ps", "--all", "--filter", `label=${CONTAINER_LABEL}`, "--format", `{{.Names}} {{.Labels}}`],
+        [
+          ...podmanStorageArgs(this.options.storage),
+          "ps",
+          "--all",
+          "--filter",
+          `label=${CONTAINER_LABEL}`,
+          "--format",
+          `{{.Names}} {{.Labels}}`,
+        ],
         { env: PODMAN_ENV, timeout: REMOVE_TIMEOUT_MS },
       ).catch(() => ({ stdout: "" }));
       for (const line of stdout.split("\n")) {
@@ -399,7 +447,7 @@ export class ContainerTierProvider implements SandboxProvider {
         const pid = Number(/io\.awaken\.sandbox:(\d+)/.exec(line)?.[1]);
         if (!name?.startsWith("awaken-") || !Number.isInteger(pid) || pid === process.pid) continue;
         if (processExists(pid)) continue;
-        await removeContainer(host.podmanPath, host.runcPath, name);
+        await removeContainer({ ...host, storage: this.options.storage }, name);
       }
     })();
     return this.staleSwept;
@@ -428,11 +476,62 @@ function processExists(pid: number): boolean {
   }
 }
 
-async function removeContainer(podmanPath: string, runcPath: string, name: string): Promise<void> {
-  await run(podmanPath, ["--runtime", runcPath, "rm", "--force", "--time", "0", "--ignore", name], {
+/** The podman a container was started with: its binary, runtime and store. */
+type Podman = Pick<ContainerInvocation, "podmanPath" | "runcPath" | "storage">;
+
+async function removeContainer(podman: Podman, name: string): Promise<void> {
+  const args = [
+    ...podmanStorageArgs(podman.storage),
+    "--runtime",
+    podman.runcPath,
+    "rm",
+    "--force",
+    "--time",
+    "0",
+    "--ignore",
+    name,
+  ];
+  await run(podman.podmanPath, args, {
     env: PODMAN_ENV,
     timeout: REMOVE_TIMEOUT_MS,
   }).catch(() => {});
+}
+
+/** Pulls `image` (admitted already, so no option) into the store unless it is there. */
+async function pullIfMissing(
+  podman: Podman,
+  image: string,
+  tlsVerify: boolean,
+  signal: AbortSignal,
+): Promise<void> {
+  const store = podmanStorageArgs(podman.storage);
+  const present = await run(podman.podmanPath, [...store, "image", "exists", image], {
+    env: PODMAN_ENV,
+    timeout: REMOVE_TIMEOUT_MS,
+  }).then(
+    () => true,
+    () => false,
+  );
+  if (present) return;
+  try {
+    await run(podman.podmanPath, [...store, "pull", "--quiet", `--tls-verify=${tlsVerify}`, image], {
+      env: PODMAN_ENV,
+      timeout: PULL_TIMEOUT_MS,
+      signal,
+    });
+  } catch (error) {
+    // podman's last word (its command line would name this host's paths).
+    const failed = error as { killed?: boolean; stderr?: unknown };
+    const reason = signal.aborted
+      ? "the worker is closing"
+      : failed.killed
+        ? `no answer within ${PULL_TIMEOUT_MS / 1000} s`
+        : String(failed.stderr ?? "")
+            .trim()
+            .split("\n")
+            .at(-1) || "podman pull failed";
+    throw new SandboxUnavailableError("container", `could not pull the image ${image}: ${reason}`);
+  }
 }
 
 /** Each started container's name, for its memory cgroup (containerMemory.ts). */
@@ -457,7 +556,7 @@ async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
     tier: "container",
     // The container outlives its podman client when only the client is killed: remove it first.
     killTree: async (pid, exited) => {
-      await removeContainer(launch.podmanPath, launch.runcPath, name);
+      await removeContainer(launch, name);
       const gone = await Promise.race([
         exited.then(() => true),
         new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
@@ -476,7 +575,7 @@ async function startContainer(launch: Launch): Promise<SupervisedBwrap> {
     CONTAINER_NAMES.set(live, name);
     return live;
   } catch (error) {
-    await removeContainer(launch.podmanPath, launch.runcPath, name);
+    await removeContainer(launch, name);
     throw error;
   }
 }
@@ -524,7 +623,12 @@ export class ContainerSandbox implements Sandbox {
     const name = this.live ? CONTAINER_NAMES.get(this.live) : undefined;
     if (name === undefined) return 0;
     if (this.oomFile?.name !== name) {
-      const file = containerOomFile(this.launch.podmanPath, name, PODMAN_ENV);
+      const file = containerOomFile(
+        this.launch.podmanPath,
+        name,
+        PODMAN_ENV,
+        podmanStorageArgs(this.launch.storage),
+      );
       file.catch(() => {});
       this.oomFile = { name, file };
     }
@@ -580,13 +684,13 @@ export class ContainerSandbox implements Sandbox {
         maxStderrBytes: request.maxStderrBytes,
         signal: AbortSignal.any([request.signal, this.stopping.signal]),
         preamble: environmentPreamble(request.env),
-        killTree: async () => removeContainer(launch.podmanPath, launch.runcPath, name),
+        killTree: async () => removeContainer(launch, name),
       },
     );
     this.processes.add(started);
     void started.exited.then(async () => {
       this.processes.delete(started);
-      await removeContainer(launch.podmanPath, launch.runcPath, name);
+      await removeContainer(launch, name);
     });
     return started;
   }

@@ -11,6 +11,7 @@
  *   AWAKEN_SANDBOX_CGROUP               a delegated cgroup to create sandbox cgroups under
  *   AWAKEN_CONTAINER_PULL               container tier: never (default: local store only) | missing
  *   AWAKEN_CONTAINER_TLS_VERIFY         container tier: verify a registry's TLS when pulling (default true)
+ *   AWAKEN_CONTAINER_STORAGE            container tier: this host's own podman store (containerStorage.ts)
  */
 import type { BwrapTierOptions } from "./bwrapTier.js";
 import type { ContainerTierOptions } from "./containerTier.js";

@@ -6,6 +6,7 @@ import { isWeakerThanDefault } from "../kernel/sandboxTiers.js";
 import { bwrapUnavailableReason } from "./bwrapHost.js";
 import { BwrapTierProvider } from "./bwrapTier.js";
 import { CONTAINER_INSTALL_HINT, probeContainerHost } from "./containerHost.js";
+import { type ContainerStorage, containerStorageFrom } from "./containerStorage.js";
 import { ContainerTierProvider } from "./containerTier.js";
 import type { EgressProxyOptions } from "./egressProxy.js";
 import { RepositoryCloner } from "./gitClone.js";
@@ -36,6 +37,11 @@ export function createSandboxes(
    * operator's allow-list). Absent: public addresses only.
    */
   repositoryPolicy?: OutboundPolicy,
+  /**
+   * The container tier's image store on this host, opened at start-up (`awaken worker
+   * --container-storage`). Absent: AWAKEN_CONTAINER_STORAGE, else podman's default store.
+   */
+  containerStorage: ContainerStorage | undefined = containerStorageFrom(undefined, env),
 ): TieredSandboxProvider {
   const root = resolve(workspaceRoot);
   const tiers = {
@@ -52,6 +58,7 @@ export function createSandboxes(
       limits: sandboxLimitsFromEnv(env).limits,
       ...(egress ? { egress } : {}),
       ...containerPullFromEnv(env),
+      ...(containerStorage ? { storage: containerStorage } : {}),
     }),
     none: new NoneTierProvider(root),
   };
@@ -89,7 +96,12 @@ export async function reportMissingBubblewrap(logger: Logger): Promise<void> {
  * Said once at start-up when the operator allowed container images: whether this host can run the
  * container tier (podman, runc) and what the tier enforces here, so nobody believes more of it.
  */
-export async function reportContainerTier(logger: Logger, env: NodeJS.ProcessEnv): Promise<void> {
+export async function reportContainerTier(
+  logger: Logger,
+  env: NodeJS.ProcessEnv,
+  /** The store the tier uses (`--container-storage`), named in the line; else AWAKEN_CONTAINER_STORAGE's. */
+  storageDir: string | undefined = env.AWAKEN_CONTAINER_STORAGE || undefined,
+): Promise<void> {
   const images = allowedContainerImages(env);
   if (images.length === 0) return;
   const host = await probeContainerHost();
@@ -101,7 +113,7 @@ export async function reportContainerTier(logger: Logger, env: NodeJS.ProcessEnv
     return;
   }
   logger.info(
-    { component: "sandbox", images, runtime: host.runcPath },
+    { component: "sandbox", images, runtime: host.runcPath, store: storageDir ?? "podman's default" },
     "container tier: enforces an unprivileged uid, no capabilities, no-new-privileges, a read-only root, seccomp, no network but the egress proxy, memory and pids (the container's cgroup), rlimits and the workspace quota",
   );
 }

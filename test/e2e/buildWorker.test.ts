@@ -10,57 +10,18 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type BuildWorkerFixture,
   FROZEN_PACKAGE as PACKAGE,
   startBuildWorkerFixture,
-  type Wire,
 } from "../support/buildWorkerFixture.js";
 import { startDockerRegistry } from "../support/dockerRegistry.js";
-import { isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
 
 const API_KEY = "sk-buildworker-test-key-0123456789";
 const BUILD_TOKEN = "build-worker-e2e-token-0123456789";
 
 let f: BuildWorkerFixture;
-
-/** Internal facts are not on the wire: read them from the server's database. */
-function internalFacts(sessionId: string, type: string): Wire[] {
-  const reader = new Database(join(f.dir, "data", "awaken.db"), { readonly: true });
-  try {
-    const rows = reader
-      .prepare("select body_json from events where session_id = ? and type = ? order by seq")
-      .all(sessionId, type) as Array<{ body_json: string }>;
-    return rows.map((r) => JSON.parse(r.body_json) as Wire);
-  } finally {
-    reader.close();
-  }
-}
-
-/** Runs one bash command in a new session of `environmentId` and answers the tool's output. */
-async function bashInSession(
-  environmentId: string,
-  command: string,
-): Promise<{ sessionId: string; text: string }> {
-  const { server } = f;
-  const agent = await server.client.beta.agents.create({
-    name: "hands",
-    model: MODEL,
-    tools: [{ type: "agent_toolset_20260401" }] as never,
-  });
-  const session = await server.client.beta.sessions.create({
-    agent: agent.id,
-    environment_id: environmentId,
-  });
-  await server.client.beta.sessions.events.send(session.id, {
-    events: [userMessage(`call bash ${JSON.stringify({ command })}`)],
-  });
-  const events = await waitForHistory(server.client, session.id, (h) => h.some(isEndTurnIdle), 120_000);
-  const result = events.filter((e) => e.type === "agent.tool_result").at(-1);
-  return { sessionId: session.id, text: textOf(result) };
-}
 
 beforeAll(async () => {
   f = await startBuildWorkerFixture({ apiKey: API_KEY, buildToken: BUILD_TOKEN });
@@ -92,7 +53,7 @@ describe("awaken build-worker", () => {
     // A session of the revision runs the built image (pulled by digest): the package is there at
     // the frozen version, and the sandbox's fact names the digest it ran.
     try {
-      const { sessionId, text } = await bashInSession(
+      const { sessionId, text } = await f.bashInSession(
         env.id,
         `cat /opt/awaken/packages/node_modules/${PACKAGE}/package.json; echo; ` +
           `node -e 'console.log("node:" + require("${PACKAGE}/package.json").version)'`,
@@ -100,7 +61,7 @@ describe("awaken build-worker", () => {
       expect(text, text).not.toContain("[stderr]");
       expect(JSON.parse(text.split("\n")[0] ?? "")).toMatchObject({ name: PACKAGE, version: "1.2.3" });
       expect(text).toContain("node:1.2.3");
-      expect(internalFacts(sessionId, "awaken.sandbox_realized")).toEqual([
+      expect(f.internalFacts(sessionId, "awaken.sandbox_realized")).toEqual([
         expect.objectContaining({ tier: "container", image: image.image, image_digest: image.digest }),
       ]);
       // The image carries the packages: neither session creation nor the run installed them here.

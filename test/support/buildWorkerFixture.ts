@@ -1,7 +1,8 @@
 /**
  * The set-up of the build-worker end-to-end tests: an npm package served by a loopback npm registry
  * and its real lockfile, a base image carrying node and npm, Debian's docker-registry on loopback,
- * the built `awaken up` with a build worker token, and `awaken build-worker` child processes.
+ * the built `awaken up` with a build worker token, and `awaken build-worker` child processes; a bash
+ * call in a session and the session's internal facts, to check what a session of a built image ran.
  * `stop` ends every process and removes the registry, the base image and the scratch dir.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
@@ -10,6 +11,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { ImageBuildService } from "../../src/coordinator/imageBuilds/imageBuildService.js";
 import { PackageResolutionRecords } from "../../src/coordinator/packageResolutions.js";
 import { systemClock } from "../../src/kernel/clock.js";
@@ -20,6 +22,7 @@ import { openSqlite, type SqliteHandle } from "../../src/stores/sqlite/openSqlit
 import { dockerRegistryMissing, type LoopbackRegistry, startDockerRegistry } from "./dockerRegistry.js";
 import { type FakeNpmRegistry, startFakeNpmRegistry } from "./fakeNpmRegistry.js";
 import { buildSandboxImage, podmanMissing, type SandboxImage } from "./sandboxImage.js";
+import { isEndTurnIdle, MODEL, textOf, userMessage, waitForHistory } from "./sdkHelpers.js";
 import { type ServerProcess, startServerProcess } from "./serverProcess.js";
 
 const ENTRY = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
@@ -62,14 +65,20 @@ export interface BuildWorkerFixture {
   settled(environmentId: string): Promise<Wire>;
   /** Pulls `image` and reads the package's package.json inside it (the image is removed after). */
   packageJsonIn(image: string): Wire;
+  /** Runs one bash command in a new session of `environmentId` and answers the tool's output. */
+  bashInSession(environmentId: string, command: string): Promise<{ sessionId: string; text: string }>;
+  /** A session's internal facts of `type` (not on the wire: read from the server's database). */
+  internalFacts(sessionId: string, type: string): Wire[];
   stop(): Promise<void>;
 }
 
 export async function startBuildWorkerFixture(options: {
   apiKey: string;
   buildToken: string;
-  /** More `awaken up` arguments (e.g. `--image-build-lease-s`). */
+  /** More `awaken up` arguments (e.g. `--image-build-lease-s`, `--workers 0`). */
   serverArgs?: string[];
+  /** More `awaken up` variables (e.g. `AWAKEN_WORKER_TOKEN` for remote workers). */
+  serverEnv?: NodeJS.ProcessEnv;
 }): Promise<BuildWorkerFixture> {
   const missing = podmanMissing() ?? dockerRegistryMissing();
   if (missing) throw new Error(`the build worker tests need: ${missing}`);
@@ -143,6 +152,7 @@ export async function startBuildWorkerFixture(options: {
         // The in-process workers pull the derived image by digest from the loopback registry.
         AWAKEN_CONTAINER_PULL: "missing",
         AWAKEN_CONTAINER_TLS_VERIFY: "false",
+        ...options.serverEnv,
       },
       ...(options.serverArgs ? { args: options.serverArgs } : {}),
     });
@@ -241,6 +251,36 @@ export async function startBuildWorkerFixture(options: {
       return JSON.parse(run.stdout) as Wire;
     } finally {
       spawnSync("podman", ["rmi", "--force", image]);
+    }
+  };
+
+  fixture.bashInSession = async (environmentId, command) => {
+    const agent = await live.client.beta.agents.create({
+      name: "hands",
+      model: MODEL,
+      tools: [{ type: "agent_toolset_20260401" }] as never,
+    });
+    const session = await live.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environmentId,
+    });
+    await live.client.beta.sessions.events.send(session.id, {
+      events: [userMessage(`call bash ${JSON.stringify({ command })}`)],
+    });
+    const events = await waitForHistory(live.client, session.id, (h) => h.some(isEndTurnIdle), 120_000);
+    const result = events.filter((e) => e.type === "agent.tool_result").at(-1);
+    return { sessionId: session.id, text: textOf(result) };
+  };
+
+  fixture.internalFacts = (sessionId, type) => {
+    const reader = new Database(join(dir, "data", "awaken.db"), { readonly: true });
+    try {
+      const rows = reader
+        .prepare("select body_json from events where session_id = ? and type = ? order by seq")
+        .all(sessionId, type) as Array<{ body_json: string }>;
+      return rows.map((r) => JSON.parse(r.body_json) as Wire);
+    } finally {
+      reader.close();
     }
   };
   return fixture;

@@ -71,9 +71,13 @@ export function podmanMissing(): string | null {
 
 /**
  * `withNode`: also node (this process's binary) and the host's npm, so an image build can run
- * `npm ci` inside the image (the image-build tests' base).
+ * `npm ci` inside the image (the image-build tests' base). `storageArgs`: podman's global options
+ * naming another store than the default (test/support/podmanStore.ts) to import it into.
  */
-export function buildSandboxImage(options: { withNode?: boolean } = {}): SandboxImage {
+export function buildSandboxImage(
+  options: { withNode?: boolean; storageArgs?: readonly string[] } = {},
+): SandboxImage {
+  const store = options.storageArgs ?? [];
   const reference = `localhost/awaken-sandbox-test-${randomUUID().slice(0, 8)}:1`;
   const root = mkdtempSync(join(tmpdir(), "sandbox-image-"));
   try {
@@ -124,7 +128,7 @@ export function buildSandboxImage(options: { withNode?: boolean } = {}): Sandbox
     writeFileSync(join(root, SANDBOX_IMAGE_MARKER), "baked into the image\n");
     const tar = execFileSync("tar", ["-C", root, "-c", "."], { maxBuffer: 512 * 2 ** 20 });
     const change = ["--change", `LABEL ${TEST_RUN_LABEL}=${basename(tmpdir())}`];
-    execFileSync("podman", ["--runtime", RUNC, "import", ...change, "-", reference], {
+    execFileSync("podman", [...store, "--runtime", RUNC, "import", ...change, "-", reference], {
       input: tar,
       stdio: ["pipe", "ignore", "pipe"],
     });
@@ -134,11 +138,23 @@ export function buildSandboxImage(options: { withNode?: boolean } = {}): Sandbox
   return {
     reference,
     remove() {
-      const ids = spawnSync("podman", ["ps", "--all", "--quiet", "--filter", `ancestor=${reference}`], {
-        encoding: "utf8",
-      }).stdout.trim();
-      if (ids) spawnSync("podman", ["--runtime", RUNC, "rm", "--force", "--time", "0", ...ids.split(/\s+/)]);
-      spawnSync("podman", ["rmi", "--force", "--ignore", reference]);
+      const ids = spawnSync(
+        "podman",
+        [...store, "ps", "--all", "--quiet", "--filter", `ancestor=${reference}`],
+        { encoding: "utf8" },
+      ).stdout.trim();
+      if (ids)
+        spawnSync("podman", [
+          ...store,
+          "--runtime",
+          RUNC,
+          "rm",
+          "--force",
+          "--time",
+          "0",
+          ...ids.split(/\s+/),
+        ]);
+      spawnSync("podman", [...store, "rmi", "--force", "--ignore", reference]);
     },
   };
 }
