@@ -178,7 +178,7 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
     const results = ofType(events, "agent.tool_result");
     expect(results).toEqual([expect.objectContaining({ tool_use_id: uses[0]?.id, is_error: false })]);
     const idle = events.filter(isActionIdle).at(-1);
-    expect((idle?.stop_reason as { event_ids: string[] }).event_ids).toEqual([uses[1]?.id]);
+    expect(stopReason(idle)?.event_ids).toEqual([uses[1]?.id]);
     expect(existsSync(join(workspace, "note.txt"))).toBe(false);
 
     await t.client.beta.sessions.events.send(s.id, {
