@@ -7,6 +7,7 @@
  * the workspace, a crash mid-turn, a launch that fails, and an interrupt.
  */
 import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,10 +15,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
 import { bundleFakeHarness } from "../support/acp/fakeHarnessBundle.js";
+import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
+import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
 import { type FakeNpmRegistry, startFakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import {
   isActionIdle,
   isEndTurnIdle,
+  stopReason,
   textOf,
   userMessage,
   type WireEvent,
@@ -210,6 +214,41 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
     expect(denial.length).toBeGreaterThanOrEqual(1);
     expect(denial.every((r) => r.is_error === true)).toBe(true);
   });
+
+  it.each(AI_SDK_CLIENTS)(
+    "a harness's ask answered over the AI SDK ($label): denied, the harness goes on",
+    async ({ ai }) => {
+      const [a, e] = await Promise.all([agent(), environment()]);
+      const h = aiSdkChat({
+        ai,
+        baseUrl: t.server.url,
+        apiKey: TEST_API_KEY,
+        id: `chat-${randomUUID()}`,
+        body: { agentId: a.id, environmentId: e.id },
+        sendAutomaticallyWhen: ai.lastAssistantMessageIsCompleteWithApprovalResponses,
+      });
+      await h.chat.sendMessage({
+        text: 'tool edit chat-note {"path":"/workspace/chat.txt","content":"no"}\nsay the chat denied it',
+      });
+      await h.waitForFinishes(1, TURN_MS);
+      expect(h.errors).toEqual([]);
+      const asked = h.chat.messages.at(-1)?.parts.find((p) => p.type === "tool-edit") as
+        | { state: string; approval: { id: string } }
+        | undefined;
+      expect(asked?.state).toBe("approval-requested");
+      await h.chat.addToolApprovalResponse({ id: asked!.approval.id, approved: false });
+      await h.waitForFinishes(2, TURN_MS);
+      expect(h.errors).toEqual([]);
+      expect(JSON.stringify(partsOf(h.chat.messages.at(-1)))).toContain("the chat denied it");
+      const sessionId = h.sessionId()!;
+      const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), sessionId);
+      expect(existsSync(join(workspace, "chat.txt"))).toBe(false);
+      const events = await waitForHistory(t.client, sessionId, endTurns(1), TURN_MS);
+      expect(ofType(events, "user.tool_confirmation")).toMatchObject([{ result: "deny" }]);
+      // The harness that asked heard the answer: one launch for the whole turn.
+      expect((await stages(sessionId)).filter((stage) => stage === "ready")).toHaveLength(1);
+    },
+  );
 
   it("serves the harness's file requests inside the workspace only", async () => {
     const s = await session();
