@@ -6,18 +6,17 @@
  * allowed and denied; the decisions posted as Managed confirmations), its file requests confined to
  * the workspace, a crash mid-turn, a launch that fails, and an interrupt.
  */
-import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
-import { bundleFakeHarness } from "../support/acp/fakeHarnessBundle.js";
+import { HARNESS_PACKAGE, serveHarnessPackage } from "../support/acp/harnessPackage.js";
 import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
-import { type FakeNpmRegistry, startFakeNpmRegistry } from "../support/fakeNpmRegistry.js";
+import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import {
   isActionIdle,
   isEndTurnIdle,
@@ -29,58 +28,19 @@ import {
 } from "../support/sdkHelpers.js";
 import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
-const PACKAGE = "awaken-fake-acp-harness";
+const PACKAGE = HARNESS_PACKAGE;
 const TURN_MS = 60_000;
 
 let scratch: string;
 let registry: FakeNpmRegistry;
+let runtimesFile: string;
 let t: TestServer;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "awaken-acp-brain-"));
-  // The harness as an npm package: one bundled file behind a bin, installed like any package.
-  const source = join(scratch, "pkg");
-  mkdirSync(source);
-  writeFileSync(
-    join(source, "package.json"),
-    JSON.stringify({ name: PACKAGE, version: "1.0.0", bin: { "fake-acp-harness": "harness.mjs" } }),
-  );
-  writeFileSync(join(source, "harness.mjs"), `#!/usr/bin/env node\n${await bundleFakeHarness()}`);
-  chmodSync(join(source, "harness.mjs"), 0o755);
-  execFileSync("npm", ["pack", "--silent", "--pack-destination", scratch], {
-    cwd: source,
-    env: { ...process.env, npm_config_offline: "true" },
-    stdio: "ignore",
-  });
-  registry = await startFakeNpmRegistry([
-    {
-      name: PACKAGE,
-      version: "1.0.0",
-      tarball: join(scratch, `${PACKAGE}-1.0.0.tgz`),
-      bin: { "fake-acp-harness": "harness.mjs" },
-    },
-  ]);
-  const runtime = (name: string, env: Record<string, string> = {}) => ({
-    name,
-    description: "the scripted test harness",
-    command: ["fake-acp-harness"],
-    package: { manager: "npm", name: PACKAGE, version: "1.0.0" },
-    env,
-    memory_file: "AGENTS.md",
-  });
-  const file = join(scratch, "runtimes.json");
-  writeFileSync(
-    file,
-    JSON.stringify({
-      runtimes: [
-        runtime("fake"),
-        runtime("fake-broken", { FAKE_HARNESS_FAIL_INIT: "1" }),
-        runtime("fake-flaky", { FAKE_HARNESS_DROP_BEFORE_NEW: "1" }),
-      ],
-    }),
-  );
+  ({ registry, runtimesFile } = await serveHarnessPackage(scratch));
   t = await startTestServer({
-    acpRuntimes: acpRuntimeCatalogFrom(file),
+    acpRuntimes: acpRuntimeCatalogFrom(runtimesFile),
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -275,14 +235,17 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
   it("a harness that crashes mid-turn is relaunched and the turn retried; a launch that keeps failing ends the run clearly", async () => {
     const s = await session();
     await send(s.id, "say before\ncrash");
-    let events = await waitForHistory(
-      t.client,
-      s.id,
-      (e) => ofType(e, "session.error").length > 0 && e.some((x) => x.type === "session.status_idle"),
-      TURN_MS,
+    let events = await waitForHistory(t.client, s.id, endTurns(1), TURN_MS);
+    // The exit is a Brain error within the retry budget; the relaunched harness reloads its own
+    // session and is told to go on, never handed the input again (its script would crash again).
+    expect(ofType(events, "session.error")).toMatchObject([
+      { error: { type: "acp_harness_failed_error", retry_status: { type: "retrying" } } },
+    ]);
+    const launches = (await harness(s.id)).filter((stage) => stage.stage === "ready");
+    expect(launches.map((stage) => stage.loaded)).toEqual([false, true]);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toContain(
+      "Your previous attempt at this turn was cut off",
     );
-    expect(ofType(events, "session.error")[0]).toMatchObject({});
-    expect(JSON.stringify(ofType(events, "session.error"))).toContain("acp_harness_failed_error");
 
     const broken = await session("fake-broken");
     await send(broken.id, "say never");

@@ -136,9 +136,15 @@ export class AcpBrainStep {
         const done = await run.commit([idle(now, { kind: "turn_ended" })], "done");
         return done === "ok" ? "settled" : done === "lost" ? "lost_claim" : "continue";
       }
-      const text = this.primed
-        ? texts.join("\n\n")
-        : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${texts.join("\n\n")}`;
+      // A harness that already took this input (its prompt was cut off: a crash, an exit) and holds
+      // its own session is told to go on, never handed the input again: what it ran stays run once.
+      const resumed = promptedSince(run.facts, lastInputSeq(run.facts));
+      const text =
+        resumed && this.primed
+          ? RESUME_NOTE
+          : this.primed
+            ? texts.join("\n\n")
+            : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${resumed ? `${RESUME_NOTE}\n\n` : ""}${texts.join("\n\n")}`;
       this.primed = true;
       live.prompt = live.connection.agent.request(methods.agent.session.prompt, {
         sessionId: live.acpSessionId,
@@ -286,8 +292,13 @@ class HarnessFollower {
     const exited = connection.process.exited.then((code): Followed => ({ kind: "exited", code }));
     const stopped = (prompt ?? new Promise<never>(() => undefined)).then(
       (response): Followed => ({ kind: "stopped", response }),
-      (error: unknown): Followed =>
-        connection.exited ? { kind: "exited", code: null } : { kind: "refused", reason: refusalText(error) },
+      async (error: unknown): Promise<Followed> => {
+        // A prompt cut by a closed connection is the process going: give its exit a moment to show.
+        const code = await Promise.race([connection.process.exited, delay(1_000).then(() => undefined)]);
+        return code !== undefined || connection.exited
+          ? { kind: "exited", code: code ?? null }
+          : { kind: "refused", reason: refusalText(error) };
+      },
     );
     const first = await Promise.race([stopped, asked, exited, lost]);
     // Commits queued by updates that came before the end land before the end's own.
@@ -491,6 +502,16 @@ function refusalText(error: unknown): string {
       ? `: ${(data as { details: string }).details}`
       : "";
   return `${error.message}${details}`.slice(0, 2_000);
+}
+
+const RESUME_NOTE =
+  "(Your previous attempt at this turn was cut off: you were restarted. Calls you had finished are in " +
+  "your history; calls left unfinished were not repeated and whether they took effect is unknown. Go on " +
+  "from where you stopped, and do not repeat calls that already ran.)";
+
+/** Whether a harness prompt was already started for the input committed at `inputSeq`. */
+function promptedSince(facts: readonly CommittedTypedFact[], inputSeq: number): boolean {
+  return facts.some((f) => f.kind === "model_request_start" && f.seq > inputSeq);
 }
 
 function primer(transcript: string): string {
