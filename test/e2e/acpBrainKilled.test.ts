@@ -1,0 +1,120 @@
+/**
+ * A server killed with SIGKILL while its ACP harness Brain runs a tool: after the restart the run
+ * resumes, the harness is relaunched and reloads its own session, the cut-off call is closed as
+ * interrupted (never run again), and the turn ends. The tool's side effect happened exactly once.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
+import { HARNESS_PACKAGE, type HarnessPackage, serveHarnessPackage } from "../support/acp/harnessPackage.js";
+import { isEndTurnIdle, textOf, userMessage, type WireEvent, waitForHistory } from "../support/sdkHelpers.js";
+import { type ServerProcess, startServerProcess } from "../support/serverProcess.js";
+
+const API_KEY = "sk-acp-brain-killed-test-key";
+const TURN_MS = 90_000;
+
+let scratch: string;
+let dataDir: string;
+let served: HarnessPackage;
+const running: ServerProcess[] = [];
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "awaken-acp-killed-"));
+  dataDir = join(scratch, "data");
+  served = await serveHarnessPackage(scratch);
+}, 60_000);
+
+afterAll(async () => {
+  for (const p of running)
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await Promise.all(running.map((p) => p.exited));
+  await served?.registry.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+async function start(): Promise<ServerProcess> {
+  const p = await startServerProcess({
+    dataDir,
+    apiKey: API_KEY,
+    env: {
+      HOME: process.env.HOME,
+      npm_config_registry: served.registry.url,
+      npm_config_fetch_retries: "0",
+    },
+    args: ["--acp-runtimes", served.runtimesFile],
+  });
+  running.push(p);
+  return p;
+}
+
+async function stagesOf(p: ServerProcess, sessionId: string): Promise<Array<Record<string, unknown>>> {
+  const response = await fetch(`${p.url}/v1/awaken/sessions/${sessionId}/harness`, {
+    headers: { "x-api-key": API_KEY },
+  });
+  return ((await response.json()) as { data: Array<Record<string, unknown>> }).data;
+}
+
+describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, () => {
+  it("resumes the turn without running the cut-off call again", async () => {
+    const first = await start();
+    const environment = await first.client.beta.environments.create({
+      name: "acp-killed",
+      config: {
+        type: "cloud",
+        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
+        sandbox: { provisioning: "eager" },
+      } as never,
+    });
+    const agent = await first.client.beta.agents.create({
+      name: "acp-killed",
+      model: "acp:fake",
+      tools: [
+        { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+      ],
+    });
+    const session = await first.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+    });
+    const count = join(workspaceDirectory(join(dataDir, "workspaces"), session.id), "count");
+    await first.client.beta.sessions.events.send(session.id, {
+      events: [
+        userMessage(
+          'tool execute counting {"command":"bash","args":["-c","echo ran >> /workspace/count; sleep 120"]}\nsay finished',
+        ),
+      ],
+    });
+    // The call is running inside the harness's terminal: its effect has happened once.
+    const deadline = Date.now() + TURN_MS;
+    while (!(existsSync(count) && readFileSync(count, "utf8").includes("ran"))) {
+      if (Date.now() > deadline) throw new Error("the harness's call never ran");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe("SIGKILL");
+
+    const second = await start();
+    const events = (await waitForHistory(
+      second.client,
+      session.id,
+      (e) => e.some(isEndTurnIdle),
+      TURN_MS,
+    )) as WireEvent[];
+    expect(readFileSync(count, "utf8")).toBe("ran\n");
+    const uses = events.filter((e) => e.type === "agent.tool_use");
+    expect(uses.map((u) => [u.name, u.awaken_harness])).toEqual([["bash", true]]);
+    const results = events.filter((e) => e.type === "agent.tool_result" && e.tool_use_id === uses[0]?.id);
+    expect(results).toHaveLength(1);
+    expect(results[0]).toMatchObject({ is_error: true });
+    expect(textOf(results[0])).toContain("was not run again");
+    const launches = (await stagesOf(second, session.id)).filter((s) => s.stage === "ready");
+    expect(launches.map((s) => s.loaded)).toEqual([false, true]);
+    const said = events
+      .filter((e) => e.type === "agent.message")
+      .map(textOf)
+      .join("\n");
+    expect(said).toContain("Your previous attempt at this turn was cut off");
+  });
+});
