@@ -284,6 +284,45 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
     expect(textOf(ofType(events, "agent.message").at(-1))).toBe("relaunched");
   });
 
+  it("opens the runtime's vault secret for the launch only, and fails naming it when none is pinned", async () => {
+    const secret = "harness-token-0123456789abcdef";
+    const vault = await t.client.beta.vaults.create({ display_name: "harness" });
+    await t.client.beta.vaults.credentials.create(vault.id, {
+      auth: {
+        type: "environment_variable",
+        secret_name: "HARNESS_TOKEN",
+        secret_value: secret,
+        networking: { type: "unrestricted" },
+      },
+    } as never);
+    const [a, e] = await Promise.all([agent("fake-keyed"), environment()]);
+    const keyed = await t.client.beta.sessions.create({
+      agent: a.id,
+      environment_id: e.id,
+      vault_ids: [vault.id],
+    });
+    await send(keyed.id, "env HARNESS_TOKEN");
+    let events = await waitForHistory(t.client, keyed.id, endTurns(1), TURN_MS);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe(
+      `HARNESS_TOKEN is set (${secret.length} characters)`,
+    );
+    expect(JSON.stringify(events)).not.toContain(secret);
+    expect(JSON.stringify(await harness(keyed.id))).not.toContain(secret);
+
+    const bare = await t.client.beta.sessions.create({ agent: a.id, environment_id: e.id });
+    await send(bare.id, "env HARNESS_TOKEN");
+    events = await waitForHistory(
+      t.client,
+      bare.id,
+      (x) => x.some((y) => y.type === "session.status_idle"),
+      TURN_MS,
+    );
+    expect((await stages(bare.id)).at(-1)).toBe("failed");
+    expect(JSON.stringify(ofType(events, "session.error").at(-1))).toContain(
+      "names vault secret HARNESS_TOKEN, and the session pinned none",
+    );
+  });
+
   it("an environment without the harness's package fails the launch naming it", async () => {
     const s = await session("fake", []);
     await send(s.id, "say never");

@@ -10,6 +10,7 @@
 import { type InitializeResponse, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import type { AcpRuntimeDefinition } from "../../brains/ports.js";
 import type { TypedFact } from "../../coordinator/factVocabulary.js";
+import type { SecretOpening } from "../../coordinator/ports.js";
 import { scrub } from "../../kernel/secretScrub.js";
 import type { Sandbox } from "../../sandbox/ports.js";
 import type { RunContext } from "../runContext.js";
@@ -58,10 +59,11 @@ export class HarnessLaunch {
       await this.stage(runtime, "launching", { attempt }, realized && attempt === 1 ? [realized] : []);
       const stop = new AbortController();
       let connection: HarnessConnection;
+      const { env, secrets } = await this.environment(runtime);
       try {
         const process = await sandbox.spawn({
           argv: [...runtime.command],
-          env: textEnv(runtime),
+          env,
           maxStderrBytes: STDERR_BYTES,
           signal: stop.signal,
         });
@@ -69,7 +71,7 @@ export class HarnessLaunch {
       } catch (error) {
         if (this.run.signal.aborted) throw new HarnessLaunchLost();
         throw new HarnessLaunchFailure(
-          `the ${runtime.name} harness could not be started in the session's sandbox: ${messageOf(error)}`,
+          `the ${runtime.name} harness could not be started in the session's sandbox: ${scrub(messageOf(error), secrets)}`,
         );
       }
       await this.stage(runtime, "initializing", { attempt });
@@ -99,7 +101,7 @@ export class HarnessLaunch {
             connection.process.exited.then(() => true),
             new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
           ]));
-        const tail = scrub(connection.process.stderrTail(), []).trim().slice(-1_000);
+        const tail = scrub(connection.process.stderrTail(), secrets).trim().slice(-1_000);
         await connection.close();
         if (this.run.signal.aborted || error instanceof HarnessLaunchLost) throw new HarnessLaunchLost();
         if (exited && attempt === 1) {
@@ -114,6 +116,72 @@ export class HarnessLaunch {
             (tail === "" ? "" : ` (its last output: ${tail})`),
         );
       }
+    }
+  }
+
+  /**
+   * The harness's variables: text as the runtime writes them, vault secrets opened now (holder
+   * `acp_harness`, under this run's claim) for this one launch and handed to its environment only.
+   */
+  private async environment(
+    runtime: AcpRuntimeDefinition,
+  ): Promise<{ env: Record<string, string>; secrets: string[] }> {
+    const env: Record<string, string> = {};
+    const secrets: string[] = [];
+    for (const [name, value] of Object.entries(runtime.env)) {
+      if (typeof value === "string") {
+        env[name] = value;
+        continue;
+      }
+      const secret = await this.openSecret(runtime, name, value.vault_secret);
+      env[name] = secret;
+      secrets.push(secret);
+    }
+    return { env, secrets };
+  }
+
+  private async openSecret(
+    runtime: AcpRuntimeDefinition,
+    variable: string,
+    secretName: string,
+  ): Promise<string> {
+    const port = this.run.ports.credentials;
+    const what = `the ${runtime.name} harness's ${variable}`;
+    if (!port?.openSecret)
+      throw new HarnessLaunchFailure(
+        `${what} names vault secret ${secretName}, and this worker cannot open vault secrets`,
+      );
+    if (this.run.signal.aborted) throw new HarnessLaunchLost();
+    const a = this.run.activation;
+    let opening: SecretOpening;
+    try {
+      opening = await port.openSecret({
+        workspaceId: a.workspaceId,
+        sessionId: a.sessionId,
+        runId: a.runId,
+        owner: a.owner,
+        epoch: a.epoch,
+        holder: "acp_harness",
+        secretName,
+      });
+    } catch (error) {
+      if (this.run.signal.aborted) throw new HarnessLaunchLost();
+      throw new HarnessLaunchFailure(`vault secret ${secretName} could not be opened: ${messageOf(error)}`);
+    }
+    if (opening.kind === "none")
+      throw new HarnessLaunchFailure(
+        `${what} names vault secret ${secretName}, and the session pinned none: attach a vault with an ` +
+          `environment_variable credential whose secret_name is ${secretName}`,
+      );
+    if (opening.kind === "refused")
+      throw new HarnessLaunchFailure(
+        `the credential pinned for ${secretName} (${opening.credentialId}, revision ${opening.revision}) was refused: ${opening.reason}`,
+      );
+    try {
+      if (this.run.signal.aborted) throw new HarnessLaunchLost();
+      return opening.value.toString("utf8");
+    } finally {
+      opening.value.fill(0);
     }
   }
 
@@ -215,13 +283,6 @@ export class HarnessLaunch {
     ]);
     if (status === "lost") throw new HarnessLaunchLost();
   }
-}
-
-/** The runtime's text variables (vault-held ones are opened by the caller's custody, not here). */
-function textEnv(runtime: AcpRuntimeDefinition): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(runtime.env)) if (typeof value === "string") env[name] = value;
-  return env;
 }
 
 /** A package entry's name as the environment lists it (`name@range`, `@scope/name@x`, `name==x`). */

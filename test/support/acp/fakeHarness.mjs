@@ -15,6 +15,7 @@
 //   slow <ms>                        sleeps in steps; a session/cancel ends the turn as `cancelled`
 //   crash                            the process exits (137) mid-turn
 //   usage [<used> [<size>]]          a usage_update
+//   env <NAME>                       says whether the variable is set (and its length, never its value)
 //   stop <reason>                    ends the turn with that stopReason
 //   fail <message>                   the prompt request fails with that message
 //   anything else                    said back as "echo: <line>"
@@ -234,6 +235,15 @@ async function step(client, sessionId, line, turn) {
     }
     case "crash":
       return process.exit(137);
+    case "env": {
+      // Whether the harness was started with a variable, never its value.
+      const value = process.env[rest.trim()];
+      return say(
+        client,
+        sessionId,
+        `${rest.trim()} is ${value ? `set (${value.length} characters)` : "unset"}`,
+      );
+    }
     case "usage": {
       const [used = "1234", size = "200000"] = rest.trim().split(/\s+/).filter(Boolean);
       return update(client, sessionId, {

@@ -35,7 +35,7 @@ export async function serveHarnessPackage(scratch: string): Promise<HarnessPacka
   const registry = await startFakeNpmRegistry([
     { name: HARNESS_PACKAGE, version: "1.0.0", tarball: join(scratch, `${HARNESS_PACKAGE}-1.0.0.tgz`), bin },
   ]);
-  const runtime = (name: string, env: Record<string, string> = {}) => ({
+  const runtime = (name: string, env: Record<string, string | { vault_secret: string }> = {}) => ({
     name,
     description: "the scripted test harness",
     command: ["fake-acp-harness"],
@@ -51,6 +51,7 @@ export async function serveHarnessPackage(scratch: string): Promise<HarnessPacka
         runtime("fake"),
         runtime("fake-broken", { FAKE_HARNESS_FAIL_INIT: "1" }),
         runtime("fake-flaky", { FAKE_HARNESS_DROP_BEFORE_NEW: "1" }),
+        runtime("fake-keyed", { HARNESS_TOKEN: { vault_secret: "HARNESS_TOKEN" } }),
       ],
     }),
   );
