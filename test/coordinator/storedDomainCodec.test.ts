@@ -81,7 +81,17 @@ describe("pending actions: stored names ↔ domain names", () => {
       answer: "confirmation",
       afterAllow: "client",
       mcp: true,
+      harness: false,
     });
+    // An ACP harness's own call: its ticket says so, and its denial is the harness's result.
+    const harnessTicket = toolAwaitsFact("sevt_h", "sevt_c", "confirmation", "server", false, true);
+    expect(encodeFact(harnessTicket).body).toEqual({
+      tool_use_id: "sevt_c",
+      answer: "tool_confirmation",
+      after_allow: "server",
+      harness: true,
+    });
+    expect(readToolAwaits(harnessTicket)).toMatchObject({ mcp: false, harness: true });
     const result = toolAwaitsFact("sevt_b", "sevt_w", "server_tool_result");
     expect(encodeFact(result).body).toEqual({ tool_use_id: "sevt_w", answer: "tool_result" });
   });

@@ -519,3 +519,56 @@ describe("nextStep with an outcome", () => {
     expect(h.step()).toEqual({ kind: "finish" });
   });
 });
+
+describe("an ACP harness's own calls", () => {
+  /** A harness prompt (a span) that made one call; `open` leaves it running, else it has a result. */
+  function harnessTurn(h: History, open: boolean): string {
+    h.message();
+    const start = h.start();
+    const call = h.add("agent.tool_use", {
+      name: "bash",
+      input: {},
+      evaluated_permission: "allow",
+      awaken_harness: true,
+    });
+    if (!open)
+      h.add("agent.tool_result", { tool_use_id: call, content: [], is_error: false, awaken_harness: true });
+    h.end(start);
+    return call;
+  }
+
+  it("a result the harness reported is not input for the Brain: the turn is over", () => {
+    const h = new History();
+    harnessTurn(h, false);
+    expect(h.step()).toEqual({ kind: "finish" });
+  });
+
+  it("a call left running by a harness that is gone is closed, never run by the server", () => {
+    const h = new History();
+    const call = harnessTurn(h, true);
+    expect(h.step()).toEqual({ kind: "close_harness_calls", callIds: [call] });
+  });
+
+  it("an asked call waits for its confirmation; the decision is input the harness must be told", () => {
+    const h = new History();
+    h.message();
+    const start = h.start();
+    const call = h.add("agent.tool_use", {
+      name: "edit",
+      input: {},
+      evaluated_permission: "ask",
+      awaken_harness: true,
+    });
+    h.add("awaken.tool_awaits", {
+      tool_use_id: call,
+      answer: "tool_confirmation",
+      after_allow: "server",
+      harness: true,
+    });
+    h.end(start);
+    h.idle("requires_action", [call]);
+    expect(h.step()).toEqual({ kind: "await", eventIds: [call] });
+    h.add("user.tool_confirmation", { tool_use_id: call, result: "allow" });
+    expect(h.step()).toEqual({ kind: "call_model", failedAttempts: 0 });
+  });
+});
