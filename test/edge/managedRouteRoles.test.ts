@@ -21,6 +21,7 @@ describe("the role each Managed route needs", () => {
         ) ||
         /^\/v1\/awaken\/(sessions|approvals)\/stream$/.test(url) ||
         /^\/v1\/awaken\/sessions\/:session_id\/resource_usage$/.test(url) ||
+        /^\/v1\/awaken\/sessions\/:session_id\/harness$/.test(url) ||
         /^\/v1\/awaken\/(sessions\/outcomes|overview)$/.test(url);
       const expected = runtime
         ? "runtime"
