@@ -8,7 +8,6 @@
 
 import type { StdioMcpServer } from "../control/agentDefinition.js";
 import type { TypedFact } from "../coordinator/factVocabulary.js";
-import type { SecretOpening } from "../coordinator/ports.js";
 import { scrub } from "../kernel/secretScrub.js";
 import type { Sandbox } from "../sandbox/ports.js";
 import {
@@ -18,6 +17,7 @@ import {
   McpServerFailure,
   STDERR_BYTES,
 } from "./mcp/mcpSessions.js";
+import { openPinnedSecret } from "./pinnedSecret.js";
 import type { RunContext } from "./runContext.js";
 import type { SandboxProvisioning } from "./sandboxProvisioning.js";
 
@@ -101,57 +101,14 @@ export class McpStdioLaunch {
   }
 
   private async openSecret(server: StdioMcpServer, variable: string, secretName: string): Promise<string> {
-    const port = this.run.ports.credentials;
-    if (!port?.openSecret) {
-      throw failure(
-        "mcp_authentication_failed_error",
-        server,
-        `env.${variable} names vault secret ${secretName}, and this worker cannot open vault secrets`,
-      );
-    }
-    if (this.run.signal.aborted) throw new McpConnectAborted();
-    const a = this.run.activation;
-    let opening: SecretOpening;
-    try {
-      opening = await port.openSecret({
-        workspaceId: a.workspaceId,
-        sessionId: a.sessionId,
-        runId: a.runId,
-        owner: a.owner,
-        epoch: a.epoch,
-        holder: "mcp_process",
-        secretName,
-      });
-    } catch (error) {
-      // Custody (or a remote worker's coordinator) could not answer, or found the claim lost.
-      if (this.run.signal.aborted) throw new McpConnectAborted();
-      throw failure(
-        "mcp_connection_failed_error",
-        server,
-        `vault secret ${secretName} could not be opened: ${messageOf(error)}`,
-      );
-    }
-    if (opening.kind === "none") {
-      throw failure(
-        "mcp_authentication_failed_error",
-        server,
-        `env.${variable} names vault secret ${secretName}, and the session pinned none: attach a vault ` +
-          `with an environment_variable credential whose secret_name is ${secretName}`,
-      );
-    }
-    if (opening.kind === "refused") {
-      throw failure(
-        "mcp_authentication_failed_error",
-        server,
-        `the credential pinned for ${secretName} (${opening.credentialId}, revision ${opening.revision}) was refused: ${opening.reason}`,
-      );
-    }
-    try {
-      if (this.run.signal.aborted) throw new McpConnectAborted();
-      return opening.value.toString("utf8");
-    } finally {
-      opening.value.fill(0);
-    }
+    const opened = await openPinnedSecret(this.run, "mcp_process", secretName, `env.${variable}`);
+    if (opened.kind === "value") return opened.value;
+    if (opened.kind === "lost") throw new McpConnectAborted();
+    throw failure(
+      opened.reason === "auth" ? "mcp_authentication_failed_error" : "mcp_connection_failed_error",
+      server,
+      opened.message,
+    );
   }
 }
 

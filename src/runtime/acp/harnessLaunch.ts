@@ -10,9 +10,9 @@
 import { type InitializeResponse, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
 import type { AcpRuntimeDefinition } from "../../brains/ports.js";
 import type { TypedFact } from "../../coordinator/factVocabulary.js";
-import type { SecretOpening } from "../../coordinator/ports.js";
 import { scrub } from "../../kernel/secretScrub.js";
 import type { Sandbox } from "../../sandbox/ports.js";
+import { openPinnedSecret } from "../pinnedSecret.js";
 import type { RunContext } from "../runContext.js";
 import type { SandboxProvisioning } from "../sandboxProvisioning.js";
 import { type HarnessClientServices, HarnessConnection } from "./harnessConnection.js";
@@ -145,44 +145,11 @@ export class HarnessLaunch {
     variable: string,
     secretName: string,
   ): Promise<string> {
-    const port = this.run.ports.credentials;
-    const what = `the ${runtime.name} harness's ${variable}`;
-    if (!port?.openSecret)
-      throw new HarnessLaunchFailure(
-        `${what} names vault secret ${secretName}, and this worker cannot open vault secrets`,
-      );
-    if (this.run.signal.aborted) throw new HarnessLaunchLost();
-    const a = this.run.activation;
-    let opening: SecretOpening;
-    try {
-      opening = await port.openSecret({
-        workspaceId: a.workspaceId,
-        sessionId: a.sessionId,
-        runId: a.runId,
-        owner: a.owner,
-        epoch: a.epoch,
-        holder: "acp_harness",
-        secretName,
-      });
-    } catch (error) {
-      if (this.run.signal.aborted) throw new HarnessLaunchLost();
-      throw new HarnessLaunchFailure(`vault secret ${secretName} could not be opened: ${messageOf(error)}`);
-    }
-    if (opening.kind === "none")
-      throw new HarnessLaunchFailure(
-        `${what} names vault secret ${secretName}, and the session pinned none: attach a vault with an ` +
-          `environment_variable credential whose secret_name is ${secretName}`,
-      );
-    if (opening.kind === "refused")
-      throw new HarnessLaunchFailure(
-        `the credential pinned for ${secretName} (${opening.credentialId}, revision ${opening.revision}) was refused: ${opening.reason}`,
-      );
-    try {
-      if (this.run.signal.aborted) throw new HarnessLaunchLost();
-      return opening.value.toString("utf8");
-    } finally {
-      opening.value.fill(0);
-    }
+    const usedBy = `the ${runtime.name} harness's ${variable}`;
+    const opened = await openPinnedSecret(this.run, "acp_harness", secretName, usedBy);
+    if (opened.kind === "value") return opened.value;
+    if (opened.kind === "lost") throw new HarnessLaunchLost();
+    throw new HarnessLaunchFailure(opened.message);
   }
 
   /** Why the environment cannot run the runtime's command (null: it can). */
