@@ -28,6 +28,15 @@ describe("the transcript projection", () => {
     });
   });
 
+  it("a call the ACP harness ran itself is marked as the harness's, others are not", () => {
+    const own = {
+      ...ev.toolUse("bash", { command: "ls" }, "allow"),
+      awaken_harness: true,
+    } as unknown as SessionEvent;
+    const rows = transcriptRows([own, ev.toolUse("bash", { command: "ls" })]);
+    expect(rows.map((row) => (row.kind === "tool" ? row.harness : null))).toEqual([true, false]);
+  });
+
   it("a denied call keeps the deny message and has no result", () => {
     const use = ev.toolUse("bash", { command: "rm -rf /" }, "ask");
     const [row] = transcriptRows([use, ev.confirm(use.id, "deny", "no")]);

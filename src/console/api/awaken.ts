@@ -69,6 +69,24 @@ export interface EnvironmentKey {
   revoked_at: string | null;
 }
 
+/** One launch stage of a session's ACP harness Brain, as `GET …/sessions/{id}/harness` lists it. */
+export interface HarnessStage {
+  runtime: string;
+  stage: "installing" | "launching" | "initializing" | "ready" | "failed";
+  attempt?: number;
+  acp_session_id?: string;
+  loaded?: boolean;
+  agent_info?: { name?: string; version?: string };
+  error?: string;
+  processed_at: string;
+}
+
+export interface HarnessStages {
+  type: "harness_stages";
+  data: HarnessStage[];
+  current: HarnessStage["stage"] | null;
+}
+
 export interface WorkerClaim {
   run_id: string;
   session_id: string;
@@ -315,6 +333,8 @@ export const awaken = {
       query: { limit: 20, ...(page ? { page } : {}) },
       signal,
     }),
+  harnessStages: (client: Anthropic, sessionId: string, signal: AbortSignal) =>
+    client.get<HarnessStages>(path("sessions", sessionId, "harness"), { signal }),
   sessionOutcomes: (client: Anthropic, sessionIds: string[], signal: AbortSignal) =>
     client.get<{ data: SessionOutcome[] }>(path("sessions", "outcomes"), {
       query: { session_ids: sessionIds },

@@ -42,3 +42,8 @@ export interface ModelRequestFields {
 }
 
 export type { BetaManagedAgentsSessionThread as SessionThread } from "@anthropic-ai/sdk/resources/beta/sessions/threads/threads";
+
+/** The server marks a tool use the ACP harness ran itself (not one Awaken's tools ran). */
+export interface HarnessToolFields {
+  awaken_harness?: boolean;
+}

@@ -20,6 +20,7 @@ import { workflowRuns } from "../projection/workflowRuns.js";
 import { Link } from "../router.js";
 import { BudgetPanel } from "./BudgetPanel.js";
 import { formatTime } from "./formatTime.js";
+import { HarnessPanel } from "./HarnessPanel.js";
 import { OutcomesPanel } from "./OutcomesPanel.js";
 import { RunTracePanel } from "./RunTracePanel.js";
 import { SessionResources } from "./SessionResources.js";
@@ -100,6 +101,11 @@ export function SessionPage({ sessionId, threadId }: { sessionId: string; thread
         <RunPanel state={state} session={session.data} live={record.live} />
         {session.data && <PinsPanel session={session.data} environmentName={environment.data?.name} />}
         <ModelsPanel models={models} />
+        <HarnessPanel
+          sessionId={sessionId}
+          model={session.data?.agent.model.id}
+          running={ACTIVE_PHASES.includes(state.phase)}
+        />
         <SandboxPanel
           sandbox={
             environment.data

@@ -209,7 +209,9 @@ function ToolCallRow({
       ? `MCP ${row.mcpServer ?? "?"} · ${row.name}`
       : row.executor === "client"
         ? `Custom tool ${row.name}`
-        : `Tool ${row.name}`;
+        : row.harness
+          ? `harness · ${row.name}`
+          : `Tool ${row.name}`;
   const state = row.result
     ? row.result.isError
       ? "error"

@@ -3,7 +3,7 @@
  * gathers its confirmation and result (matched by id, as the wire matches them); a model request is
  * one row from its start and end spans. Everything else is one row per event.
  */
-import type { ModelRequestFields, SessionEvent } from "../api/wire.js";
+import type { HarnessToolFields, ModelRequestFields, SessionEvent } from "../api/wire.js";
 import { contentText } from "./contentText.js";
 import { verdictWords } from "./outcomes.js";
 
@@ -16,6 +16,8 @@ export interface ToolRow {
   name: string;
   executor: ToolExecutor;
   mcpServer: string | null;
+  /** The ACP harness Brain ran this call itself. */
+  harness: boolean;
   input: Record<string, unknown>;
   permission: "allow" | "ask" | "deny" | null;
   confirmation: { result: "allow" | "deny"; denyMessage: string | null } | null;
@@ -89,6 +91,7 @@ export function transcriptRows(events: readonly SessionEvent[]): TranscriptRow[]
                 ? "mcp"
                 : "client",
           mcpServer: event.type === "agent.mcp_tool_use" ? event.mcp_server_name : null,
+          harness: (event as typeof event & HarnessToolFields).awaken_harness === true,
           input: event.input,
           permission: event.type === "agent.custom_tool_use" ? null : (event.evaluated_permission ?? null),
           confirmation: null,

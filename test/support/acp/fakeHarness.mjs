@@ -24,7 +24,8 @@
 // user_message_chunk) is recorded in `<cwd>/.fake-harness/<sessionId>.jsonl`; session/load replays
 // that file as session/update notifications, then answers.
 //
-// FAKE_HARNESS_FAIL_INIT=1: `initialize` exits the process (a harness that fails to launch).
+// FAKE_HARNESS_FAIL_INIT=1: `initialize` exits the process (a harness that fails to launch),
+// saying why on stderr with FAKE_HARNESS_FAIL_NOTE appended when set.
 // FAKE_HARNESS_DROP_BEFORE_NEW=<n>: the first n `session/new` requests (counted in
 // `<cwd>/.fake-harness/drops`) exit the process instead of answering (a harness that must be
 // launched again). Nothing but protocol messages is written on stdout.
@@ -265,7 +266,9 @@ async function step(client, sessionId, line, turn) {
 agent({ name: "fake-harness" })
   .onRequest(methods.agent.initialize, async () => {
     if (process.env.FAKE_HARNESS_FAIL_INIT === "1") {
-      process.stderr.write("fake harness: failing at initialize as asked\n");
+      process.stderr.write(
+        `fake harness: failing at initialize as asked${process.env.FAKE_HARNESS_FAIL_NOTE ?? ""}\n`,
+      );
       process.exit(3);
     }
     return {
