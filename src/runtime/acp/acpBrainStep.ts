@@ -283,7 +283,14 @@ class HarnessFollower {
       update: (n) => this.update(n),
       permission: (request) => this.permission(request),
     };
-    if (answer) answer.pending.answer(optionFor(answer.pending.request, answer.allowed));
+    if (answer) {
+      // A denial's result was committed with the confirmation: the harness's own report of the
+      // refused call must not become a second one.
+      if (answer.allowed === false)
+        for (const [toolCallId, callId] of this.live.calls)
+          if (callId === answer.pending.callId) this.live.calls.delete(toolCallId);
+      answer.pending.answer(optionFor(answer.pending.request, answer.allowed));
+    }
     const prompt = this.live.prompt;
     const lost = new Promise<Followed>((resolve) => {
       if (this.run.signal.aborted) resolve({ kind: "lost" });
