@@ -214,10 +214,10 @@ export class DreamService {
     const { deps } = this;
     const session =
       dream.sessionId === null ? null : await deps.sessionRecords.get(dream.workspaceId, dream.sessionId);
-    const usage = session ? usageOf(session) : (dream.usage ?? EMPTY_USAGE);
+    const before = session ? usageOf(session) : (dream.usage ?? EMPTY_USAGE);
     if (FINAL_DREAM_STATUSES.includes(dream.status)) {
       // A canceled dream's session may still count tokens (SDK); an ended one's usage is frozen.
-      return { dream, usage: dream.status === "canceled" ? usage : (dream.usage ?? usage) };
+      return { dream, usage: dream.status === "canceled" ? before : (dream.usage ?? before) };
     }
     const now = deps.clock.now();
     const state = session
@@ -226,6 +226,13 @@ export class DreamService {
           kind: "failed" as const,
           error: { type: "session_ended", message: "The dream's session is gone." },
         };
+    // The session's usage is projected in the transaction that commits its facts: read after the
+    // facts, it counts at least every model request they show (read before, it may miss the answer's).
+    let usage = before;
+    if (session && (state.kind === "answered" || state.kind === "failed")) {
+      const after = await deps.sessionRecords.get(dream.workspaceId, session.id);
+      if (after) usage = usageOf(after);
+    }
     if (state.kind === "running" && dream.status === "pending") {
       await deps.store.markRunning(dream.workspaceId, dream.id);
     } else if (state.kind === "answered") {
