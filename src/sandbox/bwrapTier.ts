@@ -5,7 +5,13 @@ import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapA
 import { killBwrap } from "./bwrapKill.js";
 import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
-import { EGRESS_SANDBOX_DIR, EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
+import {
+  EGRESS_SANDBOX_DIR,
+  EGRESS_SOCKET_NAME,
+  EgressProxy,
+  type EgressProxyOptions,
+} from "./egressProxy.js";
+import { relayedPreambleArgv } from "./egressRelay.js";
 import { EgressSecrets } from "./egressSecrets.js";
 import type {
   ExecRequest,
@@ -548,17 +554,28 @@ export class BwrapSandbox implements Sandbox {
    * A process of its own in a bwrap of its own over the same workspace, as the same uid, with the
    * same flags, limits, memory cgroup and packages as the session's commands (as a one-shot exec
    * gets), its variables passed on stdin (processEnvironment.ts), never on bwrap's command line.
-   * It has no egress: the live sandbox's supervisor is the relay to the proxy, and this process
-   * runs without one, so its network namespace holds only its own loopback. Its HOME is its own.
+   * Without `egress` its network namespace holds only its own loopback; with it, a relay of its own
+   * (egressRelay.ts) takes the supervisor's place in front of the same proxy. Its HOME is its own.
    */
   async spawn(request: SpawnRequest): Promise<SandboxProcess> {
     if (this.stopping.signal.aborted) throw new Error("the sandbox has been destroyed");
     if (request.argv.length === 0) throw new Error("spawn: empty argv");
     if (request.argv.some((arg) => arg.includes("\0"))) throw new Error("spawn: an argv entry contains NUL");
-    const { egressDir: _egress, extraEnv: _placeholders, ...base } = this.base;
+    const { egressDir, extraEnv, ...isolated } = this.base;
+    const host = isolated.prerequisites.host;
+    // With egress, the same proxy directory and placeholders as commands, and a relay of its own.
+    const relayed = request.egress === true && egressDir !== undefined;
     const prepared = await prepareSpawn(
-      { ...base, owner: this.owner, workspaceHostPath: this.hostWorkspace, home: PROCESS_HOME },
-      preambleArgv(base.prerequisites.host.bashPath, request.argv),
+      {
+        ...isolated,
+        ...(relayed ? { egressDir, ...(extraEnv ? { extraEnv } : {}) } : {}),
+        owner: this.owner,
+        workspaceHostPath: this.hostWorkspace,
+        home: PROCESS_HOME,
+      },
+      relayed
+        ? relayedPreambleArgv(host, `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`, request.argv)
+        : preambleArgv(host.bashPath, request.argv),
     );
     let process: LiveProcess;
     try {

@@ -23,6 +23,7 @@ import {
   EgressProxy,
   type EgressProxyOptions,
 } from "./egressProxy.js";
+import { relayedPreambleArgv } from "./egressRelay.js";
 import { EgressSecrets } from "./egressSecrets.js";
 import {
   type ExecRequest,
@@ -661,20 +662,30 @@ export class ContainerSandbox implements Sandbox {
   /**
    * A long-lived process (a stdio MCP server) in a container of its own: same image, workspace,
    * uid, flags and limits as the session's commands, its variables passed on stdin behind the
-   * preamble (processEnvironment.ts), never on podman's command line. Like the bwrap tier's, it has
-   * no egress (no supervisor relays for it) and its HOME is its own /tmp, not the workspace.
+   * preamble (processEnvironment.ts), never on podman's command line. Like the bwrap tier's, it
+   * reaches the network only with `egress` (through a relay of its own), and its HOME is its own
+   * /tmp, not the workspace.
    */
   async spawn(request: SpawnRequest): Promise<SandboxProcess> {
     if (this.stopping.signal.aborted) throw new Error("the sandbox has been destroyed");
     if (request.argv.length === 0) throw new Error("spawn: empty argv");
     if (request.argv.some((arg) => arg.includes("\0"))) throw new Error("spawn: an argv entry contains NUL");
-    const { egressDir: _egress, extraEnv: _placeholders, ...launch } = this.launch;
+    const { egressDir, extraEnv, ...launch } = this.launch;
     const name = `awaken-${process.pid}-${randomUUID()}`;
+    // With egress, the same proxy directory and placeholders as commands, and a relay of its own.
+    const relayed = request.egress === true && egressDir !== undefined;
     const { command, args } = containerCommand({
       ...launch,
+      ...(relayed ? { egressDir, ...(extraEnv ? { extraEnv } : {}) } : {}),
       name,
       home: PROCESS_HOME,
-      argv: preambleArgv("bash", request.argv),
+      argv: relayed
+        ? relayedPreambleArgv(
+            { bashPath: "bash", perlPath: "perl" },
+            `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`,
+            request.argv,
+          )
+        : preambleArgv("bash", request.argv),
     });
     const started = await LiveProcess.start(
       command,

@@ -233,6 +233,12 @@ export interface SpawnRequest {
   maxStderrBytes: number;
   /** Aborting kills the process (lost claim, shutdown). */
   signal: AbortSignal;
+  /**
+   * The process reaches the network as the session's commands do: through the sandbox's egress
+   * proxy, under the environment's policy, with the credentials' placeholders. Absent: none at
+   * all (a stdio MCP server talks to its client only).
+   */
+  egress?: boolean;
 }
 
 export interface SandboxProcess {

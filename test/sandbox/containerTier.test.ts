@@ -228,6 +228,31 @@ describe("container tier: egress", () => {
       expect(refused.stdout).toMatch(/^HTTP\/1\.1 403/);
       expect(hits).toBe(1);
       expect(refusals).toContain("refused.example");
+
+      // A long-lived process with egress (a harness reaching its model) goes through a relay of
+      // its own to the same proxy; one without has no route at all.
+      const spawned = async (egress: boolean) => {
+        const child = await session.spawn({
+          argv: [
+            "bash",
+            "-c",
+            `exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'GET http://allowed.example:${port}/ HTTP/1.1\\r\\nHost: allowed.example\\r\\nConnection: close\\r\\n\\r\\n' >&3 && cat <&3`,
+          ],
+          env: {},
+          maxStderrBytes: 4_096,
+          signal: new AbortController().signal,
+          egress,
+        });
+        const chunks: Buffer[] = [];
+        child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+        return { code: await child.exited, out: Buffer.concat(chunks).toString("utf8") };
+      };
+      const relayed = await spawned(true);
+      expect(relayed.out).toContain("upgoing");
+      expect(hits).toBe(2);
+      const isolated = await spawned(false);
+      expect(isolated.code).not.toBe(0);
+      expect(hits).toBe(2);
     } finally {
       await egressing.close();
       await new Promise((resolve) => upstream.close(resolve));

@@ -1,5 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -215,5 +217,56 @@ describe("long-lived processes of several sessions on the none tier", () => {
     expect(otherExited).toBe(false);
     await provider.destroy("sess_spawn_other");
     expect(otherExited).toBe(true);
+  });
+});
+
+describe("a long-lived process's network on the bwrap tier", () => {
+  it("with egress it reaches a host the policy allows through the sandbox's proxy (and no other); without, nothing", async () => {
+    const upstream = createServer((_req, res) => res.end("upstream answered"));
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    const refused: string[] = [];
+    const provider = new BwrapTierProvider({
+      workspaceRoot: join(root, "bwrap-egress"),
+      uidRange: { first: 232_100, last: 232_199 },
+      poolSize: 0,
+      egress: {
+        resolve: async (host) => (host.endsWith(".test") ? [{ address: "127.0.0.1", family: 4 }] : []),
+        allowAddress: (address) => address === "127.0.0.1",
+        onRefusal: (refusal) => refused.push(refusal.host),
+      },
+    });
+    providers.push(provider);
+    try {
+      const sandbox = await provider.realize({
+        tier: "bwrap",
+        sessionId: "sess_spawn_egress",
+        networking: { type: "limited", allowed_hosts: ["allowed.test"] },
+      });
+      const fetchOnce = async (host: string, egress: boolean) => {
+        const process = await sandbox.spawn({
+          argv: ["curl", "-sS", "-m", "5", `http://${host}:${port}/`],
+          env: {},
+          maxStderrBytes: 512,
+          signal: new AbortController().signal,
+          egress,
+        });
+        const chunks: Buffer[] = [];
+        process.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+        const code = await process.exited;
+        return { code, out: Buffer.concat(chunks).toString("utf8"), err: process.stderrTail() };
+      };
+      expect(await fetchOnce("allowed.test", true)).toMatchObject({ code: 0, out: "upstream answered" });
+      // The proxy's policy holds for it as for commands: another host is refused with a 403.
+      const other = await fetchOnce("other.test", true);
+      expect(other.out).toContain("not in the environment's allowed_hosts");
+      expect(refused).toEqual(["other.test"]);
+      // Without egress there is no proxy and no route: the name does not even resolve.
+      const isolated = await fetchOnce("allowed.test", false);
+      expect(isolated.code).not.toBe(0);
+      expect(isolated.out).toBe("");
+    } finally {
+      await new Promise((resolve) => upstream.close(resolve));
+    }
   });
 });

@@ -27,7 +27,16 @@ export interface FakeNpmRegistry {
  */
 export async function startFakeNpmRegistry(
   /** `bin`: the package's bin map, which a real registry's version manifest carries (npm links it). */
-  packages: ReadonlyArray<{ name: string; version: string; tarball: string; bin?: Record<string, string> }>,
+  /** `manifest`: more of the version manifest (dependencies, os, cpu, engines…), as published. */
+  packages: ReadonlyArray<{
+    name: string;
+    version: string;
+    /** Absent: the version is listed (with `integrity`) but its tarball is a 404, as for a platform never fetched. */
+    tarball?: string;
+    integrity?: string;
+    bin?: Record<string, string>;
+    manifest?: Record<string, unknown>;
+  }>,
 ): Promise<FakeNpmRegistry> {
   const requested: string[] = [];
   const served = [...packages];
@@ -61,15 +70,18 @@ export async function startFakeNpmRegistry(
     }
     const entries: Record<string, unknown> = {};
     for (const pkg of versions) {
-      const bytes = readFileSync(pkg.tarball);
       const file = `${pkg.name}/-/${pkg.name}-${pkg.version}.tgz`;
-      tarballs.set(file, bytes);
-      const dist = {
-        tarball: `${url}${file}`,
-        shasum: createHash("sha1").update(bytes).digest("hex"),
-        integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
-      };
+      const bytes = pkg.tarball === undefined ? null : readFileSync(pkg.tarball);
+      if (bytes) tarballs.set(file, bytes);
+      const dist = bytes
+        ? {
+            tarball: `${url}${file}`,
+            shasum: createHash("sha1").update(bytes).digest("hex"),
+            integrity: `sha512-${createHash("sha512").update(bytes).digest("base64")}`,
+          }
+        : { tarball: `${url}${file}`, integrity: pkg.integrity };
       entries[pkg.version] = {
+        ...pkg.manifest,
         name: pkg.name,
         version: pkg.version,
         dist,

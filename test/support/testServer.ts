@@ -55,6 +55,8 @@ export async function startTestServer(
     quotas?: UpOptions["quotas"];
     /** The ACP runtimes (`--acp-runtimes`); the shipped ones otherwise. */
     acpRuntimes?: UpOptions["acpRuntimes"];
+    /** The bwrap egress proxies' resolver and address policy (`UpOptions.sandboxEgress`, tests only). */
+    sandboxEgress?: UpOptions["sandboxEgress"];
     /** The server's logger (silent, or AWAKEN_TEST_LOG's level, otherwise): a test reading the logs passes its own. */
     logger?: Logger;
     /** The server's clock (the system's otherwise): a test advances it past a wait instead of sleeping. */
@@ -91,6 +93,7 @@ export async function startTestServer(
       ...(options.quotas ? { quotas: options.quotas } : {}),
       ...(options.acpRuntimes ? { acpRuntimes: options.acpRuntimes } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.sandboxEgress ? { sandboxEgress: options.sandboxEgress } : {}),
     },
     options.logger ?? pino({ level: process.env.AWAKEN_TEST_LOG ?? "silent" }),
   );

@@ -66,6 +66,8 @@ export class HarnessLaunch {
           env,
           maxStderrBytes: STDERR_BYTES,
           signal: stop.signal,
+          // A harness reaches its model as the session's commands reach the network.
+          egress: true,
         });
         connection = new HarnessConnection(process, this.services(sandbox, stop.signal), () => stop.abort());
       } catch (error) {

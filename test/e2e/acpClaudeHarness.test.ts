@@ -1,0 +1,181 @@
+/**
+ * A real harness from the npm registry as an agent's Brain: Zed's Claude Agent ACP adapter (the
+ * `claude` runtime's package, Claude Code inside), installed as the environment's npm package from
+ * a loopback registry serving the bytes `npm ci` put in node_modules, launched inside a real bwrap
+ * sandbox, reaching the scripted fake Anthropic API through the sandbox's egress proxy. A turn with
+ * a Bash call the agent's policy asks about: the harness's permission request parks the run, a
+ * Managed confirmation allows it, Claude Code runs the command in the workspace, sends its result
+ * to the model, and the turn ends with the model's answer, all committed with the harness marker.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
+import { SHIPPED_ACP_RUNTIMES } from "../../src/brains/shippedRuntimes.js";
+import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
+import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
+import type { FakeModelServer } from "../support/fakeModelScript.js";
+import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
+import { serveInstalledPackage } from "../support/installedPackageRegistry.js";
+import { isActionIdle, isEndTurnIdle, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
+import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+
+const CLAUDE = SHIPPED_ACP_RUNTIMES.find((r) => r.name === "claude")!;
+const PACKAGE = `${CLAUDE.package.name}@${CLAUDE.package.version}`;
+/** The fake API's host as the sandbox names it: only the egress proxy's resolver knows it. */
+const API_HOST = "anthropic.test";
+const API_KEY = "sk-ant-harness-0123456789abcdef";
+/** Claude Code's start-up alone takes ~5 s here, 25 s on a loaded machine. */
+const TURN_MS = 150_000;
+
+let scratch: string;
+let registry: FakeNpmRegistry;
+let model: FakeModelServer;
+let t: TestServer;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "awaken-acp-claude-"));
+  registry = await serveInstalledPackage(CLAUDE.package.name, scratch);
+  model = await startFakeAnthropic();
+  // The shipped definition, with the operator's gateway as the model's address.
+  const runtimesFile = join(scratch, "runtimes.json");
+  writeFileSync(
+    runtimesFile,
+    JSON.stringify({
+      runtimes: [
+        {
+          ...CLAUDE,
+          env: { ...CLAUDE.env, ANTHROPIC_BASE_URL: `http://${API_HOST}:${new URL(model.url).port}` },
+        },
+      ],
+    }),
+  );
+  t = await startTestServer({
+    acpRuntimes: acpRuntimeCatalogFrom(runtimesFile),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      npm_config_registry: registry.url,
+      npm_config_fetch_retries: "0",
+    },
+    workerPollMs: 50,
+    sandboxEgress: {
+      resolve: async (host) => (host === API_HOST ? [{ address: "127.0.0.1", family: 4 }] : []),
+      allowAddress: (address) => address === "127.0.0.1",
+      onRefusal: () => {},
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+  await model?.close();
+  await registry?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The model's side of the turn: ask for the Bash call, then answer with what it printed. */
+function scriptModel() {
+  model.setFallback((body) => {
+    const messages = (body.messages as Array<{ role: string; content: unknown }>) ?? [];
+    const last = messages.at(-1);
+    const result = Array.isArray(last?.content)
+      ? (last.content as Array<Record<string, unknown>>).find((b) => b.type === "tool_result")
+      : undefined;
+    if (result) return { kind: "text", text: `the command said: ${JSON.stringify(result.content)}` };
+    const tools = (body.tools as Array<{ name: string }> | undefined) ?? [];
+    if (tools.some((tool) => tool.name === "Bash")) {
+      return {
+        kind: "tool_use",
+        name: "Bash",
+        input: { command: "echo written-by-claude > proof.txt && cat proof.txt", description: "Write proof" },
+        text: "I will write the proof.",
+      };
+    }
+    // Claude Code's side requests (a title, a command's prefix): a short answer is enough.
+    return { kind: "text", text: "none" };
+  });
+}
+
+it("Claude Code from the registry runs a turn: its Bash call asked through the gate, allowed over the Managed API, run in the workspace", {
+  timeout: 300_000,
+}, async () => {
+  scriptModel();
+  const vault = await t.client.beta.vaults.create({ display_name: "anthropic" });
+  await t.client.beta.vaults.credentials.create(vault.id, {
+    auth: {
+      type: "environment_variable",
+      secret_name: "ANTHROPIC_API_KEY",
+      secret_value: API_KEY,
+      // The harness gets the key itself (its runtime names it); no host needs the proxy to put
+      // it in. A host a credential names has its CONNECTs answered with the sandbox's TLS, which
+      // a plain-HTTP model address behind CONNECT would not speak.
+      networking: { type: "limited", allowed_hosts: ["vault.test"] },
+    },
+  } as never);
+  const agent = await t.client.beta.agents.create({
+    name: "claude-harness",
+    model: "acp:claude",
+    tools: [
+      {
+        type: "agent_toolset_20260401",
+        default_config: { permission_policy: { type: "always_allow" } },
+        configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
+      },
+    ],
+  });
+  const environment = await t.client.beta.environments.create({
+    name: "claude",
+    config: {
+      type: "cloud",
+      packages: { type: "packages", npm: [PACKAGE] },
+      networking: { type: "limited", allowed_hosts: [API_HOST], allow_package_managers: true },
+      sandbox: { provisioning: "eager" },
+    } as never,
+  });
+  const session = await t.client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environment.id,
+    vault_ids: [vault.id],
+  });
+  await t.client.beta.sessions.events.send(session.id, {
+    events: [userMessage("write the proof file")],
+  });
+
+  let events = await waitForHistory(t.client, session.id, (e) => e.some(isActionIdle), TURN_MS);
+  const uses = events.filter((e) => e.type === "agent.tool_use");
+  expect(uses.map((u) => [u.name, u.evaluated_permission, u.awaken_harness])).toEqual([
+    ["bash", "ask", true],
+  ]);
+  expect(JSON.stringify(uses[0]?.input)).toContain("echo written-by-claude");
+  const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), session.id);
+  // Asked, not yet run.
+  expect(() => readFileSync(join(workspace, "proof.txt"))).toThrow();
+
+  await t.client.beta.sessions.events.send(session.id, {
+    events: [{ type: "user.tool_confirmation", tool_use_id: uses[0]?.id as string, result: "allow" }],
+  });
+  events = await waitForHistory(t.client, session.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+  expect(readFileSync(join(workspace, "proof.txt"), "utf8")).toBe("written-by-claude\n");
+  const results = events.filter((e) => e.type === "agent.tool_result");
+  expect(results).toHaveLength(1);
+  expect(results[0]).toMatchObject({ tool_use_id: uses[0]?.id, is_error: false });
+  expect(JSON.stringify(results[0]?.content)).toContain("written-by-claude");
+  const answer = textOf(events.filter((e) => e.type === "agent.message").at(-1));
+  expect(answer).toContain("the command said:");
+  expect(answer).toContain("written-by-claude");
+
+  // The model saw the harness's request with the key the vault pinned, through the egress proxy.
+  const turn = model.requests.filter((r) => Array.isArray(r.body.tools) && r.body.tools.length > 0);
+  expect(turn.length).toBeGreaterThanOrEqual(2);
+  expect(turn[0]?.headers["x-api-key"]).toBe(API_KEY);
+  // No secret in any event or in the harness's stages.
+  expect(JSON.stringify(events)).not.toContain(API_KEY);
+  const stages = await fetch(`${t.server.url}/v1/awaken/sessions/${session.id}/harness`, {
+    headers: { "x-api-key": TEST_API_KEY },
+  });
+  const body = (await stages.json()) as { data: Array<{ stage: string }> };
+  expect(body.data.map((s) => s.stage)).toEqual(["installing", "launching", "initializing", "ready"]);
+  expect(JSON.stringify(body)).not.toContain(API_KEY);
+});
