@@ -121,6 +121,18 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
     expect(existsSync(join(workspace, ".fake-harness"))).toBe(true);
   });
 
+  it("counts the tokens a harness reports for its prompt as the session's usage", async () => {
+    const s = await session();
+    await send(s.id, "tokens 120 30\nsay counted");
+    const events = await waitForHistory(t.client, s.id, endTurns(1), TURN_MS);
+    const ends = ofType(events, "span.model_request_end");
+    expect(ends.map((e) => e.model_usage)).toEqual([
+      { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    ]);
+    const usage = (await t.client.beta.sessions.retrieve(s.id)).usage;
+    expect(usage).toMatchObject({ input_tokens: 120, output_tokens: 30 });
+  });
+
   it("runs a call the policy allows, and parks on one it asks about until a confirmation (allow, then deny)", async () => {
     const s = await session();
     const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), s.id);

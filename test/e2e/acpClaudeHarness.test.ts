@@ -166,6 +166,14 @@ it("Claude Code from the registry runs a turn: its Bash call asked through the g
   expect(answer).toContain("the command said:");
   expect(answer).toContain("written-by-claude");
 
+  // The tokens Claude Code reported for its prompt are the session's.
+  const ends = events.filter((e) => e.type === "span.model_request_end");
+  const reported = ends.at(-1)?.model_usage as { input_tokens: number; output_tokens: number };
+  expect(reported.input_tokens).toBeGreaterThan(0);
+  expect(reported.output_tokens).toBeGreaterThan(0);
+  const usage = (await t.client.beta.sessions.retrieve(session.id)).usage;
+  expect(usage?.input_tokens).toBe(reported.input_tokens);
+
   // The model saw the harness's request with the key the vault pinned, through the egress proxy.
   const turn = model.requests.filter((r) => Array.isArray(r.body.tools) && r.body.tools.length > 0);
   expect(turn.length).toBeGreaterThanOrEqual(2);

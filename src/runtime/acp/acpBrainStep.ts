@@ -46,6 +46,7 @@ import {
   HarnessLaunchLost,
   type ServicesFactory,
 } from "./harnessLaunch.js";
+import { promptUsage } from "./harnessUsage.js";
 
 export const ACP_PROVIDER = "acp";
 const LAUNCH_FAILED = "acp_harness_launch_failed_error";
@@ -465,7 +466,8 @@ class HarnessFollower {
         ),
       );
     this.live.calls.clear();
-    body.push(spanEnd(this.span, now, null, false));
+    // The prompt's tokens, where the harness reports them: they count like a model request's.
+    body.push(spanEnd(this.span, now, promptUsage(response), false));
     this.previews.settle(body);
     const reason =
       response.stopReason === "refusal" ? ({ kind: "refusal" } as const) : ({ kind: "turn_ended" } as const);

@@ -15,6 +15,7 @@
 //   slow <ms>                        sleeps in steps; a session/cancel ends the turn as `cancelled`
 //   crash                            the process exits (137) mid-turn
 //   usage [<used> [<size>]]          a usage_update
+//   tokens <input> <output>          the prompt's response reports these tokens (ACP's draft `usage`)
 //   env <NAME>                       says whether the variable is set (and its length, never its value)
 //   stop <reason>                    ends the turn with that stopReason
 //   fail <message>                   the prompt request fails with that message
@@ -34,6 +35,9 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
+
+/** The prompt response's token usage, when a `tokens` step set it. */
+const reported = (turn) => (turn.tokens ? { usage: turn.tokens } : {});
 
 // stdout carries the protocol: anything a library logs goes to stderr.
 console.log = console.error;
@@ -254,6 +258,17 @@ async function step(client, sessionId, line, turn) {
         cost: { amount: 0.0123, currency: "USD" },
       });
     }
+    case "tokens": {
+      const [input = "0", output = "0"] = rest.trim().split(/\s+/);
+      turn.tokens = {
+        inputTokens: Number(input),
+        outputTokens: Number(output),
+        cachedReadTokens: 0,
+        cachedWriteTokens: 0,
+      };
+      turn.tokens.totalTokens = turn.tokens.inputTokens + turn.tokens.outputTokens;
+      return;
+    }
     case "stop":
       return rest.trim();
     case "fail":
@@ -322,9 +337,9 @@ agent({ name: "fake-harness" })
         if (line === "") continue;
         if (turn.signal.aborted) return { stopReason: "cancelled" };
         const stopReason = await step(client, sessionId, line, turn);
-        if (typeof stopReason === "string") return { stopReason };
+        if (typeof stopReason === "string") return { stopReason, ...reported(turn) };
       }
-      return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn" };
+      return { stopReason: turn.signal.aborted ? "cancelled" : "end_turn", ...reported(turn) };
     } finally {
       current.turn = null;
     }
