@@ -131,6 +131,11 @@ export class AcpBrainStep {
   ): Promise<TurnOutcome | "continue"> {
     const run = this.run;
     const now = run.ports.clock.now();
+    // A prompt an interrupt ended (the interrupted run may not have cancelled it yet: it lost its
+    // claim, and this run may have started first) is never followed as this run's answer.
+    if (live.prompt && run.facts.some((f) => f.kind === "interrupt" && f.seq > live.promptSeq)) {
+      await cancelPrompt(live);
+    }
     if (!live.prompt && !this.pendingAnswer) {
       const texts = unseenInput(run.facts);
       if (texts.length === 0) {
@@ -147,6 +152,7 @@ export class AcpBrainStep {
             ? texts.join("\n\n")
             : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${resumed ? `${RESUME_NOTE}\n\n` : ""}${texts.join("\n\n")}`;
       this.primed = true;
+      live.promptSeq = run.facts.at(-1)?.seq ?? 0;
       live.prompt = live.connection.agent.request(methods.agent.session.prompt, {
         sessionId: live.acpSessionId,
         prompt: [{ type: "text", text }],
@@ -204,14 +210,10 @@ export class AcpBrainStep {
     const live = this.acp?.harnesses.get(this.key);
     if (live) {
       live.connection.listener = null;
-      if (live.prompt && (await this.interrupted())) {
-        await live.connection.agent
-          .notify(methods.agent.session.cancel, { sessionId: live.acpSessionId })
-          .catch(() => undefined);
-        await Promise.race([live.prompt.catch(() => undefined), delay(CANCEL_GRACE_MS)]);
-        live.prompt = null;
-        live.permission?.answer({ outcome: { outcome: "cancelled" } });
-        live.permission = null;
+      const prompt = live.prompt;
+      if (prompt && (await this.interrupted())) {
+        // The next run may have taken the harness meanwhile (and cancelled this prompt itself).
+        if (live.prompt === prompt) await cancelPrompt(live);
       } else {
         await this.acp?.harnesses.stop(this.key);
       }
@@ -544,6 +546,19 @@ function lastReadyLoaded(facts: readonly CommittedTypedFact[]): boolean {
       return fact.body.loaded === true || !facts.some((f) => f.kind === "agent_message" && f.seq < fact.seq);
   }
   return true;
+}
+
+/** Cancels the harness's prompt and waits (a while) for it to end; the harness stays for the next. */
+async function cancelPrompt(live: LiveHarness): Promise<void> {
+  const prompt = live.prompt;
+  if (!prompt) return;
+  await live.connection.agent
+    .notify(methods.agent.session.cancel, { sessionId: live.acpSessionId })
+    .catch(() => undefined);
+  live.permission?.answer({ outcome: { outcome: "cancelled" } });
+  live.permission = null;
+  await Promise.race([prompt.catch(() => undefined), delay(CANCEL_GRACE_MS)]);
+  if (live.prompt === prompt) live.prompt = null;
 }
 
 function delay(ms: number): Promise<void> {

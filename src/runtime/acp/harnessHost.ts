@@ -27,6 +27,8 @@ export interface LiveHarness {
   readonly acpSessionId: string;
   /** The prompt in flight; a run parked on a permission leaves it open for the next one. */
   prompt: Promise<PromptResponse> | null;
+  /** The thread position the prompt was sent at: an interrupt committed after it makes it stale. */
+  promptSeq: number;
   permission: PendingPermission | null;
   /** The harness's tool call ids already committed, to their call ids (a resumed run goes on with them). */
   readonly calls: Map<string, string>;

@@ -84,6 +84,7 @@ export class HarnessLaunch {
           connection,
           acpSessionId: ready.sessionId,
           prompt: null,
+          promptSeq: 0,
           permission: null,
           calls: new Map(),
           lastUsed: Date.now(),
