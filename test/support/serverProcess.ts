@@ -3,6 +3,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
 
+/** How long a server process may take to say it is listening before it is killed. */
+const START_GUARD_MS = 45_000;
+
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ENTRY = `${ROOT}dist/cli/main.js`;
 /** The line `awaken control` prints for its own door. */
@@ -74,10 +77,13 @@ export async function startServerProcess(options: {
   const door = options.command === "control" && !(options.args ?? []).includes("--no-api");
   const url = await new Promise<string>((resolve, reject) => {
     // A server that did not start in time is killed, so a failed start leaves no process behind.
+    // A hang guard, not a speed bound: a start takes 2–3 s on an idle machine, but CI runs two
+    // test files at a time on two cores (load ~7), where a Control starting on a fresh
+    // PostgreSQL schema was seen to print nothing for 15 s.
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`server did not start in time:\n${out}\n${err}`));
-    }, 15_000);
+    }, START_GUARD_MS);
     const check = () => {
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match?.[1] && (!door || DOOR_LINE.test(out))) {
