@@ -5,12 +5,7 @@ import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapA
 import { killBwrap } from "./bwrapKill.js";
 import { type BwrapLaunch, loadPrerequisites, type Prerequisites, prepareSpawn } from "./bwrapLaunch.js";
 import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
-import {
-  EGRESS_SANDBOX_DIR,
-  EGRESS_SOCKET_NAME,
-  EgressProxy,
-  type EgressProxyOptions,
-} from "./egressProxy.js";
+import { EGRESS_SANDBOX_DIR, EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
 import { relayedPreambleArgv } from "./egressRelay.js";
 import { EgressSecrets } from "./egressSecrets.js";
 import type {
@@ -573,9 +568,7 @@ export class BwrapSandbox implements Sandbox {
         workspaceHostPath: this.hostWorkspace,
         home: PROCESS_HOME,
       },
-      relayed
-        ? relayedPreambleArgv(host, `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`, request.argv)
-        : preambleArgv(host.bashPath, request.argv),
+      relayed ? relayedPreambleArgv(host, request.argv) : preambleArgv(host.bashPath, request.argv),
     );
     let process: LiveProcess;
     try {

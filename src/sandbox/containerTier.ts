@@ -680,11 +680,7 @@ export class ContainerSandbox implements Sandbox {
       name,
       home: PROCESS_HOME,
       argv: relayed
-        ? relayedPreambleArgv(
-            { bashPath: "bash", perlPath: "perl" },
-            `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`,
-            request.argv,
-          )
+        ? relayedPreambleArgv({ bashPath: "bash", perlPath: "perl" }, request.argv)
         : preambleArgv("bash", request.argv),
     });
     const started = await LiveProcess.start(

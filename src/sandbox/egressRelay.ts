@@ -1,3 +1,4 @@
+import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
 import { launcherBashArgs } from "./launcherShell.js";
 import { ENVIRONMENT_PREAMBLE, PREAMBLE_NAME } from "./processEnvironment.js";
 
@@ -50,13 +51,12 @@ while (1) {
 `;
 
 /**
- * The argv that starts the relay to `proxySocket` (as the sandbox sees it), then runs `argv`
- * behind the environment preamble (processEnvironment.ts): the relay is bound before the process
- * starts, and a relay that cannot start stops the process before it runs (exit 125).
+ * The argv that starts the relay to the egress proxy's socket (where every tier binds it), then
+ * runs `argv` behind the environment preamble (processEnvironment.ts): the relay is bound before
+ * the process starts, and a relay that cannot start stops the process before it runs (exit 125).
  */
 export function relayedPreambleArgv(
   host: { bashPath: string; perlPath: string },
-  proxySocket: string,
   argv: readonly string[],
 ): string[] {
   const script = `"$1" -e "$2" -- "$3" || exit 125; shift 3; ${ENVIRONMENT_PREAMBLE}`;
@@ -65,7 +65,7 @@ export function relayedPreambleArgv(
     ...launcherBashArgs(script, PREAMBLE_NAME),
     host.perlPath,
     RELAY,
-    proxySocket,
+    `${EGRESS_SANDBOX_DIR}/${EGRESS_SOCKET_NAME}`,
     ...argv,
   ];
 }
