@@ -5,7 +5,7 @@
  * sandbox, reaching the scripted fake Anthropic API through the sandbox's egress proxy. A turn with
  * a Bash call the agent's policy asks about: the harness's permission request parks the run, a
  * Managed confirmation allows it, Claude Code runs the command in the workspace, sends its result
- * to the model, and the turn ends with the model's answer, all committed with the harness marker.
+ * to the model, and the turn ends with the model's answer; the call is committed with the harness marker.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
