@@ -5,6 +5,8 @@
  * field makes this fail until the server catches up.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FakeModelServer } from "../support/fakeModelScript.js";
+import { startFakeOpenAI } from "../support/fakeOpenAIServer.js";
 import { emptySchema, postgresUnavailable } from "../support/postgresFixtures.js";
 import { startTestServer, type TestServer } from "../support/testServer.js";
 import { CensusRecorder } from "./censusRecorder.js";
@@ -29,26 +31,39 @@ describe("the SDK's Managed family", () => {
 });
 
 const BACKENDS = ["SQLite", "PostgreSQL"] as const;
+/** An OpenAI-family id: the census server sends it to `held`, which never answers. */
+const HELD_MODEL = "gpt-census-held";
 
 describe.each(BACKENDS)("every Managed operation answers as the SDK declares, on %s", (backend) => {
   let t: TestServer | undefined;
   let schema: Awaited<ReturnType<typeof emptySchema>> | undefined;
+  // Answers no request: a dream on its model stays in flight until it is canceled.
+  let held: FakeModelServer | undefined;
   const unavailable = backend === "PostgreSQL" ? postgresUnavailable() : null;
 
   beforeAll(async () => {
     if (unavailable) return;
     if (backend === "PostgreSQL") schema = await emptySchema();
-    t = await startTestServer(schema ? { databaseUrl: schema.url } : {});
+    held = await startFakeOpenAI();
+    held.setFallback({ kind: "hang" });
+    const env = { OPENAI_API_KEY: "census", OPENAI_BASE_URL: held.url };
+    t = await startTestServer({ env, ...(schema ? { databaseUrl: schema.url } : {}) });
   });
   afterAll(async () => {
     await t?.close();
+    await held?.close();
     await schema?.drop();
   });
 
   it("serves all of them", async (ctx) => {
     if (unavailable || !t) return ctx.skip(unavailable ?? "no server");
     const census = new CensusRecorder(surface);
-    const run: scenario.ScenarioContext = { server: t, client: census.watch(t.client), census };
+    const run: scenario.ScenarioContext = {
+      server: t,
+      client: census.watch(t.client),
+      census,
+      heldModel: HELD_MODEL,
+    };
 
     const { agentId, environmentId } = await scenario.agentsAndEnvironments(run);
     await scenario.sessions(run, environmentId);

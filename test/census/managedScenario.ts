@@ -20,6 +20,8 @@ export interface ScenarioContext {
   /** The watched client (an admin API key). */
   client: Client;
   census: CensusRecorder;
+  /** A model whose requests are never answered: what runs on it stays in flight until canceled. */
+  heldModel: string;
 }
 
 /** Reads a stream until `stop` says so (or the stream ends), giving the census every event. */
@@ -281,7 +283,10 @@ export async function deployments(ctx: ScenarioContext, agentId: string, environ
   await client.beta.deployments.archive(deployment.id);
 }
 
-/** A dream over a memory store and one past session, then one canceled; both archived. */
+/**
+ * A dream over a memory store and one past session, then one canceled (on the held model, so it is
+ * surely still running: the offline model may have finished it before the cancel arrives).
+ */
 export async function dreams(ctx: ScenarioContext, agentId: string, environmentId: string) {
   const { client } = ctx;
   const store = await client.beta.memoryStores.create({ name: "census-dream" });
@@ -295,7 +300,7 @@ export async function dreams(ctx: ScenarioContext, agentId: string, environmentI
   const dream = await client.beta.dreams.create({ inputs, model: MODEL });
   await client.beta.dreams.retrieve(dream.id);
   await client.beta.dreams.list({ limit: 5 });
-  const canceled = await client.beta.dreams.create({ inputs, model: MODEL });
+  const canceled = await client.beta.dreams.create({ inputs, model: ctx.heldModel });
   await client.beta.dreams.cancel(canceled.id);
   await client.beta.dreams.archive(canceled.id);
 }

@@ -52,6 +52,7 @@ export async function startFaultCluster(options: {
   const dataDirs: string[] = [];
   const replicas: ServerProcess[] = [];
   const workers: WorkerProcess[] = [];
+  let disposed = false;
   const newDataDir = () => {
     const dataDir = mkdtempSync(join(tmpdir(), "awaken-fault-"));
     dataDirs.push(dataDir);
@@ -100,11 +101,15 @@ export async function startFaultCluster(options: {
       return replica;
     },
     async startWorker(coordinatorUrl, env = {}, args = []) {
-      const worker = await startWorker(coordinatorUrl, FAULT_WORKER_TOKEN, env, args);
-      workers.push(worker);
-      return worker;
+      // Tracked from its spawn, and stopped at once after dispose: a test that timed out goes on
+      // running after its clean-up, and must not leave a worker behind.
+      return startWorker(coordinatorUrl, FAULT_WORKER_TOKEN, env, args, undefined, undefined, (w) => {
+        if (disposed) w.child.kill("SIGKILL");
+        workers.push(w);
+      });
     },
     async dispose() {
+      disposed = true;
       const all = [...workers, ...replicas, ...(control ? [control] : [])];
       for (const p of all)
         if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");

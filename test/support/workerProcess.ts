@@ -49,6 +49,8 @@ export async function startWorker(
   args: string[] = [],
   command?: string[],
   cwd?: string,
+  /** Told of the child as soon as it exists, so a caller can clean it up even if the test ends first. */
+  onSpawn?: (worker: WorkerProcess) => void,
 ) {
   const worker = spawnWorker(
     ["--coordinator-url", url, "--model-retry-base-ms", "10", ...args],
@@ -56,12 +58,15 @@ export async function startWorker(
     command,
     cwd,
   );
+  onSpawn?.(worker);
   const deadline = Date.now() + 15_000;
   while (!/is running/.test(worker.stdout())) {
-    if (worker.child.exitCode !== null || worker.child.signalCode !== null || Date.now() > deadline)
-      throw new Error(
-        `worker did not start (exit ${worker.child.exitCode ?? worker.child.signalCode ?? "none: still running"}):\n${worker.stdout()}\n${worker.stderr()}`,
-      );
+    if (worker.child.exitCode !== null || worker.child.signalCode !== null || Date.now() > deadline) {
+      const state = worker.child.exitCode ?? worker.child.signalCode ?? "none: still running";
+      // A worker that never came up is nobody's to stop later: stop it here.
+      worker.child.kill("SIGKILL");
+      throw new Error(`worker did not start (exit ${state}):\n${worker.stdout()}\n${worker.stderr()}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
   return worker;
