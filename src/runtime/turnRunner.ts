@@ -81,7 +81,8 @@ export class TurnRunner {
     const cardUrl = a2aCardUrl(activation.agent.definition.model.id);
     this.delegate = cardUrl === null ? null : new A2aDelegateStep(this.context, cardUrl);
     const runtime = acpRuntimeName(activation.agent.definition.model.id);
-    this.harness = runtime === null ? null : new AcpBrainStep(this.context, this.sandbox, ports.acp, runtime);
+    this.harness =
+      runtime === null ? null : new AcpBrainStep(this.context, this.sandbox, ports.acp, runtime, catalog);
   }
 
   async run(): Promise<TurnOutcome> {
@@ -216,6 +217,9 @@ export class TurnRunner {
             break;
           }
           if (this.harness) {
+            // The agent's MCP toolsets' tools are in the catalog the harness is offered at launch.
+            const ready = await this.mcp.ensureMcp([]);
+            if (ready !== "ok") return ready === "lost" ? "lost_claim" : "settled";
             const result = await this.harness.turn(step.failedAttempts);
             if (result === "settled" || result === "lost_claim") return result;
             status = "ok";

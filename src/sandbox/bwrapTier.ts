@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import type { Server } from "node:net";
 import { dirname, join } from "node:path";
 import { DEFAULT_LIMITS, type ResourceLimits, SANDBOX_WORKSPACE } from "./bwrapArgs.js";
 import { killBwrap } from "./bwrapKill.js";
@@ -8,6 +9,7 @@ import { CA_BUNDLE_NAME, CA_BUNDLE_VARIABLES } from "./egressBundle.js";
 import { EGRESS_SANDBOX_DIR, EgressProxy, type EgressProxyOptions } from "./egressProxy.js";
 import { relayedPreambleArgv } from "./egressRelay.js";
 import { EgressSecrets } from "./egressSecrets.js";
+import { serveInPrivateDirectory } from "./localSocket.js";
 import type {
   ExecRequest,
   ExecResult,
@@ -586,6 +588,19 @@ export class BwrapSandbox implements Sandbox {
     this.processes.add(process);
     void process.exited.then(() => this.processes.delete(process));
     return process;
+  }
+
+  /** In the egress proxy's private directory, which a process spawned with egress has bound. */
+  async serveLocal(name: string, server: Server): Promise<string[]> {
+    const directory = this.base.egressDir;
+    if (directory === undefined) throw new Error("this sandbox has no private directory");
+    return serveInPrivateDirectory(
+      server,
+      directory,
+      name,
+      this.owner,
+      this.base.prerequisites.host.perlPath,
+    );
   }
 
   async shutdown(): Promise<void> {

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
+import type { Server } from "node:net";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { builtImageAdmissionProblem, imageAdmissionProblem } from "../kernel/containerImages.js";
@@ -25,6 +26,7 @@ import {
 } from "./egressProxy.js";
 import { relayedPreambleArgv } from "./egressRelay.js";
 import { EgressSecrets } from "./egressSecrets.js";
+import { serveInPrivateDirectory } from "./localSocket.js";
 import {
   type ExecRequest,
   type ExecResult,
@@ -700,6 +702,12 @@ export class ContainerSandbox implements Sandbox {
       await removeContainer(launch, name);
     });
     return started;
+  }
+
+  /** In the egress proxy's private directory, which a process spawned with egress has bound. */
+  serveLocal(name: string, server: Server): Promise<string[]> {
+    // The image's own perl, found on its PATH as the egress relay's is.
+    return serveInPrivateDirectory(server, this.egress.directory, name, this.owner, "perl");
   }
 
   async shutdown(): Promise<void> {

@@ -1,3 +1,4 @@
+import type { Server } from "node:net";
 import type { Readable, Writable } from "node:stream";
 import { PlatformError } from "../kernel/errors.js";
 import type { PackageResolution } from "../kernel/packageResolution.js";
@@ -262,6 +263,12 @@ export interface Sandbox {
    * destroyed, with the sandbox's isolation, workspace, uid and limits.
    */
   spawn(request: SpawnRequest): Promise<SandboxProcess>;
+  /**
+   * Serves `server` on a unix socket named `name` that only this sandbox's processes reach (no
+   * network listens), and returns the argv a process spawned with `egress` runs to speak to it on
+   * its stdin and stdout. Absent: the tier has no private directory to put one in.
+   */
+  serveLocal?(name: string, server: Server): Promise<string[]>;
 }
 
 export interface SandboxProvider {

@@ -16,18 +16,20 @@ import {
   type SessionNotification,
   type ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpRuntimeCatalog, AcpRuntimeDefinition } from "../../brains/ports.js";
 import { decodeCommitted, toolAwaitsFact } from "../../coordinator/factCodec.js";
 import type { CommittedTypedFact, PermissionVerdict, TypedFact } from "../../coordinator/factVocabulary.js";
 import { newId } from "../../kernel/ids.js";
 import { scrub } from "../../kernel/secretScrub.js";
 import { ProviderError } from "../../providers/ports.js";
-import { idle, type ModelSpan, sessionError, spanEnd, spanStart } from "../modelFacts.js";
+import { idle, type ModelSpan, responseFacts, sessionError, spanEnd, spanStart } from "../modelFacts.js";
 import { ModelPreviews } from "../modelPreviews.js";
 import type { TurnOutcome } from "../ports.js";
 import { commitRequestFailure } from "../requestFailure.js";
 import type { RunContext } from "../runContext.js";
 import type { SandboxProvisioning } from "../sandboxProvisioning.js";
+import type { CatalogEntry } from "../toolCatalog.js";
 import { HarnessClientServices } from "./harnessClientServices.js";
 import {
   decisionOf,
@@ -35,17 +37,20 @@ import {
   harnessResult,
   harnessStage,
   openHarnessCalls,
+  toolResultOf,
   transcriptOf,
   unseenInput,
+  unseenResults,
 } from "./harnessFacts.js";
 import { gateHarnessCall, harnessToolInput, harnessToolName } from "./harnessGate.js";
-import { HarnessHost, type LiveHarness } from "./harnessHost.js";
+import { HarnessHost, type LiveHarness, type PendingToolCall } from "./harnessHost.js";
 import {
   HarnessLaunch,
   HarnessLaunchFailure,
   HarnessLaunchLost,
   type ServicesFactory,
 } from "./harnessLaunch.js";
+import { failed, HarnessToolServer, TOOL_SERVER_NAME } from "./harnessToolServer.js";
 import { promptUsage } from "./harnessUsage.js";
 
 export const ACP_PROVIDER = "acp";
@@ -68,6 +73,8 @@ export interface AcpRuntimePorts {
 type Followed =
   | { kind: "stopped"; response: PromptResponse }
   | { kind: "ask"; callId: string }
+  /** The harness called one of the agent's own tools: committed, it is the run's to carry out. */
+  | { kind: "tool"; callId: string }
   | { kind: "exited"; code: number | null }
   /** The harness answered its prompt with an error (it is still running). */
   | { kind: "refused"; reason: string }
@@ -81,6 +88,8 @@ export class AcpBrainStep {
     private readonly provisioning: SandboxProvisioning,
     private readonly acp: AcpRuntimePorts | undefined,
     private readonly runtimeName: string,
+    /** The run's tools: the agent's custom and MCP toolset tools among them are offered to the harness. */
+    private readonly catalog: ReadonlyMap<string, CatalogEntry>,
   ) {
     this.key = `${run.activation.sessionId}/${run.activation.threadId}`;
   }
@@ -97,6 +106,12 @@ export class AcpBrainStep {
       const decided = decisionOf(this.run.facts, pending.callId);
       live.connection.listener = null;
       this.pendingAnswer = { pending, allowed: decided };
+    } else if (live?.toolCall) {
+      // The run that carried out a call of the agent's tools: the harness gets its committed result.
+      const pending = live.toolCall;
+      live.toolCall = null;
+      live.connection.listener = null;
+      this.pendingTool = { pending, result: toolResultOf(this.run.facts, pending.callId) };
     } else if (!live) {
       // The harness that asked is gone: what was allowed for it never ran.
       const notRun = openHarnessCalls(this.run.facts).map((id) =>
@@ -107,6 +122,7 @@ export class AcpBrainStep {
         live = await new HarnessLaunch(this.run, this.provisioning, host, this.acp.services).launch(
           this.key,
           runtime,
+          HarnessToolServer.offered(this.catalog),
         );
       } catch (error) {
         if (error instanceof HarnessLaunchLost || this.run.signal.aborted) return "lost_claim";
@@ -121,6 +137,8 @@ export class AcpBrainStep {
   /** A decision the resumed harness is told once this run follows it. */
   private pendingAnswer: { pending: NonNullable<LiveHarness["permission"]>; allowed: boolean | null } | null =
     null;
+  /** A call of the agent's tools the resumed harness is answered once this run follows it. */
+  private pendingTool: { pending: PendingToolCall; result: CallToolResult | null } | null = null;
   /** Whether the harness holds the thread's history itself (a live or reloaded session). */
   private primed = true;
 
@@ -136,9 +154,11 @@ export class AcpBrainStep {
     if (live.prompt && run.facts.some((f) => f.kind === "interrupt" && f.seq > live.promptSeq)) {
       await cancelPrompt(live);
     }
-    if (!live.prompt && !this.pendingAnswer) {
+    if (!live.prompt && !this.pendingAnswer && !this.pendingTool) {
       const texts = unseenInput(run.facts);
-      if (texts.length === 0) {
+      // Results of the agent's tools a harness gone since could not be handed over its MCP call.
+      const results = unseenResults(run.facts);
+      if (texts.length === 0 && results.length === 0) {
         const done = await run.commit([idle(now, { kind: "turn_ended" })], "done");
         return done === "ok" ? "settled" : done === "lost" ? "lost_claim" : "continue";
       }
@@ -147,10 +167,10 @@ export class AcpBrainStep {
       const resumed = promptedSince(run.facts, lastInputSeq(run.facts));
       const text =
         resumed && this.primed
-          ? RESUME_NOTE
+          ? [RESUME_NOTE, ...results].join("\n\n")
           : this.primed
-            ? texts.join("\n\n")
-            : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${resumed ? `${RESUME_NOTE}\n\n` : ""}${texts.join("\n\n")}`;
+            ? [...texts, ...results].join("\n\n")
+            : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${resumed ? `${RESUME_NOTE}\n\n` : ""}${[...texts, ...results].join("\n\n")}`;
       this.primed = true;
       live.promptSeq = run.facts.at(-1)?.seq ?? 0;
       live.prompt = live.connection.agent.request(methods.agent.session.prompt, {
@@ -164,14 +184,17 @@ export class AcpBrainStep {
     const started = await run.commit([spanStart(span)]);
     if (started === "lost") return this.lose();
     if (started === "conflict") return "continue";
-    const follower = new HarnessFollower(run, live, span);
-    const followed = await follower.follow(this.pendingAnswer);
+    const follower = new HarnessFollower(run, live, span, this.catalog);
+    const followed = await follower.follow(this.pendingAnswer, this.pendingTool);
     this.pendingAnswer = null;
+    this.pendingTool = null;
     switch (followed.kind) {
       case "lost":
         return this.lose();
       case "ask":
         return follower.park(followed.callId);
+      case "tool":
+        return follower.handOver();
       case "exited": {
         live.connection.listener = null;
         await this.acp?.harnesses.stop(this.key);
@@ -263,11 +286,13 @@ class HarnessFollower {
   private readonly seen = new Map<string, AcpToolCall | ToolCallUpdate>();
   private queue: Promise<"ok" | "lost"> = Promise.resolve("ok");
   private asked: ((callId: string) => void) | null = null;
+  private tooled: ((callId: string) => void) | null = null;
 
   constructor(
     private readonly run: RunContext,
     private readonly live: LiveHarness,
     private readonly span: ModelSpan,
+    private readonly catalog: ReadonlyMap<string, CatalogEntry>,
   ) {
     this.previews = new ModelPreviews(
       (evidence) => run.ports.publish(run.activation.sessionId, evidence),
@@ -277,15 +302,27 @@ class HarnessFollower {
 
   async follow(
     answer: { pending: NonNullable<LiveHarness["permission"]>; allowed: boolean | null } | null,
+    tool: { pending: PendingToolCall; result: CallToolResult | null } | null,
   ): Promise<Followed> {
     const connection = this.live.connection;
     const asked = new Promise<Followed>((resolve) => {
       this.asked = (callId) => resolve({ kind: "ask", callId });
     });
+    const tooled = new Promise<Followed>((resolve) => {
+      this.tooled = (callId) => resolve({ kind: "tool", callId });
+    });
     connection.listener = {
       update: (n) => this.update(n),
       permission: (request) => this.permission(request),
     };
+    const tools = this.live.tools;
+    const handler = (name: string, input: Record<string, unknown>) => this.toolCall(name, input);
+    if (tools) tools.handler = handler;
+    if (tool)
+      tool.pending.answer(
+        tool.result ??
+          failed("This call has no committed result: it did not run. Call it again if it is still needed."),
+      );
     if (answer) {
       // A denial's result was committed with the confirmation: the harness's own report of the
       // refused call must not become a second one.
@@ -310,11 +347,49 @@ class HarnessFollower {
           : { kind: "refused", reason: refusalText(error) };
       },
     );
-    const first = await Promise.race([stopped, asked, exited, lost]);
+    const first = await Promise.race([stopped, asked, tooled, exited, lost]);
+    if (tools && tools.handler === handler) tools.handler = null;
     // Commits queued by updates that came before the end land before the end's own.
     if ((await this.queue) === "lost") return { kind: "lost" };
     if (first.kind !== "ask") connection.listener = null;
     return first;
+  }
+
+  /**
+   * A call of the agent's own tools, made through the tool server: committed as the native loop
+   * commits a model's call of it (a custom tool is the client's to answer; an MCP toolset's call
+   * carries the gate's verdict, a denial its result), then the run carries it out and the harness
+   * gets the committed result.
+   */
+  private async toolCall(name: string, input: Record<string, unknown>): Promise<CallToolResult> {
+    const now = this.run.ports.clock.now();
+    const id = newId("sevt", now);
+    const plan = responseFacts(
+      { content: [{ type: "tool_use", id, name, input }], stopReason: "tool_use", usage: NO_USAGE },
+      newId("sevt", now),
+      now,
+      this.catalog,
+      new Map([[0, id]]),
+    );
+    this.enqueue(() => [...this.flushText(now), ...plan.facts]);
+    if ((await this.queue) === "lost") return failed("The run carrying this call stopped; it did not run.");
+    return new Promise<CallToolResult>((resolve) => {
+      this.live.toolCall = { callId: id, answer: resolve };
+      this.tooled?.(id);
+    });
+  }
+
+  /** Whether a harness call is its own report of a call to the tool server (`mcp__awaken__<tool>`). */
+  private ours(call: AcpToolCall | ToolCallUpdate): boolean {
+    if (this.live.folded.has(call.toolCallId)) return true;
+    const tools = this.live.tools?.tools ?? [];
+    const meta = (call._meta as { claudeCode?: { toolName?: unknown } } | null | undefined)?.claudeCode;
+    const names = [call.title, typeof meta?.toolName === "string" ? meta.toolName : undefined];
+    const found = names.some((name) =>
+      tools.some((tool) => name === `mcp__${TOOL_SERVER_NAME}__${tool.name}`),
+    );
+    if (found) this.live.folded.add(call.toolCallId);
+    return found;
   }
 
   private update(notification: SessionNotification): void {
@@ -339,6 +414,8 @@ class HarnessFollower {
         });
         return;
       case "tool_call":
+        // A call of the agent's own tools is committed once, when the tool server receives it.
+        if (this.ours(update)) return;
         this.seen.set(update.toolCallId, { ...update });
         if (update.status === "in_progress" || update.status === "completed" || update.status === "failed")
           this.enqueue(() => this.callFacts(update.toolCallId, null));
@@ -346,6 +423,7 @@ class HarnessFollower {
           this.enqueue(() => this.resultFacts(update.toolCallId, update.status === "failed", update));
         return;
       case "tool_call_update": {
+        if (this.live.folded.has(update.toolCallId)) return;
         const before = this.seen.get(update.toolCallId);
         this.seen.set(update.toolCallId, { ...before, ...update } as ToolCallUpdate);
         if (update.status === "in_progress" || update.status === "completed" || update.status === "failed")
@@ -361,6 +439,8 @@ class HarnessFollower {
 
   private async permission(request: RequestPermissionRequest): Promise<RequestPermissionResponse> {
     const id = request.toolCall.toolCallId;
+    // The agent's own tools pass the gate when the tool server receives the call, not here.
+    if (this.ours(request.toolCall)) return optionFor(request, true);
     const merged = { ...this.seen.get(id), ...request.toolCall } as ToolCallUpdate;
     this.seen.set(id, merged);
     const name = harnessToolName(merged.kind);
@@ -453,6 +533,18 @@ class HarnessFollower {
     return status === "ok" ? "settled" : "lost_claim";
   }
 
+  /**
+   * Commits what streamed before a call of the agent's tools and ends the span: the run goes on
+   * with the call as with a model's (runs it, or parks for the client), then resumes the harness.
+   */
+  async handOver(): Promise<"continue" | TurnOutcome> {
+    const now = this.run.ports.clock.now();
+    const body = [...this.flushText(now), spanEnd(this.span, now, null, false)];
+    this.previews.settle(body);
+    const status = await this.run.commitLanding(body);
+    return status === "ok" ? "continue" : "lost_claim";
+  }
+
   /** Commits the prompt's end like a model's answer, through the fence. */
   async land(response: PromptResponse): Promise<TurnOutcome | "continue"> {
     const now = this.run.ports.clock.now();
@@ -515,6 +607,8 @@ function refusalText(error: unknown): string {
   return `${error.message}${details}`.slice(0, 2_000);
 }
 
+const NO_USAGE = { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+
 const RESUME_NOTE =
   "(Your previous attempt at this turn was cut off: you were restarted. Calls you had finished are in " +
   "your history; calls left unfinished were not repeated and whether they took effect is unknown. Go on " +
@@ -557,6 +651,8 @@ async function cancelPrompt(live: LiveHarness): Promise<void> {
     .catch(() => undefined);
   live.permission?.answer({ outcome: { outcome: "cancelled" } });
   live.permission = null;
+  live.toolCall?.answer(failed("The turn was interrupted before this call had a result."));
+  live.toolCall = null;
   await Promise.race([prompt.catch(() => undefined), delay(CANCEL_GRACE_MS)]);
   if (live.prompt === prompt) live.prompt = null;
 }

@@ -4,6 +4,7 @@
  * (stored as built-in tool uses, marked as the harness's), and the input a turn's prompt carries.
  */
 
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CommittedTypedFact, PermissionVerdict, TypedFact } from "../../coordinator/factVocabulary.js";
 import { newId } from "../../kernel/ids.js";
 import type { JsonObject } from "../../kernel/json.js";
@@ -69,14 +70,7 @@ export function harnessResult(now: number, callId: string, text: string, isError
  * prompt (or interrupt), in order. Empty when only a decision is to be told.
  */
 export function unseenInput(facts: readonly CommittedTypedFact[]): string[] {
-  const startedAt = new Map<string, number>();
-  let answeredAt = -1;
-  for (const fact of facts) {
-    if (fact.kind === "model_request_start") startedAt.set(fact.id, fact.contextSeq ?? fact.seq);
-    else if (fact.kind === "model_request_end" && !fact.isError)
-      answeredAt = Math.max(answeredAt, startedAt.get(fact.startId) ?? fact.seq);
-    else if (fact.kind === "interrupt") answeredAt = fact.seq;
-  }
+  const answeredAt = lastAnsweredAt(facts);
   const texts: string[] = [];
   for (const fact of facts) {
     if (fact.seq <= answeredAt) continue;
@@ -88,6 +82,66 @@ export function unseenInput(facts: readonly CommittedTypedFact[]): string[] {
     if (text !== "") texts.push(text);
   }
   return texts;
+}
+
+/** Where the last answered harness prompt (or interrupt) stands: what came after is unseen. */
+function lastAnsweredAt(facts: readonly CommittedTypedFact[]): number {
+  const startedAt = new Map<string, number>();
+  let answeredAt = -1;
+  for (const fact of facts) {
+    if (fact.kind === "model_request_start") startedAt.set(fact.id, fact.contextSeq ?? fact.seq);
+    else if (fact.kind === "model_request_end" && !fact.isError)
+      answeredAt = Math.max(answeredAt, startedAt.get(fact.startId) ?? fact.seq);
+    else if (fact.kind === "interrupt") answeredAt = fact.seq;
+  }
+  return answeredAt;
+}
+
+/**
+ * Results of the agent's own tools (custom, MCP) the harness has not seen: committed after the
+ * harness that called them was gone, so no MCP call is open to carry them. Told in its next prompt.
+ */
+export function unseenResults(facts: readonly CommittedTypedFact[]): string[] {
+  const answeredAt = lastAnsweredAt(facts);
+  const names = new Map<string, string>();
+  const notes: string[] = [];
+  for (const fact of facts) {
+    if (fact.kind === "tool_call" && (fact.call.executor === "client" || fact.call.executor === "mcp"))
+      names.set(fact.id, fact.call.name);
+    if (fact.kind !== "tool_result" || fact.seq <= answeredAt) continue;
+    const name = names.get(fact.callId);
+    if (name === undefined) continue;
+    const text = textOf(fact.content).slice(0, 20_000);
+    notes.push(
+      fact.isError
+        ? `(Your call of the ${name} tool failed: ${text})`
+        : `(The result of your call of the ${name} tool: ${text})`,
+    );
+  }
+  return notes;
+}
+
+/** A committed result of a call of the agent's tools, as the MCP call that made it is answered. */
+export function toolResultOf(facts: readonly CommittedTypedFact[], callId: string): CallToolResult | null {
+  for (let i = facts.length - 1; i >= 0; i--) {
+    const fact = facts[i];
+    if (fact?.kind !== "tool_result" || fact.callId !== callId) continue;
+    const content = fact.content.map((block) =>
+      block.type === "text" && typeof block.text === "string"
+        ? { type: "text" as const, text: block.text }
+        : { type: "text" as const, text: JSON.stringify(block) },
+    );
+    return { content, isError: fact.isError };
+  }
+  return null;
+}
+
+function textOf(content: readonly JsonObject[]): string {
+  return content
+    .map((block) =>
+      block.type === "text" && typeof block.text === "string" ? block.text : JSON.stringify(block),
+    )
+    .join("\n");
 }
 
 /** The committed history as a plain transcript, to prime a new harness session after a restart. */

@@ -10,8 +10,10 @@ import type {
   RequestPermissionRequest,
   RequestPermissionResponse,
 } from "@agentclientprotocol/sdk";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpRuntimeDefinition } from "../../brains/ports.js";
 import type { HarnessConnection } from "./harnessConnection.js";
+import type { HarnessToolServer } from "./harnessToolServer.js";
 
 /** A permission the harness waits on while its run is parked: answered by the run that resumes it. */
 export interface PendingPermission {
@@ -19,6 +21,13 @@ export interface PendingPermission {
   readonly callId: string;
   readonly request: RequestPermissionRequest;
   answer(response: RequestPermissionResponse): void;
+}
+
+/** A call of the agent's own tools the harness waits on: answered from its committed result. */
+export interface PendingToolCall {
+  /** The committed tool call (custom or MCP) the harness's call became. */
+  readonly callId: string;
+  answer(result: CallToolResult): void;
 }
 
 export interface LiveHarness {
@@ -30,6 +39,14 @@ export interface LiveHarness {
   /** The thread position the prompt was sent at: an interrupt committed after it makes it stale. */
   promptSeq: number;
   permission: PendingPermission | null;
+  /** The agent's own tools, offered to the harness over MCP (null: it has none to offer). */
+  readonly tools: HarnessToolServer | null;
+  toolCall: PendingToolCall | null;
+  /**
+   * The harness's own reports of calls to those tools (its `tool_call` for `mcp__awaken__…`): the
+   * call is committed once, as the tool server received it, never again as a harness call.
+   */
+  readonly folded: Set<string>;
   /** The harness's tool call ids already committed, to their call ids (a resumed run goes on with them). */
   readonly calls: Map<string, string>;
   lastUsed: number;
@@ -68,13 +85,14 @@ export class HarnessHost {
     const harness = this.live.get(key);
     this.live.delete(key);
     await harness?.connection.close();
+    await harness?.tools?.close();
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweep);
     const all = [...this.live.values()];
     this.live.clear();
-    await Promise.allSettled(all.map((h) => h.connection.close()));
+    await Promise.allSettled(all.flatMap((h) => [h.connection.close(), h.tools?.close()]));
   }
 
   private async stopIdle(): Promise<void> {

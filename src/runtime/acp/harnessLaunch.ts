@@ -7,7 +7,9 @@
  * is made is relaunched once; a second drop fails the launch with the harness's own last words.
  */
 
-import { type InitializeResponse, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import { randomUUID } from "node:crypto";
+import { type InitializeResponse, type McpServer, methods, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { AcpRuntimeDefinition } from "../../brains/ports.js";
 import type { TypedFact } from "../../coordinator/factVocabulary.js";
 import { scrub } from "../../kernel/secretScrub.js";
@@ -18,6 +20,7 @@ import type { SandboxProvisioning } from "../sandboxProvisioning.js";
 import { type HarnessClientServices, HarnessConnection } from "./harnessConnection.js";
 import { type HarnessStage, harnessStage, lastHarnessSession } from "./harnessFacts.js";
 import type { HarnessHost, LiveHarness } from "./harnessHost.js";
+import { HarnessToolServer, TOOL_SERVER_NAME } from "./harnessToolServer.js";
 
 /** How long the handshake may take: a real harness loads its own runtime first. */
 const HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -38,7 +41,8 @@ export class HarnessLaunch {
     private readonly services: ServicesFactory,
   ) {}
 
-  async launch(key: string, runtime: AcpRuntimeDefinition): Promise<LiveHarness> {
+  /** `offered`: the agent's own tools, served to the harness as an MCP server of its session. */
+  async launch(key: string, runtime: AcpRuntimeDefinition, offered: readonly Tool[]): Promise<LiveHarness> {
     const missing = this.missingPackage(runtime);
     await this.stage(
       runtime,
@@ -55,6 +59,50 @@ export class HarnessLaunch {
       throw new HarnessLaunchFailure(`the session's sandbox could not be started: ${messageOf(error)}`);
     }
     const previous = lastHarnessSession(this.run.facts);
+    const tools = await this.toolServer(sandbox, offered);
+    try {
+      return await this.launchIn(key, runtime, sandbox, realized, previous, tools);
+    } catch (error) {
+      await tools?.server.close();
+      throw error;
+    }
+  }
+
+  /**
+   * The tool server for `offered`, on a socket in the sandbox's private directory, and the stdio
+   * MCP server entry (a bridge to that socket) the harness's session names. Null: nothing to offer.
+   */
+  private async toolServer(
+    sandbox: Sandbox,
+    offered: readonly Tool[],
+  ): Promise<{ server: HarnessToolServer; entry: McpServer } | null> {
+    if (offered.length === 0) return null;
+    if (!sandbox.serveLocal)
+      throw new HarnessLaunchFailure(
+        `the agent's own tools cannot be offered to a harness in a ${sandbox.tier} sandbox (it has no private directory)`,
+      );
+    const server = new HarnessToolServer(offered);
+    try {
+      const argv = await sandbox.serveLocal(`tools-${randomUUID().slice(0, 8)}.sock`, server.listener);
+      const [command = "", ...args] = argv;
+      return { server, entry: { name: TOOL_SERVER_NAME, command, args, env: [] } };
+    } catch (error) {
+      await server.close();
+      throw new HarnessLaunchFailure(
+        `the agent's tools could not be offered to the harness: ${messageOf(error)}`,
+      );
+    }
+  }
+
+  private async launchIn(
+    key: string,
+    runtime: AcpRuntimeDefinition,
+    sandbox: Sandbox,
+    realized: TypedFact | null,
+    previous: string | null,
+    tools: { server: HarnessToolServer; entry: McpServer } | null,
+  ): Promise<LiveHarness> {
+    const mcpServers = tools ? [tools.entry] : [];
     for (let attempt = 1; ; attempt++) {
       await this.stage(runtime, "launching", { attempt }, realized && attempt === 1 ? [realized] : []);
       const stop = new AbortController();
@@ -78,7 +126,7 @@ export class HarnessLaunch {
       }
       await this.stage(runtime, "initializing", { attempt });
       try {
-        const ready = await this.handshake(connection, sandbox, previous);
+        const ready = await this.handshake(connection, sandbox, previous, mcpServers);
         const live: LiveHarness = {
           runtime,
           connection,
@@ -86,6 +134,9 @@ export class HarnessLaunch {
           prompt: null,
           promptSeq: 0,
           permission: null,
+          tools: tools?.server ?? null,
+          toolCall: null,
+          folded: new Set(),
           calls: new Map(),
           lastUsed: Date.now(),
         };
@@ -176,6 +227,7 @@ export class HarnessLaunch {
     connection: HarnessConnection,
     sandbox: Sandbox,
     previous: string | null,
+    mcpServers: McpServer[],
   ): Promise<{ sessionId: string; loaded: boolean; agent: Record<string, unknown> | null }> {
     const agent = connection.agent;
     const init: InitializeResponse = await this.bounded(
@@ -195,7 +247,7 @@ export class HarnessLaunch {
           agent.request(methods.agent.session.load, {
             sessionId: previous,
             cwd: sandbox.workspacePath,
-            mcpServers: [],
+            mcpServers,
           }),
           "session/load",
         );
@@ -207,7 +259,7 @@ export class HarnessLaunch {
     }
     const made = await this.bounded(
       connection,
-      agent.request(methods.agent.session.new, { cwd: sandbox.workspacePath, mcpServers: [] }),
+      agent.request(methods.agent.session.new, { cwd: sandbox.workspacePath, mcpServers }),
       "session/new",
     );
     return { sessionId: made.sessionId, loaded: false, agent: info };

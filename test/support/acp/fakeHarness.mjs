@@ -16,6 +16,11 @@
 //   crash                            the process exits (137) mid-turn
 //   usage [<used> [<size>]]          a usage_update
 //   tokens <input> <output>          the prompt's response reports these tokens (ACP's draft `usage`)
+//   tools                            lists the tools of the session's stdio MCP servers, said back
+//   mcp <tool> <json>                as Claude Code calls an MCP tool: tool_call `mcp__<server>__<tool>`
+//                                    → session/request_permission → tools/call on the session's stdio
+//                                    MCP server (started on first use) → completed; the result said
+//                                    back as "tool <tool>: <text>" (or "tool <tool> failed: <text>")
 //   env <NAME>                       says whether the variable is set (and its length, never its value)
 //   stop <reason>                    ends the turn with that stopReason
 //   fail <message>                   the prompt request fails with that message
@@ -35,6 +40,8 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION, RequestError } from "@agentclientprotocol/sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 /** The prompt response's token usage, when a `tokens` step set it. */
 const reported = (turn) => (turn.tokens ? { usage: turn.tokens } : {});
@@ -46,7 +53,7 @@ console.debug = console.error;
 
 const STATE_DIR = ".fake-harness";
 const SESSION_ID = /^[A-Za-z0-9_-]{1,100}$/;
-/** sessionId → { cwd, turn: AbortController | null } */
+/** sessionId → { cwd, turn: AbortController | null, mcpServers, mcp: { name, client } | null } */
 const sessions = new Map();
 let toolCalls = 0;
 
@@ -201,6 +208,62 @@ async function tool(client, sessionId, rest, turn) {
   return undefined;
 }
 
+/** The session's first stdio MCP server, connected on first use as a harness starts its servers. */
+async function mcpClient(sessionId) {
+  const current = session(sessionId);
+  if (current.mcp) return current.mcp;
+  const server = current.mcpServers.find((s) => typeof s.command === "string");
+  if (!server) throw RequestError.invalidParams(undefined, "this session has no stdio MCP server");
+  const client = new Client({ name: "fake-harness", version: "1.0.0" });
+  const env = Object.fromEntries((server.env ?? []).map((e) => [e.name, e.value]));
+  await client.connect(
+    new StdioClientTransport({ command: server.command, args: server.args, env, stderr: "inherit" }),
+  );
+  current.mcp = { name: server.name, client };
+  return current.mcp;
+}
+
+async function mcpTool(client, sessionId, rest) {
+  const match = /^(\S+)\s*(\{.*\})?$/s.exec(rest.trim());
+  if (!match) throw RequestError.invalidParams(undefined, "mcp <tool> <json arguments>");
+  const [, name, json] = match;
+  const rawInput = json ? JSON.parse(json) : {};
+  const mcp = await mcpClient(sessionId);
+  toolCalls += 1;
+  const toolCallId = `call_${toolCalls}`;
+  const title = `mcp__${mcp.name}__${name}`;
+  await update(client, sessionId, {
+    sessionUpdate: "tool_call",
+    toolCallId,
+    title,
+    kind: "other",
+    status: "pending",
+    rawInput,
+  });
+  const { outcome } = await client.request(methods.client.session.requestPermission, {
+    sessionId,
+    toolCall: { toolCallId, title, kind: "other", status: "pending", rawInput },
+    options: [
+      { optionId: "allow", name: "Allow", kind: "allow_once" },
+      { optionId: "reject", name: "Reject", kind: "reject_once" },
+    ],
+  });
+  if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+    await update(client, sessionId, { sessionUpdate: "tool_call_update", toolCallId, status: "failed" });
+    return say(client, sessionId, `tool ${name} was not allowed`);
+  }
+  await update(client, sessionId, { sessionUpdate: "tool_call_update", toolCallId, status: "in_progress" });
+  const result = await mcp.client.callTool({ name, arguments: rawInput }, undefined, { timeout: 600_000 });
+  const said = result.content.map((c) => (c.type === "text" ? c.text : JSON.stringify(c))).join("\n");
+  await update(client, sessionId, {
+    sessionUpdate: "tool_call_update",
+    toolCallId,
+    status: result.isError ? "failed" : "completed",
+    content: [{ type: "content", content: text(said) }],
+  });
+  return say(client, sessionId, `tool ${name}${result.isError ? " failed" : ""}: ${said}`);
+}
+
 /** Runs one script line; a stop reason ends the turn early. */
 async function step(client, sessionId, line, turn) {
   const [, verb, rest = ""] = /^(\S+)\s*([\s\S]*)$/.exec(line) ?? [];
@@ -212,6 +275,12 @@ async function step(client, sessionId, line, turn) {
       return say(client, sessionId, "done thinking");
     case "tool":
       return tool(client, sessionId, rest, turn);
+    case "mcp":
+      return mcpTool(client, sessionId, rest);
+    case "tools": {
+      const { tools } = await (await mcpClient(sessionId)).client.listTools();
+      return say(client, sessionId, `tools: ${tools.map((t) => t.name).join(", ")}`);
+    }
     case "read": {
       const { content } = await client.request(methods.client.fs.readTextFile, {
         sessionId,
@@ -305,7 +374,7 @@ agent({ name: "fake-harness" })
       }
     }
     const sessionId = `fake_${randomUUID()}`;
-    sessions.set(sessionId, { cwd, turn: null });
+    sessions.set(sessionId, { cwd, turn: null, mcpServers: params.mcpServers ?? [], mcp: null });
     writeFileSync(historyFile(cwd, sessionId), "");
     return { sessionId };
   })
@@ -319,7 +388,7 @@ agent({ name: "fake-harness" })
     for (const line of lines) {
       await client.notify(methods.client.session.update, { sessionId, update: JSON.parse(line) });
     }
-    sessions.set(sessionId, { cwd, turn: null });
+    sessions.set(sessionId, { cwd, turn: null, mcpServers: params.mcpServers ?? [], mcp: null });
     return {};
   })
   .onRequest(methods.agent.session.prompt, async ({ params, client }) => {

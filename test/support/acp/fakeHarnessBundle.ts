@@ -14,6 +14,10 @@ export function bundleFakeHarness(): Promise<string> {
     platform: "node",
     format: "esm",
     target: "node20",
+    // The MCP client's cross-spawn is CommonJS and requires Node's modules at run time.
+    banner: {
+      js: 'import { createRequire as __awakenRequire } from "node:module"; const require = __awakenRequire(import.meta.url);',
+    },
     write: false,
     logLevel: "silent",
   }).then((built) => built.outputFiles[0]!.text);

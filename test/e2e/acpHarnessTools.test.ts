@@ -1,0 +1,143 @@
+/**
+ * The agent's own tools offered to an ACP harness, end to end through the official Anthropic SDK
+ * over real HTTP: the scripted harness (test/support/acp/fakeHarness.mjs) in a real bwrap sandbox
+ * finds them on the MCP server its session names (a bridge to a socket in the sandbox's private
+ * directory), and calls them as Claude Code does (`mcp__awaken__<tool>`, asking permission first).
+ * A custom tool's call is committed once, as `agent.custom_tool_use`, and parks the run until the
+ * client's `user.custom_tool_result`, which the waiting harness then receives.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
+import { HARNESS_PACKAGE, serveHarnessPackage } from "../support/acp/harnessPackage.js";
+import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
+import {
+  isActionIdle,
+  isEndTurnIdle,
+  stopReason,
+  textOf,
+  userMessage,
+  type WireEvent,
+  waitForHistory,
+} from "../support/sdkHelpers.js";
+import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+
+const TURN_MS = 60_000;
+
+let scratch: string;
+let registry: FakeNpmRegistry;
+let t: TestServer;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), "awaken-acp-tools-"));
+  const served = await serveHarnessPackage(scratch);
+  registry = served.registry;
+  t = await startTestServer({
+    acpRuntimes: acpRuntimeCatalogFrom(served.runtimesFile),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      npm_config_registry: registry.url,
+      npm_config_fetch_retries: "0",
+    },
+    workerPollMs: 50,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await t?.close();
+  await registry?.close();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const LOOKUP = {
+  type: "custom" as const,
+  name: "lookup",
+  description: "Looks a question up in the caller's own records.",
+  input_schema: { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"] },
+};
+
+async function toolSession() {
+  const [agent, environment] = await Promise.all([
+    t.client.beta.agents.create({
+      name: "acp-tools",
+      model: "acp:fake",
+      tools: [
+        { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+        LOOKUP,
+      ],
+    }),
+    t.client.beta.environments.create({
+      name: "acp-tools",
+      config: {
+        type: "cloud",
+        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
+        sandbox: { provisioning: "eager" },
+      } as never,
+    }),
+  ]);
+  return t.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+}
+
+const send = (id: string, text: string) =>
+  t.client.beta.sessions.events.send(id, { events: [userMessage(text)] });
+const ofType = (events: WireEvent[], type: string) => events.filter((e) => e.type === type);
+
+async function readyStages(sessionId: string): Promise<number> {
+  const response = await fetch(`${t.server.url}/v1/awaken/sessions/${sessionId}/harness`, {
+    headers: { "x-api-key": TEST_API_KEY },
+  });
+  const { data } = (await response.json()) as { data: Array<{ stage: string }> };
+  return data.filter((stage) => stage.stage === "ready").length;
+}
+
+describe("the agent's own tools on an ACP harness", { timeout: 180_000 }, () => {
+  it("a custom tool the harness calls is the client's to answer: one custom tool use, the run parked, the result handed to the waiting harness", async () => {
+    const s = await toolSession();
+    await send(s.id, ["tools", 'mcp lookup {"q":"capital of France"}'].join("\n"));
+    let events = await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    expect(textOf(ofType(events, "agent.message")[0])).toBe("tools: lookup");
+    const uses = ofType(events, "agent.custom_tool_use");
+    expect(uses).toMatchObject([{ name: "lookup", input: { q: "capital of France" } }]);
+    // The harness's own report of the call (its `mcp__awaken__lookup`) is that one use, not a second.
+    expect(ofType(events, "agent.tool_use")).toEqual([]);
+    expect(stopReason(events.filter(isActionIdle).at(-1))?.event_ids).toEqual([uses[0]?.id]);
+
+    await t.client.beta.sessions.events.send(s.id, {
+      events: [
+        {
+          type: "user.custom_tool_result",
+          custom_tool_use_id: uses[0]?.id as string,
+          content: [{ type: "text", text: "Paris" }],
+        },
+      ] as never,
+    });
+    events = await waitForHistory(t.client, s.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+    const said = ofType(events, "agent.message").map(textOf);
+    expect(said).toEqual(["tools: lookup", "tool lookup: Paris"]);
+    expect(ofType(events, "agent.custom_tool_use")).toHaveLength(1);
+    // The harness that called waited on this worker for the answer: one launch for the turn.
+    expect(await readyStages(s.id)).toBe(1);
+  });
+
+  it("a custom tool's error result reaches the harness as a failed call", async () => {
+    const s = await toolSession();
+    await send(s.id, 'mcp lookup {"q":"unknowable"}');
+    let events = await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    const use = ofType(events, "agent.custom_tool_use")[0];
+    await t.client.beta.sessions.events.send(s.id, {
+      events: [
+        {
+          type: "user.custom_tool_result",
+          custom_tool_use_id: use?.id as string,
+          content: [{ type: "text", text: "no record" }],
+          is_error: true,
+        },
+      ] as never,
+    });
+    events = await waitForHistory(t.client, s.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("tool lookup failed: no record");
+  });
+});
