@@ -4,7 +4,9 @@
  * finds them on the MCP server its session names (a bridge to a socket in the sandbox's private
  * directory), and calls them as Claude Code does (`mcp__awaken__<tool>`, asking permission first).
  * A custom tool's call is committed once, as `agent.custom_tool_use`, and parks the run until the
- * client's `user.custom_tool_result`, which the waiting harness then receives.
+ * client's `user.custom_tool_result`, which the waiting harness then receives. An MCP toolset's
+ * call passes the agent's gate and runs through the worker's MCP client (a real MCP server on the
+ * loopback, its bearer from a vault), asked first when the policy says so.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +14,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
 import { HARNESS_PACKAGE, serveHarnessPackage } from "../support/acp/harnessPackage.js";
+import { type BearerMcpServer, startBearerMcpServer } from "../support/bearerMcpServer.js";
 import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import {
   isActionIdle,
@@ -22,19 +25,22 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+import { LOOPBACK, startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 const TURN_MS = 60_000;
 
 let scratch: string;
 let registry: FakeNpmRegistry;
+let mcp: BearerMcpServer;
 let t: TestServer;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "awaken-acp-tools-"));
   const served = await serveHarnessPackage(scratch);
   registry = served.registry;
+  mcp = await startBearerMcpServer();
   t = await startTestServer({
+    allowPrivateHosts: LOOPBACK,
     acpRuntimes: acpRuntimeCatalogFrom(served.runtimesFile),
     env: {
       PATH: process.env.PATH,
@@ -49,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
   await registry?.close();
+  await mcp?.close();
   rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -59,16 +66,18 @@ const LOOKUP = {
   input_schema: { type: "object" as const, properties: { q: { type: "string" } }, required: ["q"] },
 };
 
-async function toolSession() {
+/** A session of an agent on the scripted harness with `tools` beside the built-in ones (all allowed). */
+async function toolSession(tools: unknown[] = [LOOKUP], extra: Record<string, unknown> = {}) {
   const [agent, environment] = await Promise.all([
     t.client.beta.agents.create({
       name: "acp-tools",
       model: "acp:fake",
       tools: [
         { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
-        LOOKUP,
+        ...tools,
       ],
-    }),
+      ...extra,
+    } as never),
     t.client.beta.environments.create({
       name: "acp-tools",
       config: {
@@ -78,7 +87,23 @@ async function toolSession() {
       } as never,
     }),
   ]);
-  return t.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+  const vaultIds = "mcp_servers" in extra ? [await mcpVault()] : [];
+  return t.client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environment.id,
+    ...(vaultIds.length > 0 ? { vault_ids: vaultIds } : {}),
+  } as never);
+}
+
+/** A vault holding the MCP server's bearer. */
+async function mcpVault(): Promise<string> {
+  const token = `tok-${Math.random().toString(36).slice(2)}`;
+  mcp.accepted.add(token);
+  const vault = await t.client.beta.vaults.create({ display_name: "mcp" } as never);
+  await t.client.beta.vaults.credentials.create(vault.id, {
+    auth: { type: "static_bearer", token, mcp_server_url: mcp.url },
+  } as never);
+  return vault.id;
 }
 
 const send = (id: string, text: string) =>
@@ -139,5 +164,43 @@ describe("the agent's own tools on an ACP harness", { timeout: 180_000 }, () => 
     });
     events = await waitForHistory(t.client, s.id, (e) => e.some(isEndTurnIdle), TURN_MS);
     expect(textOf(ofType(events, "agent.message").at(-1))).toBe("tool lookup failed: no record");
+  });
+
+  it("an MCP toolset's tools: an allowed call runs through the worker's MCP client, an asked one waits for a confirmation", async () => {
+    const s = await toolSession(
+      [
+        {
+          type: "mcp_toolset",
+          mcp_server_name: "docs",
+          default_config: { permission_policy: { type: "always_allow" } },
+          configs: [{ name: "counter", permission_policy: { type: "always_ask" } }],
+        },
+      ],
+      { mcp_servers: [{ name: "docs", type: "url", url: mcp.url }] },
+    );
+    const before = mcp.calls.length;
+    await send(s.id, ["tools", 'mcp lookup {"q":"harness"}', 'mcp counter {"name":"turns"}'].join("\n"));
+    let events = await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    expect(textOf(ofType(events, "agent.message")[0])).toBe("tools: lookup, counter");
+    const uses = ofType(events, "agent.mcp_tool_use");
+    expect(uses.map((u) => [u.name, u.mcp_server_name, u.evaluated_permission])).toEqual([
+      ["lookup", "docs", "allow"],
+      ["counter", "docs", "ask"],
+    ]);
+    expect(ofType(events, "agent.mcp_tool_result")).toMatchObject([{ mcp_tool_use_id: uses[0]?.id }]);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("tool lookup: definition of harness");
+    // Nothing of the asked call reached the server yet; the harness's own reports are no uses.
+    expect(mcp.calls.slice(before).map((c) => c.tool)).toEqual(["lookup"]);
+    expect(ofType(events, "agent.tool_use")).toEqual([]);
+    expect(stopReason(events.filter(isActionIdle).at(-1))?.event_ids).toEqual([uses[1]?.id]);
+
+    await t.client.beta.sessions.events.send(s.id, {
+      events: [{ type: "user.tool_confirmation", tool_use_id: uses[1]?.id as string, result: "allow" }],
+    });
+    events = await waitForHistory(t.client, s.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+    expect(textOf(ofType(events, "agent.message").at(-1))).toBe("tool counter: turns=1");
+    expect(mcp.calls.slice(before).map((c) => c.tool)).toEqual(["lookup", "counter"]);
+    expect(ofType(events, "agent.mcp_tool_result")).toHaveLength(2);
+    expect(await readyStages(s.id)).toBe(1);
   });
 });
