@@ -5,6 +5,8 @@
  * and are committed as the turn's agent messages; its own tool calls and results are committed as
  * they happen, each through the gate when the harness asks; an `ask` parks the run with the ticket
  * committed first, and the harness waits in this worker's host for the run that brings the answer.
+ * The agent's own tools reach the harness through its tool server: a call is committed as a
+ * model's call of that tool, the run carries it out, and the waiting harness gets the result.
  */
 
 import {
