@@ -1,5 +1,6 @@
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
 import { launcherBashArgs } from "./launcherShell.js";
+import { PERL_PUMP } from "./perlPump.js";
 import { ENVIRONMENT_PREAMBLE, PREAMBLE_NAME } from "./processEnvironment.js";
 
 /**
@@ -23,17 +24,7 @@ exit 0 if $pid;
 open(STDIN, '<', '/dev/null'); open(STDOUT, '>', '/dev/null'); open(STDERR, '>', '/dev/null');
 $SIG{CHLD} = 'IGNORE';
 $SIG{PIPE} = 'IGNORE';
-sub pump {
-  my ($from, $to) = @_;
-  my $buf;
-  while (1) {
-    my $n = sysread($from, $buf, 65536);
-    last unless $n;
-    my $o = 0;
-    while ($o < $n) { my $w = syswrite($to, $buf, $n - $o, $o); return unless defined $w; $o += $w }
-  }
-  shutdown($to, 1);
-}
+${PERL_PUMP}
 while (1) {
   accept(my $c, $l) or next;
   my $child = fork;
@@ -43,8 +34,9 @@ while (1) {
   connect($u, pack('S Z108', $AF_UNIX, $SOCK)) or exit 0;
   my $down = fork;
   exit 0 unless defined $down;
-  if ($down == 0) { pump($u, $c); exit 0 }
+  if ($down == 0) { pump($u, $c); shutdown($c, 1); exit 0 }
   pump($c, $u);
+  shutdown($u, 1);
   waitpid($down, 0);
   exit 0;
 }

@@ -2,6 +2,7 @@ import { chmod, chown } from "node:fs/promises";
 import type { Server } from "node:net";
 import { join } from "node:path";
 import { EGRESS_SANDBOX_DIR, EGRESS_SOCKET_NAME } from "./egressProxy.js";
+import { PERL_PUMP } from "./perlPump.js";
 import type { HostOwner } from "./sandboxWorkspace.js";
 
 /** A socket name in the sandbox's private directory: plain, short, never the egress proxy's own. */
@@ -18,16 +19,7 @@ my ($AF_UNIX, $SOCK_STREAM) = (1, 1);
 socket(my $u, $AF_UNIX, $SOCK_STREAM, 0) or die "awaken socket bridge: socket: $!\\n";
 connect($u, pack('S Z108', $AF_UNIX, $ARGV[0])) or die "awaken socket bridge: connect $ARGV[0]: $!\\n";
 $SIG{PIPE} = 'IGNORE';
-sub pump {
-  my ($from, $to) = @_;
-  my $buf;
-  while (1) {
-    my $n = sysread($from, $buf, 65536);
-    last unless $n;
-    my $o = 0;
-    while ($o < $n) { my $w = syswrite($to, $buf, $n - $o, $o); return unless defined $w; $o += $w }
-  }
-}
+${PERL_PUMP}
 my $pid = fork;
 die "awaken socket bridge: fork: $!\\n" unless defined $pid;
 if ($pid == 0) { pump($u, \\*STDOUT); exit 0 }

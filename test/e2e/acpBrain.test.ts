@@ -11,9 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
-import { HARNESS_PACKAGE, serveHarnessPackage } from "../support/acp/harnessPackage.js";
+import { HARNESS_PACKAGE, serveHarnessPackage, startHarnessServer } from "../support/acp/harnessPackage.js";
 import { aiSdkChat, partsOf } from "../support/aiSdkChat.js";
 import { AI_SDK_CLIENTS } from "../support/aiSdkClients.js";
 import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
@@ -26,7 +25,7 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+import { TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 const PACKAGE = HARNESS_PACKAGE;
 const TURN_MS = 60_000;
@@ -39,16 +38,7 @@ let t: TestServer;
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "awaken-acp-brain-"));
   ({ registry, runtimesFile } = await serveHarnessPackage(scratch));
-  t = await startTestServer({
-    acpRuntimes: acpRuntimeCatalogFrom(runtimesFile),
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      npm_config_registry: registry.url,
-      npm_config_fetch_retries: "0",
-    },
-    workerPollMs: 50,
-  });
+  t = await startHarnessServer(runtimesFile, registry.url);
 }, 120_000);
 
 afterAll(async () => {

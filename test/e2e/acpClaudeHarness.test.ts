@@ -11,15 +11,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
 import { SHIPPED_ACP_RUNTIMES } from "../../src/brains/shippedRuntimes.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
+import { startHarnessServer } from "../support/acp/harnessPackage.js";
 import { startFakeAnthropic } from "../support/fakeAnthropicServer.js";
 import type { FakeModelServer } from "../support/fakeModelScript.js";
 import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import { serveInstalledPackage } from "../support/installedPackageRegistry.js";
 import { isActionIdle, isEndTurnIdle, textOf, userMessage, waitForHistory } from "../support/sdkHelpers.js";
-import { startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+import { TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 const CLAUDE = SHIPPED_ACP_RUNTIMES.find((r) => r.name === "claude")!;
 const PACKAGE = `${CLAUDE.package.name}@${CLAUDE.package.version}`;
@@ -51,15 +51,7 @@ beforeAll(async () => {
       ],
     }),
   );
-  t = await startTestServer({
-    acpRuntimes: acpRuntimeCatalogFrom(runtimesFile),
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      npm_config_registry: registry.url,
-      npm_config_fetch_retries: "0",
-    },
-    workerPollMs: 50,
+  t = await startHarnessServer(runtimesFile, registry.url, {
     sandboxEgress: {
       resolve: async (host) => (host === API_HOST ? [{ address: "127.0.0.1", family: 4 }] : []),
       allowAddress: (address) => address === "127.0.0.1",

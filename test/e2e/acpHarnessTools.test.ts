@@ -12,8 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { acpRuntimeCatalogFrom } from "../../src/brains/catalog.js";
-import { HARNESS_PACKAGE, serveHarnessPackage } from "../support/acp/harnessPackage.js";
+import { HARNESS_PACKAGE, serveHarnessPackage, startHarnessServer } from "../support/acp/harnessPackage.js";
 import { type BearerMcpServer, startBearerMcpServer } from "../support/bearerMcpServer.js";
 import type { FakeNpmRegistry } from "../support/fakeNpmRegistry.js";
 import {
@@ -25,7 +24,7 @@ import {
   type WireEvent,
   waitForHistory,
 } from "../support/sdkHelpers.js";
-import { LOOPBACK, startTestServer, TEST_API_KEY, type TestServer } from "../support/testServer.js";
+import { LOOPBACK, TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 const TURN_MS = 60_000;
 
@@ -39,17 +38,7 @@ beforeAll(async () => {
   const served = await serveHarnessPackage(scratch);
   registry = served.registry;
   mcp = await startBearerMcpServer();
-  t = await startTestServer({
-    allowPrivateHosts: LOOPBACK,
-    acpRuntimes: acpRuntimeCatalogFrom(served.runtimesFile),
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      npm_config_registry: registry.url,
-      npm_config_fetch_retries: "0",
-    },
-    workerPollMs: 50,
-  });
+  t = await startHarnessServer(served.runtimesFile, registry.url, { allowPrivateHosts: LOOPBACK });
 }, 120_000);
 
 afterAll(async () => {

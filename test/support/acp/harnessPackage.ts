@@ -7,7 +7,9 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { acpRuntimeCatalogFrom } from "../../../src/brains/catalog.js";
 import { type FakeNpmRegistry, startFakeNpmRegistry } from "../fakeNpmRegistry.js";
+import { startTestServer, type TestServer } from "../testServer.js";
 import { bundleFakeHarness } from "./fakeHarnessBundle.js";
 
 export const HARNESS_PACKAGE = "awaken-fake-acp-harness";
@@ -56,4 +58,26 @@ export async function serveHarnessPackage(scratch: string): Promise<HarnessPacka
     }),
   );
   return { registry, runtimesFile };
+}
+
+/**
+ * The test server for harness sessions: the runtime file's runtimes, package installs from
+ * `registryUrl`, quick worker polls; `options` adds to (or overrides) that.
+ */
+export function startHarnessServer(
+  runtimesFile: string,
+  registryUrl: string,
+  options: Parameters<typeof startTestServer>[0] = {},
+): Promise<TestServer> {
+  return startTestServer({
+    acpRuntimes: acpRuntimeCatalogFrom(runtimesFile),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      npm_config_registry: registryUrl,
+      npm_config_fetch_retries: "0",
+    },
+    workerPollMs: 50,
+    ...options,
+  });
 }
