@@ -6,6 +6,9 @@
  * a Bash call the agent's policy asks about: the harness's permission request parks the run, a
  * Managed confirmation allows it, Claude Code runs the command in the workspace, sends its result
  * to the model, and the turn ends with the model's answer; the call is committed with the harness marker.
+ * Then the agent's custom tool, which Claude Code finds on the session's `awaken` MCP server (its
+ * stdio bridge started inside the sandbox) and calls: one `agent.custom_tool_use`, the run parked
+ * until the client's result, which reaches the model through Claude Code.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +25,8 @@ import { isActionIdle, isEndTurnIdle, textOf, userMessage, waitForHistory } from
 import { TEST_API_KEY, type TestServer } from "../support/testServer.js";
 
 const CLAUDE = SHIPPED_ACP_RUNTIMES.find((r) => r.name === "claude")!;
+/** Claude Code's name for the agent's custom tool `lookup` on the session's `awaken` MCP server. */
+const LOOKUP_AS_CLAUDE_NAMES_IT = "mcp__awaken__lookup";
 const PACKAGE = `${CLAUDE.package.name}@${CLAUDE.package.version}`;
 /** The fake API's host as the sandbox names it: only the egress proxy's resolver knows it. */
 const API_HOST = "anthropic.test";
@@ -67,7 +72,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** The model's side of the turn: ask for the Bash call, then answer with what it printed. */
+/** The model's side of a turn: call the custom tool if offered, else Bash; then answer with the result. */
 function scriptModel() {
   model.setFallback((body) => {
     const messages = (body.messages as Array<{ role: string; content: unknown }>) ?? [];
@@ -77,6 +82,9 @@ function scriptModel() {
       : undefined;
     if (result) return { kind: "text", text: `the command said: ${JSON.stringify(result.content)}` };
     const tools = (body.tools as Array<{ name: string }> | undefined) ?? [];
+    if (tools.some((tool) => tool.name === LOOKUP_AS_CLAUDE_NAMES_IT)) {
+      return { kind: "tool_use", name: LOOKUP_AS_CLAUDE_NAMES_IT, input: { q: "capital of France" } };
+    }
     if (tools.some((tool) => tool.name === "Bash")) {
       return {
         kind: "tool_use",
@@ -178,4 +186,79 @@ it("Claude Code from the registry runs a turn: its Bash call asked through the g
   const body = (await stages.json()) as { data: Array<{ stage: string }> };
   expect(body.data.map((s) => s.stage)).toEqual(["installing", "launching", "initializing", "ready"]);
   expect(JSON.stringify(body)).not.toContain(API_KEY);
+});
+
+it("Claude Code calls the agent's custom tool on the session's MCP server: the run parks for the client's result, which reaches the model", {
+  timeout: 300_000,
+}, async () => {
+  scriptModel();
+  const vault = await t.client.beta.vaults.create({ display_name: "anthropic" });
+  await t.client.beta.vaults.credentials.create(vault.id, {
+    auth: {
+      type: "environment_variable",
+      secret_name: "ANTHROPIC_API_KEY",
+      secret_value: API_KEY,
+      networking: { type: "limited", allowed_hosts: ["vault.test"] },
+    },
+  } as never);
+  const agent = await t.client.beta.agents.create({
+    name: "claude-custom-tool",
+    model: "acp:claude",
+    tools: [
+      { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+      {
+        type: "custom",
+        name: "lookup",
+        description: "Looks a question up in the caller's own records.",
+        input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+      },
+    ],
+  });
+  const environment = await t.client.beta.environments.create({
+    name: "claude-tools",
+    config: {
+      type: "cloud",
+      packages: { type: "packages", npm: [PACKAGE] },
+      networking: { type: "limited", allowed_hosts: [API_HOST], allow_package_managers: true },
+      sandbox: { provisioning: "eager" },
+    } as never,
+  });
+  const session = await t.client.beta.sessions.create({
+    agent: agent.id,
+    environment_id: environment.id,
+    vault_ids: [vault.id],
+  });
+  const asked = model.requests.length;
+  await t.client.beta.sessions.events.send(session.id, { events: [userMessage("look it up")] });
+
+  let events = await waitForHistory(t.client, session.id, (e) => e.some(isActionIdle), TURN_MS);
+  const uses = events.filter((e) => e.type === "agent.custom_tool_use");
+  expect(uses).toMatchObject([{ name: "lookup", input: { q: "capital of France" } }]);
+  // Claude Code's own report of the call is that one use, not a harness tool use beside it.
+  expect(events.filter((e) => e.type === "agent.tool_use")).toEqual([]);
+  // The model was offered the tool under Claude Code's name for it.
+  const offered = model.requests
+    .slice(asked)
+    .some((r) =>
+      (r.body.tools as Array<{ name: string }> | undefined)?.some(
+        (tool) => tool.name === LOOKUP_AS_CLAUDE_NAMES_IT,
+      ),
+    );
+  expect(offered).toBe(true);
+
+  await t.client.beta.sessions.events.send(session.id, {
+    events: [
+      {
+        type: "user.custom_tool_result",
+        custom_tool_use_id: uses[0]?.id as string,
+        content: [{ type: "text", text: "Paris" }],
+      },
+    ] as never,
+  });
+  events = await waitForHistory(t.client, session.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+  const answer = textOf(events.filter((e) => e.type === "agent.message").at(-1));
+  expect(answer).toContain("the command said:");
+  expect(answer).toContain("Paris");
+  expect(events.filter((e) => e.type === "agent.custom_tool_use")).toHaveLength(1);
+  expect(JSON.stringify(events)).not.toContain(API_KEY);
 });
