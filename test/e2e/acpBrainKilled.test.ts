@@ -2,6 +2,8 @@
  * A server killed with SIGKILL while its ACP harness Brain runs a tool: after the restart the run
  * resumes, the harness is relaunched and reloads its own session, the cut-off call is closed as
  * interrupted (never run again), and the turn ends. The tool's side effect happened exactly once.
+ * And a harness that called the agent's custom tool, killed with its server while the run waited for
+ * the client: the result sent to the restarted server reaches the relaunched harness in its prompt.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,9 +36,10 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-async function start(): Promise<ServerProcess> {
+/** A server on `dir` (each test has its own: a server of an earlier test may still hold its own). */
+async function start(dir = dataDir): Promise<ServerProcess> {
   const p = await startServerProcess({
-    dataDir,
+    dataDir: dir,
     apiKey: API_KEY,
     env: {
       HOME: process.env.HOME,
@@ -116,5 +119,69 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
       .map(textOf)
       .join("\n");
     expect(said).toContain("Your previous attempt at this turn was cut off");
+  });
+
+  it("a custom tool's result that comes after the harness that called it died reaches the relaunched harness", async () => {
+    const toolData = join(scratch, "data-tool");
+    const first = await start(toolData);
+    const environment = await first.client.beta.environments.create({
+      name: "acp-killed-tool",
+      config: {
+        type: "cloud",
+        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
+        sandbox: { provisioning: "eager" },
+      } as never,
+    });
+    const agent = await first.client.beta.agents.create({
+      name: "acp-killed-tool",
+      model: "acp:fake",
+      tools: [
+        {
+          type: "custom",
+          name: "lookup",
+          description: "Looks a question up.",
+          input_schema: { type: "object", properties: { q: { type: "string" } } },
+        },
+      ],
+    });
+    const session = await first.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+    });
+    await first.client.beta.sessions.events.send(session.id, {
+      events: [userMessage('mcp lookup {"q":"capital of France"}')],
+    });
+    const parked = await waitForHistory(
+      first.client,
+      session.id,
+      (e) => e.some((x) => x.type === "agent.custom_tool_use") && e.at(-1)?.type === "session.status_idle",
+      TURN_MS,
+    );
+    const use = parked.find((e) => e.type === "agent.custom_tool_use");
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe("SIGKILL");
+
+    const second = await start(toolData);
+    await second.client.beta.sessions.events.send(session.id, {
+      events: [
+        {
+          type: "user.custom_tool_result",
+          custom_tool_use_id: use?.id as string,
+          content: [{ type: "text", text: "Paris" }],
+        },
+      ] as never,
+    });
+    const events = (await waitForHistory(
+      second.client,
+      session.id,
+      (e) => e.some(isEndTurnIdle),
+      TURN_MS,
+    )) as WireEvent[];
+    const launches = (await stagesOf(second, session.id)).filter((s) => s.stage === "ready");
+    expect(launches.map((s) => s.loaded)).toEqual([false, true]);
+    // The reloaded harness is told to go on, and what its call answered.
+    const said = textOf(events.filter((e) => e.type === "agent.message").at(-1));
+    expect(said).toContain("(The result of your call of the lookup tool: Paris)");
+    expect(events.filter((e) => e.type === "agent.custom_tool_use")).toHaveLength(1);
   });
 });
