@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ContainerSandbox, ContainerTierProvider } from "../../src/sandbox/containerTier.js";
 import { type ExecRequest, SandboxUnavailableError } from "../../src/sandbox/ports.js";
+import { probeLocalSocket } from "../support/localSocketProbe.js";
 import {
   buildSandboxImage,
   podmanMissing,
@@ -290,6 +291,18 @@ describe("container tier: long-lived processes", () => {
     expect(await child.exited).toBe(0);
     expect(lines.join("\n") + buffered).toContain("echo ping");
     await child.kill();
+  });
+});
+
+describe("container tier: a socket its processes reach (serveLocal)", () => {
+  it("a process spawned with egress talks to the host server over its stdio bridge (the image's perl); the socket is the sandbox uid's alone", async () => {
+    const probe = await probeLocalSocket(sandbox);
+    try {
+      expect(await probe.roundTrip(true)).toEqual({ code: 0, out: "host heard ping\n" });
+      expect(probe.socketStat()).toEqual({ mode: 0o600, uid: sandbox.owner.uid });
+    } finally {
+      await probe.close();
+    }
   });
 });
 

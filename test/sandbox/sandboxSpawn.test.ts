@@ -1,14 +1,15 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BwrapTierProvider } from "../../src/sandbox/bwrapTier.js";
+import { type BwrapSandbox, BwrapTierProvider } from "../../src/sandbox/bwrapTier.js";
 import { NoneTierProvider } from "../../src/sandbox/noneTier.js";
 import type { Sandbox, SandboxProcess, SandboxProvider } from "../../src/sandbox/ports.js";
 import { workspaceDirectory } from "../../src/sandbox/workspaces.js";
+import { probeLocalSocket } from "../support/localSocketProbe.js";
 
 /**
  * Long-lived processes of a sandbox (what a stdio MCP server runs as), against real bubblewrap
@@ -267,6 +268,29 @@ describe("a long-lived process's network on the bwrap tier", () => {
       expect(isolated.out).toBe("");
     } finally {
       await new Promise((resolve) => upstream.close(resolve));
+    }
+  });
+});
+
+describe("a socket the bwrap sandbox's processes reach (serveLocal)", () => {
+  it("a process spawned with egress talks to the host server over its stdio bridge; one without cannot; the socket is the sandbox uid's alone", async () => {
+    const { sandbox } = await realize("bwrap", "sess_spawn_local");
+    const probe = await probeLocalSocket(sandbox);
+    try {
+      expect(await probe.roundTrip(true)).toEqual({ code: 0, out: "host heard ping\n" });
+      // Without egress the private directory is not bound: the bridge finds no socket.
+      const isolated = await probe.roundTrip(false);
+      expect(isolated.code).not.toBe(0);
+      expect(isolated.out).toBe("");
+      expect(probe.socketStat()).toEqual({
+        mode: 0o600,
+        uid: (sandbox as BwrapSandbox).owner?.uid ?? process.getuid?.(),
+      });
+      // Names are plain, and never the proxy's own socket.
+      for (const name of ["../escape.sock", "proxy.sock", "Tools.sock", "a b.sock"])
+        await expect(sandbox.serveLocal!(name, createNetServer())).rejects.toThrow(/not a local socket name/);
+    } finally {
+      await probe.close();
     }
   });
 });
