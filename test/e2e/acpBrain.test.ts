@@ -359,4 +359,21 @@ describe("an ACP harness as the Brain", { timeout: 180_000 }, () => {
     expect((await stages(s.id)).filter((stage) => stage === "ready")).toHaveLength(1);
     expect(events.filter((e) => e.type === "user.interrupt")).toHaveLength(1);
   });
+
+  it("an interrupt while the run is parked on a harness's permission: the ask is cancelled and the next message starts a new prompt", async () => {
+    const s = await session();
+    await send(s.id, 'tool edit parked {"path":"/workspace/parked.txt","content":"no"}');
+    await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    await t.client.beta.sessions.events.send(s.id, { events: [{ type: "user.interrupt" }] });
+    await send(s.id, "say after the parked interrupt");
+    await waitForHistory(
+      t.client,
+      s.id,
+      (e) => ofType(e, "agent.message").some((m) => textOf(m) === "after the parked interrupt"),
+      TURN_MS,
+    );
+    const workspace = workspaceDirectory(join(t.dataDir, "workspaces"), s.id);
+    expect(existsSync(join(workspace, "parked.txt"))).toBe(false);
+    expect((await stages(s.id)).filter((stage) => stage === "ready")).toHaveLength(1);
+  });
 });

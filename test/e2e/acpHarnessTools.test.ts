@@ -192,4 +192,21 @@ describe("the agent's own tools on an ACP harness", { timeout: 180_000 }, () => 
     expect(ofType(events, "agent.mcp_tool_result")).toHaveLength(2);
     expect(await readyStages(s.id)).toBe(1);
   });
+
+  it("an interrupt while the run waits for a custom tool's result: the harness's call is cancelled and the next message starts a new prompt", async () => {
+    const s = await toolSession();
+    await send(s.id, 'mcp lookup {"q":"never answered"}');
+    let events = await waitForHistory(t.client, s.id, (e) => e.some(isActionIdle), TURN_MS);
+    await t.client.beta.sessions.events.send(s.id, { events: [{ type: "user.interrupt" }] as never });
+    await send(s.id, "say after the interrupt");
+    events = await waitForHistory(
+      t.client,
+      s.id,
+      (e) => ofType(e, "agent.message").some((m) => textOf(m) === "after the interrupt"),
+      TURN_MS,
+    );
+    expect(events.filter(isEndTurnIdle).length).toBeGreaterThanOrEqual(1);
+    // The same harness took the new prompt.
+    expect(await readyStages(s.id)).toBe(1);
+  });
 });

@@ -101,6 +101,12 @@ export class AcpBrainStep {
     if (!this.acp || !runtime) return this.fail(UNKNOWN_RUNTIME, this.unknownRuntime());
     const host = this.acp.harnesses;
     let live = host.get(this.key);
+    // A prompt an interrupt ended (the interrupted run may not have cancelled it yet: it lost its
+    // claim or was parked, and this run may have started first) is never followed as this run's
+    // answer: it is cancelled, with what it waits on (a decision, a tool's result).
+    const stale = live;
+    if (stale?.prompt && this.run.facts.some((f) => f.kind === "interrupt" && f.seq > stale.promptSeq))
+      await cancelPrompt(stale);
     if (live?.permission) {
       // The run that brings the decision: tell the harness, then follow it from where it stopped.
       const pending = live.permission;
@@ -151,11 +157,6 @@ export class AcpBrainStep {
   ): Promise<TurnOutcome | "continue"> {
     const run = this.run;
     const now = run.ports.clock.now();
-    // A prompt an interrupt ended (the interrupted run may not have cancelled it yet: it lost its
-    // claim, and this run may have started first) is never followed as this run's answer.
-    if (live.prompt && run.facts.some((f) => f.kind === "interrupt" && f.seq > live.promptSeq)) {
-      await cancelPrompt(live);
-    }
     if (!live.prompt && !this.pendingAnswer && !this.pendingTool) {
       const texts = unseenInput(run.facts);
       // Results of the agent's tools a harness gone since could not be handed over its MCP call.
