@@ -5,8 +5,10 @@
 //   launch   the first turn of a session: its harness installed, launched, handshaken, prompted.
 //            `first ever` = a fresh data dir (the package is installed during session creation);
 //            `restarted` = the first session of a new server process on that data dir (package
-//            prepared); `later` = the other sessions of the first server (package prepared, bwrap
-//            warm pool). Server clocks: from the user.message's processed_at to each launch stage's
+//            prepared); `later` = the other sessions of the first server (package prepared),
+//            created back to back with native sessions (the bwrap warm pool, 2 sandboxes refilled a
+//            second after a session's first command, is often empty); `pool refilled` = more of them,
+//            each after a pause long enough for the pool to refill (a pre-started sandbox taken). Server clocks: from the user.message's processed_at to each launch stage's
 //            processed_at (GET /v1/awaken/sessions/:id/harness) and to the end_turn idle's; they
 //            leave out HTTP, SSE and the client. Client clocks: send → end_turn idle over SSE, and
 //            sessions.create alone, and the two together.
@@ -195,7 +197,9 @@ async function launchedSession(server, ids, agent, kind, environment = ids.envir
   return { id, create: created.ms, first, warm, serverFirst, serverWarm, stages };
 }
 
-const launch = { firstEver: null, restarted: null, later: [], native: [], nativePlain: [] };
+const launch = { firstEver: null, restarted: null, later: [], pooled: [], native: [], nativePlain: [] };
+/** Long enough for the warm pool to refill after the sessions before (it waits 1 s, then starts one). */
+const POOL_REFILL_PAUSE_MS = 3_000;
 const compare = { acp: [], native: [], acpServer: [], nativeServer: [] };
 const loadAtStart = loadAverage();
 const scratch = await mkdtemp(join(tmpdir(), "bench-acp-brain-"));
@@ -219,6 +223,11 @@ try {
     }
     launch.native.push(await launchedSession(first, ids, "native", "native"));
     launch.nativePlain.push(await launchedSession(first, ids, "native", "native", ids.plain));
+    for (let i = 1; i < SESSIONS; i++) {
+      say(`session ${i}/${SESSIONS - 1} after a pause (warm pool refilled)`);
+      await new Promise((resolve) => setTimeout(resolve, POOL_REFILL_PAUSE_MS));
+      launch.pooled.push(await launchedSession(first, ids, "acp", "acp"));
+    }
 
     say(`warm comparison: ${TURNS} "say ok" turns on each kind, interleaved`);
     const acpSession = launch.later.at(-1).id;
@@ -289,10 +298,12 @@ table(
     launchRow("first on a restarted server (package prepared)", one(launch.restarted)),
     launchRow(`later, same server p50 (${launch.later.length})`, over(launch.later, p50)),
     launchRow(`later, same server p95 (${launch.later.length})`, over(launch.later, p95)),
+    launchRow(`later, pool refilled p50 (${launch.pooled.length})`, over(launch.pooled, p50)),
+    launchRow(`later, pool refilled p95 (${launch.pooled.length})`, over(launch.pooled, p95)),
   ],
 );
 
-const all = [launch.firstEver, ...launch.later, launch.restarted];
+const all = [launch.firstEver, ...launch.later, ...launch.pooled, launch.restarted];
 console.log(
   `\nWarm turn (the harness alive: each session's second turn, ${all.length} sessions), ms. ` +
     "Server = user.message → end_turn processed_at; client = send → end_turn over SSE.",
@@ -321,8 +332,8 @@ console.log(
   `\nacp:fake against native (offline model), same environment, ms. Warm rows: ${TURNS} "say ok" turns each on one ` +
     "session already past two turns, interleaved (no session creation). Creation rows: sessions.create + the " +
     `first turn (client), ${launch.later.length} acp:fake (the later sessions above) and ${launch.native.length} native; ` +
-    "the last rows' native sessions are in an environment without the package, so they may take a pooled sandbox " +
-    "(a session with packages never can).",
+    "the last rows' native sessions are in an environment without the package (either kind may take a pooled " +
+    "sandbox when the pool has one).",
 );
 const ratioRow = (name, acp, native) => [
   name,

@@ -223,11 +223,12 @@ export class BwrapTierProvider implements SandboxProvider {
     const fallback = setTimeout(refill, REFILL_DELAY_MS);
     fallback.unref();
     const options = { idleTimeoutMs: this.idleTimeoutMs, onFirstExec: refill };
-    // A pooled sandbox was started without any package set bound: a session with packages starts
-    // one of its own (bind mounts are fixed at bwrap's start).
+    // A pooled sandbox was started without any package set bound (bind mounts are fixed at bwrap's
+    // start): a session with packages takes it with its live process stopped, and the next bwrap
+    // started for it (its first command's, a spawned process's such as a harness) binds them.
     const packagesDir = spec.preparedPackages?.dir;
-    // Likewise a session with `environment_variable` credentials: their placeholders are in the
-    // sandbox's environment, which is fixed at bwrap's start too.
+    // A session with `environment_variable` credentials starts one of its own: their placeholders
+    // are in the live sandbox's environment, fixed at bwrap's start, and set up before it.
     const secrets =
       spec.credentials && spec.credentials.variables.length > 0
         ? await EgressSecrets.create(spec.credentials.variables)
@@ -235,11 +236,26 @@ export class BwrapTierProvider implements SandboxProvider {
     const withSecrets = secrets !== null && secrets.table.length > 0 ? secrets : null;
     // And a session with resource mounts: binds are fixed at bwrap's start.
     const pooled =
-      packagesDir === undefined && withSecrets === null && spec.mounts === undefined
-        ? await this.claimPooled(hostWorkspace)
-        : null;
+      withSecrets === null && spec.mounts === undefined ? await this.claimPooled(hostWorkspace) : null;
     if (pooled) {
       pooled.egress.setPolicy(spec.networking);
+      if (packagesDir !== undefined) {
+        // Its live process has no package bind: stopped (off the session's path), started again
+        // with the binds on first use.
+        const stale = pooled.process;
+        void stale.kill().catch(() => undefined);
+        return new BwrapSandbox(
+          pooled.owner,
+          hostWorkspace,
+          {
+            ...this.launchBase(prerequisites),
+            egressDir: pooled.egress.directory,
+            packagesDir,
+            ...(pooled.cgroup ? { cgroup: pooled.cgroup } : {}),
+          },
+          { ...options, live: null, egress: pooled.egress, limits: this.watch(hostWorkspace, pooled.cgroup) },
+        );
+      }
       return new BwrapSandbox(
         pooled.owner,
         hostWorkspace,

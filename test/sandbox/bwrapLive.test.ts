@@ -312,6 +312,27 @@ describe("bwrap warm pool", () => {
     expect(await eventually(() => provider.pooled === 2, 5_000)).toBe(true);
   });
 
+  it("hands a pre-started sandbox to a session with packages too: its live process is started again with the packages bound", async () => {
+    const provider = newProvider("pool-packages", { first: 235_100, poolSize: 1 });
+    await provider.warm();
+    const pooledSlots = await readdir(join(root, "pool-packages", ".pool"));
+    const packagesDir = join(root, "pool-packages-set");
+    await mkdir(join(packagesDir, "npm", "node_modules", ".bin"), { recursive: true, mode: 0o755 });
+    await writeFile(join(packagesDir, "marker"), "prepared\n", { mode: 0o644 });
+    const sandbox = await provider.realize({
+      ...spec("s-pooled-packages"),
+      preparedPackages: { hash: "set", dir: packagesDir },
+    });
+    // The pooled slot became its workspace (no sandbox of its own was started for it).
+    expect(provider.pooled).toBe(0);
+    expect(await readdir(join(root, "pool-packages", ".pool"))).not.toContain(pooledSlots[0]);
+    expect(sandbox.process).toBeNull();
+    const result = await run(sandbox, ["bash", "-c", "cat /opt/awaken/packages/marker && echo $PATH"]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^prepared\n.*\/opt\/awaken\/packages\/npm\/node_modules\/\.bin/);
+    expect(sandbox.process?.alive).toBe(true);
+  });
+
   it("never lets a pooled sandbox see another session's workspace, and gives each its own uid", async () => {
     const provider = newProvider("isolation", { first: 235_200, poolSize: 2 });
     const sessions: BwrapSandbox[] = [];
