@@ -184,4 +184,63 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
     expect(said).toContain("(The result of your call of the lookup tool: Paris)");
     expect(events.filter((e) => e.type === "agent.custom_tool_use")).toHaveLength(1);
   });
+
+  it("a decision on a harness's ask that comes after the harness died: the call is closed as not run and the relaunched harness is told", async () => {
+    const askData = join(scratch, "data-ask");
+    const first = await start(askData);
+    const environment = await first.client.beta.environments.create({
+      name: "acp-killed-ask",
+      config: {
+        type: "cloud",
+        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
+        sandbox: { provisioning: "eager" },
+      } as never,
+    });
+    const agent = await first.client.beta.agents.create({
+      name: "acp-killed-ask",
+      model: "acp:fake",
+      tools: [
+        {
+          type: "agent_toolset_20260401",
+          default_config: { permission_policy: { type: "always_allow" } },
+          configs: [{ name: "edit", permission_policy: { type: "always_ask" } }],
+        },
+      ],
+    });
+    const session = await first.client.beta.sessions.create({
+      agent: agent.id,
+      environment_id: environment.id,
+    });
+    await first.client.beta.sessions.events.send(session.id, {
+      events: [userMessage('tool edit asked {"path":"/workspace/asked.txt","content":"no"}')],
+    });
+    const parked = await waitForHistory(
+      first.client,
+      session.id,
+      (e) => e.some((x) => x.type === "agent.tool_use") && e.at(-1)?.type === "session.status_idle",
+      TURN_MS,
+    );
+    const asked = parked.find((e) => e.type === "agent.tool_use");
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe("SIGKILL");
+
+    const second = await start(askData);
+    await second.client.beta.sessions.events.send(session.id, {
+      events: [{ type: "user.tool_confirmation", tool_use_id: asked?.id as string, result: "allow" }],
+    });
+    const events = (await waitForHistory(
+      second.client,
+      session.id,
+      (e) => e.some(isEndTurnIdle),
+      TURN_MS,
+    )) as WireEvent[];
+    const results = events.filter((e) => e.type === "agent.tool_result" && e.tool_use_id === asked?.id);
+    expect(results).toMatchObject([{ is_error: true }]);
+    expect(textOf(results[0])).toContain("did not run");
+    const workspace = workspaceDirectory(join(askData, "workspaces"), session.id);
+    expect(existsSync(join(workspace, "asked.txt"))).toBe(false);
+    // The relaunched harness heard what became of its call, instead of the turn ending unsaid.
+    const said = textOf(events.filter((e) => e.type === "agent.message").at(-1));
+    expect(said).toContain("(Your edit call was allowed, but you were restarted before it ran");
+  });
 });

@@ -41,6 +41,7 @@ import {
   openHarnessCalls,
   toolResultOf,
   transcriptOf,
+  unheardDecisions,
   unseenInput,
   unseenResults,
 } from "./harnessFacts.js";
@@ -159,8 +160,9 @@ export class AcpBrainStep {
     const now = run.ports.clock.now();
     if (!live.prompt && !this.pendingAnswer && !this.pendingTool) {
       const texts = unseenInput(run.facts);
-      // Results of the agent's tools a harness gone since could not be handed over its MCP call.
-      const results = unseenResults(run.facts);
+      // What a harness gone since could not be handed: results of the agent's tools (over its MCP
+      // call), decisions on the calls it asked about.
+      const results = [...unseenResults(run.facts), ...unheardDecisions(run.facts)];
       if (texts.length === 0 && results.length === 0) {
         const done = await run.commit([idle(now, { kind: "turn_ended" })], "done");
         return done === "ok" ? "settled" : done === "lost" ? "lost_claim" : "continue";

@@ -121,6 +121,29 @@ export function unseenResults(facts: readonly CommittedTypedFact[]): string[] {
   return notes;
 }
 
+/**
+ * Decisions on the harness's own asked calls that no harness heard: made after the last answered
+ * prompt, so the harness that asked was gone (its worker restarted, or another worker took the
+ * run). An allowed call was closed as not run; either way the relaunched harness is told.
+ */
+export function unheardDecisions(facts: readonly CommittedTypedFact[]): string[] {
+  const answeredAt = lastAnsweredAt(facts);
+  const names = new Map<string, string>();
+  const notes: string[] = [];
+  for (const fact of facts) {
+    if (fact.kind === "tool_call" && fact.call.executor === "harness") names.set(fact.id, fact.call.name);
+    if (fact.kind !== "tool_confirmation" || fact.seq <= answeredAt) continue;
+    const name = names.get(fact.callId);
+    if (name === undefined) continue;
+    notes.push(
+      fact.allowed
+        ? `(Your ${name} call was allowed, but you were restarted before it ran, so it did not run. Make it again if it is still needed.)`
+        : `(Your ${name} call was denied${fact.denyMessage ? `: ${fact.denyMessage.slice(0, 2_000)}` : ""}. It did not run.)`,
+    );
+  }
+  return notes;
+}
+
 /** A committed result of a call of the agent's tools, as the MCP call that made it is answered. */
 export function toolResultOf(facts: readonly CommittedTypedFact[], callId: string): CallToolResult | null {
   for (let i = facts.length - 1; i >= 0; i--) {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { CommittedTypedFact, TypedFact } from "../../../src/coordinator/factVocabulary.js";
-import { toolResultOf, unseenResults } from "../../../src/runtime/acp/harnessFacts.js";
+import { toolResultOf, unheardDecisions, unseenResults } from "../../../src/runtime/acp/harnessFacts.js";
 
 function history(facts: TypedFact[]): CommittedTypedFact[] {
   return facts.map((fact, index) => ({
@@ -88,5 +88,38 @@ describe("the agent's tool results on a harness", () => {
       { ...result("r1", "h1", "ok"), executor: "harness", by: "server" } as TypedFact,
     ]);
     expect(unseenResults(facts)).toEqual([]);
+  });
+});
+
+describe("decisions no harness heard", () => {
+  const asked: TypedFact = {
+    id: "h1",
+    kind: "tool_call",
+    call: {
+      id: "h1",
+      name: "edit",
+      input: {},
+      executor: "harness",
+      permission: { decision: "ask", evaluation: null },
+    },
+  };
+  const decided = (allowed: boolean, denyMessage: string | null = null): TypedFact => ({
+    id: "d1",
+    kind: "tool_confirmation",
+    callId: "h1",
+    allowed,
+    denyMessage,
+  });
+
+  it("tells an allowed call that did not run, and a denial with its message, once", () => {
+    const parked = [start("s1"), asked, end("e1", "s1")];
+    expect(unheardDecisions(history([...parked, decided(true)]))).toEqual([
+      "(Your edit call was allowed, but you were restarted before it ran, so it did not run. Make it again if it is still needed.)",
+    ]);
+    expect(unheardDecisions(history([...parked, decided(false, "not that")]))).toEqual([
+      "(Your edit call was denied: not that. It did not run.)",
+    ]);
+    // A prompt that started after the decision heard it.
+    expect(unheardDecisions(history([...parked, decided(true), start("s2"), end("e2", "s2")]))).toEqual([]);
   });
 });
