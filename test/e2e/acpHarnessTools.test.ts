@@ -209,4 +209,38 @@ describe("the agent's own tools on an ACP harness", { timeout: 180_000 }, () => 
     // The same harness took the new prompt.
     expect(await readyStages(s.id)).toBe(1);
   });
+
+  it("calls made at once are carried out one after another: each its own custom tool use and park, none refused", async () => {
+    const s = await toolSession();
+    await send(s.id, 'mcpall lookup {"q":"first"} ;; lookup {"q":"second"}');
+    const answered: string[] = [];
+    for (let round = 1; round <= 2; round++) {
+      const events = await waitForHistory(
+        t.client,
+        s.id,
+        (e) => e.filter(isActionIdle).length >= round && e.at(-1)?.type === "session.status_idle",
+        TURN_MS,
+      );
+      const uses = ofType(events, "agent.custom_tool_use");
+      expect(uses).toHaveLength(round);
+      const use = uses.at(-1);
+      const q = (use?.input as { q: string } | undefined)?.q ?? "";
+      answered.push(q);
+      await t.client.beta.sessions.events.send(s.id, {
+        events: [
+          {
+            type: "user.custom_tool_result",
+            custom_tool_use_id: use?.id as string,
+            content: [{ type: "text", text: `answer to ${q}` }],
+          },
+        ] as never,
+      });
+    }
+    expect(answered.sort()).toEqual(["first", "second"]);
+    const events = await waitForHistory(t.client, s.id, (e) => e.some(isEndTurnIdle), TURN_MS);
+    const said = ofType(events, "agent.message").map(textOf).join("");
+    expect(said).toContain("tool lookup: answer to first");
+    expect(said).toContain("tool lookup: answer to second");
+    expect(said).not.toContain("failed");
+  });
 });

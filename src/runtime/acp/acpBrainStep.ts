@@ -156,6 +156,7 @@ export class AcpBrainStep {
             : `${primer(transcriptOf(run.facts.filter((f) => f.seq < lastInputSeq(run.facts))))}${resumed ? `${RESUME_NOTE}\n\n` : ""}${[...texts, ...results].join("\n\n")}`;
       this.primed = true;
       live.promptSeq = run.facts.at(-1)?.seq ?? 0;
+      live.connection.forgetHeld();
       live.prompt = live.connection.agent.request(methods.agent.session.prompt, {
         sessionId: live.acpSessionId,
         prompt: [{ type: "text", text }],
@@ -302,8 +303,12 @@ async function cancelPrompt(live: LiveHarness): Promise<void> {
   live.permission = null;
   live.toolCall?.answer(failed("The turn was interrupted before this call had a result."));
   live.toolCall = null;
+  live.tools?.cancelWaiting("The turn was interrupted before this call was made.");
   await Promise.race([prompt.catch(() => undefined), delay(CANCEL_GRACE_MS)]);
-  if (live.prompt === prompt) live.prompt = null;
+  if (live.prompt === prompt) {
+    live.prompt = null;
+    live.connection.forgetHeld();
+  }
 }
 
 /** A worker's ACP ports: its runtimes, a host for its harnesses, and the sandbox-confined services. */

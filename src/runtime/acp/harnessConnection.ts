@@ -51,10 +51,35 @@ export interface HarnessListener {
   permission(request: RequestPermissionRequest): Promise<RequestPermissionResponse>;
 }
 
+/** How many updates are kept for the next run while none follows the harness. */
+const MAX_HELD_UPDATES = 1_000;
+
 export class HarnessConnection {
-  /** The run following the harness; null between runs (updates are then dropped, asks refused). */
-  listener: HarnessListener | null = null;
+  private following: HarnessListener | null = null;
+  /**
+   * What the harness said while no run followed it (it goes on beside a call a parked run waits
+   * on), for the next run: updates, the oldest dropped past a bound, and permission requests,
+   * decided only under a run's claim.
+   */
+  private readonly heldUpdates: SessionNotification[] = [];
+  private readonly heldAsks: Array<{
+    request: RequestPermissionRequest;
+    answer(response: RequestPermissionResponse): void;
+  }> = [];
   readonly connection: ClientConnection;
+
+  /** The run following the harness; null between runs. */
+  get listener(): HarnessListener | null {
+    return this.following;
+  }
+
+  /** A run taking the harness hears first what it said meanwhile. */
+  set listener(listener: HarnessListener | null) {
+    this.following = listener;
+    if (!listener) return;
+    for (const update of this.heldUpdates.splice(0)) listener.update(update);
+    for (const ask of this.heldAsks.splice(0)) void listener.permission(ask.request).then(ask.answer);
+  }
 
   constructor(
     readonly process: SandboxProcess,
@@ -64,13 +89,16 @@ export class HarnessConnection {
   ) {
     const app = client({})
       .onNotification(methods.client.session.update, ({ params }) => {
-        this.listener?.update(params);
+        if (this.following) this.following.update(params);
+        else if (this.heldUpdates.push(params) > MAX_HELD_UPDATES) this.heldUpdates.shift();
       })
       .onRequest(methods.client.session.requestPermission, async ({ params }) => {
-        const listener = this.listener;
-        // Nobody follows the harness: nothing may run without a run's claim behind it.
-        if (!listener) return { outcome: { outcome: "cancelled" } };
-        return listener.permission(params);
+        if (this.following) return this.following.permission(params);
+        // Nobody follows the harness: nothing may run without a run's claim behind it, so the ask
+        // waits for the next run (or is cancelled when the harness stops).
+        return new Promise<RequestPermissionResponse>((answer) =>
+          this.heldAsks.push({ request: params, answer }),
+        );
       })
       .onRequest(methods.client.fs.readTextFile, ({ params }) => this.services.readTextFile(params))
       .onRequest(methods.client.fs.writeTextFile, ({ params }) => this.services.writeTextFile(params))
@@ -92,6 +120,15 @@ export class HarnessConnection {
     );
   }
 
+  /**
+   * Forgets what was held for a prompt that is over (a new one starts, or it was cancelled): its
+   * late updates are no part of the next prompt's answer, and its asks are cancelled.
+   */
+  forgetHeld(): void {
+    this.heldUpdates.length = 0;
+    for (const ask of this.heldAsks.splice(0)) ask.answer({ outcome: { outcome: "cancelled" } });
+  }
+
   /** Set once the process has exited (crashed, killed or done). */
   exited = false;
 
@@ -101,7 +138,8 @@ export class HarnessConnection {
 
   /** Kills the harness and everything it started (terminals included). */
   async close(): Promise<void> {
-    this.listener = null;
+    this.following = null;
+    for (const ask of this.heldAsks.splice(0)) ask.answer({ outcome: { outcome: "cancelled" } });
     this.connection.close();
     await Promise.allSettled([this.services.close(), this.process.kill()]);
     this.onClose();

@@ -79,9 +79,6 @@ export class HarnessFollower {
       update: (n) => this.update(n),
       permission: (request) => this.permission(request),
     };
-    const tools = this.live.tools;
-    const handler = (name: string, input: Record<string, unknown>) => this.toolCall(name, input);
-    if (tools) tools.handler = handler;
     if (tool)
       tool.pending.answer(
         tool.result ??
@@ -95,6 +92,8 @@ export class HarnessFollower {
           if (callId === answer.pending.callId) this.live.calls.delete(toolCallId);
       answer.pending.answer(optionFor(answer.pending.request, answer.allowed));
     }
+    // The next call of the agent's tools (one made meanwhile first) is this run's to commit.
+    const withdraw = this.live.tools?.listen((name, input) => this.toolCall(name, input));
     const prompt = this.live.prompt;
     const lost = new Promise<Followed>((resolve) => {
       if (this.run.signal.aborted) resolve({ kind: "lost" });
@@ -112,7 +111,7 @@ export class HarnessFollower {
       },
     );
     const first = await Promise.race([stopped, asked, tooled, exited, lost]);
-    if (tools && tools.handler === handler) tools.handler = null;
+    withdraw?.();
     // Commits queued by updates that came before the end land before the end's own.
     if ((await this.queue) === "lost") return { kind: "lost" };
     if (first.kind !== "ask") connection.listener = null;

@@ -21,18 +21,47 @@ export const TOOL_SERVER_NAME = "awaken";
 
 export type ToolCallHandler = (name: string, input: Record<string, unknown>) => Promise<CallToolResult>;
 
-/** What a call gets while no run follows the harness (a second call made beside a parked one). */
-const NOT_NOW =
-  "Awaken's tools answer one call at a time: another call of yours is waiting for its answer. Call this again once it has one.";
+/** How many calls may wait for a run to take them (a harness calling several tools at once). */
+const MAX_WAITING = 16;
+
+interface WaitingCall {
+  name: string;
+  input: Record<string, unknown>;
+  answer(result: CallToolResult): void;
+}
 
 export class HarnessToolServer {
   readonly listener: NetServer;
-  /** The follower that commits and answers calls; null between runs. */
-  handler: ToolCallHandler | null = null;
+  /** The follower that takes the next call; null between runs and once it took one. */
+  private handler: ToolCallHandler | null = null;
+  /** Calls made while no follower listens (beside one the run is carrying out), oldest first. */
+  private readonly waiting: WaitingCall[] = [];
   private readonly sockets = new Set<Socket>();
 
   constructor(readonly tools: readonly Tool[]) {
     this.listener = createServer((socket) => this.serve(socket));
+  }
+
+  /**
+   * Hands the next call to `handler`, one call only: the oldest waiting one at once, else the next
+   * made. Returns what withdraws the handler if it has not taken a call yet. Calls are thus carried
+   * out one after another, each by a run, as a harness calling several at once expects.
+   */
+  listen(handler: ToolCallHandler): () => void {
+    const next = this.waiting.shift();
+    if (next) {
+      void take(handler, next.name, next.input).then(next.answer);
+      return () => undefined;
+    }
+    this.handler = handler;
+    return () => {
+      if (this.handler === handler) this.handler = null;
+    };
+  }
+
+  /** Answers every waiting call with `text` as an error (the turn ended under them). */
+  cancelWaiting(text: string): void {
+    for (const call of this.waiting.splice(0)) call.answer(failed(text));
   }
 
   /** The catalog's tools the harness is offered: custom tools and MCP toolsets' tools (built-in ones are its own). */
@@ -50,6 +79,7 @@ export class HarnessToolServer {
   }
 
   async close(): Promise<void> {
+    this.cancelWaiting("The harness is being stopped.");
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.listener.close(() => resolve()));
   }
@@ -63,10 +93,17 @@ export class HarnessToolServer {
       const { name } = request.params;
       if (!this.tools.some((tool) => tool.name === name))
         return failed(`There is no tool named ${JSON.stringify(name).slice(0, 200)} here.`);
+      const input = request.params.arguments ?? {};
       const handler = this.handler;
-      if (!handler) return failed(NOT_NOW);
-      this.handler = null;
-      return handler(name, request.params.arguments ?? {});
+      if (handler) {
+        this.handler = null;
+        return take(handler, name, input);
+      }
+      if (this.waiting.length >= MAX_WAITING)
+        return failed(
+          `More than ${MAX_WAITING} calls of these tools are waiting; call this again once some have answers.`,
+        );
+      return new Promise<CallToolResult>((answer) => this.waiting.push({ name, input, answer }));
     });
     socket.once("close", () => {
       this.sockets.delete(socket);
@@ -74,6 +111,15 @@ export class HarnessToolServer {
     });
     void server.connect(new StdioServerTransport(socket, socket)).catch(() => socket.destroy());
   }
+}
+
+/** A handler's answer; never a rejection (the MCP call gets an error result instead). */
+function take(
+  handler: ToolCallHandler,
+  name: string,
+  input: Record<string, unknown>,
+): Promise<CallToolResult> {
+  return handler(name, input).catch(() => failed("The call could not be recorded; it did not run."));
 }
 
 export function failed(text: string): CallToolResult {

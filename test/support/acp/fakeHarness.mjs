@@ -17,6 +17,7 @@
 //   usage [<used> [<size>]]          a usage_update
 //   tokens <input> <output>          the prompt's response reports these tokens (ACP's draft `usage`)
 //   tools                            lists the tools of the session's stdio MCP servers, said back
+//   mcpall <tool> <json> ;; <tool> <json> …   those `mcp` steps at once (as a model's parallel calls)
 //   mcp <tool> <json>                as Claude Code calls an MCP tool: tool_call `mcp__<server>__<tool>`
 //                                    → session/request_permission → tools/call on the session's stdio
 //                                    MCP server (started on first use) → completed; the result said
@@ -277,6 +278,9 @@ async function step(client, sessionId, line, turn) {
       return tool(client, sessionId, rest, turn);
     case "mcp":
       return mcpTool(client, sessionId, rest);
+    case "mcpall":
+      await Promise.all(rest.split(" ;; ").map((call) => mcpTool(client, sessionId, call)));
+      return undefined;
     case "tools": {
       const { tools } = await (await mcpClient(sessionId)).client.listTools();
       return say(client, sessionId, `tools: ${tools.map((t) => t.name).join(", ")}`);
