@@ -59,28 +59,26 @@ async function stagesOf(p: ServerProcess, sessionId: string): Promise<Array<Reco
   return ((await response.json()) as { data: Array<Record<string, unknown>> }).data;
 }
 
+/** A session of an `acp:fake` agent with `tools`, in an environment that installs the harness. */
+async function harnessSession(server: ServerProcess, name: string, tools: unknown[]) {
+  const environment = await server.client.beta.environments.create({
+    name,
+    config: {
+      type: "cloud",
+      packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
+      sandbox: { provisioning: "eager" },
+    } as never,
+  });
+  const agent = await server.client.beta.agents.create({ name, model: "acp:fake", tools } as never);
+  return server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
+}
+
 describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, () => {
   it("resumes the turn without running the cut-off call again", async () => {
     const first = await start();
-    const environment = await first.client.beta.environments.create({
-      name: "acp-killed",
-      config: {
-        type: "cloud",
-        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
-        sandbox: { provisioning: "eager" },
-      } as never,
-    });
-    const agent = await first.client.beta.agents.create({
-      name: "acp-killed",
-      model: "acp:fake",
-      tools: [
-        { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
-      ],
-    });
-    const session = await first.client.beta.sessions.create({
-      agent: agent.id,
-      environment_id: environment.id,
-    });
+    const session = await harnessSession(first, "acp-killed", [
+      { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+    ]);
     const count = join(workspaceDirectory(join(dataDir, "workspaces"), session.id), "count");
     await first.client.beta.sessions.events.send(session.id, {
       events: [
@@ -124,30 +122,14 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
   it("a custom tool's result that comes after the harness that called it died reaches the relaunched harness", async () => {
     const toolData = join(scratch, "data-tool");
     const first = await start(toolData);
-    const environment = await first.client.beta.environments.create({
-      name: "acp-killed-tool",
-      config: {
-        type: "cloud",
-        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
-        sandbox: { provisioning: "eager" },
-      } as never,
-    });
-    const agent = await first.client.beta.agents.create({
-      name: "acp-killed-tool",
-      model: "acp:fake",
-      tools: [
-        {
-          type: "custom",
-          name: "lookup",
-          description: "Looks a question up.",
-          input_schema: { type: "object", properties: { q: { type: "string" } } },
-        },
-      ],
-    });
-    const session = await first.client.beta.sessions.create({
-      agent: agent.id,
-      environment_id: environment.id,
-    });
+    const session = await harnessSession(first, "acp-killed-tool", [
+      {
+        type: "custom",
+        name: "lookup",
+        description: "Looks a question up.",
+        input_schema: { type: "object", properties: { q: { type: "string" } } },
+      },
+    ]);
     await first.client.beta.sessions.events.send(session.id, {
       events: [userMessage('mcp lookup {"q":"capital of France"}')],
     });
@@ -188,29 +170,13 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
   it("a decision on a harness's ask that comes after the harness died: the call is closed as not run and the relaunched harness is told", async () => {
     const askData = join(scratch, "data-ask");
     const first = await start(askData);
-    const environment = await first.client.beta.environments.create({
-      name: "acp-killed-ask",
-      config: {
-        type: "cloud",
-        packages: { type: "packages", npm: [`${HARNESS_PACKAGE}@1.0.0`] },
-        sandbox: { provisioning: "eager" },
-      } as never,
-    });
-    const agent = await first.client.beta.agents.create({
-      name: "acp-killed-ask",
-      model: "acp:fake",
-      tools: [
-        {
-          type: "agent_toolset_20260401",
-          default_config: { permission_policy: { type: "always_allow" } },
-          configs: [{ name: "edit", permission_policy: { type: "always_ask" } }],
-        },
-      ],
-    });
-    const session = await first.client.beta.sessions.create({
-      agent: agent.id,
-      environment_id: environment.id,
-    });
+    const session = await harnessSession(first, "acp-killed-ask", [
+      {
+        type: "agent_toolset_20260401",
+        default_config: { permission_policy: { type: "always_allow" } },
+        configs: [{ name: "edit", permission_policy: { type: "always_ask" } }],
+      },
+    ]);
     await first.client.beta.sessions.events.send(session.id, {
       events: [userMessage('tool edit asked {"path":"/workspace/asked.txt","content":"no"}')],
     });

@@ -98,10 +98,11 @@ function scriptModel() {
   });
 }
 
-it("Claude Code from the registry runs a turn: its Bash call asked through the gate, allowed over the Managed API, run in the workspace", {
-  timeout: 300_000,
-}, async () => {
-  scriptModel();
+/**
+ * A session of an `acp:claude` agent with `tools`: its environment installs the adapter and lets it
+ * reach only the fake API's host; its vault holds the key the runtime names.
+ */
+async function claudeSession(name: string, tools: unknown[]) {
   const vault = await t.client.beta.vaults.create({ display_name: "anthropic" });
   await t.client.beta.vaults.credentials.create(vault.id, {
     auth: {
@@ -114,19 +115,9 @@ it("Claude Code from the registry runs a turn: its Bash call asked through the g
       networking: { type: "limited", allowed_hosts: ["vault.test"] },
     },
   } as never);
-  const agent = await t.client.beta.agents.create({
-    name: "claude-harness",
-    model: "acp:claude",
-    tools: [
-      {
-        type: "agent_toolset_20260401",
-        default_config: { permission_policy: { type: "always_allow" } },
-        configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
-      },
-    ],
-  });
+  const agent = await t.client.beta.agents.create({ name, model: "acp:claude", tools } as never);
   const environment = await t.client.beta.environments.create({
-    name: "claude",
+    name,
     config: {
       type: "cloud",
       packages: { type: "packages", npm: [PACKAGE] },
@@ -134,11 +125,24 @@ it("Claude Code from the registry runs a turn: its Bash call asked through the g
       sandbox: { provisioning: "eager" },
     } as never,
   });
-  const session = await t.client.beta.sessions.create({
+  return t.client.beta.sessions.create({
     agent: agent.id,
     environment_id: environment.id,
     vault_ids: [vault.id],
   });
+}
+
+it("Claude Code from the registry runs a turn: its Bash call asked through the gate, allowed over the Managed API, run in the workspace", {
+  timeout: 300_000,
+}, async () => {
+  scriptModel();
+  const session = await claudeSession("claude-harness", [
+    {
+      type: "agent_toolset_20260401",
+      default_config: { permission_policy: { type: "always_allow" } },
+      configs: [{ name: "bash", permission_policy: { type: "always_ask" } }],
+    },
+  ]);
   await t.client.beta.sessions.events.send(session.id, {
     events: [userMessage("write the proof file")],
   });
@@ -192,42 +196,15 @@ it("Claude Code calls the agent's custom tool on the session's MCP server: the r
   timeout: 300_000,
 }, async () => {
   scriptModel();
-  const vault = await t.client.beta.vaults.create({ display_name: "anthropic" });
-  await t.client.beta.vaults.credentials.create(vault.id, {
-    auth: {
-      type: "environment_variable",
-      secret_name: "ANTHROPIC_API_KEY",
-      secret_value: API_KEY,
-      networking: { type: "limited", allowed_hosts: ["vault.test"] },
+  const session = await claudeSession("claude-custom-tool", [
+    { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
+    {
+      type: "custom",
+      name: "lookup",
+      description: "Looks a question up in the caller's own records.",
+      input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
     },
-  } as never);
-  const agent = await t.client.beta.agents.create({
-    name: "claude-custom-tool",
-    model: "acp:claude",
-    tools: [
-      { type: "agent_toolset_20260401", default_config: { permission_policy: { type: "always_allow" } } },
-      {
-        type: "custom",
-        name: "lookup",
-        description: "Looks a question up in the caller's own records.",
-        input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-      },
-    ],
-  });
-  const environment = await t.client.beta.environments.create({
-    name: "claude-tools",
-    config: {
-      type: "cloud",
-      packages: { type: "packages", npm: [PACKAGE] },
-      networking: { type: "limited", allowed_hosts: [API_HOST], allow_package_managers: true },
-      sandbox: { provisioning: "eager" },
-    } as never,
-  });
-  const session = await t.client.beta.sessions.create({
-    agent: agent.id,
-    environment_id: environment.id,
-    vault_ids: [vault.id],
-  });
+  ]);
   const asked = model.requests.length;
   await t.client.beta.sessions.events.send(session.id, { events: [userMessage("look it up")] });
 
