@@ -239,37 +239,20 @@ export class BwrapTierProvider implements SandboxProvider {
       withSecrets === null && spec.mounts === undefined ? await this.claimPooled(hostWorkspace) : null;
     if (pooled) {
       pooled.egress.setPolicy(spec.networking);
-      if (packagesDir !== undefined) {
-        // Its live process has no package bind: stopped (off the session's path), started again
-        // with the binds on first use.
-        const stale = pooled.process;
-        void stale.kill().catch(() => undefined);
-        return new BwrapSandbox(
-          pooled.owner,
-          hostWorkspace,
-          {
-            ...this.launchBase(prerequisites),
-            egressDir: pooled.egress.directory,
-            packagesDir,
-            ...(pooled.cgroup ? { cgroup: pooled.cgroup } : {}),
-          },
-          { ...options, live: null, egress: pooled.egress, limits: this.watch(hostWorkspace, pooled.cgroup) },
-        );
-      }
+      // Its live process has no package bind: with packages it is stopped (off the session's path)
+      // and started again with the binds on first use.
+      const live = packagesDir === undefined ? pooled.process : null;
+      if (!live) void pooled.process.kill().catch(() => undefined);
       return new BwrapSandbox(
         pooled.owner,
         hostWorkspace,
         {
           ...this.launchBase(prerequisites),
           egressDir: pooled.egress.directory,
+          ...(packagesDir === undefined ? {} : { packagesDir }),
           ...(pooled.cgroup ? { cgroup: pooled.cgroup } : {}),
         },
-        {
-          ...options,
-          live: pooled.process,
-          egress: pooled.egress,
-          limits: this.watch(hostWorkspace, pooled.cgroup),
-        },
+        { ...options, live, egress: pooled.egress, limits: this.watch(hostWorkspace, pooled.cgroup) },
       );
     }
     const owner = await this.allocateOwner();

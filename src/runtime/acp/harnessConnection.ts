@@ -139,7 +139,7 @@ export class HarnessConnection {
   /** Kills the harness and everything it started (terminals included). */
   async close(): Promise<void> {
     this.following = null;
-    for (const ask of this.heldAsks.splice(0)) ask.answer({ outcome: { outcome: "cancelled" } });
+    this.forgetHeld();
     this.connection.close();
     await Promise.allSettled([this.services.close(), this.process.kill()]);
     this.onClose();
