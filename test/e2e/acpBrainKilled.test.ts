@@ -73,6 +73,39 @@ async function harnessSession(server: ServerProcess, name: string, tools: unknow
   return server.client.beta.sessions.create({ agent: agent.id, environment_id: environment.id });
 }
 
+/**
+ * Sends `prompt`, waits until the run parks on a call of type `useType`, SIGKILLs the server and
+ * starts another on `dir`, posts `answer(call id)` to it, and waits for the turn to end there.
+ */
+async function answerAfterKill(
+  first: ServerProcess,
+  dir: string,
+  sessionId: string,
+  prompt: string,
+  useType: string,
+  answer: (callId: string) => unknown,
+) {
+  await first.client.beta.sessions.events.send(sessionId, { events: [userMessage(prompt)] });
+  const parked = await waitForHistory(
+    first.client,
+    sessionId,
+    (e) => e.some((x) => x.type === useType) && e.at(-1)?.type === "session.status_idle",
+    TURN_MS,
+  );
+  const use = parked.find((e) => e.type === useType);
+  first.child.kill("SIGKILL");
+  expect(await first.exited).toBe("SIGKILL");
+  const second = await start(dir);
+  await second.client.beta.sessions.events.send(sessionId, { events: [answer(use?.id as string)] as never });
+  const events = (await waitForHistory(
+    second.client,
+    sessionId,
+    (e) => e.some(isEndTurnIdle),
+    TURN_MS,
+  )) as WireEvent[];
+  return { second, events, callId: use?.id };
+}
+
 describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, () => {
   it("resumes the turn without running the cut-off call again", async () => {
     const first = await start();
@@ -130,35 +163,18 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
         input_schema: { type: "object", properties: { q: { type: "string" } } },
       },
     ]);
-    await first.client.beta.sessions.events.send(session.id, {
-      events: [userMessage('mcp lookup {"q":"capital of France"}')],
-    });
-    const parked = await waitForHistory(
-      first.client,
+    const { second, events } = await answerAfterKill(
+      first,
+      toolData,
       session.id,
-      (e) => e.some((x) => x.type === "agent.custom_tool_use") && e.at(-1)?.type === "session.status_idle",
-      TURN_MS,
+      'mcp lookup {"q":"capital of France"}',
+      "agent.custom_tool_use",
+      (callId) => ({
+        type: "user.custom_tool_result",
+        custom_tool_use_id: callId,
+        content: [{ type: "text", text: "Paris" }],
+      }),
     );
-    const use = parked.find((e) => e.type === "agent.custom_tool_use");
-    first.child.kill("SIGKILL");
-    expect(await first.exited).toBe("SIGKILL");
-
-    const second = await start(toolData);
-    await second.client.beta.sessions.events.send(session.id, {
-      events: [
-        {
-          type: "user.custom_tool_result",
-          custom_tool_use_id: use?.id as string,
-          content: [{ type: "text", text: "Paris" }],
-        },
-      ] as never,
-    });
-    const events = (await waitForHistory(
-      second.client,
-      session.id,
-      (e) => e.some(isEndTurnIdle),
-      TURN_MS,
-    )) as WireEvent[];
     const launches = (await stagesOf(second, session.id)).filter((s) => s.stage === "ready");
     expect(launches.map((s) => s.loaded)).toEqual([false, true]);
     // The reloaded harness is told to go on, and what its call answered.
@@ -177,30 +193,15 @@ describe("an ACP harness Brain across a killed server", { timeout: 240_000 }, ()
         configs: [{ name: "edit", permission_policy: { type: "always_ask" } }],
       },
     ]);
-    await first.client.beta.sessions.events.send(session.id, {
-      events: [userMessage('tool edit asked {"path":"/workspace/asked.txt","content":"no"}')],
-    });
-    const parked = await waitForHistory(
-      first.client,
+    const { events, callId } = await answerAfterKill(
+      first,
+      askData,
       session.id,
-      (e) => e.some((x) => x.type === "agent.tool_use") && e.at(-1)?.type === "session.status_idle",
-      TURN_MS,
+      'tool edit asked {"path":"/workspace/asked.txt","content":"no"}',
+      "agent.tool_use",
+      (id) => ({ type: "user.tool_confirmation", tool_use_id: id, result: "allow" }),
     );
-    const asked = parked.find((e) => e.type === "agent.tool_use");
-    first.child.kill("SIGKILL");
-    expect(await first.exited).toBe("SIGKILL");
-
-    const second = await start(askData);
-    await second.client.beta.sessions.events.send(session.id, {
-      events: [{ type: "user.tool_confirmation", tool_use_id: asked?.id as string, result: "allow" }],
-    });
-    const events = (await waitForHistory(
-      second.client,
-      session.id,
-      (e) => e.some(isEndTurnIdle),
-      TURN_MS,
-    )) as WireEvent[];
-    const results = events.filter((e) => e.type === "agent.tool_result" && e.tool_use_id === asked?.id);
+    const results = events.filter((e) => e.type === "agent.tool_result" && e.tool_use_id === callId);
     expect(results).toMatchObject([{ is_error: true }]);
     expect(textOf(results[0])).toContain("did not run");
     const workspace = workspaceDirectory(join(askData, "workspaces"), session.id);
