@@ -182,11 +182,14 @@ describe("A2A through the official client", () => {
       ),
     );
     let taskId = "";
+    let cancelSent = false;
     const seen: string[] = [];
     for await (const event of stream) {
       seen.push(describeEvent(event));
       if (event.payload?.$case === "task") taskId = event.payload.value.id;
-      if (event.payload?.$case === "artifactUpdate") {
+      // Once: updates streamed before the cancel landed may still arrive after it.
+      if (event.payload?.$case === "artifactUpdate" && !cancelSent) {
+        cancelSent = true;
         const canceled = await client.cancelTask({ tenant: "", id: taskId, metadata: undefined });
         expect(stateName(canceled.status?.state)).toBe("CANCELED");
       }
